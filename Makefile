@@ -1,0 +1,104 @@
+# HeteroOpt top-level build.  `make` builds libheteroopt and the heteroopt
+# command; see README.md for the rest.
+.DEFAULT_GOAL := all
+
+CC ?= gcc
+O ?= build
+ONNX_PROTO ?= /usr/include/onnx/onnx.proto
+PREFIX ?= /usr/local
+KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) $(wildcard /usr/src/linux-headers-*-amd64))
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O2 -fPIC -Iinclude -Iuser/scheduler -I$(O)/gen
+CFLAGS_ALL := $(BASE_CFLAGS) $(WARN) $(EXTRA_CFLAGS) $(shell pkg-config --cflags libprotobuf-c jansson)
+# Generated protobuf code is not ours to lint; -Werror would break on a new protoc-c.
+CFLAGS_GEN := $(BASE_CFLAGS) -w $(EXTRA_CFLAGS)
+LDLIBS := $(shell pkg-config --libs libprotobuf-c jansson) -lm -lpthread
+LDFLAGS += $(EXTRA_LDFLAGS)
+
+SCHED_SRC := $(wildcard user/scheduler/*.c)
+CLI_SRC := $(wildcard user/cli/*.c)
+LIB_OBJ := $(O)/gen/onnx.pb-c.o $(SCHED_SRC:%.c=$(O)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(O)/%.o)
+UNIT_SRC := $(wildcard tests/unit/*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
+
+.PHONY: all deps models module check bench install clean demo fuzz
+all: $(O)/heteroopt $(O)/libheteroopt.a $(UNIT_BIN) $(BENCH_BIN) $(O)/heteroopt.pc
+
+$(O)/gen/onnx.pb-c.c $(O)/gen/onnx.pb-c.h: $(ONNX_PROTO)
+	@mkdir -p $(O)/gen
+	cp $(ONNX_PROTO) $(O)/gen/onnx.proto
+	cd $(O)/gen && protoc-c --c_out=. onnx.proto
+
+$(O)/gen/onnx.pb-c.o: $(O)/gen/onnx.pb-c.c
+	$(CC) $(CFLAGS_GEN) $(shell pkg-config --cflags libprotobuf-c) -c $< -o $@
+
+$(O)/%.o: %.c $(O)/gen/onnx.pb-c.h $(wildcard include/heteroopt/*.h user/scheduler/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(O)/libheteroopt.a: $(LIB_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(O)/heteroopt: $(CLI_OBJ) $(O)/libheteroopt.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(O)/tests/%: tests/unit/%.c $(O)/libheteroopt.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(O)/libheteroopt.a $(LDLIBS)
+
+$(O)/bench/%: bench/%.c $(O)/libheteroopt.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(O)/libheteroopt.a $(LDLIBS)
+
+$(O)/heteroopt.pc: scripts/heteroopt.pc.in
+	sed -e 's|@PREFIX@|$(PREFIX)|' $< > $@
+
+# libFuzzer target for the ONNX loader (clang only).
+FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+$(O)/fuzz/fuzz_onnx: tests/fuzz/fuzz_onnx.c $(SCHED_SRC) $(O)/gen/onnx.pb-c.c
+	@mkdir -p $(dir $@)
+	clang $(BASE_CFLAGS) $(WARN) $(FUZZ_FLAGS) $(shell pkg-config --cflags libprotobuf-c) -o $@ \
+		$< $(SCHED_SRC) $(O)/gen/onnx.pb-c.c $(LDLIBS)
+fuzz: $(O)/fuzz/fuzz_onnx
+
+deps:
+	sh scripts/deps.sh
+
+models:
+	sh scripts/models.sh
+
+module:
+	@test -n "$(KDIR)" || { echo "make module: no kernel headers found (set KDIR)"; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+# The README's first command: set up, build, and run the main job on the bundled default.
+demo: deps
+	$(MAKE) all
+	sh scripts/models.sh default
+	sh scripts/demo.sh
+
+# The README's second command: every test.
+check: deps
+	$(MAKE) all
+	sh scripts/models.sh
+	sh tests/run.sh
+
+bench: deps
+	$(MAKE) all
+	sh scripts/models.sh
+	sh bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/heteroopt
+	install -m 755 $(O)/heteroopt $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(O)/libheteroopt.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 include/heteroopt/*.h $(DESTDIR)$(PREFIX)/include/heteroopt/
+	install -m 644 $(O)/heteroopt.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+
+clean:
+	rm -rf $(O) build-asan
+	@if [ -n "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean >/dev/null 2>&1 || true; fi

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * HeteroOpt graph IR: the operator graph shared by the ONNX front end, the
+ * scheduler and the runtime.
+ *
+ * Ownership: a struct ho_graph owns every node, tensor, attribute, string and
+ * weight buffer reachable from it (weights may point into the decoded model
+ * the graph keeps alive).  ho_graph_free() releases all of it.  Nothing here
+ * uses global mutable state; errors are returned as -errno and described in a
+ * caller-provided struct ho_error.
+ */
+#ifndef HETEROOPT_GRAPH_H
+#define HETEROOPT_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HO_MAX_RANK 8
+#define HO_DIM_UNKNOWN (-1)
+
+/* Element types use ONNX's TensorProto.DataType numbering. */
+enum ho_dtype {
+	HO_DT_UNDEFINED = 0,
+	HO_DT_FLOAT = 1,
+	HO_DT_UINT8 = 2,
+	HO_DT_INT8 = 3,
+	HO_DT_UINT16 = 4,
+	HO_DT_INT16 = 5,
+	HO_DT_INT32 = 6,
+	HO_DT_INT64 = 7,
+	HO_DT_STRING = 8,
+	HO_DT_BOOL = 9,
+	HO_DT_FLOAT16 = 10,
+	HO_DT_DOUBLE = 11,
+	HO_DT_UINT32 = 12,
+	HO_DT_UINT64 = 13,
+	HO_DT_COMPLEX64 = 14,
+	HO_DT_COMPLEX128 = 15,
+	HO_DT_BFLOAT16 = 16,
+	HO_DT_COUNT
+};
+
+/* One line naming the problem, plus the -errno that was returned. */
+struct ho_error {
+	int code;
+	char msg[512];
+};
+
+/*
+ * A shape.  rank < 0: rank unknown.  dim[i] == HO_DIM_UNKNOWN: that extent is
+ * unknown; sym[i] then names it when the model did (e.g. "batch").
+ */
+struct ho_shape {
+	int rank;
+	int64_t dim[HO_MAX_RANK];
+	const char *sym[HO_MAX_RANK];
+};
+
+/*
+ * A small constant known at load time (initializer, Constant node, or folded
+ * shape arithmetic).  Integer and bool values live in i, floating ones in f.
+ */
+struct ho_value {
+	int dtype;
+	size_t count;
+	int64_t *i;
+	double *f;
+};
+
+/* Attribute kinds use ONNX's AttributeProto.AttributeType numbering. */
+enum ho_attr_type {
+	HO_ATTR_UNDEFINED = 0,
+	HO_ATTR_FLOAT = 1,
+	HO_ATTR_INT = 2,
+	HO_ATTR_STRING = 3,
+	HO_ATTR_TENSOR = 4,
+	HO_ATTR_GRAPH = 5,
+	HO_ATTR_FLOATS = 6,
+	HO_ATTR_INTS = 7,
+	HO_ATTR_STRINGS = 8,
+	HO_ATTR_TENSORS = 9,
+	HO_ATTR_GRAPHS = 10,
+	HO_ATTR_SPARSE_TENSOR = 11,
+	HO_ATTR_SPARSE_TENSORS = 12,
+	HO_ATTR_TYPE_PROTO = 13,
+	HO_ATTR_TYPE_PROTOS = 14,
+};
+
+/* Dense constant data: a tensor attribute or a weight. */
+struct ho_const {
+	int dtype;
+	struct ho_shape shape;
+	const void *data; /* little-endian elements, NULL for strings */
+	uint64_t len;     /* bytes at data */
+};
+
+struct ho_graph;
+
+struct ho_attr {
+	const char *name;
+	int type;               /* enum ho_attr_type */
+	int64_t i;              /* INT */
+	double f;               /* FLOAT */
+	const char *s;          /* STRING (NUL-terminated copy) */
+	size_t s_len;
+	size_t n;               /* element count of the list kinds below */
+	int64_t *ints;          /* INTS */
+	double *floats;         /* FLOATS */
+	const char **strings;   /* STRINGS */
+	struct ho_const *t;     /* TENSOR (n = 1) or TENSORS */
+	struct ho_graph **g;    /* GRAPH (n = 1) or GRAPHS */
+};
+
+/* Tensor flags. */
+#define HO_T_INITIALIZER 0x01u /* weight stored in the model */
+#define HO_T_CONSTANT 0x02u    /* output of a Constant node */
+#define HO_T_INPUT 0x04u       /* graph input fed by the caller */
+#define HO_T_OUTPUT 0x08u      /* graph output */
+#define HO_T_OUTER 0x10u       /* subgraph reference to an enclosing graph's tensor */
+#define HO_T_FOLDED 0x20u      /* value computed at load time (shape arithmetic) */
+#define HO_T_DECLARED 0x40u    /* the model declared a shape for it (decl) */
+
+struct ho_tensor {
+	const char *name;
+	int dtype;
+	struct ho_shape shape;  /* inferred (inputs: declared, then bound) */
+	struct ho_shape decl;   /* declared in value_info/outputs, if HO_T_DECLARED */
+	uint64_t bytes;         /* 0 until the shape is fully known */
+	uint32_t flags;
+	int32_t producer;       /* node id, -1 for inputs, weights, outer refs */
+	uint32_t n_consumers;
+	int32_t *consumers;     /* node ids, in topological order */
+	int32_t outer;          /* HO_T_OUTER: tensor id in the parent graph */
+	const void *data;       /* weights: little-endian elements, else NULL */
+	uint64_t data_len;
+	struct ho_value *value; /* small constant value, when known */
+};
+
+/* Operator classes for the cost model. */
+enum ho_op_class {
+	HO_OPC_COMPUTE = 0,  /* dense math: Conv, MatMul, Gemm */
+	HO_OPC_MEMORY = 1,   /* streaming: elementwise, normalisation, pooling */
+	HO_OPC_MOVEMENT = 2, /* data movement: reshape, transpose, concat, gather */
+	HO_OPC_CONTROL = 3,  /* control and shape bookkeeping: If, Loop, Shape */
+};
+
+struct ho_features {
+	double flops;           /* floating-point operations, a MAC counted as 2 */
+	double macs;            /* multiply-accumulates of Conv/MatMul/Gemm */
+	uint64_t bytes_read;    /* all inputs, weights included */
+	uint64_t bytes_written; /* all outputs */
+	uint64_t param_bytes;   /* inputs that are weights */
+	double intensity;       /* flops / (bytes_read + bytes_written) */
+	int op_class;           /* enum ho_op_class */
+};
+
+/* Node flags. */
+#define HO_N_FOLDED 0x01u    /* every output was computed at load time */
+#define HO_N_COMPOSITE 0x02u /* carries subgraphs (If, Loop, Scan) */
+
+struct ho_node {
+	const char *name;
+	const char *op_type;
+	const char *domain;  /* "" for the default ONNX domain */
+	int64_t opset;       /* opset version imported for that domain */
+	uint32_t n_inputs, n_outputs, n_attrs, n_subgraphs, n_implicit;
+	int32_t *inputs;     /* tensor ids, -1 for an omitted optional input */
+	int32_t *outputs;    /* tensor ids, -1 for an omitted optional output */
+	int32_t *implicit;   /* outer tensors that the subgraphs read */
+	struct ho_attr *attrs;
+	struct ho_graph **subgraphs;
+	uint32_t flags;
+	struct ho_features feat;
+};
+
+struct ho_opset {
+	const char *domain;
+	int64_t version;
+};
+
+struct ho_graph_priv;
+
+struct ho_graph {
+	const char *name;
+	uint32_t n_nodes, n_tensors, n_inputs, n_outputs, n_opsets;
+	struct ho_node *nodes;
+	struct ho_tensor *tensors;
+	int32_t *inputs;        /* graph inputs the caller feeds (not weights) */
+	int32_t *outputs;
+	int32_t *topo;          /* n_nodes node ids in a topological order */
+	struct ho_opset *opsets;
+	int64_t ir_version;
+	const char *producer;
+	struct ho_graph *parent; /* enclosing graph of a subgraph */
+	struct ho_graph_priv *priv;
+};
+
+/* Loading (user/scheduler/onnx_import.c). */
+struct ho_load_opts {
+	/*
+	 * Folder that external-data locations are relative to; NULL: the
+	 * model file's folder (ho_onnx_load) or refuse external data
+	 * (ho_onnx_load_buffer).
+	 */
+	const char *base_dir;
+};
+
+int ho_onnx_load(const char *path, const struct ho_load_opts *opts, struct ho_graph **out,
+		 struct ho_error *err);
+int ho_onnx_load_buffer(const void *buf, size_t len, const struct ho_load_opts *opts,
+			struct ho_graph **out, struct ho_error *err);
+void ho_graph_free(struct ho_graph *g);
+
+/* Graph queries and checks (user/scheduler/graph.c). */
+int32_t ho_graph_find_tensor(const struct ho_graph *g, const char *name);
+int ho_graph_validate(struct ho_graph *g, struct ho_error *err);
+const char *ho_dtype_name(int dtype);
+int ho_dtype_size(int dtype); /* bytes per element, 0 if not fixed-size */
+int64_t ho_shape_numel(const struct ho_shape *s); /* -1 if not fully known */
+const struct ho_attr *ho_node_attr(const struct ho_node *n, const char *name);
+
+/*
+ * Bind a graph input's shape, e.g. from "--shape input=1x3x224x224".  The
+ * dims must agree with the declared ones wherever those are fixed.
+ */
+int ho_graph_bind_input(struct ho_graph *g, const char *name, const int64_t *dims, int rank,
+			struct ho_error *err);
+/* Parse "NAME=D0xD1x..." into name (malloc'ed by the caller's buffer) and dims. */
+int ho_parse_shape_arg(const char *arg, char *name, size_t name_len, int64_t *dims, int *rank,
+		       struct ho_error *err);
+
+/* Shape inference and constant folding (user/scheduler/shape_infer.c). */
+int ho_shape_infer(struct ho_graph *g, struct ho_error *err);
+
+/* Per-node cost features (user/scheduler/features.c); needs inferred shapes. */
+void ho_features_compute(struct ho_graph *g);
+const char *ho_op_class_name(int op_class);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HETEROOPT_GRAPH_H */

@@ -1,0 +1,34 @@
+#!/bin/sh
+# Install every Debian 12 package HeteroOpt needs to build, test and benchmark.
+# Idempotent: packages already present are skipped by apt, and the apt index is
+# refreshed only when something is actually missing.
+set -eu
+
+PACKAGES="
+build-essential pkg-config make gcc clang llvm libclang-rt-14-dev valgrind
+protobuf-c-compiler libprotobuf-c-dev libonnx-dev
+libjansson-dev
+python3 python3-numpy python3-onnx python3-torch python3-torchvision
+linux-headers-amd64 kmod
+"
+
+missing=""
+for p in $PACKAGES; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing="$missing $p"
+	fi
+done
+
+if [ -z "$missing" ]; then
+	echo "deps: all packages present"
+	exit 0
+fi
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+echo "deps: done"

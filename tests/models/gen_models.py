@@ -1,0 +1,228 @@
+#!/usr/bin/python3
+"""Export the project's test models into a cache folder outside the repository.
+
+Real architectures (torchvision, a transformer encoder) with random weights, plus
+small hand-built graphs for the importer's edge cases (If/Loop, external data,
+bad input). Each torch model gets a sidecar <name>.ref.json holding an
+independent multiply-accumulate count taken from the PyTorch layer definitions,
+so the C front end's FLOP counter is checked against something it did not
+compute itself.
+
+Run with Debian's /usr/bin/python3 (torch and onnx live there).
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.expanduser("~/.cache/heteroopt/models")
+
+
+def done(name):
+    return os.path.exists(os.path.join(OUT, name))
+
+
+def write_ref(name, ref):
+    with open(os.path.join(OUT, name + ".ref.json"), "w") as f:
+        json.dump(ref, f, indent=1, sort_keys=True)
+
+
+def cnn_macs(model, shape):
+    """Count Conv2d/Linear multiply-accumulates with forward hooks."""
+    import torch
+
+    total = [0]
+
+    def conv_hook(m, inp, out):
+        k = m.kernel_size[0] * m.kernel_size[1]
+        total[0] += out.numel() * (m.in_channels // m.groups) * k
+
+    def lin_hook(m, inp, out):
+        total[0] += out.numel() * m.in_features
+
+    hooks = []
+    for m in model.modules():
+        if isinstance(m, torch.nn.Conv2d):
+            hooks.append(m.register_forward_hook(conv_hook))
+        elif isinstance(m, torch.nn.Linear):
+            hooks.append(m.register_forward_hook(lin_hook))
+    with torch.no_grad():
+        model(torch.randn(*shape))
+    for h in hooks:
+        h.remove()
+    return total[0]
+
+
+def randomize_bn(model, gen):
+    """Give BatchNorm non-trivial statistics so folding bugs show up numerically."""
+    import torch
+
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            n = m.num_features
+            m.running_mean.copy_(torch.randn(n, generator=gen) * 0.1)
+            m.running_var.copy_(torch.rand(n, generator=gen) * 0.5 + 0.75)
+            m.weight.data.copy_(torch.rand(n, generator=gen) * 0.5 + 0.75)
+            m.bias.data.copy_(torch.randn(n, generator=gen) * 0.1)
+
+
+def export_cnns():
+    import torch
+    import torchvision
+
+    shape = [1, 3, 224, 224]
+    for name in ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "squeezenet1_1"]:
+        fname = name + ".onnx"
+        if done(fname) and done(fname + ".ref.json"):
+            continue
+        gen = torch.Generator().manual_seed(1234)
+        torch.manual_seed(1234)
+        model = getattr(torchvision.models, name)(weights=None)
+        randomize_bn(model, gen)
+        model.eval()
+        macs = cnn_macs(model, shape)
+        x = torch.randn(*shape)
+        tmp = os.path.join(OUT, fname + ".tmp")
+        torch.onnx.export(model, x, tmp, opset_version=13, input_names=["input"],
+                          output_names=["logits"], dynamic_axes={"input": {0: "N"}, "logits": {0: "N"}})
+        os.replace(tmp, os.path.join(OUT, fname))
+        write_ref(fname, {"shape": {"input": shape}, "macs": macs})
+        print("exported", fname, flush=True)
+
+
+def export_transformer():
+    import torch
+
+    fname = "transformer_encoder.onnx"
+    if done(fname) and done(fname + ".ref.json"):
+        return
+    torch.manual_seed(1234)
+    d, heads, ff, layers = 256, 4, 1024, 4
+    layer = torch.nn.TransformerEncoderLayer(d_model=d, nhead=heads, dim_feedforward=ff,
+                                             dropout=0.0, batch_first=True)
+    model = torch.nn.TransformerEncoder(layer, num_layers=layers, enable_nested_tensor=False)
+    model.eval()
+    b, s = 2, 16
+    x = torch.randn(b, s, d)
+    tmp = os.path.join(OUT, fname + ".tmp")
+    # Gradients stay enabled: torch 1.13's no_grad fast path has no ONNX export.
+    torch.onnx.export(model, x, tmp, opset_version=17, input_names=["src"], output_names=["out"],
+                      dynamic_axes={"src": {0: "B", 1: "S"}, "out": {0: "B", 1: "S"}})
+    os.replace(tmp, os.path.join(OUT, fname))
+    # Per layer: QKV and output projections (4 d^2), feed-forward (2 d ff) per token,
+    # plus the two attention matmuls (S^2 d each) per sequence.
+    macs = layers * (b * s * (4 * d * d + 2 * d * ff) + 2 * b * s * s * d)
+    write_ref(fname, {"shape": {"src": [b, s, d]}, "macs": macs})
+    print("exported", fname, flush=True)
+
+
+def save(model, fname, check=True):
+    if check:
+        onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(OUT, fname))
+
+
+def tiny_models():
+    """Small graphs for control flow, external data and the bad-input tests."""
+    f = TensorProto.FLOAT
+    # If with two branches, Loop with a constant trip count.
+    then_g = helper.make_graph([helper.make_node("Relu", ["x"], ["t_out"])], "then",
+                               [], [helper.make_tensor_value_info("t_out", f, [2, 3])])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e_out"])], "else",
+                               [], [helper.make_tensor_value_info("e_out", f, [2, 3])])
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Add", ["acc_in", "y"], ["acc_out"])],
+        "body",
+        [helper.make_tensor_value_info("iter", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_in", f, [2, 3])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_out", f, [2, 3])])
+    nodes = [
+        helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+        helper.make_node("Constant", [], ["zero"], value=helper.make_tensor("zero", f, [], [0.0])),
+        helper.make_node("Greater", ["s", "zero"], ["c"]),
+        helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g),
+        helper.make_node("Constant", [], ["trip"], value=helper.make_tensor("trip", TensorProto.INT64, [], [3])),
+        helper.make_node("Constant", [], ["true"], value=helper.make_tensor("true", TensorProto.BOOL, [], [1])),
+        helper.make_node("Loop", ["trip", "true", "x"], ["z"], body=body),
+        helper.make_node("MatMul", ["z", "w"], ["out"]),
+    ]
+    w = numpy_helper.from_array(np.ones((3, 4), np.float32), "w")
+    g = helper.make_graph(nodes, "control", [helper.make_tensor_value_info("x", f, [2, 3])],
+                          [helper.make_tensor_value_info("out", f, [2, 4])], [w])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), "control_flow.onnx")
+
+    # A small MLP whose weights live in an external file beside the model.
+    os.makedirs(os.path.join(OUT, "external"), exist_ok=True)
+    w1 = numpy_helper.from_array(np.arange(64 * 32, dtype=np.float32).reshape(64, 32) / 1000, "w1")
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w1"], ["h"]),
+                           helper.make_node("Relu", ["h"], ["y"])], "ext",
+                          [helper.make_tensor_value_info("x", f, ["batch", 64])],
+                          [helper.make_tensor_value_info("y", f, ["batch", 32])], [w1])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.save_model(m, os.path.join(OUT, "external", "mlp_external.onnx"), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="mlp_external.bin", size_threshold=0)
+    # The same model pointing outside its folder: must be refused.
+    bad = onnx.load(os.path.join(OUT, "external", "mlp_external.onnx"), load_external_data=False)
+    for e in bad.graph.initializer[0].external_data:
+        if e.key == "location":
+            e.value = "../../etc/passwd"
+    onnx.save(bad, os.path.join(OUT, "external", "escape.onnx"))
+
+    # Bad graphs: a cycle, an unknown operator, a shape that contradicts an initializer,
+    # a dangling input, a graph output nobody produces, a tensor defined twice.
+    vi = helper.make_tensor_value_info
+    cyc = helper.make_graph([helper.make_node("Relu", ["x", ], ["a"]) if False else
+                             helper.make_node("Add", ["x", "b"], ["a"], name="add_a"),
+                             helper.make_node("Relu", ["a"], ["b"], name="relu_b")], "cycle",
+                            [vi("x", f, [2])], [vi("b", f, [2])])
+    save(helper.make_model(cyc), "bad_cycle.onnx", check=False)
+    unk = helper.make_graph([helper.make_node("FrobnicateTensor", ["x"], ["y"], name="frob")], "unk",
+                            [vi("x", f, [2])], [vi("y", f, [2])])
+    save(helper.make_model(unk), "bad_unknown_op.onnx", check=False)
+    wi = numpy_helper.from_array(np.ones((4, 3), np.float32), "w")
+    con = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "contra",
+                            [vi("x", f, [2, 3]), vi("w", f, [3, 4])], [vi("y", f, [2, 4])], [wi])
+    save(helper.make_model(con), "bad_initializer_shape.onnx", check=False)
+    mm = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "mismatch",
+                           [vi("x", f, [2, 5])], [vi("y", f, [2, 3])], [wi])
+    save(helper.make_model(mm), "bad_matmul_dims.onnx", check=False)
+    dang = helper.make_graph([helper.make_node("Add", ["x", "ghost"], ["y"], name="add_ghost")], "dangling",
+                             [vi("x", f, [2])], [vi("y", f, [2])])
+    save(helper.make_model(dang), "bad_dangling.onnx", check=False)
+    miss = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "missing",
+                             [vi("x", f, [2])], [vi("nowhere", f, [2])])
+    save(helper.make_model(miss), "bad_missing_output.onnx", check=False)
+    dup = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r1"),
+                             helper.make_node("Neg", ["x"], ["y"], name="r2")], "dup",
+                            [vi("x", f, [2])], [vi("y", f, [2])])
+    save(helper.make_model(dup), "bad_duplicate.onnx", check=False)
+    raw = numpy_helper.from_array(np.ones((4, 3), np.float32), "w")
+    raw.raw_data = raw.raw_data[:20]
+    short = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "short",
+                              [vi("x", f, [2, 4])], [vi("y", f, [2, 3])], [raw])
+    save(helper.make_model(short), "bad_short_data.onnx", check=False)
+    # A valid protobuf that is not a model: a bare TensorProto.
+    with open(os.path.join(OUT, "bad_not_a_model.onnx"), "wb") as fh:
+        fh.write(numpy_helper.from_array(np.ones(8, np.float32), "t").SerializeToString())
+    # Random bytes and a truncated real model are made by the tests themselves.
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    what = sys.argv[2:] or ["tiny", "cnn", "transformer"]
+    if "tiny" in what:
+        tiny_models()
+    if "transformer" in what:
+        export_transformer()
+    if "cnn" in what:
+        export_cnns()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: MIT
+/* heteroopt inspect: load a model, bind its inputs, infer shapes, report costs. */
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "heteroopt/graph.h"
+
+#define MAX_SHAPE_ARGS 32
+
+static void inspect_usage(FILE *f)
+{
+	fprintf(f, "usage: heteroopt inspect MODEL.onnx [--shape NAME=D0xD1x...]... [--json]\n"
+		   "  --shape NAME=DIMS  bind the dims of input NAME (needed for symbolic dims)\n"
+		   "  --json             print the graph, shapes and per-node costs as JSON\n"
+		   "  --top N            list the N largest tensors (default 5)\n");
+}
+
+static void fmt_shape(const struct ho_shape *s, char *buf, size_t n)
+{
+	size_t p = 0;
+
+	if (s->rank < 0) {
+		snprintf(buf, n, "?");
+		return;
+	}
+	p += (size_t)snprintf(buf, n, "[");
+	for (int i = 0; i < s->rank && p < n; i++)
+		p += s->dim[i] >= 0 ? (size_t)snprintf(buf + p, n - p, "%s%" PRId64, i ? "," : "", s->dim[i])
+				    : (size_t)snprintf(buf + p, n - p, "%s?", i ? "," : "");
+	if (p < n)
+		snprintf(buf + p, n - p, "]");
+}
+
+static void fmt_si(double v, const char *unit, char *buf, size_t n)
+{
+	const char *pre[] = { "", "K", "M", "G", "T", "P" };
+	int k = 0;
+
+	while (v >= 1000 && k < 5) {
+		v /= 1000;
+		k++;
+	}
+	snprintf(buf, n, "%.3g %s%s", v, pre[k], unit);
+}
+
+struct op_count {
+	const char *op;
+	unsigned n;
+};
+
+static int cmp_count(const void *a, const void *b)
+{
+	const struct op_count *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n < y->n ? 1 : -1;
+	return strcmp(x->op, y->op);
+}
+
+static size_t histogram(const struct ho_graph *g, struct op_count *h)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		size_t k;
+
+		for (k = 0; k < n; k++)
+			if (!strcmp(h[k].op, g->nodes[i].op_type))
+				break;
+		if (k == n) {
+			h[n].op = g->nodes[i].op_type;
+			h[n++].n = 0;
+		}
+		h[k].n++;
+	}
+	qsort(h, n, sizeof(*h), cmp_count);
+	return n;
+}
+
+static bool is_weight(const struct ho_tensor *t)
+{
+	return (t->flags & (HO_T_INITIALIZER | HO_T_CONSTANT)) && !(t->flags & HO_T_FOLDED);
+}
+
+static int64_t param_count(const struct ho_graph *g, uint64_t *bytes)
+{
+	int64_t n = 0;
+
+	*bytes = 0;
+	for (uint32_t i = 0; i < g->n_tensors; i++) {
+		const struct ho_tensor *t = &g->tensors[i];
+
+		/* Weights: initializers and Constant outputs of more than a handful of elements. */
+		if (is_weight(t) && ho_shape_numel(&t->shape) > 0 && t->dtype != HO_DT_INT64) {
+			n += ho_shape_numel(&t->shape);
+			*bytes += t->bytes;
+		}
+	}
+	return n;
+}
+
+static json_t *shape_json(const struct ho_shape *s)
+{
+	json_t *a;
+
+	if (s->rank < 0)
+		return json_null();
+	a = json_array();
+	for (int i = 0; i < s->rank; i++)
+		json_array_append_new(a, s->dim[i] >= 0 ? json_integer(s->dim[i]) : json_null());
+	return a;
+}
+
+static json_t *tensor_ids_json(const struct ho_graph *g, const int32_t *ids, uint32_t n)
+{
+	json_t *a = json_array();
+
+	for (uint32_t i = 0; i < n; i++)
+		json_array_append_new(a, ids[i] >= 0 ? json_string(g->tensors[ids[i]].name) : json_string(""));
+	return a;
+}
+
+static int print_json(const char *path, const struct ho_graph *g)
+{
+	struct op_count *h = calloc(g->n_nodes + 1, sizeof(*h));
+	json_t *root = json_object(), *ops = json_object(), *tensors = json_object();
+	json_t *nodes = json_array(), *opsets = json_object();
+	double flops = 0, macs = 0;
+	uint64_t pbytes;
+	size_t nh;
+
+	if (!h)
+		return 1;
+	nh = histogram(g, h);
+	for (size_t i = 0; i < nh; i++)
+		json_object_set_new(ops, h[i].op, json_integer(h[i].n));
+	free(h);
+	for (uint32_t i = 0; i < g->n_opsets; i++)
+		json_object_set_new(opsets, g->opsets[i].domain, json_integer(g->opsets[i].version));
+	for (uint32_t i = 0; i < g->n_tensors; i++) {
+		const struct ho_tensor *t = &g->tensors[i];
+		json_t *o = json_object();
+
+		json_object_set_new(o, "dtype", json_string(ho_dtype_name(t->dtype)));
+		json_object_set_new(o, "shape", shape_json(&t->shape));
+		json_object_set_new(o, "bytes", json_integer((json_int_t)t->bytes));
+		json_object_set_new(o, "weight", json_boolean(is_weight(t)));
+		json_object_set_new(o, "folded", json_boolean(t->flags & HO_T_FOLDED));
+		json_object_set_new(tensors, t->name, o);
+	}
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ho_node *nd = &g->nodes[g->topo[i]];
+		json_t *o = json_object();
+
+		flops += nd->feat.flops;
+		macs += nd->feat.macs;
+		json_object_set_new(o, "name", json_string(nd->name));
+		json_object_set_new(o, "op", json_string(nd->op_type));
+		json_object_set_new(o, "domain", json_string(nd->domain));
+		json_object_set_new(o, "inputs", tensor_ids_json(g, nd->inputs, nd->n_inputs));
+		json_object_set_new(o, "outputs", tensor_ids_json(g, nd->outputs, nd->n_outputs));
+		json_object_set_new(o, "class", json_string(ho_op_class_name(nd->feat.op_class)));
+		json_object_set_new(o, "flops", json_real(nd->feat.flops));
+		json_object_set_new(o, "macs", json_real(nd->feat.macs));
+		json_object_set_new(o, "bytes_read", json_integer((json_int_t)nd->feat.bytes_read));
+		json_object_set_new(o, "bytes_written", json_integer((json_int_t)nd->feat.bytes_written));
+		json_object_set_new(o, "param_bytes", json_integer((json_int_t)nd->feat.param_bytes));
+		json_object_set_new(o, "intensity", json_real(nd->feat.intensity));
+		json_object_set_new(o, "folded", json_boolean(nd->flags & HO_N_FOLDED));
+		json_object_set_new(o, "subgraphs", json_integer(nd->n_subgraphs));
+		json_array_append_new(nodes, o);
+	}
+	json_object_set_new(root, "model", json_string(path));
+	json_object_set_new(root, "producer", json_string(g->producer));
+	json_object_set_new(root, "ir_version", json_integer(g->ir_version));
+	json_object_set_new(root, "opsets", opsets);
+	json_object_set_new(root, "node_count", json_integer(g->n_nodes));
+	json_object_set_new(root, "op_histogram", ops);
+	json_object_set_new(root, "parameters", json_integer(param_count(g, &pbytes)));
+	json_object_set_new(root, "parameter_bytes", json_integer((json_int_t)pbytes));
+	json_object_set_new(root, "flops", json_real(flops));
+	json_object_set_new(root, "macs", json_real(macs));
+	json_object_set_new(root, "inputs", tensor_ids_json(g, g->inputs, g->n_inputs));
+	json_object_set_new(root, "outputs", tensor_ids_json(g, g->outputs, g->n_outputs));
+	json_object_set_new(root, "tensors", tensors);
+	json_object_set_new(root, "nodes", nodes);
+	int ret = json_dumpf(root, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+
+	fputc('\n', stdout);
+	json_decref(root);
+	return ret ? 1 : 0;
+}
+
+static int cmp_bytes_desc(const void *a, const void *b, void *ctx)
+{
+	const struct ho_graph *g = ctx;
+	uint64_t x = g->tensors[*(const int32_t *)a].bytes, y = g->tensors[*(const int32_t *)b].bytes;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void print_text(const char *path, const struct ho_graph *g, int top)
+{
+	struct op_count *h = calloc(g->n_nodes + 1, sizeof(*h));
+	int32_t *order = malloc((g->n_tensors + 1) * sizeof(*order));
+	char s1[128], s2[64], s3[64];
+	double flops = 0, macs = 0;
+	uint64_t pbytes;
+	int64_t params = param_count(g, &pbytes);
+	uint32_t n_act = 0, folded = 0;
+
+	if (!h || !order) {
+		free(h);
+		free(order);
+		return;
+	}
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		flops += g->nodes[i].feat.flops;
+		macs += g->nodes[i].feat.macs;
+		folded += !!(g->nodes[i].flags & HO_N_FOLDED);
+	}
+	printf("model      %s\n", path);
+	printf("producer   %s, IR version %" PRId64 ", opset", *g->producer ? g->producer : "(unknown)",
+	       g->ir_version);
+	for (uint32_t i = 0; i < g->n_opsets; i++)
+		printf(" %s%s%" PRId64, *g->opsets[i].domain ? g->opsets[i].domain : "ai.onnx", ":",
+		       g->opsets[i].version);
+	printf("\n");
+	for (uint32_t i = 0; i < g->n_inputs; i++) {
+		const struct ho_tensor *t = &g->tensors[g->inputs[i]];
+
+		fmt_shape(&t->shape, s1, sizeof(s1));
+		printf("input      %s %s %s\n", t->name, ho_dtype_name(t->dtype), s1);
+	}
+	for (uint32_t i = 0; i < g->n_outputs; i++) {
+		const struct ho_tensor *t = &g->tensors[g->outputs[i]];
+
+		fmt_shape(&t->shape, s1, sizeof(s1));
+		printf("output     %s %s %s\n", t->name, ho_dtype_name(t->dtype), s1);
+	}
+	printf("nodes      %u (%u folded at load time)\n", g->n_nodes, folded);
+	size_t nh = histogram(g, h);
+
+	printf("ops       ");
+	for (size_t i = 0; i < nh; i++)
+		printf(" %s:%u", h[i].op, h[i].n);
+	printf("\n");
+	fmt_si((double)params, "", s2, sizeof(s2));
+	fmt_si((double)pbytes, "B", s3, sizeof(s3));
+	printf("parameters %s(%s)\n", s2, s3);
+	fmt_si(flops, "FLOP", s2, sizeof(s2));
+	fmt_si(macs, "MAC", s3, sizeof(s3));
+	printf("compute    %s (%s in Conv/MatMul/Gemm)\n", s2, s3);
+
+	for (uint32_t i = 0; i < g->n_tensors; i++)
+		if (!is_weight(&g->tensors[i]) && !(g->tensors[i].flags & HO_T_FOLDED))
+			order[n_act++] = (int32_t)i;
+	qsort_r(order, n_act, sizeof(*order), cmp_bytes_desc, (void *)g);
+	printf("largest activations:\n");
+	for (int i = 0; i < top && (uint32_t)i < n_act; i++) {
+		const struct ho_tensor *t = &g->tensors[order[i]];
+
+		fmt_shape(&t->shape, s1, sizeof(s1));
+		fmt_si((double)t->bytes, "B", s2, sizeof(s2));
+		printf("  %-40.40s %-8s %-22s %s\n", t->name, ho_dtype_name(t->dtype), s1, s2);
+	}
+	printf("\n%-5s %-32s %-18s %-8s %-22s %10s %10s %10s %10s %7s\n", "#", "node", "op", "class",
+	       "output shape", "MFLOP", "read KB", "write KB", "param KB", "FLOP/B");
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ho_node *nd = &g->nodes[g->topo[i]];
+		const struct ho_tensor *o = nd->n_outputs && nd->outputs[0] >= 0 ? &g->tensors[nd->outputs[0]] : NULL;
+
+		if (o)
+			fmt_shape(&o->shape, s1, sizeof(s1));
+		else
+			snprintf(s1, sizeof(s1), "-");
+		printf("%-5u %-32.32s %-18.18s %-8s %-22.22s %10.2f %10.1f %10.1f %10.1f %7.2f\n", i,
+		       nd->name, nd->op_type, ho_op_class_name(nd->feat.op_class), s1, nd->feat.flops / 1e6,
+		       (double)nd->feat.bytes_read / 1024, (double)nd->feat.bytes_written / 1024,
+		       (double)nd->feat.param_bytes / 1024, nd->feat.intensity);
+	}
+	free(h);
+	free(order);
+}
+
+int cmd_inspect(int argc, char **argv)
+{
+	const char *model = NULL, *shapes[MAX_SHAPE_ARGS];
+	int n_shapes = 0, top = 5;
+	bool json = false;
+	struct ho_error err = { 0 };
+	struct ho_graph *g = NULL;
+	int ret = 1;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			inspect_usage(stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (!strcmp(argv[i], "--shape") || !strcmp(argv[i], "--top")) {
+			if (i + 1 >= argc) {
+				cli_error("inspect: %s needs a value", argv[i]);
+				return 2;
+			}
+			if (!strcmp(argv[i], "--top")) {
+				top = atoi(argv[++i]);
+			} else {
+				if (n_shapes == MAX_SHAPE_ARGS) {
+					cli_error("inspect: too many --shape options");
+					return 2;
+				}
+				shapes[n_shapes++] = argv[++i];
+			}
+		} else if (!strncmp(argv[i], "--shape=", 8)) {
+			if (n_shapes == MAX_SHAPE_ARGS) {
+				cli_error("inspect: too many --shape options");
+				return 2;
+			}
+			shapes[n_shapes++] = argv[i] + 8;
+		} else if (argv[i][0] == '-') {
+			cli_error("inspect: unknown option '%s'", argv[i]);
+			inspect_usage(stderr);
+			return 2;
+		} else if (!model) {
+			model = argv[i];
+		} else {
+			cli_error("inspect: more than one model given");
+			return 2;
+		}
+	}
+	if (!model) {
+		inspect_usage(stderr);
+		return 2;
+	}
+	if (ho_onnx_load(model, NULL, &g, &err)) {
+		cli_error("%s", err.msg);
+		return 1;
+	}
+	for (int i = 0; i < n_shapes; i++) {
+		char name[256];
+		int64_t dims[HO_MAX_RANK];
+		int rank;
+
+		if (ho_parse_shape_arg(shapes[i], name, sizeof(name), dims, &rank, &err) ||
+		    ho_graph_bind_input(g, name, dims, rank, &err)) {
+			cli_error("%s", err.msg);
+			goto out;
+		}
+	}
+	if (ho_shape_infer(g, &err)) {
+		cli_error("%s: %s", model, err.msg);
+		goto out;
+	}
+	ho_features_compute(g);
+	if (json)
+		ret = print_json(model, g);
+	else {
+		print_text(model, g, top);
+		ret = 0;
+	}
+out:
+	ho_graph_free(g);
+	return ret;
+}

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Per-node cost features: FLOPs (a multiply-accumulate counts as 2), bytes
+ * moved, weight bytes, arithmetic intensity and an operator class.  These are
+ * what the roofline cost model consumes; they need inferred shapes.
+ *
+ * Conventions (documented in Documentation/graph-ir.md):
+ *   Conv/ConvTranspose/MatMul/Gemm: 2 * MACs, plus one add per output for a bias;
+ *   elementwise and activations: one FLOP per output element (per input of
+ *   variadic ops); normalisation: a few per element; pooling: one per window
+ *   element; data movement and shape ops: zero.
+ */
+#include <string.h>
+
+#include "graph_priv.h"
+
+struct ho_class_rule {
+	const char *op;
+	int op_class;
+	double flops_per_elem; /* per output element, for the streaming classes */
+};
+
+static const struct ho_class_rule ho_classes[] = {
+	{ "Conv", HO_OPC_COMPUTE, 0 },
+	{ "ConvTranspose", HO_OPC_COMPUTE, 0 },
+	{ "MatMul", HO_OPC_COMPUTE, 0 },
+	{ "Gemm", HO_OPC_COMPUTE, 0 },
+	{ "BatchNormalization", HO_OPC_MEMORY, 2 },
+	{ "InstanceNormalization", HO_OPC_MEMORY, 5 },
+	{ "LayerNormalization", HO_OPC_MEMORY, 5 },
+	{ "LpNormalization", HO_OPC_MEMORY, 3 },
+	{ "Softmax", HO_OPC_MEMORY, 3 },
+	{ "LogSoftmax", HO_OPC_MEMORY, 4 },
+	{ "HardSigmoid", HO_OPC_MEMORY, 3 },
+	{ "HardSwish", HO_OPC_MEMORY, 4 },
+	{ "Sigmoid", HO_OPC_MEMORY, 3 },
+	{ "Gelu", HO_OPC_MEMORY, 8 },
+	{ "Erf", HO_OPC_MEMORY, 8 },
+	{ "Clip", HO_OPC_MEMORY, 2 },
+	{ "Resize", HO_OPC_MEMORY, 4 },
+	{ "Upsample", HO_OPC_MEMORY, 4 },
+	/* data movement */
+	{ "Reshape", HO_OPC_MOVEMENT, 0 },
+	{ "Flatten", HO_OPC_MOVEMENT, 0 },
+	{ "Squeeze", HO_OPC_MOVEMENT, 0 },
+	{ "Unsqueeze", HO_OPC_MOVEMENT, 0 },
+	{ "Transpose", HO_OPC_MOVEMENT, 0 },
+	{ "Concat", HO_OPC_MOVEMENT, 0 },
+	{ "Split", HO_OPC_MOVEMENT, 0 },
+	{ "Slice", HO_OPC_MOVEMENT, 0 },
+	{ "Gather", HO_OPC_MOVEMENT, 0 },
+	{ "GatherElements", HO_OPC_MOVEMENT, 0 },
+	{ "ScatterND", HO_OPC_MOVEMENT, 0 },
+	{ "ScatterElements", HO_OPC_MOVEMENT, 0 },
+	{ "Expand", HO_OPC_MOVEMENT, 0 },
+	{ "Tile", HO_OPC_MOVEMENT, 0 },
+	{ "Pad", HO_OPC_MOVEMENT, 0 },
+	{ "Identity", HO_OPC_MOVEMENT, 0 },
+	{ "Cast", HO_OPC_MOVEMENT, 0 },
+	{ "CastLike", HO_OPC_MOVEMENT, 0 },
+	{ "DepthToSpace", HO_OPC_MOVEMENT, 0 },
+	{ "SpaceToDepth", HO_OPC_MOVEMENT, 0 },
+	{ "Dropout", HO_OPC_MOVEMENT, 0 },
+	/* control and bookkeeping */
+	{ "Shape", HO_OPC_CONTROL, 0 },
+	{ "Size", HO_OPC_CONTROL, 0 },
+	{ "Constant", HO_OPC_CONTROL, 0 },
+	{ "ConstantOfShape", HO_OPC_CONTROL, 0 },
+	{ "Range", HO_OPC_CONTROL, 0 },
+	{ "NonZero", HO_OPC_CONTROL, 0 },
+	{ "If", HO_OPC_CONTROL, 0 },
+	{ "Loop", HO_OPC_CONTROL, 0 },
+};
+
+static const struct ho_class_rule *ho_class_of(const char *op)
+{
+	for (size_t i = 0; i < sizeof(ho_classes) / sizeof(ho_classes[0]); i++)
+		if (!strcmp(ho_classes[i].op, op))
+			return &ho_classes[i];
+	return NULL;
+}
+
+const char *ho_op_class_name(int op_class)
+{
+	static const char *const names[] = { "compute", "memory", "movement", "control" };
+
+	return op_class >= 0 && op_class < 4 ? names[op_class] : "?";
+}
+
+static double numel(const struct ho_tensor *t)
+{
+	int64_t n = t ? ho_shape_numel(&t->shape) : -1;
+
+	return n > 0 ? (double)n : 0;
+}
+
+static const struct ho_tensor *tin(const struct ho_graph *g, const struct ho_node *nd, uint32_t k)
+{
+	return k < nd->n_inputs && nd->inputs[k] >= 0 ? &g->tensors[nd->inputs[k]] : NULL;
+}
+
+static const struct ho_tensor *tout(const struct ho_graph *g, const struct ho_node *nd, uint32_t k)
+{
+	return k < nd->n_outputs && nd->outputs[k] >= 0 ? &g->tensors[nd->outputs[k]] : NULL;
+}
+
+static double ho_macs(const struct ho_graph *g, const struct ho_node *nd)
+{
+	const struct ho_tensor *x = tin(g, nd, 0), *w = tin(g, nd, 1), *y = tout(g, nd, 0);
+	const char *op = nd->op_type;
+
+	if (!x || !w || !y || y->shape.rank < 0 || w->shape.rank < 0)
+		return 0;
+	if (!strcmp(op, "Conv")) {
+		/* Each output element: (C_in / group) * prod(kernel) MACs. */
+		double per = 1;
+
+		for (int i = 1; i < w->shape.rank; i++)
+			per *= (double)(w->shape.dim[i] > 0 ? w->shape.dim[i] : 0);
+		return numel(y) * per;
+	}
+	if (!strcmp(op, "ConvTranspose")) {
+		/* Each input element scatters into (C_out / group) * prod(kernel). */
+		double per = 1;
+
+		for (int i = 1; i < w->shape.rank; i++)
+			per *= (double)(w->shape.dim[i] > 0 ? w->shape.dim[i] : 0);
+		return numel(x) * per;
+	}
+	if (!strcmp(op, "MatMul")) {
+		int64_t k = x->shape.rank >= 1 ? x->shape.dim[x->shape.rank - 1] : 0;
+
+		return numel(y) * (double)(k > 0 ? k : 0);
+	}
+	if (!strcmp(op, "Gemm")) {
+		const struct ho_attr *ta = ho_node_attr(nd, "transA");
+		int64_t k = x->shape.rank == 2 ? x->shape.dim[ta && ta->i ? 0 : 1] : 0;
+
+		return numel(y) * (double)(k > 0 ? k : 0);
+	}
+	return 0;
+}
+
+/* Subgraph cost: If takes the costlier branch, Loop its body times the trip count. */
+static void ho_composite(const struct ho_graph *g, struct ho_node *nd)
+{
+	double best = 0, best_macs = 0;
+	double trips = 1;
+
+	if (!strcmp(nd->op_type, "Loop")) {
+		const struct ho_tensor *m = tin(g, nd, 0);
+
+		if (m && m->value && m->value->count == 1)
+			trips = m->value->i ? (double)m->value->i[0] : m->value->f[0];
+		if (trips < 1)
+			trips = 1;
+	}
+	for (uint32_t s = 0; s < nd->n_subgraphs; s++) {
+		const struct ho_graph *sg = nd->subgraphs[s];
+		double f = 0, m = 0;
+
+		for (uint32_t i = 0; i < sg->n_nodes; i++) {
+			f += sg->nodes[i].feat.flops;
+			m += sg->nodes[i].feat.macs;
+		}
+		if (!strcmp(nd->op_type, "If")) {
+			if (f > best) {
+				best = f;
+				best_macs = m;
+			}
+		} else {
+			best += f;
+			best_macs += m;
+		}
+	}
+	nd->feat.flops += best * trips;
+	nd->feat.macs += best_macs * trips;
+}
+
+static void ho_node_features(const struct ho_graph *g, struct ho_node *nd)
+{
+	const struct ho_class_rule *rule = ho_class_of(nd->op_type);
+	struct ho_features *f = &nd->feat;
+	double out_elems = 0, in_elems = 0;
+
+	memset(f, 0, sizeof(*f));
+	f->op_class = rule ? rule->op_class : HO_OPC_MEMORY;
+	for (uint32_t k = 0; k < nd->n_inputs; k++) {
+		const struct ho_tensor *t = tin(g, nd, k);
+
+		if (!t)
+			continue;
+		f->bytes_read += t->bytes;
+		in_elems += numel(t);
+		if (t->flags & (HO_T_INITIALIZER | HO_T_CONSTANT))
+			f->param_bytes += t->bytes;
+	}
+	for (uint32_t k = 0; k < nd->n_outputs; k++) {
+		const struct ho_tensor *t = tout(g, nd, k);
+
+		if (t) {
+			f->bytes_written += t->bytes;
+			out_elems += numel(t);
+		}
+	}
+	if (nd->flags & HO_N_FOLDED) {
+		/* Computed at load time: nothing left to run. */
+		f->op_class = HO_OPC_CONTROL;
+		f->bytes_read = f->bytes_written = 0;
+		return;
+	}
+	switch (f->op_class) {
+	case HO_OPC_COMPUTE: {
+		const struct ho_tensor *bias = NULL;
+
+		f->macs = ho_macs(g, nd);
+		f->flops = 2 * f->macs;
+		if (!strcmp(nd->op_type, "Conv") || !strcmp(nd->op_type, "ConvTranspose") ||
+		    !strcmp(nd->op_type, "Gemm"))
+			bias = tin(g, nd, 2);
+		if (bias)
+			f->flops += numel(tout(g, nd, 0));
+		break;
+	}
+	case HO_OPC_MEMORY: {
+		const char *op = nd->op_type;
+
+		if (!strncmp(op, "Reduce", 6) || !strncmp(op, "Global", 6) || !strcmp(op, "ArgMax") ||
+		    !strcmp(op, "ArgMin")) {
+			f->flops = numel(tin(g, nd, 0));
+		} else if (strstr(op, "Pool")) {
+			const struct ho_attr *ks = ho_node_attr(nd, "kernel_shape");
+			double win = 1;
+
+			for (size_t i = 0; ks && i < ks->n; i++)
+				win *= (double)ks->ints[i];
+			f->flops = numel(tout(g, nd, 0)) * win;
+		} else if (!strcmp(op, "Sum") || !strcmp(op, "Mean") || !strcmp(op, "Max") ||
+			   !strcmp(op, "Min")) {
+			f->flops = out_elems * (nd->n_inputs > 1 ? nd->n_inputs - 1 : 1);
+		} else {
+			f->flops = numel(tout(g, nd, 0)) * (rule ? rule->flops_per_elem : 1);
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	if (nd->flags & HO_N_COMPOSITE)
+		ho_composite(g, nd);
+	(void)in_elems;
+	if (f->bytes_read + f->bytes_written)
+		f->intensity = f->flops / (double)(f->bytes_read + f->bytes_written);
+}
+
+static void ho_graph_features(struct ho_graph *g)
+{
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		struct ho_node *nd = &g->nodes[g->topo[i]];
+
+		for (uint32_t s = 0; s < nd->n_subgraphs; s++)
+			ho_graph_features(nd->subgraphs[s]);
+		ho_node_features(g, nd);
+	}
+}
+
+void ho_features_compute(struct ho_graph *g)
+{
+	ho_graph_features(g);
+}
