@@ -75,17 +75,12 @@ module:
 	@test -n "$(KDIR)" || { echo "make module: no kernel headers found (set KDIR)"; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
-# The README's first command: set up, build, and run the main job on the bundled default.
-demo: deps
-	$(MAKE) all
-	sh scripts/models.sh default
+# Same as the README's two commands.
+demo:
 	sh scripts/demo.sh
 
-# The README's second command: every test.
-check: deps
-	$(MAKE) all
-	sh scripts/models.sh
-	sh tests/run.sh
+check:
+	sh scripts/check.sh
 
 bench: deps
 	$(MAKE) all
@@ -98,6 +93,13 @@ install: all
 	install -m 644 $(O)/libheteroopt.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/heteroopt/*.h $(DESTDIR)$(PREFIX)/include/heteroopt/
 	install -m 644 $(O)/heteroopt.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -D -m 644 udev/60-ump.rules $(DESTDIR)/etc/udev/rules.d/60-ump.rules
+	@if command -v dkms >/dev/null 2>&1 && [ -z "$(DESTDIR)" ]; then \
+		rm -rf /usr/src/ump-0.1.0 && mkdir -p /usr/src/ump-0.1.0 && \
+		cp -r Kbuild dkms.conf kernel include /usr/src/ump-0.1.0/ && \
+		dkms add -m ump -v 0.1.0 >/dev/null 2>&1 || true; \
+		echo "ump: registered with DKMS (dkms install -m ump -v 0.1.0 builds it)"; \
+	else echo "ump: dkms not installed, module not registered"; fi
 
 clean:
 	rm -rf $(O) build-asan

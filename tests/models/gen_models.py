@@ -115,7 +115,8 @@ def export_transformer():
     # Per layer: QKV and output projections (4 d^2), feed-forward (2 d ff) per token,
     # plus the two attention matmuls (S^2 d each) per sequence.
     macs = layers * (b * s * (4 * d * d + 2 * d * ff) + 2 * b * s * s * d)
-    write_ref(fname, {"shape": {"src": [b, s, d]}, "macs": macs})
+    write_ref(fname, {"shape": {"src": [b, s, d]}, "macs": macs,
+                      "transformer": {"layers": layers, "d_model": d, "d_ff": ff}})
     print("exported", fname, flush=True)
 
 
@@ -210,7 +211,31 @@ def tiny_models():
     # A valid protobuf that is not a model: a bare TensorProto.
     with open(os.path.join(OUT, "bad_not_a_model.onnx"), "wb") as fh:
         fh.write(numpy_helper.from_array(np.ones(8, np.float32), "t").SerializeToString())
+    # Subgraphs nested 5000 deep in 70 KB: protobuf-c alone would recurse off the stack.
+    with open(os.path.join(OUT, "bad_deep_nesting.onnx"), "wb") as fh:
+        fh.write(deep_nesting(5000))
     # Random bytes and a truncated real model are made by the tests themselves.
+
+
+def deep_nesting(depth):
+    def varint(n):
+        out = b""
+        while True:
+            b, n = n & 0x7F, n >> 7
+            if n:
+                out += bytes([b | 0x80])
+            else:
+                return out + bytes([b])
+
+    def field(num, wire, payload):
+        key = varint((num << 3) | wire)
+        return key + (varint(len(payload)) + payload if wire == 2 else payload)
+
+    g = b""
+    for _ in range(depth):  # GraphProto{node: NodeProto{If, attribute: {g: GraphProto}}}
+        attr = field(1, 2, b"x") + field(20, 0, varint(5)) + field(6, 2, g)
+        g = field(1, 2, field(4, 2, b"If") + field(5, 2, attr))
+    return field(1, 0, varint(8)) + field(7, 2, g) + field(8, 2, field(2, 0, varint(13)))
 
 
 def main():

@@ -65,7 +65,8 @@ char *ho_arena_strndup(struct ho_arena *a, const char *s, size_t n)
 	char *p = ho_arena_alloc(a, n + 1);
 
 	if (p) {
-		memcpy(p, s, n);
+		if (n)
+			memcpy(p, s, n); /* s may be NULL for an empty protobuf bytes field */
 		p[n] = '\0';
 	}
 	return p;

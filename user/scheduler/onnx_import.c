@@ -168,8 +168,9 @@ static int ho_shape_from_dims(struct ho_import *im, const char *what, const int6
 			      HO_MAX_RANK);
 	s->rank = (int)n;
 	for (size_t i = 0; i < n; i++) {
-		if (dims[i] < 0)
-			return ho_err(im->err, -EINVAL, "%s: negative dimension %" PRId64, what, dims[i]);
+		if (dims[i] < 0 || dims[i] > (INT64_C(1) << 40))
+			return ho_err(im->err, -EINVAL, "%s: dimension %" PRId64 " out of range", what,
+				      dims[i]);
 		s->dim[i] = dims[i];
 		s->sym[i] = NULL;
 	}
@@ -230,7 +231,7 @@ static int ho_tensor_bytes(struct ho_import *im, const Onnx__TensorProto *tp, st
 		size_t n = tp->n_int32_data ? tp->n_int32_data : tp->n_uint64_data;
 		unsigned char *out;
 
-		if (c->dtype == HO_DT_INT64 || c->dtype == HO_DT_FLOAT || c->dtype == HO_DT_DOUBLE ||
+		if (es > (tp->n_int32_data ? 4 : 8) || c->dtype == HO_DT_FLOAT ||
 		    (tp->n_uint64_data && c->dtype != HO_DT_UINT64 && c->dtype != HO_DT_UINT32))
 			return ho_err(im->err, -EINVAL, "tensor '%s': integer data for a %s tensor", name,
 				      ho_dtype_name(c->dtype));
@@ -290,8 +291,8 @@ static int ho_type_shape(struct ho_import *im, const char *name, const Onnx__Typ
 		s->dim[i] = HO_DIM_UNKNOWN;
 		s->sym[i] = NULL;
 		if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
-			if (d->dim_value < 0)
-				return ho_err(im->err, -EINVAL, "'%s': negative dimension %" PRId64,
+			if (d->dim_value < 0 || d->dim_value > (INT64_C(1) << 40))
+				return ho_err(im->err, -EINVAL, "'%s': dimension %" PRId64 " out of range",
 					      name, d->dim_value);
 			s->dim[i] = d->dim_value;
 		} else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
@@ -378,6 +379,89 @@ static uint64_t ho_count_refs(const Onnx__GraphProto *gp, int depth)
 
 static int ho_import_graph(struct ho_import *im, const Onnx__GraphProto *gp,
 			   struct ho_graph *parent, int depth, struct ho_graph **out);
+
+/*
+ * protobuf-c decodes nested messages recursively with no depth limit, so a
+ * small hostile file (subgraph inside subgraph, 30,000 deep) overflows the
+ * stack.  Walk the wire format first, iteratively, using protobuf-c's own
+ * descriptors to tell sub-messages from bytes, and refuse deep nesting.  Real
+ * models stay far below the limit (each subgraph level costs 3 messages).
+ */
+#define HO_MAX_MESSAGE_DEPTH 160
+
+static int ho_read_varint(const uint8_t *p, size_t len, size_t *off, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; shift < 64; shift += 7) {
+		if (*off >= len)
+			return -1;
+		uint8_t b = p[(*off)++];
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+static int ho_check_nesting(const void *buf, size_t len, struct ho_error *err)
+{
+	struct {
+		size_t end;
+		const ProtobufCMessageDescriptor *desc;
+	} stack[HO_MAX_MESSAGE_DEPTH + 1];
+	const uint8_t *p = buf;
+	size_t off = 0;
+	int depth = 0;
+
+	stack[0].end = len;
+	stack[0].desc = &onnx__model_proto__descriptor;
+	while (depth >= 0) {
+		uint64_t tag, n;
+		const ProtobufCFieldDescriptor *f;
+
+		if (off >= stack[depth].end) {
+			off = stack[depth].end;
+			depth--;
+			continue;
+		}
+		if (ho_read_varint(p, stack[depth].end, &off, &tag))
+			return 0; /* malformed: protobuf-c reports it */
+		switch (tag & 7) {
+		case 0:
+			if (ho_read_varint(p, stack[depth].end, &off, &n))
+				return 0;
+			break;
+		case 1:
+			off += 8;
+			break;
+		case 5:
+			off += 4;
+			break;
+		case 2:
+			if (ho_read_varint(p, stack[depth].end, &off, &n) || n > stack[depth].end - off)
+				return 0;
+			f = tag >> 3 <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(
+							     stack[depth].desc, (unsigned)(tag >> 3))
+						   : NULL;
+			if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
+				if (depth == HO_MAX_MESSAGE_DEPTH)
+					return ho_err(err, -ELOOP,
+						      "not a usable ONNX model: messages nested deeper than %d",
+						      HO_MAX_MESSAGE_DEPTH);
+				depth++;
+				stack[depth].end = off + n;
+				stack[depth].desc = f->descriptor;
+				continue;
+			}
+			off += n;
+			break;
+		default:
+			return 0;
+		}
+	}
+	return 0;
+}
 
 /* Find name in g or an enclosing graph; make outer references on the way down. */
 static int32_t ho_resolve(struct ho_import *im, struct ho_graph *g, const char *name)
@@ -845,6 +929,9 @@ int ho_onnx_load_buffer(const void *buf, size_t len, const struct ho_load_opts *
 	err = im.err;
 	if (len == 0)
 		return ho_err(err, -EINVAL, "not an ONNX model: the file is empty");
+	ret = ho_check_nesting(buf, len, err);
+	if (ret)
+		return ret;
 	m = onnx__model_proto__unpack(NULL, len, buf);
 	if (!m)
 		return ho_err(err, -EINVAL,

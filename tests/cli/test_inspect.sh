@@ -1,0 +1,56 @@
+#!/bin/sh
+# The heteroopt command as a user meets it: exit codes, one-line errors that
+# name the problem, JSON that parses, usage errors.
+# usage: test_inspect.sh HETEROOPT MODELS_DIR
+set -u
+EXE=$1
+M=$2
+fails=0
+
+check() { # check DESCRIPTION EXPECTED_RC NEEDLE -- command...
+	desc=$1 want=$2 needle=$3
+	shift 4
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" != "$want" ]; then
+		echo "FAIL $desc: exit $rc, wanted $want: $out"
+		fails=$((fails + 1))
+		return
+	fi
+	if [ -n "$needle" ] && ! printf '%s' "$out" | grep -qF -- "$needle"; then
+		echo "FAIL $desc: output lacks '$needle': $out"
+		fails=$((fails + 1))
+		return
+	fi
+	if [ "$want" != 0 ] && [ "$(printf '%s\n' "$out" | wc -l)" != 1 ]; then
+		echo "FAIL $desc: error is not one line: $out"
+		fails=$((fails + 1))
+		return
+	fi
+	echo "ok   $desc"
+}
+
+check "no arguments prints usage" 2 "usage: heteroopt" -- sh -c "'$EXE' 2>&1 | head -1; exit 2"
+check "unknown command" 2 "unknown command 'frobnicate'" -- sh -c "'$EXE' frobnicate 2>&1 | head -1; exit 2"
+check "help" 0 "inspect" -- "$EXE" --help
+check "unknown option" 2 "unknown option '--bogus'" -- sh -c "'$EXE' inspect --bogus x 2>&1 | head -1; exit 2"
+check "missing file" 1 "No such file or directory" -- "$EXE" inspect "$M/none.onnx"
+check "unbound input" 1 "unbound dimension 0 ('N')" -- "$EXE" inspect "$M/resnet18.onnx"
+check "bad --shape" 1 "expected NAME=D0xD1x" -- "$EXE" inspect "$M/resnet18.onnx" --shape 1x3
+check "cycle" 1 "cycle through node 'add_a'" -- "$EXE" inspect "$M/bad_cycle.onnx"
+check "unknown op" 1 "unknown operator 'FrobnicateTensor'" -- "$EXE" inspect "$M/bad_unknown_op.onnx"
+check "contradicting initializer" 1 "initializer 'w' is float32 [4,3]" -- "$EXE" inspect "$M/bad_initializer_shape.onnx"
+check "not a model" 1 "not an ONNX model" -- "$EXE" inspect "$M/bad_not_a_model.onnx"
+check "deep nesting" 1 "nested deeper than" -- "$EXE" inspect "$M/bad_deep_nesting.onnx"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+head -c 1000000 "$M/resnet18.onnx" >"$tmp/truncated.onnx"
+check "truncated model" 1 "truncated or corrupt" -- "$EXE" inspect "$tmp/truncated.onnx"
+head -c 65536 /dev/urandom >"$tmp/random.onnx"
+check "random bytes" 1 "not" -- "$EXE" inspect "$tmp/random.onnx"
+check "text table" 0 "compute    3.64 GFLOP" -- "$EXE" inspect "$M/resnet18.onnx" --shape input=1x3x224x224
+check "external data" 0 "output     y float32 [8,32]" -- "$EXE" inspect "$M/external/mlp_external.onnx" --shape x=8x64
+"$EXE" inspect "$M/transformer_encoder.onnx" --shape src=1x8x256 --json >"$tmp/t.json"
+check "json parses" 0 "" -- /usr/bin/python3 -c "import json,sys; d=json.load(open('$tmp/t.json')); assert d['node_count']==451, d['node_count']"
+
+[ $fails = 0 ]

@@ -1,0 +1,113 @@
+#!/bin/sh
+# Runs every test and prints one line per test and a closing
+# "N passed, N failed, N skipped".  A test is a command: exit 0 passes,
+# 77 skips (a capability this machine lacks), anything else fails.
+# Logs: build/test-logs/NAME.log.
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+CACHE=${HETEROOPT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/heteroopt}
+export HETEROOPT_MODELS=$CACHE/models
+SHARED=$ROOT/../shared/data/models
+PY=/usr/bin/python3
+LOGS=build/test-logs
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+mkdir -p "$LOGS"
+passed=0 failed=0 skipped=0 failed_names=""
+
+run() { # run NAME command...
+	name=$1
+	shift
+	log="$LOGS/$(echo "$name" | tr '/ ' '__').log"
+	start=$(date +%s)
+	"$@" >"$log" 2>&1
+	rc=$?
+	secs=$(($(date +%s) - start))
+	case $rc in
+	0) passed=$((passed + 1)); printf 'PASS  %-44s %4ss\n' "$name" "$secs" ;;
+	77) skipped=$((skipped + 1)); printf 'SKIP  %-44s (%s)\n' "$name" "$(tail -1 "$log")" ;;
+	*) failed=$((failed + 1)); failed_names="$failed_names $name"
+	   printf 'FAIL  %-44s exit %s\n' "$name" "$rc"; tail -15 "$log" | sed 's/^/      /' ;;
+	esac
+}
+
+skip_unless_file() { # a test of data only our machines have
+	[ -e "$1" ] && return 0
+	echo "skipped: $1 not present"
+	return 77
+}
+
+model_check() { # model_check FILE BINDINGS...
+	skip_unless_file "$1" || return 77
+	$PY tests/models/check_model.py "$ROOT/build/heteroopt" "$@"
+}
+
+# --- unit tests, normal build ---
+for t in build/tests/test_*; do
+	run "unit/$(basename "$t")" "$t"
+done
+run "cli/inspect" sh tests/cli/test_inspect.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
+
+# --- real models against python3-onnx and PyTorch layer counts ---
+M=$HETEROOPT_MODELS
+for m in resnet18 resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1; do
+	run "models/$m" model_check "$M/$m.onnx" input=1x3x224x224
+done
+run "models/transformer_encoder" model_check "$M/transformer_encoder.onnx" src=2x16x256
+run "models/transformer_encoder_b1s77" model_check "$M/transformer_encoder.onnx" src=1x77x256
+run "models/control_flow" model_check "$M/control_flow.onnx"
+run "models/external_data" model_check "$M/external/mlp_external.onnx" x=3x64
+run "models/ppocr_det_npm_640" model_check "$M/ch_PP-OCRv4_det_infer.onnx" x=1x3x640x640
+run "models/ppocr_rec_npm_48x320" model_check "$M/ch_PP-OCRv4_rec_infer.onnx" x=1x3x48x320
+run "models/ppocr_cls_npm_48x192" model_check "$M/ch_ppocr_mobile_v2.0_cls_infer.onnx" x=1x3x48x192
+run "models/shared_ppocr_det_960x544" model_check "$SHARED/ch_PP-OCRv4_det_infer.onnx" x=2x3x544x960
+run "models/shared_ppocr_cls_48x192" model_check "$SHARED/ch_ppocr_mobile_v2.0_cls_infer.onnx" x=4x3x48x192
+
+# --- the same library under AddressSanitizer, UBSan and LeakSanitizer ---
+asan_suite() {
+	make -s O=build-asan EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+		EXTRA_LDFLAGS="-fsanitize=address,undefined" build-asan/heteroopt build-asan/tests/test_onnx_errors \
+		build-asan/tests/test_onnx_load || return 1
+	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+	build-asan/tests/test_onnx_errors || return 1
+	build-asan/tests/test_onnx_load || return 1
+	sh tests/cli/test_inspect.sh "$ROOT/build-asan/heteroopt" "$M" || return 1
+	for m in resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1; do
+		build-asan/heteroopt inspect "$M/$m.onnx" --shape input=1x3x224x224 --json >/dev/null || return 1
+	done
+	build-asan/heteroopt inspect "$M/transformer_encoder.onnx" --shape src=2x16x256 --json >/dev/null || return 1
+	build-asan/heteroopt inspect "$M/ch_PP-OCRv4_det_infer.onnx" --shape x=1x3x640x640 --json >/dev/null || return 1
+	build-asan/heteroopt inspect "$M/ch_PP-OCRv4_rec_infer.onnx" --shape x=1x3x48x320 --json >/dev/null || return 1
+	build-asan/heteroopt inspect "$M/control_flow.onnx" --json >/dev/null || return 1
+	echo "asan: clean"
+}
+run "asan/unit+cli+models" asan_suite
+
+# --- bounded fuzzing of the loader (libFuzzer) ---
+fuzz() {
+	command -v clang >/dev/null || { echo "skipped: no clang"; return 77; }
+	make -s build/fuzz/fuzz_onnx || return 1
+	corpus=build/fuzz/corpus seeds=build/fuzz/seeds
+	mkdir -p "$corpus" "$seeds"
+	cp "$M"/bad_cycle.onnx "$M"/bad_unknown_op.onnx "$M"/bad_initializer_shape.onnx "$M"/bad_matmul_dims.onnx \
+		"$M"/control_flow.onnx "$M"/external/*.onnx "$seeds"/
+	# Known crashers first, then explore for a bounded time.
+	build/fuzz/fuzz_onnx tests/fuzz/regressions/* || return 1
+	build/fuzz/fuzz_onnx -max_total_time="$FUZZ_SECONDS" -max_len=8192 -rss_limit_mb=2048 -timeout=10 \
+		-print_final_stats=1 -artifact_prefix=build/fuzz/ "$corpus" "$seeds"
+}
+run "fuzz/onnx_loader_${FUZZ_SECONDS}s" fuzz
+
+# --- the kernel module builds cleanly (W=1) against the packaged headers ---
+module_build() {
+	kdir=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | head -1)
+	[ -n "$kdir" ] || { echo "skipped: no kernel headers"; return 77; }
+	make -s module KDIR="$kdir" W=1 >build/module.log 2>&1 || { cat build/module.log; return 1; }
+	cat build/module.log
+	! grep -E 'warning:|error:' build/module.log
+}
+run "kernel/module_builds_W=1" module_build
+
+echo
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]
