@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * HeteroOpt scheduler: box model, the scheduling problem, the event
+ * simulator, baselines (single device, greedy, HEFT, PEFT) and NSGA-II.
+ *
+ * Ownership: a struct ho_box and a struct ho_problem own all their arrays;
+ * free them with ho_box_free() / ho_problem_free().  A struct ho_sim is a
+ * reusable workspace: ho_sim_eval() allocates nothing, so the search can call
+ * it millions of times.  Errors: -errno plus a struct ho_error (graph.h).
+ */
+#ifndef HETEROOPT_SCHED_H
+#define HETEROOPT_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "heteroopt/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HO_MAX_DEVICES 32
+#define HO_NAME_LEN 32
+
+/* ---- box model (user/scheduler/box.c) ---- */
+
+struct ho_device {
+	char name[HO_NAME_LEN];
+	char kind[HO_NAME_LEN];      /* cpu, gpu, npu, fpga, ... */
+	double peak_flops[HO_DT_COUNT]; /* FLOP/s per element type; 0 = not supported */
+	double mem_bw;               /* bytes/s */
+	double mem_capacity;         /* bytes */
+	double energy_per_flop;      /* J */
+	double energy_per_byte;      /* J per byte of device-memory traffic */
+	double idle_power, peak_power; /* W */
+	double launch_overhead;      /* s per node */
+	double efficiency[4];        /* per enum ho_op_class: fraction of peak reached */
+	int numa_node;
+	int threads;                 /* CPU devices: cores the runtime gives it */
+	uint32_t n_unsupported;
+	char (*unsupported)[HO_NAME_LEN]; /* op types it cannot run */
+	uint32_t n_supported;
+	char (*supported)[HO_NAME_LEN];   /* if set, the only op types it runs */
+};
+
+struct ho_link {
+	int a, b;             /* device indices */
+	double bandwidth;     /* bytes/s */
+	double latency;       /* s */
+	double energy_per_byte;
+	bool p2p;             /* peer-to-peer; else copies stage through the host */
+};
+
+struct ho_box {
+	char name[64];
+	uint32_t n_devices, n_links;
+	struct ho_device *dev;
+	struct ho_link *links;
+	int host;               /* the device whose memory stages non-P2P copies */
+	double small_transfer;  /* s: fixed cost of any transfer (driver, sync) */
+	double mem_safety;      /* usable fraction of capacity (default 0.85) */
+};
+
+int ho_box_load(const char *path, struct ho_box **out, struct ho_error *err);
+int ho_box_parse(const char *json_text, struct ho_box **out, struct ho_error *err);
+void ho_box_free(struct ho_box *box);
+int ho_box_device(const struct ho_box *box, const char *name); /* index or -1 */
+bool ho_device_supports(const struct ho_device *d, const char *op_type);
+
+/* ---- the scheduling problem (user/scheduler/problem.c) ---- */
+
+/*
+ * A DAG of n tasks on d devices.  Dependencies are data items: item k is
+ * produced by task item_prod[k] and read by its consumers; moving it between
+ * devices costs either item_comm[k] (classic cost-matrix problems: HEFT test
+ * vectors, STG) or a transfer over the box's links.
+ */
+struct ho_problem {
+	uint32_t n, d, m;        /* tasks, devices, data items */
+	char (*task_name)[64];
+	char (*task_op)[HO_NAME_LEN];
+	char (*dev_name)[HO_NAME_LEN];
+	double *comp;            /* n*d seconds; INFINITY where the device cannot run it */
+	double *energy;          /* n*d joules of dynamic energy */
+	uint64_t *allowed;       /* n device masks (pins, support) */
+	/* items */
+	uint32_t *item_prod;
+	double *item_bytes;
+	double *item_comm;       /* m, matrix mode; NULL in box mode */
+	uint8_t *item_pinned_out;/* 1: a graph output, lives until the end */
+	uint32_t *cons_off, *cons; /* consumers of each item (CSR, m+1) */
+	uint32_t *in_off, *in_items; /* items each task reads (CSR, n+1) */
+	uint32_t *pred_off, *pred, *succ_off, *succ; /* task adjacency (CSR, n+1) */
+	/* weights resident on each device that runs a consumer */
+	uint32_t n_weights;
+	double *weight_bytes;
+	uint32_t *wcons_off, *wcons;
+	/* box mode */
+	const struct ho_box *box;
+	uint32_t n_links;
+	double *link_lat, *link_bw, *link_epb;
+	int32_t *route;          /* d*d*2 link ids per (src,dst): hop 1, hop 2 (-1 none) */
+	double small_transfer;
+	bool contention;         /* a link carries one transfer at a time */
+	double *capacity;        /* d usable bytes (capacity * safety); 0 = unlimited */
+	double *idle_power;      /* d */
+	int default_device;      /* reference for normalisation (the host) */
+	uint32_t *topo;          /* n tasks in a topological order */
+};
+
+void ho_problem_free(struct ho_problem *p);
+
+/* Build from a graph with inferred shapes, a box and an optional profile. */
+struct ho_profile;
+int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
+			  const struct ho_profile *prof, struct ho_problem **out, struct ho_error *err);
+/* Classic inputs: HEFT-paper CSV pair, STG file, JSON DAG. */
+int ho_problem_from_csv(const char *comp_csv, const char *edges_csv, struct ho_problem **out,
+			struct ho_error *err);
+int ho_problem_from_stg(const char *path, uint32_t n_procs, struct ho_problem **out,
+			struct ho_error *err);
+int ho_problem_from_dag_json(const char *path, struct ho_problem **out, struct ho_error *err);
+/* Pin tasks whose op type or name equals key to one device. */
+int ho_problem_pin(struct ho_problem *p, const char *key, const char *device, struct ho_error *err);
+
+/* ---- cost model (user/scheduler/cost.c) ---- */
+
+struct ho_profile;
+int ho_profile_load(const char *path, const struct ho_box *box, struct ho_profile **out,
+		    struct ho_error *err);
+void ho_profile_free(struct ho_profile *prof);
+/* Seconds for node on device (INFINITY if unsupported). */
+double ho_cost_node(const struct ho_graph *g, const struct ho_node *nd, const struct ho_box *box,
+		    int dev, const struct ho_profile *prof);
+
+/* ---- simulator (user/scheduler/sim.c) ---- */
+
+enum ho_objective {
+	HO_OBJ_LATENCY = 0,   /* makespan, s */
+	HO_OBJ_MEMORY = 1,    /* max over devices of peak / usable capacity */
+	HO_OBJ_ENERGY = 2,    /* J */
+	HO_OBJ_THROUGHPUT = 3,/* steady-state period, s (1 / inferences per s) */
+	HO_OBJ_BALANCE = 4,   /* max device busy time / mean busy time */
+	HO_OBJ_COUNT
+};
+
+struct ho_eval {
+	double obj[HO_OBJ_COUNT];
+	double violation;      /* 0 = feasible; sum of normalised excesses */
+	double peak_mem[HO_MAX_DEVICES];
+	double busy[HO_MAX_DEVICES];
+	uint32_t n_transfers;
+	double bytes_moved;
+	uint32_t n_infeasible; /* tasks on a device that cannot run them */
+};
+
+struct ho_transfer {
+	uint32_t item, task; /* the consumer that first needed it */
+	int src, dst, link;  /* one record per hop */
+	double start, end;
+};
+
+struct ho_timeline {
+	double *start, *end;  /* n */
+	struct ho_transfer *xfer;
+	uint32_t n_xfer, cap_xfer;
+};
+
+struct ho_constraints {
+	double max_latency;                  /* 0 = none */
+	double max_mem[HO_MAX_DEVICES];      /* bytes, 0 = none */
+};
+
+struct ho_sim;
+struct ho_sim *ho_sim_new(const struct ho_problem *p);
+void ho_sim_free(struct ho_sim *s);
+/*
+ * List-schedule tasks in the order given (a topological order) on the
+ * devices given; tl may be NULL.  Returns 0, or -EINVAL if order is not
+ * topological.
+ */
+int ho_sim_eval(struct ho_sim *s, const uint16_t *assign, const uint32_t *order,
+		const struct ho_constraints *c, struct ho_eval *ev, struct ho_timeline *tl);
+struct ho_timeline *ho_timeline_new(const struct ho_problem *p);
+void ho_timeline_free(struct ho_timeline *tl);
+
+/* ---- baselines (user/scheduler/{single,greedy,heft,peft}.c) ---- */
+
+struct ho_plan {
+	uint16_t *assign;  /* n */
+	uint32_t *order;   /* n, topological */
+	double makespan;   /* as the algorithm itself computed it (HEFT/PEFT) */
+};
+
+struct ho_plan *ho_plan_new(uint32_t n);
+void ho_plan_free(struct ho_plan *pl);
+int ho_plan_single(const struct ho_problem *p, int dev, struct ho_plan *out);
+int ho_plan_greedy(const struct ho_problem *p, struct ho_plan *out);
+/* rank_u: optional n-array receiving the upward ranks. */
+int ho_plan_heft(const struct ho_problem *p, struct ho_plan *out, double *rank_u);
+/* oct: optional n*d array receiving the optimistic cost table. */
+int ho_plan_peft(const struct ho_problem *p, struct ho_plan *out, double *oct);
+
+/* ---- NSGA-II (user/scheduler/nsga2.c) ---- */
+
+struct ho_search_opts {
+	uint32_t population;    /* default 128 */
+	uint32_t generations;   /* default 200 */
+	uint64_t seed;
+	uint32_t threads;       /* 0 = one per core */
+	uint32_t objectives;    /* bitmask of 1 << enum ho_objective */
+	double crossover, mutation; /* probabilities */
+	uint32_t stall_window;  /* stop when hypervolume gains < 1e-4 for this many generations; 0 = never */
+	bool coarsen_chains;    /* one device gene per single-producer/single-consumer chain */
+	struct ho_constraints constraints;
+	bool verbose;           /* progress to stderr */
+	const struct ho_plan *const *seeds; /* extra individuals (baselines) */
+	uint32_t n_seeds;
+};
+
+struct ho_solution {
+	uint16_t *assign;
+	uint32_t *order;
+	struct ho_eval ev;
+};
+
+struct ho_front {
+	uint32_t n;
+	struct ho_solution *sol;
+	uint32_t generations_run;
+	double hypervolume;
+	uint64_t evaluations;
+};
+
+void ho_search_defaults(struct ho_search_opts *o);
+int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct ho_front **out,
+	      struct ho_error *err);
+void ho_front_free(struct ho_front *f);
+/* Hypervolume of a front on the chosen objectives, normalised by ref (Monte Carlo, seeded). */
+double ho_hypervolume(const struct ho_front *f, uint32_t objectives, const double *ref);
+
+/* ---- selection (user/scheduler/select.c) ---- */
+
+enum ho_pick { HO_PICK_WEIGHTED, HO_PICK_TOPSIS, HO_PICK_CONSTRAINT };
+/* weights: HO_OBJ_COUNT entries; base: objectives of the reference schedule. */
+int ho_pick(const struct ho_front *f, enum ho_pick how, uint32_t objectives, const double *weights,
+	    const double *base);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

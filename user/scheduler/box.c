@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Box model: devices and links from a JSON description (jansson), validated
+ * with errors that name the offending field.  Units in the file are the ones
+ * datasheets use (GFLOP/s, GB/s, GiB, pJ, W, us); the struct holds SI units.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_priv.h"
+#include "heteroopt/sched.h"
+
+static const char *const ho_class_keys[4] = { "compute", "memory", "movement", "control" };
+static const double ho_default_eff[4] = { 0.6, 0.8, 0.8, 1.0 };
+
+void ho_box_free(struct ho_box *box)
+{
+	if (!box)
+		return;
+	for (uint32_t i = 0; box->dev && i < box->n_devices; i++) {
+		free(box->dev[i].unsupported);
+		free(box->dev[i].supported);
+	}
+	free(box->dev);
+	free(box->links);
+	free(box);
+}
+
+int ho_box_device(const struct ho_box *box, const char *name)
+{
+	for (uint32_t i = 0; i < box->n_devices; i++)
+		if (!strcmp(box->dev[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+bool ho_device_supports(const struct ho_device *d, const char *op)
+{
+	for (uint32_t i = 0; i < d->n_unsupported; i++)
+		if (!strcmp(d->unsupported[i], op))
+			return false;
+	if (!d->n_supported)
+		return true;
+	for (uint32_t i = 0; i < d->n_supported; i++)
+		if (!strcmp(d->supported[i], op))
+			return true;
+	return false;
+}
+
+/* Read a number field; required fields must be present and > min (or >= 0). */
+static int num(json_t *obj, const char *where, const char *key, bool required, double min_excl,
+	       double def, double *out, struct ho_error *err)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (!v) {
+		if (required)
+			return ho_err(err, -EINVAL, "%s.%s is missing", where, key);
+		*out = def;
+		return 0;
+	}
+	if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) <= min_excl)
+		return ho_err(err, -EINVAL, "%s.%s must be a number greater than %g", where, key, min_excl);
+	*out = json_number_value(v);
+	return 0;
+}
+
+static int name_list(json_t *arr, const char *where, char (**out)[HO_NAME_LEN], uint32_t *n,
+		     struct ho_error *err)
+{
+	size_t i;
+	json_t *v;
+
+	*n = 0;
+	*out = NULL;
+	if (!arr)
+		return 0;
+	if (!json_is_array(arr))
+		return ho_err(err, -EINVAL, "%s must be an array of op types", where);
+	*out = calloc(json_array_size(arr) + 1, HO_NAME_LEN);
+	if (!*out)
+		return ho_err(err, -ENOMEM, "out of memory");
+	json_array_foreach(arr, i, v) {
+		if (!json_is_string(v) || strlen(json_string_value(v)) >= HO_NAME_LEN)
+			return ho_err(err, -EINVAL, "%s[%zu] must be an op type name", where, i);
+		snprintf((*out)[i], HO_NAME_LEN, "%s", json_string_value(v));
+	}
+	*n = (uint32_t)json_array_size(arr);
+	return 0;
+}
+
+static int ho_parse_device(json_t *o, uint32_t idx, struct ho_device *d, struct ho_error *err)
+{
+	char where[64];
+	json_t *peak, *eff, *v;
+	const char *key;
+	double x;
+	int ret;
+
+	snprintf(where, sizeof(where), "devices[%u]", idx);
+	if (!json_is_object(o))
+		return ho_err(err, -EINVAL, "%s must be an object", where);
+	v = json_object_get(o, "name");
+	if (!json_is_string(v) || !*json_string_value(v) || strlen(json_string_value(v)) >= HO_NAME_LEN)
+		return ho_err(err, -EINVAL, "%s.name must be a non-empty string under %d characters", where,
+			      HO_NAME_LEN);
+	snprintf(d->name, sizeof(d->name), "%s", json_string_value(v));
+	snprintf(where, sizeof(where), "devices[%u] (%s)", idx, d->name);
+	v = json_object_get(o, "kind");
+	if (!json_is_string(v) || strlen(json_string_value(v)) >= HO_NAME_LEN)
+		return ho_err(err, -EINVAL, "%s.kind must be a string (cpu, gpu, npu, fpga, ...)", where);
+	snprintf(d->kind, sizeof(d->kind), "%s", json_string_value(v));
+
+	peak = json_object_get(o, "peak_gflops");
+	if (!json_is_object(peak) || !json_object_size(peak))
+		return ho_err(err, -EINVAL, "%s.peak_gflops must map element types to GFLOP/s", where);
+	json_object_foreach(peak, key, v) {
+		int dt = -1;
+
+		for (int k = 1; k < HO_DT_COUNT; k++)
+			if (!strcmp(ho_dtype_name(k), key))
+				dt = k;
+		if (dt < 0)
+			return ho_err(err, -EINVAL, "%s.peak_gflops: unknown element type '%s'", where, key);
+		if (!json_is_number(v) || json_number_value(v) < 0)
+			return ho_err(err, -EINVAL, "%s.peak_gflops.%s must be a number >= 0", where, key);
+		d->peak_flops[dt] = json_number_value(v) * 1e9;
+	}
+	if ((ret = num(o, where, "mem_bw_gbps", true, 0, 0, &x, err)))
+		return ret;
+	d->mem_bw = x * 1e9;
+	if ((ret = num(o, where, "mem_gib", true, 0, 0, &x, err)))
+		return ret;
+	d->mem_capacity = x * 1073741824.0;
+	if ((ret = num(o, where, "pj_per_flop", false, -1e-300, 0, &x, err)))
+		return ret;
+	d->energy_per_flop = x * 1e-12;
+	if ((ret = num(o, where, "pj_per_byte", false, -1e-300, 0, &x, err)))
+		return ret;
+	d->energy_per_byte = x * 1e-12;
+	if ((ret = num(o, where, "idle_w", false, -1e-300, 0, &d->idle_power, err)) ||
+	    (ret = num(o, where, "peak_w", false, -1e-300, 0, &d->peak_power, err)))
+		return ret;
+	if ((ret = num(o, where, "launch_us", false, -1e-300, 0, &x, err)))
+		return ret;
+	d->launch_overhead = x * 1e-6;
+	if ((ret = num(o, where, "numa_node", false, -2, 0, &x, err)))
+		return ret;
+	d->numa_node = (int)x;
+	if ((ret = num(o, where, "threads", false, 0, 1, &x, err)))
+		return ret;
+	d->threads = (int)x;
+	eff = json_object_get(o, "efficiency");
+	for (int c = 0; c < 4; c++) {
+		d->efficiency[c] = ho_default_eff[c];
+		if (eff && (ret = num(eff, where, ho_class_keys[c], false, 0, ho_default_eff[c],
+				      &d->efficiency[c], err)))
+			return ret;
+		if (d->efficiency[c] > 1)
+			return ho_err(err, -EINVAL, "%s.efficiency.%s must be in (0, 1]", where,
+				      ho_class_keys[c]);
+	}
+	snprintf(where, sizeof(where), "devices[%u].unsupported_ops", idx);
+	if ((ret = name_list(json_object_get(o, "unsupported_ops"), where, &d->unsupported,
+			     &d->n_unsupported, err)))
+		return ret;
+	snprintf(where, sizeof(where), "devices[%u].supported_ops", idx);
+	return name_list(json_object_get(o, "supported_ops"), where, &d->supported, &d->n_supported, err);
+}
+
+static int ho_parse_box(json_t *root, struct ho_box *box, struct ho_error *err)
+{
+	json_t *devs = json_object_get(root, "devices"), *links = json_object_get(root, "links"), *v;
+	const char *host;
+	size_t i;
+	double x;
+	int ret;
+
+	if (!json_is_object(root))
+		return ho_err(err, -EINVAL, "the box must be a JSON object");
+	v = json_object_get(root, "name");
+	if (!json_is_string(v))
+		return ho_err(err, -EINVAL, "name must be a string");
+	snprintf(box->name, sizeof(box->name), "%s", json_string_value(v));
+	if (!json_is_array(devs) || !json_array_size(devs) || json_array_size(devs) > HO_MAX_DEVICES)
+		return ho_err(err, -EINVAL, "devices must be an array of 1..%d devices", HO_MAX_DEVICES);
+	box->n_devices = (uint32_t)json_array_size(devs);
+	box->dev = calloc(box->n_devices, sizeof(*box->dev));
+	if (!box->dev)
+		return ho_err(err, -ENOMEM, "out of memory");
+	json_array_foreach(devs, i, v) {
+		if ((ret = ho_parse_device(v, (uint32_t)i, &box->dev[i], err)))
+			return ret;
+		for (size_t k = 0; k < i; k++)
+			if (!strcmp(box->dev[k].name, box->dev[i].name))
+				return ho_err(err, -EINVAL, "devices[%zu].name '%s' is used twice", i,
+					      box->dev[i].name);
+	}
+	host = json_string_value(json_object_get(root, "host"));
+	if (!host)
+		return ho_err(err, -EINVAL, "host must name the device whose memory stages copies");
+	box->host = ho_box_device(box, host);
+	if (box->host < 0)
+		return ho_err(err, -EINVAL, "host '%s' is not one of the devices", host);
+	if ((ret = num(root, "box", "mem_safety", false, 0, 0.85, &box->mem_safety, err)))
+		return ret;
+	if (box->mem_safety > 1)
+		return ho_err(err, -EINVAL, "box.mem_safety must be in (0, 1]");
+	if ((ret = num(root, "box", "small_transfer_us", false, -1e-300, 5, &x, err)))
+		return ret;
+	box->small_transfer = x * 1e-6;
+	if (!json_is_array(links))
+		return ho_err(err, -EINVAL, "links must be an array");
+	box->n_links = (uint32_t)json_array_size(links);
+	box->links = calloc(box->n_links + 1, sizeof(*box->links));
+	if (!box->links)
+		return ho_err(err, -ENOMEM, "out of memory");
+	json_array_foreach(links, i, v) {
+		struct ho_link *l = &box->links[i];
+		const char *a = json_string_value(json_object_get(v, "a"));
+		const char *b = json_string_value(json_object_get(v, "b"));
+		char where[48];
+
+		snprintf(where, sizeof(where), "links[%zu]", i);
+		if (!a || !b || (l->a = ho_box_device(box, a)) < 0 || (l->b = ho_box_device(box, b)) < 0 ||
+		    l->a == l->b)
+			return ho_err(err, -EINVAL, "%s.a and .b must name two different devices", where);
+		if ((ret = num(v, where, "gbps", true, 0, 0, &x, err)))
+			return ret;
+		l->bandwidth = x * 1e9;
+		if ((ret = num(v, where, "latency_us", false, -1e-300, 0, &x, err)))
+			return ret;
+		l->latency = x * 1e-6;
+		if ((ret = num(v, where, "pj_per_byte", false, -1e-300, 0, &x, err)))
+			return ret;
+		l->energy_per_byte = x * 1e-12;
+		json_t *p2p = json_object_get(v, "p2p");
+
+		if (p2p && !json_is_boolean(p2p))
+			return ho_err(err, -EINVAL, "%s.p2p must be true or false", where);
+		l->p2p = !p2p || json_is_true(p2p);
+	}
+	/* Every device must reach the host, or nothing can be staged to it. */
+	for (uint32_t d = 0; d < box->n_devices; d++) {
+		bool ok = (int)d == box->host;
+
+		for (uint32_t k = 0; k < box->n_links && !ok; k++)
+			ok = (box->links[k].a == (int)d && box->links[k].b == box->host) ||
+			     (box->links[k].b == (int)d && box->links[k].a == box->host);
+		if (!ok)
+			return ho_err(err, -EINVAL, "devices[%u] (%s) has no link to the host '%s'", d,
+				      box->dev[d].name, host);
+	}
+	return 0;
+}
+
+int ho_box_parse(const char *text, struct ho_box **out, struct ho_error *err)
+{
+	json_error_t je;
+	json_t *root = json_loads(text, 0, &je);
+	struct ho_box *box;
+	int ret;
+
+	*out = NULL;
+	if (!root)
+		return ho_err(err, -EINVAL, "line %d: %s", je.line, je.text);
+	box = calloc(1, sizeof(*box));
+	if (!box) {
+		json_decref(root);
+		return ho_err(err, -ENOMEM, "out of memory");
+	}
+	ret = ho_parse_box(root, box, err);
+	json_decref(root);
+	if (ret) {
+		ho_box_free(box);
+		return ret;
+	}
+	*out = box;
+	return 0;
+}
+
+int ho_box_load(const char *path, struct ho_box **out, struct ho_error *err)
+{
+	json_error_t je;
+	json_t *root = json_load_file(path, 0, &je);
+	char *text;
+	int ret;
+
+	*out = NULL;
+	if (!root)
+		return ho_err(err, -EINVAL, "%s:%d: %s", path, je.line, je.text);
+	text = json_dumps(root, 0);
+	json_decref(root);
+	if (!text)
+		return ho_err(err, -ENOMEM, "out of memory");
+	ret = ho_box_parse(text, out, err);
+	free(text);
+	if (ret) {
+		char tmp[sizeof(err->msg)];
+
+		snprintf(tmp, sizeof(tmp), "%s", err->msg);
+		snprintf(err->msg, sizeof(err->msg), "%.200s: %.300s", path, tmp);
+	}
+	return ret;
+}

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Cost model: roofline compute time per (node, device), transfer time per
+ * (item, route), and the measured profile that overrides them.  Also builds a
+ * struct ho_problem from a graph with inferred shapes and a box.
+ *
+ * Profile format (written by the probes; Documentation/schedule-format.md):
+ *   {"box": "name", "devices": {"cpu0": {"peak_gflops": {"float32": 95.1},
+ *     "mem_bw_gbps": 11.2, "launch_us": 1.5, "op_efficiency": {"Conv": 0.55},
+ *     "node_us": {"/conv1/Conv": 812.0}}}}
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_priv.h"
+#include "sched_priv.h"
+
+struct ho_profile_dev {
+	double peak_flops[HO_DT_COUNT]; /* 0: keep the box's */
+	double mem_bw, launch;          /* < 0: keep the box's */
+	json_t *op_eff, *node_time;     /* borrowed from root */
+};
+
+struct ho_profile {
+	json_t *root;
+	uint32_t n;
+	struct ho_profile_dev dev[HO_MAX_DEVICES];
+};
+
+void ho_profile_free(struct ho_profile *prof)
+{
+	if (!prof)
+		return;
+	json_decref(prof->root);
+	free(prof);
+}
+
+int ho_profile_load(const char *path, const struct ho_box *box, struct ho_profile **out,
+		    struct ho_error *err)
+{
+	json_error_t je;
+	struct ho_profile *prof;
+	json_t *devs, *v;
+	const char *name;
+
+	*out = NULL;
+	prof = calloc(1, sizeof(*prof));
+	if (!prof)
+		return ho_err(err, -ENOMEM, "out of memory");
+	prof->root = json_load_file(path, 0, &je);
+	if (!prof->root) {
+		free(prof);
+		return ho_err(err, -EINVAL, "%s:%d: %s", path, je.line, je.text);
+	}
+	prof->n = box->n_devices;
+	for (uint32_t i = 0; i < box->n_devices; i++) {
+		prof->dev[i].mem_bw = -1;
+		prof->dev[i].launch = -1;
+	}
+	devs = json_object_get(prof->root, "devices");
+	if (!json_is_object(devs))
+		goto bad;
+	json_object_foreach(devs, name, v) {
+		int d = ho_box_device(box, name);
+		json_t *peak, *x;
+		const char *dt;
+
+		if (d < 0) {
+			ho_err(err, -EINVAL, "%s: devices.%s is not a device of box '%s'", path, name, box->name);
+			goto fail;
+		}
+		peak = json_object_get(v, "peak_gflops");
+		json_object_foreach(peak, dt, x)
+			for (int k = 1; k < HO_DT_COUNT; k++)
+				if (!strcmp(ho_dtype_name(k), dt) && json_is_number(x) && json_number_value(x) > 0)
+					prof->dev[d].peak_flops[k] = json_number_value(x) * 1e9;
+		x = json_object_get(v, "mem_bw_gbps");
+		if (json_is_number(x) && json_number_value(x) > 0)
+			prof->dev[d].mem_bw = json_number_value(x) * 1e9;
+		x = json_object_get(v, "launch_us");
+		if (json_is_number(x) && json_number_value(x) >= 0)
+			prof->dev[d].launch = json_number_value(x) * 1e-6;
+		prof->dev[d].op_eff = json_object_get(v, "op_efficiency");
+		prof->dev[d].node_time = json_object_get(v, "node_us");
+	}
+	*out = prof;
+	return 0;
+bad:
+	ho_err(err, -EINVAL, "%s: expected {\"devices\": {NAME: {...}}}", path);
+fail:
+	ho_profile_free(prof);
+	return err->code;
+}
+
+double ho_cost_node(const struct ho_graph *g, const struct ho_node *nd, const struct ho_box *box,
+		    int dev, const struct ho_profile *prof)
+{
+	const struct ho_device *d = &box->dev[dev];
+	const struct ho_profile_dev *pd = prof ? &prof->dev[dev] : NULL;
+	const struct ho_features *f = &nd->feat;
+	int dt = HO_DT_FLOAT, cls = f->op_class;
+	double peak, bw, launch, eff = d->efficiency[cls];
+
+	if (!ho_device_supports(d, nd->op_type))
+		return INFINITY;
+	if (pd && pd->node_time) {
+		json_t *t = json_object_get(pd->node_time, nd->name);
+
+		if (json_is_number(t))
+			return json_number_value(t) * 1e-6;
+	}
+	if (nd->n_outputs && nd->outputs[0] >= 0 && g->tensors[nd->outputs[0]].dtype)
+		dt = g->tensors[nd->outputs[0]].dtype;
+	peak = pd && pd->peak_flops[dt] > 0 ? pd->peak_flops[dt] : d->peak_flops[dt];
+	if (peak <= 0) /* no rate for this type: compute it at float32 speed */
+		peak = pd && pd->peak_flops[HO_DT_FLOAT] > 0 ? pd->peak_flops[HO_DT_FLOAT]
+							      : d->peak_flops[HO_DT_FLOAT];
+	if (peak <= 0 && f->flops > 0)
+		return INFINITY; /* the device has no arithmetic for this element type */
+	bw = pd && pd->mem_bw > 0 ? pd->mem_bw : d->mem_bw;
+	launch = pd && pd->launch >= 0 ? pd->launch : d->launch_overhead;
+	if (pd && pd->op_eff) {
+		json_t *e = json_object_get(pd->op_eff, nd->op_type);
+
+		if (json_is_number(e) && json_number_value(e) > 0 && json_number_value(e) <= 1)
+			eff = json_number_value(e);
+	}
+	double t_compute = f->flops > 0 ? f->flops / (peak * eff) : 0;
+	double t_memory = (double)(f->bytes_read + f->bytes_written) / (bw * eff);
+
+	return (t_compute > t_memory ? t_compute : t_memory) + launch;
+}
+
+double ho_comm_time(const struct ho_problem *p, uint32_t k, int a, int b)
+{
+	double t = 0;
+
+	if (a == b)
+		return 0;
+	if (p->item_comm)
+		return p->item_comm[k];
+	for (int h = 0; h < 2; h++) {
+		int32_t l = p->route[(a * p->d + b) * 2 + h];
+
+		if (l >= 0)
+			t += p->link_lat[l] + p->item_bytes[k] / p->link_bw[l] + p->small_transfer;
+	}
+	return t;
+}
+
+double ho_comm_mean(const struct ho_problem *p, uint32_t k)
+{
+	double sum = 0;
+
+	if (p->item_comm)
+		return p->item_comm[k];
+	if (p->d < 2)
+		return 0;
+	for (uint32_t a = 0; a < p->d; a++)
+		for (uint32_t b = 0; b < p->d; b++)
+			if (a != b)
+				sum += ho_comm_time(p, k, (int)a, (int)b);
+	return sum / (double)(p->d * (p->d - 1));
+}
+
+/* Route every device pair: a direct P2P link, else two hops through the host. */
+static int ho_routes(struct ho_problem *p, const struct ho_box *box, struct ho_error *err)
+{
+	uint32_t d = box->n_devices;
+
+	p->n_links = box->n_links;
+	p->link_lat = calloc(box->n_links + 1, sizeof(double));
+	p->link_bw = calloc(box->n_links + 1, sizeof(double));
+	p->link_epb = calloc(box->n_links + 1, sizeof(double));
+	p->route = malloc((size_t)d * d * 2 * sizeof(int32_t));
+	if (!p->link_lat || !p->link_bw || !p->link_epb || !p->route)
+		return ho_err(err, -ENOMEM, "out of memory");
+	for (uint32_t l = 0; l < box->n_links; l++) {
+		p->link_lat[l] = box->links[l].latency;
+		p->link_bw[l] = box->links[l].bandwidth;
+		p->link_epb[l] = box->links[l].energy_per_byte;
+	}
+	for (uint32_t a = 0; a < d; a++)
+		for (uint32_t b = 0; b < d; b++) {
+			int32_t *r = &p->route[(a * d + b) * 2], direct = -1, to_host = -1, from_host = -1;
+
+			r[0] = r[1] = -1;
+			if (a == b)
+				continue;
+			for (uint32_t l = 0; l < box->n_links; l++) {
+				const struct ho_link *k = &box->links[l];
+				bool ab = (k->a == (int)a && k->b == (int)b) || (k->a == (int)b && k->b == (int)a);
+
+				if (ab && (k->p2p || (int)a == box->host || (int)b == box->host))
+					direct = (int32_t)l;
+				if ((k->a == (int)a && k->b == box->host) || (k->b == (int)a && k->a == box->host))
+					to_host = (int32_t)l;
+				if ((k->a == box->host && k->b == (int)b) || (k->b == box->host && k->a == (int)b))
+					from_host = (int32_t)l;
+			}
+			if (direct >= 0) {
+				r[0] = direct;
+			} else if (to_host >= 0 && from_host >= 0) {
+				r[0] = to_host; /* staged: a -> host memory -> b */
+				r[1] = from_host;
+			} else {
+				return ho_err(err, -EINVAL, "box '%s': no route from %s to %s", box->name,
+					      box->dev[a].name, box->dev[b].name);
+			}
+		}
+	return 0;
+}
+
+static bool ho_is_task(const struct ho_node *nd)
+{
+	return !(nd->flags & HO_N_FOLDED) && strcmp(nd->op_type, "Constant");
+}
+
+static bool ho_is_weight(const struct ho_tensor *t)
+{
+	return t->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED);
+}
+
+int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
+			  const struct ho_profile *prof, struct ho_problem **out, struct ho_error *err)
+{
+	uint32_t d = box->n_devices, n = 0, m = 0, nw = 0, ne = 0;
+	int32_t *task_of = NULL, *item_of = NULL, *weight_of = NULL;
+	uint32_t *ei = NULL, *et = NULL, *wfill = NULL;
+	struct ho_problem *p = NULL;
+	int ret = -ENOMEM;
+
+	*out = NULL;
+	task_of = malloc((g->n_nodes + 1) * sizeof(int32_t));
+	item_of = malloc((g->n_tensors + 1) * sizeof(int32_t));
+	weight_of = malloc((g->n_tensors + 1) * sizeof(int32_t));
+	if (!task_of || !item_of || !weight_of)
+		goto nomem;
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		task_of[i] = ho_is_task(&g->nodes[i]) ? (int32_t)n++ : -1;
+	for (uint32_t i = 0; i < g->n_tensors; i++) {
+		const struct ho_tensor *t = &g->tensors[i];
+
+		item_of[i] = weight_of[i] = -1;
+		if (ho_is_weight(t)) {
+			weight_of[i] = (int32_t)nw++;
+		} else if ((t->producer >= 0 && task_of[t->producer] >= 0) || (t->flags & HO_T_INPUT)) {
+			item_of[i] = (int32_t)m++;
+		}
+	}
+	if (!n) {
+		ret = ho_err(err, -EINVAL, "the graph has no operator left to schedule");
+		goto out;
+	}
+	p = ho_problem_alloc(n, d);
+	if (!p || ho_problem_alloc_items(p, m, false))
+		goto nomem;
+	p->box = box;
+	p->contention = true;
+	p->small_transfer = box->small_transfer;
+	p->default_device = box->host;
+	for (uint32_t k = 0; k < d; k++) {
+		snprintf(p->dev_name[k], sizeof(p->dev_name[k]), "%s", box->dev[k].name);
+		p->capacity[k] = box->dev[k].mem_capacity * box->mem_safety;
+		p->idle_power[k] = box->dev[k].idle_power;
+	}
+	ret = ho_routes(p, box, err);
+	if (ret)
+		goto out;
+	for (uint32_t i = 0; i < g->n_tensors; i++) {
+		const struct ho_tensor *t = &g->tensors[i];
+
+		if (item_of[i] < 0)
+			continue;
+		p->item_prod[item_of[i]] = t->producer >= 0 ? (uint32_t)task_of[t->producer] : HO_EXTERNAL;
+		p->item_bytes[item_of[i]] = (double)t->bytes;
+		p->item_pinned_out[item_of[i]] = !!(t->flags & HO_T_OUTPUT);
+	}
+	/* Tasks: costs, energy, and the (item, task) and (weight, task) edges. */
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ho_node *nd = &g->nodes[i];
+
+		if (task_of[i] < 0)
+			continue;
+		ne += nd->n_inputs + nd->n_implicit;
+	}
+	ei = malloc((ne + 1) * sizeof(uint32_t));
+	et = malloc((ne + 1) * sizeof(uint32_t));
+	p->wcons_off = calloc(nw + 2, sizeof(uint32_t));
+	p->weight_bytes = calloc(nw + 1, sizeof(double));
+	p->wcons = malloc((ne + 1) * sizeof(uint32_t));
+	wfill = calloc(nw + 1, sizeof(uint32_t));
+	if (!ei || !et || !p->wcons_off || !p->weight_bytes || !p->wcons || !wfill)
+		goto nomem;
+	p->n_weights = nw;
+	ne = 0;
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ho_node *nd = &g->nodes[i];
+		int32_t t = task_of[i];
+
+		if (t < 0)
+			continue;
+		snprintf(p->task_name[t], sizeof(p->task_name[t]), "%s", nd->name);
+		snprintf(p->task_op[t], sizeof(p->task_op[t]), "%s", nd->op_type);
+		p->allowed[t] = 0;
+		for (uint32_t k = 0; k < d; k++) {
+			double c = ho_cost_node(g, nd, box, (int)k, prof);
+			const struct ho_device *dv = &box->dev[k];
+
+			p->comp[t * d + k] = c;
+			p->energy[t * d + k] =
+				nd->feat.flops * dv->energy_per_flop +
+				(double)(nd->feat.bytes_read + nd->feat.bytes_written) * dv->energy_per_byte;
+			if (isfinite(c))
+				p->allowed[t] |= 1ull << k;
+		}
+		if (!p->allowed[t]) {
+			ret = ho_err(err, -EINVAL, "node '%s' (%s) can run on no device of box '%s'", nd->name,
+				     nd->op_type, box->name);
+			goto out;
+		}
+		for (uint32_t k = 0; k < nd->n_inputs + nd->n_implicit; k++) {
+			int32_t tid = k < nd->n_inputs ? nd->inputs[k] : nd->implicit[k - nd->n_inputs];
+			bool dup = false;
+
+			if (tid < 0)
+				continue;
+			for (uint32_t j = 0; j < k && !dup; j++) /* Mul(x, x): one edge */
+				dup = (j < nd->n_inputs ? nd->inputs[j] : nd->implicit[j - nd->n_inputs]) == tid;
+			if (dup)
+				continue;
+			if (item_of[tid] >= 0) {
+				ei[ne] = (uint32_t)item_of[tid];
+				et[ne++] = (uint32_t)t;
+			} else if (weight_of[tid] >= 0) {
+				p->wcons_off[weight_of[tid] + 2]++;
+				p->weight_bytes[weight_of[tid]] = (double)g->tensors[tid].bytes;
+			}
+		}
+	}
+	/* Weight consumer CSR. */
+	for (uint32_t w = 0; w < nw; w++)
+		p->wcons_off[w + 2] += p->wcons_off[w + 1];
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ho_node *nd = &g->nodes[i];
+
+		if (task_of[i] < 0)
+			continue;
+		for (uint32_t k = 0; k < nd->n_inputs + nd->n_implicit; k++) {
+			int32_t tid = k < nd->n_inputs ? nd->inputs[k] : nd->implicit[k - nd->n_inputs];
+			bool dup = false;
+
+			if (tid < 0 || weight_of[tid] < 0)
+				continue;
+			for (uint32_t j = 0; j < k && !dup; j++)
+				dup = (j < nd->n_inputs ? nd->inputs[j] : nd->implicit[j - nd->n_inputs]) == tid;
+			if (!dup)
+				p->wcons[p->wcons_off[weight_of[tid] + 1] + wfill[weight_of[tid]]++] =
+					(uint32_t)task_of[i];
+		}
+	}
+	memmove(p->wcons_off, p->wcons_off + 1, (nw + 1) * sizeof(uint32_t));
+	ret = ho_problem_link(p, ne, ei, et, err);
+	goto out;
+nomem:
+	ret = ho_err(err, -ENOMEM, "out of memory building the scheduling problem");
+out:
+	free(task_of);
+	free(item_of);
+	free(weight_of);
+	free(ei);
+	free(et);
+	free(wfill);
+	if (ret) {
+		ho_problem_free(p);
+		return ret;
+	}
+	*out = p;
+	return 0;
+}

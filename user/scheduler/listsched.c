@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Pieces shared by the list schedulers: plans, insertion into device
+ * timelines, and a ready list that picks the highest-ranked ready task.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "listsched.h"
+
+struct ho_plan *ho_plan_new(uint32_t n)
+{
+	struct ho_plan *pl = calloc(1, sizeof(*pl));
+
+	if (!pl)
+		return NULL;
+	pl->assign = calloc(n + 1, sizeof(uint16_t));
+	pl->order = calloc(n + 1, sizeof(uint32_t));
+	if (!pl->assign || !pl->order) {
+		ho_plan_free(pl);
+		return NULL;
+	}
+	return pl;
+}
+
+void ho_plan_free(struct ho_plan *pl)
+{
+	if (!pl)
+		return;
+	free(pl->assign);
+	free(pl->order);
+	free(pl);
+}
+
+int ho_slots_init(struct ho_slots *s, uint32_t d, uint32_t n)
+{
+	for (uint32_t j = 0; j < d; j++) {
+		s[j].n = 0;
+		s[j].cap = n + 1;
+		s[j].s = malloc(s[j].cap * sizeof(double));
+		s[j].e = malloc(s[j].cap * sizeof(double));
+		if (!s[j].s || !s[j].e)
+			return -1;
+	}
+	return 0;
+}
+
+void ho_slots_free(struct ho_slots *s, uint32_t d)
+{
+	for (uint32_t j = 0; j < d; j++) {
+		free(s[j].s);
+		free(s[j].e);
+	}
+}
+
+/* Earliest start >= ready of a gap of length dur (insertion policy of HEFT). */
+double ho_slots_earliest(const struct ho_slots *s, double ready, double dur)
+{
+	double t = ready;
+
+	for (uint32_t i = 0; i < s->n; i++) {
+		if (t + dur <= s->s[i])
+			return t;
+		if (s->e[i] > t)
+			t = s->e[i];
+	}
+	return t;
+}
+
+void ho_slots_insert(struct ho_slots *s, double start, double end)
+{
+	uint32_t i = s->n;
+
+	while (i > 0 && s->s[i - 1] > start) {
+		s->s[i] = s->s[i - 1];
+		s->e[i] = s->e[i - 1];
+		i--;
+	}
+	s->s[i] = start;
+	s->e[i] = end;
+	s->n++;
+}
+
+/* Data-ready time of task t on device dev, given placed predecessors. */
+double ho_ready_time(const struct ho_problem *p, uint32_t t, int dev, const uint16_t *assign,
+		     const double *aft)
+{
+	double ready = 0;
+
+	for (uint32_t e = p->in_off[t]; e < p->in_off[t + 1]; e++) {
+		uint32_t k = p->in_items[e], prod = p->item_prod[k];
+		int src = prod == HO_EXTERNAL ? p->default_device : assign[prod];
+		double r = (prod == HO_EXTERNAL ? 0 : aft[prod]) + ho_comm_time(p, k, src, dev);
+
+		if (r > ready)
+			ready = r;
+	}
+	return ready;
+}
+
+/* Next ready task with the highest rank (ties: lowest index). */
+int64_t ho_ready_pop(const struct ho_problem *p, const double *rank, uint32_t *missing, uint8_t *taken)
+{
+	int64_t best = -1;
+
+	for (uint32_t t = 0; t < p->n; t++)
+		if (!taken[t] && !missing[t] && (best < 0 || rank[t] > rank[best]))
+			best = t;
+	if (best >= 0) {
+		taken[best] = 1;
+		for (uint32_t k = p->succ_off[best]; k < p->succ_off[best + 1]; k++)
+			missing[p->succ[k]]--;
+	}
+	return best;
+}
+
+/* Order tasks by start time (ties: the order they were placed in). */
+static int ho_by_start(const void *a, const void *b)
+{
+	const double *x = a, *y = b;
+
+	return x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+int ho_order_by_start(const struct ho_problem *p, const double *ast, const uint32_t *placed_at,
+		      uint32_t *order)
+{
+	double *pair = malloc((size_t)p->n * 3 * sizeof(double));
+
+	if (!pair)
+		return -1;
+	for (uint32_t t = 0; t < p->n; t++) {
+		pair[3 * t] = ast[t];
+		pair[3 * t + 1] = placed_at[t];
+		pair[3 * t + 2] = t;
+	}
+	qsort(pair, p->n, 3 * sizeof(double), ho_by_start);
+	for (uint32_t i = 0; i < p->n; i++)
+		order[i] = (uint32_t)pair[3 * i + 2];
+	free(pair);
+	return 0;
+}
+
+uint32_t *ho_indegrees(const struct ho_problem *p)
+{
+	uint32_t *m = malloc((p->n + 1) * sizeof(uint32_t));
+
+	if (m)
+		for (uint32_t t = 0; t < p->n; t++)
+			m[t] = p->pred_off[t + 1] - p->pred_off[t];
+	return m;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/* Scheduler internals shared by its files. Not installed. */
+#ifndef HO_SCHED_PRIV_H
+#define HO_SCHED_PRIV_H
+
+#include "heteroopt/sched.h"
+
+#define HO_EXTERNAL UINT32_MAX /* item produced outside the graph (a graph input on the host) */
+
+struct ho_problem *ho_problem_alloc(uint32_t n, uint32_t d);
+int ho_problem_alloc_items(struct ho_problem *p, uint32_t m, bool matrix);
+int ho_problem_link(struct ho_problem *p, uint32_t n_edges, const uint32_t *edge_item,
+		    const uint32_t *edge_task, struct ho_error *err);
+
+/* Uncontended time to move item k from device a to b (0 if a == b). */
+double ho_comm_time(const struct ho_problem *p, uint32_t k, int a, int b);
+/* Mean of ho_comm_time over ordered device pairs a != b (HEFT's c-bar). */
+double ho_comm_mean(const struct ho_problem *p, uint32_t k);
+
+/* Insertion-based earliest start on a device timeline (HEFT/PEFT). */
+struct ho_slots {
+	uint32_t n, cap;
+	double *s, *e; /* sorted busy intervals */
+};
+
+/* xoshiro256** with an explicit state: reproducible and thread-free. */
+struct ho_rng {
+	uint64_t s[4];
+};
+void ho_rng_seed(struct ho_rng *r, uint64_t seed);
+uint64_t ho_rng_next(struct ho_rng *r);
+double ho_rng_unit(struct ho_rng *r);               /* [0, 1) */
+uint32_t ho_rng_below(struct ho_rng *r, uint32_t n); /* [0, n) */
+
+#endif

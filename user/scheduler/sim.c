@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The event simulator: the search's inner loop and the source of every
+ * timeline the user sees.  Given a device per task and a topological order,
+ * it list-schedules the tasks with one timeline per device and one per link
+ * (compute and copies overlap; a link carries one copy at a time), then
+ * derives latency, per-device peak memory, energy, throughput and balance.
+ *
+ * Flat arrays indexed by task, item and device, all allocated in
+ * ho_sim_new(): an evaluation allocates nothing.  Work is linear in tasks +
+ * edges, plus sorting the memory events of the items that exist.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_priv.h"
+#include "sched_priv.h"
+
+struct ho_mem_event {
+	double t;
+	double delta; /* bytes: > 0 allocate, < 0 free */
+	uint32_t dev;
+};
+
+struct ho_sim {
+	const struct ho_problem *p;
+	double *dev_free, *busy, *link_free, *link_busy;
+	double *start, *end;
+	uint8_t *done;
+	double *arrival;   /* m*d: when item k is usable on device j (NAN: not there) */
+	double *alloc_at;  /* m*d: when its copy on device j was allocated */
+	double *last_use;  /* m*d: end of its last consumer on device j */
+	double *out_end;   /* m: end of the last copy leaving its producer's device */
+	struct ho_mem_event *ev;
+	uint32_t cap_ev;
+	double *static_mem; /* d: weights resident */
+	uint64_t *wmask;    /* n_weights device masks */
+};
+
+void ho_sim_free(struct ho_sim *s)
+{
+	if (!s)
+		return;
+	free(s->dev_free);
+	free(s->busy);
+	free(s->link_free);
+	free(s->link_busy);
+	free(s->start);
+	free(s->end);
+	free(s->done);
+	free(s->arrival);
+	free(s->alloc_at);
+	free(s->last_use);
+	free(s->out_end);
+	free(s->ev);
+	free(s->static_mem);
+	free(s->wmask);
+	free(s);
+}
+
+struct ho_sim *ho_sim_new(const struct ho_problem *p)
+{
+	struct ho_sim *s = calloc(1, sizeof(*s));
+	size_t md = (size_t)p->m * p->d + 1;
+
+	if (!s)
+		return NULL;
+	s->p = p;
+	s->dev_free = calloc(p->d, sizeof(double));
+	s->busy = calloc(p->d, sizeof(double));
+	s->link_free = calloc(p->n_links + 1, sizeof(double));
+	s->link_busy = calloc(p->n_links + 1, sizeof(double));
+	s->start = calloc(p->n + 1, sizeof(double));
+	s->end = calloc(p->n + 1, sizeof(double));
+	s->done = calloc(p->n + 1, 1);
+	s->arrival = calloc(md, sizeof(double));
+	s->alloc_at = calloc(md, sizeof(double));
+	s->last_use = calloc(md, sizeof(double));
+	s->out_end = calloc(p->m + 1, sizeof(double));
+	/* Per item: the producer's buffer, a copy and a staging buffer per other device. */
+	s->cap_ev = 2 * (p->m * (2 * p->d - 1)) + 2;
+	s->ev = malloc(s->cap_ev * sizeof(*s->ev));
+	s->static_mem = calloc(p->d, sizeof(double));
+	s->wmask = calloc(p->n_weights + 1, sizeof(uint64_t));
+	if (!s->dev_free || !s->busy || !s->link_free || !s->link_busy || !s->start || !s->end ||
+	    !s->done || !s->arrival || !s->alloc_at || !s->last_use || !s->out_end || !s->ev ||
+	    !s->static_mem || !s->wmask) {
+		ho_sim_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+struct ho_timeline *ho_timeline_new(const struct ho_problem *p)
+{
+	struct ho_timeline *tl = calloc(1, sizeof(*tl));
+
+	if (!tl)
+		return NULL;
+	tl->start = calloc(p->n + 1, sizeof(double));
+	tl->end = calloc(p->n + 1, sizeof(double));
+	tl->cap_xfer = 2 * p->m * (p->d > 1 ? p->d - 1 : 1) + 1;
+	tl->xfer = calloc(tl->cap_xfer, sizeof(*tl->xfer));
+	if (!tl->start || !tl->end || !tl->xfer) {
+		ho_timeline_free(tl);
+		return NULL;
+	}
+	return tl;
+}
+
+void ho_timeline_free(struct ho_timeline *tl)
+{
+	if (!tl)
+		return;
+	free(tl->start);
+	free(tl->end);
+	free(tl->xfer);
+	free(tl);
+}
+
+static void ho_record(struct ho_timeline *tl, uint32_t k, uint32_t task, int src, int dst, int link,
+		      double s, double e)
+{
+	if (tl && tl->n_xfer < tl->cap_xfer)
+		tl->xfer[tl->n_xfer++] = (struct ho_transfer){ k, task, src, dst, link, s, e };
+}
+
+/* Move item k from src to dst, ready at t0; returns its arrival time. */
+static double ho_transfer(struct ho_sim *s, uint32_t k, uint32_t task, int src, int dst, double t0,
+			  struct ho_eval *ev, struct ho_timeline *tl, double *first_start)
+{
+	const struct ho_problem *p = s->p;
+	double t = t0;
+
+	*first_start = t0;
+	ev->n_transfers++;
+	ev->bytes_moved += p->item_bytes[k];
+	if (p->item_comm) {
+		ho_record(tl, k, task, src, dst, -1, t0, t0 + p->item_comm[k]);
+		return t0 + p->item_comm[k];
+	}
+	for (int h = 0; h < 2; h++) {
+		int32_t l = p->route[(src * p->d + dst) * 2 + h];
+		double st, dur;
+
+		if (l < 0)
+			break;
+		st = t;
+		if (p->contention && s->link_free[l] > st)
+			st = s->link_free[l];
+		dur = p->link_lat[l] + p->item_bytes[k] / p->link_bw[l] + p->small_transfer;
+		if (h == 0) {
+			*first_start = st;
+			if (st + dur > s->out_end[k])
+				s->out_end[k] = st + dur;
+		}
+		t = st + dur;
+		s->link_free[l] = t;
+		s->link_busy[l] += dur;
+		ev->obj[HO_OBJ_ENERGY] += p->item_bytes[k] * p->link_epb[l];
+		ho_record(tl, k, task, h == 0 ? src : p->default_device, h == 0 && p->route[(src * p->d + dst) * 2 + 1] >= 0 ? p->default_device : dst,
+			  l, st, t);
+	}
+	return t;
+}
+
+static int ho_ev_cmp(const struct ho_mem_event *a, const struct ho_mem_event *b)
+{
+	if (a->t != b->t)
+		return a->t < b->t ? -1 : 1;
+	return a->delta < b->delta ? -1 : a->delta > b->delta; /* frees first */
+}
+
+/* Quicksort specialised for events: qsort's indirect calls dominate otherwise. */
+static void ho_ev_sort(struct ho_mem_event *a, long n)
+{
+	while (n > 16) {
+		struct ho_mem_event pivot = a[n / 2], tmp;
+		long i = 0, j = n - 1;
+
+		while (i <= j) {
+			while (ho_ev_cmp(&a[i], &pivot) < 0)
+				i++;
+			while (ho_ev_cmp(&a[j], &pivot) > 0)
+				j--;
+			if (i <= j) {
+				tmp = a[i];
+				a[i] = a[j];
+				a[j] = tmp;
+				i++;
+				j--;
+			}
+		}
+		/* Recurse into the smaller part, loop on the larger: bounded stack. */
+		if (j + 1 < n - i) {
+			ho_ev_sort(a, j + 1);
+			a += i;
+			n -= i;
+		} else {
+			ho_ev_sort(a + i, n - i);
+			n = j + 1;
+		}
+	}
+	for (long i = 1; i < n; i++) {
+		struct ho_mem_event v = a[i];
+		long j = i;
+
+		while (j > 0 && ho_ev_cmp(&a[j - 1], &v) > 0) {
+			a[j] = a[j - 1];
+			j--;
+		}
+		a[j] = v;
+	}
+}
+
+static void ho_push(struct ho_sim *s, uint32_t *n, uint32_t dev, double from, double to, double bytes)
+{
+	if (to <= from || bytes <= 0 || *n + 2 > s->cap_ev)
+		return; /* zero lifetime: never resident */
+	s->ev[(*n)++] = (struct ho_mem_event){ from, bytes, dev };
+	s->ev[(*n)++] = (struct ho_mem_event){ to, -bytes, dev };
+}
+
+static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan, struct ho_eval *ev)
+{
+	const struct ho_problem *p = s->p;
+	uint32_t d = p->d, n_ev = 0;
+	double cur[HO_MAX_DEVICES] = { 0 };
+
+	/* Weights live on every device that runs one of their consumers. */
+	memset(s->static_mem, 0, d * sizeof(double));
+	for (uint32_t w = 0; w < p->n_weights; w++) {
+		uint64_t mask = 0;
+
+		for (uint32_t c = p->wcons_off[w]; c < p->wcons_off[w + 1]; c++)
+			mask |= 1ull << assign[p->wcons[c]];
+		for (uint32_t j = 0; j < d; j++)
+			if (mask >> j & 1)
+				s->static_mem[j] += p->weight_bytes[w];
+	}
+	for (uint32_t k = 0; k < p->m; k++) {
+		uint32_t prod = p->item_prod[k];
+		int src = prod == HO_EXTERNAL ? p->default_device : assign[prod];
+		double born = prod == HO_EXTERNAL ? 0 : s->start[prod];
+		double dies = s->last_use[k * d + src];
+
+		if (s->out_end[k] > dies)
+			dies = s->out_end[k];
+		if (prod != HO_EXTERNAL && s->end[prod] > dies)
+			dies = s->end[prod];
+		if (p->item_pinned_out[k])
+			dies = makespan;
+		ho_push(s, &n_ev, (uint32_t)src, born, dies, p->item_bytes[k]);
+		for (uint32_t j = 0; j < d; j++) {
+			double arr = s->arrival[k * d + j];
+
+			if ((int)j == src || isnan(arr))
+				continue;
+			ho_push(s, &n_ev, j, s->alloc_at[k * d + j],
+				s->last_use[k * d + j] > arr ? s->last_use[k * d + j] : arr, p->item_bytes[k]);
+			/* A staged copy also holds a bounce buffer in host memory. */
+			if (p->route && p->route[(src * d + j) * 2 + 1] >= 0)
+				ho_push(s, &n_ev, (uint32_t)p->default_device, s->alloc_at[k * d + j], arr,
+					p->item_bytes[k]);
+		}
+	}
+	ho_ev_sort(s->ev, n_ev);
+	for (uint32_t j = 0; j < d; j++)
+		ev->peak_mem[j] = s->static_mem[j];
+	for (uint32_t e = 0; e < n_ev; e++) {
+		uint32_t j = s->ev[e].dev;
+
+		cur[j] += s->ev[e].delta;
+		if (s->static_mem[j] + cur[j] > ev->peak_mem[j])
+			ev->peak_mem[j] = s->static_mem[j] + cur[j];
+	}
+}
+
+int ho_sim_eval(struct ho_sim *s, const uint16_t *assign, const uint32_t *order,
+		const struct ho_constraints *c, struct ho_eval *ev, struct ho_timeline *tl)
+{
+	const struct ho_problem *p = s->p;
+	uint32_t d = p->d;
+	double makespan = 0;
+
+	memset(ev, 0, sizeof(*ev));
+	memset(s->dev_free, 0, d * sizeof(double));
+	memset(s->busy, 0, d * sizeof(double));
+	memset(s->link_free, 0, (p->n_links + 1) * sizeof(double));
+	memset(s->link_busy, 0, (p->n_links + 1) * sizeof(double));
+	memset(s->done, 0, p->n);
+	memset(s->out_end, 0, p->m * sizeof(double));
+	for (size_t i = 0; i < (size_t)p->m * d; i++) {
+		s->arrival[i] = NAN;
+		s->last_use[i] = 0;
+	}
+	if (tl)
+		tl->n_xfer = 0;
+
+	for (uint32_t i = 0; i < p->n; i++) {
+		uint32_t v = order[i];
+		int dev = assign[v];
+		double ready = 0, cost;
+
+		if (v >= p->n || s->done[v] || dev >= (int)d)
+			return -EINVAL;
+		for (uint32_t e = p->in_off[v]; e < p->in_off[v + 1]; e++) {
+			uint32_t k = p->in_items[e], prod = p->item_prod[k];
+			int src = prod == HO_EXTERNAL ? p->default_device : assign[prod];
+			double t;
+
+			if (prod != HO_EXTERNAL && !s->done[prod])
+				return -EINVAL; /* order is not topological */
+			t = prod == HO_EXTERNAL ? 0 : s->end[prod];
+			if (src != dev) {
+				double *arr = &s->arrival[k * d + dev];
+
+				if (isnan(*arr))
+					*arr = ho_transfer(s, k, v, src, dev, t, ev, tl, &s->alloc_at[k * d + dev]);
+				t = *arr;
+			}
+			if (t > ready)
+				ready = t;
+		}
+		cost = p->comp[v * d + dev];
+		if (!(p->allowed[v] >> dev & 1) || !isfinite(cost)) {
+			ev->n_infeasible++;
+			if (!isfinite(cost))
+				cost = 0;
+		}
+		s->start[v] = ready > s->dev_free[dev] ? ready : s->dev_free[dev];
+		s->end[v] = s->start[v] + cost;
+		s->dev_free[dev] = s->end[v];
+		s->busy[dev] += cost;
+		s->done[v] = 1;
+		ev->obj[HO_OBJ_ENERGY] += p->energy[v * d + dev];
+		if (s->end[v] > makespan)
+			makespan = s->end[v];
+		for (uint32_t e = p->in_off[v]; e < p->in_off[v + 1]; e++) {
+			double *lu = &s->last_use[p->in_items[e] * d + dev];
+
+			if (s->end[v] > *lu)
+				*lu = s->end[v];
+		}
+	}
+
+	double period = 0, sum_busy = 0, max_busy = 0;
+
+	for (uint32_t j = 0; j < d; j++) {
+		ev->busy[j] = s->busy[j];
+		sum_busy += s->busy[j];
+		if (s->busy[j] > max_busy)
+			max_busy = s->busy[j];
+		ev->obj[HO_OBJ_ENERGY] += p->idle_power[j] * makespan;
+	}
+	period = max_busy;
+	for (uint32_t l = 0; l < p->n_links; l++)
+		if (s->link_busy[l] > period)
+			period = s->link_busy[l];
+	ev->obj[HO_OBJ_LATENCY] = makespan;
+	ev->obj[HO_OBJ_THROUGHPUT] = period;
+	ev->obj[HO_OBJ_BALANCE] = sum_busy > 0 ? max_busy / (sum_busy / d) : 1;
+
+	if (!p->item_comm) {
+		ho_memory(s, assign, makespan, ev);
+		for (uint32_t j = 0; j < d; j++) {
+			if (p->capacity[j] <= 0)
+				continue;
+			double r = ev->peak_mem[j] / p->capacity[j];
+
+			if (r > ev->obj[HO_OBJ_MEMORY])
+				ev->obj[HO_OBJ_MEMORY] = r;
+			if (r > 1)
+				ev->violation += r - 1;
+		}
+	}
+	ev->violation += ev->n_infeasible;
+	if (c) {
+		if (c->max_latency > 0 && makespan > c->max_latency)
+			ev->violation += (makespan - c->max_latency) / c->max_latency;
+		for (uint32_t j = 0; j < d; j++)
+			if (c->max_mem[j] > 0 && ev->peak_mem[j] > c->max_mem[j])
+				ev->violation += (ev->peak_mem[j] - c->max_mem[j]) / c->max_mem[j];
+	}
+	if (tl) {
+		memcpy(tl->start, s->start, p->n * sizeof(double));
+		memcpy(tl->end, s->end, p->n * sizeof(double));
+	}
+	return 0;
+}
