@@ -247,6 +247,37 @@ enum ho_pick { HO_PICK_WEIGHTED, HO_PICK_TOPSIS, HO_PICK_CONSTRAINT };
 int ho_pick(const struct ho_front *f, enum ho_pick how, uint32_t objectives, const double *weights,
 	    const double *base);
 
+/* ---- explanations and output (user/scheduler/{explain,schedule_json}.c) ---- */
+
+/* One sentence on why task t runs on assign[t]. */
+void ho_explain(const struct ho_problem *p, const uint16_t *assign, const struct ho_eval *ev,
+		uint32_t t, char *buf, size_t n);
+
+struct ho_baseline {
+	char name[48];
+	const struct ho_plan *plan;
+	struct ho_eval ev;
+};
+
+struct ho_schedule_doc {
+	const struct ho_problem *p;
+	const struct ho_front *front;
+	int picked;
+	const char *pick_method;
+	uint32_t objectives;
+	const struct ho_search_opts *search;
+	const struct ho_baseline *baselines;
+	uint32_t n_baselines;
+	const char *model, *box, *profile; /* paths (profile may be NULL) */
+	uint64_t fp_model, fp_box, fp_profile, fp_settings;
+};
+
+/* FNV-1a 64 of a file's bytes (0 and an error if unreadable). */
+int ho_fingerprint_file(const char *path, uint64_t *out, struct ho_error *err);
+uint64_t ho_fingerprint_bytes(uint64_t h, const void *data, size_t len);
+const char *ho_objective_name(int obj);
+int ho_schedule_write(const char *path, const struct ho_schedule_doc *doc, struct ho_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,7 @@ static const struct {
 	const char *help;
 } commands[] = {
 	{ "inspect", cmd_inspect, "read an ONNX model, infer shapes, print per-node costs" },
+	{ "schedule", cmd_schedule, "find a Pareto front of schedules for a model on a box" },
 };
 
 void cli_error(const char *fmt, ...)

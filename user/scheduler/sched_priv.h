@@ -3,6 +3,8 @@
 #ifndef HO_SCHED_PRIV_H
 #define HO_SCHED_PRIV_H
 
+#include <stddef.h>
+
 #include "heteroopt/sched.h"
 
 #define HO_EXTERNAL UINT32_MAX /* item produced outside the graph (a graph input on the host) */
@@ -31,5 +33,6 @@ void ho_rng_seed(struct ho_rng *r, uint64_t seed);
 uint64_t ho_rng_next(struct ho_rng *r);
 double ho_rng_unit(struct ho_rng *r);               /* [0, 1) */
 uint32_t ho_rng_below(struct ho_rng *r, uint32_t n); /* [0, n) */
+
 
 #endif

@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Properties of the simulator and the search on random DAGs (HEFT-paper
+ * generator) and on real exported models on the shipped boxes:
+ *  - precedence holds, no two tasks overlap on a device, no two copies on a link;
+ *  - the peak memory recomputed by brute force from the timeline equals the
+ *    simulator's sweep;
+ *  - every front member is non-dominated, and the front never loses to its
+ *    HEFT seed on latency;
+ *  - the same seed gives the same front, whatever the thread count;
+ *  - impossible constraints leave only violating schedules.
+ */
+#include <math.h>
+
+#include "heteroopt/graph.h"
+#include "heteroopt/sched.h"
+#include "randdag.h"
+#include "test_util.h"
+
+#define EXT UINT32_MAX
+#define EPS 1e-9
+
+static int dev_of(const struct ho_problem *p, const uint16_t *assign, uint32_t k)
+{
+	return p->item_prod[k] == EXT ? p->default_device : assign[p->item_prod[k]];
+}
+
+/* Arrival of item k on device dst according to the recorded transfers. */
+static double arrival(const struct ho_timeline *tl, const uint16_t *assign,
+		      uint32_t k, int dst, double *alloc)
+{
+	double t = -1;
+
+	*alloc = INFINITY;
+	for (uint32_t i = 0; i < tl->n_xfer; i++) {
+		const struct ho_transfer *x = &tl->xfer[i];
+
+		if (x->item != k || assign[x->task] != dst)
+			continue;
+		if (x->end > t)
+			t = x->end;
+		if (x->start < *alloc)
+			*alloc = x->start;
+	}
+	return t;
+}
+
+static void check_timeline(const struct ho_problem *p, const uint16_t *assign, const struct ho_timeline *tl,
+			   const struct ho_eval *ev, const char *what)
+{
+	uint32_t d = p->d;
+
+	/* Precedence, including the copy time between devices. */
+	for (uint32_t t = 0; t < p->n; t++)
+		for (uint32_t e = p->in_off[t]; e < p->in_off[t + 1]; e++) {
+			uint32_t k = p->in_items[e], prod = p->item_prod[k];
+			double ready = prod == EXT ? 0 : tl->end[prod], alloc;
+
+			if (dev_of(p, assign, k) != assign[t]) {
+				ready = arrival(tl, assign, k, assign[t], &alloc);
+				T_CHECK(ready >= 0, "%s: item %u never reached task %s", what, k, p->task_name[t]);
+				T_CHECK(prod == EXT || alloc >= tl->end[prod] - EPS, "%s: copy of item %u starts before it exists",
+					what, k);
+			}
+			T_CHECK(tl->start[t] >= ready - EPS, "%s: task %s starts %.9g before its input (%.9g)", what,
+				p->task_name[t], tl->start[t], ready);
+		}
+	/* No overlap on a device. */
+	for (uint32_t a = 0; a < p->n; a++)
+		for (uint32_t b = a + 1; b < p->n; b++)
+			if (assign[a] == assign[b] && tl->end[a] > tl->start[a] && tl->end[b] > tl->start[b])
+				T_CHECK(tl->end[a] <= tl->start[b] + EPS || tl->end[b] <= tl->start[a] + EPS,
+					"%s: %s and %s overlap on %s", what, p->task_name[a], p->task_name[b],
+					p->dev_name[assign[a]]);
+	/* No overlap on a link (contention model). */
+	if (p->contention)
+		for (uint32_t i = 0; i < tl->n_xfer; i++)
+			for (uint32_t j = i + 1; j < tl->n_xfer; j++)
+				if (tl->xfer[i].link == tl->xfer[j].link && tl->xfer[i].link >= 0)
+					T_CHECK(tl->xfer[i].end <= tl->xfer[j].start + EPS ||
+							tl->xfer[j].end <= tl->xfer[i].start + EPS,
+						"%s: two copies overlap on link %d", what, tl->xfer[i].link);
+	/* Peak memory by brute force: every buffer's interval, summed at every start. */
+	if (p->item_comm)
+		return;
+	double *from = malloc(sizeof(double) * p->m * (2 * d + 1)), *to = malloc(sizeof(double) * p->m * (2 * d + 1));
+	double *bytes = malloc(sizeof(double) * p->m * (2 * d + 1)), stat[HO_MAX_DEVICES] = { 0 };
+	uint32_t *on = malloc(sizeof(uint32_t) * p->m * (2 * d + 1)), ni = 0;
+	double makespan = ev->obj[HO_OBJ_LATENCY];
+
+	for (uint32_t w = 0; w < p->n_weights; w++) {
+		uint64_t mask = 0;
+
+		for (uint32_t c = p->wcons_off[w]; c < p->wcons_off[w + 1]; c++)
+			mask |= 1ull << assign[p->wcons[c]];
+		for (uint32_t j = 0; j < d; j++)
+			if (mask >> j & 1)
+				stat[j] += p->weight_bytes[w];
+	}
+	for (uint32_t k = 0; k < p->m; k++) {
+		uint32_t prod = p->item_prod[k];
+		int src = dev_of(p, assign, k);
+		double born = prod == EXT ? 0 : tl->start[prod], dies = prod == EXT ? 0 : tl->end[prod];
+
+		for (uint32_t c = p->cons_off[k]; c < p->cons_off[k + 1]; c++)
+			if (assign[p->cons[c]] == src && tl->end[p->cons[c]] > dies)
+				dies = tl->end[p->cons[c]];
+		for (uint32_t i = 0; i < tl->n_xfer; i++)
+			if (tl->xfer[i].item == k && tl->xfer[i].src == src && tl->xfer[i].end > dies)
+				dies = tl->xfer[i].end;
+		if (p->item_pinned_out[k])
+			dies = makespan;
+		from[ni] = born, to[ni] = dies, bytes[ni] = p->item_bytes[k], on[ni++] = (uint32_t)src;
+		for (uint32_t j = 0; j < d; j++) {
+			double alloc, arr, last;
+
+			if ((int)j == src)
+				continue;
+			arr = arrival(tl, assign, k, (int)j, &alloc);
+			if (arr < 0)
+				continue;
+			last = arr;
+			for (uint32_t c = p->cons_off[k]; c < p->cons_off[k + 1]; c++)
+				if (assign[p->cons[c]] == j && tl->end[p->cons[c]] > last)
+					last = tl->end[p->cons[c]];
+			from[ni] = alloc, to[ni] = last, bytes[ni] = p->item_bytes[k], on[ni++] = j;
+			if (p->route[(src * d + j) * 2 + 1] >= 0)
+				from[ni] = alloc, to[ni] = arr, bytes[ni] = p->item_bytes[k],
+				on[ni++] = (uint32_t)p->default_device;
+		}
+	}
+	for (uint32_t j = 0; j < d; j++) {
+		double peak = stat[j];
+
+		for (uint32_t a = 0; a < ni; a++) {
+			double sum = stat[j];
+
+			if (on[a] != j || !(to[a] > from[a]) || bytes[a] <= 0)
+				continue;
+			for (uint32_t b = 0; b < ni; b++)
+				if (on[b] == j && to[b] > from[b] && bytes[b] > 0 && from[b] <= from[a] && from[a] < to[b])
+					sum += bytes[b];
+			if (sum > peak)
+				peak = sum;
+		}
+		T_CHECK(fabs(peak - ev->peak_mem[j]) <= 1e-6 * (peak + 1), "%s: %s peak %.0f by brute force, %.0f simulated",
+			what, p->dev_name[j], peak, ev->peak_mem[j]);
+	}
+	free(from);
+	free(to);
+	free(bytes);
+	free(on);
+}
+
+static void check_front(const struct ho_problem *p, const struct ho_front *f, uint32_t objectives,
+			const char *what)
+{
+	struct ho_sim *s = ho_sim_new(p);
+	struct ho_timeline *tl = ho_timeline_new(p);
+
+	for (uint32_t i = 0; i < f->n; i++) {
+		struct ho_eval ev;
+
+		T_CHECK(ho_sim_eval(s, f->sol[i].assign, f->sol[i].order, NULL, &ev, tl) == 0, "%s: re-evaluation", what);
+		T_CHECK(ev.obj[HO_OBJ_LATENCY] == f->sol[i].ev.obj[HO_OBJ_LATENCY], "%s: re-evaluation differs", what);
+		check_timeline(p, f->sol[i].assign, tl, &ev, what);
+		for (uint32_t j = 0; j < f->n; j++) {
+			bool all_le = true, one_lt = false;
+
+			if (i == j)
+				continue;
+			for (int m = 0; m < HO_OBJ_COUNT; m++) {
+				if (!(objectives >> m & 1))
+					continue;
+				all_le &= f->sol[j].ev.obj[m] <= f->sol[i].ev.obj[m];
+				one_lt |= f->sol[j].ev.obj[m] < f->sol[i].ev.obj[m];
+			}
+			T_CHECK(!(all_le && one_lt), "%s: front member %u dominated by %u", what, i, j);
+		}
+	}
+	ho_timeline_free(tl);
+	ho_sim_free(s);
+}
+
+static struct ho_front *search(const struct ho_problem *p, uint32_t objectives, uint64_t seed, uint32_t threads,
+			       const struct ho_plan *heft, uint32_t gens)
+{
+	struct ho_search_opts o;
+	struct ho_front *f = NULL;
+	struct ho_error err;
+	const struct ho_plan *seeds[1] = { heft };
+
+	ho_search_defaults(&o);
+	o.population = 48;
+	o.generations = gens;
+	o.seed = seed;
+	o.threads = threads;
+	o.objectives = objectives;
+	o.seeds = seeds;
+	o.n_seeds = heft ? 1 : 0;
+	T_CHECK(ho_search(p, &o, &f, &err) == 0, "search: %s", err.msg);
+	return f;
+}
+
+static bool same_front(const struct ho_problem *p, const struct ho_front *a, const struct ho_front *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (uint32_t i = 0; i < a->n; i++)
+		if (memcmp(a->sol[i].ev.obj, b->sol[i].ev.obj, sizeof(a->sol[i].ev.obj)) ||
+		    memcmp(a->sol[i].assign, b->sol[i].assign, p->n * sizeof(uint16_t)) ||
+		    memcmp(a->sol[i].order, b->sol[i].order, p->n * sizeof(uint32_t)))
+			return false;
+	return true;
+}
+
+static void random_dags(void)
+{
+	uint32_t obj = 1u << HO_OBJ_LATENCY | 1u << HO_OBJ_BALANCE | 1u << HO_OBJ_THROUGHPUT;
+	unsigned graphs = 0, improved = 0;
+
+	for (uint64_t seed = 1; seed <= 24; seed++) {
+		unsigned v = 20 + (unsigned)(seed * 37 % 180), procs = 2 + (unsigned)(seed % 4);
+		struct ho_problem *p = rd_problem(seed, v, procs, 0.1 + (double)(seed % 5) * 2, 0.5 + (double)(seed % 3) * 0.5,
+						  1.0);
+		char what[64];
+
+		T_CHECK(p != NULL, "random DAG %llu", (unsigned long long)seed);
+		if (!p)
+			continue;
+		snprintf(what, sizeof(what), "random DAG %llu (%u tasks, %u procs)", (unsigned long long)seed, v, procs);
+		struct ho_plan *h = ho_plan_new(p->n);
+		struct ho_sim *s = ho_sim_new(p);
+		struct ho_eval hev;
+
+		ho_plan_heft(p, h, NULL);
+		ho_sim_eval(s, h->assign, h->order, NULL, &hev, NULL);
+		/* The simulator replays an insertion schedule no later than HEFT computed it. */
+		T_CHECK(hev.obj[HO_OBJ_LATENCY] <= h->makespan + EPS, "%s: HEFT %.3f replayed as %.3f", what, h->makespan,
+			hev.obj[HO_OBJ_LATENCY]);
+		struct ho_front *f = search(p, obj, seed, 2, h, 30), *g = search(p, obj, seed, 1, h, 30);
+
+		if (f && g) {
+			check_front(p, f, obj, what);
+			T_CHECK(same_front(p, f, g), "%s: same seed, 2 threads vs 1 thread: different fronts", what);
+			T_CHECK(f->sol[0].ev.obj[HO_OBJ_LATENCY] <= hev.obj[HO_OBJ_LATENCY] + EPS,
+				"%s: front %.3f loses to its HEFT seed %.3f", what, f->sol[0].ev.obj[HO_OBJ_LATENCY],
+				hev.obj[HO_OBJ_LATENCY]);
+			improved += f->sol[0].ev.obj[HO_OBJ_LATENCY] < hev.obj[HO_OBJ_LATENCY] - EPS;
+			graphs++;
+		}
+		ho_front_free(f);
+		ho_front_free(g);
+		ho_plan_free(h);
+		ho_sim_free(s);
+		ho_problem_free(p);
+	}
+	printf("  random DAGs: %u checked, the search beat HEFT on %u\n", graphs, improved);
+}
+
+static void real_models(void)
+{
+	static const struct {
+		const char *model, *bind, *box;
+	} cases[] = {
+		{ "resnet18.onnx", "input=1x3x224x224", "boxes/edge-mlu370-ascend310p-u280.json" },
+		{ "ch_PP-OCRv4_det_infer.onnx", "x=1x3x320x320", "boxes/server-t4-ascend-xeon.json" },
+		{ "transformer_encoder.onnx", "src=1x32x256", "boxes/this-machine-2cpu.json" },
+		{ "mobilenet_v2.onnx", "input=1x3x224x224", "boxes/nvlink-2xa100-epyc.json" },
+	};
+	uint32_t obj = 1u << HO_OBJ_LATENCY | 1u << HO_OBJ_MEMORY | 1u << HO_OBJ_ENERGY;
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		char path[4096], in[64], what[128];
+		struct ho_graph *g = NULL;
+		struct ho_box *box = NULL;
+		struct ho_problem *p = NULL;
+		struct ho_error err;
+		int64_t dims[HO_MAX_RANK];
+		int rank;
+
+		if (t_model_path(path, sizeof(path), cases[c].model))
+			continue;
+		snprintf(what, sizeof(what), "%s on %s", cases[c].model, cases[c].box);
+		if (ho_onnx_load(path, NULL, &g, &err) || ho_parse_shape_arg(cases[c].bind, in, sizeof(in), dims, &rank, &err) ||
+		    ho_graph_bind_input(g, in, dims, rank, &err) || ho_shape_infer(g, &err) ||
+		    (ho_features_compute(g), ho_box_load(cases[c].box, &box, &err)) ||
+		    ho_problem_from_graph(g, box, NULL, &p, &err)) {
+			T_CHECK(0, "%s: %s", what, err.msg);
+			goto next;
+		}
+		struct ho_plan *h = ho_plan_new(p->n);
+
+		ho_plan_heft(p, h, NULL);
+		struct ho_front *f = search(p, obj, 42, 2, h, 25), *f2 = search(p, obj, 42, 2, h, 25);
+
+		if (f && f2) {
+			check_front(p, f, obj, what);
+			T_CHECK(same_front(p, f, f2), "%s: same seed gave different fronts", what);
+			printf("  %s: %u tasks, front of %u, fastest %.3f ms\n", what, p->n, f->n,
+			       f->sol[0].ev.obj[HO_OBJ_LATENCY] * 1e3);
+		}
+		/* Impossible: a latency limit of a nanosecond. */
+		{
+			struct ho_search_opts o;
+			struct ho_front *fi = NULL;
+
+			ho_search_defaults(&o);
+			o.population = 16;
+			o.generations = 3;
+			o.constraints.max_latency = 1e-9;
+			T_CHECK(ho_search(p, &o, &fi, &err) == 0, "%s", err.msg);
+			T_CHECK(fi && fi->n && fi->sol[0].ev.violation > 0, "%s: impossible constraint met?", what);
+			ho_front_free(fi);
+		}
+		ho_front_free(f);
+		ho_front_free(f2);
+		ho_plan_free(h);
+next:
+		ho_problem_free(p);
+		ho_box_free(box);
+		ho_graph_free(g);
+	}
+}
+
+int main(void)
+{
+	random_dags();
+	if (t_models_dir())
+		real_models();
+	return t_failures ? 1 : 0;
+}

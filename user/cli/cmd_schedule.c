@@ -1,0 +1,499 @@
+// SPDX-License-Identifier: MIT
+/*
+ * heteroopt schedule: model (or task graph) + box -> baselines, NSGA-II front,
+ * a picked schedule with explanations, written as schedule JSON.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "heteroopt/graph.h"
+#include "heteroopt/sched.h"
+
+#define MAX_ARGS 32
+
+struct sched_args {
+	const char *model, *box, *profile, *out, *stg, *dag;
+	const char *shapes[MAX_ARGS], *constraints[MAX_ARGS], *pins[MAX_ARGS];
+	int n_shapes, n_constraints, n_pins;
+	const char *objectives, *pick, *weights;
+	unsigned procs;
+	bool quiet;
+	struct ho_search_opts so;
+};
+
+static void schedule_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: heteroopt schedule MODEL.onnx --box BOX.json [options] [-o schedule.json]\n"
+		"       heteroopt schedule --stg FILE.stg --procs P [options]\n"
+		"       heteroopt schedule --dag FILE.json [options]\n"
+		"  --shape NAME=DIMS        bind an input's dims (as for inspect)\n"
+		"  --profile PROFILE.json   measured costs that override the box's figures\n"
+		"  --objectives LIST        of latency,memory,energy,throughput,balance (default latency,memory,energy)\n"
+		"  --constraint C           latency<=8ms, mem:gpu0<=12GiB (repeatable)\n"
+		"  --pin KEY=DEVICE         keep tasks of that op type or node name on DEVICE (repeatable)\n"
+		"  --pick weighted|topsis|constraint   how to choose from the front (default topsis)\n"
+		"  --weights W,W,...        objective weights for weighted/topsis, in --objectives order\n"
+		"  --population N --generations N --seed S --threads T --stall N --coarsen\n"
+		"  --quiet                  no progress\n");
+}
+
+static int parse_objectives(const char *s, uint32_t *mask)
+{
+	char buf[256], *tok, *save = NULL;
+
+	*mask = 0;
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int m;
+
+		for (m = 0; m < HO_OBJ_COUNT; m++)
+			if (!strcmp(tok, ho_objective_name(m)))
+				break;
+		if (m == HO_OBJ_COUNT) {
+			cli_error("--objectives: unknown objective '%s' (latency, memory, energy, throughput, balance)",
+				  tok);
+			return -1;
+		}
+		*mask |= 1u << m;
+	}
+	return *mask ? 0 : -1;
+}
+
+static int parse_quantity(const char *s, bool time, double *out)
+{
+	static const struct {
+		const char *unit;
+		double scale;
+	} units[] = { { "ms", 1e-3 },	   { "us", 1e-6 },	 { "s", 1 },		  { "GiB", 1073741824.0 },
+		      { "MiB", 1048576.0 }, { "KiB", 1024.0 },	 { "GB", 1e9 },		  { "MB", 1e6 },
+		      { "KB", 1e3 },	   { "B", 1 } };
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || !isfinite(v) || v <= 0)
+		return -1;
+	if (!*end) {
+		*out = v;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(end, units[i].unit) && (time == (units[i].unit[strlen(units[i].unit) - 1] == 's'))) {
+			*out = v * units[i].scale;
+			return 0;
+		}
+	return -1;
+}
+
+static int apply_constraints(struct sched_args *a, const struct ho_problem *p)
+{
+	for (int i = 0; i < a->n_constraints; i++) {
+		const char *c = a->constraints[i], *le = strstr(c, "<=");
+		double v;
+
+		if (!le) {
+			cli_error("--constraint '%s': expected latency<=VALUE or mem:DEVICE<=VALUE", c);
+			return -1;
+		}
+		if (!strncmp(c, "latency<=", 9)) {
+			if (parse_quantity(le + 2, true, &v)) {
+				cli_error("--constraint '%s': '%s' is not a time like 8ms", c, le + 2);
+				return -1;
+			}
+			a->so.constraints.max_latency = v;
+		} else if (!strncmp(c, "mem:", 4)) {
+			char dev[HO_NAME_LEN];
+			int j = -1;
+			size_t n = (size_t)(le - c - 4);
+
+			if (n >= sizeof(dev)) {
+				cli_error("--constraint '%s': device name too long", c);
+				return -1;
+			}
+			memcpy(dev, c + 4, n);
+			dev[n] = '\0';
+			for (uint32_t k = 0; k < p->d; k++)
+				if (!strcmp(p->dev_name[k], dev))
+					j = (int)k;
+			if (j < 0) {
+				cli_error("--constraint '%s': no device '%s'", c, dev);
+				return -1;
+			}
+			if (parse_quantity(le + 2, false, &v)) {
+				cli_error("--constraint '%s': '%s' is not a size like 12GiB", c, le + 2);
+				return -1;
+			}
+			a->so.constraints.max_mem[j] = v;
+		} else {
+			cli_error("--constraint '%s': only latency<= and mem:DEVICE<= are known", c);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int load_problem(struct sched_args *a, struct ho_graph **g, struct ho_box **box,
+			struct ho_profile **prof, struct ho_problem **p)
+{
+	struct ho_error err = { 0 };
+
+	if (a->stg)
+		return ho_problem_from_stg(a->stg, a->procs, p, &err) ? cli_error("%s", err.msg), -1 : 0;
+	if (a->dag)
+		return ho_problem_from_dag_json(a->dag, p, &err) ? cli_error("%s", err.msg), -1 : 0;
+	if (ho_onnx_load(a->model, NULL, g, &err)) {
+		cli_error("%s", err.msg);
+		return -1;
+	}
+	for (int i = 0; i < a->n_shapes; i++) {
+		char name[256];
+		int64_t dims[HO_MAX_RANK];
+		int rank;
+
+		if (ho_parse_shape_arg(a->shapes[i], name, sizeof(name), dims, &rank, &err) ||
+		    ho_graph_bind_input(*g, name, dims, rank, &err)) {
+			cli_error("%s", err.msg);
+			return -1;
+		}
+	}
+	if (ho_shape_infer(*g, &err)) {
+		cli_error("%s: %s", a->model, err.msg);
+		return -1;
+	}
+	ho_features_compute(*g);
+	if (ho_box_load(a->box, box, &err)) {
+		cli_error("%s", err.msg);
+		return -1;
+	}
+	if (a->profile && ho_profile_load(a->profile, *box, prof, &err)) {
+		cli_error("%s", err.msg);
+		return -1;
+	}
+	if (ho_problem_from_graph(*g, *box, *prof, p, &err)) {
+		cli_error("%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void fmt_bytes(double b, char *buf, size_t n)
+{
+	if (b >= 1073741824.0)
+		snprintf(buf, n, "%.2fG", b / 1073741824.0);
+	else if (b >= 1048576.0)
+		snprintf(buf, n, "%.1fM", b / 1048576.0);
+	else
+		snprintf(buf, n, "%.0fK", b / 1024.0);
+}
+
+static void print_row(const struct ho_problem *p, const char *label, const struct ho_eval *ev, bool mark)
+{
+	char b[32];
+
+	printf("%c %-18.18s %11.4f %9.4f %11.4g %10.1f %7.2f %5u %5.0f", mark ? '*' : ' ', label,
+	       ev->obj[HO_OBJ_LATENCY] * 1e3, ev->obj[HO_OBJ_MEMORY], ev->obj[HO_OBJ_ENERGY] * 1e3,
+	       ev->obj[HO_OBJ_THROUGHPUT] > 0 ? 1 / ev->obj[HO_OBJ_THROUGHPUT] : 0, ev->obj[HO_OBJ_BALANCE],
+	       ev->n_transfers, ev->violation > 0 ? ev->violation * 100 : 0);
+	for (uint32_t j = 0; j < p->d && j < 6; j++) {
+		fmt_bytes(ev->peak_mem[j], b, sizeof(b));
+		printf(" %8s", b);
+	}
+	printf("\n");
+}
+
+static void print_header(const struct ho_problem *p)
+{
+	printf("  %-18s %11s %9s %11s %10s %7s %5s %5s", "schedule", "latency ms", "mem/cap", "energy mJ",
+	       "infer/s", "balance", "xfers", "viol%");
+	for (uint32_t j = 0; j < p->d && j < 6; j++)
+		printf(" %8.8s", p->dev_name[j]);
+	printf("\n");
+}
+
+static void explain_violation(const struct ho_problem *p, const struct ho_eval *ev,
+			      const struct ho_constraints *c)
+{
+	char msg[512];
+	int n = 0;
+
+	n += snprintf(msg + n, sizeof(msg) - n, "no schedule meets the constraints; the closest found has");
+	if (ev->n_infeasible)
+		n += snprintf(msg + n, sizeof(msg) - n, " %u tasks on devices that cannot run them;", ev->n_infeasible);
+	if (c->max_latency > 0 && ev->obj[HO_OBJ_LATENCY] > c->max_latency)
+		n += snprintf(msg + n, sizeof(msg) - n, " latency %.3f ms > %.3f ms;", ev->obj[HO_OBJ_LATENCY] * 1e3,
+			      c->max_latency * 1e3);
+	for (uint32_t j = 0; j < p->d && n < (int)sizeof(msg) - 80; j++) {
+		char a[32], b[32];
+
+		if (c->max_mem[j] > 0 && ev->peak_mem[j] > c->max_mem[j]) {
+			fmt_bytes(ev->peak_mem[j], a, sizeof(a));
+			fmt_bytes(c->max_mem[j], b, sizeof(b));
+			n += snprintf(msg + n, sizeof(msg) - n, " %s peak %s > limit %s;", p->dev_name[j], a, b);
+		} else if (p->capacity[j] > 0 && ev->peak_mem[j] > p->capacity[j]) {
+			fmt_bytes(ev->peak_mem[j], a, sizeof(a));
+			fmt_bytes(p->capacity[j], b, sizeof(b));
+			n += snprintf(msg + n, sizeof(msg) - n, " %s peak %s > usable %s;", p->dev_name[j], a, b);
+		}
+	}
+	if (n > 0 && msg[n - 1] == ';')
+		msg[n - 1] = '\0';
+	cli_error("%s", msg);
+}
+
+int cmd_schedule(int argc, char **argv)
+{
+	struct sched_args a = { .objectives = "latency,memory,energy", .pick = "topsis", .procs = 4 };
+	struct ho_graph *g = NULL;
+	struct ho_box *box = NULL;
+	struct ho_profile *prof = NULL;
+	struct ho_problem *p = NULL;
+	struct ho_front *front = NULL;
+	struct ho_baseline base[HO_MAX_DEVICES + 3];
+	struct ho_plan *plans[HO_MAX_DEVICES + 3] = { 0 };
+	const struct ho_plan *seeds[HO_MAX_DEVICES + 3];
+	struct ho_sim *sim = NULL;
+	struct ho_error err = { 0 };
+	uint32_t nb = 0;
+	int ret = 1;
+
+	ho_search_defaults(&a.so);
+	for (int i = 1; i < argc; i++) {
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		bool takes = o[0] == '-' && strcmp(o, "--quiet") && strcmp(o, "--coarsen") && strcmp(o, "--help") &&
+			     strcmp(o, "-h");
+
+		if (takes && !v) {
+			cli_error("schedule: %s needs a value", o);
+			return 2;
+		}
+		if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+			schedule_usage(stdout);
+			return 0;
+		} else if (!strcmp(o, "--box")) {
+			a.box = v;
+		} else if (!strcmp(o, "--profile")) {
+			a.profile = v;
+		} else if (!strcmp(o, "-o") || !strcmp(o, "--output")) {
+			a.out = v;
+		} else if (!strcmp(o, "--stg")) {
+			a.stg = v;
+		} else if (!strcmp(o, "--dag")) {
+			a.dag = v;
+		} else if (!strcmp(o, "--procs")) {
+			a.procs = (unsigned)atoi(v);
+		} else if (!strcmp(o, "--shape") || !strcmp(o, "--constraint") || !strcmp(o, "--pin")) {
+			int *n = o[2] == 's' ? &a.n_shapes : o[2] == 'c' ? &a.n_constraints : &a.n_pins;
+			const char **arr = o[2] == 's' ? a.shapes : o[2] == 'c' ? a.constraints : a.pins;
+
+			if (*n == MAX_ARGS) {
+				cli_error("schedule: too many %s options", o);
+				return 2;
+			}
+			arr[(*n)++] = v;
+		} else if (!strcmp(o, "--objectives")) {
+			a.objectives = v;
+		} else if (!strcmp(o, "--pick")) {
+			a.pick = v;
+		} else if (!strcmp(o, "--weights")) {
+			a.weights = v;
+		} else if (!strcmp(o, "--population")) {
+			a.so.population = (uint32_t)atoi(v);
+		} else if (!strcmp(o, "--generations")) {
+			a.so.generations = (uint32_t)atoi(v);
+		} else if (!strcmp(o, "--seed")) {
+			a.so.seed = strtoull(v, NULL, 0);
+		} else if (!strcmp(o, "--threads")) {
+			a.so.threads = (uint32_t)atoi(v);
+		} else if (!strcmp(o, "--stall")) {
+			a.so.stall_window = (uint32_t)atoi(v);
+		} else if (!strcmp(o, "--coarsen")) {
+			a.so.coarsen_chains = true;
+			continue;
+		} else if (!strcmp(o, "--quiet")) {
+			a.quiet = true;
+			continue;
+		} else if (o[0] == '-') {
+			cli_error("schedule: unknown option '%s'", o);
+			schedule_usage(stderr);
+			return 2;
+		} else if (!a.model) {
+			a.model = o;
+			continue;
+		} else {
+			cli_error("schedule: more than one model given");
+			return 2;
+		}
+		i++;
+	}
+	if (!a.stg && !a.dag && (!a.model || !a.box)) {
+		schedule_usage(stderr);
+		return 2;
+	}
+	if (parse_objectives(a.objectives, &a.so.objectives))
+		return 2;
+	enum ho_pick how = !strcmp(a.pick, "weighted") ? HO_PICK_WEIGHTED
+			   : !strcmp(a.pick, "topsis") ? HO_PICK_TOPSIS
+			   : !strcmp(a.pick, "constraint") ? HO_PICK_CONSTRAINT : (enum ho_pick)-1;
+	if ((int)how < 0) {
+		cli_error("--pick: '%s' is not weighted, topsis or constraint", a.pick);
+		return 2;
+	}
+	double weights[HO_OBJ_COUNT] = { 1, 1, 1, 1, 1 };
+
+	if (a.weights) {
+		char buf[256], *tok, *save = NULL;
+		int m = 0;
+
+		snprintf(buf, sizeof(buf), "%s", a.weights);
+		tok = strtok_r(buf, ",", &save);
+		for (; m < HO_OBJ_COUNT; m++) {
+			if (!(a.so.objectives >> m & 1))
+				continue;
+			if (!tok || atof(tok) < 0) {
+				cli_error("--weights: one non-negative weight per objective, in --objectives order");
+				return 2;
+			}
+			weights[m] = atof(tok);
+			tok = strtok_r(NULL, ",", &save);
+		}
+	}
+	a.so.verbose = !a.quiet;
+
+	if (load_problem(&a, &g, &box, &prof, &p))
+		goto out;
+	for (int i = 0; i < a.n_pins; i++) {
+		char key[128];
+		const char *eq = strchr(a.pins[i], '=');
+
+		if (!eq || eq == a.pins[i] || (size_t)(eq - a.pins[i]) >= sizeof(key)) {
+			cli_error("--pin '%s': expected OP_OR_NODE=DEVICE", a.pins[i]);
+			goto out;
+		}
+		memcpy(key, a.pins[i], (size_t)(eq - a.pins[i]));
+		key[eq - a.pins[i]] = '\0';
+		if (ho_problem_pin(p, key, eq + 1, &err)) {
+			cli_error("%s", err.msg);
+			goto out;
+		}
+	}
+	if (apply_constraints(&a, p))
+		goto out;
+
+	/* Baselines: each device alone, greedy, HEFT, PEFT. */
+	sim = ho_sim_new(p);
+	if (!sim)
+		goto nomem;
+	for (uint32_t j = 0; j <= p->d + 2; j++) {
+		struct ho_plan *pl = ho_plan_new(p->n);
+		int r;
+
+		if (!pl)
+			goto nomem;
+		plans[nb] = pl;
+		if (j < p->d) {
+			r = ho_plan_single(p, (int)j, pl);
+			snprintf(base[nb].name, sizeof(base[nb].name), "%s alone", p->dev_name[j]);
+		} else if (j == p->d) {
+			r = ho_plan_greedy(p, pl);
+			snprintf(base[nb].name, sizeof(base[nb].name), "greedy");
+		} else if (j == p->d + 1) {
+			r = ho_plan_heft(p, pl, NULL);
+			snprintf(base[nb].name, sizeof(base[nb].name), "HEFT");
+		} else {
+			r = ho_plan_peft(p, pl, NULL);
+			snprintf(base[nb].name, sizeof(base[nb].name), "PEFT");
+		}
+		if (r) {
+			cli_error("baseline %s failed: %s", base[nb].name, strerror(-r));
+			goto out;
+		}
+		base[nb].plan = pl;
+		ho_sim_eval(sim, pl->assign, pl->order, &a.so.constraints, &base[nb].ev, NULL);
+		seeds[nb] = pl;
+		nb++;
+	}
+	a.so.seeds = seeds;
+	a.so.n_seeds = nb;
+	if (!a.quiet)
+		fprintf(stderr, "schedule: %u tasks, %u devices, %u data items; population %u, up to %u generations\n",
+			p->n, p->d, p->m, a.so.population, a.so.generations);
+	if (ho_search(p, &a.so, &front, &err)) {
+		cli_error("%s", err.msg);
+		goto out;
+	}
+	if (!front->n || front->sol[0].ev.violation > 0) {
+		const struct ho_eval *best = front->n ? &front->sol[0].ev : &base[0].ev;
+
+		explain_violation(p, best, &a.so.constraints);
+		goto out;
+	}
+	const double *ref = p->box ? base[p->default_device].ev.obj : NULL;
+	int picked = ho_pick(front, how, a.so.objectives, weights, ref);
+
+	printf("baselines:\n");
+	print_header(p);
+	for (uint32_t b = 0; b < nb; b++)
+		print_row(p, base[b].name, &base[b].ev, false);
+	printf("Pareto front (%u schedules, %u generations, %llu evaluations, hypervolume %.4f); * = picked by %s:\n",
+	       front->n, front->generations_run, (unsigned long long)front->evaluations, front->hypervolume, a.pick);
+	print_header(p);
+	/* At most 12 rows, spread along the front, always with the picked one. */
+	uint32_t step = front->n > 12 ? (front->n + 10) / 11 : 1;
+
+	for (uint32_t i = 0; i < front->n; i++) {
+		char label[32];
+
+		if (i % step && i + 1 != front->n && (int)i != picked)
+			continue;
+		snprintf(label, sizeof(label), "front[%u]", i);
+		print_row(p, label, &front->sol[i].ev, (int)i == picked);
+	}
+	if (step > 1)
+		printf("  (%u schedules shown; all %u are in the schedule JSON)\n", (front->n + step - 1) / step + 1,
+		       front->n);
+	if (a.out) {
+		struct ho_schedule_doc doc = { .p = p, .front = front, .picked = picked, .pick_method = a.pick,
+					       .objectives = a.so.objectives, .search = &a.so, .baselines = base,
+					       .n_baselines = nb, .model = a.model ? a.model : a.stg ? a.stg : a.dag,
+					       .box = box ? a.box : NULL, .profile = a.profile };
+		char settings[512];
+
+		if ((a.model && ho_fingerprint_file(a.model, &doc.fp_model, &err)) ||
+		    (a.box && ho_fingerprint_file(a.box, &doc.fp_box, &err)) ||
+		    (a.profile && ho_fingerprint_file(a.profile, &doc.fp_profile, &err))) {
+			cli_error("%s", err.msg);
+			goto out;
+		}
+		snprintf(settings, sizeof(settings), "obj=%u pop=%u gen=%u seed=%llu coarsen=%d pick=%s",
+			 a.so.objectives, a.so.population, a.so.generations, (unsigned long long)a.so.seed,
+			 a.so.coarsen_chains, a.pick);
+		for (int i = 0; i < a.n_shapes; i++)
+			snprintf(settings + strlen(settings), sizeof(settings) - strlen(settings), " shape=%s",
+				 a.shapes[i]);
+		doc.fp_settings = ho_fingerprint_bytes(0xcbf29ce484222325ull, settings, strlen(settings));
+		if (ho_schedule_write(a.out, &doc, &err)) {
+			cli_error("%s", err.msg);
+			goto out;
+		}
+		printf("wrote %s\n", a.out);
+	}
+	ret = 0;
+	goto out;
+nomem:
+	cli_error("out of memory");
+out:
+	for (uint32_t b = 0; b < nb + 1 && b < HO_MAX_DEVICES + 3; b++)
+		ho_plan_free(plans[b]);
+	ho_sim_free(sim);
+	ho_front_free(front);
+	ho_problem_free(p);
+	ho_profile_free(prof);
+	ho_box_free(box);
+	ho_graph_free(g);
+	return ret;
+}

@@ -1,0 +1,771 @@
+// SPDX-License-Identifier: MIT
+/*
+ * NSGA-II (Deb et al., IEEE TEC 6(2), 2002) over schedules.
+ *
+ * Chromosome: a device per task and a priority order kept topologically
+ * valid.  Crossover: one-point on devices, order crossover (OX) on the order
+ * with a Kahn repair that follows the child's priorities.  Mutation: random
+ * device, a neighbour's device (saves a transfer), and moving a task inside
+ * its dependency window.  Constraint domination (Deb 2000) ranks feasible
+ * before infeasible and infeasible by total violation.  All randomness comes
+ * from one seeded generator in the calling thread; worker threads only
+ * evaluate, so a seed reproduces the front bit for bit.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "graph_priv.h"
+#include "sched_priv.h"
+
+struct ho_ind {
+	uint16_t *assign;
+	uint32_t *order;
+	struct ho_eval ev;
+	uint32_t rank;
+	double crowd;
+};
+
+struct ho_ga {
+	const struct ho_problem *p;
+	const struct ho_search_opts *o;
+	struct ho_rng rng;
+	uint32_t n, k;              /* tasks, objectives in use */
+	int obj[HO_OBJ_COUNT];      /* their enum values */
+	uint32_t *group;            /* representative task of each task's chain */
+	struct ho_ind *pool;        /* 2 * population: parents then offspring */
+	struct ho_ind **sorted;
+	struct ho_ind *tmp;
+	uint32_t *pos, *heap, *indeg; /* scratch for order operators */
+	uint64_t evaluations;
+	double lo[HO_OBJ_COUNT], hi[HO_OBJ_COUNT];
+	double *mc;                 /* Monte Carlo points for hypervolume */
+};
+
+#define HO_MC_POINTS 8192
+
+static bool feasible(const struct ho_ind *a)
+{
+	return a->ev.violation <= 0;
+}
+
+/* Constraint domination. */
+static bool dominates(const struct ho_ga *ga, const struct ho_ind *a, const struct ho_ind *b)
+{
+	bool better = false;
+
+	if (feasible(a) != feasible(b))
+		return feasible(a);
+	if (!feasible(a))
+		return a->ev.violation < b->ev.violation;
+	for (uint32_t i = 0; i < ga->k; i++) {
+		double x = a->ev.obj[ga->obj[i]], y = b->ev.obj[ga->obj[i]];
+
+		if (x > y)
+			return false;
+		if (x < y)
+			better = true;
+	}
+	return better;
+}
+
+/* ---- evaluation, spread over threads ---- */
+
+struct ho_eval_job {
+	struct ho_ga *ga;
+	struct ho_ind *ind;
+	uint32_t count;
+	struct ho_sim *sim;
+	int ret;
+};
+
+static void *ho_eval_worker(void *arg)
+{
+	struct ho_eval_job *j = arg;
+
+	for (uint32_t i = 0; i < j->count && !j->ret; i++)
+		j->ret = ho_sim_eval(j->sim, j->ind[i].assign, j->ind[i].order, &j->ga->o->constraints,
+				     &j->ind[i].ev, NULL);
+	return NULL;
+}
+
+static int ho_eval_all(struct ho_ga *ga, struct ho_ind *ind, uint32_t count, struct ho_sim **sims,
+		       uint32_t threads)
+{
+	struct ho_eval_job jobs[64];
+	pthread_t tid[64];
+	uint32_t per = (count + threads - 1) / threads, started = 0;
+	int ret = 0;
+
+	for (uint32_t t = 0; t < threads; t++) {
+		uint32_t first = t * per, n = first < count ? (count - first < per ? count - first : per) : 0;
+
+		jobs[t] = (struct ho_eval_job){ ga, ind + first, n, sims[t], 0 };
+		if (t == 0 || !n)
+			continue;
+		if (pthread_create(&tid[t], NULL, ho_eval_worker, &jobs[t]))
+			ho_eval_worker(&jobs[t]); /* no thread: do it here */
+		else
+			started |= 1u << t;
+	}
+	ho_eval_worker(&jobs[0]);
+	for (uint32_t t = 1; t < threads; t++)
+		if (started >> t & 1)
+			pthread_join(tid[t], NULL);
+	for (uint32_t t = 0; t < threads; t++)
+		if (jobs[t].ret)
+			ret = jobs[t].ret;
+	ga->evaluations += count;
+	return ret;
+}
+
+/* ---- order operators ---- */
+
+/* Kahn's algorithm taking, among ready tasks, the one with the lowest key. */
+static void ho_repair(struct ho_ga *ga, const uint32_t *key, uint32_t *out)
+{
+	const struct ho_problem *p = ga->p;
+	uint32_t *heap = ga->heap, hn = 0, w = 0;
+
+	for (uint32_t t = 0; t < p->n; t++) {
+		ga->indeg[t] = p->pred_off[t + 1] - p->pred_off[t];
+		if (!ga->indeg[t]) {
+			uint32_t i = hn++;
+
+			while (i && key[heap[(i - 1) / 2]] > key[t]) {
+				heap[i] = heap[(i - 1) / 2];
+				i = (i - 1) / 2;
+			}
+			heap[i] = t;
+		}
+	}
+	while (hn) {
+		uint32_t t = heap[0], last = heap[--hn], i = 0;
+
+		for (;;) { /* sift last down from the root */
+			uint32_t c = 2 * i + 1;
+
+			if (c >= hn)
+				break;
+			if (c + 1 < hn && key[heap[c + 1]] < key[heap[c]])
+				c++;
+			if (key[heap[c]] >= key[last])
+				break;
+			heap[i] = heap[c];
+			i = c;
+		}
+		if (hn)
+			heap[i] = last;
+		out[w++] = t;
+		for (uint32_t s = p->succ_off[t]; s < p->succ_off[t + 1]; s++) {
+			uint32_t v = p->succ[s];
+
+			if (--ga->indeg[v] == 0) {
+				uint32_t j = hn++;
+
+				while (j && key[heap[(j - 1) / 2]] > key[v]) {
+					heap[j] = heap[(j - 1) / 2];
+					j = (j - 1) / 2;
+				}
+				heap[j] = v;
+			}
+		}
+	}
+}
+
+/* OX: a slice of parent a's order, the rest in parent b's sequence, then repair. */
+static void ho_order_crossover(struct ho_ga *ga, const uint32_t *a, const uint32_t *b, uint32_t *child)
+{
+	uint32_t n = ga->n, lo = ho_rng_below(&ga->rng, n), hi = ho_rng_below(&ga->rng, n), w = 0;
+	uint32_t *key = ga->pos;
+	uint8_t *in_slice;
+
+	if (lo > hi) {
+		uint32_t t = lo;
+
+		lo = hi;
+		hi = t;
+	}
+	in_slice = (uint8_t *)child; /* child doubles as a flag array until filled */
+	memset(in_slice, 0, n);
+	for (uint32_t i = lo; i <= hi; i++)
+		in_slice[a[i]] = 1;
+	/* Keys: b's order outside the slice, a's slice kept at positions lo..hi. */
+	for (uint32_t i = 0; i < n; i++) {
+		if (w == lo)
+			w = hi + 1;
+		if (!in_slice[b[i]])
+			key[b[i]] = w++;
+	}
+	for (uint32_t i = lo; i <= hi; i++)
+		key[a[i]] = i;
+	ho_repair(ga, key, child);
+}
+
+/* Move one task to a random place between its last predecessor and first successor. */
+static void ho_order_mutation(struct ho_ga *ga, uint32_t *order)
+{
+	const struct ho_problem *p = ga->p;
+	uint32_t n = ga->n, t, from, lo = 0, hi, to;
+
+	for (uint32_t i = 0; i < n; i++)
+		ga->pos[order[i]] = i;
+	t = ho_rng_below(&ga->rng, n);
+	from = ga->pos[t];
+	hi = n - 1;
+	for (uint32_t k = p->pred_off[t]; k < p->pred_off[t + 1]; k++)
+		if (ga->pos[p->pred[k]] + 1 > lo)
+			lo = ga->pos[p->pred[k]] + 1;
+	for (uint32_t k = p->succ_off[t]; k < p->succ_off[t + 1]; k++)
+		if (ga->pos[p->succ[k]] - 1 < hi)
+			hi = ga->pos[p->succ[k]] - 1;
+	if (hi <= lo)
+		return;
+	to = lo + ho_rng_below(&ga->rng, hi - lo + 1);
+	if (to > from)
+		memmove(&order[from], &order[from + 1], (to - from) * sizeof(*order));
+	else if (to < from)
+		memmove(&order[to + 1], &order[to], (from - to) * sizeof(*order));
+	order[to] = t;
+}
+
+static uint16_t ho_random_device(struct ho_ga *ga, uint32_t t)
+{
+	uint64_t mask = ga->p->allowed[t];
+	uint32_t n = (uint32_t)__builtin_popcountll(mask), pick = ho_rng_below(&ga->rng, n);
+
+	for (uint32_t j = 0; j < ga->p->d; j++)
+		if (mask >> j & 1 && pick-- == 0)
+			return (uint16_t)j;
+	return 0;
+}
+
+static void ho_apply_groups(struct ho_ga *ga, uint16_t *assign)
+{
+	if (!ga->group)
+		return;
+	for (uint32_t i = 0; i < ga->n; i++) {
+		uint32_t t = ga->p->topo[i];
+
+		if (ga->group[t] != t && (ga->p->allowed[t] >> assign[ga->group[t]] & 1))
+			assign[t] = assign[ga->group[t]];
+	}
+}
+
+static void ho_mutate(struct ho_ga *ga, struct ho_ind *c)
+{
+	const struct ho_problem *p = ga->p;
+	double rate = ga->o->mutation > 0 ? ga->o->mutation : 1.0 / ga->n;
+
+	for (uint32_t t = 0; t < ga->n; t++) {
+		if (ho_rng_unit(&ga->rng) >= rate)
+			continue;
+		uint32_t deg = (p->pred_off[t + 1] - p->pred_off[t]) + (p->succ_off[t + 1] - p->succ_off[t]);
+
+		if (deg && ho_rng_unit(&ga->rng) < 0.5) {
+			/* Follow a neighbour: removes the copy between them. */
+			uint32_t k = ho_rng_below(&ga->rng, deg), np = p->pred_off[t + 1] - p->pred_off[t];
+			uint32_t nb = k < np ? p->pred[p->pred_off[t] + k] : p->succ[p->succ_off[t] + k - np];
+
+			if (p->allowed[t] >> c->assign[nb] & 1)
+				c->assign[t] = c->assign[nb];
+		} else {
+			c->assign[t] = ho_random_device(ga, t);
+		}
+	}
+	ho_apply_groups(ga, c->assign);
+	if (ho_rng_unit(&ga->rng) < 0.5)
+		ho_order_mutation(ga, c->order);
+}
+
+/* ---- sorting and crowding ---- */
+
+static void ho_nondominated_sort(struct ho_ga *ga, struct ho_ind *ind, uint32_t count)
+{
+	uint32_t *dom_count = (uint32_t *)ga->heap, *next = ga->indeg; /* scratch, >= 2N */
+	uint32_t remaining = count, rank = 0;
+
+	for (uint32_t i = 0; i < count; i++) {
+		dom_count[i] = 0;
+		ind[i].rank = UINT32_MAX;
+		for (uint32_t j = 0; j < count; j++)
+			if (j != i && dominates(ga, &ind[j], &ind[i]))
+				dom_count[i]++;
+	}
+	while (remaining) {
+		uint32_t nf = 0;
+
+		for (uint32_t i = 0; i < count; i++)
+			if (ind[i].rank == UINT32_MAX && dom_count[i] == 0)
+				next[nf++] = i;
+		for (uint32_t f = 0; f < nf; f++)
+			ind[next[f]].rank = rank;
+		for (uint32_t f = 0; f < nf; f++)
+			for (uint32_t j = 0; j < count; j++)
+				if (ind[j].rank == UINT32_MAX && dominates(ga, &ind[next[f]], &ind[j]))
+					dom_count[j]--;
+		remaining -= nf;
+		rank++;
+	}
+}
+
+static int ho_by_obj(const void *a, const void *b, void *arg)
+{
+	const struct ho_ind *x = *(struct ho_ind *const *)a, *y = *(struct ho_ind *const *)b;
+	int m = *(const int *)arg;
+	double u = x->ev.obj[m], v = y->ev.obj[m];
+
+	return u < v ? -1 : u > v ? 1 : x < y ? -1 : x > y;
+}
+
+static void ho_crowding(struct ho_ga *ga, struct ho_ind **front, uint32_t nf)
+{
+	for (uint32_t i = 0; i < nf; i++)
+		front[i]->crowd = 0;
+	for (uint32_t m = 0; m < ga->k; m++) {
+		double span;
+
+		qsort_r(front, nf, sizeof(*front), ho_by_obj, &ga->obj[m]);
+		front[0]->crowd = front[nf - 1]->crowd = INFINITY;
+		span = front[nf - 1]->ev.obj[ga->obj[m]] - front[0]->ev.obj[ga->obj[m]];
+		if (span <= 0)
+			continue;
+		for (uint32_t i = 1; i + 1 < nf; i++)
+			front[i]->crowd += (front[i + 1]->ev.obj[ga->obj[m]] - front[i - 1]->ev.obj[ga->obj[m]]) / span;
+	}
+}
+
+static int ho_by_rank_crowd(const void *a, const void *b)
+{
+	const struct ho_ind *x = *(struct ho_ind *const *)a, *y = *(struct ho_ind *const *)b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (x->crowd != y->crowd)
+		return x->crowd > y->crowd ? -1 : 1;
+	/* Full tie: a fixed order keeps runs reproducible. */
+	for (int m = 0; m < HO_OBJ_COUNT; m++)
+		if (x->ev.obj[m] != y->ev.obj[m])
+			return x->ev.obj[m] < y->ev.obj[m] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* Rank all 2N, keep the best N in pool[0..N). */
+static void ho_environmental_selection(struct ho_ga *ga, uint32_t total, uint32_t keep)
+{
+	struct ho_ind **s = ga->sorted;
+
+	ho_nondominated_sort(ga, ga->pool, total);
+	for (uint32_t i = 0; i < total; i++)
+		s[i] = &ga->pool[i];
+	/* Crowding inside each front. */
+	for (uint32_t r = 0;; r++) {
+		uint32_t nf = 0;
+
+		for (uint32_t i = 0; i < total; i++)
+			if (ga->pool[i].rank == r)
+				s[nf++] = &ga->pool[i];
+		if (!nf)
+			break;
+		ho_crowding(ga, s, nf);
+	}
+	for (uint32_t i = 0; i < total; i++)
+		s[i] = &ga->pool[i];
+	qsort(s, total, sizeof(*s), ho_by_rank_crowd);
+	/* Permute so that the survivors sit in pool[0..keep); genomes move by pointer. */
+	for (uint32_t i = 0; i < total; i++)
+		ga->tmp[i] = *s[i];
+	memcpy(ga->pool, ga->tmp, total * sizeof(*ga->tmp));
+	(void)keep;
+}
+
+static uint32_t ho_tournament(struct ho_ga *ga, uint32_t n)
+{
+	uint32_t a = ho_rng_below(&ga->rng, n), b = ho_rng_below(&ga->rng, n);
+	const struct ho_ind *x = &ga->pool[a], *y = &ga->pool[b];
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? a : b;
+	return x->crowd >= y->crowd ? a : b;
+}
+
+/* ---- hypervolume ---- */
+
+static double ho_hv_points(const struct ho_ga *ga, struct ho_ind **pts, uint32_t np)
+{
+	uint32_t k = ga->k, hit = 0;
+
+	if (!np)
+		return 0;
+	if (k == 1) {
+		double best = INFINITY;
+
+		for (uint32_t i = 0; i < np; i++) {
+			double v = (pts[i]->ev.obj[ga->obj[0]] - ga->lo[0]) / (ga->hi[0] - ga->lo[0]);
+
+			if (v < best)
+				best = v;
+		}
+		return best < 1 ? 1 - (best > 0 ? best : 0) : 0;
+	}
+	for (uint32_t s = 0; s < HO_MC_POINTS; s++) {
+		const double *x = &ga->mc[s * k];
+
+		for (uint32_t i = 0; i < np; i++) {
+			bool dom = true;
+
+			for (uint32_t m = 0; m < k && dom; m++)
+				dom = (pts[i]->ev.obj[ga->obj[m]] - ga->lo[m]) / (ga->hi[m] - ga->lo[m]) <= x[m];
+			if (dom) {
+				hit++;
+				break;
+			}
+		}
+	}
+	return (double)hit / HO_MC_POINTS;
+}
+
+static double ho_front_hv(struct ho_ga *ga, uint32_t count)
+{
+	uint32_t np = 0;
+
+	for (uint32_t i = 0; i < count; i++)
+		if (ga->pool[i].rank == 0 && feasible(&ga->pool[i]))
+			ga->sorted[np++] = &ga->pool[i];
+	return ho_hv_points(ga, ga->sorted, np);
+}
+
+/* ---- set-up ---- */
+
+static int ho_chain_groups(struct ho_ga *ga)
+{
+	const struct ho_problem *p = ga->p;
+
+	ga->group = malloc(ga->n * sizeof(uint32_t));
+	if (!ga->group)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < ga->n; i++) {
+		uint32_t t = p->topo[i];
+
+		ga->group[t] = t;
+		/* One producer with one consumer: the pair is a chain link. */
+		if (p->pred_off[t + 1] - p->pred_off[t] == 1) {
+			uint32_t pr = p->pred[p->pred_off[t]];
+
+			if (p->succ_off[pr + 1] - p->succ_off[pr] == 1)
+				ga->group[t] = ga->group[pr];
+		}
+	}
+	return 0;
+}
+
+static void ho_random_individual(struct ho_ga *ga, struct ho_ind *c, bool balanced)
+{
+	const struct ho_problem *p = ga->p;
+	double load[HO_MAX_DEVICES] = { 0 };
+
+	for (uint32_t t = 0; t < ga->n; t++)
+		ga->pos[t] = (uint32_t)ho_rng_below(&ga->rng, 1u << 30);
+	ho_repair(ga, ga->pos, c->order);
+	for (uint32_t i = 0; i < ga->n; i++) {
+		uint32_t t = c->order[i];
+
+		if (!balanced) {
+			c->assign[t] = ho_random_device(ga, t);
+			continue;
+		}
+		/* Least loaded device that can run it, loads in its own time units. */
+		double best = INFINITY;
+
+		for (uint32_t j = 0; j < p->d; j++) {
+			double w = p->comp[t * p->d + j];
+
+			if ((p->allowed[t] >> j & 1) && isfinite(w) && load[j] + w < best) {
+				best = load[j] + w;
+				c->assign[t] = (uint16_t)j;
+			}
+		}
+		load[c->assign[t]] += p->comp[t * p->d + c->assign[t]];
+	}
+	ho_apply_groups(ga, c->assign);
+}
+
+void ho_search_defaults(struct ho_search_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->population = 128;
+	o->generations = 200;
+	o->seed = 1;
+	o->objectives = 1u << HO_OBJ_LATENCY | 1u << HO_OBJ_MEMORY | 1u << HO_OBJ_ENERGY;
+	o->crossover = 0.9;
+	o->mutation = 0;
+	o->stall_window = 40;
+}
+
+void ho_front_free(struct ho_front *f)
+{
+	if (!f)
+		return;
+	for (uint32_t i = 0; i < f->n; i++) {
+		free(f->sol[i].assign);
+		free(f->sol[i].order);
+	}
+	free(f->sol);
+	free(f);
+}
+
+static void ho_ga_free(struct ho_ga *ga, uint32_t total)
+{
+	for (uint32_t i = 0; ga->pool && i < total; i++) {
+		free(ga->pool[i].assign);
+		free(ga->pool[i].order);
+	}
+	free(ga->pool);
+	free(ga->sorted);
+	free(ga->tmp);
+	free(ga->pos);
+	free(ga->heap);
+	free(ga->indeg);
+	free(ga->group);
+	free(ga->mc);
+}
+
+static int ho_make_front(struct ho_ga *ga, uint32_t count, double hv, uint32_t gens, struct ho_front **out)
+{
+	struct ho_front *f = calloc(1, sizeof(*f));
+	bool any_feasible = false;
+
+	if (!f)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < count; i++)
+		any_feasible |= feasible(&ga->pool[i]);
+	f->sol = calloc(count, sizeof(*f->sol));
+	if (!f->sol) {
+		free(f);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		const struct ho_ind *c = &ga->pool[i];
+		bool dup = false;
+
+		if (c->rank != 0 || (any_feasible && !feasible(c)))
+			continue;
+		for (uint32_t j = 0; j < f->n && !dup; j++) {
+			dup = true;
+			for (uint32_t m = 0; m < ga->k; m++)
+				dup &= f->sol[j].ev.obj[ga->obj[m]] == c->ev.obj[ga->obj[m]];
+		}
+		if (dup)
+			continue;
+		struct ho_solution *s = &f->sol[f->n];
+
+		s->assign = malloc(ga->n * sizeof(uint16_t));
+		s->order = malloc(ga->n * sizeof(uint32_t));
+		if (!s->assign || !s->order) {
+			free(s->assign);
+			free(s->order);
+			ho_front_free(f);
+			return -ENOMEM;
+		}
+		memcpy(s->assign, c->assign, ga->n * sizeof(uint16_t));
+		memcpy(s->order, c->order, ga->n * sizeof(uint32_t));
+		s->ev = c->ev;
+		f->n++;
+	}
+	/* Lowest latency first. */
+	for (uint32_t i = 1; i < f->n; i++)
+		for (uint32_t j = i; j > 0 && f->sol[j].ev.obj[HO_OBJ_LATENCY] < f->sol[j - 1].ev.obj[HO_OBJ_LATENCY]; j--) {
+			struct ho_solution t = f->sol[j];
+
+			f->sol[j] = f->sol[j - 1];
+			f->sol[j - 1] = t;
+		}
+	f->hypervolume = hv;
+	f->generations_run = gens;
+	f->evaluations = ga->evaluations;
+	*out = f;
+	return 0;
+}
+
+int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct ho_front **out,
+	      struct ho_error *err)
+{
+	struct ho_ga ga = { .p = p, .o = o, .n = p->n };
+	uint32_t np = o->population & ~1u, total = 2 * np, threads = o->threads, gen = 0, stall = 0;
+	struct ho_sim *sims[64] = { 0 };
+	double best_hv = -1;
+	int ret = -ENOMEM;
+
+	*out = NULL;
+	if (np < 4 || np > 100000)
+		return ho_err(err, -EINVAL, "population must be an even number in 4..100000");
+	if (!threads) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+
+		threads = c > 0 ? (uint32_t)c : 1;
+	}
+	if (threads > 64)
+		threads = 64;
+	for (int m = 0; m < HO_OBJ_COUNT; m++)
+		if (o->objectives >> m & 1)
+			ga.obj[ga.k++] = m;
+	if (!ga.k)
+		return ho_err(err, -EINVAL, "no objective chosen");
+	ho_rng_seed(&ga.rng, o->seed);
+	ga.pool = calloc(total, sizeof(*ga.pool));
+	ga.sorted = calloc(total, sizeof(*ga.sorted));
+	ga.tmp = calloc(total, sizeof(*ga.tmp));
+	ga.pos = calloc(p->n + total + 1, sizeof(uint32_t));
+	ga.heap = calloc(p->n + total + 1, sizeof(uint32_t));
+	ga.indeg = calloc(p->n + total + 1, sizeof(uint32_t));
+	ga.mc = malloc(HO_MC_POINTS * ga.k * sizeof(double));
+	if (!ga.pool || !ga.sorted || !ga.tmp || !ga.pos || !ga.heap || !ga.indeg || !ga.mc)
+		goto nomem;
+	for (uint32_t i = 0; i < total; i++) {
+		ga.pool[i].assign = calloc(p->n + 1, sizeof(uint16_t));
+		ga.pool[i].order = calloc(p->n + 1, sizeof(uint32_t));
+		if (!ga.pool[i].assign || !ga.pool[i].order)
+			goto nomem;
+	}
+	for (uint32_t t = 0; t < threads; t++)
+		if (!(sims[t] = ho_sim_new(p)))
+			goto nomem;
+	if (o->coarsen_chains && ho_chain_groups(&ga))
+		goto nomem;
+	{
+		struct ho_rng mc_rng;
+
+		ho_rng_seed(&mc_rng, o->seed ^ 0x6876u);
+		for (uint32_t i = 0; i < HO_MC_POINTS * ga.k; i++)
+			ga.mc[i] = ho_rng_unit(&mc_rng);
+	}
+
+	/* Initial population: seeds, then balanced and random individuals. */
+	for (uint32_t i = 0; i < np; i++) {
+		struct ho_ind *c = &ga.pool[i];
+
+		if (i < o->n_seeds && i < np / 2) {
+			memcpy(c->assign, o->seeds[i]->assign, p->n * sizeof(uint16_t));
+			memcpy(c->order, o->seeds[i]->order, p->n * sizeof(uint32_t));
+		} else if (o->n_seeds && i < 2 * o->n_seeds && i < np / 2) {
+			/* mutated copies of the seeds */
+			const struct ho_plan *s = o->seeds[i - o->n_seeds];
+
+			memcpy(c->assign, s->assign, p->n * sizeof(uint16_t));
+			memcpy(c->order, s->order, p->n * sizeof(uint32_t));
+			ho_mutate(&ga, c);
+		} else {
+			ho_random_individual(&ga, c, i % 4 == 0);
+		}
+	}
+	ret = ho_eval_all(&ga, ga.pool, np, sims, threads);
+	if (ret) {
+		ho_err(err, ret, "a seed schedule's order is not topological");
+		goto out;
+	}
+	/* Normalisation for the hypervolume: the initial population's span. */
+	for (uint32_t m = 0; m < ga.k; m++) {
+		ga.lo[m] = INFINITY;
+		ga.hi[m] = -INFINITY;
+		for (uint32_t i = 0; i < np; i++) {
+			double v = ga.pool[i].ev.obj[ga.obj[m]];
+
+			ga.lo[m] = v < ga.lo[m] ? v : ga.lo[m];
+			ga.hi[m] = v > ga.hi[m] ? v : ga.hi[m];
+		}
+		ga.hi[m] = ga.lo[m] + (ga.hi[m] - ga.lo[m]) * 1.1 + 1e-12;
+		ga.lo[m] = ga.lo[m] * 0.5; /* room for improvement below the start */
+	}
+	ho_environmental_selection(&ga, np, np);
+
+	for (gen = 0; gen < o->generations; gen++) {
+		for (uint32_t i = np; i < total; i += 2) {
+			struct ho_ind *a = &ga.pool[ho_tournament(&ga, np)], *b = &ga.pool[ho_tournament(&ga, np)];
+			struct ho_ind *c1 = &ga.pool[i], *c2 = &ga.pool[i + 1];
+
+			if (ho_rng_unit(&ga.rng) < o->crossover) {
+				uint32_t cut = ho_rng_below(&ga.rng, p->n);
+
+				for (uint32_t t = 0; t < p->n; t++) {
+					c1->assign[t] = t < cut ? a->assign[t] : b->assign[t];
+					c2->assign[t] = t < cut ? b->assign[t] : a->assign[t];
+				}
+				ho_order_crossover(&ga, a->order, b->order, c1->order);
+				ho_order_crossover(&ga, b->order, a->order, c2->order);
+			} else {
+				memcpy(c1->assign, a->assign, p->n * sizeof(uint16_t));
+				memcpy(c2->assign, b->assign, p->n * sizeof(uint16_t));
+				memcpy(c1->order, a->order, p->n * sizeof(uint32_t));
+				memcpy(c2->order, b->order, p->n * sizeof(uint32_t));
+			}
+			ho_mutate(&ga, c1);
+			ho_mutate(&ga, c2);
+		}
+		ret = ho_eval_all(&ga, &ga.pool[np], np, sims, threads);
+		if (ret) {
+			ho_err(err, ret, "internal error: offspring order not topological");
+			goto out;
+		}
+		ho_environmental_selection(&ga, total, np);
+		double hv = ho_front_hv(&ga, np);
+
+		if (hv > best_hv + 1e-4) {
+			best_hv = hv;
+			stall = 0;
+		} else if (o->stall_window && ++stall >= o->stall_window) {
+			gen++;
+			break;
+		}
+		if (o->verbose && (gen % 10 == 0 || gen + 1 == o->generations))
+			fprintf(stderr, "\rsearch: generation %u/%u, hypervolume %.4f, %llu evaluations", gen + 1,
+				o->generations, hv, (unsigned long long)ga.evaluations);
+	}
+	if (o->verbose)
+		fprintf(stderr, "\n");
+	ho_nondominated_sort(&ga, ga.pool, np);
+	ret = ho_make_front(&ga, np, ho_front_hv(&ga, np), gen, out);
+	if (ret)
+		goto nomem;
+	goto out;
+nomem:
+	ret = ho_err(err, -ENOMEM, "out of memory in the search");
+out:
+	for (uint32_t t = 0; t < 64; t++)
+		ho_sim_free(sims[t]);
+	ho_ga_free(&ga, total);
+	return ret;
+}
+
+double ho_hypervolume(const struct ho_front *f, uint32_t objectives, const double *ref)
+{
+	uint32_t k = 0, hit = 0, obj[HO_OBJ_COUNT];
+	struct ho_rng r;
+
+	for (int m = 0; m < HO_OBJ_COUNT; m++)
+		if (objectives >> m & 1)
+			obj[k++] = (uint32_t)m;
+	if (!k || !f->n)
+		return 0;
+	ho_rng_seed(&r, 0x6876);
+	for (uint32_t s = 0; s < HO_MC_POINTS; s++) {
+		double x[HO_OBJ_COUNT];
+
+		for (uint32_t m = 0; m < k; m++)
+			x[m] = ho_rng_unit(&r) * ref[obj[m]];
+		for (uint32_t i = 0; i < f->n; i++) {
+			bool dom = true;
+
+			for (uint32_t m = 0; m < k && dom; m++)
+				dom = f->sol[i].ev.obj[obj[m]] <= x[m];
+			if (dom) {
+				hit++;
+				break;
+			}
+		}
+	}
+	return (double)hit / HO_MC_POINTS;
+}

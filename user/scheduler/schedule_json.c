@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The schedule JSON (Documentation/schedule-format.md): every front member
+ * with its assignment, order, predicted timeline, transfers, peak memory and
+ * objectives; the picked one with explanations; the baselines; and a
+ * fingerprint of model, box, profile and settings so the runtime can refuse a
+ * schedule made for something else.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_priv.h"
+#include "sched_priv.h"
+
+static const char *const ho_obj_names[HO_OBJ_COUNT] = { "latency", "memory", "energy", "throughput",
+							"balance" };
+
+const char *ho_objective_name(int obj)
+{
+	return obj >= 0 && obj < HO_OBJ_COUNT ? ho_obj_names[obj] : "?";
+}
+
+uint64_t ho_fingerprint_bytes(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+int ho_fingerprint_file(const char *path, uint64_t *out, struct ho_error *err)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char buf[1 << 16];
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t r;
+
+	if (!f)
+		return ho_err(err, -errno, "%s: %s", path, strerror(errno));
+	while ((r = fread(buf, 1, sizeof(buf), f)) > 0)
+		h = ho_fingerprint_bytes(h, buf, r);
+	fclose(f);
+	*out = h;
+	return 0;
+}
+
+static json_t *hex64(uint64_t v)
+{
+	char s[24];
+
+	snprintf(s, sizeof(s), "%016" PRIx64, v);
+	return json_string(s);
+}
+
+static json_t *objectives_json(const struct ho_eval *ev, const struct ho_problem *p)
+{
+	json_t *o = json_object(), *mem = json_object();
+
+	json_object_set_new(o, "latency_s", json_real(ev->obj[HO_OBJ_LATENCY]));
+	json_object_set_new(o, "memory_ratio", json_real(ev->obj[HO_OBJ_MEMORY]));
+	json_object_set_new(o, "energy_j", json_real(ev->obj[HO_OBJ_ENERGY]));
+	json_object_set_new(o, "throughput_per_s",
+			    json_real(ev->obj[HO_OBJ_THROUGHPUT] > 0 ? 1 / ev->obj[HO_OBJ_THROUGHPUT] : 0));
+	json_object_set_new(o, "balance", json_real(ev->obj[HO_OBJ_BALANCE]));
+	json_object_set_new(o, "violation", json_real(ev->violation));
+	json_object_set_new(o, "transfers", json_integer(ev->n_transfers));
+	json_object_set_new(o, "bytes_moved", json_real(ev->bytes_moved));
+	for (uint32_t j = 0; j < p->d; j++)
+		json_object_set_new(mem, p->dev_name[j], json_real(ev->peak_mem[j]));
+	json_object_set_new(o, "peak_memory_bytes", mem);
+	return o;
+}
+
+static json_t *solution_json(const struct ho_problem *p, struct ho_sim *sim, struct ho_timeline *tl,
+			     const uint16_t *assign, const uint32_t *order, const struct ho_constraints *c)
+{
+	json_t *s = json_object(), *a = json_array(), *ord = json_array(), *st = json_array();
+	json_t *en = json_array(), *xf = json_array();
+	struct ho_eval ev;
+
+	ho_sim_eval(sim, assign, order, c, &ev, tl);
+	for (uint32_t t = 0; t < p->n; t++) {
+		json_array_append_new(a, json_integer(assign[t]));
+		json_array_append_new(ord, json_integer(order[t]));
+		json_array_append_new(st, json_real(tl->start[t]));
+		json_array_append_new(en, json_real(tl->end[t]));
+	}
+	for (uint32_t i = 0; i < tl->n_xfer; i++) {
+		const struct ho_transfer *x = &tl->xfer[i];
+		json_t *o = json_object();
+		uint32_t prod = p->item_prod[x->item];
+
+		json_object_set_new(o, "producer", prod == HO_EXTERNAL ? json_string("(input)")
+								      : json_string(p->task_name[prod]));
+		json_object_set_new(o, "consumer", json_string(p->task_name[x->task]));
+		json_object_set_new(o, "from", json_string(p->dev_name[x->src]));
+		json_object_set_new(o, "to", json_string(p->dev_name[x->dst]));
+		json_object_set_new(o, "bytes", json_real(p->item_bytes[x->item]));
+		json_object_set_new(o, "start_s", json_real(x->start));
+		json_object_set_new(o, "end_s", json_real(x->end));
+		json_array_append_new(xf, o);
+	}
+	json_object_set_new(s, "objectives", objectives_json(&ev, p));
+	json_object_set_new(s, "device", a);
+	json_object_set_new(s, "order", ord);
+	json_object_set_new(s, "start_s", st);
+	json_object_set_new(s, "end_s", en);
+	json_object_set_new(s, "transfers", xf);
+	return s;
+}
+
+int ho_schedule_write(const char *path, const struct ho_schedule_doc *doc, struct ho_error *err)
+{
+	const struct ho_problem *p = doc->p;
+	struct ho_sim *sim = ho_sim_new(p);
+	struct ho_timeline *tl = ho_timeline_new(p);
+	json_t *root = json_object(), *fp = json_object(), *devs = json_array(), *tasks = json_array();
+	json_t *front = json_array(), *base = json_array(), *objs = json_array(), *why = json_array();
+	const struct ho_constraints *c = doc->search ? &doc->search->constraints : NULL;
+	int ret = 0;
+
+	if (!sim || !tl || !root) {
+		ret = ho_err(err, -ENOMEM, "out of memory writing the schedule");
+		goto out;
+	}
+	json_object_set_new(root, "format", json_string("heteroopt-schedule/1"));
+	json_object_set_new(fp, "model", hex64(doc->fp_model));
+	json_object_set_new(fp, "box", hex64(doc->fp_box));
+	json_object_set_new(fp, "profile", hex64(doc->fp_profile));
+	json_object_set_new(fp, "settings", hex64(doc->fp_settings));
+	json_object_set_new(root, "fingerprint", fp);
+	json_object_set_new(root, "model", json_string(doc->model ? doc->model : ""));
+	json_object_set_new(root, "box", json_string(doc->box ? doc->box : ""));
+	json_object_set_new(root, "profile", doc->profile ? json_string(doc->profile) : json_null());
+	for (uint32_t j = 0; j < p->d; j++)
+		json_array_append_new(devs, json_string(p->dev_name[j]));
+	json_object_set_new(root, "devices", devs);
+	for (uint32_t t = 0; t < p->n; t++) {
+		json_t *o = json_object();
+
+		json_object_set_new(o, "name", json_string(p->task_name[t]));
+		json_object_set_new(o, "op", json_string(p->task_op[t]));
+		json_array_append_new(tasks, o);
+	}
+	json_object_set_new(root, "tasks", tasks);
+	for (int m = 0; m < HO_OBJ_COUNT; m++)
+		if (doc->objectives >> m & 1)
+			json_array_append_new(objs, json_string(ho_obj_names[m]));
+	json_object_set_new(root, "objectives", objs);
+	if (doc->search) {
+		json_t *s = json_object();
+
+		json_object_set_new(s, "population", json_integer(doc->search->population));
+		json_object_set_new(s, "generations", json_integer(doc->search->generations));
+		json_object_set_new(s, "generations_run", json_integer(doc->front->generations_run));
+		json_object_set_new(s, "evaluations", json_integer((json_int_t)doc->front->evaluations));
+		json_object_set_new(s, "seed", json_integer((json_int_t)doc->search->seed));
+		json_object_set_new(s, "hypervolume", json_real(doc->front->hypervolume));
+		json_object_set_new(s, "coarsen_chains", json_boolean(doc->search->coarsen_chains));
+		json_object_set_new(root, "search", s);
+	}
+	for (uint32_t b = 0; b < doc->n_baselines; b++) {
+		json_t *o = solution_json(p, sim, tl, doc->baselines[b].plan->assign, doc->baselines[b].plan->order, c);
+
+		json_object_set_new(o, "name", json_string(doc->baselines[b].name));
+		json_array_append_new(base, o);
+	}
+	json_object_set_new(root, "baselines", base);
+	for (uint32_t i = 0; i < doc->front->n; i++)
+		json_array_append_new(front, solution_json(p, sim, tl, doc->front->sol[i].assign,
+							   doc->front->sol[i].order, c));
+	json_object_set_new(root, "front", front);
+	json_object_set_new(root, "picked", json_integer(doc->picked));
+	json_object_set_new(root, "pick_method", json_string(doc->pick_method ? doc->pick_method : ""));
+	if (doc->picked >= 0) {
+		const struct ho_solution *s = &doc->front->sol[doc->picked];
+
+		for (uint32_t t = 0; t < p->n; t++) {
+			char buf[256];
+			json_t *o = json_object();
+
+			ho_explain(p, s->assign, &s->ev, t, buf, sizeof(buf));
+			json_object_set_new(o, "task", json_string(p->task_name[t]));
+			json_object_set_new(o, "device", json_string(p->dev_name[s->assign[t]]));
+			json_object_set_new(o, "why", json_string(buf));
+			json_array_append_new(why, o);
+		}
+	}
+	json_object_set_new(root, "explanations", why);
+	if (json_dump_file(root, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)))
+		ret = ho_err(err, -EIO, "%s: cannot write the schedule", path);
+out:
+	json_decref(root);
+	ho_sim_free(sim);
+	ho_timeline_free(tl);
+	return ret;
+}
