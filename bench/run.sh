@@ -11,3 +11,6 @@ echo "== ONNX front end: load + shape inference vs read(2) of the same file (RSS
 "$B/bench_load" "$M/ch_PP-OCRv4_det_infer.onnx" x=1x3x640x640 9
 "$B/bench_load" "$M/transformer_encoder.onnx" src=1x128x256 9
 "$B/bench_load" "$M/efficientnet_b0.onnx" input=1x3x224x224 9
+echo
+echo "== scheduler: simulator, search time, quality against HEFT, STG optima, hypervolume"
+cd "$ROOT" && "$B/bench_sched" "$M"

@@ -214,7 +214,36 @@ def tiny_models():
     # Subgraphs nested 5000 deep in 70 KB: protobuf-c alone would recurse off the stack.
     with open(os.path.join(OUT, "bad_deep_nesting.onnx"), "wb") as fh:
         fh.write(deep_nesting(5000))
+    save(synthetic_dag(1000), "synthetic_dag1000.onnx")
     # Random bytes and a truncated real model are made by the tests themselves.
+
+
+def synthetic_dag(n_nodes, seed=1):
+    """A 1000-node, branchy graph of small dense layers for the scheduler benchmarks."""
+    rng = np.random.default_rng(seed)
+    f = TensorProto.FLOAT
+    width = 256
+    nodes, inits, live = [], [], ["x"]
+    for i in range(n_nodes):
+        window = live[-24:]
+        a = window[rng.integers(len(window))]
+        kind = i % 5
+        out = "t%d" % i
+        if kind == 0:
+            w = "w%d" % i
+            inits.append(numpy_helper.from_array(rng.standard_normal((width, width)).astype(np.float32) * 0.05, w))
+            nodes.append(helper.make_node("MatMul", [a, w], [out], name="mm%d" % i))
+        elif kind in (1, 3):
+            b = window[rng.integers(len(window))]
+            nodes.append(helper.make_node("Add" if kind == 1 else "Mul", [a, b], [out], name="bin%d" % i))
+        elif kind == 2:
+            nodes.append(helper.make_node("Relu", [a], [out], name="relu%d" % i))
+        else:
+            nodes.append(helper.make_node("Sigmoid", [a], [out], name="sig%d" % i))
+        live.append(out)
+    g = helper.make_graph(nodes, "dag%d" % n_nodes, [helper.make_tensor_value_info("x", f, [64, width])],
+                          [helper.make_tensor_value_info(live[-1], f, [64, width])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 
 
 def deep_nesting(depth):

@@ -41,6 +41,7 @@ struct ho_ga {
 	struct ho_ind **sorted;
 	struct ho_ind *tmp;
 	uint32_t *pos, *heap, *indeg; /* scratch for order operators */
+	double *aft;                  /* scratch for the EFT decoder */
 	uint64_t evaluations;
 	double lo[HO_OBJ_COUNT], hi[HO_OBJ_COUNT];
 	double *mc;                 /* Monte Carlo points for hypervolume */
@@ -206,15 +207,14 @@ static void ho_order_crossover(struct ho_ga *ga, const uint32_t *a, const uint32
 	ho_repair(ga, key, child);
 }
 
-/* Move one task to a random place between its last predecessor and first successor. */
-static void ho_order_mutation(struct ho_ga *ga, uint32_t *order)
+/* Move task t to a random place between its last predecessor and first successor. */
+static void ho_order_mutation_task(struct ho_ga *ga, uint32_t *order, uint32_t t)
 {
 	const struct ho_problem *p = ga->p;
-	uint32_t n = ga->n, t, from, lo = 0, hi, to;
+	uint32_t n = ga->n, from, lo = 0, hi, to;
 
 	for (uint32_t i = 0; i < n; i++)
 		ga->pos[order[i]] = i;
-	t = ho_rng_below(&ga->rng, n);
 	from = ga->pos[t];
 	hi = n - 1;
 	for (uint32_t k = p->pred_off[t]; k < p->pred_off[t + 1]; k++)
@@ -231,6 +231,11 @@ static void ho_order_mutation(struct ho_ga *ga, uint32_t *order)
 	else if (to < from)
 		memmove(&order[to + 1], &order[to], (from - to) * sizeof(*order));
 	order[to] = t;
+}
+
+static void ho_order_mutation(struct ho_ga *ga, uint32_t *order)
+{
+	ho_order_mutation_task(ga, order, ho_rng_below(&ga->rng, ga->n));
 }
 
 static uint16_t ho_random_device(struct ho_ga *ga, uint32_t t)
@@ -280,6 +285,168 @@ static void ho_mutate(struct ho_ga *ga, struct ho_ind *c)
 	ho_apply_groups(ga, c->assign);
 	if (ho_rng_unit(&ga->rng) < 0.5)
 		ho_order_mutation(ga, c->order);
+}
+
+
+/* ---- critical-path guided mutation ---- */
+
+static int ho_by_start_dev(const void *a, const void *b, void *arg)
+{
+	const double *st = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return st[x] < st[y] ? -1 : st[x] > st[y] ? 1 : x < y ? -1 : x > y;
+}
+
+/*
+ * Walk back from the last task to finish along whatever delayed each task:
+ * the task before it on its device, or the input that arrived last.  Moving
+ * those tasks is what can shorten the schedule.
+ */
+static uint32_t ho_critical_path(struct ho_ga *ga, const struct ho_ind *b, struct ho_sim *sim,
+				 struct ho_timeline *tl, uint32_t *out, uint32_t max)
+{
+	const struct ho_problem *p = ga->p;
+	uint32_t n = p->n, *byst = ga->heap, *prev = ga->indeg, cnt = 0, v = 0;
+	struct ho_eval ev;
+
+	if (ho_sim_eval(sim, b->assign, b->order, &ga->o->constraints, &ev, tl))
+		return 0;
+	for (uint32_t t = 0; t < n; t++) {
+		byst[t] = t;
+		if (tl->end[t] > tl->end[v])
+			v = t;
+	}
+	qsort_r(byst, n, sizeof(*byst), ho_by_start_dev, tl->start);
+	{
+		uint32_t last[HO_MAX_DEVICES];
+
+		for (uint32_t j = 0; j < p->d; j++)
+			last[j] = UINT32_MAX;
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t t = byst[i];
+
+			prev[t] = last[b->assign[t]];
+			last[b->assign[t]] = t;
+		}
+	}
+	while (cnt < max) {
+		uint32_t next = UINT32_MAX;
+
+		out[cnt++] = v;
+		if (tl->start[v] <= 0)
+			break;
+		for (uint32_t e = p->in_off[v]; e < p->in_off[v + 1] && next == UINT32_MAX; e++) {
+			uint32_t k = p->in_items[e], prod = p->item_prod[k];
+
+			if (prod == UINT32_MAX)
+				continue;
+			if (b->assign[prod] == b->assign[v] ? tl->end[prod] == tl->start[v]
+							    : tl->end[prod] < tl->start[v] &&
+								      tl->end[prod] >= tl->start[v] * 0.5)
+				next = prod;
+		}
+		if (prev[v] != UINT32_MAX && tl->end[prev[v]] == tl->start[v])
+			next = prev[v];
+		if (next == UINT32_MAX) {
+			/* data-bound through a copy: the latest-finishing producer */
+			for (uint32_t e = p->in_off[v]; e < p->in_off[v + 1]; e++) {
+				uint32_t prod = p->item_prod[p->in_items[e]];
+
+				if (prod != UINT32_MAX && (next == UINT32_MAX || tl->end[prod] > tl->end[next]))
+					next = prod;
+			}
+		}
+		if (next == UINT32_MAX)
+			break;
+		v = next;
+	}
+	return cnt;
+}
+
+/* The device where t's inputs (as the best schedule delivers them) let it finish first. */
+static uint16_t ho_eft_device(struct ho_ga *ga, const struct ho_ind *b, const struct ho_timeline *tl, uint32_t t)
+{
+	const struct ho_problem *p = ga->p;
+	double best = INFINITY;
+	uint16_t dev = b->assign[t];
+
+	for (uint32_t j = 0; j < p->d; j++) {
+		double ready = 0, w = p->comp[t * p->d + j];
+
+		if (!(p->allowed[t] >> j & 1) || !isfinite(w))
+			continue;
+		for (uint32_t e = p->in_off[t]; e < p->in_off[t + 1]; e++) {
+			uint32_t k = p->in_items[e], prod = p->item_prod[k];
+			int src = prod == UINT32_MAX ? p->default_device : b->assign[prod];
+			double r = (prod == UINT32_MAX ? 0 : tl->end[prod]) + ho_comm_time(p, k, src, (int)j);
+
+			if (r > ready)
+				ready = r;
+		}
+		if (ready + w < best) {
+			best = ready + w;
+			dev = (uint16_t)j;
+		}
+	}
+	return dev;
+}
+
+/*
+ * Re-assign every task, in the child's own priority order, to the device
+ * where it would finish first (no link contention in the estimate).  The
+ * order evolves; this decoder turns it into a good device vector.
+ */
+static void ho_eft_decode(struct ho_ga *ga, struct ho_ind *c)
+{
+	const struct ho_problem *p = ga->p;
+	double dev_free[HO_MAX_DEVICES] = { 0 }, *aft = ga->aft;
+
+	for (uint32_t i = 0; i < ga->n; i++) {
+		uint32_t t = c->order[i];
+		double best = INFINITY;
+
+		for (uint32_t j = 0; j < p->d; j++) {
+			double ready = dev_free[j], w = p->comp[t * p->d + j];
+
+			if (!(p->allowed[t] >> j & 1) || !isfinite(w))
+				continue;
+			for (uint32_t e = p->in_off[t]; e < p->in_off[t + 1]; e++) {
+				uint32_t k = p->in_items[e], prod = p->item_prod[k];
+				int src = prod == UINT32_MAX ? p->default_device : c->assign[prod];
+				double r = (prod == UINT32_MAX ? 0 : aft[prod]) + ho_comm_time(p, k, src, (int)j);
+
+				if (r > ready)
+					ready = r;
+			}
+			if (ready + w < best) {
+				best = ready + w;
+				c->assign[t] = (uint16_t)j;
+			}
+		}
+		aft[t] = best;
+		dev_free[c->assign[t]] = best;
+	}
+}
+
+static void ho_cp_mutant(struct ho_ga *ga, const struct ho_ind *b, const struct ho_timeline *tl,
+			 struct ho_ind *c, const uint32_t *cp, uint32_t ncp)
+{
+	uint32_t moves = 1 + ho_rng_below(&ga->rng, 3);
+
+	memcpy(c->assign, b->assign, ga->n * sizeof(uint16_t));
+	memcpy(c->order, b->order, ga->n * sizeof(uint32_t));
+	for (uint32_t m = 0; m < moves; m++) {
+		uint32_t t = cp[ho_rng_below(&ga->rng, ncp)];
+		double r = ho_rng_unit(&ga->rng);
+
+		if (r < 0.4)
+			c->assign[t] = ho_eft_device(ga, b, tl, t);
+		else if (r < 0.75)
+			c->assign[t] = ho_random_device(ga, t);
+		else
+			ho_order_mutation_task(ga, c->order, t);
+	}
 }
 
 /* ---- sorting and crowding ---- */
@@ -532,6 +699,7 @@ static void ho_ga_free(struct ho_ga *ga, uint32_t total)
 	free(ga->indeg);
 	free(ga->group);
 	free(ga->mc);
+	free(ga->aft);
 }
 
 static int ho_make_front(struct ho_ga *ga, uint32_t count, double hv, uint32_t gens, struct ho_front **out)
@@ -597,6 +765,8 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 	struct ho_ga ga = { .p = p, .o = o, .n = p->n };
 	uint32_t np = o->population & ~1u, total = 2 * np, threads = o->threads, gen = 0, stall = 0;
 	struct ho_sim *sims[64] = { 0 };
+	struct ho_timeline *tl = NULL;
+	uint32_t cp[256];
 	double best_hv = -1;
 	int ret = -ENOMEM;
 
@@ -623,7 +793,8 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 	ga.heap = calloc(p->n + total + 1, sizeof(uint32_t));
 	ga.indeg = calloc(p->n + total + 1, sizeof(uint32_t));
 	ga.mc = malloc(HO_MC_POINTS * ga.k * sizeof(double));
-	if (!ga.pool || !ga.sorted || !ga.tmp || !ga.pos || !ga.heap || !ga.indeg || !ga.mc)
+	ga.aft = calloc(p->n + 1, sizeof(double));
+	if (!ga.pool || !ga.sorted || !ga.tmp || !ga.pos || !ga.heap || !ga.indeg || !ga.mc || !ga.aft)
 		goto nomem;
 	for (uint32_t i = 0; i < total; i++) {
 		ga.pool[i].assign = calloc(p->n + 1, sizeof(uint16_t));
@@ -635,6 +806,9 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 		if (!(sims[t] = ho_sim_new(p)))
 			goto nomem;
 	if (o->coarsen_chains && ho_chain_groups(&ga))
+		goto nomem;
+	tl = ho_timeline_new(p);
+	if (!tl)
 		goto nomem;
 	{
 		struct ho_rng mc_rng;
@@ -683,7 +857,21 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 	ho_environmental_selection(&ga, np, np);
 
 	for (gen = 0; gen < o->generations; gen++) {
+		/* A quarter of the offspring perturb the fastest schedule's critical path. */
+		struct ho_ind *best = NULL;
+		uint32_t ncp = 0;
+
+		for (uint32_t i = 0; i < np; i++)
+			if (feasible(&ga.pool[i]) && (!best || ga.pool[i].ev.obj[HO_OBJ_LATENCY] < best->ev.obj[HO_OBJ_LATENCY]))
+				best = &ga.pool[i];
+		if (best && tl)
+			ncp = ho_critical_path(&ga, best, sims[0], tl, cp, 256);
 		for (uint32_t i = np; i < total; i += 2) {
+			if (ncp && ho_rng_unit(&ga.rng) < 0.25) {
+				ho_cp_mutant(&ga, best, tl, &ga.pool[i], cp, ncp);
+				ho_cp_mutant(&ga, best, tl, &ga.pool[i + 1], cp, ncp);
+				continue;
+			}
 			struct ho_ind *a = &ga.pool[ho_tournament(&ga, np)], *b = &ga.pool[ho_tournament(&ga, np)];
 			struct ho_ind *c1 = &ga.pool[i], *c2 = &ga.pool[i + 1];
 
@@ -704,6 +892,10 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 			}
 			ho_mutate(&ga, c1);
 			ho_mutate(&ga, c2);
+			if (ho_rng_unit(&ga.rng) < 0.3)
+				ho_eft_decode(&ga, c1);
+			if (ho_rng_unit(&ga.rng) < 0.3)
+				ho_eft_decode(&ga, c2);
 		}
 		ret = ho_eval_all(&ga, &ga.pool[np], np, sims, threads);
 		if (ret) {
@@ -736,6 +928,7 @@ nomem:
 out:
 	for (uint32_t t = 0; t < 64; t++)
 		ho_sim_free(sims[t]);
+	ho_timeline_free(tl);
 	ho_ga_free(&ga, total);
 	return ret;
 }

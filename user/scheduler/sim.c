@@ -33,7 +33,7 @@ struct ho_sim {
 	double *alloc_at;  /* m*d: when its copy on device j was allocated */
 	double *last_use;  /* m*d: end of its last consumer on device j */
 	double *out_end;   /* m: end of the last copy leaving its producer's device */
-	struct ho_mem_event *ev;
+	struct ho_mem_event *ev, *ev_free, *ev_tmp;
 	uint32_t cap_ev;
 	double *static_mem; /* d: weights resident */
 	uint64_t *wmask;    /* n_weights device masks */
@@ -55,6 +55,8 @@ void ho_sim_free(struct ho_sim *s)
 	free(s->last_use);
 	free(s->out_end);
 	free(s->ev);
+	free(s->ev_free);
+	free(s->ev_tmp);
 	free(s->static_mem);
 	free(s->wmask);
 	free(s);
@@ -82,10 +84,12 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 	/* Per item: the producer's buffer, a copy and a staging buffer per other device. */
 	s->cap_ev = 2 * (p->m * (2 * p->d - 1)) + 2;
 	s->ev = malloc(s->cap_ev * sizeof(*s->ev));
+	s->ev_free = malloc(s->cap_ev * sizeof(*s->ev));
+	s->ev_tmp = malloc(s->cap_ev * sizeof(*s->ev));
 	s->static_mem = calloc(p->d, sizeof(double));
 	s->wmask = calloc(p->n_weights + 1, sizeof(uint64_t));
 	if (!s->dev_free || !s->busy || !s->link_free || !s->link_busy || !s->start || !s->end ||
-	    !s->done || !s->arrival || !s->alloc_at || !s->last_use || !s->out_end || !s->ev ||
+	    !s->done || !s->arrival || !s->alloc_at || !s->last_use || !s->out_end || !s->ev || !s->ev_free || !s->ev_tmp ||
 	    !s->static_mem || !s->wmask) {
 		ho_sim_free(s);
 		return NULL;
@@ -166,61 +170,54 @@ static double ho_transfer(struct ho_sim *s, uint32_t k, uint32_t task, int src, 
 	return t;
 }
 
-static int ho_ev_cmp(const struct ho_mem_event *a, const struct ho_mem_event *b)
+/*
+ * Stable LSD radix sort on the time's bit pattern (times are >= 0, so the
+ * IEEE-754 bits order like the values).  Frees are pushed before allocations,
+ * so stability keeps "frees first" among equal times.  Passes whose byte is
+ * the same in every key are skipped: usually half of them.
+ */
+static void ho_ev_sort(struct ho_mem_event *a, struct ho_mem_event *tmp, uint32_t n)
 {
-	if (a->t != b->t)
-		return a->t < b->t ? -1 : 1;
-	return a->delta < b->delta ? -1 : a->delta > b->delta; /* frees first */
+	struct ho_mem_event *src = a, *dst = tmp;
+
+	for (int shift = 0; shift < 64; shift += 8) {
+		uint32_t count[256] = { 0 }, sum = 0;
+		uint64_t bits;
+
+		for (uint32_t i = 0; i < n; i++) {
+			memcpy(&bits, &src[i].t, 8);
+			count[(bits >> shift) & 0xff]++;
+		}
+		memcpy(&bits, &src[0].t, 8);
+		if (n == 0 || count[(bits >> shift) & 0xff] == n)
+			continue;
+		for (int b = 0; b < 256; b++) {
+			uint32_t c = count[b];
+
+			count[b] = sum;
+			sum += c;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			memcpy(&bits, &src[i].t, 8);
+			dst[count[(bits >> shift) & 0xff]++] = src[i];
+		}
+		struct ho_mem_event *t = src;
+
+		src = dst;
+		dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
 }
 
-/* Quicksort specialised for events: qsort's indirect calls dominate otherwise. */
-static void ho_ev_sort(struct ho_mem_event *a, long n)
-{
-	while (n > 16) {
-		struct ho_mem_event pivot = a[n / 2], tmp;
-		long i = 0, j = n - 1;
-
-		while (i <= j) {
-			while (ho_ev_cmp(&a[i], &pivot) < 0)
-				i++;
-			while (ho_ev_cmp(&a[j], &pivot) > 0)
-				j--;
-			if (i <= j) {
-				tmp = a[i];
-				a[i] = a[j];
-				a[j] = tmp;
-				i++;
-				j--;
-			}
-		}
-		/* Recurse into the smaller part, loop on the larger: bounded stack. */
-		if (j + 1 < n - i) {
-			ho_ev_sort(a, j + 1);
-			a += i;
-			n -= i;
-		} else {
-			ho_ev_sort(a + i, n - i);
-			n = j + 1;
-		}
-	}
-	for (long i = 1; i < n; i++) {
-		struct ho_mem_event v = a[i];
-		long j = i;
-
-		while (j > 0 && ho_ev_cmp(&a[j - 1], &v) > 0) {
-			a[j] = a[j - 1];
-			j--;
-		}
-		a[j] = v;
-	}
-}
-
+/* Allocations go to ev, frees to ev_free; they are joined frees first. */
 static void ho_push(struct ho_sim *s, uint32_t *n, uint32_t dev, double from, double to, double bytes)
 {
-	if (to <= from || bytes <= 0 || *n + 2 > s->cap_ev)
+	if (to <= from || bytes <= 0 || *n + 1 > s->cap_ev / 2)
 		return; /* zero lifetime: never resident */
-	s->ev[(*n)++] = (struct ho_mem_event){ from, bytes, dev };
-	s->ev[(*n)++] = (struct ho_mem_event){ to, -bytes, dev };
+	s->ev[*n] = (struct ho_mem_event){ from, bytes, dev };
+	s->ev_free[*n] = (struct ho_mem_event){ to, -bytes, dev };
+	(*n)++;
 }
 
 static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan, struct ho_eval *ev)
@@ -266,7 +263,12 @@ static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan,
 					p->item_bytes[k]);
 		}
 	}
-	ho_ev_sort(s->ev, n_ev);
+	/* Frees first, then allocations: the stable sort keeps that order on ties. */
+	memcpy(s->ev_tmp, s->ev_free, n_ev * sizeof(*s->ev));
+	memcpy(s->ev_tmp + n_ev, s->ev, n_ev * sizeof(*s->ev));
+	n_ev *= 2;
+	memcpy(s->ev, s->ev_tmp, n_ev * sizeof(*s->ev));
+	ho_ev_sort(s->ev, s->ev_tmp, n_ev);
 	for (uint32_t j = 0; j < d; j++)
 		ev->peak_mem[j] = s->static_mem[j];
 	for (uint32_t e = 0; e < n_ev; e++) {

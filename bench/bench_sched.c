@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Scheduler benchmarks; every figure is printed with the baseline it is
+ * measured against in the same run, medians where timings repeat.
+ *   eval      simulator evaluations per second, 1000-node model on 4 devices,
+ *             against a bare topological pass over the same arrays
+ *   search    default search (population 128, 200 generations) wall time
+ *   quality   >= 100 random heterogeneous DAGs (HEFT-paper generator): the
+ *             front's fastest member against HEFT, and SLR
+ *   stg       STG 50-task set, default search: share at the optimum, mean gap
+ *   hv        hypervolume after the default search vs a 10x longer one
+ *   coarsen   chain coarsening on/off
+ * usage: bench_sched MODELS_DIR [quick] [SECTIONS]   (SECTIONS: comma list of eval,search,quality,stg)
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../tests/unit/randdag.h"
+#include "heteroopt/graph.h"
+#include "heteroopt/sched.h"
+
+static const char *box4 =
+	"{\"name\": \"bench-4dev\", \"host\": \"cpu0\", \"devices\": ["
+	"{\"name\": \"cpu0\", \"kind\": \"cpu\", \"peak_gflops\": {\"float32\": 1229}, \"mem_bw_gbps\": 204.8, \"mem_gib\": 64, \"idle_w\": 40, \"pj_per_flop\": 125, \"launch_us\": 2},"
+	"{\"name\": \"gpu0\", \"kind\": \"gpu\", \"peak_gflops\": {\"float32\": 8100}, \"mem_bw_gbps\": 320, \"mem_gib\": 16, \"idle_w\": 10, \"pj_per_flop\": 8.6, \"launch_us\": 6},"
+	"{\"name\": \"gpu1\", \"kind\": \"gpu\", \"peak_gflops\": {\"float32\": 8100}, \"mem_bw_gbps\": 320, \"mem_gib\": 16, \"idle_w\": 10, \"pj_per_flop\": 8.6, \"launch_us\": 6},"
+	"{\"name\": \"npu0\", \"kind\": \"npu\", \"peak_gflops\": {\"float32\": 70000}, \"mem_bw_gbps\": 204.8, \"mem_gib\": 0.05, \"idle_w\": 12, \"pj_per_flop\": 1, \"launch_us\": 20}],"
+	"\"links\": [{\"a\": \"cpu0\", \"b\": \"gpu0\", \"gbps\": 12}, {\"a\": \"cpu0\", \"b\": \"gpu1\", \"gbps\": 12},"
+	"{\"a\": \"cpu0\", \"b\": \"npu0\", \"gbps\": 25}, {\"a\": \"gpu0\", \"b\": \"gpu1\", \"gbps\": 50},"
+	"{\"a\": \"gpu0\", \"b\": \"npu0\", \"gbps\": 12, \"p2p\": false}]}";
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static struct ho_problem *model_problem(const char *models, struct ho_graph **g, struct ho_box **box)
+{
+	char path[4096];
+	struct ho_error err;
+	struct ho_problem *p = NULL;
+
+	snprintf(path, sizeof(path), "%s/synthetic_dag1000.onnx", models);
+	if (ho_onnx_load(path, NULL, g, &err) || ho_shape_infer(*g, &err) ||
+	    (ho_features_compute(*g), ho_box_parse(box4, box, &err)) ||
+	    ho_problem_from_graph(*g, *box, NULL, &p, &err)) {
+		fprintf(stderr, "bench_sched: %s\n", err.msg);
+		return NULL;
+	}
+	return p;
+}
+
+static struct ho_front *run_search(const struct ho_problem *p, uint32_t obj, uint32_t gens, uint32_t stall,
+				   bool coarsen, const struct ho_plan *const *seeds, uint32_t n_seeds, double *secs)
+{
+	struct ho_search_opts o;
+	struct ho_front *f = NULL;
+	struct ho_error err;
+	double t0;
+
+	ho_search_defaults(&o);
+	o.objectives = obj;
+	o.generations = gens;
+	o.stall_window = stall;
+	o.coarsen_chains = coarsen;
+	o.seeds = seeds;
+	o.n_seeds = n_seeds;
+	t0 = now();
+	if (ho_search(p, &o, &f, &err))
+		fprintf(stderr, "bench_sched: %s\n", err.msg);
+	*secs = now() - t0;
+	return f;
+}
+
+static void bench_eval(const struct ho_problem *p)
+{
+	struct ho_sim *s = ho_sim_new(p);
+	struct ho_plan *h = ho_plan_new(p->n);
+	struct ho_eval ev;
+	double t_sim[7], t_bare[7];
+	volatile double sink = 0;
+	const int reps = 2000;
+
+	ho_plan_heft(p, h, NULL);
+	for (int r = 0; r < 7; r++) {
+		double t0 = now();
+
+		for (int i = 0; i < reps; i++)
+			ho_sim_eval(s, h->assign, h->order, NULL, &ev, NULL);
+		t_sim[r] = (now() - t0) / reps;
+		t0 = now();
+		for (int i = 0; i < reps; i++) {
+			double acc = 0;
+
+			/* The least any evaluation must do: visit every task and edge once. */
+			for (uint32_t k = 0; k < p->n; k++) {
+				uint32_t v = h->order[k];
+
+				acc += p->comp[v * p->d + h->assign[v]];
+				for (uint32_t e = p->in_off[v]; e < p->in_off[v + 1]; e++)
+					acc += p->item_bytes[p->in_items[e]];
+			}
+			sink += acc;
+		}
+		t_bare[r] = (now() - t0) / reps;
+	}
+	qsort(t_sim, 7, sizeof(double), cmp_d);
+	qsort(t_bare, 7, sizeof(double), cmp_d);
+	printf("eval     %u tasks, %u items, 4 devices: %.0f evaluations/s per core (%.1f us each); "
+	       "bare topological pass %.2f us: ratio %.1fx   [median of 7 x %d]\n",
+	       p->n, p->m, 1 / t_sim[3], t_sim[3] * 1e6, t_bare[3] * 1e6, t_sim[3] / t_bare[3], reps);
+	(void)sink;
+	ho_plan_free(h);
+	ho_sim_free(s);
+}
+
+static void bench_search(const struct ho_problem *p)
+{
+	struct ho_plan *h = ho_plan_new(p->n);
+	const struct ho_plan *seeds[1] = { h };
+	uint32_t obj = 1u << HO_OBJ_LATENCY | 1u << HO_OBJ_MEMORY | 1u << HO_OBJ_ENERGY;
+	double t_heft, t_def, t_long, t_c;
+	struct ho_front *def, *lng, *co;
+
+	t_heft = now();
+	ho_plan_heft(p, h, NULL);
+	t_heft = now() - t_heft;
+	def = run_search(p, obj, 200, 0, false, seeds, 1, &t_def);
+	printf("search   population 128 x 200 generations on %u tasks: %.2f s (%llu evaluations); HEFT %.3f s: "
+	       "ratio %.0fx\n",
+	       p->n, t_def, (unsigned long long)def->evaluations, t_heft, t_def / t_heft);
+	lng = run_search(p, obj, 2000, 0, false, seeds, 1, &t_long);
+	double ref[HO_OBJ_COUNT] = { 0 };
+
+	for (int m = 0; m < HO_OBJ_COUNT; m++) {
+		for (uint32_t i = 0; i < def->n; i++)
+			ref[m] = fmax(ref[m], def->sol[i].ev.obj[m]);
+		for (uint32_t i = 0; i < lng->n; i++)
+			ref[m] = fmax(ref[m], lng->sol[i].ev.obj[m]);
+		ref[m] *= 1.1;
+	}
+	double hv_d = ho_hypervolume(def, obj, ref), hv_l = ho_hypervolume(lng, obj, ref);
+
+	printf("hv       default search %.4f vs 10x longer (%.1f s) %.4f: %.1f%%; fastest %.3f ms vs %.3f ms\n", hv_d,
+	       t_long, hv_l, 100 * hv_d / hv_l, def->sol[0].ev.obj[0] * 1e3, lng->sol[0].ev.obj[0] * 1e3);
+	co = run_search(p, obj, 200, 0, true, seeds, 1, &t_c);
+	printf("coarsen  chain coarsening: %.2f s, fastest %.3f ms, hypervolume %.4f (without: %.2f s, %.3f ms, %.4f)\n",
+	       t_c, co->sol[0].ev.obj[0] * 1e3, ho_hypervolume(co, obj, ref), t_def, def->sol[0].ev.obj[0] * 1e3, hv_d);
+	ho_front_free(def);
+	ho_front_free(lng);
+	ho_front_free(co);
+	ho_plan_free(h);
+}
+
+/* Schedule length ratio: makespan over the critical path of minimum costs. */
+static double slr(const struct ho_problem *p, double makespan)
+{
+	double *cp = calloc(p->n, sizeof(double)), best = 0;
+
+	for (uint32_t i = 0; i < p->n; i++) {
+		uint32_t t = p->topo[i];
+		double w = INFINITY, in = 0;
+
+		for (uint32_t j = 0; j < p->d; j++)
+			w = fmin(w, p->comp[t * p->d + j]);
+		for (uint32_t k = p->pred_off[t]; k < p->pred_off[t + 1]; k++)
+			in = fmax(in, cp[p->pred[k]]);
+		cp[t] = in + w;
+		best = fmax(best, cp[t]);
+	}
+	free(cp);
+	return makespan / best;
+}
+
+static void bench_quality(unsigned graphs)
+{
+	double gain = 0, worst = INFINITY, slr_h = 0, slr_s = 0, t0 = now();
+	unsigned lost = 0, done = 0;
+
+	for (unsigned i = 0; i < graphs; i++) {
+		struct rd_rng r = { i * 7919u + 13 };
+		unsigned v = 50 + (unsigned)(rd_unit(&r) * 950), procs = 2 + (unsigned)(rd_unit(&r) * 7);
+		double ccr = 0.1 * pow(100, rd_unit(&r)), beta = 0.1 + rd_unit(&r) * 1.9;
+		struct ho_problem *p = rd_problem(i + 1, v, procs, ccr, beta, 0.5 + rd_unit(&r));
+		struct ho_plan *h, *pe;
+		struct ho_sim *s;
+		struct ho_eval hev;
+		double secs;
+
+		if (!p)
+			continue;
+		h = ho_plan_new(p->n);
+		pe = ho_plan_new(p->n);
+		s = ho_sim_new(p);
+		ho_plan_heft(p, h, NULL);
+		ho_plan_peft(p, pe, NULL);
+		ho_sim_eval(s, h->assign, h->order, NULL, &hev, NULL);
+		const struct ho_plan *seeds[2] = { h, pe };
+		struct ho_front *f = run_search(p, 1u << HO_OBJ_LATENCY, 200, getenv("STALL") ? atoi(getenv("STALL")) : 40, false, seeds, 2,
+						&secs);
+		double best = f->sol[0].ev.obj[HO_OBJ_LATENCY], g = 1 - best / hev.obj[HO_OBJ_LATENCY];
+
+		for (uint32_t k = 1; k < f->n; k++)
+			best = fmin(best, f->sol[k].ev.obj[HO_OBJ_LATENCY]);
+		g = 1 - best / hev.obj[HO_OBJ_LATENCY];
+		gain += g;
+		worst = fmin(worst, g);
+		lost += best > hev.obj[HO_OBJ_LATENCY] + 1e-9;
+		slr_h += slr(p, hev.obj[HO_OBJ_LATENCY]);
+		slr_s += slr(p, best);
+		done++;
+		ho_front_free(f);
+		ho_plan_free(h);
+		ho_plan_free(pe);
+		ho_sim_free(s);
+		ho_problem_free(p);
+	}
+	printf("quality  %u random DAGs (50-1000 tasks, 2-8 procs, CCR 0.1-10, beta 0.1-2): fastest front member beats "
+	       "HEFT by %.1f%% on average (worst %+.1f%%), loses on %u; mean SLR %.3f vs HEFT %.3f  [%.0f s]\n",
+	       done, 100 * gain / done, 100 * worst, lost, slr_s / done, slr_h / done, now() - t0);
+}
+
+static void bench_stg(void)
+{
+	static const unsigned procs[] = { 2, 4, 8, 16 };
+	char path[256], line[256];
+
+	for (int pi = 0; pi < 4; pi++) {
+		unsigned n = 0, at = 0;
+		double gap = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "../shared/data/stg/optimal/Case50_%u_OPT.csv", procs[pi]);
+		f = fopen(path, "r");
+		if (!f) {
+			printf("stg      ../shared/data/stg not present: skipped\n");
+			return;
+		}
+		while (fgets(line, sizeof(line), f)) {
+			char name[128];
+			unsigned p;
+			double opt, secs;
+			struct ho_problem *pr;
+			struct ho_error err;
+
+			if (sscanf(line, "%127[^,],%u,%lf", name, &p, &opt) != 3)
+				continue;
+			snprintf(path, sizeof(path), "../shared/data/stg/%s", name);
+			if (ho_problem_from_stg(path, p, &pr, &err))
+				continue;
+			struct ho_plan *h = ho_plan_new(pr->n), *pe = ho_plan_new(pr->n);
+			const struct ho_plan *seeds[2] = { h, pe };
+
+			ho_plan_heft(pr, h, NULL);
+			ho_plan_peft(pr, pe, NULL);
+			struct ho_front *fr = run_search(pr, 1u << HO_OBJ_LATENCY, 200, 40, false, seeds, 2, &secs);
+
+			at += fr->sol[0].ev.obj[0] == opt;
+			gap += (fr->sol[0].ev.obj[0] - opt) / opt;
+			n++;
+			ho_front_free(fr);
+			ho_plan_free(h);
+			ho_plan_free(pe);
+			ho_problem_free(pr);
+		}
+		fclose(f);
+		printf("stg      p=%-2u %u graphs: at the optimum %.0f%%, mean gap %.2f%%\n", procs[pi], n, 100.0 * at / n,
+		       100 * gap / n);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct ho_graph *g = NULL;
+	struct ho_box *box = NULL;
+	struct ho_problem *p;
+	bool quick = argc > 2 && !strcmp(argv[2], "quick");
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: bench_sched MODELS_DIR [quick]\n");
+		return 2;
+	}
+	p = model_problem(argv[1], &g, &box);
+	if (!p)
+		return 1;
+	const char *only = argc > 3 ? argv[3] : "eval,search,quality,stg";
+
+	if (strstr(only, "eval"))
+		bench_eval(p);
+	if (strstr(only, "search"))
+		bench_search(p);
+	if (strstr(only, "quality"))
+		bench_quality(quick ? 20 : 100);
+	if (strstr(only, "stg"))
+		bench_stg();
+	ho_problem_free(p);
+	ho_box_free(box);
+	ho_graph_free(g);
+	return 0;
+}

@@ -1,0 +1,83 @@
+#!/bin/sh
+# heteroopt schedule as a user meets it: the front on a shipped box, a schedule
+# JSON that parses and holds what it promises, pins, constraints, impossible
+# constraints, bad boxes, the classic inputs.
+# usage: test_schedule.sh HETEROOPT MODELS_DIR
+set -u
+EXE=$1
+M=$2
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=$ROOT/boxes
+PY=/usr/bin/python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+check() { # check DESCRIPTION EXPECTED_RC NEEDLE -- command...
+	desc=$1 want=$2 needle=$3
+	shift 4
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" != "$want" ] || { [ -n "$needle" ] && ! printf '%s' "$out" | grep -qF -- "$needle"; }; then
+		echo "FAIL $desc: exit $rc (wanted $want), output: $(printf '%s' "$out" | tail -5)"
+		fails=$((fails + 1))
+	else
+		echo "ok   $desc"
+	fi
+}
+
+S="$EXE schedule --quiet --generations 30 --population 32"
+check "schedule resnet18 on the edge box" 0 "Pareto front" -- \
+	$S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$B/edge-mlu370-ascend310p-u280.json" -o "$tmp/r18.json"
+check "schedule JSON holds front, pick, explanations, fingerprint" 0 "" -- $PY - "$tmp/r18.json" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "heteroopt-schedule/1"
+n = len(d["tasks"])
+assert n == 49, n
+assert d["front"] and 0 <= d["picked"] < len(d["front"])
+for s in d["front"]:
+    assert len(s["device"]) == n and sorted(s["order"]) == list(range(n))
+    assert all(e >= st for st, e in zip(s["start_s"], s["end_s"]))
+    assert abs(max(s["end_s"]) - s["objectives"]["latency_s"]) < 1e-12
+assert len(d["explanations"]) == n and all(e["why"] for e in d["explanations"])
+assert all(len(v) == 16 for v in d["fingerprint"].values())
+names = [b["name"] for b in d["baselines"]]
+assert "HEFT" in names and "PEFT" in names and "greedy" in names, names
+# The tpu0 holds 8 MiB: no picked schedule may put resnet18's weights there.
+dev = d["devices"].index("tpu0")
+assert d["front"][d["picked"]]["objectives"]["peak_memory_bytes"]["tpu0"] <= 8 * 2**20 * 0.85
+PYEOF
+check "same seed, same file" 0 "" -- sh -c "$S '$M/resnet18.onnx' --shape input=1x3x224x224 --box '$B/edge-mlu370-ascend310p-u280.json' -o '$tmp/r18b.json' >/dev/null && cmp '$tmp/r18.json' '$tmp/r18b.json'"
+check "pin keeps every Conv on cpu0" 0 "" -- sh -c "$S '$M/resnet18.onnx' --shape input=1x3x224x224 --box '$B/server-t4-ascend-xeon.json' --pin Conv=cpu0 -o '$tmp/pin.json' >/dev/null && $PY -c \"
+import json; d = json.load(open('$tmp/pin.json'))
+for s in d['front']:
+    for t, dv in zip(d['tasks'], s['device']):
+        assert t['op'] != 'Conv' or d['devices'][dv] == 'cpu0'
+\""
+check "memory constraint honoured" 0 "" -- sh -c "$S '$M/resnet18.onnx' --shape input=1x3x224x224 --box '$B/server-t4-ascend-xeon.json' --constraint mem:gpu0\<=20MB -o '$tmp/mem.json' >/dev/null && $PY -c \"
+import json; d = json.load(open('$tmp/mem.json'))
+assert all(s['objectives']['peak_memory_bytes']['gpu0'] <= 20e6 for s in d['front'])
+\""
+check "impossible latency: clear message, no file" 1 "no schedule meets the constraints" -- \
+	$S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$B/server-t4-ascend-xeon.json" --constraint "latency<=1us" -o "$tmp/none.json"
+check "... and nothing was written" 1 "" -- test -e "$tmp/none.json"
+check "unknown pin device" 1 "no device 'tpu9'" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$B/server-t4-ascend-xeon.json" --pin Conv=tpu9
+check "pin on an unsupported device" 1 "cannot run on fpga0" -- $S "$M/transformer_encoder.onnx" --shape src=1x8x256 --box "$B/edge-mlu370-ascend310p-u280.json" --pin Softmax=fpga0
+check "unknown objective" 2 "unknown objective 'speed'" -- $S "$M/resnet18.onnx" --box "$B/server-t4-ascend-xeon.json" --objectives speed
+check "malformed constraint" 1 "'soon' is not a time like 8ms" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$B/server-t4-ascend-xeon.json" --constraint "latency<=soon"
+printf '{"name": "x", "host": "cpu0", "devices": [{"name": "cpu0", "kind": "cpu", "peak_gflops": {"float32": 1}, "mem_bw_gbps": -3, "mem_gib": 1}], "links": []}' >"$tmp/badbox.json"
+check "bad box names the field" 1 "devices[0] (cpu0).mem_bw_gbps must be a number greater than 0" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/badbox.json"
+printf '{"name": "x", "host": "cpu0", "devices": [' >"$tmp/trunc.json"
+check "truncated box JSON" 1 "trunc.json:1" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/trunc.json"
+if [ -e "$ROOT/../shared/data/stg/50/rand0000.stg" ]; then
+	check "STG input" 0 "Pareto front" -- $EXE schedule --quiet --stg "$ROOT/../shared/data/stg/50/rand0000.stg" --procs 4 --objectives latency
+fi
+printf '{"devices": ["a", "b"], "tasks": [{"name": "x", "cost": [1, 2]}, {"name": "y", "cost": [null, 1]}], "edges": [{"from": 0, "to": 1, "comm": 0.5}]}' >"$tmp/dag.json"
+check "JSON DAG input, null cost = unsupported" 0 "Pareto front" -- $EXE schedule --quiet --dag "$tmp/dag.json" --objectives latency -o "$tmp/dag-s.json"
+check "... y never on a" 0 "" -- $PY -c "
+import json; d = json.load(open('$tmp/dag-s.json'))
+assert all(s['device'][1] == 1 for s in d['front'])"
+printf '{"devices": ["a"], "tasks": [{"cost": [1]}, {"cost": [1]}], "edges": [{"from": 0, "to": 1, "comm": 0}, {"from": 1, "to": 0, "comm": 0}]}' >"$tmp/cyc.json"
+check "cyclic DAG" 1 "cycle" -- $EXE schedule --quiet --dag "$tmp/cyc.json"
+[ $fails = 0 ]
