@@ -10,7 +10,7 @@
  *   stg       STG 50-task set, default search: share at the optimum, mean gap
  *   hv        hypervolume after the default search vs a 10x longer one
  *   coarsen   chain coarsening on/off
- * usage: bench_sched MODELS_DIR [quick] [SECTIONS]   (SECTIONS: comma list of eval,search,quality,stg)
+ * usage: bench_sched MODELS_DIR [quick] [SECTIONS]   (SECTIONS: comma list of eval,search,quality,stg,reduce)
  */
 #include <math.h>
 #include <stdio.h>
@@ -282,6 +282,58 @@ static void bench_stg(void)
 	}
 }
 
+/* Repeated-block sharing and chain coarsening on the transformer, 5 seeds each. */
+static void bench_reduction(const char *models)
+{
+	char path[4096];
+	struct ho_graph *g = NULL;
+	struct ho_box *box = NULL;
+	struct ho_problem *p = NULL;
+	struct ho_error err;
+	int64_t dims[3] = { 1, 128, 256 };
+
+	snprintf(path, sizeof(path), "%s/transformer_encoder.onnx", models);
+	if (ho_onnx_load(path, NULL, &g, &err) || ho_graph_bind_input(g, "src", dims, 3, &err) ||
+	    ho_shape_infer(g, &err) || (ho_features_compute(g), ho_box_load("boxes/nvlink-2xa100-epyc.json", &box, &err)) ||
+	    ho_problem_from_graph(g, box, NULL, &p, &err)) {
+		fprintf(stderr, "bench_sched: %s\n", err.msg);
+		goto out;
+	}
+	static const char *names[3] = { "plain", "--coarsen", "--share-blocks" };
+
+	for (int mode = 0; mode < 3; mode++) {
+		double lat[5], secs[5];
+		unsigned evals = 0;
+
+		for (int r = 0; r < 5; r++) {
+			struct ho_search_opts o;
+			struct ho_front *f = NULL;
+			double t0 = now();
+
+			ho_search_defaults(&o);
+			o.objectives = 1u << HO_OBJ_LATENCY;
+			o.seed = (uint64_t)r + 1;
+			o.coarsen_chains = mode == 1;
+			o.share_blocks = mode == 2;
+			if (ho_search(p, &o, &f, &err))
+				break;
+			secs[r] = now() - t0;
+			lat[r] = f->sol[0].ev.obj[HO_OBJ_LATENCY];
+			evals += (unsigned)f->evaluations;
+			ho_front_free(f);
+		}
+		qsort(lat, 5, sizeof(double), cmp_d);
+		qsort(secs, 5, sizeof(double), cmp_d);
+		printf("reduce   transformer (%u tasks) on the 2xA100 box, %-15s median latency %.4f ms, median search "
+		       "%.2f s, %u evaluations per run  [5 seeds]\n",
+		       p->n, names[mode], lat[2] * 1e3, secs[2], evals / 5);
+	}
+out:
+	ho_problem_free(p);
+	ho_box_free(box);
+	ho_graph_free(g);
+}
+
 int main(int argc, char **argv)
 {
 	struct ho_graph *g = NULL;
@@ -296,7 +348,7 @@ int main(int argc, char **argv)
 	p = model_problem(argv[1], &g, &box);
 	if (!p)
 		return 1;
-	const char *only = argc > 3 ? argv[3] : "eval,search,quality,stg";
+	const char *only = argc > 3 ? argv[3] : "eval,search,quality,stg,reduce";
 
 	if (strstr(only, "eval"))
 		bench_eval(p);
@@ -306,6 +358,8 @@ int main(int argc, char **argv)
 		bench_quality(quick ? 20 : 100);
 	if (strstr(only, "stg"))
 		bench_stg();
+	if (strstr(only, "reduce"))
+		bench_reduction(argv[1]);
 	ho_problem_free(p);
 	ho_box_free(box);
 	ho_graph_free(g);

@@ -107,6 +107,7 @@ struct ho_problem {
 	double *idle_power;      /* d */
 	int default_device;      /* reference for normalisation (the host) */
 	uint32_t *topo;          /* n tasks in a topological order */
+	uint64_t *task_sig;      /* n structural signatures (op, shapes, weights); NULL if unknown */
 };
 
 void ho_problem_free(struct ho_problem *p);
@@ -213,6 +214,7 @@ struct ho_search_opts {
 	double crossover, mutation; /* probabilities */
 	uint32_t stall_window;  /* stop when hypervolume gains < 1e-4 for this many generations; 0 = never */
 	bool coarsen_chains;    /* one device gene per single-producer/single-consumer chain */
+	bool share_blocks;      /* one device gene per position in repeated identical blocks */
 	struct ho_constraints constraints;
 	bool verbose;           /* progress to stderr */
 	const struct ho_plan *const *seeds; /* extra individuals (baselines) */

@@ -34,12 +34,15 @@ static void schedule_usage(FILE *f)
 		"       heteroopt schedule --dag FILE.json [options]\n"
 		"  --shape NAME=DIMS        bind an input's dims (as for inspect)\n"
 		"  --profile PROFILE.json   measured costs that override the box's figures\n"
-		"  --objectives LIST        of latency,memory,energy,throughput,balance (default latency,memory,energy)\n"
+		"  --objectives LIST        of latency,memory,energy,throughput,balance (default latency,throughput,energy;\n"
+		"                           device capacity is always enforced, add memory when it is tight)\n"
 		"  --constraint C           latency<=8ms, mem:gpu0<=12GiB (repeatable)\n"
 		"  --pin KEY=DEVICE         keep tasks of that op type or node name on DEVICE (repeatable)\n"
 		"  --pick weighted|topsis|constraint   how to choose from the front (default topsis)\n"
 		"  --weights W,W,...        objective weights for weighted/topsis, in --objectives order\n"
-		"  --population N --generations N --seed S --threads T --stall N --coarsen\n"
+		"  --population N --generations N --seed S --threads T --stall N\n"
+		"  --coarsen                one device gene per single-producer/single-consumer chain\n"
+		"  --share-blocks           one device gene per position of repeated identical blocks\n"
 		"  --quiet                  no progress\n");
 }
 
@@ -247,7 +250,7 @@ static void explain_violation(const struct ho_problem *p, const struct ho_eval *
 
 int cmd_schedule(int argc, char **argv)
 {
-	struct sched_args a = { .objectives = "latency,memory,energy", .pick = "topsis", .procs = 4 };
+	struct sched_args a = { .objectives = "latency,throughput,energy", .pick = "topsis", .procs = 4 };
 	struct ho_graph *g = NULL;
 	struct ho_box *box = NULL;
 	struct ho_profile *prof = NULL;
@@ -264,7 +267,7 @@ int cmd_schedule(int argc, char **argv)
 	ho_search_defaults(&a.so);
 	for (int i = 1; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		bool takes = o[0] == '-' && strcmp(o, "--quiet") && strcmp(o, "--coarsen") && strcmp(o, "--help") &&
+		bool takes = o[0] == '-' && strcmp(o, "--quiet") && strcmp(o, "--coarsen") && strcmp(o, "--share-blocks") && strcmp(o, "--help") &&
 			     strcmp(o, "-h");
 
 		if (takes && !v) {
@@ -313,6 +316,9 @@ int cmd_schedule(int argc, char **argv)
 			a.so.stall_window = (uint32_t)atoi(v);
 		} else if (!strcmp(o, "--coarsen")) {
 			a.so.coarsen_chains = true;
+			continue;
+		} else if (!strcmp(o, "--share-blocks")) {
+			a.so.share_blocks = true;
 			continue;
 		} else if (!strcmp(o, "--quiet")) {
 			a.quiet = true;
@@ -469,9 +475,9 @@ int cmd_schedule(int argc, char **argv)
 			cli_error("%s", err.msg);
 			goto out;
 		}
-		snprintf(settings, sizeof(settings), "obj=%u pop=%u gen=%u seed=%llu coarsen=%d pick=%s",
+		snprintf(settings, sizeof(settings), "obj=%u pop=%u gen=%u seed=%llu coarsen=%d blocks=%d pick=%s",
 			 a.so.objectives, a.so.population, a.so.generations, (unsigned long long)a.so.seed,
-			 a.so.coarsen_chains, a.pick);
+			 a.so.coarsen_chains, a.so.share_blocks, a.pick);
 		for (int i = 0; i < a.n_shapes; i++)
 			snprintf(settings + strlen(settings), sizeof(settings) - strlen(settings), " shape=%s",
 				 a.shapes[i]);

@@ -215,6 +215,27 @@ static int ho_routes(struct ho_problem *p, const struct ho_box *box, struct ho_e
 	return 0;
 }
 
+/* Op type, attributes' kinds aside, and every input/output shape and type. */
+static uint64_t ho_node_signature(const struct ho_graph *g, const struct ho_node *nd)
+{
+	uint64_t h = ho_fingerprint_bytes(0xcbf29ce484222325ull, nd->op_type, strlen(nd->op_type));
+
+	for (uint32_t k = 0; k < nd->n_inputs + nd->n_outputs; k++) {
+		int32_t tid = k < nd->n_inputs ? nd->inputs[k] : nd->outputs[k - nd->n_inputs];
+		const struct ho_tensor *t;
+
+		if (tid < 0)
+			continue;
+		t = &g->tensors[tid];
+		h = ho_fingerprint_bytes(h, &t->dtype, sizeof(t->dtype));
+		h = ho_fingerprint_bytes(h, &t->shape.rank, sizeof(t->shape.rank));
+		if (t->shape.rank > 0)
+			h = ho_fingerprint_bytes(h, t->shape.dim, (size_t)t->shape.rank * sizeof(t->shape.dim[0]));
+		h = ho_fingerprint_bytes(h, &k, sizeof(k));
+	}
+	return h;
+}
+
 static bool ho_is_task(const struct ho_node *nd)
 {
 	return !(nd->flags & HO_N_FOLDED) && strcmp(nd->op_type, "Constant");
@@ -258,6 +279,9 @@ int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 	}
 	p = ho_problem_alloc(n, d);
 	if (!p || ho_problem_alloc_items(p, m, false))
+		goto nomem;
+	p->task_sig = calloc(n + 1, sizeof(uint64_t));
+	if (!p->task_sig)
 		goto nomem;
 	p->box = box;
 	p->contention = true;
@@ -306,6 +330,7 @@ int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 			continue;
 		snprintf(p->task_name[t], sizeof(p->task_name[t]), "%s", nd->name);
 		snprintf(p->task_op[t], sizeof(p->task_op[t]), "%s", nd->op_type);
+		p->task_sig[t] = ho_node_signature(g, nd);
 		p->allowed[t] = 0;
 		for (uint32_t k = 0; k < d; k++) {
 			double c = ho_cost_node(g, nd, box, (int)k, prof);

@@ -42,6 +42,7 @@ struct ho_ga {
 	struct ho_ind *tmp;
 	uint32_t *pos, *heap, *indeg; /* scratch for order operators */
 	double *aft;                  /* scratch for the EFT decoder */
+	uint32_t shared_blocks;       /* tasks whose device follows an identical block's */
 	uint64_t evaluations;
 	double lo[HO_OBJ_COUNT], hi[HO_OBJ_COUNT];
 	double *mc;                 /* Monte Carlo points for hypervolume */
@@ -630,6 +631,79 @@ static int ho_chain_groups(struct ho_ga *ga)
 	return 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Repeated identical blocks (transformer layers, the stages of a CNN): tasks
+ * whose signature and whose neighbours' signatures, two hops out, coincide
+ * share one device gene, the first of them in topological order.
+ */
+static int ho_block_groups(struct ho_ga *ga)
+{
+	const struct ho_problem *p = ga->p;
+	uint64_t *h = malloc(ga->n * sizeof(uint64_t)), *nh = malloc(ga->n * sizeof(uint64_t));
+	uint64_t *nb = malloc((p->pred_off[ga->n] + p->succ_off[ga->n] + 1) * sizeof(uint64_t));
+	struct ho_name_index ix;
+	struct ho_arena a = { 0 };
+	uint32_t shared = 0;
+
+	if (!h || !nh || !nb || (!ga->group && !(ga->group = malloc(ga->n * sizeof(uint32_t))))) {
+		free(h);
+		free(nh);
+		free(nb);
+		return -ENOMEM;
+	}
+	memcpy(h, p->task_sig, ga->n * sizeof(uint64_t));
+	for (int round = 0; round < 2; round++) {
+		for (uint32_t t = 0; t < ga->n; t++) {
+			uint32_t c = 0;
+
+			for (uint32_t k = p->pred_off[t]; k < p->pred_off[t + 1]; k++)
+				nb[c++] = h[p->pred[k]];
+			qsort(nb, c, sizeof(*nb), cmp_u64);
+			nh[t] = ho_fingerprint_bytes(h[t], nb, c * sizeof(*nb));
+			c = 0;
+			for (uint32_t k = p->succ_off[t]; k < p->succ_off[t + 1]; k++)
+				nb[c++] = h[p->succ[k]];
+			qsort(nb, c, sizeof(*nb), cmp_u64);
+			nh[t] = ho_fingerprint_bytes(nh[t] ^ 0x9e37u, nb, c * sizeof(*nb));
+		}
+		memcpy(h, nh, ga->n * sizeof(uint64_t));
+	}
+	if (ho_index_init(&ix, &a, ga->n)) {
+		free(h);
+		free(nh);
+		free(nb);
+		ho_arena_release(&a);
+		return -ENOMEM;
+	}
+	/* The index keys are strings: spell each hash in hex inside the arena. */
+	for (uint32_t i = 0; i < ga->n; i++) {
+		uint32_t t = p->topo[i];
+		char *key = ho_arena_alloc(&a, 17);
+		int32_t rep;
+
+		if (!key)
+			break;
+		snprintf(key, 17, "%016llx", (unsigned long long)h[t]);
+		rep = ho_index_put(&ix, key, (int32_t)t);
+		if (!ga->o->coarsen_chains || ga->group[t] == t)
+			ga->group[t] = rep >= 0 ? (uint32_t)rep : t;
+		shared += rep >= 0;
+	}
+	ga->shared_blocks = shared;
+	ho_arena_release(&a);
+	free(h);
+	free(nh);
+	free(nb);
+	return 0;
+}
+
 static void ho_random_individual(struct ho_ga *ga, struct ho_ind *c, bool balanced)
 {
 	const struct ho_problem *p = ga->p;
@@ -667,7 +741,7 @@ void ho_search_defaults(struct ho_search_opts *o)
 	o->population = 128;
 	o->generations = 200;
 	o->seed = 1;
-	o->objectives = 1u << HO_OBJ_LATENCY | 1u << HO_OBJ_MEMORY | 1u << HO_OBJ_ENERGY;
+	o->objectives = 1u << HO_OBJ_LATENCY | 1u << HO_OBJ_THROUGHPUT | 1u << HO_OBJ_ENERGY;
 	o->crossover = 0.9;
 	o->mutation = 0;
 	o->stall_window = 40;
@@ -807,6 +881,8 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 			goto nomem;
 	if (o->coarsen_chains && ho_chain_groups(&ga))
 		goto nomem;
+	if (o->share_blocks && p->task_sig && ho_block_groups(&ga))
+		goto nomem;
 	tl = ho_timeline_new(p);
 	if (!tl)
 		goto nomem;
@@ -918,6 +994,8 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 	}
 	if (o->verbose)
 		fprintf(stderr, "\n");
+	if (o->verbose && o->share_blocks)
+		fprintf(stderr, "search: %u tasks follow the device of an identical earlier block\n", ga.shared_blocks);
 	ho_nondominated_sort(&ga, ga.pool, np);
 	ret = ho_make_front(&ga, np, ho_front_hv(&ga, np), gen, out);
 	if (ret)

@@ -47,6 +47,7 @@ void ho_problem_free(struct ho_problem *p)
 	free(p->capacity);
 	free(p->idle_power);
 	free(p->topo);
+	free(p->task_sig);
 	free(p);
 }
 

@@ -162,6 +162,7 @@ int ho_schedule_write(const char *path, const struct ho_schedule_doc *doc, struc
 		json_object_set_new(s, "seed", json_integer((json_int_t)doc->search->seed));
 		json_object_set_new(s, "hypervolume", json_real(doc->front->hypervolume));
 		json_object_set_new(s, "coarsen_chains", json_boolean(doc->search->coarsen_chains));
+		json_object_set_new(s, "share_blocks", json_boolean(doc->search->share_blocks));
 		json_object_set_new(root, "search", s);
 	}
 	for (uint32_t b = 0; b < doc->n_baselines; b++) {
