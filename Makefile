@@ -28,10 +28,14 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 .PHONY: all deps models module check bench install clean demo fuzz
 all: $(O)/heteroopt $(O)/libheteroopt.a $(UNIT_BIN) $(BENCH_BIN) $(O)/heteroopt.pc
 
-$(O)/gen/onnx.pb-c.c $(O)/gen/onnx.pb-c.h: $(ONNX_PROTO)
+# One rule makes both files; the header depends on the source so that a
+# parallel make never runs protoc-c twice at once.
+$(O)/gen/onnx.pb-c.c: $(ONNX_PROTO)
 	@mkdir -p $(O)/gen
-	cp $(ONNX_PROTO) $(O)/gen/onnx.proto
+	cp -f $(ONNX_PROTO) $(O)/gen/onnx.proto
 	cd $(O)/gen && protoc-c --c_out=. onnx.proto
+$(O)/gen/onnx.pb-c.h: $(O)/gen/onnx.pb-c.c
+	@test -f $@ && touch $@
 
 $(O)/gen/onnx.pb-c.o: $(O)/gen/onnx.pb-c.c
 	$(CC) $(CFLAGS_GEN) $(shell pkg-config --cflags libprotobuf-c) -c $< -o $@
