@@ -45,6 +45,7 @@ $(O)/%.o: %.c $(O)/gen/onnx.pb-c.h $(wildcard include/heteroopt/*.h user/schedul
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 $(O)/libheteroopt.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
 $(O)/heteroopt: $(CLI_OBJ) $(O)/libheteroopt.a
@@ -59,6 +60,7 @@ $(O)/bench/%: bench/%.c $(O)/libheteroopt.a
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(O)/libheteroopt.a $(LDLIBS)
 
 $(O)/heteroopt.pc: scripts/heteroopt.pc.in
+	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(PREFIX)|' $< > $@
 
 # libFuzzer target for the ONNX loader (clang only).
