@@ -69,7 +69,11 @@ $(O)/fuzz/fuzz_onnx: tests/fuzz/fuzz_onnx.c $(SCHED_SRC) $(O)/gen/onnx.pb-c.c
 	@mkdir -p $(dir $@)
 	clang $(BASE_CFLAGS) $(WARN) $(FUZZ_FLAGS) $(shell pkg-config --cflags libprotobuf-c) -o $@ \
 		$< $(SCHED_SRC) $(O)/gen/onnx.pb-c.c $(LDLIBS)
-fuzz: $(O)/fuzz/fuzz_onnx
+$(O)/fuzz/fuzz_box: tests/fuzz/fuzz_box.c $(SCHED_SRC) $(O)/gen/onnx.pb-c.c
+	@mkdir -p $(dir $@)
+	clang $(BASE_CFLAGS) $(WARN) $(FUZZ_FLAGS) $(shell pkg-config --cflags libprotobuf-c) -o $@ \
+		$< $(SCHED_SRC) $(O)/gen/onnx.pb-c.c $(LDLIBS)
+fuzz: $(O)/fuzz/fuzz_onnx $(O)/fuzz/fuzz_box
 
 deps:
 	sh scripts/deps.sh

@@ -341,6 +341,7 @@ int main(int argc, char **argv)
 	struct ho_problem *p;
 	bool quick = argc > 2 && !strcmp(argv[2], "quick");
 
+	setvbuf(stdout, NULL, _IOLBF, 0); /* lines appear as each figure is measured */
 	if (argc < 2) {
 		fprintf(stderr, "usage: bench_sched MODELS_DIR [quick]\n");
 		return 2;

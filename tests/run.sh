@@ -102,6 +102,15 @@ fuzz() {
 }
 run "fuzz/onnx_loader_${FUZZ_SECONDS}s" fuzz
 
+fuzz_box() {
+	command -v clang >/dev/null || { echo "skipped: no clang"; return 77; }
+	make -s build/fuzz/fuzz_box || return 1
+	mkdir -p build/fuzz/box-corpus
+	build/fuzz/fuzz_box -max_total_time=$((FUZZ_SECONDS / 3)) -max_len=4096 -rss_limit_mb=2048 -timeout=10 \
+		-print_final_stats=1 -artifact_prefix=build/fuzz/box- build/fuzz/box-corpus boxes
+}
+run "fuzz/box_parser_$((FUZZ_SECONDS / 3))s" fuzz_box
+
 # --- the kernel module builds cleanly (W=1) against the packaged headers ---
 module_build() {
 	kdir=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | head -1)
