@@ -102,7 +102,7 @@ install: all
 	install -m 755 $(O)/heteroopt $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(O)/libheteroopt.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/heteroopt/*.h $(DESTDIR)$(PREFIX)/include/heteroopt/
-	install -m 644 $(O)/heteroopt.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|' scripts/heteroopt.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/heteroopt.pc
 	install -D -m 644 udev/60-ump.rules $(DESTDIR)/etc/udev/rules.d/60-ump.rules
 	@if command -v dkms >/dev/null 2>&1 && [ -z "$(DESTDIR)" ]; then \
 		rm -rf /usr/src/ump-0.1.0 && mkdir -p /usr/src/ump-0.1.0 && \
