@@ -131,8 +131,11 @@ static void bench_search(const struct ho_problem *p)
 {
 	struct ho_plan *h = ho_plan_new(p->n);
 	const struct ho_plan *seeds[1] = { h };
-	uint32_t obj = 1u << HO_OBJ_LATENCY | 1u << HO_OBJ_MEMORY | 1u << HO_OBJ_ENERGY;
+	struct ho_search_opts defaults;
 	double t_heft, t_def, t_long, t_c;
+
+	ho_search_defaults(&defaults);
+	uint32_t obj = defaults.objectives; /* latency, throughput, energy */
 	struct ho_front *def, *lng, *co;
 
 	t_heft = now();

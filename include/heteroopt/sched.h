@@ -154,6 +154,7 @@ struct ho_eval {
 	uint32_t n_transfers;
 	double bytes_moved;
 	uint32_t n_infeasible; /* tasks on a device that cannot run them */
+	uint32_t peak_is_bound; /* 1: peak_mem holds an upper bound (lazy memory, feasible) */
 };
 
 struct ho_transfer {

@@ -70,6 +70,19 @@ printf '{"name": "x", "host": "cpu0", "devices": [{"name": "cpu0", "kind": "cpu"
 check "bad box names the field" 1 "devices[0] (cpu0).mem_bw_gbps must be a number greater than 0" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/badbox.json"
 printf '{"name": "x", "host": "cpu0", "devices": [' >"$tmp/trunc.json"
 check "truncated box JSON" 1 "trunc.json:1" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/trunc.json"
+# A measured profile overrides the box: one second for conv1 on cpu0.
+printf '{"box": "server-t4-ascend-xeon", "devices": {"cpu0": {"node_us": {"/conv1/Conv": 1000000}}}}' >"$tmp/prof.json"
+check "profile overrides the box's figures" 0 "" -- sh -c "$S '$M/resnet18.onnx' --shape input=1x3x224x224 --box '$B/server-t4-ascend-xeon.json' --profile '$tmp/prof.json' -o '$tmp/prof-s.json' >/dev/null && $PY -c \"
+import json; d = json.load(open('$tmp/prof-s.json'))
+cpu = [b for b in d['baselines'] if b['name'] == 'cpu0 alone'][0]
+assert cpu['objectives']['latency_s'] >= 1.0, cpu['objectives']['latency_s']
+conv1 = [i for i, t in enumerate(d['tasks']) if t['name'] == '/conv1/Conv'][0]
+s = d['front'][0]
+assert d['devices'][s['device'][conv1]] != 'cpu0' and s['objectives']['latency_s'] < 1.0
+assert d['profile'] and d['fingerprint']['profile'] != '0000000000000000'
+\""
+printf '{"devices": {"npu7": {}}}' >"$tmp/badprof.json"
+check "profile naming a device the box lacks" 1 "devices.npu7 is not a device of box" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$B/server-t4-ascend-xeon.json" --profile "$tmp/badprof.json"
 if [ -e "$ROOT/../shared/data/stg/50/rand0000.stg" ]; then
 	check "STG input" 0 "Pareto front" -- $EXE schedule --quiet --stg "$ROOT/../shared/data/stg/50/rand0000.stg" --procs 4 --objectives latency
 fi

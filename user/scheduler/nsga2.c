@@ -876,9 +876,11 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 		if (!ga.pool[i].assign || !ga.pool[i].order)
 			goto nomem;
 	}
-	for (uint32_t t = 0; t < threads; t++)
+	for (uint32_t t = 0; t < threads; t++) {
 		if (!(sims[t] = ho_sim_new(p)))
 			goto nomem;
+		ho_sim_lazy_memory(sims[t], !(o->objectives >> HO_OBJ_MEMORY & 1));
+	}
 	if (o->coarsen_chains && ho_chain_groups(&ga))
 		goto nomem;
 	if (o->share_blocks && p->task_sig && ho_block_groups(&ga))
@@ -909,7 +911,10 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 			memcpy(c->order, s->order, p->n * sizeof(uint32_t));
 			ho_mutate(&ga, c);
 		} else {
+			/* Random orders: a few keep random devices, most get EFT-decoded ones. */
 			ho_random_individual(&ga, c, i % 4 == 0);
+			if (i % 4 != 0 && i % 8 != 1)
+				ho_eft_decode(&ga, c);
 		}
 	}
 	ret = ho_eval_all(&ga, ga.pool, np, sims, threads);
@@ -996,6 +1001,11 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 		fprintf(stderr, "\n");
 	if (o->verbose && o->share_blocks)
 		fprintf(stderr, "search: %u tasks follow the device of an identical earlier block\n", ga.shared_blocks);
+	/* Exact peaks for what the user sees. */
+	ho_sim_lazy_memory(sims[0], false);
+	for (uint32_t i = 0; i < np; i++)
+		if (ga.pool[i].ev.peak_is_bound)
+			ho_sim_eval(sims[0], ga.pool[i].assign, ga.pool[i].order, &o->constraints, &ga.pool[i].ev, NULL);
 	ho_nondominated_sort(&ga, ga.pool, np);
 	ret = ho_make_front(&ga, np, ho_front_hv(&ga, np), gen, out);
 	if (ret)

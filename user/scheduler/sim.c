@@ -37,7 +37,13 @@ struct ho_sim {
 	uint32_t cap_ev;
 	double *static_mem; /* d: weights resident */
 	uint64_t *wmask;    /* n_weights device masks */
+	bool lazy_memory;   /* skip the exact sweep when a bound proves feasibility */
 };
+
+void ho_sim_lazy_memory(struct ho_sim *s, bool on)
+{
+	s->lazy_memory = on;
+}
 
 void ho_sim_free(struct ho_sim *s)
 {
@@ -220,6 +226,45 @@ static void ho_push(struct ho_sim *s, uint32_t *n, uint32_t dev, double from, do
 	(*n)++;
 }
 
+/*
+ * Upper bound of every device's peak: all weights and buffers it ever holds at
+ * once.  When even that fits, the exact sweep cannot find a violation.
+ */
+static bool ho_memory_bound_fits(struct ho_sim *s, const uint16_t *assign, struct ho_eval *ev)
+{
+	const struct ho_problem *p = s->p;
+	uint32_t d = p->d;
+	bool fits = true;
+
+	for (uint32_t j = 0; j < d; j++)
+		ev->peak_mem[j] = 0;
+	for (uint32_t w = 0; w < p->n_weights; w++) {
+		uint64_t mask = 0;
+
+		for (uint32_t c = p->wcons_off[w]; c < p->wcons_off[w + 1]; c++)
+			mask |= 1ull << assign[p->wcons[c]];
+		for (uint32_t j = 0; j < d; j++)
+			if (mask >> j & 1)
+				ev->peak_mem[j] += p->weight_bytes[w];
+	}
+	for (uint32_t k = 0; k < p->m; k++) {
+		uint32_t prod = p->item_prod[k];
+		int src = prod == HO_EXTERNAL ? p->default_device : assign[prod];
+
+		ev->peak_mem[src] += p->item_bytes[k];
+		for (uint32_t j = 0; j < d; j++)
+			if ((int)j != src && !isnan(s->arrival[k * d + j])) {
+				ev->peak_mem[j] += p->item_bytes[k];
+				if (p->route[(src * d + j) * 2 + 1] >= 0)
+					ev->peak_mem[p->default_device] += p->item_bytes[k];
+			}
+	}
+	for (uint32_t j = 0; j < d; j++)
+		if (p->capacity[j] > 0 && ev->peak_mem[j] > p->capacity[j])
+			fits = false;
+	return fits;
+}
+
 static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan, struct ho_eval *ev)
 {
 	const struct ho_problem *p = s->p;
@@ -366,7 +411,15 @@ int ho_sim_eval(struct ho_sim *s, const uint16_t *assign, const uint32_t *order,
 	ev->obj[HO_OBJ_BALANCE] = sum_busy > 0 ? max_busy / (sum_busy / d) : 1;
 
 	if (!p->item_comm) {
-		ho_memory(s, assign, makespan, ev);
+		bool exact = !s->lazy_memory || tl;
+
+		for (uint32_t j = 0; c && j < d && !exact; j++)
+			exact = c->max_mem[j] > 0;
+		/* The bound fills peak_mem; it is replaced by the sweep unless it proves feasibility. */
+		if (exact || !ho_memory_bound_fits(s, assign, ev))
+			ho_memory(s, assign, makespan, ev);
+		else
+			ev->peak_is_bound = 1;
 		for (uint32_t j = 0; j < d; j++) {
 			if (p->capacity[j] <= 0)
 				continue;
