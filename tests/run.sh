@@ -91,23 +91,31 @@ run "asan/unit+cli+models" asan_suite
 fuzz() {
 	command -v clang >/dev/null || { echo "skipped: no clang"; return 77; }
 	make -s build/fuzz/fuzz_onnx || return 1
-	corpus=build/fuzz/corpus seeds=build/fuzz/seeds
-	mkdir -p "$corpus" "$seeds"
+	# A fixed seed and a fresh corpus: every run replays a prefix of the same
+	# exploration, so a clean long run here vouches for CI's shorter one.
+	corpus=$(mktemp -d) seeds=build/fuzz/seeds
+	mkdir -p "$seeds"
 	cp "$M"/bad_cycle.onnx "$M"/bad_unknown_op.onnx "$M"/bad_initializer_shape.onnx "$M"/bad_matmul_dims.onnx \
 		"$M"/control_flow.onnx "$M"/external/*.onnx "$seeds"/
 	# Known crashers first, then explore for a bounded time.
 	build/fuzz/fuzz_onnx tests/fuzz/regressions/* || return 1
-	build/fuzz/fuzz_onnx -max_total_time="$FUZZ_SECONDS" -max_len=8192 -rss_limit_mb=2048 -timeout=10 \
+	build/fuzz/fuzz_onnx -seed=1 -max_total_time="$FUZZ_SECONDS" -max_len=8192 -rss_limit_mb=2048 -timeout=10 \
 		-print_final_stats=1 -artifact_prefix=build/fuzz/ "$corpus" "$seeds"
+	rc=$?
+	rm -rf "$corpus"
+	return $rc
 }
 run "fuzz/onnx_loader_${FUZZ_SECONDS}s" fuzz
 
 fuzz_box() {
 	command -v clang >/dev/null || { echo "skipped: no clang"; return 77; }
 	make -s build/fuzz/fuzz_box || return 1
-	mkdir -p build/fuzz/box-corpus
-	build/fuzz/fuzz_box -max_total_time=$((FUZZ_SECONDS / 3)) -max_len=4096 -rss_limit_mb=2048 -timeout=10 \
-		-print_final_stats=1 -artifact_prefix=build/fuzz/box- build/fuzz/box-corpus boxes
+	corpus=$(mktemp -d)
+	build/fuzz/fuzz_box -seed=1 -max_total_time=$((FUZZ_SECONDS / 3)) -max_len=4096 -rss_limit_mb=2048 -timeout=10 \
+		-print_final_stats=1 -artifact_prefix=build/fuzz/box- "$corpus" boxes
+	rc=$?
+	rm -rf "$corpus"
+	return $rc
 }
 run "fuzz/box_parser_$((FUZZ_SECONDS / 3))s" fuzz_box
 

@@ -3,6 +3,7 @@
  * Pieces shared by the list schedulers: plans, insertion into device
  * timelines, and a ready list that picks the highest-ranked ready task.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,4 +151,70 @@ uint32_t *ho_indegrees(const struct ho_problem *p)
 		for (uint32_t t = 0; t < p->n; t++)
 			m[t] = p->pred_off[t + 1] - p->pred_off[t];
 	return m;
+}
+
+/*
+ * The placement phase shared by HEFT and PEFT: take the highest-ranked ready
+ * task, put it where insertion gives the lowest EFT + bias (PEFT's bias is
+ * the optimistic cost table row, HEFT's none), and return the plan ordered
+ * by start time.
+ */
+int ho_list_schedule(const struct ho_problem *p, const double *rank, const double *bias,
+		     struct ho_plan *out)
+{
+	double *aft = calloc(p->n + 1, sizeof(double)), *ast = calloc(p->n + 1, sizeof(double));
+	uint32_t *placed = calloc(p->n + 1, sizeof(uint32_t)), *missing = ho_indegrees(p);
+	uint8_t *taken = calloc(p->n + 1, 1);
+	struct ho_slots slots[HO_MAX_DEVICES];
+	int ret = -ENOMEM;
+
+	memset(slots, 0, sizeof(slots));
+	out->makespan = 0;
+	if (!aft || !ast || !placed || !missing || !taken || ho_slots_init(slots, p->d, p->n))
+		goto out;
+	for (uint32_t step = 0; step < p->n; step++) {
+		int64_t t = ho_ready_pop(p, rank, missing, taken);
+		double best_key = INFINITY, best_est = 0, best_eft = 0;
+		int best_dev = -1;
+
+		if (t < 0) {
+			ret = -ELOOP;
+			goto out;
+		}
+		for (uint32_t j = 0; j < p->d; j++) {
+			double w = p->comp[t * p->d + j], est, key;
+
+			if (!(p->allowed[t] >> j & 1) || !isfinite(w))
+				continue;
+			est = ho_slots_earliest(&slots[j], ho_ready_time(p, (uint32_t)t, (int)j, out->assign, aft),
+						w);
+			key = est + w + (bias ? bias[t * p->d + j] : 0);
+			if (key < best_key) {
+				best_key = key;
+				best_est = est;
+				best_eft = est + w;
+				best_dev = (int)j;
+			}
+		}
+		if (best_dev < 0) {
+			ret = -EINVAL;
+			goto out;
+		}
+		out->assign[t] = (uint16_t)best_dev;
+		ast[t] = best_est;
+		aft[t] = best_eft;
+		placed[t] = step;
+		ho_slots_insert(&slots[best_dev], best_est, best_eft);
+		if (best_eft > out->makespan)
+			out->makespan = best_eft;
+	}
+	ret = ho_order_by_start(p, ast, placed, out->order) ? -ENOMEM : 0;
+out:
+	ho_slots_free(slots, p->d);
+	free(aft);
+	free(ast);
+	free(placed);
+	free(missing);
+	free(taken);
+	return ret;
 }

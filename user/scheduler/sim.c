@@ -226,6 +226,22 @@ static void ho_push(struct ho_sim *s, uint32_t *n, uint32_t dev, double from, do
 	(*n)++;
 }
 
+/* Weights live on every device that runs one of their consumers. */
+static void ho_weights_resident(const struct ho_problem *p, const uint16_t *assign, double *mem)
+{
+	for (uint32_t j = 0; j < p->d; j++)
+		mem[j] = 0;
+	for (uint32_t w = 0; w < p->n_weights; w++) {
+		uint64_t mask = 0;
+
+		for (uint32_t c = p->wcons_off[w]; c < p->wcons_off[w + 1]; c++)
+			mask |= 1ull << assign[p->wcons[c]];
+		for (uint32_t j = 0; j < p->d; j++)
+			if (mask >> j & 1)
+				mem[j] += p->weight_bytes[w];
+	}
+}
+
 /*
  * Upper bound of every device's peak: all weights and buffers it ever holds at
  * once.  When even that fits, the exact sweep cannot find a violation.
@@ -236,17 +252,7 @@ static bool ho_memory_bound_fits(struct ho_sim *s, const uint16_t *assign, struc
 	uint32_t d = p->d;
 	bool fits = true;
 
-	for (uint32_t j = 0; j < d; j++)
-		ev->peak_mem[j] = 0;
-	for (uint32_t w = 0; w < p->n_weights; w++) {
-		uint64_t mask = 0;
-
-		for (uint32_t c = p->wcons_off[w]; c < p->wcons_off[w + 1]; c++)
-			mask |= 1ull << assign[p->wcons[c]];
-		for (uint32_t j = 0; j < d; j++)
-			if (mask >> j & 1)
-				ev->peak_mem[j] += p->weight_bytes[w];
-	}
+	ho_weights_resident(p, assign, ev->peak_mem);
 	for (uint32_t k = 0; k < p->m; k++) {
 		uint32_t prod = p->item_prod[k];
 		int src = prod == HO_EXTERNAL ? p->default_device : assign[prod];
@@ -271,17 +277,7 @@ static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan,
 	uint32_t d = p->d, n_ev = 0;
 	double cur[HO_MAX_DEVICES] = { 0 };
 
-	/* Weights live on every device that runs one of their consumers. */
-	memset(s->static_mem, 0, d * sizeof(double));
-	for (uint32_t w = 0; w < p->n_weights; w++) {
-		uint64_t mask = 0;
-
-		for (uint32_t c = p->wcons_off[w]; c < p->wcons_off[w + 1]; c++)
-			mask |= 1ull << assign[p->wcons[c]];
-		for (uint32_t j = 0; j < d; j++)
-			if (mask >> j & 1)
-				s->static_mem[j] += p->weight_bytes[w];
-	}
+	ho_weights_resident(p, assign, s->static_mem);
 	for (uint32_t k = 0; k < p->m; k++) {
 		uint32_t prod = p->item_prod[k];
 		int src = prod == HO_EXTERNAL ? p->default_device : assign[prod];
