@@ -184,6 +184,13 @@ void ho_sim_free(struct ho_sim *s);
  */
 int ho_sim_eval(struct ho_sim *s, const uint16_t *assign, const uint32_t *order,
 		const struct ho_constraints *c, struct ho_eval *ev, struct ho_timeline *tl);
+/*
+ * Lazy memory: compute the exact peak sweep only when an upper bound (every
+ * buffer at once) exceeds a capacity, or a per-device limit or a timeline is
+ * asked for; otherwise peak_mem holds the bound and peak_is_bound is set.
+ * The search uses it when memory is not an objective.
+ */
+void ho_sim_lazy_memory(struct ho_sim *s, bool on);
 struct ho_timeline *ho_timeline_new(const struct ho_problem *p);
 void ho_timeline_free(struct ho_timeline *tl);
 

@@ -35,10 +35,4 @@ double ho_rng_unit(struct ho_rng *r);               /* [0, 1) */
 uint32_t ho_rng_below(struct ho_rng *r, uint32_t n); /* [0, n) */
 
 
-/*
- * In the search's inner loop, when memory is not an objective: compute the
- * exact peak only if an upper bound exceeds a capacity.
- */
-void ho_sim_lazy_memory(struct ho_sim *s, bool on);
-
 #endif
