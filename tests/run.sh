@@ -91,15 +91,15 @@ run "asan/unit+cli+models" asan_suite
 fuzz() {
 	command -v clang >/dev/null || { echo "skipped: no clang"; return 77; }
 	make -s build/fuzz/fuzz_onnx || return 1
-	# A fixed seed and a fresh corpus: every run replays a prefix of the same
-	# exploration, so a clean long run here vouches for CI's shorter one.
+	# A fresh corpus each run. libFuzzer reports a finding with exit code 77 by
+	# default, which this runner reads as "skipped": make findings exit 1.
 	corpus=$(mktemp -d) seeds=build/fuzz/seeds
 	mkdir -p "$seeds"
 	cp "$M"/bad_cycle.onnx "$M"/bad_unknown_op.onnx "$M"/bad_initializer_shape.onnx "$M"/bad_matmul_dims.onnx \
 		"$M"/control_flow.onnx "$M"/external/*.onnx "$seeds"/
 	# Known crashers first, then explore for a bounded time.
-	build/fuzz/fuzz_onnx tests/fuzz/regressions/* || return 1
-	build/fuzz/fuzz_onnx -seed=1 -max_total_time="$FUZZ_SECONDS" -max_len=8192 -rss_limit_mb=2048 -timeout=10 \
+	build/fuzz/fuzz_onnx -error_exitcode=1 tests/fuzz/regressions/* || return 1
+	build/fuzz/fuzz_onnx -error_exitcode=1 -timeout_exitcode=1 -seed=1 -max_total_time="$FUZZ_SECONDS" -max_len=8192 -rss_limit_mb=2048 -timeout=10 \
 		-print_final_stats=1 -artifact_prefix=build/fuzz/ "$corpus" "$seeds"
 	rc=$?
 	rm -rf "$corpus"
@@ -111,7 +111,8 @@ fuzz_box() {
 	command -v clang >/dev/null || { echo "skipped: no clang"; return 77; }
 	make -s build/fuzz/fuzz_box || return 1
 	corpus=$(mktemp -d)
-	build/fuzz/fuzz_box -seed=1 -max_total_time=$((FUZZ_SECONDS / 3)) -max_len=4096 -rss_limit_mb=2048 -timeout=10 \
+	build/fuzz/fuzz_box -error_exitcode=1 tests/fuzz/box-regressions/* || return 1
+	build/fuzz/fuzz_box -error_exitcode=1 -timeout_exitcode=1 -seed=1 -max_total_time=$((FUZZ_SECONDS / 3)) -max_len=4096 -rss_limit_mb=2048 -timeout=10 \
 		-print_final_stats=1 -artifact_prefix=build/fuzz/box- "$corpus" boxes
 	rc=$?
 	rm -rf "$corpus"

@@ -64,6 +64,8 @@ check "impossible latency: clear message, no file" 1 "no schedule meets the cons
 check "... and nothing was written" 1 "" -- test -e "$tmp/none.json"
 check "unknown pin device" 1 "no device 'tpu9'" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$B/server-t4-ascend-xeon.json" --pin Conv=tpu9
 check "pin on an unsupported device" 1 "cannot run on fpga0" -- $S "$M/transformer_encoder.onnx" --shape src=1x8x256 --box "$B/edge-mlu370-ascend310p-u280.json" --pin Softmax=fpga0
+check "population not a number" 2 "--population: 'many' is not a whole number" -- $S "$M/resnet18.onnx" --box "$B/server-t4-ascend-xeon.json" --population many
+check "generations overflow" 2 "--generations: '99999999999999999999999'" -- $S "$M/resnet18.onnx" --box "$B/server-t4-ascend-xeon.json" --generations 99999999999999999999999
 check "unknown objective" 2 "unknown objective 'speed'" -- $S "$M/resnet18.onnx" --box "$B/server-t4-ascend-xeon.json" --objectives speed
 check "malformed constraint" 1 "'soon' is not a time like 8ms" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$B/server-t4-ascend-xeon.json" --constraint "latency<=soon"
 printf '{"name": "x", "host": "cpu0", "devices": [{"name": "cpu0", "kind": "cpu", "peak_gflops": {"float32": 1}, "mem_bw_gbps": -3, "mem_gib": 1}], "links": []}' >"$tmp/badbox.json"

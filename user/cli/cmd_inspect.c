@@ -309,7 +309,14 @@ int cmd_inspect(int argc, char **argv)
 				return 2;
 			}
 			if (!strcmp(argv[i], "--top")) {
-				top = atoi(argv[++i]);
+				char *end;
+				long t = strtol(argv[++i], &end, 10);
+
+				if (*end || end == argv[i] || t < 0 || t > 1000000) {
+					cli_error("inspect: --top '%s' is not a count", argv[i]);
+					return 2;
+				}
+				top = (int)t;
 			} else {
 				if (n_shapes == MAX_SHAPE_ARGS) {
 					cli_error("inspect: too many --shape options");

@@ -46,6 +46,23 @@ static void schedule_usage(FILE *f)
 		"  --quiet                  no progress\n");
 }
 
+/* A whole number in [lo, hi], or a message naming the option. */
+static int parse_count(const char *opt, const char *v, unsigned long long lo, unsigned long long hi,
+		       unsigned long long *out)
+{
+	char *end;
+	unsigned long long x;
+
+	errno = 0;
+	x = strtoull(v, &end, 0);
+	if (errno || end == v || *end || *v == '-' || x < lo || x > hi) {
+		cli_error("%s: '%s' is not a whole number from %llu to %llu", opt, v, lo, hi);
+		return -1;
+	}
+	*out = x;
+	return 0;
+}
+
 static int parse_objectives(const char *s, uint32_t *mask)
 {
 	char buf[256], *tok, *save = NULL;
@@ -288,7 +305,11 @@ int cmd_schedule(int argc, char **argv)
 		} else if (!strcmp(o, "--dag")) {
 			a.dag = v;
 		} else if (!strcmp(o, "--procs")) {
-			a.procs = (unsigned)atoi(v);
+			unsigned long long x;
+
+			if (parse_count(o, v, 1, HO_MAX_DEVICES, &x))
+				return 2;
+			a.procs = (unsigned)x;
 		} else if (!strcmp(o, "--shape") || !strcmp(o, "--constraint") || !strcmp(o, "--pin")) {
 			int *n = o[2] == 's' ? &a.n_shapes : o[2] == 'c' ? &a.n_constraints : &a.n_pins;
 			const char **arr = o[2] == 's' ? a.shapes : o[2] == 'c' ? a.constraints : a.pins;
@@ -304,16 +325,24 @@ int cmd_schedule(int argc, char **argv)
 			a.pick = v;
 		} else if (!strcmp(o, "--weights")) {
 			a.weights = v;
-		} else if (!strcmp(o, "--population")) {
-			a.so.population = (uint32_t)atoi(v);
-		} else if (!strcmp(o, "--generations")) {
-			a.so.generations = (uint32_t)atoi(v);
-		} else if (!strcmp(o, "--seed")) {
-			a.so.seed = strtoull(v, NULL, 0);
-		} else if (!strcmp(o, "--threads")) {
-			a.so.threads = (uint32_t)atoi(v);
-		} else if (!strcmp(o, "--stall")) {
-			a.so.stall_window = (uint32_t)atoi(v);
+		} else if (!strcmp(o, "--population") || !strcmp(o, "--generations") || !strcmp(o, "--seed") ||
+			   !strcmp(o, "--threads") || !strcmp(o, "--stall")) {
+			unsigned long long x;
+			bool seed = !strcmp(o, "--seed");
+
+			if (parse_count(o, v, !strcmp(o, "--population") ? 4 : 0,
+					seed ? ~0ull : !strcmp(o, "--threads") ? 64 : 1000000, &x))
+				return 2;
+			if (!strcmp(o, "--population"))
+				a.so.population = (uint32_t)x;
+			else if (!strcmp(o, "--generations"))
+				a.so.generations = (uint32_t)x;
+			else if (seed)
+				a.so.seed = x;
+			else if (!strcmp(o, "--threads"))
+				a.so.threads = (uint32_t)x;
+			else
+				a.so.stall_window = (uint32_t)x;
 		} else if (!strcmp(o, "--coarsen")) {
 			a.so.coarsen_chains = true;
 			continue;
@@ -360,11 +389,14 @@ int cmd_schedule(int argc, char **argv)
 		for (; m < HO_OBJ_COUNT; m++) {
 			if (!(a.so.objectives >> m & 1))
 				continue;
-			if (!tok || atof(tok) < 0) {
+			char *end = NULL;
+			double w = tok ? strtod(tok, &end) : -1;
+
+			if (!tok || end == tok || *end || !(w >= 0) || !isfinite(w)) {
 				cli_error("--weights: one non-negative weight per objective, in --objectives order");
 				return 2;
 			}
-			weights[m] = atof(tok);
+			weights[m] = w;
 			tok = strtok_r(NULL, ",", &save);
 		}
 	}

@@ -63,8 +63,11 @@ static int num(json_t *obj, const char *where, const char *key, bool required, d
 		*out = def;
 		return 0;
 	}
-	if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) <= min_excl)
-		return ho_err(err, -EINVAL, "%s.%s must be a number greater than %g", where, key, min_excl);
+	/* 1e15 is beyond any real figure in these units, and keeps conversions defined. */
+	if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) <= min_excl ||
+	    json_number_value(v) > 1e15)
+		return ho_err(err, -EINVAL, "%s.%s must be a number greater than %g (and at most 1e15)", where,
+			      key, min_excl);
 	*out = json_number_value(v);
 	return 0;
 }
@@ -150,9 +153,13 @@ static int ho_parse_device(json_t *o, uint32_t idx, struct ho_device *d, struct 
 	d->launch_overhead = x * 1e-6;
 	if ((ret = num(o, where, "numa_node", false, -2, 0, &x, err)))
 		return ret;
+	if (x > 4096 || x != (int)x)
+		return ho_err(err, -EINVAL, "%s.numa_node must be an integer from -1 to 4096", where);
 	d->numa_node = (int)x;
 	if ((ret = num(o, where, "threads", false, 0, 1, &x, err)))
 		return ret;
+	if (x > 65536 || x != (int)x)
+		return ho_err(err, -EINVAL, "%s.threads must be an integer from 1 to 65536", where);
 	d->threads = (int)x;
 	eff = json_object_get(o, "efficiency");
 	for (int c = 0; c < 4; c++) {
