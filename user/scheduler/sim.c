@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * The event simulator: the search's inner loop and the source of every
- * timeline the user sees.  Given a device per task and a topological order,
- * it list-schedules the tasks with one timeline per device and one per link
- * (compute and copies overlap; a link carries one copy at a time), then
- * derives latency, per-device peak memory, energy, throughput and balance.
+ * timeline the user sees.  Given a device per task and a topological
+ * priority order, it list-schedules the tasks with one timeline per device
+ * and one per link (compute and copies overlap; a link carries one copy at a
+ * time): each task goes, in priority order, into the earliest idle gap on its
+ * device after its inputs arrive (insertion, as HEFT does).  It then derives
+ * latency, per-device peak memory, energy, throughput and balance.
  *
  * Flat arrays indexed by task, item and device, all allocated in
  * ho_sim_new(): an evaluation allocates nothing.  Work is linear in tasks +
@@ -26,19 +28,65 @@ struct ho_mem_event {
 
 struct ho_sim {
 	const struct ho_problem *p;
-	double *dev_free, *busy, *link_free, *link_busy;
+	double *busy, *link_free, *link_busy;
 	double *start, *end;
 	uint8_t *done;
-	double *arrival;   /* m*d: when item k is usable on device j (NAN: not there) */
+	double *arrival;   /* m*d: when item k is usable on device j (valid if arr_stamp == gen) */
 	double *alloc_at;  /* m*d: when its copy on device j was allocated */
-	double *last_use;  /* m*d: end of its last consumer on device j */
+	double *last_use;  /* m*d: end of its last consumer on device j (valid if lu_stamp == gen) */
+	uint32_t *arr_stamp, *lu_stamp; /* m*d: evaluation that wrote the entry */
+	uint32_t gen;      /* this evaluation: stamps replace clearing m*d entries each time */
 	double *out_end;   /* m: end of the last copy leaving its producer's device */
 	struct ho_mem_event *ev, *ev_free, *ev_tmp;
 	uint32_t cap_ev;
 	double *static_mem; /* d: weights resident */
 	uint64_t *wmask;    /* n_weights device masks */
 	bool lazy_memory;   /* skip the exact sweep when a bound proves feasibility */
+	double *busy_s, *busy_e; /* d*n: each device's busy intervals, sorted */
+	uint32_t *n_busy;        /* d */
 };
+
+/*
+ * Earliest start >= ready of a gap of length c on device j, and book it.
+ * Tasks may fill idle gaps left by earlier dispatches (insertion, as HEFT
+ * does); intervals stay sorted, and appending at the end is the common case.
+ */
+static double ho_book(struct ho_sim *s, uint32_t j, double ready, double c)
+{
+	uint32_t n = s->n_busy[j], lo = 0, hi = n, i;
+	double *bs = s->busy_s + (size_t)j * s->p->n, *be = s->busy_e + (size_t)j * s->p->n, t = ready;
+
+	if (c <= 0) {
+		/* Zero-length tasks occupy nothing; they still wait for the device's queue. */
+		return n && be[n - 1] > ready && bs[n - 1] < ready ? be[n - 1] : ready;
+	}
+	if (!n || ready >= be[n - 1]) { /* the common case: after everything booked */
+		bs[n] = ready;
+		be[n] = ready + c;
+		s->n_busy[j] = n + 1;
+		return ready;
+	}
+	while (lo < hi) { /* first interval ending after ready */
+		uint32_t mid = (lo + hi) / 2;
+
+		if (be[mid] <= ready)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i < n; i++) {
+		if (t + c <= bs[i])
+			break;
+		if (be[i] > t)
+			t = be[i];
+	}
+	memmove(&bs[i + 1], &bs[i], (n - i) * sizeof(double));
+	memmove(&be[i + 1], &be[i], (n - i) * sizeof(double));
+	bs[i] = t;
+	be[i] = t + c;
+	s->n_busy[j] = n + 1;
+	return t;
+}
 
 void ho_sim_lazy_memory(struct ho_sim *s, bool on)
 {
@@ -49,7 +97,6 @@ void ho_sim_free(struct ho_sim *s)
 {
 	if (!s)
 		return;
-	free(s->dev_free);
 	free(s->busy);
 	free(s->link_free);
 	free(s->link_busy);
@@ -57,6 +104,8 @@ void ho_sim_free(struct ho_sim *s)
 	free(s->end);
 	free(s->done);
 	free(s->arrival);
+	free(s->arr_stamp);
+	free(s->lu_stamp);
 	free(s->alloc_at);
 	free(s->last_use);
 	free(s->out_end);
@@ -65,6 +114,9 @@ void ho_sim_free(struct ho_sim *s)
 	free(s->ev_tmp);
 	free(s->static_mem);
 	free(s->wmask);
+	free(s->busy_s);
+	free(s->busy_e);
+	free(s->n_busy);
 	free(s);
 }
 
@@ -76,7 +128,6 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 	if (!s)
 		return NULL;
 	s->p = p;
-	s->dev_free = calloc(p->d, sizeof(double));
 	s->busy = calloc(p->d, sizeof(double));
 	s->link_free = calloc(p->n_links + 1, sizeof(double));
 	s->link_busy = calloc(p->n_links + 1, sizeof(double));
@@ -84,6 +135,8 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 	s->end = calloc(p->n + 1, sizeof(double));
 	s->done = calloc(p->n + 1, 1);
 	s->arrival = calloc(md, sizeof(double));
+	s->arr_stamp = calloc(md, sizeof(uint32_t));
+	s->lu_stamp = calloc(md, sizeof(uint32_t));
 	s->alloc_at = calloc(md, sizeof(double));
 	s->last_use = calloc(md, sizeof(double));
 	s->out_end = calloc(p->m + 1, sizeof(double));
@@ -94,9 +147,12 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 	s->ev_tmp = malloc(s->cap_ev * sizeof(*s->ev));
 	s->static_mem = calloc(p->d, sizeof(double));
 	s->wmask = calloc(p->n_weights + 1, sizeof(uint64_t));
-	if (!s->dev_free || !s->busy || !s->link_free || !s->link_busy || !s->start || !s->end ||
+	s->busy_s = malloc(((size_t)p->d * p->n + 1) * sizeof(double));
+	s->busy_e = malloc(((size_t)p->d * p->n + 1) * sizeof(double));
+	s->n_busy = calloc(p->d, sizeof(uint32_t));
+	if (!s->busy || !s->arr_stamp || !s->lu_stamp || !s->link_free || !s->link_busy || !s->start || !s->end ||
 	    !s->done || !s->arrival || !s->alloc_at || !s->last_use || !s->out_end || !s->ev || !s->ev_free || !s->ev_tmp ||
-	    !s->static_mem || !s->wmask) {
+	    !s->static_mem || !s->wmask || !s->busy_s || !s->busy_e || !s->n_busy) {
 		ho_sim_free(s);
 		return NULL;
 	}
@@ -184,28 +240,32 @@ static double ho_transfer(struct ho_sim *s, uint32_t k, uint32_t task, int src, 
  */
 static void ho_ev_sort(struct ho_mem_event *a, struct ho_mem_event *tmp, uint32_t n)
 {
+	uint32_t count[8][256];
 	struct ho_mem_event *src = a, *dst = tmp;
+	uint64_t bits;
 
-	for (int shift = 0; shift < 64; shift += 8) {
-		uint32_t count[256] = { 0 }, sum = 0;
-		uint64_t bits;
+	/* All eight byte histograms in one read of the data. */
+	memset(count, 0, sizeof(count));
+	for (uint32_t i = 0; i < n; i++) {
+		memcpy(&bits, &a[i].t, 8);
+		for (int b = 0; b < 8; b++)
+			count[b][(bits >> (8 * b)) & 0xff]++;
+	}
+	for (int b = 0; b < 8 && n; b++) {
+		uint32_t sum = 0;
 
-		for (uint32_t i = 0; i < n; i++) {
-			memcpy(&bits, &src[i].t, 8);
-			count[(bits >> shift) & 0xff]++;
-		}
 		memcpy(&bits, &src[0].t, 8);
-		if (n == 0 || count[(bits >> shift) & 0xff] == n)
-			continue;
-		for (int b = 0; b < 256; b++) {
-			uint32_t c = count[b];
+		if (count[b][(bits >> (8 * b)) & 0xff] == n)
+			continue; /* every key has this byte: nothing to do */
+		for (int v = 0; v < 256; v++) {
+			uint32_t c = count[b][v];
 
-			count[b] = sum;
+			count[b][v] = sum;
 			sum += c;
 		}
 		for (uint32_t i = 0; i < n; i++) {
 			memcpy(&bits, &src[i].t, 8);
-			dst[count[(bits >> shift) & 0xff]++] = src[i];
+			dst[count[b][(bits >> (8 * b)) & 0xff]++] = src[i];
 		}
 		struct ho_mem_event *t = src;
 
@@ -224,6 +284,16 @@ static void ho_push(struct ho_sim *s, uint32_t *n, uint32_t dev, double from, do
 	s->ev[*n] = (struct ho_mem_event){ from, bytes, dev };
 	s->ev_free[*n] = (struct ho_mem_event){ to, -bytes, dev };
 	(*n)++;
+}
+
+static bool ho_has_copy(const struct ho_sim *s, size_t idx)
+{
+	return s->arr_stamp[idx] == s->gen;
+}
+
+static double ho_last_use(const struct ho_sim *s, size_t idx)
+{
+	return s->lu_stamp[idx] == s->gen ? s->last_use[idx] : 0;
 }
 
 /* Weights live on every device that runs one of their consumers. */
@@ -259,7 +329,7 @@ static bool ho_memory_bound_fits(struct ho_sim *s, const uint16_t *assign, struc
 
 		ev->peak_mem[src] += p->item_bytes[k];
 		for (uint32_t j = 0; j < d; j++)
-			if ((int)j != src && !isnan(s->arrival[k * d + j])) {
+			if ((int)j != src && ho_has_copy(s, k * d + j)) {
 				ev->peak_mem[j] += p->item_bytes[k];
 				if (p->route[(src * d + j) * 2 + 1] >= 0)
 					ev->peak_mem[p->default_device] += p->item_bytes[k];
@@ -282,7 +352,7 @@ static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan,
 		uint32_t prod = p->item_prod[k];
 		int src = prod == HO_EXTERNAL ? p->default_device : assign[prod];
 		double born = prod == HO_EXTERNAL ? 0 : s->start[prod];
-		double dies = s->last_use[k * d + src];
+		double dies = ho_last_use(s, k * d + src);
 
 		if (s->out_end[k] > dies)
 			dies = s->out_end[k];
@@ -292,12 +362,11 @@ static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan,
 			dies = makespan;
 		ho_push(s, &n_ev, (uint32_t)src, born, dies, p->item_bytes[k]);
 		for (uint32_t j = 0; j < d; j++) {
-			double arr = s->arrival[k * d + j];
+			double arr = s->arrival[k * d + j], lu = ho_last_use(s, k * d + j);
 
-			if ((int)j == src || isnan(arr))
+			if ((int)j == src || !ho_has_copy(s, k * d + j))
 				continue;
-			ho_push(s, &n_ev, j, s->alloc_at[k * d + j],
-				s->last_use[k * d + j] > arr ? s->last_use[k * d + j] : arr, p->item_bytes[k]);
+			ho_push(s, &n_ev, j, s->alloc_at[k * d + j], lu > arr ? lu : arr, p->item_bytes[k]);
 			/* A staged copy also holds a bounce buffer in host memory. */
 			if (p->route && p->route[(src * d + j) * 2 + 1] >= 0)
 				ho_push(s, &n_ev, (uint32_t)p->default_device, s->alloc_at[k * d + j], arr,
@@ -329,15 +398,16 @@ int ho_sim_eval(struct ho_sim *s, const uint16_t *assign, const uint32_t *order,
 	double makespan = 0;
 
 	memset(ev, 0, sizeof(*ev));
-	memset(s->dev_free, 0, d * sizeof(double));
 	memset(s->busy, 0, d * sizeof(double));
+	memset(s->n_busy, 0, d * sizeof(uint32_t));
 	memset(s->link_free, 0, (p->n_links + 1) * sizeof(double));
 	memset(s->link_busy, 0, (p->n_links + 1) * sizeof(double));
 	memset(s->done, 0, p->n);
 	memset(s->out_end, 0, p->m * sizeof(double));
-	for (size_t i = 0; i < (size_t)p->m * d; i++) {
-		s->arrival[i] = NAN;
-		s->last_use[i] = 0;
+	if (++s->gen == 0) { /* wrapped after 2^32 evaluations: clear once */
+		memset(s->arr_stamp, 0, (size_t)p->m * d * sizeof(uint32_t));
+		memset(s->lu_stamp, 0, (size_t)p->m * d * sizeof(uint32_t));
+		s->gen = 1;
 	}
 	if (tl)
 		tl->n_xfer = 0;
@@ -358,11 +428,13 @@ int ho_sim_eval(struct ho_sim *s, const uint16_t *assign, const uint32_t *order,
 				return -EINVAL; /* order is not topological */
 			t = prod == HO_EXTERNAL ? 0 : s->end[prod];
 			if (src != dev) {
-				double *arr = &s->arrival[k * d + dev];
+				size_t idx = (size_t)k * d + dev;
 
-				if (isnan(*arr))
-					*arr = ho_transfer(s, k, v, src, dev, t, ev, tl, &s->alloc_at[k * d + dev]);
-				t = *arr;
+				if (!ho_has_copy(s, idx)) {
+					s->arrival[idx] = ho_transfer(s, k, v, src, dev, t, ev, tl, &s->alloc_at[idx]);
+					s->arr_stamp[idx] = s->gen;
+				}
+				t = s->arrival[idx];
 			}
 			if (t > ready)
 				ready = t;
@@ -373,19 +445,20 @@ int ho_sim_eval(struct ho_sim *s, const uint16_t *assign, const uint32_t *order,
 			if (!isfinite(cost))
 				cost = 0;
 		}
-		s->start[v] = ready > s->dev_free[dev] ? ready : s->dev_free[dev];
+		s->start[v] = ho_book(s, (uint32_t)dev, ready, cost);
 		s->end[v] = s->start[v] + cost;
-		s->dev_free[dev] = s->end[v];
 		s->busy[dev] += cost;
 		s->done[v] = 1;
 		ev->obj[HO_OBJ_ENERGY] += p->energy[v * d + dev];
 		if (s->end[v] > makespan)
 			makespan = s->end[v];
 		for (uint32_t e = p->in_off[v]; e < p->in_off[v + 1]; e++) {
-			double *lu = &s->last_use[p->in_items[e] * d + dev];
+			size_t idx = (size_t)p->in_items[e] * d + dev;
 
-			if (s->end[v] > *lu)
-				*lu = s->end[v];
+			if (s->lu_stamp[idx] != s->gen || s->end[v] > s->last_use[idx]) {
+				s->last_use[idx] = s->end[v];
+				s->lu_stamp[idx] = s->gen;
+			}
 		}
 	}
 
