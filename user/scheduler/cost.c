@@ -137,19 +137,11 @@ double ho_cost_node(const struct ho_graph *g, const struct ho_node *nd, const st
 
 double ho_comm_time(const struct ho_problem *p, uint32_t k, int a, int b)
 {
-	double t = 0;
-
 	if (a == b)
 		return 0;
 	if (p->item_comm)
 		return p->item_comm[k];
-	for (int h = 0; h < 2; h++) {
-		int32_t l = p->route[(a * p->d + b) * 2 + h];
-
-		if (l >= 0)
-			t += p->link_lat[l] + p->item_bytes[k] / p->link_bw[l] + p->small_transfer;
-	}
-	return t;
+	return p->route_fixed[a * p->d + b] + p->item_bytes[k] * p->route_inv_bw[a * p->d + b];
 }
 
 double ho_comm_mean(const struct ho_problem *p, uint32_t k)
@@ -177,7 +169,9 @@ static int ho_routes(struct ho_problem *p, const struct ho_box *box, struct ho_e
 	p->link_bw = calloc(box->n_links + 1, sizeof(double));
 	p->link_epb = calloc(box->n_links + 1, sizeof(double));
 	p->route = malloc((size_t)d * d * 2 * sizeof(int32_t));
-	if (!p->link_lat || !p->link_bw || !p->link_epb || !p->route)
+	p->route_fixed = calloc((size_t)d * d, sizeof(double));
+	p->route_inv_bw = calloc((size_t)d * d, sizeof(double));
+	if (!p->link_lat || !p->link_bw || !p->link_epb || !p->route || !p->route_fixed || !p->route_inv_bw)
 		return ho_err(err, -ENOMEM, "out of memory");
 	for (uint32_t l = 0; l < box->n_links; l++) {
 		p->link_lat[l] = box->links[l].latency;
@@ -211,6 +205,11 @@ static int ho_routes(struct ho_problem *p, const struct ho_box *box, struct ho_e
 				return ho_err(err, -EINVAL, "box '%s': no route from %s to %s", box->name,
 					      box->dev[a].name, box->dev[b].name);
 			}
+			for (int h = 0; h < 2; h++)
+				if (r[h] >= 0) {
+					p->route_fixed[a * d + b] += box->links[r[h]].latency + box->small_transfer;
+					p->route_inv_bw[a * d + b] += 1.0 / box->links[r[h]].bandwidth;
+				}
 		}
 	return 0;
 }

@@ -8,6 +8,7 @@
 int ho_slots_init(struct ho_slots *s, uint32_t d, uint32_t n);
 void ho_slots_free(struct ho_slots *s, uint32_t d);
 double ho_slots_earliest(const struct ho_slots *s, double ready, double dur);
+double ho_slots_earliest_bounded(const struct ho_slots *s, double ready, double dur, uint32_t max_scan);
 void ho_slots_insert(struct ho_slots *s, double start, double end);
 double ho_ready_time(const struct ho_problem *p, uint32_t t, int dev, const uint16_t *assign,
 		     const double *aft);

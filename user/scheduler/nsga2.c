@@ -20,14 +20,21 @@
 #include <unistd.h>
 
 #include "graph_priv.h"
-#include "sched_priv.h"
+#include "listsched.h"
 
 struct ho_ind {
 	uint16_t *assign;
 	uint32_t *order;
+	uint8_t decode; /* re-choose devices by EFT before evaluation (done by the worker) */
 	struct ho_eval ev;
 	uint32_t rank;
 	double crowd;
+};
+
+/* Scratch of the EFT decoder: finish times and device timelines (one per thread). */
+struct ho_decoder {
+	double *aft;
+	struct ho_slots slots[HO_MAX_DEVICES];
 };
 
 struct ho_ga {
@@ -41,7 +48,7 @@ struct ho_ga {
 	struct ho_ind **sorted;
 	struct ho_ind *tmp;
 	uint32_t *pos, *heap, *indeg; /* scratch for order operators */
-	double *aft;                  /* scratch for the EFT decoder */
+	struct ho_decoder *dec;       /* one EFT decoder scratch per thread */
 	uint32_t shared_blocks;       /* tasks whose device follows an identical block's */
 	uint64_t evaluations;
 	double lo[HO_OBJ_COUNT], hi[HO_OBJ_COUNT];
@@ -82,16 +89,24 @@ struct ho_eval_job {
 	struct ho_ind *ind;
 	uint32_t count;
 	struct ho_sim *sim;
+	struct ho_decoder *dec;
 	int ret;
 };
+
+static void ho_eft_decode(const struct ho_problem *p, struct ho_decoder *dc, struct ho_ind *c);
 
 static void *ho_eval_worker(void *arg)
 {
 	struct ho_eval_job *j = arg;
 
-	for (uint32_t i = 0; i < j->count && !j->ret; i++)
+	for (uint32_t i = 0; i < j->count && !j->ret; i++) {
+		if (j->ind[i].decode) {
+			ho_eft_decode(j->ga->p, j->dec, &j->ind[i]);
+			j->ind[i].decode = 0;
+		}
 		j->ret = ho_sim_eval(j->sim, j->ind[i].assign, j->ind[i].order, &j->ga->o->constraints,
 				     &j->ind[i].ev, NULL);
+	}
 	return NULL;
 }
 
@@ -106,7 +121,7 @@ static int ho_eval_all(struct ho_ga *ga, struct ho_ind *ind, uint32_t count, str
 	for (uint32_t t = 0; t < threads; t++) {
 		uint32_t first = t * per, n = first < count ? (count - first < per ? count - first : per) : 0;
 
-		jobs[t] = (struct ho_eval_job){ ga, ind + first, n, sims[t], 0 };
+		jobs[t] = (struct ho_eval_job){ ga, ind + first, n, sims[t], &ga->dec[t], 0 };
 		if (t == 0 || !n)
 			continue;
 		if (pthread_create(&tid[t], NULL, ho_eval_worker, &jobs[t]))
@@ -398,17 +413,18 @@ static uint16_t ho_eft_device(struct ho_ga *ga, const struct ho_ind *b, const st
  * where it would finish first (no link contention in the estimate).  The
  * order evolves; this decoder turns it into a good device vector.
  */
-static void ho_eft_decode(struct ho_ga *ga, struct ho_ind *c)
+static void ho_eft_decode(const struct ho_problem *p, struct ho_decoder *dc, struct ho_ind *c)
 {
-	const struct ho_problem *p = ga->p;
-	double dev_free[HO_MAX_DEVICES] = { 0 }, *aft = ga->aft;
+	double *aft = dc->aft;
 
-	for (uint32_t i = 0; i < ga->n; i++) {
+	for (uint32_t j = 0; j < p->d; j++)
+		dc->slots[j].n = 0;
+	for (uint32_t i = 0; i < p->n; i++) {
 		uint32_t t = c->order[i];
-		double best = INFINITY;
+		double best = INFINITY, best_st = 0;
 
 		for (uint32_t j = 0; j < p->d; j++) {
-			double ready = dev_free[j], w = p->comp[t * p->d + j];
+			double ready = 0, w = p->comp[t * p->d + j], st;
 
 			if (!(p->allowed[t] >> j & 1) || !isfinite(w))
 				continue;
@@ -420,13 +436,17 @@ static void ho_eft_decode(struct ho_ga *ga, struct ho_ind *c)
 				if (r > ready)
 					ready = r;
 			}
-			if (ready + w < best) {
-				best = ready + w;
+			/* Insertion, like the simulator: an idle gap may take it. */
+			st = ho_slots_earliest_bounded(&dc->slots[j], ready, w, 32);
+			if (st + w < best) {
+				best = st + w;
+				best_st = st;
 				c->assign[t] = (uint16_t)j;
 			}
 		}
 		aft[t] = best;
-		dev_free[c->assign[t]] = best;
+		if (best > best_st)
+			ho_slots_insert(&dc->slots[c->assign[t]], best_st, best);
 	}
 }
 
@@ -773,7 +793,11 @@ static void ho_ga_free(struct ho_ga *ga, uint32_t total)
 	free(ga->indeg);
 	free(ga->group);
 	free(ga->mc);
-	free(ga->aft);
+	for (uint32_t t = 0; ga->dec && t < 64; t++) {
+		free(ga->dec[t].aft);
+		ho_slots_free(ga->dec[t].slots, ga->p->d);
+	}
+	free(ga->dec);
 }
 
 static int ho_make_front(struct ho_ga *ga, uint32_t count, double hv, uint32_t gens, struct ho_front **out)
@@ -867,8 +891,10 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 	ga.heap = calloc(p->n + total + 1, sizeof(uint32_t));
 	ga.indeg = calloc(p->n + total + 1, sizeof(uint32_t));
 	ga.mc = malloc(HO_MC_POINTS * ga.k * sizeof(double));
-	ga.aft = calloc(p->n + 1, sizeof(double));
-	if (!ga.pool || !ga.sorted || !ga.tmp || !ga.pos || !ga.heap || !ga.indeg || !ga.mc || !ga.aft)
+	ga.dec = calloc(64, sizeof(*ga.dec));
+	if (!ga.dec)
+		goto nomem;
+	if (!ga.pool || !ga.sorted || !ga.tmp || !ga.pos || !ga.heap || !ga.indeg || !ga.mc)
 		goto nomem;
 	for (uint32_t i = 0; i < total; i++) {
 		ga.pool[i].assign = calloc(p->n + 1, sizeof(uint16_t));
@@ -878,6 +904,9 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 	}
 	for (uint32_t t = 0; t < threads; t++) {
 		if (!(sims[t] = ho_sim_new(p)))
+			goto nomem;
+		ga.dec[t].aft = calloc(p->n + 1, sizeof(double));
+		if (!ga.dec[t].aft || ho_slots_init(ga.dec[t].slots, p->d, p->n))
 			goto nomem;
 		ho_sim_lazy_memory(sims[t], !(o->objectives >> HO_OBJ_MEMORY & 1));
 	}
@@ -913,8 +942,7 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 		} else {
 			/* Random orders: a few keep random devices, most get EFT-decoded ones. */
 			ho_random_individual(&ga, c, i % 4 == 0);
-			if (i % 4 != 0 && i % 8 != 1)
-				ho_eft_decode(&ga, c);
+			c->decode = i % 4 != 0 && i % 8 != 1;
 		}
 	}
 	ret = ho_eval_all(&ga, ga.pool, np, sims, threads);
@@ -973,10 +1001,9 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 			}
 			ho_mutate(&ga, c1);
 			ho_mutate(&ga, c2);
-			if (ho_rng_unit(&ga.rng) < 0.3)
-				ho_eft_decode(&ga, c1);
-			if (ho_rng_unit(&ga.rng) < 0.3)
-				ho_eft_decode(&ga, c2);
+			/* Decoded by the evaluating thread; the choice is made here, with the seeded RNG. */
+			c1->decode = ho_rng_unit(&ga.rng) < 0.3;
+			c2->decode = ho_rng_unit(&ga.rng) < 0.3;
 		}
 		ret = ho_eval_all(&ga, &ga.pool[np], np, sims, threads);
 		if (ret) {

@@ -44,6 +44,8 @@ void ho_problem_free(struct ho_problem *p)
 	free(p->link_bw);
 	free(p->link_epb);
 	free(p->route);
+	free(p->route_fixed);
+	free(p->route_inv_bw);
 	free(p->capacity);
 	free(p->idle_power);
 	free(p->topo);
