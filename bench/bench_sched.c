@@ -10,7 +10,8 @@
  *   stg       STG 50-task set, default search: share at the optimum, mean gap
  *   hv        hypervolume after the default search vs a 10x longer one
  *   coarsen   chain coarsening on/off
- * usage: bench_sched MODELS_DIR [quick] [SECTIONS]   (SECTIONS: comma list of eval,search,quality,stg,reduce)
+ * usage: bench_sched MODELS_DIR [quick] [SECTIONS]   (SECTIONS: comma list of
+ * eval,search,quality,stg,reduce)
  */
 #include <math.h>
 #include <stdio.h>
@@ -22,15 +23,24 @@
 #include "heteroopt/graph.h"
 #include "heteroopt/sched.h"
 
-static const char *box4 =
-	"{\"name\": \"bench-4dev\", \"host\": \"cpu0\", \"devices\": ["
-	"{\"name\": \"cpu0\", \"kind\": \"cpu\", \"peak_gflops\": {\"float32\": 1229}, \"mem_bw_gbps\": 204.8, \"mem_gib\": 64, \"idle_w\": 40, \"pj_per_flop\": 125, \"launch_us\": 2},"
-	"{\"name\": \"gpu0\", \"kind\": \"gpu\", \"peak_gflops\": {\"float32\": 8100}, \"mem_bw_gbps\": 320, \"mem_gib\": 16, \"idle_w\": 10, \"pj_per_flop\": 8.6, \"launch_us\": 6},"
-	"{\"name\": \"gpu1\", \"kind\": \"gpu\", \"peak_gflops\": {\"float32\": 8100}, \"mem_bw_gbps\": 320, \"mem_gib\": 16, \"idle_w\": 10, \"pj_per_flop\": 8.6, \"launch_us\": 6},"
-	"{\"name\": \"npu0\", \"kind\": \"npu\", \"peak_gflops\": {\"float32\": 70000}, \"mem_bw_gbps\": 204.8, \"mem_gib\": 0.05, \"idle_w\": 12, \"pj_per_flop\": 1, \"launch_us\": 20}],"
-	"\"links\": [{\"a\": \"cpu0\", \"b\": \"gpu0\", \"gbps\": 12}, {\"a\": \"cpu0\", \"b\": \"gpu1\", \"gbps\": 12},"
-	"{\"a\": \"cpu0\", \"b\": \"npu0\", \"gbps\": 25}, {\"a\": \"gpu0\", \"b\": \"gpu1\", \"gbps\": 50},"
-	"{\"a\": \"gpu0\", \"b\": \"npu0\", \"gbps\": 12, \"p2p\": false}]}";
+static const char *box4 = "{\"name\": \"bench-4dev\", \"host\": \"cpu0\", \"devices\": ["
+			  "{\"name\": \"cpu0\", \"kind\": \"cpu\", \"peak_gflops\": {\"float32\": "
+			  "1229}, \"mem_bw_gbps\": 204.8, \"mem_gib\": 64, \"idle_w\": 40, "
+			  "\"pj_per_flop\": 125, \"launch_us\": 2},"
+			  "{\"name\": \"gpu0\", \"kind\": \"gpu\", \"peak_gflops\": {\"float32\": "
+			  "8100}, \"mem_bw_gbps\": 320, \"mem_gib\": 16, \"idle_w\": 10, "
+			  "\"pj_per_flop\": 8.6, \"launch_us\": 6},"
+			  "{\"name\": \"gpu1\", \"kind\": \"gpu\", \"peak_gflops\": {\"float32\": "
+			  "8100}, \"mem_bw_gbps\": 320, \"mem_gib\": 16, \"idle_w\": 10, "
+			  "\"pj_per_flop\": 8.6, \"launch_us\": 6},"
+			  "{\"name\": \"npu0\", \"kind\": \"npu\", \"peak_gflops\": {\"float32\": "
+			  "70000}, \"mem_bw_gbps\": 204.8, \"mem_gib\": 0.05, \"idle_w\": 12, "
+			  "\"pj_per_flop\": 1, \"launch_us\": 20}],"
+			  "\"links\": [{\"a\": \"cpu0\", \"b\": \"gpu0\", \"gbps\": 12}, {\"a\": "
+			  "\"cpu0\", \"b\": \"gpu1\", \"gbps\": 12},"
+			  "{\"a\": \"cpu0\", \"b\": \"npu0\", \"gbps\": 25}, {\"a\": \"gpu0\", "
+			  "\"b\": \"gpu1\", \"gbps\": 50},"
+			  "{\"a\": \"gpu0\", \"b\": \"npu0\", \"gbps\": 12, \"p2p\": false}]}";
 
 static double now(void)
 {
@@ -47,7 +57,8 @@ static int cmp_d(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static struct ho_problem *model_problem(const char *models, struct ho_graph **g, struct ho_box **box)
+static struct ho_problem *model_problem(const char *models, struct ho_graph **g,
+					struct ho_box **box)
 {
 	char path[4096];
 	struct ho_error err;
@@ -63,8 +74,9 @@ static struct ho_problem *model_problem(const char *models, struct ho_graph **g,
 	return p;
 }
 
-static struct ho_front *run_search(const struct ho_problem *p, uint32_t obj, uint32_t gens, uint32_t stall,
-				   bool coarsen, const struct ho_plan *const *seeds, uint32_t n_seeds, double *secs)
+static struct ho_front *run_search(const struct ho_problem *p, uint32_t obj, uint32_t gens,
+				   uint32_t stall, bool coarsen, const struct ho_plan *const *seeds,
+				   uint32_t n_seeds, double *secs)
 {
 	struct ho_search_opts o;
 	struct ho_front *f = NULL;
@@ -130,11 +142,13 @@ static void bench_eval(const struct ho_problem *p)
 	qsort(t_sim, 7, sizeof(double), cmp_d);
 	qsort(t_bare, 7, sizeof(double), cmp_d);
 	qsort(t_lazy, 7, sizeof(double), cmp_d);
-	printf("eval     %u tasks, %u items, 4 devices: %.0f evaluations/s per core with the exact memory sweep "
-	       "(%.1f us), %.0f/s with the feasibility bound the search uses (%.1f us); bare topological pass "
+	printf("eval     %u tasks, %u items, 4 devices: %.0f evaluations/s per core with the exact "
+	       "memory sweep "
+	       "(%.1f us), %.0f/s with the feasibility bound the search uses (%.1f us); bare "
+	       "topological pass "
 	       "%.2f us: ratios %.1fx and %.1fx   [median of 7 x %d]\n",
-	       p->n, p->m, 1 / t_sim[3], t_sim[3] * 1e6, 1 / t_lazy[3], t_lazy[3] * 1e6, t_bare[3] * 1e6,
-	       t_sim[3] / t_bare[3], t_lazy[3] / t_bare[3], reps);
+	       p->n, p->m, 1 / t_sim[3], t_sim[3] * 1e6, 1 / t_lazy[3], t_lazy[3] * 1e6,
+	       t_bare[3] * 1e6, t_sim[3] / t_bare[3], t_lazy[3] / t_bare[3], reps);
 	(void)sink;
 	ho_plan_free(h);
 	ho_sim_free(s);
@@ -143,7 +157,7 @@ static void bench_eval(const struct ho_problem *p)
 static void bench_search(const struct ho_problem *p)
 {
 	struct ho_plan *h = ho_plan_new(p->n);
-	const struct ho_plan *seeds[1] = { h };
+	const struct ho_plan *seeds[1] = {h};
 	struct ho_search_opts defaults;
 	double t_heft, t_def, t_long, t_c;
 
@@ -155,11 +169,12 @@ static void bench_search(const struct ho_problem *p)
 	ho_plan_heft(p, h, NULL);
 	t_heft = now() - t_heft;
 	def = run_search(p, obj, 200, 0, false, seeds, 1, &t_def);
-	printf("search   population 128 x 200 generations on %u tasks: %.2f s (%llu evaluations); HEFT %.3f s: "
+	printf("search   population 128 x 200 generations on %u tasks: %.2f s (%llu evaluations); "
+	       "HEFT %.3f s: "
 	       "ratio %.0fx\n",
 	       p->n, t_def, (unsigned long long)def->evaluations, t_heft, t_def / t_heft);
 	lng = run_search(p, obj, 2000, 0, false, seeds, 1, &t_long);
-	double ref[HO_OBJ_COUNT] = { 0 };
+	double ref[HO_OBJ_COUNT] = {0};
 
 	for (int m = 0; m < HO_OBJ_COUNT; m++) {
 		for (uint32_t i = 0; i < def->n; i++)
@@ -170,11 +185,15 @@ static void bench_search(const struct ho_problem *p)
 	}
 	double hv_d = ho_hypervolume(def, obj, ref), hv_l = ho_hypervolume(lng, obj, ref);
 
-	printf("hv       default search %.4f vs 10x longer (%.1f s) %.4f: %.1f%%; fastest %.3f ms vs %.3f ms\n", hv_d,
-	       t_long, hv_l, 100 * hv_d / hv_l, def->sol[0].ev.obj[0] * 1e3, lng->sol[0].ev.obj[0] * 1e3);
+	printf("hv       default search %.4f vs 10x longer (%.1f s) %.4f: %.1f%%; fastest %.3f ms "
+	       "vs %.3f ms\n",
+	       hv_d, t_long, hv_l, 100 * hv_d / hv_l, def->sol[0].ev.obj[0] * 1e3,
+	       lng->sol[0].ev.obj[0] * 1e3);
 	co = run_search(p, obj, 200, 0, true, seeds, 1, &t_c);
-	printf("coarsen  chain coarsening: %.2f s, fastest %.3f ms, hypervolume %.4f (without: %.2f s, %.3f ms, %.4f)\n",
-	       t_c, co->sol[0].ev.obj[0] * 1e3, ho_hypervolume(co, obj, ref), t_def, def->sol[0].ev.obj[0] * 1e3, hv_d);
+	printf("coarsen  chain coarsening: %.2f s, fastest %.3f ms, hypervolume %.4f (without: "
+	       "%.2f s, %.3f ms, %.4f)\n",
+	       t_c, co->sol[0].ev.obj[0] * 1e3, ho_hypervolume(co, obj, ref), t_def,
+	       def->sol[0].ev.obj[0] * 1e3, hv_d);
 	ho_front_free(def);
 	ho_front_free(lng);
 	ho_front_free(co);
@@ -207,8 +226,9 @@ static void bench_quality(unsigned graphs)
 	unsigned lost = 0, done = 0;
 
 	for (unsigned i = 0; i < graphs; i++) {
-		struct rd_rng r = { i * 7919u + 13 };
-		unsigned v = 50 + (unsigned)(rd_unit(&r) * 950), procs = 2 + (unsigned)(rd_unit(&r) * 7);
+		struct rd_rng r = {i * 7919u + 13};
+		unsigned v = 50 + (unsigned)(rd_unit(&r) * 950),
+			 procs = 2 + (unsigned)(rd_unit(&r) * 7);
 		double ccr = 0.1 * pow(100, rd_unit(&r)), beta = 0.1 + rd_unit(&r) * 1.9;
 		struct ho_problem *p = rd_problem(i + 1, v, procs, ccr, beta, 0.5 + rd_unit(&r));
 		struct ho_plan *h, *pe;
@@ -224,10 +244,12 @@ static void bench_quality(unsigned graphs)
 		ho_plan_heft(p, h, NULL);
 		ho_plan_peft(p, pe, NULL);
 		ho_sim_eval(s, h->assign, h->order, NULL, &hev, NULL);
-		const struct ho_plan *seeds[2] = { h, pe };
-		struct ho_front *f = run_search(p, 1u << HO_OBJ_LATENCY, 200, getenv("STALL") ? atoi(getenv("STALL")) : 40, false, seeds, 2,
-						&secs);
-		double best = f->sol[0].ev.obj[HO_OBJ_LATENCY], g = 1 - best / hev.obj[HO_OBJ_LATENCY];
+		const struct ho_plan *seeds[2] = {h, pe};
+		struct ho_front *f = run_search(p, 1u << HO_OBJ_LATENCY, 200,
+						getenv("STALL") ? atoi(getenv("STALL")) : 40, false,
+						seeds, 2, &secs);
+		double best = f->sol[0].ev.obj[HO_OBJ_LATENCY],
+		       g = 1 - best / hev.obj[HO_OBJ_LATENCY];
 
 		for (uint32_t k = 1; k < f->n; k++)
 			best = fmin(best, f->sol[k].ev.obj[HO_OBJ_LATENCY]);
@@ -244,14 +266,16 @@ static void bench_quality(unsigned graphs)
 		ho_sim_free(s);
 		ho_problem_free(p);
 	}
-	printf("quality  %u random DAGs (50-1000 tasks, 2-8 procs, CCR 0.1-10, beta 0.1-2): fastest front member beats "
-	       "HEFT by %.1f%% on average (worst %+.1f%%), loses on %u; mean SLR %.3f vs HEFT %.3f  [%.0f s]\n",
+	printf("quality  %u random DAGs (50-1000 tasks, 2-8 procs, CCR 0.1-10, beta 0.1-2): "
+	       "fastest front member beats "
+	       "HEFT by %.1f%% on average (worst %+.1f%%), loses on %u; mean SLR %.3f vs HEFT %.3f "
+	       " [%.0f s]\n",
 	       done, 100 * gain / done, 100 * worst, lost, slr_s / done, slr_h / done, now() - t0);
 }
 
 static void bench_stg(void)
 {
-	static const unsigned procs[] = { 2, 4, 8, 16 };
+	static const unsigned procs[] = {2, 4, 8, 16};
 	char path[256], line[256];
 
 	for (int pi = 0; pi < 4; pi++) {
@@ -259,7 +283,8 @@ static void bench_stg(void)
 		double gap = 0;
 		FILE *f;
 
-		snprintf(path, sizeof(path), "../shared/data/stg/optimal/Case50_%u_OPT.csv", procs[pi]);
+		snprintf(path, sizeof(path), "../shared/data/stg/optimal/Case50_%u_OPT.csv",
+			 procs[pi]);
 		f = fopen(path, "r");
 		if (!f) {
 			printf("stg      ../shared/data/stg not present: skipped\n");
@@ -278,11 +303,12 @@ static void bench_stg(void)
 			if (ho_problem_from_stg(path, p, &pr, &err))
 				continue;
 			struct ho_plan *h = ho_plan_new(pr->n), *pe = ho_plan_new(pr->n);
-			const struct ho_plan *seeds[2] = { h, pe };
+			const struct ho_plan *seeds[2] = {h, pe};
 
 			ho_plan_heft(pr, h, NULL);
 			ho_plan_peft(pr, pe, NULL);
-			struct ho_front *fr = run_search(pr, 1u << HO_OBJ_LATENCY, 200, 40, false, seeds, 2, &secs);
+			struct ho_front *fr =
+			    run_search(pr, 1u << HO_OBJ_LATENCY, 200, 40, false, seeds, 2, &secs);
 
 			at += fr->sol[0].ev.obj[0] == opt;
 			gap += (fr->sol[0].ev.obj[0] - opt) / opt;
@@ -293,8 +319,8 @@ static void bench_stg(void)
 			ho_problem_free(pr);
 		}
 		fclose(f);
-		printf("stg      p=%-2u %u graphs: at the optimum %.0f%%, mean gap %.2f%%\n", procs[pi], n, 100.0 * at / n,
-		       100 * gap / n);
+		printf("stg      p=%-2u %u graphs: at the optimum %.0f%%, mean gap %.2f%%\n",
+		       procs[pi], n, 100.0 * at / n, 100 * gap / n);
 	}
 }
 
@@ -306,16 +332,17 @@ static void bench_reduction(const char *models)
 	struct ho_box *box = NULL;
 	struct ho_problem *p = NULL;
 	struct ho_error err;
-	int64_t dims[3] = { 1, 128, 256 };
+	int64_t dims[3] = {1, 128, 256};
 
 	snprintf(path, sizeof(path), "%s/transformer_encoder.onnx", models);
 	if (ho_onnx_load(path, NULL, &g, &err) || ho_graph_bind_input(g, "src", dims, 3, &err) ||
-	    ho_shape_infer(g, &err) || (ho_features_compute(g), ho_box_load("boxes/nvlink-2xa100-epyc.json", &box, &err)) ||
+	    ho_shape_infer(g, &err) ||
+	    (ho_features_compute(g), ho_box_load("boxes/nvlink-2xa100-epyc.json", &box, &err)) ||
 	    ho_problem_from_graph(g, box, NULL, &p, &err)) {
 		fprintf(stderr, "bench_sched: %s\n", err.msg);
 		goto out;
 	}
-	static const char *names[3] = { "plain", "--coarsen", "--share-blocks" };
+	static const char *names[3] = {"plain", "--coarsen", "--share-blocks"};
 
 	for (int mode = 0; mode < 3; mode++) {
 		double lat[5], secs[5];
@@ -340,7 +367,8 @@ static void bench_reduction(const char *models)
 		}
 		qsort(lat, 5, sizeof(double), cmp_d);
 		qsort(secs, 5, sizeof(double), cmp_d);
-		printf("reduce   transformer (%u tasks) on the 2xA100 box, %-15s median latency %.4f ms, median search "
+		printf("reduce   transformer (%u tasks) on the 2xA100 box, %-15s median latency "
+		       "%.4f ms, median search "
 		       "%.2f s, %u evaluations per run  [5 seeds]\n",
 		       p->n, names[mode], lat[2] * 1e3, secs[2], evals / 5);
 	}

@@ -95,24 +95,24 @@ struct ho_const {
 	int dtype;
 	struct ho_shape shape;
 	const void *data; /* little-endian elements, NULL for strings */
-	uint64_t len;     /* bytes at data */
+	uint64_t len;	  /* bytes at data */
 };
 
 struct ho_graph;
 
 struct ho_attr {
 	const char *name;
-	int type;               /* enum ho_attr_type */
-	int64_t i;              /* INT */
-	double f;               /* FLOAT */
-	const char *s;          /* STRING (NUL-terminated copy) */
+	int type;      /* enum ho_attr_type */
+	int64_t i;     /* INT */
+	double f;      /* FLOAT */
+	const char *s; /* STRING (NUL-terminated copy) */
 	size_t s_len;
-	size_t n;               /* element count of the list kinds below */
-	int64_t *ints;          /* INTS */
-	double *floats;         /* FLOATS */
-	const char **strings;   /* STRINGS */
-	struct ho_const *t;     /* TENSOR (n = 1) or TENSORS */
-	struct ho_graph **g;    /* GRAPH (n = 1) or GRAPHS */
+	size_t n;	      /* element count of the list kinds below */
+	int64_t *ints;	      /* INTS */
+	double *floats;	      /* FLOATS */
+	const char **strings; /* STRINGS */
+	struct ho_const *t;   /* TENSOR (n = 1) or TENSORS */
+	struct ho_graph **g;  /* GRAPH (n = 1) or GRAPHS */
 };
 
 /* Tensor flags. */
@@ -127,15 +127,15 @@ struct ho_attr {
 struct ho_tensor {
 	const char *name;
 	int dtype;
-	struct ho_shape shape;  /* inferred (inputs: declared, then bound) */
-	struct ho_shape decl;   /* declared in value_info/outputs, if HO_T_DECLARED */
-	uint64_t bytes;         /* 0 until the shape is fully known */
+	struct ho_shape shape; /* inferred (inputs: declared, then bound) */
+	struct ho_shape decl;  /* declared in value_info/outputs, if HO_T_DECLARED */
+	uint64_t bytes;	       /* 0 until the shape is fully known */
 	uint32_t flags;
-	int32_t producer;       /* node id, -1 for inputs, weights, outer refs */
+	int32_t producer; /* node id, -1 for inputs, weights, outer refs */
 	uint32_t n_consumers;
-	int32_t *consumers;     /* node ids, in topological order */
-	int32_t outer;          /* HO_T_OUTER: tensor id in the parent graph */
-	const void *data;       /* weights: little-endian elements, else NULL */
+	int32_t *consumers; /* node ids, in topological order */
+	int32_t outer;	    /* HO_T_OUTER: tensor id in the parent graph */
+	const void *data;   /* weights: little-endian elements, else NULL */
 	uint64_t data_len;
 	struct ho_value *value; /* small constant value, when known */
 };
@@ -149,13 +149,13 @@ enum ho_op_class {
 };
 
 struct ho_features {
-	double flops;           /* floating-point operations, a MAC counted as 2 */
-	double macs;            /* multiply-accumulates of Conv/MatMul/Gemm */
-	uint64_t bytes_read;    /* all inputs, weights included */
+	double flops;		/* floating-point operations, a MAC counted as 2 */
+	double macs;		/* multiply-accumulates of Conv/MatMul/Gemm */
+	uint64_t bytes_read;	/* all inputs, weights included */
 	uint64_t bytes_written; /* all outputs */
-	uint64_t param_bytes;   /* inputs that are weights */
-	double intensity;       /* flops / (bytes_read + bytes_written) */
-	int op_class;           /* enum ho_op_class */
+	uint64_t param_bytes;	/* inputs that are weights */
+	double intensity;	/* flops / (bytes_read + bytes_written) */
+	int op_class;		/* enum ho_op_class */
 };
 
 /* Node flags. */
@@ -165,12 +165,12 @@ struct ho_features {
 struct ho_node {
 	const char *name;
 	const char *op_type;
-	const char *domain;  /* "" for the default ONNX domain */
-	int64_t opset;       /* opset version imported for that domain */
+	const char *domain; /* "" for the default ONNX domain */
+	int64_t opset;	    /* opset version imported for that domain */
 	uint32_t n_inputs, n_outputs, n_attrs, n_subgraphs, n_implicit;
-	int32_t *inputs;     /* tensor ids, -1 for an omitted optional input */
-	int32_t *outputs;    /* tensor ids, -1 for an omitted optional output */
-	int32_t *implicit;   /* outer tensors that the subgraphs read */
+	int32_t *inputs;   /* tensor ids, -1 for an omitted optional input */
+	int32_t *outputs;  /* tensor ids, -1 for an omitted optional output */
+	int32_t *implicit; /* outer tensors that the subgraphs read */
 	struct ho_attr *attrs;
 	struct ho_graph **subgraphs;
 	uint32_t flags;
@@ -189,9 +189,9 @@ struct ho_graph {
 	uint32_t n_nodes, n_tensors, n_inputs, n_outputs, n_opsets;
 	struct ho_node *nodes;
 	struct ho_tensor *tensors;
-	int32_t *inputs;        /* graph inputs the caller feeds (not weights) */
+	int32_t *inputs; /* graph inputs the caller feeds (not weights) */
 	int32_t *outputs;
-	int32_t *topo;          /* n_nodes node ids in a topological order */
+	int32_t *topo; /* n_nodes node ids in a topological order */
 	struct ho_opset *opsets;
 	int64_t ir_version;
 	const char *producer;
@@ -219,7 +219,7 @@ void ho_graph_free(struct ho_graph *g);
 int32_t ho_graph_find_tensor(const struct ho_graph *g, const char *name);
 int ho_graph_validate(struct ho_graph *g, struct ho_error *err);
 const char *ho_dtype_name(int dtype);
-int ho_dtype_size(int dtype); /* bytes per element, 0 if not fixed-size */
+int ho_dtype_size(int dtype);			  /* bytes per element, 0 if not fixed-size */
 int64_t ho_shape_numel(const struct ho_shape *s); /* -1 if not fully known */
 const struct ho_attr *ho_node_attr(const struct ho_node *n, const char *name);
 

@@ -27,29 +27,29 @@ extern "C" {
 
 struct ho_device {
 	char name[HO_NAME_LEN];
-	char kind[HO_NAME_LEN];      /* cpu, gpu, npu, fpga, ... */
+	char kind[HO_NAME_LEN];		/* cpu, gpu, npu, fpga, ... */
 	double peak_flops[HO_DT_COUNT]; /* FLOP/s per element type; 0 = not supported */
-	double mem_bw;               /* bytes/s */
-	double mem_capacity;         /* bytes */
-	double energy_per_flop;      /* J */
-	double energy_per_byte;      /* J per byte of device-memory traffic */
-	double idle_power, peak_power; /* W */
-	double launch_overhead;      /* s per node */
-	double efficiency[4];        /* per enum ho_op_class: fraction of peak reached */
+	double mem_bw;			/* bytes/s */
+	double mem_capacity;		/* bytes */
+	double energy_per_flop;		/* J */
+	double energy_per_byte;		/* J per byte of device-memory traffic */
+	double idle_power, peak_power;	/* W */
+	double launch_overhead;		/* s per node */
+	double efficiency[4];		/* per enum ho_op_class: fraction of peak reached */
 	int numa_node;
-	int threads;                 /* CPU devices: cores the runtime gives it */
+	int threads; /* CPU devices: cores the runtime gives it */
 	uint32_t n_unsupported;
 	char (*unsupported)[HO_NAME_LEN]; /* op types it cannot run */
 	uint32_t n_supported;
-	char (*supported)[HO_NAME_LEN];   /* if set, the only op types it runs */
+	char (*supported)[HO_NAME_LEN]; /* if set, the only op types it runs */
 };
 
 struct ho_link {
-	int a, b;             /* device indices */
-	double bandwidth;     /* bytes/s */
-	double latency;       /* s */
+	int a, b;	  /* device indices */
+	double bandwidth; /* bytes/s */
+	double latency;	  /* s */
 	double energy_per_byte;
-	bool p2p;             /* peer-to-peer; else copies stage through the host */
+	bool p2p; /* peer-to-peer; else copies stage through the host */
 };
 
 struct ho_box {
@@ -57,9 +57,9 @@ struct ho_box {
 	uint32_t n_devices, n_links;
 	struct ho_device *dev;
 	struct ho_link *links;
-	int host;               /* the device whose memory stages non-P2P copies */
-	double small_transfer;  /* s: fixed cost of any transfer (driver, sync) */
-	double mem_safety;      /* usable fraction of capacity (default 0.85) */
+	int host;	       /* the device whose memory stages non-P2P copies */
+	double small_transfer; /* s: fixed cost of any transfer (driver, sync) */
+	double mem_safety;     /* usable fraction of capacity (default 0.85) */
 };
 
 int ho_box_load(const char *path, struct ho_box **out, struct ho_error *err);
@@ -77,20 +77,20 @@ bool ho_device_supports(const struct ho_device *d, const char *op_type);
  * vectors, STG) or a transfer over the box's links.
  */
 struct ho_problem {
-	uint32_t n, d, m;        /* tasks, devices, data items */
+	uint32_t n, d, m; /* tasks, devices, data items */
 	char (*task_name)[64];
 	char (*task_op)[HO_NAME_LEN];
 	char (*dev_name)[HO_NAME_LEN];
-	double *comp;            /* n*d seconds; INFINITY where the device cannot run it */
-	double *energy;          /* n*d joules of dynamic energy */
-	uint64_t *allowed;       /* n device masks (pins, support) */
+	double *comp;	   /* n*d seconds; INFINITY where the device cannot run it */
+	double *energy;	   /* n*d joules of dynamic energy */
+	uint64_t *allowed; /* n device masks (pins, support) */
 	/* items */
 	uint32_t *item_prod;
 	double *item_bytes;
-	double *item_comm;       /* m, matrix mode; NULL in box mode */
-	uint8_t *item_pinned_out;/* 1: a graph output, lives until the end */
-	uint32_t *cons_off, *cons; /* consumers of each item (CSR, m+1) */
-	uint32_t *in_off, *in_items; /* items each task reads (CSR, n+1) */
+	double *item_comm;			     /* m, matrix mode; NULL in box mode */
+	uint8_t *item_pinned_out;		     /* 1: a graph output, lives until the end */
+	uint32_t *cons_off, *cons;		     /* consumers of each item (CSR, m+1) */
+	uint32_t *in_off, *in_items;		     /* items each task reads (CSR, n+1) */
 	uint32_t *pred_off, *pred, *succ_off, *succ; /* task adjacency (CSR, n+1) */
 	/* weights resident on each device that runs a consumer */
 	uint32_t n_weights;
@@ -100,16 +100,16 @@ struct ho_problem {
 	const struct ho_box *box;
 	uint32_t n_links;
 	double *link_lat, *link_bw, *link_epb;
-	int32_t *route;          /* d*d*2 link ids per (src,dst): hop 1, hop 2 (-1 none) */
-	double *route_fixed;     /* d*d: latency + fixed cost of all hops */
-	double *route_inv_bw;    /* d*d: sum over hops of 1 / bandwidth (s per byte) */
+	int32_t *route;	      /* d*d*2 link ids per (src,dst): hop 1, hop 2 (-1 none) */
+	double *route_fixed;  /* d*d: latency + fixed cost of all hops */
+	double *route_inv_bw; /* d*d: sum over hops of 1 / bandwidth (s per byte) */
 	double small_transfer;
-	bool contention;         /* a link carries one transfer at a time */
-	double *capacity;        /* d usable bytes (capacity * safety); 0 = unlimited */
-	double *idle_power;      /* d */
-	int default_device;      /* reference for normalisation (the host) */
-	uint32_t *topo;          /* n tasks in a topological order */
-	uint64_t *task_sig;      /* n structural signatures (op, shapes, weights); NULL if unknown */
+	bool contention;    /* a link carries one transfer at a time */
+	double *capacity;   /* d usable bytes (capacity * safety); 0 = unlimited */
+	double *idle_power; /* d */
+	int default_device; /* reference for normalisation (the host) */
+	uint32_t *topo;	    /* n tasks in a topological order */
+	uint64_t *task_sig; /* n structural signatures (op, shapes, weights); NULL if unknown */
 };
 
 void ho_problem_free(struct ho_problem *p);
@@ -117,7 +117,8 @@ void ho_problem_free(struct ho_problem *p);
 /* Build from a graph with inferred shapes, a box and an optional profile. */
 struct ho_profile;
 int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
-			  const struct ho_profile *prof, struct ho_problem **out, struct ho_error *err);
+			  const struct ho_profile *prof, struct ho_problem **out,
+			  struct ho_error *err);
 /* Classic inputs: HEFT-paper CSV pair, STG file, JSON DAG. */
 int ho_problem_from_csv(const char *comp_csv, const char *edges_csv, struct ho_problem **out,
 			struct ho_error *err);
@@ -140,22 +141,22 @@ double ho_cost_node(const struct ho_graph *g, const struct ho_node *nd, const st
 /* ---- simulator (user/scheduler/sim.c) ---- */
 
 enum ho_objective {
-	HO_OBJ_LATENCY = 0,   /* makespan, s */
-	HO_OBJ_MEMORY = 1,    /* max over devices of peak / usable capacity */
-	HO_OBJ_ENERGY = 2,    /* J */
-	HO_OBJ_THROUGHPUT = 3,/* steady-state period, s (1 / inferences per s) */
-	HO_OBJ_BALANCE = 4,   /* max device busy time / mean busy time */
+	HO_OBJ_LATENCY = 0,    /* makespan, s */
+	HO_OBJ_MEMORY = 1,     /* max over devices of peak / usable capacity */
+	HO_OBJ_ENERGY = 2,     /* J */
+	HO_OBJ_THROUGHPUT = 3, /* steady-state period, s (1 / inferences per s) */
+	HO_OBJ_BALANCE = 4,    /* max device busy time / mean busy time */
 	HO_OBJ_COUNT
 };
 
 struct ho_eval {
 	double obj[HO_OBJ_COUNT];
-	double violation;      /* 0 = feasible; sum of normalised excesses */
+	double violation; /* 0 = feasible; sum of normalised excesses */
 	double peak_mem[HO_MAX_DEVICES];
 	double busy[HO_MAX_DEVICES];
 	uint32_t n_transfers;
 	double bytes_moved;
-	uint32_t n_infeasible; /* tasks on a device that cannot run them */
+	uint32_t n_infeasible;	/* tasks on a device that cannot run them */
 	uint32_t peak_is_bound; /* 1: peak_mem holds an upper bound (lazy memory, feasible) */
 };
 
@@ -166,14 +167,14 @@ struct ho_transfer {
 };
 
 struct ho_timeline {
-	double *start, *end;  /* n */
+	double *start, *end; /* n */
 	struct ho_transfer *xfer;
 	uint32_t n_xfer, cap_xfer;
 };
 
 struct ho_constraints {
-	double max_latency;                  /* 0 = none */
-	double max_mem[HO_MAX_DEVICES];      /* bytes, 0 = none */
+	double max_latency;		/* 0 = none */
+	double max_mem[HO_MAX_DEVICES]; /* bytes, 0 = none */
 };
 
 struct ho_sim;
@@ -199,9 +200,9 @@ void ho_timeline_free(struct ho_timeline *tl);
 /* ---- baselines (user/scheduler/{single,greedy,heft,peft}.c) ---- */
 
 struct ho_plan {
-	uint16_t *assign;  /* n */
-	uint32_t *order;   /* n, topological */
-	double makespan;   /* as the algorithm itself computed it (HEFT/PEFT) */
+	uint16_t *assign; /* n */
+	uint32_t *order;  /* n, topological */
+	double makespan;  /* as the algorithm itself computed it (HEFT/PEFT) */
 };
 
 struct ho_plan *ho_plan_new(uint32_t n);
@@ -216,17 +217,18 @@ int ho_plan_peft(const struct ho_problem *p, struct ho_plan *out, double *oct);
 /* ---- NSGA-II (user/scheduler/nsga2.c) ---- */
 
 struct ho_search_opts {
-	uint32_t population;    /* default 128 */
-	uint32_t generations;   /* default 200 */
+	uint32_t population;  /* default 128 */
+	uint32_t generations; /* default 200 */
 	uint64_t seed;
-	uint32_t threads;       /* 0 = one per core */
-	uint32_t objectives;    /* bitmask of 1 << enum ho_objective */
+	uint32_t threads;	    /* 0 = one per core */
+	uint32_t objectives;	    /* bitmask of 1 << enum ho_objective */
 	double crossover, mutation; /* probabilities */
-	uint32_t stall_window;  /* stop when hypervolume gains < 1e-4 for this many generations; 0 = never */
-	bool coarsen_chains;    /* one device gene per single-producer/single-consumer chain */
-	bool share_blocks;      /* one device gene per position in repeated identical blocks */
+	uint32_t stall_window; /* stop when hypervolume gains < 1e-4 for this many generations; 0 =
+				  never */
+	bool coarsen_chains;   /* one device gene per single-producer/single-consumer chain */
+	bool share_blocks;     /* one device gene per position in repeated identical blocks */
 	struct ho_constraints constraints;
-	bool verbose;           /* progress to stderr */
+	bool verbose;			    /* progress to stderr */
 	const struct ho_plan *const *seeds; /* extra individuals (baselines) */
 	uint32_t n_seeds;
 };

@@ -28,9 +28,9 @@ static inline double rd_unit(struct rd_rng *r)
 
 /* Returns a problem, or NULL; writes the JSON to a temporary file and removes it. */
 static inline struct ho_problem *rd_problem(uint64_t seed, unsigned v, unsigned procs, double ccr,
-					   double beta, double shape)
+					    double beta, double shape)
 {
-	struct rd_rng r = { seed * 2654435761u + 1 };
+	struct rd_rng r = {seed * 2654435761u + 1};
 	char path[] = "/tmp/ho-randdag-XXXXXX";
 	int fd = mkstemp(path);
 	FILE *f;
@@ -82,18 +82,20 @@ static inline struct ho_problem *rd_problem(uint64_t seed, unsigned v, unsigned 
 			continue;
 		for (unsigned k = 0; k < outs; k++) {
 			unsigned tl = L + 1 + (rd_unit(&r) < 0.2 && L + 2 < n_layers ? 1 : 0);
-			unsigned w = first[tl + 1] - first[tl], to = first[tl] + (unsigned)(rd_unit(&r) * w);
+			unsigned w = first[tl + 1] - first[tl],
+				 to = first[tl] + (unsigned)(rd_unit(&r) * w);
 
-			fprintf(f, "%s{\"from\": %u, \"to\": %u, \"comm\": %.6f}", edges++ ? "," : "", i, to,
-				rd_unit(&r) * 2 * ccr * wdag);
+			fprintf(f, "%s{\"from\": %u, \"to\": %u, \"comm\": %.6f}",
+				edges++ ? "," : "", i, to, rd_unit(&r) * 2 * ccr * wdag);
 		}
 	}
 	/* Tasks of later layers with no input hang off a random earlier task. */
 	for (unsigned i = first[1]; i < v; i++) {
-		unsigned L = layer_of[i], from = first[L - 1] + (unsigned)(rd_unit(&r) * (first[L] - first[L - 1]));
+		unsigned L = layer_of[i],
+			 from = first[L - 1] + (unsigned)(rd_unit(&r) * (first[L] - first[L - 1]));
 
-		fprintf(f, "%s{\"from\": %u, \"to\": %u, \"comm\": %.6f}", edges++ ? "," : "", from, i,
-			rd_unit(&r) * 2 * ccr * wdag);
+		fprintf(f, "%s{\"from\": %u, \"to\": %u, \"comm\": %.6f}", edges++ ? "," : "", from,
+			i, rd_unit(&r) * 2 * ccr * wdag);
 	}
 	fprintf(f, "]}\n");
 	fclose(f);

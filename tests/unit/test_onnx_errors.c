@@ -46,8 +46,8 @@ static void expect_error(const char *model, const char *bind, const char *needle
 	}
 	ret = load_infer(path, bind, &err);
 	T_CHECK(ret < 0, "%s: accepted, expected an error containing '%s'", model, needle);
-	T_CHECK(strstr(err.msg, needle) != NULL, "%s: error '%s' does not mention '%s'", model, err.msg,
-		needle);
+	T_CHECK(strstr(err.msg, needle) != NULL, "%s: error '%s' does not mention '%s'", model,
+		err.msg, needle);
 	T_CHECK(strchr(err.msg, '\n') == NULL, "%s: error is not one line", model);
 	T_CHECK(err.code == ret, "%s: err.code %d != return %d", model, err.code, ret);
 	printf("  %-32s -> %s\n", model, err.msg);
@@ -89,7 +89,7 @@ static void truncations(void)
 		return;
 	for (size_t cut = 0; cut < len; cut += len / 97 + 1) {
 		struct ho_graph *g = NULL;
-		struct ho_error err = { 0 };
+		struct ho_error err = {0};
 		int ret = ho_onnx_load_buffer(buf, cut, NULL, &g, &err);
 
 		tried++;
@@ -116,7 +116,7 @@ static void random_bytes(void)
 	for (int iter = 0; iter < 2000; iter++) {
 		size_t len = (size_t)(rand_r(&seed) % (int)sizeof(buf));
 		struct ho_graph *g = NULL;
-		struct ho_error err = { 0 };
+		struct ho_error err = {0};
 
 		for (size_t i = 0; i < len; i++)
 			buf[i] = (unsigned char)rand_r(&seed);
@@ -154,7 +154,8 @@ int main(void)
 	expect_error("bad_deep_nesting.onnx", NULL, "nested deeper than");
 	expect_error("resnet18.onnx", NULL, "unbound dimension 0 ('N')");
 	expect_error("resnet18.onnx", "input=1x3x224", "rank 3, but the model declares rank 4");
-	expect_error("resnet18.onnx", "input=1x4x224x224", "dim 1 is 4, but the model fixes it to 3");
+	expect_error("resnet18.onnx", "input=1x4x224x224",
+		     "dim 1 is 4, but the model fixes it to 3");
 	expect_error("resnet18.onnx", "image=1x3x224x224", "'image' is not an input");
 	expect_error("ch_ppocr_mobile_v2.0_cls_infer.onnx", "x=1x3x1x1",
 		     "node 'p2o.MaxPool.0' (MaxPool): kernel (2) larger than padded input (1)");

@@ -12,7 +12,7 @@
 static struct ho_graph *load(const char *name, const char *bind)
 {
 	char path[4096];
-	struct ho_error err = { 0 };
+	struct ho_error err = {0};
 	struct ho_graph *g = NULL;
 
 	if (t_model_path(path, sizeof(path), name)) {
@@ -65,11 +65,13 @@ static void external_data(void)
 		const float *f = w->data;
 
 		T_CHECK(w->flags & HO_T_INITIALIZER, "w1 not an initializer");
-		T_CHECK(w->data_len == 64 * 32 * 4, "w1 has %llu bytes", (unsigned long long)w->data_len);
+		T_CHECK(w->data_len == 64 * 32 * 4, "w1 has %llu bytes",
+			(unsigned long long)w->data_len);
 		/* gen_models.py stores arange(64*32)/1000. */
 		for (int i = 0; f && i < 64 * 32; i += 97)
 			T_CHECK(fabsf(f[i] - (float)i / 1000.0f) < 1e-6f, "w1[%d] = %f", i, f[i]);
-		T_CHECK(y->shape.rank == 2 && y->shape.dim[0] == 4 && y->shape.dim[1] == 32, "y shape");
+		T_CHECK(y->shape.rank == 2 && y->shape.dim[0] == 4 && y->shape.dim[1] == 32,
+			"y shape");
 		T_CHECK(y->bytes == 4 * 32 * 4, "y bytes %llu", (unsigned long long)y->bytes);
 	}
 	ho_graph_free(g);
@@ -102,7 +104,8 @@ static void control_flow(void)
 		T_CHECK(ifn->feat.flops == 6, "If flops %g", ifn->feat.flops);
 		const struct ho_tensor *z = tensor(g, "z"), *out = tensor(g, "out");
 
-		T_CHECK(z && z->shape.rank == 2 && z->shape.dim[0] == 2 && z->shape.dim[1] == 3, "z shape");
+		T_CHECK(z && z->shape.rank == 2 && z->shape.dim[0] == 2 && z->shape.dim[1] == 3,
+			"z shape");
 		T_CHECK(out && out->shape.rank == 2 && out->shape.dim[1] == 4, "out shape");
 	}
 	/* The If must run after the Greater that feeds it and the loop after the If. */
@@ -141,7 +144,8 @@ static void paddle_constants(void)
 		}
 	}
 	/* PaddleOCR keeps every weight in a Constant node. */
-	T_CHECK(constants == 342 && with_data == 342, "%u constants, %u with data", constants, with_data);
+	T_CHECK(constants == 342 && with_data == 342, "%u constants, %u with data", constants,
+		with_data);
 	const struct ho_tensor *out = &g->tensors[g->outputs[0]];
 
 	T_CHECK(out->shape.rank == 4 && out->shape.dim[2] == 640 && out->shape.dim[3] == 640,
@@ -179,12 +183,15 @@ static void weights_and_features(void)
 			T_CHECK(nd->feat.op_class == HO_OPC_COMPUTE && nd->feat.intensity > 1,
 				"%s class/intensity", nd->name);
 		if (!strcmp(nd->op_type, "Flatten"))
-			T_CHECK(nd->feat.op_class == HO_OPC_MOVEMENT && nd->feat.flops == 0, "Flatten");
-		T_CHECK(nd->feat.bytes_read > 0 && nd->feat.bytes_written > 0, "%s bytes", nd->name);
+			T_CHECK(nd->feat.op_class == HO_OPC_MOVEMENT && nd->feat.flops == 0,
+				"Flatten");
+		T_CHECK(nd->feat.bytes_read > 0 && nd->feat.bytes_written > 0, "%s bytes",
+			nd->name);
 	}
 	/* Batch 2 doubles resnet18's 1.814 GMAC per image. */
 	T_CHECK(fabs(macs - 2 * 1814073344.0) < 1, "batch-2 MACs %.0f", macs);
-	T_CHECK(wbytes > 46000000 && wbytes < 47000000, "weights %llu bytes", (unsigned long long)wbytes);
+	T_CHECK(wbytes > 46000000 && wbytes < 47000000, "weights %llu bytes",
+		(unsigned long long)wbytes);
 	ho_graph_free(g);
 }
 
@@ -196,16 +203,17 @@ static void shape_args(void)
 	struct ho_error err;
 
 	T_CHECK(!ho_parse_shape_arg("x=1x3x224x224", name, sizeof(name), d, &r, &err) && r == 4 &&
-			d[3] == 224 && !strcmp(name, "x"),
+		    d[3] == 224 && !strcmp(name, "x"),
 		"plain");
-	T_CHECK(!ho_parse_shape_arg("a=b=5", name, sizeof(name), d, &r, &err) && !strcmp(name, "a=b") &&
-			r == 1,
+	T_CHECK(!ho_parse_shape_arg("a=b=5", name, sizeof(name), d, &r, &err) &&
+		    !strcmp(name, "a=b") && r == 1,
 		"name with '='");
 	T_CHECK(!ho_parse_shape_arg("s=", name, sizeof(name), d, &r, &err) && r == 0, "scalar");
 	T_CHECK(ho_parse_shape_arg("x=1x-3", name, sizeof(name), d, &r, &err) < 0, "negative");
 	T_CHECK(ho_parse_shape_arg("x=1xx3", name, sizeof(name), d, &r, &err) < 0, "empty dim");
 	T_CHECK(ho_parse_shape_arg("=1", name, sizeof(name), d, &r, &err) < 0, "no name");
-	T_CHECK(ho_parse_shape_arg("x=1x1x1x1x1x1x1x1x1", name, sizeof(name), d, &r, &err) < 0, "rank 9");
+	T_CHECK(ho_parse_shape_arg("x=1x1x1x1x1x1x1x1x1", name, sizeof(name), d, &r, &err) < 0,
+		"rank 9");
 	T_CHECK(ho_parse_shape_arg("x=99999999999999999999", name, sizeof(name), d, &r, &err) < 0,
 		"overflow");
 }

@@ -26,8 +26,8 @@ static int dev_of(const struct ho_problem *p, const uint16_t *assign, uint32_t k
 }
 
 /* Arrival of item k on device dst according to the recorded transfers. */
-static double arrival(const struct ho_timeline *tl, const uint16_t *assign,
-		      uint32_t k, int dst, double *alloc)
+static double arrival(const struct ho_timeline *tl, const uint16_t *assign, uint32_t k, int dst,
+		      double *alloc)
 {
 	double t = -1;
 
@@ -45,8 +45,8 @@ static double arrival(const struct ho_timeline *tl, const uint16_t *assign,
 	return t;
 }
 
-static void check_timeline(const struct ho_problem *p, const uint16_t *assign, const struct ho_timeline *tl,
-			   const struct ho_eval *ev, const char *what)
+static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
+			   const struct ho_timeline *tl, const struct ho_eval *ev, const char *what)
 {
 	uint32_t d = p->d;
 
@@ -58,33 +58,39 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign, c
 
 			if (dev_of(p, assign, k) != assign[t]) {
 				ready = arrival(tl, assign, k, assign[t], &alloc);
-				T_CHECK(ready >= 0, "%s: item %u never reached task %s", what, k, p->task_name[t]);
-				T_CHECK(prod == EXT || alloc >= tl->end[prod] - EPS, "%s: copy of item %u starts before it exists",
-					what, k);
+				T_CHECK(ready >= 0, "%s: item %u never reached task %s", what, k,
+					p->task_name[t]);
+				T_CHECK(prod == EXT || alloc >= tl->end[prod] - EPS,
+					"%s: copy of item %u starts before it exists", what, k);
 			}
-			T_CHECK(tl->start[t] >= ready - EPS, "%s: task %s starts %.9g before its input (%.9g)", what,
+			T_CHECK(tl->start[t] >= ready - EPS,
+				"%s: task %s starts %.9g before its input (%.9g)", what,
 				p->task_name[t], tl->start[t], ready);
 		}
 	/* No overlap on a device. */
 	for (uint32_t a = 0; a < p->n; a++)
 		for (uint32_t b = a + 1; b < p->n; b++)
-			if (assign[a] == assign[b] && tl->end[a] > tl->start[a] && tl->end[b] > tl->start[b])
-				T_CHECK(tl->end[a] <= tl->start[b] + EPS || tl->end[b] <= tl->start[a] + EPS,
-					"%s: %s and %s overlap on %s", what, p->task_name[a], p->task_name[b],
-					p->dev_name[assign[a]]);
+			if (assign[a] == assign[b] && tl->end[a] > tl->start[a] &&
+			    tl->end[b] > tl->start[b])
+				T_CHECK(tl->end[a] <= tl->start[b] + EPS ||
+					    tl->end[b] <= tl->start[a] + EPS,
+					"%s: %s and %s overlap on %s", what, p->task_name[a],
+					p->task_name[b], p->dev_name[assign[a]]);
 	/* No overlap on a link (contention model). */
 	if (p->contention)
 		for (uint32_t i = 0; i < tl->n_xfer; i++)
 			for (uint32_t j = i + 1; j < tl->n_xfer; j++)
 				if (tl->xfer[i].link == tl->xfer[j].link && tl->xfer[i].link >= 0)
 					T_CHECK(tl->xfer[i].end <= tl->xfer[j].start + EPS ||
-							tl->xfer[j].end <= tl->xfer[i].start + EPS,
-						"%s: two copies overlap on link %d", what, tl->xfer[i].link);
+						    tl->xfer[j].end <= tl->xfer[i].start + EPS,
+						"%s: two copies overlap on link %d", what,
+						tl->xfer[i].link);
 	/* Peak memory by brute force: every buffer's interval, summed at every start. */
 	if (p->item_comm)
 		return;
-	double *from = malloc(sizeof(double) * p->m * (2 * d + 1)), *to = malloc(sizeof(double) * p->m * (2 * d + 1));
-	double *bytes = malloc(sizeof(double) * p->m * (2 * d + 1)), stat[HO_MAX_DEVICES] = { 0 };
+	double *from = malloc(sizeof(double) * p->m * (2 * d + 1)),
+	       *to = malloc(sizeof(double) * p->m * (2 * d + 1));
+	double *bytes = malloc(sizeof(double) * p->m * (2 * d + 1)), stat[HO_MAX_DEVICES] = {0};
 	uint32_t *on = malloc(sizeof(uint32_t) * p->m * (2 * d + 1)), ni = 0;
 	double makespan = ev->obj[HO_OBJ_LATENCY];
 
@@ -100,17 +106,20 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign, c
 	for (uint32_t k = 0; k < p->m; k++) {
 		uint32_t prod = p->item_prod[k];
 		int src = dev_of(p, assign, k);
-		double born = prod == EXT ? 0 : tl->start[prod], dies = prod == EXT ? 0 : tl->end[prod];
+		double born = prod == EXT ? 0 : tl->start[prod],
+		       dies = prod == EXT ? 0 : tl->end[prod];
 
 		for (uint32_t c = p->cons_off[k]; c < p->cons_off[k + 1]; c++)
 			if (assign[p->cons[c]] == src && tl->end[p->cons[c]] > dies)
 				dies = tl->end[p->cons[c]];
 		for (uint32_t i = 0; i < tl->n_xfer; i++)
-			if (tl->xfer[i].item == k && tl->xfer[i].src == src && tl->xfer[i].end > dies)
+			if (tl->xfer[i].item == k && tl->xfer[i].src == src &&
+			    tl->xfer[i].end > dies)
 				dies = tl->xfer[i].end;
 		if (p->item_pinned_out[k])
 			dies = makespan;
-		from[ni] = born, to[ni] = dies, bytes[ni] = p->item_bytes[k], on[ni++] = (uint32_t)src;
+		from[ni] = born, to[ni] = dies, bytes[ni] = p->item_bytes[k],
+		on[ni++] = (uint32_t)src;
 		for (uint32_t j = 0; j < d; j++) {
 			double alloc, arr, last;
 
@@ -138,13 +147,15 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign, c
 			if (on[a] != j || !(to[a] > from[a]) || bytes[a] <= 0)
 				continue;
 			for (uint32_t b = 0; b < ni; b++)
-				if (on[b] == j && to[b] > from[b] && bytes[b] > 0 && from[b] <= from[a] && from[a] < to[b])
+				if (on[b] == j && to[b] > from[b] && bytes[b] > 0 &&
+				    from[b] <= from[a] && from[a] < to[b])
 					sum += bytes[b];
 			if (sum > peak)
 				peak = sum;
 		}
-		T_CHECK(fabs(peak - ev->peak_mem[j]) <= 1e-6 * (peak + 1), "%s: %s peak %.0f by brute force, %.0f simulated",
-			what, p->dev_name[j], peak, ev->peak_mem[j]);
+		T_CHECK(fabs(peak - ev->peak_mem[j]) <= 1e-6 * (peak + 1),
+			"%s: %s peak %.0f by brute force, %.0f simulated", what, p->dev_name[j],
+			peak, ev->peak_mem[j]);
 	}
 	free(from);
 	free(to);
@@ -161,8 +172,10 @@ static void check_front(const struct ho_problem *p, const struct ho_front *f, ui
 	for (uint32_t i = 0; i < f->n; i++) {
 		struct ho_eval ev;
 
-		T_CHECK(ho_sim_eval(s, f->sol[i].assign, f->sol[i].order, NULL, &ev, tl) == 0, "%s: re-evaluation", what);
-		T_CHECK(ev.obj[HO_OBJ_LATENCY] == f->sol[i].ev.obj[HO_OBJ_LATENCY], "%s: re-evaluation differs", what);
+		T_CHECK(ho_sim_eval(s, f->sol[i].assign, f->sol[i].order, NULL, &ev, tl) == 0,
+			"%s: re-evaluation", what);
+		T_CHECK(ev.obj[HO_OBJ_LATENCY] == f->sol[i].ev.obj[HO_OBJ_LATENCY],
+			"%s: re-evaluation differs", what);
 		check_timeline(p, f->sol[i].assign, tl, &ev, what);
 		for (uint32_t j = 0; j < f->n; j++) {
 			bool all_le = true, one_lt = false;
@@ -175,20 +188,21 @@ static void check_front(const struct ho_problem *p, const struct ho_front *f, ui
 				all_le &= f->sol[j].ev.obj[m] <= f->sol[i].ev.obj[m];
 				one_lt |= f->sol[j].ev.obj[m] < f->sol[i].ev.obj[m];
 			}
-			T_CHECK(!(all_le && one_lt), "%s: front member %u dominated by %u", what, i, j);
+			T_CHECK(!(all_le && one_lt), "%s: front member %u dominated by %u", what, i,
+				j);
 		}
 	}
 	ho_timeline_free(tl);
 	ho_sim_free(s);
 }
 
-static struct ho_front *search(const struct ho_problem *p, uint32_t objectives, uint64_t seed, uint32_t threads,
-			       const struct ho_plan *heft, uint32_t gens)
+static struct ho_front *search(const struct ho_problem *p, uint32_t objectives, uint64_t seed,
+			       uint32_t threads, const struct ho_plan *heft, uint32_t gens)
 {
 	struct ho_search_opts o;
 	struct ho_front *f = NULL;
 	struct ho_error err;
-	const struct ho_plan *seeds[1] = { heft };
+	const struct ho_plan *seeds[1] = {heft};
 
 	ho_search_defaults(&o);
 	o.population = 48;
@@ -202,7 +216,8 @@ static struct ho_front *search(const struct ho_problem *p, uint32_t objectives, 
 	return f;
 }
 
-static bool same_front(const struct ho_problem *p, const struct ho_front *a, const struct ho_front *b)
+static bool same_front(const struct ho_problem *p, const struct ho_front *a,
+		       const struct ho_front *b)
 {
 	if (a->n != b->n)
 		return false;
@@ -221,14 +236,15 @@ static void random_dags(void)
 
 	for (uint64_t seed = 1; seed <= 24; seed++) {
 		unsigned v = 20 + (unsigned)(seed * 37 % 180), procs = 2 + (unsigned)(seed % 4);
-		struct ho_problem *p = rd_problem(seed, v, procs, 0.1 + (double)(seed % 5) * 2, 0.5 + (double)(seed % 3) * 0.5,
-						  1.0);
+		struct ho_problem *p = rd_problem(seed, v, procs, 0.1 + (double)(seed % 5) * 2,
+						  0.5 + (double)(seed % 3) * 0.5, 1.0);
 		char what[64];
 
 		T_CHECK(p != NULL, "random DAG %llu", (unsigned long long)seed);
 		if (!p)
 			continue;
-		snprintf(what, sizeof(what), "random DAG %llu (%u tasks, %u procs)", (unsigned long long)seed, v, procs);
+		snprintf(what, sizeof(what), "random DAG %llu (%u tasks, %u procs)",
+			 (unsigned long long)seed, v, procs);
 		struct ho_plan *h = ho_plan_new(p->n);
 		struct ho_sim *s = ho_sim_new(p);
 		struct ho_eval hev;
@@ -236,17 +252,21 @@ static void random_dags(void)
 		ho_plan_heft(p, h, NULL);
 		ho_sim_eval(s, h->assign, h->order, NULL, &hev, NULL);
 		/* The simulator replays an insertion schedule no later than HEFT computed it. */
-		T_CHECK(hev.obj[HO_OBJ_LATENCY] <= h->makespan + EPS, "%s: HEFT %.3f replayed as %.3f", what, h->makespan,
+		T_CHECK(hev.obj[HO_OBJ_LATENCY] <= h->makespan + EPS,
+			"%s: HEFT %.3f replayed as %.3f", what, h->makespan,
 			hev.obj[HO_OBJ_LATENCY]);
-		struct ho_front *f = search(p, obj, seed, 2, h, 30), *g = search(p, obj, seed, 1, h, 30);
+		struct ho_front *f = search(p, obj, seed, 2, h, 30),
+				*g = search(p, obj, seed, 1, h, 30);
 
 		if (f && g) {
 			check_front(p, f, obj, what);
-			T_CHECK(same_front(p, f, g), "%s: same seed, 2 threads vs 1 thread: different fronts", what);
+			T_CHECK(same_front(p, f, g),
+				"%s: same seed, 2 threads vs 1 thread: different fronts", what);
 			T_CHECK(f->sol[0].ev.obj[HO_OBJ_LATENCY] <= hev.obj[HO_OBJ_LATENCY] + EPS,
-				"%s: front %.3f loses to its HEFT seed %.3f", what, f->sol[0].ev.obj[HO_OBJ_LATENCY],
-				hev.obj[HO_OBJ_LATENCY]);
-			improved += f->sol[0].ev.obj[HO_OBJ_LATENCY] < hev.obj[HO_OBJ_LATENCY] - EPS;
+				"%s: front %.3f loses to its HEFT seed %.3f", what,
+				f->sol[0].ev.obj[HO_OBJ_LATENCY], hev.obj[HO_OBJ_LATENCY]);
+			improved +=
+			    f->sol[0].ev.obj[HO_OBJ_LATENCY] < hev.obj[HO_OBJ_LATENCY] - EPS;
 			graphs++;
 		}
 		ho_front_free(f);
@@ -263,10 +283,10 @@ static void real_models(void)
 	static const struct {
 		const char *model, *bind, *box;
 	} cases[] = {
-		{ "resnet18.onnx", "input=1x3x224x224", "boxes/edge-mlu370-ascend310p-u280.json" },
-		{ "ch_PP-OCRv4_det_infer.onnx", "x=1x3x320x320", "boxes/server-t4-ascend-xeon.json" },
-		{ "transformer_encoder.onnx", "src=1x32x256", "boxes/this-machine-2cpu.json" },
-		{ "mobilenet_v2.onnx", "input=1x3x224x224", "boxes/nvlink-2xa100-epyc.json" },
+	    {"resnet18.onnx", "input=1x3x224x224", "boxes/edge-mlu370-ascend310p-u280.json"},
+	    {"ch_PP-OCRv4_det_infer.onnx", "x=1x3x320x320", "boxes/server-t4-ascend-xeon.json"},
+	    {"transformer_encoder.onnx", "src=1x32x256", "boxes/this-machine-2cpu.json"},
+	    {"mobilenet_v2.onnx", "input=1x3x224x224", "boxes/nvlink-2xa100-epyc.json"},
 	};
 	uint32_t obj = 1u << HO_OBJ_LATENCY | 1u << HO_OBJ_MEMORY | 1u << HO_OBJ_ENERGY;
 
@@ -282,7 +302,8 @@ static void real_models(void)
 		if (t_model_path(path, sizeof(path), cases[c].model))
 			continue;
 		snprintf(what, sizeof(what), "%s on %s", cases[c].model, cases[c].box);
-		if (ho_onnx_load(path, NULL, &g, &err) || ho_parse_shape_arg(cases[c].bind, in, sizeof(in), dims, &rank, &err) ||
+		if (ho_onnx_load(path, NULL, &g, &err) ||
+		    ho_parse_shape_arg(cases[c].bind, in, sizeof(in), dims, &rank, &err) ||
 		    ho_graph_bind_input(g, in, dims, rank, &err) || ho_shape_infer(g, &err) ||
 		    (ho_features_compute(g), ho_box_load(cases[c].box, &box, &err)) ||
 		    ho_problem_from_graph(g, box, NULL, &p, &err)) {
@@ -292,7 +313,8 @@ static void real_models(void)
 		struct ho_plan *h = ho_plan_new(p->n);
 
 		ho_plan_heft(p, h, NULL);
-		struct ho_front *f = search(p, obj, 42, 2, h, 25), *f2 = search(p, obj, 42, 2, h, 25);
+		struct ho_front *f = search(p, obj, 42, 2, h, 25),
+				*f2 = search(p, obj, 42, 2, h, 25);
 
 		if (f && f2) {
 			check_front(p, f, obj, what);
@@ -310,13 +332,14 @@ static void real_models(void)
 			o.generations = 3;
 			o.constraints.max_latency = 1e-9;
 			T_CHECK(ho_search(p, &o, &fi, &err) == 0, "%s", err.msg);
-			T_CHECK(fi && fi->n && fi->sol[0].ev.violation > 0, "%s: impossible constraint met?", what);
+			T_CHECK(fi && fi->n && fi->sol[0].ev.violation > 0,
+				"%s: impossible constraint met?", what);
 			ho_front_free(fi);
 		}
 		ho_front_free(f);
 		ho_front_free(f2);
 		ho_plan_free(h);
-next:
+	next:
 		ho_problem_free(p);
 		ho_box_free(box);
 		ho_graph_free(g);

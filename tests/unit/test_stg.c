@@ -14,7 +14,7 @@
 
 int main(int argc, char **argv)
 {
-	static const unsigned procs[] = { 2, 4, 8, 16 };
+	static const unsigned procs[] = {2, 4, 8, 16};
 	unsigned limit = argc > 1 ? (unsigned)atoi(argv[1]) : 180;
 
 	if (access(STG "optimal/Case50_4_OPT.csv", R_OK)) {
@@ -48,7 +48,7 @@ int main(int argc, char **argv)
 				continue;
 			}
 			struct ho_plan *h = ho_plan_new(pr->n), *pe = ho_plan_new(pr->n);
-			const struct ho_plan *seeds[2] = { h, pe };
+			const struct ho_plan *seeds[2] = {h, pe};
 			struct ho_search_opts o;
 			struct ho_front *fr = NULL;
 
@@ -67,9 +67,11 @@ int main(int argc, char **argv)
 			} else {
 				double best = fr->sol[0].ev.obj[HO_OBJ_LATENCY];
 
-				T_CHECK(best >= lb - 1e-9, "%s p=%u: makespan %g beats the bound %g", name, p, best, lb);
-				T_CHECK(best <= h->makespan + 1e-9, "%s p=%u: %g loses to HEFT %g", name, p, best,
-					h->makespan);
+				T_CHECK(best >= lb - 1e-9,
+					"%s p=%u: makespan %g beats the bound %g", name, p, best,
+					lb);
+				T_CHECK(best <= h->makespan + 1e-9, "%s p=%u: %g loses to HEFT %g",
+					name, p, best, h->makespan);
 				at_opt += fields == 3 && best == lb;
 				heft_at += fields == 3 && h->makespan == lb;
 				gap += (best - ub) / ub;
@@ -82,9 +84,10 @@ int main(int argc, char **argv)
 		}
 		if (f)
 			fclose(f);
-		printf("  p=%-2u %u graphs: search at the optimum %u (%.0f%%), HEFT %u (%.0f%%); mean gap to the optimum %.2f%%\n",
-		       procs[pi], graphs, at_opt, 100.0 * at_opt / graphs, heft_at, 100.0 * heft_at / graphs,
-		       100 * gap / graphs);
+		printf("  p=%-2u %u graphs: search at the optimum %u (%.0f%%), HEFT %u (%.0f%%); "
+		       "mean gap to the optimum %.2f%%\n",
+		       procs[pi], graphs, at_opt, 100.0 * at_opt / graphs, heft_at,
+		       100.0 * heft_at / graphs, 100 * gap / graphs);
 	}
 	return t_failures ? 1 : 0;
 }

@@ -30,15 +30,16 @@ static void fmt_shape(const struct ho_shape *s, char *buf, size_t n)
 	}
 	p += (size_t)snprintf(buf, n, "[");
 	for (int i = 0; i < s->rank && p < n; i++)
-		p += s->dim[i] >= 0 ? (size_t)snprintf(buf + p, n - p, "%s%" PRId64, i ? "," : "", s->dim[i])
-				    : (size_t)snprintf(buf + p, n - p, "%s?", i ? "," : "");
+		p += s->dim[i] >= 0
+			 ? (size_t)snprintf(buf + p, n - p, "%s%" PRId64, i ? "," : "", s->dim[i])
+			 : (size_t)snprintf(buf + p, n - p, "%s?", i ? "," : "");
 	if (p < n)
 		snprintf(buf + p, n - p, "]");
 }
 
 static void fmt_si(double v, const char *unit, char *buf, size_t n)
 {
-	const char *pre[] = { "", "K", "M", "G", "T", "P" };
+	const char *pre[] = {"", "K", "M", "G", "T", "P"};
 	int k = 0;
 
 	while (v >= 1000 && k < 5) {
@@ -121,7 +122,8 @@ static json_t *tensor_ids_json(const struct ho_graph *g, const int32_t *ids, uin
 	json_t *a = json_array();
 
 	for (uint32_t i = 0; i < n; i++)
-		json_array_append_new(a, ids[i] >= 0 ? json_string(g->tensors[ids[i]].name) : json_string(""));
+		json_array_append_new(a, ids[i] >= 0 ? json_string(g->tensors[ids[i]].name)
+						     : json_string(""));
 	return a;
 }
 
@@ -141,7 +143,8 @@ static int print_json(const char *path, const struct ho_graph *g)
 		json_object_set_new(ops, h[i].op, json_integer(h[i].n));
 	free(h);
 	for (uint32_t i = 0; i < g->n_opsets; i++)
-		json_object_set_new(opsets, g->opsets[i].domain, json_integer(g->opsets[i].version));
+		json_object_set_new(opsets, g->opsets[i].domain,
+				    json_integer(g->opsets[i].version));
 	for (uint32_t i = 0; i < g->n_tensors; i++) {
 		const struct ho_tensor *t = &g->tensors[i];
 		json_t *o = json_object();
@@ -168,8 +171,10 @@ static int print_json(const char *path, const struct ho_graph *g)
 		json_object_set_new(o, "flops", json_real(nd->feat.flops));
 		json_object_set_new(o, "macs", json_real(nd->feat.macs));
 		json_object_set_new(o, "bytes_read", json_integer((json_int_t)nd->feat.bytes_read));
-		json_object_set_new(o, "bytes_written", json_integer((json_int_t)nd->feat.bytes_written));
-		json_object_set_new(o, "param_bytes", json_integer((json_int_t)nd->feat.param_bytes));
+		json_object_set_new(o, "bytes_written",
+				    json_integer((json_int_t)nd->feat.bytes_written));
+		json_object_set_new(o, "param_bytes",
+				    json_integer((json_int_t)nd->feat.param_bytes));
 		json_object_set_new(o, "intensity", json_real(nd->feat.intensity));
 		json_object_set_new(o, "folded", json_boolean(nd->flags & HO_N_FOLDED));
 		json_object_set_new(o, "subgraphs", json_integer(nd->n_subgraphs));
@@ -199,7 +204,8 @@ static int print_json(const char *path, const struct ho_graph *g)
 static int cmp_bytes_desc(const void *a, const void *b, void *ctx)
 {
 	const struct ho_graph *g = ctx;
-	uint64_t x = g->tensors[*(const int32_t *)a].bytes, y = g->tensors[*(const int32_t *)b].bytes;
+	uint64_t x = g->tensors[*(const int32_t *)a].bytes,
+		 y = g->tensors[*(const int32_t *)b].bytes;
 
 	return x < y ? 1 : x > y ? -1 : 0;
 }
@@ -225,8 +231,8 @@ static void print_text(const char *path, const struct ho_graph *g, int top)
 		folded += !!(g->nodes[i].flags & HO_N_FOLDED);
 	}
 	printf("model      %s\n", path);
-	printf("producer   %s, IR version %" PRId64 ", opset", *g->producer ? g->producer : "(unknown)",
-	       g->ir_version);
+	printf("producer   %s, IR version %" PRId64 ", opset",
+	       *g->producer ? g->producer : "(unknown)", g->ir_version);
 	for (uint32_t i = 0; i < g->n_opsets; i++)
 		printf(" %s%s%" PRId64, *g->opsets[i].domain ? g->opsets[i].domain : "ai.onnx", ":",
 		       g->opsets[i].version);
@@ -269,20 +275,22 @@ static void print_text(const char *path, const struct ho_graph *g, int top)
 		fmt_si((double)t->bytes, "B", s2, sizeof(s2));
 		printf("  %-40.40s %-8s %-22s %s\n", t->name, ho_dtype_name(t->dtype), s1, s2);
 	}
-	printf("\n%-5s %-32s %-18s %-8s %-22s %10s %10s %10s %10s %7s\n", "#", "node", "op", "class",
-	       "output shape", "MFLOP", "read KB", "write KB", "param KB", "FLOP/B");
+	printf("\n%-5s %-32s %-18s %-8s %-22s %10s %10s %10s %10s %7s\n", "#", "node", "op",
+	       "class", "output shape", "MFLOP", "read KB", "write KB", "param KB", "FLOP/B");
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		const struct ho_node *nd = &g->nodes[g->topo[i]];
-		const struct ho_tensor *o = nd->n_outputs && nd->outputs[0] >= 0 ? &g->tensors[nd->outputs[0]] : NULL;
+		const struct ho_tensor *o =
+		    nd->n_outputs && nd->outputs[0] >= 0 ? &g->tensors[nd->outputs[0]] : NULL;
 
 		if (o)
 			fmt_shape(&o->shape, s1, sizeof(s1));
 		else
 			snprintf(s1, sizeof(s1), "-");
-		printf("%-5u %-32.32s %-18.18s %-8s %-22.22s %10.2f %10.1f %10.1f %10.1f %7.2f\n", i,
-		       nd->name, nd->op_type, ho_op_class_name(nd->feat.op_class), s1, nd->feat.flops / 1e6,
-		       (double)nd->feat.bytes_read / 1024, (double)nd->feat.bytes_written / 1024,
-		       (double)nd->feat.param_bytes / 1024, nd->feat.intensity);
+		printf("%-5u %-32.32s %-18.18s %-8s %-22.22s %10.2f %10.1f %10.1f %10.1f %7.2f\n",
+		       i, nd->name, nd->op_type, ho_op_class_name(nd->feat.op_class), s1,
+		       nd->feat.flops / 1e6, (double)nd->feat.bytes_read / 1024,
+		       (double)nd->feat.bytes_written / 1024, (double)nd->feat.param_bytes / 1024,
+		       nd->feat.intensity);
 	}
 	free(h);
 	free(order);
@@ -293,7 +301,7 @@ int cmd_inspect(int argc, char **argv)
 	const char *model = NULL, *shapes[MAX_SHAPE_ARGS];
 	int n_shapes = 0, top = 5;
 	bool json = false;
-	struct ho_error err = { 0 };
+	struct ho_error err = {0};
 	struct ho_graph *g = NULL;
 	int ret = 1;
 

@@ -28,22 +28,27 @@ struct sched_args {
 
 static void schedule_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: heteroopt schedule MODEL.onnx --box BOX.json [options] [-o schedule.json]\n"
-		"       heteroopt schedule --stg FILE.stg --procs P [options]\n"
-		"       heteroopt schedule --dag FILE.json [options]\n"
-		"  --shape NAME=DIMS        bind an input's dims (as for inspect)\n"
-		"  --profile PROFILE.json   measured costs that override the box's figures\n"
-		"  --objectives LIST        of latency,memory,energy,throughput,balance (default latency,throughput,energy;\n"
-		"                           device capacity is always enforced, add memory when it is tight)\n"
-		"  --constraint C           latency<=8ms, mem:gpu0<=12GiB (repeatable)\n"
-		"  --pin KEY=DEVICE         keep tasks of that op type or node name on DEVICE (repeatable)\n"
-		"  --pick weighted|topsis|constraint   how to choose from the front (default topsis)\n"
-		"  --weights W,W,...        objective weights for weighted/topsis, in --objectives order\n"
-		"  --population N --generations N --seed S --threads T --stall N\n"
-		"  --coarsen                one device gene per single-producer/single-consumer chain\n"
-		"  --share-blocks           one device gene per position of repeated identical blocks\n"
-		"  --quiet                  no progress\n");
+	fprintf(
+	    f,
+	    "usage: heteroopt schedule MODEL.onnx --box BOX.json [options] [-o schedule.json]\n"
+	    "       heteroopt schedule --stg FILE.stg --procs P [options]\n"
+	    "       heteroopt schedule --dag FILE.json [options]\n"
+	    "  --shape NAME=DIMS        bind an input's dims (as for inspect)\n"
+	    "  --profile PROFILE.json   measured costs that override the box's figures\n"
+	    "  --objectives LIST        of latency,memory,energy,throughput,balance (default "
+	    "latency,throughput,energy;\n"
+	    "                           device capacity is always enforced, add memory when it is "
+	    "tight)\n"
+	    "  --constraint C           latency<=8ms, mem:gpu0<=12GiB (repeatable)\n"
+	    "  --pin KEY=DEVICE         keep tasks of that op type or node name on DEVICE "
+	    "(repeatable)\n"
+	    "  --pick weighted|topsis|constraint   how to choose from the front (default topsis)\n"
+	    "  --weights W,W,...        objective weights for weighted/topsis, in --objectives "
+	    "order\n"
+	    "  --population N --generations N --seed S --threads T --stall N\n"
+	    "  --coarsen                one device gene per single-producer/single-consumer chain\n"
+	    "  --share-blocks           one device gene per position of repeated identical blocks\n"
+	    "  --quiet                  no progress\n");
 }
 
 /* A whole number in [lo, hi], or a message naming the option. */
@@ -76,7 +81,8 @@ static int parse_objectives(const char *s, uint32_t *mask)
 			if (!strcmp(tok, ho_objective_name(m)))
 				break;
 		if (m == HO_OBJ_COUNT) {
-			cli_error("--objectives: unknown objective '%s' (latency, memory, energy, throughput, balance)",
+			cli_error("--objectives: unknown objective '%s' (latency, memory, energy, "
+				  "throughput, balance)",
 				  tok);
 			return -1;
 		}
@@ -90,9 +96,9 @@ static int parse_quantity(const char *s, bool time, double *out)
 	static const struct {
 		const char *unit;
 		double scale;
-	} units[] = { { "ms", 1e-3 },	   { "us", 1e-6 },	 { "s", 1 },		  { "GiB", 1073741824.0 },
-		      { "MiB", 1048576.0 }, { "KiB", 1024.0 },	 { "GB", 1e9 },		  { "MB", 1e6 },
-		      { "KB", 1e3 },	   { "B", 1 } };
+	} units[] = {{"ms", 1e-3},	 {"us", 1e-6},	  {"s", 1},    {"GiB", 1073741824.0},
+		     {"MiB", 1048576.0}, {"KiB", 1024.0}, {"GB", 1e9}, {"MB", 1e6},
+		     {"KB", 1e3},	 {"B", 1}};
 	char *end;
 	double v = strtod(s, &end);
 
@@ -103,7 +109,8 @@ static int parse_quantity(const char *s, bool time, double *out)
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (!strcmp(end, units[i].unit) && (time == (units[i].unit[strlen(units[i].unit) - 1] == 's'))) {
+		if (!strcmp(end, units[i].unit) &&
+		    (time == (units[i].unit[strlen(units[i].unit) - 1] == 's'))) {
 			*out = v * units[i].scale;
 			return 0;
 		}
@@ -117,12 +124,14 @@ static int apply_constraints(struct sched_args *a, const struct ho_problem *p)
 		double v;
 
 		if (!le) {
-			cli_error("--constraint '%s': expected latency<=VALUE or mem:DEVICE<=VALUE", c);
+			cli_error("--constraint '%s': expected latency<=VALUE or mem:DEVICE<=VALUE",
+				  c);
 			return -1;
 		}
 		if (!strncmp(c, "latency<=", 9)) {
 			if (parse_quantity(le + 2, true, &v)) {
-				cli_error("--constraint '%s': '%s' is not a time like 8ms", c, le + 2);
+				cli_error("--constraint '%s': '%s' is not a time like 8ms", c,
+					  le + 2);
 				return -1;
 			}
 			a->so.constraints.max_latency = v;
@@ -145,12 +154,14 @@ static int apply_constraints(struct sched_args *a, const struct ho_problem *p)
 				return -1;
 			}
 			if (parse_quantity(le + 2, false, &v)) {
-				cli_error("--constraint '%s': '%s' is not a size like 12GiB", c, le + 2);
+				cli_error("--constraint '%s': '%s' is not a size like 12GiB", c,
+					  le + 2);
 				return -1;
 			}
 			a->so.constraints.max_mem[j] = v;
 		} else {
-			cli_error("--constraint '%s': only latency<= and mem:DEVICE<= are known", c);
+			cli_error("--constraint '%s': only latency<= and mem:DEVICE<= are known",
+				  c);
 			return -1;
 		}
 	}
@@ -160,10 +171,11 @@ static int apply_constraints(struct sched_args *a, const struct ho_problem *p)
 static int load_problem(struct sched_args *a, struct ho_graph **g, struct ho_box **box,
 			struct ho_profile **prof, struct ho_problem **p)
 {
-	struct ho_error err = { 0 };
+	struct ho_error err = {0};
 
 	if (a->stg)
-		return ho_problem_from_stg(a->stg, a->procs, p, &err) ? cli_error("%s", err.msg), -1 : 0;
+		return ho_problem_from_stg(a->stg, a->procs, p, &err) ? cli_error("%s", err.msg),
+		       -1					      : 0;
 	if (a->dag)
 		return ho_problem_from_dag_json(a->dag, p, &err) ? cli_error("%s", err.msg), -1 : 0;
 	if (ho_onnx_load(a->model, NULL, g, &err)) {
@@ -211,14 +223,16 @@ static void fmt_bytes(double b, char *buf, size_t n)
 		snprintf(buf, n, "%.0fK", b / 1024.0);
 }
 
-static void print_row(const struct ho_problem *p, const char *label, const struct ho_eval *ev, bool mark)
+static void print_row(const struct ho_problem *p, const char *label, const struct ho_eval *ev,
+		      bool mark)
 {
 	char b[32];
 
 	printf("%c %-18.18s %11.4f %9.4f %11.4g %10.1f %7.2f %5u %5.0f", mark ? '*' : ' ', label,
 	       ev->obj[HO_OBJ_LATENCY] * 1e3, ev->obj[HO_OBJ_MEMORY], ev->obj[HO_OBJ_ENERGY] * 1e3,
-	       ev->obj[HO_OBJ_THROUGHPUT] > 0 ? 1 / ev->obj[HO_OBJ_THROUGHPUT] : 0, ev->obj[HO_OBJ_BALANCE],
-	       ev->n_transfers, ev->violation > 0 ? ev->violation * 100 : 0);
+	       ev->obj[HO_OBJ_THROUGHPUT] > 0 ? 1 / ev->obj[HO_OBJ_THROUGHPUT] : 0,
+	       ev->obj[HO_OBJ_BALANCE], ev->n_transfers,
+	       ev->violation > 0 ? ev->violation * 100 : 0);
 	for (uint32_t j = 0; j < p->d && j < 6; j++) {
 		fmt_bytes(ev->peak_mem[j], b, sizeof(b));
 		printf(" %8s", b);
@@ -228,8 +242,8 @@ static void print_row(const struct ho_problem *p, const char *label, const struc
 
 static void print_header(const struct ho_problem *p)
 {
-	printf("  %-18s %11s %9s %11s %10s %7s %5s %5s", "schedule", "latency ms", "mem/cap", "energy mJ",
-	       "infer/s", "balance", "xfers", "viol%");
+	printf("  %-18s %11s %9s %11s %10s %7s %5s %5s", "schedule", "latency ms", "mem/cap",
+	       "energy mJ", "infer/s", "balance", "xfers", "viol%");
 	for (uint32_t j = 0; j < p->d && j < 6; j++)
 		printf(" %8.8s", p->dev_name[j]);
 	printf("\n");
@@ -241,23 +255,27 @@ static void explain_violation(const struct ho_problem *p, const struct ho_eval *
 	char msg[512];
 	int n = 0;
 
-	n += snprintf(msg + n, sizeof(msg) - n, "no schedule meets the constraints; the closest found has");
+	n += snprintf(msg + n, sizeof(msg) - n,
+		      "no schedule meets the constraints; the closest found has");
 	if (ev->n_infeasible)
-		n += snprintf(msg + n, sizeof(msg) - n, " %u tasks on devices that cannot run them;", ev->n_infeasible);
+		n += snprintf(msg + n, sizeof(msg) - n,
+			      " %u tasks on devices that cannot run them;", ev->n_infeasible);
 	if (c->max_latency > 0 && ev->obj[HO_OBJ_LATENCY] > c->max_latency)
-		n += snprintf(msg + n, sizeof(msg) - n, " latency %.3f ms > %.3f ms;", ev->obj[HO_OBJ_LATENCY] * 1e3,
-			      c->max_latency * 1e3);
+		n += snprintf(msg + n, sizeof(msg) - n, " latency %.3f ms > %.3f ms;",
+			      ev->obj[HO_OBJ_LATENCY] * 1e3, c->max_latency * 1e3);
 	for (uint32_t j = 0; j < p->d && n < (int)sizeof(msg) - 80; j++) {
 		char a[32], b[32];
 
 		if (c->max_mem[j] > 0 && ev->peak_mem[j] > c->max_mem[j]) {
 			fmt_bytes(ev->peak_mem[j], a, sizeof(a));
 			fmt_bytes(c->max_mem[j], b, sizeof(b));
-			n += snprintf(msg + n, sizeof(msg) - n, " %s peak %s > limit %s;", p->dev_name[j], a, b);
+			n += snprintf(msg + n, sizeof(msg) - n, " %s peak %s > limit %s;",
+				      p->dev_name[j], a, b);
 		} else if (p->capacity[j] > 0 && ev->peak_mem[j] > p->capacity[j]) {
 			fmt_bytes(ev->peak_mem[j], a, sizeof(a));
 			fmt_bytes(p->capacity[j], b, sizeof(b));
-			n += snprintf(msg + n, sizeof(msg) - n, " %s peak %s > usable %s;", p->dev_name[j], a, b);
+			n += snprintf(msg + n, sizeof(msg) - n, " %s peak %s > usable %s;",
+				      p->dev_name[j], a, b);
 		}
 	}
 	if (n > 0 && msg[n - 1] == ';')
@@ -267,25 +285,26 @@ static void explain_violation(const struct ho_problem *p, const struct ho_eval *
 
 int cmd_schedule(int argc, char **argv)
 {
-	struct sched_args a = { .objectives = "latency,throughput,energy", .pick = "topsis", .procs = 4 };
+	struct sched_args a = {
+	    .objectives = "latency,throughput,energy", .pick = "topsis", .procs = 4};
 	struct ho_graph *g = NULL;
 	struct ho_box *box = NULL;
 	struct ho_profile *prof = NULL;
 	struct ho_problem *p = NULL;
 	struct ho_front *front = NULL;
 	struct ho_baseline base[HO_MAX_DEVICES + 3];
-	struct ho_plan *plans[HO_MAX_DEVICES + 3] = { 0 };
+	struct ho_plan *plans[HO_MAX_DEVICES + 3] = {0};
 	const struct ho_plan *seeds[HO_MAX_DEVICES + 3];
 	struct ho_sim *sim = NULL;
-	struct ho_error err = { 0 };
+	struct ho_error err = {0};
 	uint32_t nb = 0;
 	int ret = 1;
 
 	ho_search_defaults(&a.so);
 	for (int i = 1; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		bool takes = o[0] == '-' && strcmp(o, "--quiet") && strcmp(o, "--coarsen") && strcmp(o, "--share-blocks") && strcmp(o, "--help") &&
-			     strcmp(o, "-h");
+		bool takes = o[0] == '-' && strcmp(o, "--quiet") && strcmp(o, "--coarsen") &&
+			     strcmp(o, "--share-blocks") && strcmp(o, "--help") && strcmp(o, "-h");
 
 		if (takes && !v) {
 			cli_error("schedule: %s needs a value", o);
@@ -310,9 +329,14 @@ int cmd_schedule(int argc, char **argv)
 			if (parse_count(o, v, 1, HO_MAX_DEVICES, &x))
 				return 2;
 			a.procs = (unsigned)x;
-		} else if (!strcmp(o, "--shape") || !strcmp(o, "--constraint") || !strcmp(o, "--pin")) {
-			int *n = o[2] == 's' ? &a.n_shapes : o[2] == 'c' ? &a.n_constraints : &a.n_pins;
-			const char **arr = o[2] == 's' ? a.shapes : o[2] == 'c' ? a.constraints : a.pins;
+		} else if (!strcmp(o, "--shape") || !strcmp(o, "--constraint") ||
+			   !strcmp(o, "--pin")) {
+			int *n = o[2] == 's'   ? &a.n_shapes
+				 : o[2] == 'c' ? &a.n_constraints
+					       : &a.n_pins;
+			const char **arr = o[2] == 's'	 ? a.shapes
+					   : o[2] == 'c' ? a.constraints
+							 : a.pins;
 
 			if (*n == MAX_ARGS) {
 				cli_error("schedule: too many %s options", o);
@@ -325,13 +349,17 @@ int cmd_schedule(int argc, char **argv)
 			a.pick = v;
 		} else if (!strcmp(o, "--weights")) {
 			a.weights = v;
-		} else if (!strcmp(o, "--population") || !strcmp(o, "--generations") || !strcmp(o, "--seed") ||
-			   !strcmp(o, "--threads") || !strcmp(o, "--stall")) {
+		} else if (!strcmp(o, "--population") || !strcmp(o, "--generations") ||
+			   !strcmp(o, "--seed") || !strcmp(o, "--threads") ||
+			   !strcmp(o, "--stall")) {
 			unsigned long long x;
 			bool seed = !strcmp(o, "--seed");
 
 			if (parse_count(o, v, !strcmp(o, "--population") ? 4 : 0,
-					seed ? ~0ull : !strcmp(o, "--threads") ? 64 : 1000000, &x))
+					seed			  ? ~0ull
+					: !strcmp(o, "--threads") ? 64
+								  : 1000000,
+					&x))
 				return 2;
 			if (!strcmp(o, "--population"))
 				a.so.population = (uint32_t)x;
@@ -371,14 +399,15 @@ int cmd_schedule(int argc, char **argv)
 	}
 	if (parse_objectives(a.objectives, &a.so.objectives))
 		return 2;
-	enum ho_pick how = !strcmp(a.pick, "weighted") ? HO_PICK_WEIGHTED
-			   : !strcmp(a.pick, "topsis") ? HO_PICK_TOPSIS
-			   : !strcmp(a.pick, "constraint") ? HO_PICK_CONSTRAINT : (enum ho_pick)-1;
+	enum ho_pick how = !strcmp(a.pick, "weighted")	   ? HO_PICK_WEIGHTED
+			   : !strcmp(a.pick, "topsis")	   ? HO_PICK_TOPSIS
+			   : !strcmp(a.pick, "constraint") ? HO_PICK_CONSTRAINT
+							   : (enum ho_pick) - 1;
 	if ((int)how < 0) {
 		cli_error("--pick: '%s' is not weighted, topsis or constraint", a.pick);
 		return 2;
 	}
-	double weights[HO_OBJ_COUNT] = { 1, 1, 1, 1, 1 };
+	double weights[HO_OBJ_COUNT] = {1, 1, 1, 1, 1};
 
 	if (a.weights) {
 		char buf[256], *tok, *save = NULL;
@@ -393,7 +422,8 @@ int cmd_schedule(int argc, char **argv)
 			double w = tok ? strtod(tok, &end) : -1;
 
 			if (!tok || end == tok || *end || !(w >= 0) || !isfinite(w)) {
-				cli_error("--weights: one non-negative weight per objective, in --objectives order");
+				cli_error("--weights: one non-negative weight per objective, in "
+					  "--objectives order");
 				return 2;
 			}
 			weights[m] = w;
@@ -458,7 +488,9 @@ int cmd_schedule(int argc, char **argv)
 	a.so.seeds = seeds;
 	a.so.n_seeds = nb;
 	if (!a.quiet)
-		fprintf(stderr, "schedule: %u tasks, %u devices, %u data items; population %u, up to %u generations\n",
+		fprintf(stderr,
+			"schedule: %u tasks, %u devices, %u data items; population %u, up to %u "
+			"generations\n",
 			p->n, p->d, p->m, a.so.population, a.so.generations);
 	if (ho_search(p, &a.so, &front, &err)) {
 		cli_error("%s", err.msg);
@@ -477,8 +509,10 @@ int cmd_schedule(int argc, char **argv)
 	print_header(p);
 	for (uint32_t b = 0; b < nb; b++)
 		print_row(p, base[b].name, &base[b].ev, false);
-	printf("Pareto front (%u schedules, %u generations, %llu evaluations, hypervolume %.4f); * = picked by %s:\n",
-	       front->n, front->generations_run, (unsigned long long)front->evaluations, front->hypervolume, a.pick);
+	printf("Pareto front (%u schedules, %u generations, %llu evaluations, hypervolume %.4f); * "
+	       "= picked by %s:\n",
+	       front->n, front->generations_run, (unsigned long long)front->evaluations,
+	       front->hypervolume, a.pick);
 	print_header(p);
 	/* At most 12 rows, spread along the front, always with the picked one. */
 	uint32_t step = front->n > 12 ? (front->n + 10) / 11 : 1;
@@ -492,13 +526,22 @@ int cmd_schedule(int argc, char **argv)
 		print_row(p, label, &front->sol[i].ev, (int)i == picked);
 	}
 	if (step > 1)
-		printf("  (%u schedules shown; all %u are in the schedule JSON)\n", (front->n + step - 1) / step + 1,
-		       front->n);
+		printf("  (%u schedules shown; all %u are in the schedule JSON)\n",
+		       (front->n + step - 1) / step + 1, front->n);
 	if (a.out) {
-		struct ho_schedule_doc doc = { .p = p, .front = front, .picked = picked, .pick_method = a.pick,
-					       .objectives = a.so.objectives, .search = &a.so, .baselines = base,
-					       .n_baselines = nb, .model = a.model ? a.model : a.stg ? a.stg : a.dag,
-					       .box = box ? a.box : NULL, .profile = a.profile };
+		struct ho_schedule_doc doc = {.p = p,
+					      .front = front,
+					      .picked = picked,
+					      .pick_method = a.pick,
+					      .objectives = a.so.objectives,
+					      .search = &a.so,
+					      .baselines = base,
+					      .n_baselines = nb,
+					      .model = a.model ? a.model
+						       : a.stg ? a.stg
+							       : a.dag,
+					      .box = box ? a.box : NULL,
+					      .profile = a.profile};
 		char settings[512];
 
 		if ((a.model && ho_fingerprint_file(a.model, &doc.fp_model, &err)) ||
@@ -507,13 +550,16 @@ int cmd_schedule(int argc, char **argv)
 			cli_error("%s", err.msg);
 			goto out;
 		}
-		snprintf(settings, sizeof(settings), "obj=%u pop=%u gen=%u seed=%llu coarsen=%d blocks=%d pick=%s",
-			 a.so.objectives, a.so.population, a.so.generations, (unsigned long long)a.so.seed,
-			 a.so.coarsen_chains, a.so.share_blocks, a.pick);
+		snprintf(settings, sizeof(settings),
+			 "obj=%u pop=%u gen=%u seed=%llu coarsen=%d blocks=%d pick=%s",
+			 a.so.objectives, a.so.population, a.so.generations,
+			 (unsigned long long)a.so.seed, a.so.coarsen_chains, a.so.share_blocks,
+			 a.pick);
 		for (int i = 0; i < a.n_shapes; i++)
-			snprintf(settings + strlen(settings), sizeof(settings) - strlen(settings), " shape=%s",
-				 a.shapes[i]);
-		doc.fp_settings = ho_fingerprint_bytes(0xcbf29ce484222325ull, settings, strlen(settings));
+			snprintf(settings + strlen(settings), sizeof(settings) - strlen(settings),
+				 " shape=%s", a.shapes[i]);
+		doc.fp_settings =
+		    ho_fingerprint_bytes(0xcbf29ce484222325ull, settings, strlen(settings));
 		if (ho_schedule_write(a.out, &doc, &err)) {
 			cli_error("%s", err.msg);
 			goto out;

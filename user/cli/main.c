@@ -11,8 +11,8 @@ static const struct {
 	int (*run)(int argc, char **argv);
 	const char *help;
 } commands[] = {
-	{ "inspect", cmd_inspect, "read an ONNX model, infer shapes, print per-node costs" },
-	{ "schedule", cmd_schedule, "find a Pareto front of schedules for a model on a box" },
+    {"inspect", cmd_inspect, "read an ONNX model, infer shapes, print per-node costs"},
+    {"schedule", cmd_schedule, "find a Pareto front of schedules for a model on a box"},
 };
 
 void cli_error(const char *fmt, ...)

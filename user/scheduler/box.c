@@ -14,8 +14,8 @@
 #include "graph_priv.h"
 #include "heteroopt/sched.h"
 
-static const char *const ho_class_keys[4] = { "compute", "memory", "movement", "control" };
-static const double ho_default_eff[4] = { 0.6, 0.8, 0.8, 1.0 };
+static const char *const ho_class_keys[4] = {"compute", "memory", "movement", "control"};
+static const double ho_default_eff[4] = {0.6, 0.8, 0.8, 1.0};
 
 void ho_box_free(struct ho_box *box)
 {
@@ -64,9 +64,10 @@ static int num(json_t *obj, const char *where, const char *key, bool required, d
 		return 0;
 	}
 	/* 1e15 is beyond any real figure in these units, and keeps conversions defined. */
-	if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) <= min_excl ||
-	    json_number_value(v) > 1e15)
-		return ho_err(err, -EINVAL, "%s.%s must be a number greater than %g (and at most 1e15)", where,
+	if (!json_is_number(v) || !isfinite(json_number_value(v)) ||
+	    json_number_value(v) <= min_excl || json_number_value(v) > 1e15)
+		return ho_err(err, -EINVAL,
+			      "%s.%s must be a number greater than %g (and at most 1e15)", where,
 			      key, min_excl);
 	*out = json_number_value(v);
 	return 0;
@@ -87,7 +88,8 @@ static int name_list(json_t *arr, const char *where, char (**out)[HO_NAME_LEN], 
 	*out = calloc(json_array_size(arr) + 1, HO_NAME_LEN);
 	if (!*out)
 		return ho_err(err, -ENOMEM, "out of memory");
-	json_array_foreach(arr, i, v) {
+	json_array_foreach(arr, i, v)
+	{
 		if (!json_is_string(v) || strlen(json_string_value(v)) >= HO_NAME_LEN)
 			return ho_err(err, -EINVAL, "%s[%zu] must be an op type name", where, i);
 		snprintf((*out)[i], HO_NAME_LEN, "%s", json_string_value(v));
@@ -108,29 +110,36 @@ static int ho_parse_device(json_t *o, uint32_t idx, struct ho_device *d, struct 
 	if (!json_is_object(o))
 		return ho_err(err, -EINVAL, "%s must be an object", where);
 	v = json_object_get(o, "name");
-	if (!json_is_string(v) || !*json_string_value(v) || strlen(json_string_value(v)) >= HO_NAME_LEN)
-		return ho_err(err, -EINVAL, "%s.name must be a non-empty string under %d characters", where,
+	if (!json_is_string(v) || !*json_string_value(v) ||
+	    strlen(json_string_value(v)) >= HO_NAME_LEN)
+		return ho_err(err, -EINVAL,
+			      "%s.name must be a non-empty string under %d characters", where,
 			      HO_NAME_LEN);
 	snprintf(d->name, sizeof(d->name), "%s", json_string_value(v));
 	snprintf(where, sizeof(where), "devices[%u] (%s)", idx, d->name);
 	v = json_object_get(o, "kind");
 	if (!json_is_string(v) || strlen(json_string_value(v)) >= HO_NAME_LEN)
-		return ho_err(err, -EINVAL, "%s.kind must be a string (cpu, gpu, npu, fpga, ...)", where);
+		return ho_err(err, -EINVAL, "%s.kind must be a string (cpu, gpu, npu, fpga, ...)",
+			      where);
 	snprintf(d->kind, sizeof(d->kind), "%s", json_string_value(v));
 
 	peak = json_object_get(o, "peak_gflops");
 	if (!json_is_object(peak) || !json_object_size(peak))
-		return ho_err(err, -EINVAL, "%s.peak_gflops must map element types to GFLOP/s", where);
-	json_object_foreach(peak, key, v) {
+		return ho_err(err, -EINVAL, "%s.peak_gflops must map element types to GFLOP/s",
+			      where);
+	json_object_foreach(peak, key, v)
+	{
 		int dt = -1;
 
 		for (int k = 1; k < HO_DT_COUNT; k++)
 			if (!strcmp(ho_dtype_name(k), key))
 				dt = k;
 		if (dt < 0)
-			return ho_err(err, -EINVAL, "%s.peak_gflops: unknown element type '%s'", where, key);
+			return ho_err(err, -EINVAL, "%s.peak_gflops: unknown element type '%s'",
+				      where, key);
 		if (!json_is_number(v) || json_number_value(v) < 0)
-			return ho_err(err, -EINVAL, "%s.peak_gflops.%s must be a number >= 0", where, key);
+			return ho_err(err, -EINVAL, "%s.peak_gflops.%s must be a number >= 0",
+				      where, key);
 		d->peak_flops[dt] = json_number_value(v) * 1e9;
 	}
 	if ((ret = num(o, where, "mem_bw_gbps", true, 0, 0, &x, err)))
@@ -154,7 +163,8 @@ static int ho_parse_device(json_t *o, uint32_t idx, struct ho_device *d, struct 
 	if ((ret = num(o, where, "numa_node", false, -2, 0, &x, err)))
 		return ret;
 	if (x > 4096 || x != (int)x)
-		return ho_err(err, -EINVAL, "%s.numa_node must be an integer from -1 to 4096", where);
+		return ho_err(err, -EINVAL, "%s.numa_node must be an integer from -1 to 4096",
+			      where);
 	d->numa_node = (int)x;
 	if ((ret = num(o, where, "threads", false, 0, 1, &x, err)))
 		return ret;
@@ -176,12 +186,14 @@ static int ho_parse_device(json_t *o, uint32_t idx, struct ho_device *d, struct 
 			     &d->n_unsupported, err)))
 		return ret;
 	snprintf(where, sizeof(where), "devices[%u].supported_ops", idx);
-	return name_list(json_object_get(o, "supported_ops"), where, &d->supported, &d->n_supported, err);
+	return name_list(json_object_get(o, "supported_ops"), where, &d->supported, &d->n_supported,
+			 err);
 }
 
 static int ho_parse_box(json_t *root, struct ho_box *box, struct ho_error *err)
 {
-	json_t *devs = json_object_get(root, "devices"), *links = json_object_get(root, "links"), *v;
+	json_t *devs = json_object_get(root, "devices"), *links = json_object_get(root, "links"),
+	       *v;
 	const char *host;
 	size_t i;
 	double x;
@@ -193,19 +205,22 @@ static int ho_parse_box(json_t *root, struct ho_box *box, struct ho_error *err)
 	if (!json_is_string(v))
 		return ho_err(err, -EINVAL, "name must be a string");
 	snprintf(box->name, sizeof(box->name), "%s", json_string_value(v));
-	if (!json_is_array(devs) || !json_array_size(devs) || json_array_size(devs) > HO_MAX_DEVICES)
-		return ho_err(err, -EINVAL, "devices must be an array of 1..%d devices", HO_MAX_DEVICES);
+	if (!json_is_array(devs) || !json_array_size(devs) ||
+	    json_array_size(devs) > HO_MAX_DEVICES)
+		return ho_err(err, -EINVAL, "devices must be an array of 1..%d devices",
+			      HO_MAX_DEVICES);
 	box->n_devices = (uint32_t)json_array_size(devs);
 	box->dev = calloc(box->n_devices, sizeof(*box->dev));
 	if (!box->dev)
 		return ho_err(err, -ENOMEM, "out of memory");
-	json_array_foreach(devs, i, v) {
+	json_array_foreach(devs, i, v)
+	{
 		if ((ret = ho_parse_device(v, (uint32_t)i, &box->dev[i], err)))
 			return ret;
 		for (size_t k = 0; k < i; k++)
 			if (!strcmp(box->dev[k].name, box->dev[i].name))
-				return ho_err(err, -EINVAL, "devices[%zu].name '%s' is used twice", i,
-					      box->dev[i].name);
+				return ho_err(err, -EINVAL, "devices[%zu].name '%s' is used twice",
+					      i, box->dev[i].name);
 	}
 	host = json_string_value(json_object_get(root, "host"));
 	if (!host)
@@ -226,16 +241,18 @@ static int ho_parse_box(json_t *root, struct ho_box *box, struct ho_error *err)
 	box->links = calloc(box->n_links + 1, sizeof(*box->links));
 	if (!box->links)
 		return ho_err(err, -ENOMEM, "out of memory");
-	json_array_foreach(links, i, v) {
+	json_array_foreach(links, i, v)
+	{
 		struct ho_link *l = &box->links[i];
 		const char *a = json_string_value(json_object_get(v, "a"));
 		const char *b = json_string_value(json_object_get(v, "b"));
 		char where[48];
 
 		snprintf(where, sizeof(where), "links[%zu]", i);
-		if (!a || !b || (l->a = ho_box_device(box, a)) < 0 || (l->b = ho_box_device(box, b)) < 0 ||
-		    l->a == l->b)
-			return ho_err(err, -EINVAL, "%s.a and .b must name two different devices", where);
+		if (!a || !b || (l->a = ho_box_device(box, a)) < 0 ||
+		    (l->b = ho_box_device(box, b)) < 0 || l->a == l->b)
+			return ho_err(err, -EINVAL, "%s.a and .b must name two different devices",
+				      where);
 		if ((ret = num(v, where, "gbps", true, 0, 0, &x, err)))
 			return ret;
 		l->bandwidth = x * 1e9;
@@ -259,8 +276,8 @@ static int ho_parse_box(json_t *root, struct ho_box *box, struct ho_error *err)
 			ok = (box->links[k].a == (int)d && box->links[k].b == box->host) ||
 			     (box->links[k].b == (int)d && box->links[k].a == box->host);
 		if (!ok)
-			return ho_err(err, -EINVAL, "devices[%u] (%s) has no link to the host '%s'", d,
-				      box->dev[d].name, host);
+			return ho_err(err, -EINVAL, "devices[%u] (%s) has no link to the host '%s'",
+				      d, box->dev[d].name, host);
 	}
 	return 0;
 }

@@ -21,8 +21,8 @@
 
 struct ho_profile_dev {
 	double peak_flops[HO_DT_COUNT]; /* 0: keep the box's */
-	double mem_bw, launch;          /* < 0: keep the box's */
-	json_t *op_eff, *node_time;     /* borrowed from root */
+	double mem_bw, launch;		/* < 0: keep the box's */
+	json_t *op_eff, *node_time;	/* borrowed from root */
 };
 
 struct ho_profile {
@@ -64,20 +64,24 @@ int ho_profile_load(const char *path, const struct ho_box *box, struct ho_profil
 	devs = json_object_get(prof->root, "devices");
 	if (!json_is_object(devs))
 		goto bad;
-	json_object_foreach(devs, name, v) {
+	json_object_foreach(devs, name, v)
+	{
 		int d = ho_box_device(box, name);
 		json_t *peak, *x;
 		const char *dt;
 
 		if (d < 0) {
-			ho_err(err, -EINVAL, "%s: devices.%s is not a device of box '%s'", path, name, box->name);
+			ho_err(err, -EINVAL, "%s: devices.%s is not a device of box '%s'", path,
+			       name, box->name);
 			goto fail;
 		}
 		peak = json_object_get(v, "peak_gflops");
-		json_object_foreach(peak, dt, x)
-			for (int k = 1; k < HO_DT_COUNT; k++)
-				if (!strcmp(ho_dtype_name(k), dt) && json_is_number(x) && json_number_value(x) > 0)
-					prof->dev[d].peak_flops[k] = json_number_value(x) * 1e9;
+		json_object_foreach(peak, dt, x) for (int k = 1; k < HO_DT_COUNT;
+						      k++) if (!strcmp(ho_dtype_name(k), dt) &&
+							       json_is_number(x) &&
+							       json_number_value(x) > 0)
+		    prof->dev[d]
+			.peak_flops[k] = json_number_value(x) * 1e9;
 		x = json_object_get(v, "mem_bw_gbps");
 		if (json_is_number(x) && json_number_value(x) > 0)
 			prof->dev[d].mem_bw = json_number_value(x) * 1e9;
@@ -118,7 +122,7 @@ double ho_cost_node(const struct ho_graph *g, const struct ho_node *nd, const st
 	peak = pd && pd->peak_flops[dt] > 0 ? pd->peak_flops[dt] : d->peak_flops[dt];
 	if (peak <= 0) /* no rate for this type: compute it at float32 speed */
 		peak = pd && pd->peak_flops[HO_DT_FLOAT] > 0 ? pd->peak_flops[HO_DT_FLOAT]
-							      : d->peak_flops[HO_DT_FLOAT];
+							     : d->peak_flops[HO_DT_FLOAT];
 	if (peak <= 0 && f->flops > 0)
 		return INFINITY; /* the device has no arithmetic for this element type */
 	bw = pd && pd->mem_bw > 0 ? pd->mem_bw : d->mem_bw;
@@ -171,7 +175,8 @@ static int ho_routes(struct ho_problem *p, const struct ho_box *box, struct ho_e
 	p->route = malloc((size_t)d * d * 2 * sizeof(int32_t));
 	p->route_fixed = calloc((size_t)d * d, sizeof(double));
 	p->route_inv_bw = calloc((size_t)d * d, sizeof(double));
-	if (!p->link_lat || !p->link_bw || !p->link_epb || !p->route || !p->route_fixed || !p->route_inv_bw)
+	if (!p->link_lat || !p->link_bw || !p->link_epb || !p->route || !p->route_fixed ||
+	    !p->route_inv_bw)
 		return ho_err(err, -ENOMEM, "out of memory");
 	for (uint32_t l = 0; l < box->n_links; l++) {
 		p->link_lat[l] = box->links[l].latency;
@@ -180,20 +185,24 @@ static int ho_routes(struct ho_problem *p, const struct ho_box *box, struct ho_e
 	}
 	for (uint32_t a = 0; a < d; a++)
 		for (uint32_t b = 0; b < d; b++) {
-			int32_t *r = &p->route[(a * d + b) * 2], direct = -1, to_host = -1, from_host = -1;
+			int32_t *r = &p->route[(a * d + b) * 2], direct = -1, to_host = -1,
+				from_host = -1;
 
 			r[0] = r[1] = -1;
 			if (a == b)
 				continue;
 			for (uint32_t l = 0; l < box->n_links; l++) {
 				const struct ho_link *k = &box->links[l];
-				bool ab = (k->a == (int)a && k->b == (int)b) || (k->a == (int)b && k->b == (int)a);
+				bool ab = (k->a == (int)a && k->b == (int)b) ||
+					  (k->a == (int)b && k->b == (int)a);
 
 				if (ab && (k->p2p || (int)a == box->host || (int)b == box->host))
 					direct = (int32_t)l;
-				if ((k->a == (int)a && k->b == box->host) || (k->b == (int)a && k->a == box->host))
+				if ((k->a == (int)a && k->b == box->host) ||
+				    (k->b == (int)a && k->a == box->host))
 					to_host = (int32_t)l;
-				if ((k->a == box->host && k->b == (int)b) || (k->b == box->host && k->a == (int)b))
+				if ((k->a == box->host && k->b == (int)b) ||
+				    (k->b == box->host && k->a == (int)b))
 					from_host = (int32_t)l;
 			}
 			if (direct >= 0) {
@@ -202,13 +211,15 @@ static int ho_routes(struct ho_problem *p, const struct ho_box *box, struct ho_e
 				r[0] = to_host; /* staged: a -> host memory -> b */
 				r[1] = from_host;
 			} else {
-				return ho_err(err, -EINVAL, "box '%s': no route from %s to %s", box->name,
-					      box->dev[a].name, box->dev[b].name);
+				return ho_err(err, -EINVAL, "box '%s': no route from %s to %s",
+					      box->name, box->dev[a].name, box->dev[b].name);
 			}
 			for (int h = 0; h < 2; h++)
 				if (r[h] >= 0) {
-					p->route_fixed[a * d + b] += box->links[r[h]].latency + box->small_transfer;
-					p->route_inv_bw[a * d + b] += 1.0 / box->links[r[h]].bandwidth;
+					p->route_fixed[a * d + b] +=
+					    box->links[r[h]].latency + box->small_transfer;
+					p->route_inv_bw[a * d + b] +=
+					    1.0 / box->links[r[h]].bandwidth;
 				}
 		}
 	return 0;
@@ -229,7 +240,8 @@ static uint64_t ho_node_signature(const struct ho_graph *g, const struct ho_node
 		h = ho_fingerprint_bytes(h, &t->dtype, sizeof(t->dtype));
 		h = ho_fingerprint_bytes(h, &t->shape.rank, sizeof(t->shape.rank));
 		if (t->shape.rank > 0)
-			h = ho_fingerprint_bytes(h, t->shape.dim, (size_t)t->shape.rank * sizeof(t->shape.dim[0]));
+			h = ho_fingerprint_bytes(h, t->shape.dim,
+						 (size_t)t->shape.rank * sizeof(t->shape.dim[0]));
 		h = ho_fingerprint_bytes(h, &k, sizeof(k));
 	}
 	return h;
@@ -246,7 +258,8 @@ static bool ho_is_weight(const struct ho_tensor *t)
 }
 
 int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
-			  const struct ho_profile *prof, struct ho_problem **out, struct ho_error *err)
+			  const struct ho_profile *prof, struct ho_problem **out,
+			  struct ho_error *err)
 {
 	uint32_t d = box->n_devices, n = 0, m = 0, nw = 0, ne = 0;
 	int32_t *task_of = NULL, *item_of = NULL, *weight_of = NULL;
@@ -268,7 +281,8 @@ int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 		item_of[i] = weight_of[i] = -1;
 		if (ho_is_weight(t)) {
 			weight_of[i] = (int32_t)nw++;
-		} else if ((t->producer >= 0 && task_of[t->producer] >= 0) || (t->flags & HO_T_INPUT)) {
+		} else if ((t->producer >= 0 && task_of[t->producer] >= 0) ||
+			   (t->flags & HO_T_INPUT)) {
 			item_of[i] = (int32_t)m++;
 		}
 	}
@@ -299,7 +313,8 @@ int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 
 		if (item_of[i] < 0)
 			continue;
-		p->item_prod[item_of[i]] = t->producer >= 0 ? (uint32_t)task_of[t->producer] : HO_EXTERNAL;
+		p->item_prod[item_of[i]] =
+		    t->producer >= 0 ? (uint32_t)task_of[t->producer] : HO_EXTERNAL;
 		p->item_bytes[item_of[i]] = (double)t->bytes;
 		p->item_pinned_out[item_of[i]] = !!(t->flags & HO_T_OUTPUT);
 	}
@@ -337,24 +352,28 @@ int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 
 			p->comp[t * d + k] = c;
 			p->energy[t * d + k] =
-				nd->feat.flops * dv->energy_per_flop +
-				(double)(nd->feat.bytes_read + nd->feat.bytes_written) * dv->energy_per_byte;
+			    nd->feat.flops * dv->energy_per_flop +
+			    (double)(nd->feat.bytes_read + nd->feat.bytes_written) *
+				dv->energy_per_byte;
 			if (isfinite(c))
 				p->allowed[t] |= 1ull << k;
 		}
 		if (!p->allowed[t]) {
-			ret = ho_err(err, -EINVAL, "node '%s' (%s) can run on no device of box '%s'", nd->name,
-				     nd->op_type, box->name);
+			ret =
+			    ho_err(err, -EINVAL, "node '%s' (%s) can run on no device of box '%s'",
+				   nd->name, nd->op_type, box->name);
 			goto out;
 		}
 		for (uint32_t k = 0; k < nd->n_inputs + nd->n_implicit; k++) {
-			int32_t tid = k < nd->n_inputs ? nd->inputs[k] : nd->implicit[k - nd->n_inputs];
+			int32_t tid =
+			    k < nd->n_inputs ? nd->inputs[k] : nd->implicit[k - nd->n_inputs];
 			bool dup = false;
 
 			if (tid < 0)
 				continue;
 			for (uint32_t j = 0; j < k && !dup; j++) /* Mul(x, x): one edge */
-				dup = (j < nd->n_inputs ? nd->inputs[j] : nd->implicit[j - nd->n_inputs]) == tid;
+				dup = (j < nd->n_inputs ? nd->inputs[j]
+							: nd->implicit[j - nd->n_inputs]) == tid;
 			if (dup)
 				continue;
 			if (item_of[tid] >= 0) {
@@ -375,16 +394,18 @@ int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 		if (task_of[i] < 0)
 			continue;
 		for (uint32_t k = 0; k < nd->n_inputs + nd->n_implicit; k++) {
-			int32_t tid = k < nd->n_inputs ? nd->inputs[k] : nd->implicit[k - nd->n_inputs];
+			int32_t tid =
+			    k < nd->n_inputs ? nd->inputs[k] : nd->implicit[k - nd->n_inputs];
 			bool dup = false;
 
 			if (tid < 0 || weight_of[tid] < 0)
 				continue;
 			for (uint32_t j = 0; j < k && !dup; j++)
-				dup = (j < nd->n_inputs ? nd->inputs[j] : nd->implicit[j - nd->n_inputs]) == tid;
+				dup = (j < nd->n_inputs ? nd->inputs[j]
+							: nd->implicit[j - nd->n_inputs]) == tid;
 			if (!dup)
-				p->wcons[p->wcons_off[weight_of[tid] + 1] + wfill[weight_of[tid]]++] =
-					(uint32_t)task_of[i];
+				p->wcons[p->wcons_off[weight_of[tid] + 1] +
+					 wfill[weight_of[tid]]++] = (uint32_t)task_of[i];
 		}
 	}
 	memmove(p->wcons_off, p->wcons_off + 1, (nw + 1) * sizeof(uint32_t));

@@ -20,7 +20,8 @@ static void fmt_time(double s, char *buf, size_t n)
 }
 
 /* Bytes that would have to move if task t ran on dev instead, given the others stay. */
-static double ho_moved_bytes(const struct ho_problem *p, const uint16_t *assign, uint32_t t, int dev)
+static double ho_moved_bytes(const struct ho_problem *p, const uint16_t *assign, uint32_t t,
+			     int dev)
 {
 	double bytes = 0;
 
@@ -61,8 +62,9 @@ void ho_explain(const struct ho_problem *p, const uint16_t *assign, const struct
 
 		for (uint32_t j = 0; j < d; j++)
 			pinned |= (int)j != here && isfinite(p->comp[t * d + j]);
-		snprintf(buf, n, "%s", pinned ? "pinned here by --pin"
-					       : "the only device that supports this operator");
+		snprintf(buf, n, "%s",
+			 pinned ? "pinned here by --pin"
+				: "the only device that supports this operator");
 		return;
 	}
 	fmt_time(p->comp[t * d + here], a, sizeof(a));
@@ -71,7 +73,8 @@ void ho_explain(const struct ho_problem *p, const uint16_t *assign, const struct
 		int sj = -1;
 
 		for (uint32_t j = 0; j < d; j++)
-			if ((int)j != here && isfinite(p->comp[t * d + j]) && p->comp[t * d + j] < second) {
+			if ((int)j != here && isfinite(p->comp[t * d + j]) &&
+			    p->comp[t * d + j] < second) {
 				second = p->comp[t * d + j];
 				sj = (int)j;
 			}
@@ -81,20 +84,25 @@ void ho_explain(const struct ho_problem *p, const uint16_t *assign, const struct
 		}
 		fmt_time(second, b, sizeof(b));
 		snprintf(buf, n, "fastest device: %s, %.2gx faster than on %s (%s)", a,
-			 p->comp[t * d + here] > 0 ? second / p->comp[t * d + here] : 1.0, p->dev_name[sj], b);
+			 p->comp[t * d + here] > 0 ? second / p->comp[t * d + here] : 1.0,
+			 p->dev_name[sj], b);
 		return;
 	}
 	fmt_time(p->comp[t * d + fastest], b, sizeof(b));
-	double moved = ho_moved_bytes(p, assign, t, fastest), kept = ho_moved_bytes(p, assign, t, here);
+	double moved = ho_moved_bytes(p, assign, t, fastest),
+	       kept = ho_moved_bytes(p, assign, t, here);
 	double cap = p->capacity[fastest];
 
 	if (cap > 0 && ev->peak_mem[fastest] > 0.9 * cap)
-		snprintf(buf, n, "%s is faster (%s vs %s) but its memory is at %.0f%% of the usable capacity",
-			 p->dev_name[fastest], b, a, 100 * ev->peak_mem[fastest] / cap);
+		snprintf(
+		    buf, n,
+		    "%s is faster (%s vs %s) but its memory is at %.0f%% of the usable capacity",
+		    p->dev_name[fastest], b, a, 100 * ev->peak_mem[fastest] / cap);
 	else if (moved > kept)
-		snprintf(buf, n, "%s is faster (%s vs %s) but would need %.3g MB more copies", p->dev_name[fastest],
-			 b, a, (moved - kept) / 1e6);
+		snprintf(buf, n, "%s is faster (%s vs %s) but would need %.3g MB more copies",
+			 p->dev_name[fastest], b, a, (moved - kept) / 1e6);
 	else
-		snprintf(buf, n, "%s is faster (%s vs %s) but is busy with tasks on the critical path",
+		snprintf(buf, n,
+			 "%s is faster (%s vs %s) but is busy with tasks on the critical path",
 			 p->dev_name[fastest], b, a);
 }

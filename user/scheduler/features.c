@@ -21,55 +21,55 @@ struct ho_class_rule {
 };
 
 static const struct ho_class_rule ho_classes[] = {
-	{ "Conv", HO_OPC_COMPUTE, 0 },
-	{ "ConvTranspose", HO_OPC_COMPUTE, 0 },
-	{ "MatMul", HO_OPC_COMPUTE, 0 },
-	{ "Gemm", HO_OPC_COMPUTE, 0 },
-	{ "BatchNormalization", HO_OPC_MEMORY, 2 },
-	{ "InstanceNormalization", HO_OPC_MEMORY, 5 },
-	{ "LayerNormalization", HO_OPC_MEMORY, 5 },
-	{ "LpNormalization", HO_OPC_MEMORY, 3 },
-	{ "Softmax", HO_OPC_MEMORY, 3 },
-	{ "LogSoftmax", HO_OPC_MEMORY, 4 },
-	{ "HardSigmoid", HO_OPC_MEMORY, 3 },
-	{ "HardSwish", HO_OPC_MEMORY, 4 },
-	{ "Sigmoid", HO_OPC_MEMORY, 3 },
-	{ "Gelu", HO_OPC_MEMORY, 8 },
-	{ "Erf", HO_OPC_MEMORY, 8 },
-	{ "Clip", HO_OPC_MEMORY, 2 },
-	{ "Resize", HO_OPC_MEMORY, 4 },
-	{ "Upsample", HO_OPC_MEMORY, 4 },
-	/* data movement */
-	{ "Reshape", HO_OPC_MOVEMENT, 0 },
-	{ "Flatten", HO_OPC_MOVEMENT, 0 },
-	{ "Squeeze", HO_OPC_MOVEMENT, 0 },
-	{ "Unsqueeze", HO_OPC_MOVEMENT, 0 },
-	{ "Transpose", HO_OPC_MOVEMENT, 0 },
-	{ "Concat", HO_OPC_MOVEMENT, 0 },
-	{ "Split", HO_OPC_MOVEMENT, 0 },
-	{ "Slice", HO_OPC_MOVEMENT, 0 },
-	{ "Gather", HO_OPC_MOVEMENT, 0 },
-	{ "GatherElements", HO_OPC_MOVEMENT, 0 },
-	{ "ScatterND", HO_OPC_MOVEMENT, 0 },
-	{ "ScatterElements", HO_OPC_MOVEMENT, 0 },
-	{ "Expand", HO_OPC_MOVEMENT, 0 },
-	{ "Tile", HO_OPC_MOVEMENT, 0 },
-	{ "Pad", HO_OPC_MOVEMENT, 0 },
-	{ "Identity", HO_OPC_MOVEMENT, 0 },
-	{ "Cast", HO_OPC_MOVEMENT, 0 },
-	{ "CastLike", HO_OPC_MOVEMENT, 0 },
-	{ "DepthToSpace", HO_OPC_MOVEMENT, 0 },
-	{ "SpaceToDepth", HO_OPC_MOVEMENT, 0 },
-	{ "Dropout", HO_OPC_MOVEMENT, 0 },
-	/* control and bookkeeping */
-	{ "Shape", HO_OPC_CONTROL, 0 },
-	{ "Size", HO_OPC_CONTROL, 0 },
-	{ "Constant", HO_OPC_CONTROL, 0 },
-	{ "ConstantOfShape", HO_OPC_CONTROL, 0 },
-	{ "Range", HO_OPC_CONTROL, 0 },
-	{ "NonZero", HO_OPC_CONTROL, 0 },
-	{ "If", HO_OPC_CONTROL, 0 },
-	{ "Loop", HO_OPC_CONTROL, 0 },
+    {"Conv", HO_OPC_COMPUTE, 0},
+    {"ConvTranspose", HO_OPC_COMPUTE, 0},
+    {"MatMul", HO_OPC_COMPUTE, 0},
+    {"Gemm", HO_OPC_COMPUTE, 0},
+    {"BatchNormalization", HO_OPC_MEMORY, 2},
+    {"InstanceNormalization", HO_OPC_MEMORY, 5},
+    {"LayerNormalization", HO_OPC_MEMORY, 5},
+    {"LpNormalization", HO_OPC_MEMORY, 3},
+    {"Softmax", HO_OPC_MEMORY, 3},
+    {"LogSoftmax", HO_OPC_MEMORY, 4},
+    {"HardSigmoid", HO_OPC_MEMORY, 3},
+    {"HardSwish", HO_OPC_MEMORY, 4},
+    {"Sigmoid", HO_OPC_MEMORY, 3},
+    {"Gelu", HO_OPC_MEMORY, 8},
+    {"Erf", HO_OPC_MEMORY, 8},
+    {"Clip", HO_OPC_MEMORY, 2},
+    {"Resize", HO_OPC_MEMORY, 4},
+    {"Upsample", HO_OPC_MEMORY, 4},
+    /* data movement */
+    {"Reshape", HO_OPC_MOVEMENT, 0},
+    {"Flatten", HO_OPC_MOVEMENT, 0},
+    {"Squeeze", HO_OPC_MOVEMENT, 0},
+    {"Unsqueeze", HO_OPC_MOVEMENT, 0},
+    {"Transpose", HO_OPC_MOVEMENT, 0},
+    {"Concat", HO_OPC_MOVEMENT, 0},
+    {"Split", HO_OPC_MOVEMENT, 0},
+    {"Slice", HO_OPC_MOVEMENT, 0},
+    {"Gather", HO_OPC_MOVEMENT, 0},
+    {"GatherElements", HO_OPC_MOVEMENT, 0},
+    {"ScatterND", HO_OPC_MOVEMENT, 0},
+    {"ScatterElements", HO_OPC_MOVEMENT, 0},
+    {"Expand", HO_OPC_MOVEMENT, 0},
+    {"Tile", HO_OPC_MOVEMENT, 0},
+    {"Pad", HO_OPC_MOVEMENT, 0},
+    {"Identity", HO_OPC_MOVEMENT, 0},
+    {"Cast", HO_OPC_MOVEMENT, 0},
+    {"CastLike", HO_OPC_MOVEMENT, 0},
+    {"DepthToSpace", HO_OPC_MOVEMENT, 0},
+    {"SpaceToDepth", HO_OPC_MOVEMENT, 0},
+    {"Dropout", HO_OPC_MOVEMENT, 0},
+    /* control and bookkeeping */
+    {"Shape", HO_OPC_CONTROL, 0},
+    {"Size", HO_OPC_CONTROL, 0},
+    {"Constant", HO_OPC_CONTROL, 0},
+    {"ConstantOfShape", HO_OPC_CONTROL, 0},
+    {"Range", HO_OPC_CONTROL, 0},
+    {"NonZero", HO_OPC_CONTROL, 0},
+    {"If", HO_OPC_CONTROL, 0},
+    {"Loop", HO_OPC_CONTROL, 0},
 };
 
 static const struct ho_class_rule *ho_class_of(const char *op)
@@ -82,7 +82,7 @@ static const struct ho_class_rule *ho_class_of(const char *op)
 
 const char *ho_op_class_name(int op_class)
 {
-	static const char *const names[] = { "compute", "memory", "movement", "control" };
+	static const char *const names[] = {"compute", "memory", "movement", "control"};
 
 	return op_class >= 0 && op_class < 4 ? names[op_class] : "?";
 }
@@ -225,8 +225,8 @@ static void ho_node_features(const struct ho_graph *g, struct ho_node *nd)
 	case HO_OPC_MEMORY: {
 		const char *op = nd->op_type;
 
-		if (!strncmp(op, "Reduce", 6) || !strncmp(op, "Global", 6) || !strcmp(op, "ArgMax") ||
-		    !strcmp(op, "ArgMin")) {
+		if (!strncmp(op, "Reduce", 6) || !strncmp(op, "Global", 6) ||
+		    !strcmp(op, "ArgMax") || !strcmp(op, "ArgMin")) {
 			f->flops = numel(tin(g, nd, 0));
 		} else if (strstr(op, "Pool")) {
 			const struct ho_attr *ks = ho_node_attr(nd, "kernel_shape");

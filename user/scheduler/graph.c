@@ -11,15 +11,15 @@ static const struct {
 	const char *name;
 	int size;
 } ho_dtypes[HO_DT_COUNT] = {
-	[HO_DT_UNDEFINED] = { "undefined", 0 }, [HO_DT_FLOAT] = { "float32", 4 },
-	[HO_DT_UINT8] = { "uint8", 1 },         [HO_DT_INT8] = { "int8", 1 },
-	[HO_DT_UINT16] = { "uint16", 2 },       [HO_DT_INT16] = { "int16", 2 },
-	[HO_DT_INT32] = { "int32", 4 },         [HO_DT_INT64] = { "int64", 8 },
-	[HO_DT_STRING] = { "string", 0 },       [HO_DT_BOOL] = { "bool", 1 },
-	[HO_DT_FLOAT16] = { "float16", 2 },     [HO_DT_DOUBLE] = { "float64", 8 },
-	[HO_DT_UINT32] = { "uint32", 4 },       [HO_DT_UINT64] = { "uint64", 8 },
-	[HO_DT_COMPLEX64] = { "complex64", 8 }, [HO_DT_COMPLEX128] = { "complex128", 16 },
-	[HO_DT_BFLOAT16] = { "bfloat16", 2 },
+    [HO_DT_UNDEFINED] = {"undefined", 0}, [HO_DT_FLOAT] = {"float32", 4},
+    [HO_DT_UINT8] = {"uint8", 1},	  [HO_DT_INT8] = {"int8", 1},
+    [HO_DT_UINT16] = {"uint16", 2},	  [HO_DT_INT16] = {"int16", 2},
+    [HO_DT_INT32] = {"int32", 4},	  [HO_DT_INT64] = {"int64", 8},
+    [HO_DT_STRING] = {"string", 0},	  [HO_DT_BOOL] = {"bool", 1},
+    [HO_DT_FLOAT16] = {"float16", 2},	  [HO_DT_DOUBLE] = {"float64", 8},
+    [HO_DT_UINT32] = {"uint32", 4},	  [HO_DT_UINT64] = {"uint64", 8},
+    [HO_DT_COMPLEX64] = {"complex64", 8}, [HO_DT_COMPLEX128] = {"complex128", 16},
+    [HO_DT_BFLOAT16] = {"bfloat16", 2},
 };
 
 const char *ho_dtype_name(int dtype)
@@ -165,7 +165,8 @@ int ho_graph_validate(struct ho_graph *g, struct ho_error *err)
 		struct ho_node *nd = &g->nodes[n];
 
 		for (uint32_t k = 0; k < nd->n_inputs + nd->n_implicit; k++) {
-			int32_t tid = k < nd->n_inputs ? nd->inputs[k] : nd->implicit[k - nd->n_inputs];
+			int32_t tid =
+			    k < nd->n_inputs ? nd->inputs[k] : nd->implicit[k - nd->n_inputs];
 			struct ho_tensor *t;
 
 			if (tid < 0)
@@ -174,12 +175,13 @@ int ho_graph_validate(struct ho_graph *g, struct ho_error *err)
 				return ho_err(err, -EINVAL, "node '%s' (%s): input %u out of range",
 					      ho_node_label(nd), nd->op_type, k);
 			t = &g->tensors[tid];
-			if (t->producer < 0 &&
-			    !(t->flags & (HO_T_INITIALIZER | HO_T_INPUT | HO_T_OUTER | HO_T_CONSTANT)))
-				return ho_err(err, -EINVAL,
-					      "node '%s' (%s): input '%s' is not produced by any node, "
-					      "initializer or graph input",
-					      ho_node_label(nd), nd->op_type, t->name);
+			if (t->producer < 0 && !(t->flags & (HO_T_INITIALIZER | HO_T_INPUT |
+							     HO_T_OUTER | HO_T_CONSTANT)))
+				return ho_err(
+				    err, -EINVAL,
+				    "node '%s' (%s): input '%s' is not produced by any node, "
+				    "initializer or graph input",
+				    ho_node_label(nd), nd->op_type, t->name);
 			t->n_consumers++;
 		}
 	}
@@ -187,9 +189,10 @@ int ho_graph_validate(struct ho_graph *g, struct ho_error *err)
 		struct ho_tensor *t = &g->tensors[g->outputs[i]];
 
 		if (t->producer < 0 && !(t->flags & (HO_T_INITIALIZER | HO_T_INPUT | HO_T_OUTER)))
-			return ho_err(err, -EINVAL,
-				      "graph output '%s' is not produced by any node, initializer or input",
-				      t->name);
+			return ho_err(
+			    err, -EINVAL,
+			    "graph output '%s' is not produced by any node, initializer or input",
+			    t->name);
 	}
 
 	indeg = calloc(g->n_nodes + 1, sizeof(*indeg));
@@ -202,7 +205,8 @@ int ho_graph_validate(struct ho_graph *g, struct ho_error *err)
 	for (uint32_t i = 0; i < g->n_tensors; i++) {
 		struct ho_tensor *t = &g->tensors[i];
 
-		t->consumers = ho_arena_alloc(a, (t->n_consumers ? t->n_consumers : 1) * sizeof(int32_t));
+		t->consumers =
+		    ho_arena_alloc(a, (t->n_consumers ? t->n_consumers : 1) * sizeof(int32_t));
 		if (!t->consumers) {
 			ret = ho_err(err, -ENOMEM, "out of memory validating the graph");
 			goto out;
@@ -212,7 +216,8 @@ int ho_graph_validate(struct ho_graph *g, struct ho_error *err)
 		struct ho_node *nd = &g->nodes[n];
 
 		for (uint32_t k = 0; k < nd->n_inputs + nd->n_implicit; k++) {
-			int32_t tid = k < nd->n_inputs ? nd->inputs[k] : nd->implicit[k - nd->n_inputs];
+			int32_t tid =
+			    k < nd->n_inputs ? nd->inputs[k] : nd->implicit[k - nd->n_inputs];
 
 			if (tid < 0)
 				continue;
@@ -252,8 +257,9 @@ int ho_graph_validate(struct ho_graph *g, struct ho_error *err)
 	if (head != g->n_nodes) {
 		for (uint32_t n = 0; n < g->n_nodes; n++)
 			if (indeg[n]) {
-				ret = ho_err(err, -ELOOP, "graph '%s' has a cycle through node '%s' (%s)",
-					     g->name, ho_node_label(&g->nodes[n]), g->nodes[n].op_type);
+				ret = ho_err(
+				    err, -ELOOP, "graph '%s' has a cycle through node '%s' (%s)",
+				    g->name, ho_node_label(&g->nodes[n]), g->nodes[n].op_type);
 				break;
 			}
 		goto out;
@@ -298,14 +304,15 @@ int ho_graph_bind_input(struct ho_graph *g, const char *name, const int64_t *dim
 	if (rank < 0 || rank > HO_MAX_RANK)
 		return ho_err(err, -EINVAL, "--shape %s: rank %d is not supported", name, rank);
 	if (t->shape.rank >= 0 && t->shape.rank != rank)
-		return ho_err(err, -EINVAL, "--shape %s: rank %d, but the model declares rank %d", name,
-			      rank, t->shape.rank);
+		return ho_err(err, -EINVAL, "--shape %s: rank %d, but the model declares rank %d",
+			      name, rank, t->shape.rank);
 	for (int i = 0; i < rank; i++) {
 		if (dims[i] < 0)
 			return ho_err(err, -EINVAL, "--shape %s: dim %d is negative", name, i);
 		if (t->shape.rank >= 0 && t->shape.dim[i] >= 0 && t->shape.dim[i] != dims[i])
 			return ho_err(err, -EINVAL,
-				      "--shape %s: dim %d is %" PRId64 ", but the model fixes it to %" PRId64,
+				      "--shape %s: dim %d is %" PRId64
+				      ", but the model fixes it to %" PRId64,
 				      name, i, dims[i], t->shape.dim[i]);
 	}
 	t->shape.rank = rank;
@@ -335,10 +342,12 @@ int ho_parse_shape_arg(const char *arg, char *name, size_t name_len, int64_t *di
 		long long v;
 
 		if (r == HO_MAX_RANK)
-			return ho_err(err, -EINVAL, "--shape '%s': more than %d dims", arg, HO_MAX_RANK);
+			return ho_err(err, -EINVAL, "--shape '%s': more than %d dims", arg,
+				      HO_MAX_RANK);
 		errno = 0;
 		if (*p < '0' || *p > '9')
-			return ho_err(err, -EINVAL, "--shape '%s': '%s' is not a dimension", arg, p);
+			return ho_err(err, -EINVAL, "--shape '%s': '%s' is not a dimension", arg,
+				      p);
 		v = strtoll(p, &end, 10);
 		if (errno || v < 0 || v > (1LL << 40))
 			return ho_err(err, -EINVAL, "--shape '%s': dimension out of range", arg);
@@ -394,8 +403,8 @@ static int64_t ho_load_int(int dtype, const unsigned char *p)
 	}
 }
 
-struct ho_value *ho_value_from_data(struct ho_arena *a, int dtype, const void *data,
-				    uint64_t len, int64_t count)
+struct ho_value *ho_value_from_data(struct ho_arena *a, int dtype, const void *data, uint64_t len,
+				    int64_t count)
 {
 	int es = ho_dtype_size(dtype);
 	const unsigned char *p = data;

@@ -59,7 +59,8 @@ void ho_slots_free(struct ho_slots *s, uint32_t d)
  * Earliest start >= ready of a gap of length dur (insertion policy of HEFT),
  * looking at no more than max_scan intervals before settling for the end.
  */
-double ho_slots_earliest_bounded(const struct ho_slots *s, double ready, double dur, uint32_t max_scan)
+double ho_slots_earliest_bounded(const struct ho_slots *s, double ready, double dur,
+				 uint32_t max_scan)
 {
 	uint32_t lo = 0, hi = s->n;
 	double t = ready;
@@ -121,7 +122,8 @@ double ho_ready_time(const struct ho_problem *p, uint32_t t, int dev, const uint
 }
 
 /* Next ready task with the highest rank (ties: lowest index). */
-int64_t ho_ready_pop(const struct ho_problem *p, const double *rank, uint32_t *missing, uint8_t *taken)
+int64_t ho_ready_pop(const struct ho_problem *p, const double *rank, uint32_t *missing,
+		     uint8_t *taken)
 {
 	int64_t best = -1;
 
@@ -206,8 +208,8 @@ int ho_list_schedule(const struct ho_problem *p, const double *rank, const doubl
 
 			if (!(p->allowed[t] >> j & 1) || !isfinite(w))
 				continue;
-			est = ho_slots_earliest(&slots[j], ho_ready_time(p, (uint32_t)t, (int)j, out->assign, aft),
-						w);
+			est = ho_slots_earliest(
+			    &slots[j], ho_ready_time(p, (uint32_t)t, (int)j, out->assign, aft), w);
 			key = est + w + (bias ? bias[t * p->d + j] : 0);
 			if (key < best_key) {
 				best_key = key;

@@ -41,18 +41,18 @@ struct ho_ga {
 	const struct ho_problem *p;
 	const struct ho_search_opts *o;
 	struct ho_rng rng;
-	uint32_t n, k;              /* tasks, objectives in use */
-	int obj[HO_OBJ_COUNT];      /* their enum values */
-	uint32_t *group;            /* representative task of each task's chain */
-	struct ho_ind *pool;        /* 2 * population: parents then offspring */
+	uint32_t n, k;	       /* tasks, objectives in use */
+	int obj[HO_OBJ_COUNT]; /* their enum values */
+	uint32_t *group;       /* representative task of each task's chain */
+	struct ho_ind *pool;   /* 2 * population: parents then offspring */
 	struct ho_ind **sorted;
 	struct ho_ind *tmp;
 	uint32_t *pos, *heap, *indeg; /* scratch for order operators */
-	struct ho_decoder *dec;       /* one EFT decoder scratch per thread */
-	uint32_t shared_blocks;       /* tasks whose device follows an identical block's */
+	struct ho_decoder *dec;	      /* one EFT decoder scratch per thread */
+	uint32_t shared_blocks;	      /* tasks whose device follows an identical block's */
 	uint64_t evaluations;
 	double lo[HO_OBJ_COUNT], hi[HO_OBJ_COUNT];
-	double *mc;                 /* Monte Carlo points for hypervolume */
+	double *mc; /* Monte Carlo points for hypervolume */
 };
 
 #define HO_MC_POINTS 8192
@@ -104,8 +104,8 @@ static void *ho_eval_worker(void *arg)
 			ho_eft_decode(j->ga->p, j->dec, &j->ind[i]);
 			j->ind[i].decode = 0;
 		}
-		j->ret = ho_sim_eval(j->sim, j->ind[i].assign, j->ind[i].order, &j->ga->o->constraints,
-				     &j->ind[i].ev, NULL);
+		j->ret = ho_sim_eval(j->sim, j->ind[i].assign, j->ind[i].order,
+				     &j->ga->o->constraints, &j->ind[i].ev, NULL);
 	}
 	return NULL;
 }
@@ -119,9 +119,10 @@ static int ho_eval_all(struct ho_ga *ga, struct ho_ind *ind, uint32_t count, str
 	int ret = 0;
 
 	for (uint32_t t = 0; t < threads; t++) {
-		uint32_t first = t * per, n = first < count ? (count - first < per ? count - first : per) : 0;
+		uint32_t first = t * per,
+			 n = first < count ? (count - first < per ? count - first : per) : 0;
 
-		jobs[t] = (struct ho_eval_job){ ga, ind + first, n, sims[t], &ga->dec[t], 0 };
+		jobs[t] = (struct ho_eval_job){ga, ind + first, n, sims[t], &ga->dec[t], 0};
 		if (t == 0 || !n)
 			continue;
 		if (pthread_create(&tid[t], NULL, ho_eval_worker, &jobs[t]))
@@ -195,7 +196,8 @@ static void ho_repair(struct ho_ga *ga, const uint32_t *key, uint32_t *out)
 }
 
 /* OX: a slice of parent a's order, the rest in parent b's sequence, then repair. */
-static void ho_order_crossover(struct ho_ga *ga, const uint32_t *a, const uint32_t *b, uint32_t *child)
+static void ho_order_crossover(struct ho_ga *ga, const uint32_t *a, const uint32_t *b,
+			       uint32_t *child)
 {
 	uint32_t n = ga->n, lo = ho_rng_below(&ga->rng, n), hi = ho_rng_below(&ga->rng, n), w = 0;
 	uint32_t *key = ga->pos;
@@ -285,12 +287,15 @@ static void ho_mutate(struct ho_ga *ga, struct ho_ind *c)
 	for (uint32_t t = 0; t < ga->n; t++) {
 		if (ho_rng_unit(&ga->rng) >= rate)
 			continue;
-		uint32_t deg = (p->pred_off[t + 1] - p->pred_off[t]) + (p->succ_off[t + 1] - p->succ_off[t]);
+		uint32_t deg =
+		    (p->pred_off[t + 1] - p->pred_off[t]) + (p->succ_off[t + 1] - p->succ_off[t]);
 
 		if (deg && ho_rng_unit(&ga->rng) < 0.5) {
 			/* Follow a neighbour: removes the copy between them. */
-			uint32_t k = ho_rng_below(&ga->rng, deg), np = p->pred_off[t + 1] - p->pred_off[t];
-			uint32_t nb = k < np ? p->pred[p->pred_off[t] + k] : p->succ[p->succ_off[t] + k - np];
+			uint32_t k = ho_rng_below(&ga->rng, deg),
+				 np = p->pred_off[t + 1] - p->pred_off[t];
+			uint32_t nb =
+			    k < np ? p->pred[p->pred_off[t] + k] : p->succ[p->succ_off[t] + k - np];
 
 			if (p->allowed[t] >> c->assign[nb] & 1)
 				c->assign[t] = c->assign[nb];
@@ -302,7 +307,6 @@ static void ho_mutate(struct ho_ga *ga, struct ho_ind *c)
 	if (ho_rng_unit(&ga->rng) < 0.5)
 		ho_order_mutation(ga, c->order);
 }
-
 
 /* ---- critical-path guided mutation ---- */
 
@@ -357,9 +361,10 @@ static uint32_t ho_critical_path(struct ho_ga *ga, const struct ho_ind *b, struc
 
 			if (prod == UINT32_MAX)
 				continue;
-			if (b->assign[prod] == b->assign[v] ? tl->end[prod] == tl->start[v]
-							    : tl->end[prod] < tl->start[v] &&
-								      tl->end[prod] >= tl->start[v] * 0.5)
+			if (b->assign[prod] == b->assign[v]
+				? tl->end[prod] == tl->start[v]
+				: tl->end[prod] < tl->start[v] &&
+				      tl->end[prod] >= tl->start[v] * 0.5)
 				next = prod;
 		}
 		if (prev[v] != UINT32_MAX && tl->end[prev[v]] == tl->start[v])
@@ -369,7 +374,8 @@ static uint32_t ho_critical_path(struct ho_ga *ga, const struct ho_ind *b, struc
 			for (uint32_t e = p->in_off[v]; e < p->in_off[v + 1]; e++) {
 				uint32_t prod = p->item_prod[p->in_items[e]];
 
-				if (prod != UINT32_MAX && (next == UINT32_MAX || tl->end[prod] > tl->end[next]))
+				if (prod != UINT32_MAX &&
+				    (next == UINT32_MAX || tl->end[prod] > tl->end[next]))
 					next = prod;
 			}
 		}
@@ -381,7 +387,8 @@ static uint32_t ho_critical_path(struct ho_ga *ga, const struct ho_ind *b, struc
 }
 
 /* The device where t's inputs (as the best schedule delivers them) let it finish first. */
-static uint16_t ho_eft_device(struct ho_ga *ga, const struct ho_ind *b, const struct ho_timeline *tl, uint32_t t)
+static uint16_t ho_eft_device(struct ho_ga *ga, const struct ho_ind *b,
+			      const struct ho_timeline *tl, uint32_t t)
 {
 	const struct ho_problem *p = ga->p;
 	double best = INFINITY;
@@ -395,7 +402,8 @@ static uint16_t ho_eft_device(struct ho_ga *ga, const struct ho_ind *b, const st
 		for (uint32_t e = p->in_off[t]; e < p->in_off[t + 1]; e++) {
 			uint32_t k = p->in_items[e], prod = p->item_prod[k];
 			int src = prod == UINT32_MAX ? p->default_device : b->assign[prod];
-			double r = (prod == UINT32_MAX ? 0 : tl->end[prod]) + ho_comm_time(p, k, src, (int)j);
+			double r = (prod == UINT32_MAX ? 0 : tl->end[prod]) +
+				   ho_comm_time(p, k, src, (int)j);
 
 			if (r > ready)
 				ready = r;
@@ -431,7 +439,8 @@ static void ho_eft_decode(const struct ho_problem *p, struct ho_decoder *dc, str
 			for (uint32_t e = p->in_off[t]; e < p->in_off[t + 1]; e++) {
 				uint32_t k = p->in_items[e], prod = p->item_prod[k];
 				int src = prod == UINT32_MAX ? p->default_device : c->assign[prod];
-				double r = (prod == UINT32_MAX ? 0 : aft[prod]) + ho_comm_time(p, k, src, (int)j);
+				double r = (prod == UINT32_MAX ? 0 : aft[prod]) +
+					   ho_comm_time(p, k, src, (int)j);
 
 				if (r > ready)
 					ready = r;
@@ -494,7 +503,8 @@ static void ho_nondominated_sort(struct ho_ga *ga, struct ho_ind *ind, uint32_t 
 			ind[next[f]].rank = rank;
 		for (uint32_t f = 0; f < nf; f++)
 			for (uint32_t j = 0; j < count; j++)
-				if (ind[j].rank == UINT32_MAX && dominates(ga, &ind[next[f]], &ind[j]))
+				if (ind[j].rank == UINT32_MAX &&
+				    dominates(ga, &ind[next[f]], &ind[j]))
 					dom_count[j]--;
 		remaining -= nf;
 		rank++;
@@ -523,7 +533,9 @@ static void ho_crowding(struct ho_ga *ga, struct ho_ind **front, uint32_t nf)
 		if (span <= 0)
 			continue;
 		for (uint32_t i = 1; i + 1 < nf; i++)
-			front[i]->crowd += (front[i + 1]->ev.obj[ga->obj[m]] - front[i - 1]->ev.obj[ga->obj[m]]) / span;
+			front[i]->crowd +=
+			    (front[i + 1]->ev.obj[ga->obj[m]] - front[i - 1]->ev.obj[ga->obj[m]]) /
+			    span;
 	}
 }
 
@@ -593,7 +605,8 @@ static double ho_hv_points(const struct ho_ga *ga, struct ho_ind **pts, uint32_t
 		double best = INFINITY;
 
 		for (uint32_t i = 0; i < np; i++) {
-			double v = (pts[i]->ev.obj[ga->obj[0]] - ga->lo[0]) / (ga->hi[0] - ga->lo[0]);
+			double v =
+			    (pts[i]->ev.obj[ga->obj[0]] - ga->lo[0]) / (ga->hi[0] - ga->lo[0]);
 
 			if (v < best)
 				best = v;
@@ -607,7 +620,9 @@ static double ho_hv_points(const struct ho_ga *ga, struct ho_ind **pts, uint32_t
 			bool dom = true;
 
 			for (uint32_t m = 0; m < k && dom; m++)
-				dom = (pts[i]->ev.obj[ga->obj[m]] - ga->lo[m]) / (ga->hi[m] - ga->lo[m]) <= x[m];
+				dom = (pts[i]->ev.obj[ga->obj[m]] - ga->lo[m]) /
+					  (ga->hi[m] - ga->lo[m]) <=
+				      x[m];
 			if (dom) {
 				hit++;
 				break;
@@ -669,7 +684,7 @@ static int ho_block_groups(struct ho_ga *ga)
 	uint64_t *h = malloc(ga->n * sizeof(uint64_t)), *nh = malloc(ga->n * sizeof(uint64_t));
 	uint64_t *nb = malloc((p->pred_off[ga->n] + p->succ_off[ga->n] + 1) * sizeof(uint64_t));
 	struct ho_name_index ix;
-	struct ho_arena a = { 0 };
+	struct ho_arena a = {0};
 	uint32_t shared = 0;
 
 	if (!h || !nh || !nb || (!ga->group && !(ga->group = malloc(ga->n * sizeof(uint32_t))))) {
@@ -727,7 +742,7 @@ static int ho_block_groups(struct ho_ga *ga)
 static void ho_random_individual(struct ho_ga *ga, struct ho_ind *c, bool balanced)
 {
 	const struct ho_problem *p = ga->p;
-	double load[HO_MAX_DEVICES] = { 0 };
+	double load[HO_MAX_DEVICES] = {0};
 
 	for (uint32_t t = 0; t < ga->n; t++)
 		ga->pos[t] = (uint32_t)ho_rng_below(&ga->rng, 1u << 30);
@@ -800,7 +815,8 @@ static void ho_ga_free(struct ho_ga *ga, uint32_t total)
 	free(ga->dec);
 }
 
-static int ho_make_front(struct ho_ga *ga, uint32_t count, double hv, uint32_t gens, struct ho_front **out)
+static int ho_make_front(struct ho_ga *ga, uint32_t count, double hv, uint32_t gens,
+			 struct ho_front **out)
 {
 	struct ho_front *f = calloc(1, sizeof(*f));
 	bool any_feasible = false;
@@ -844,7 +860,9 @@ static int ho_make_front(struct ho_ga *ga, uint32_t count, double hv, uint32_t g
 	}
 	/* Lowest latency first. */
 	for (uint32_t i = 1; i < f->n; i++)
-		for (uint32_t j = i; j > 0 && f->sol[j].ev.obj[HO_OBJ_LATENCY] < f->sol[j - 1].ev.obj[HO_OBJ_LATENCY]; j--) {
+		for (uint32_t j = i; j > 0 && f->sol[j].ev.obj[HO_OBJ_LATENCY] <
+						  f->sol[j - 1].ev.obj[HO_OBJ_LATENCY];
+		     j--) {
 			struct ho_solution t = f->sol[j];
 
 			f->sol[j] = f->sol[j - 1];
@@ -860,9 +878,9 @@ static int ho_make_front(struct ho_ga *ga, uint32_t count, double hv, uint32_t g
 int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct ho_front **out,
 	      struct ho_error *err)
 {
-	struct ho_ga ga = { .p = p, .o = o, .n = p->n };
+	struct ho_ga ga = {.p = p, .o = o, .n = p->n};
 	uint32_t np = o->population & ~1u, total = 2 * np, threads = o->threads, gen = 0, stall = 0;
-	struct ho_sim *sims[64] = { 0 };
+	struct ho_sim *sims[64] = {0};
 	struct ho_timeline *tl = NULL;
 	uint32_t cp[256];
 	double best_hv = -1;
@@ -971,7 +989,8 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 		uint32_t ncp = 0;
 
 		for (uint32_t i = 0; i < np; i++)
-			if (feasible(&ga.pool[i]) && (!best || ga.pool[i].ev.obj[HO_OBJ_LATENCY] < best->ev.obj[HO_OBJ_LATENCY]))
+			if (feasible(&ga.pool[i]) && (!best || ga.pool[i].ev.obj[HO_OBJ_LATENCY] <
+								   best->ev.obj[HO_OBJ_LATENCY]))
 				best = &ga.pool[i];
 		if (best && tl)
 			ncp = ho_critical_path(&ga, best, sims[0], tl, cp, 256);
@@ -981,7 +1000,8 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 				ho_cp_mutant(&ga, best, tl, &ga.pool[i + 1], cp, ncp);
 				continue;
 			}
-			struct ho_ind *a = &ga.pool[ho_tournament(&ga, np)], *b = &ga.pool[ho_tournament(&ga, np)];
+			struct ho_ind *a = &ga.pool[ho_tournament(&ga, np)],
+				      *b = &ga.pool[ho_tournament(&ga, np)];
 			struct ho_ind *c1 = &ga.pool[i], *c2 = &ga.pool[i + 1];
 
 			if (ho_rng_unit(&ga.rng) < o->crossover) {
@@ -1001,7 +1021,8 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 			}
 			ho_mutate(&ga, c1);
 			ho_mutate(&ga, c2);
-			/* Decoded by the evaluating thread; the choice is made here, with the seeded RNG. */
+			/* Decoded by the evaluating thread; the choice is made here, with the
+			 * seeded RNG. */
 			c1->decode = ho_rng_unit(&ga.rng) < 0.3;
 			c2->decode = ho_rng_unit(&ga.rng) < 0.3;
 		}
@@ -1021,18 +1042,22 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 			break;
 		}
 		if (o->verbose && (gen % 10 == 0 || gen + 1 == o->generations))
-			fprintf(stderr, "\rsearch: generation %u/%u, hypervolume %.4f, %llu evaluations", gen + 1,
-				o->generations, hv, (unsigned long long)ga.evaluations);
+			fprintf(stderr,
+				"\rsearch: generation %u/%u, hypervolume %.4f, %llu evaluations",
+				gen + 1, o->generations, hv, (unsigned long long)ga.evaluations);
 	}
 	if (o->verbose)
 		fprintf(stderr, "\n");
 	if (o->verbose && o->share_blocks)
-		fprintf(stderr, "search: %u tasks follow the device of an identical earlier block\n", ga.shared_blocks);
+		fprintf(stderr,
+			"search: %u tasks follow the device of an identical earlier block\n",
+			ga.shared_blocks);
 	/* Exact peaks for what the user sees. */
 	ho_sim_lazy_memory(sims[0], false);
 	for (uint32_t i = 0; i < np; i++)
 		if (ga.pool[i].ev.peak_is_bound)
-			ho_sim_eval(sims[0], ga.pool[i].assign, ga.pool[i].order, &o->constraints, &ga.pool[i].ev, NULL);
+			ho_sim_eval(sims[0], ga.pool[i].assign, ga.pool[i].order, &o->constraints,
+				    &ga.pool[i].ev, NULL);
 	ho_nondominated_sort(&ga, ga.pool, np);
 	ret = ho_make_front(&ga, np, ho_front_hv(&ga, np), gen, out);
 	if (ret)

@@ -108,13 +108,15 @@ static int ho_load_external(struct ho_import *im, const Onnx__TensorProto *tp, c
 			      tp->name);
 	if (!im->base_dir)
 		return ho_err(im->err, -EINVAL,
-			      "tensor '%s': external data '%s' needs the model's folder", tp->name, loc);
+			      "tensor '%s': external data '%s' needs the model's folder", tp->name,
+			      loc);
 	if (!ho_safe_location(loc))
 		return ho_err(im->err, -EPERM,
 			      "tensor '%s': external data location '%s' leaves the model's folder",
 			      tp->name, loc);
 	if (snprintf(path, sizeof(path), "%s/%s", im->base_dir, loc) >= (int)sizeof(path))
-		return ho_err(im->err, -ENAMETOOLONG, "tensor '%s': external path too long", tp->name);
+		return ho_err(im->err, -ENAMETOOLONG, "tensor '%s': external path too long",
+			      tp->name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return ho_err(im->err, -errno, "tensor '%s': cannot open external data '%s': %s",
@@ -145,7 +147,8 @@ static int ho_load_external(struct ho_import *im, const Onnx__TensorProto *tp, c
 		if (r <= 0) {
 			free(buf);
 			close(fd);
-			return ho_err(im->err, -EIO, "tensor '%s': short read from '%s'", tp->name, path);
+			return ho_err(im->err, -EIO, "tensor '%s': short read from '%s'", tp->name,
+				      path);
 		}
 		done += (uint64_t)r;
 	}
@@ -160,8 +163,8 @@ static int ho_load_external(struct ho_import *im, const Onnx__TensorProto *tp, c
 	return 0;
 }
 
-static int ho_shape_from_dims(struct ho_import *im, const char *what, const int64_t *dims,
-			      size_t n, struct ho_shape *s)
+static int ho_shape_from_dims(struct ho_import *im, const char *what, const int64_t *dims, size_t n,
+			      struct ho_shape *s)
 {
 	if (n > HO_MAX_RANK)
 		return ho_err(im->err, -EINVAL, "%s: rank %zu exceeds the supported %d", what, n,
@@ -169,8 +172,8 @@ static int ho_shape_from_dims(struct ho_import *im, const char *what, const int6
 	s->rank = (int)n;
 	for (size_t i = 0; i < n; i++) {
 		if (dims[i] < 0 || dims[i] > (INT64_C(1) << 40))
-			return ho_err(im->err, -EINVAL, "%s: dimension %" PRId64 " out of range", what,
-				      dims[i]);
+			return ho_err(im->err, -EINVAL, "%s: dimension %" PRId64 " out of range",
+				      what, dims[i]);
 		s->dim[i] = dims[i];
 		s->sym[i] = NULL;
 	}
@@ -187,7 +190,8 @@ static int ho_tensor_bytes(struct ho_import *im, const Onnx__TensorProto *tp, st
 	memset(c, 0, sizeof(*c));
 	c->dtype = tp->has_data_type ? tp->data_type : HO_DT_UNDEFINED;
 	if (c->dtype <= HO_DT_UNDEFINED || c->dtype >= HO_DT_COUNT)
-		return ho_err(im->err, -EINVAL, "tensor '%s': unknown data type %d", name, c->dtype);
+		return ho_err(im->err, -EINVAL, "tensor '%s': unknown data type %d", name,
+			      c->dtype);
 	if (ho_shape_from_dims(im, name, tp->dims, tp->n_dims, &c->shape))
 		return im->err->code;
 	if (tp->segment)
@@ -200,7 +204,8 @@ static int ho_tensor_bytes(struct ho_import *im, const Onnx__TensorProto *tp, st
 	if (numel < 0 || (uint64_t)numel > UINT64_MAX / (uint64_t)es)
 		return ho_err(im->err, -EOVERFLOW, "tensor '%s': element count overflows", name);
 
-	if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+	if (tp->has_data_location &&
+	    tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
 		int ret = ho_load_external(im, tp, &c->data, &c->len);
 
 		if (ret)
@@ -210,20 +215,20 @@ static int ho_tensor_bytes(struct ho_import *im, const Onnx__TensorProto *tp, st
 		c->len = tp->raw_data.len;
 	} else if (tp->n_float_data) {
 		if (c->dtype != HO_DT_FLOAT && c->dtype != HO_DT_COMPLEX64)
-			return ho_err(im->err, -EINVAL, "tensor '%s': float_data for a %s tensor", name,
-				      ho_dtype_name(c->dtype));
+			return ho_err(im->err, -EINVAL, "tensor '%s': float_data for a %s tensor",
+				      name, ho_dtype_name(c->dtype));
 		c->data = tp->float_data;
 		c->len = tp->n_float_data * 4;
 	} else if (tp->n_int64_data) {
 		if (c->dtype != HO_DT_INT64)
-			return ho_err(im->err, -EINVAL, "tensor '%s': int64_data for a %s tensor", name,
-				      ho_dtype_name(c->dtype));
+			return ho_err(im->err, -EINVAL, "tensor '%s': int64_data for a %s tensor",
+				      name, ho_dtype_name(c->dtype));
 		c->data = tp->int64_data;
 		c->len = tp->n_int64_data * 8;
 	} else if (tp->n_double_data) {
 		if (c->dtype != HO_DT_DOUBLE && c->dtype != HO_DT_COMPLEX128)
-			return ho_err(im->err, -EINVAL, "tensor '%s': double_data for a %s tensor", name,
-				      ho_dtype_name(c->dtype));
+			return ho_err(im->err, -EINVAL, "tensor '%s': double_data for a %s tensor",
+				      name, ho_dtype_name(c->dtype));
 		c->data = tp->double_data;
 		c->len = tp->n_double_data * 8;
 	} else if (tp->n_int32_data || tp->n_uint64_data) {
@@ -233,8 +238,8 @@ static int ho_tensor_bytes(struct ho_import *im, const Onnx__TensorProto *tp, st
 
 		if (es > (tp->n_int32_data ? 4 : 8) || c->dtype == HO_DT_FLOAT ||
 		    (tp->n_uint64_data && c->dtype != HO_DT_UINT64 && c->dtype != HO_DT_UINT32))
-			return ho_err(im->err, -EINVAL, "tensor '%s': integer data for a %s tensor", name,
-				      ho_dtype_name(c->dtype));
+			return ho_err(im->err, -EINVAL, "tensor '%s': integer data for a %s tensor",
+				      name, ho_dtype_name(c->dtype));
 		if (n > SIZE_MAX / 8)
 			return ho_err(im->err, -EOVERFLOW, "tensor '%s': too much data", name);
 		out = ho_arena_alloc(im->arena, n * es);
@@ -258,7 +263,8 @@ static int ho_tensor_bytes(struct ho_import *im, const Onnx__TensorProto *tp, st
 			p += snprintf(dims + p, sizeof(dims) - p, "%s%" PRId64, i ? "," : "",
 				      c->shape.dim[i]);
 		return ho_err(im->err, -EINVAL,
-			      "tensor '%s': %" PRIu64 " bytes of data, but shape [%s] of %s needs %" PRIu64,
+			      "tensor '%s': %" PRIu64
+			      " bytes of data, but shape [%s] of %s needs %" PRIu64,
 			      name, c->len, dims, ho_dtype_name(c->dtype), (uint64_t)numel * es);
 	}
 	return 0;
@@ -276,7 +282,8 @@ static int ho_type_shape(struct ho_import *im, const char *name, const Onnx__Typ
 	if (tp->tensor_type->has_elem_type) {
 		*dtype = tp->tensor_type->elem_type;
 		if (*dtype < 0 || *dtype >= HO_DT_COUNT)
-			return ho_err(im->err, -EINVAL, "'%s': unknown element type %d", name, *dtype);
+			return ho_err(im->err, -EINVAL, "'%s': unknown element type %d", name,
+				      *dtype);
 	}
 	sh = tp->tensor_type->shape;
 	if (!sh)
@@ -292,8 +299,9 @@ static int ho_type_shape(struct ho_import *im, const char *name, const Onnx__Typ
 		s->sym[i] = NULL;
 		if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
 			if (d->dim_value < 0 || d->dim_value > (INT64_C(1) << 40))
-				return ho_err(im->err, -EINVAL, "'%s': dimension %" PRId64 " out of range",
-					      name, d->dim_value);
+				return ho_err(im->err, -EINVAL,
+					      "'%s': dimension %" PRId64 " out of range", name,
+					      d->dim_value);
 			s->dim[i] = d->dim_value;
 		} else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
 			   d->dim_param && *d->dim_param) {
@@ -328,7 +336,8 @@ static void ho_format_shape(const struct ho_shape *s, char *buf, size_t n)
 	p += (size_t)snprintf(buf, n, "[");
 	for (int i = 0; i < s->rank && p < n; i++) {
 		if (s->dim[i] >= 0)
-			p += (size_t)snprintf(buf + p, n - p, "%s%" PRId64, i ? "," : "", s->dim[i]);
+			p +=
+			    (size_t)snprintf(buf + p, n - p, "%s%" PRId64, i ? "," : "", s->dim[i]);
 		else
 			p += (size_t)snprintf(buf + p, n - p, "%s%s", i ? "," : "",
 					      s->sym[i] ? s->sym[i] : "?");
@@ -439,15 +448,17 @@ static int ho_check_nesting(const void *buf, size_t len, struct ho_error *err)
 			off += 4;
 			break;
 		case 2:
-			if (ho_read_varint(p, stack[depth].end, &off, &n) || n > stack[depth].end - off)
+			if (ho_read_varint(p, stack[depth].end, &off, &n) ||
+			    n > stack[depth].end - off)
 				return 0;
 			f = tag >> 3 <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(
-							     stack[depth].desc, (unsigned)(tag >> 3))
+							 stack[depth].desc, (unsigned)(tag >> 3))
 						   : NULL;
 			if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
 				if (depth == HO_MAX_MESSAGE_DEPTH)
 					return ho_err(err, -ELOOP,
-						      "not a usable ONNX model: messages nested deeper than %d",
+						      "not a usable ONNX model: messages nested "
+						      "deeper than %d",
 						      HO_MAX_MESSAGE_DEPTH);
 				depth++;
 				stack[depth].end = off + n;
@@ -492,8 +503,9 @@ static int ho_import_attr(struct ho_import *im, struct ho_graph *g, struct ho_no
 	if (!at->name)
 		return ho_err(im->err, -ENOMEM, "out of memory");
 	if (ap->ref_attr_name && *ap->ref_attr_name)
-		return ho_err(im->err, -ENOTSUP, "node '%s': attribute '%s' refers to a function attribute",
-			      nd->name, at->name);
+		return ho_err(im->err, -ENOTSUP,
+			      "node '%s': attribute '%s' refers to a function attribute", nd->name,
+			      at->name);
 	switch (at->type) {
 	case HO_ATTR_FLOAT:
 		at->f = ap->f;
@@ -535,14 +547,16 @@ static int ho_import_attr(struct ho_import *im, struct ho_graph *g, struct ho_no
 	case HO_ATTR_TENSORS:
 		n = at->type == HO_ATTR_TENSOR ? (ap->t ? 1 : 0) : ap->n_tensors;
 		if (!n && at->type == HO_ATTR_TENSOR)
-			return ho_err(im->err, -EINVAL, "node '%s': tensor attribute '%s' has no tensor",
-				      nd->name, at->name);
+			return ho_err(im->err, -EINVAL,
+				      "node '%s': tensor attribute '%s' has no tensor", nd->name,
+				      at->name);
 		at->n = n;
 		at->t = ho_arena_calloc(a, n ? n : 1, sizeof(*at->t));
 		if (!at->t)
 			return ho_err(im->err, -ENOMEM, "out of memory");
 		for (size_t k = 0; k < n; k++) {
-			const Onnx__TensorProto *tp = at->type == HO_ATTR_TENSOR ? ap->t : ap->tensors[k];
+			const Onnx__TensorProto *tp =
+			    at->type == HO_ATTR_TENSOR ? ap->t : ap->tensors[k];
 			int ret = ho_tensor_bytes(im, tp, &at->t[k]);
 
 			if (ret)
@@ -553,8 +567,9 @@ static int ho_import_attr(struct ho_import *im, struct ho_graph *g, struct ho_no
 	case HO_ATTR_GRAPHS:
 		n = at->type == HO_ATTR_GRAPH ? (ap->g ? 1 : 0) : ap->n_graphs;
 		if (!n && at->type == HO_ATTR_GRAPH)
-			return ho_err(im->err, -EINVAL, "node '%s': graph attribute '%s' has no graph",
-				      nd->name, at->name);
+			return ho_err(im->err, -EINVAL,
+				      "node '%s': graph attribute '%s' has no graph", nd->name,
+				      at->name);
 		if (depth >= HO_MAX_SUBGRAPH_DEPTH)
 			return ho_err(im->err, -ELOOP, "node '%s': subgraphs nested deeper than %d",
 				      nd->name, HO_MAX_SUBGRAPH_DEPTH);
@@ -563,7 +578,8 @@ static int ho_import_attr(struct ho_import *im, struct ho_graph *g, struct ho_no
 		if (!at->g)
 			return ho_err(im->err, -ENOMEM, "out of memory");
 		for (size_t k = 0; k < n; k++) {
-			const Onnx__GraphProto *sub = at->type == HO_ATTR_GRAPH ? ap->g : ap->graphs[k];
+			const Onnx__GraphProto *sub =
+			    at->type == HO_ATTR_GRAPH ? ap->g : ap->graphs[k];
 			int ret = ho_import_graph(im, sub, g, depth + 1, &at->g[k]);
 
 			if (ret)
@@ -645,7 +661,8 @@ static int ho_import_node(struct ho_import *im, struct ho_graph *g, const Onnx__
 
 		if (ap->g || ap->n_graphs) {
 			uint32_t more = ap->g ? 1 : (uint32_t)ap->n_graphs;
-			struct ho_graph **sg = ho_arena_calloc(a, nd->n_subgraphs + more, sizeof(*sg));
+			struct ho_graph **sg =
+			    ho_arena_calloc(a, nd->n_subgraphs + more, sizeof(*sg));
 
 			if (!sg)
 				return ho_err(im->err, -ENOMEM, "out of memory");
@@ -659,7 +676,8 @@ static int ho_import_node(struct ho_import *im, struct ho_graph *g, const Onnx__
 		nd->n_attrs++;
 		if (nd->attrs[k].type == HO_ATTR_GRAPH || nd->attrs[k].type == HO_ATTR_GRAPHS)
 			for (size_t s = 0; s < nd->attrs[k].n; s++)
-				nd->subgraphs[nd->n_subgraphs - nd->attrs[k].n + s] = nd->attrs[k].g[s];
+				nd->subgraphs[nd->n_subgraphs - nd->attrs[k].n + s] =
+				    nd->attrs[k].g[s];
 	}
 	if (nd->n_subgraphs) {
 		nd->flags |= HO_N_COMPOSITE;
@@ -669,12 +687,14 @@ static int ho_import_node(struct ho_import *im, struct ho_graph *g, const Onnx__
 	}
 
 	/* Constant: its output carries the data, like an initializer. */
-	if (!strcmp(nd->op_type, "Constant") && !*nd->domain && nd->n_outputs == 1 && nd->outputs[0] >= 0) {
+	if (!strcmp(nd->op_type, "Constant") && !*nd->domain && nd->n_outputs == 1 &&
+	    nd->outputs[0] >= 0) {
 		struct ho_tensor *t = &g->tensors[nd->outputs[0]];
 		const struct ho_attr *at = nd->n_attrs == 1 ? &nd->attrs[0] : NULL;
 
 		if (!at)
-			return ho_err(im->err, -EINVAL, "node '%s' (Constant): needs exactly one attribute",
+			return ho_err(im->err, -EINVAL,
+				      "node '%s' (Constant): needs exactly one attribute",
 				      nd->name);
 		t->flags |= HO_T_CONSTANT;
 		if (at->type == HO_ATTR_TENSOR) {
@@ -720,12 +740,14 @@ static int ho_import_node(struct ho_import *im, struct ho_graph *g, const Onnx__
 			t->shape.dim[0] = (int64_t)at->n;
 			t->data = buf;
 			t->data_len = at->n * (fl ? 4 : 8);
-		} else if (!strcmp(at->name, "value_string") || !strcmp(at->name, "value_strings")) {
+		} else if (!strcmp(at->name, "value_string") ||
+			   !strcmp(at->name, "value_strings")) {
 			t->dtype = HO_DT_STRING;
 			t->shape.rank = at->type == HO_ATTR_STRING ? 0 : 1;
 			t->shape.dim[0] = (int64_t)at->n;
 		} else {
-			return ho_err(im->err, -ENOTSUP, "node '%s' (Constant): attribute '%s' not supported",
+			return ho_err(im->err, -ENOTSUP,
+				      "node '%s' (Constant): attribute '%s' not supported",
 				      nd->name, at->name);
 		}
 	}
@@ -762,12 +784,14 @@ static int ho_import_graph(struct ho_import *im, const Onnx__GraphProto *gp,
 		int32_t id;
 
 		if (!vi->name || !*vi->name)
-			return ho_err(im->err, -EINVAL, "graph '%s': input %zu has no name", g->name, i);
+			return ho_err(im->err, -EINVAL, "graph '%s': input %zu has no name",
+				      g->name, i);
 		id = ho_graph_add_tensor(g, vi->name, im->err);
 		if (id < 0)
 			return id;
 		g->tensors[id].flags |= HO_T_INPUT | HO_T_DECLARED;
-		ret = ho_type_shape(im, vi->name, vi->type, &g->tensors[id].dtype, &g->tensors[id].shape);
+		ret = ho_type_shape(im, vi->name, vi->type, &g->tensors[id].dtype,
+				    &g->tensors[id].shape);
 		if (ret)
 			return ret;
 		g->tensors[id].decl = g->tensors[id].shape;
@@ -781,7 +805,8 @@ static int ho_import_graph(struct ho_import *im, const Onnx__GraphProto *gp,
 		int32_t id;
 
 		if (!tp->name || !*tp->name)
-			return ho_err(im->err, -EINVAL, "graph '%s': initializer %zu has no name", g->name, i);
+			return ho_err(im->err, -EINVAL, "graph '%s': initializer %zu has no name",
+				      g->name, i);
 		ret = ho_tensor_bytes(im, tp, &c);
 		if (ret)
 			return ret;
@@ -789,17 +814,20 @@ static int ho_import_graph(struct ho_import *im, const Onnx__GraphProto *gp,
 		if (id >= 0) {
 			t = &g->tensors[id];
 			if ((t->flags & HO_T_INITIALIZER) || !(t->flags & HO_T_INPUT))
-				return ho_err(im->err, -EEXIST, "tensor '%s' is defined twice", tp->name);
+				return ho_err(im->err, -EEXIST, "tensor '%s' is defined twice",
+					      tp->name);
 			if (ho_shapes_conflict(&t->decl, &c.shape) ||
 			    (t->dtype && t->dtype != c.dtype)) {
 				char s1[96], s2[96];
 
 				ho_format_shape(&c.shape, s1, sizeof(s1));
 				ho_format_shape(&t->decl, s2, sizeof(s2));
-				return ho_err(im->err, -EINVAL,
-					      "initializer '%s' is %s %s, but the graph input of that name "
-					      "declares %s %s",
-					      tp->name, ho_dtype_name(c.dtype), s1, ho_dtype_name(t->dtype), s2);
+				return ho_err(
+				    im->err, -EINVAL,
+				    "initializer '%s' is %s %s, but the graph input of that name "
+				    "declares %s %s",
+				    tp->name, ho_dtype_name(c.dtype), s1, ho_dtype_name(t->dtype),
+				    s2);
 			}
 			t->flags &= ~HO_T_INPUT;
 		} else {
@@ -823,16 +851,19 @@ static int ho_import_graph(struct ho_import *im, const Onnx__GraphProto *gp,
 		char gen[64];
 
 		if (!np->op_type || !*np->op_type)
-			return ho_err(im->err, -EINVAL, "graph '%s': node %zu has no op_type", g->name, i);
+			return ho_err(im->err, -EINVAL, "graph '%s': node %zu has no op_type",
+				      g->name, i);
 		nd->op_type = ho_arena_strdup(a, np->op_type);
-		nd->domain = ho_arena_strdup(a, np->domain && strcmp(np->domain, "ai.onnx") ? np->domain : "");
+		nd->domain = ho_arena_strdup(
+		    a, np->domain && strcmp(np->domain, "ai.onnx") ? np->domain : "");
 		if (np->name && *np->name) {
 			nd->name = ho_arena_strdup(a, np->name);
 		} else {
 			snprintf(gen, sizeof(gen), "%.40s_%zu", np->op_type, i);
 			nd->name = ho_arena_strdup(a, gen);
 		}
-		nd->outputs = ho_arena_alloc(a, (np->n_output ? np->n_output : 1) * sizeof(int32_t));
+		nd->outputs =
+		    ho_arena_alloc(a, (np->n_output ? np->n_output : 1) * sizeof(int32_t));
 		if (!nd->op_type || !nd->domain || !nd->name || !nd->outputs)
 			return ho_err(im->err, -ENOMEM, "out of memory");
 		nd->opset = ho_domain_opset(im, nd->domain);
@@ -846,7 +877,8 @@ static int ho_import_graph(struct ho_import *im, const Onnx__GraphProto *gp,
 			}
 			id = ho_graph_find_tensor(g, np->output[k]);
 			if (id >= 0)
-				return ho_err(im->err, -EEXIST, "tensor '%s' is defined twice (again by node '%s')",
+				return ho_err(im->err, -EEXIST,
+					      "tensor '%s' is defined twice (again by node '%s')",
 					      np->output[k], nd->name);
 			id = ho_graph_add_tensor(g, np->output[k], im->err);
 			if (id < 0)
@@ -867,23 +899,25 @@ static int ho_import_graph(struct ho_import *im, const Onnx__GraphProto *gp,
 		return ho_err(im->err, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < gp->n_output + gp->n_value_info; i++) {
 		bool is_out = i < gp->n_output;
-		const Onnx__ValueInfoProto *vi = is_out ? gp->output[i] : gp->value_info[i - gp->n_output];
+		const Onnx__ValueInfoProto *vi =
+		    is_out ? gp->output[i] : gp->value_info[i - gp->n_output];
 		struct ho_tensor *t;
 		int32_t id;
 		int dt;
 
 		if (!vi->name || !*vi->name)
-			return ho_err(im->err, -EINVAL, "graph '%s': output or value_info without a name",
-				      g->name);
+			return ho_err(im->err, -EINVAL,
+				      "graph '%s': output or value_info without a name", g->name);
 		id = ho_resolve(im, g, vi->name);
 		if (id < -1)
 			return id;
 		if (id < 0) {
 			if (!is_out)
 				continue; /* annotation of a tensor that does not exist: harmless */
-			return ho_err(im->err, -EINVAL,
-				      "graph output '%s' is not produced by any node, initializer or input",
-				      vi->name);
+			return ho_err(
+			    im->err, -EINVAL,
+			    "graph output '%s' is not produced by any node, initializer or input",
+			    vi->name);
 		}
 		t = &g->tensors[id];
 		if (is_out) {
@@ -920,7 +954,7 @@ int ho_onnx_load_buffer(const void *buf, size_t len, const struct ho_load_opts *
 			struct ho_graph **out, struct ho_error *err)
 {
 	struct ho_error local;
-	struct ho_import im = { .err = err ? err : &local, .base_dir = opts ? opts->base_dir : NULL };
+	struct ho_import im = {.err = err ? err : &local, .base_dir = opts ? opts->base_dir : NULL};
 	Onnx__ModelProto *m;
 	struct ho_graph *g, *dummy;
 	int ret;
@@ -934,8 +968,9 @@ int ho_onnx_load_buffer(const void *buf, size_t len, const struct ho_load_opts *
 		return ret;
 	m = onnx__model_proto__unpack(NULL, len, buf);
 	if (!m)
-		return ho_err(err, -EINVAL,
-			      "not an ONNX model: protobuf decoding failed (truncated or corrupt file)");
+		return ho_err(
+		    err, -EINVAL,
+		    "not an ONNX model: protobuf decoding failed (truncated or corrupt file)");
 	if (!m->graph) {
 		onnx__model_proto__free_unpacked(m, NULL);
 		return ho_err(err, -EINVAL, "not an ONNX model: it has no graph");
@@ -993,7 +1028,8 @@ int ho_onnx_load_buffer(const void *buf, size_t len, const struct ho_load_opts *
 		}
 	}
 	if (ho_domain_opset(&im, "") < 1) {
-		ret = ho_err(err, -EINVAL, "not an ONNX model: no opset is imported for the default domain");
+		ret = ho_err(err, -EINVAL,
+			     "not an ONNX model: no opset is imported for the default domain");
 		goto fail;
 	}
 	ret = ho_import_graph(&im, m->graph, NULL, 0, &dummy);
@@ -1009,7 +1045,7 @@ fail:
 int ho_onnx_load(const char *path, const struct ho_load_opts *opts, struct ho_graph **out,
 		 struct ho_error *err)
 {
-	struct ho_load_opts o = { 0 };
+	struct ho_load_opts o = {0};
 	char dir[PATH_MAX];
 	struct stat st;
 	void *map;

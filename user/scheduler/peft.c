@@ -15,7 +15,8 @@
 int ho_plan_peft(const struct ho_problem *p, struct ho_plan *out, double *oct_out)
 {
 	uint32_t d = p->d;
-	double *oct = calloc((size_t)p->n * d + 1, sizeof(double)), *rank = calloc(p->n + 1, sizeof(double));
+	double *oct = calloc((size_t)p->n * d + 1, sizeof(double)),
+	       *rank = calloc(p->n + 1, sizeof(double));
 	int ret = -ENOMEM;
 
 	if (!oct || !rank)
@@ -40,7 +41,8 @@ int ho_plan_peft(const struct ho_problem *p, struct ho_plan *out, double *oct_ou
 
 						if (!(p->allowed[c] >> pk & 1) || !isfinite(w))
 							continue;
-						v = oct[c * d + pk] + w + (pk != pj ? ho_comm_mean(p, k) : 0);
+						v = oct[c * d + pk] + w +
+						    (pk != pj ? ho_comm_mean(p, k) : 0);
 						if (v < best)
 							best = v;
 					}

@@ -153,7 +153,9 @@ int ho_problem_link(struct ho_problem *p, uint32_t n_edges, const uint32_t *edge
 	if (tail != n) {
 		for (uint32_t t = 0; t < n; t++)
 			if (indeg[t]) {
-				ret = ho_err(err, -ELOOP, "task graph has a cycle through task '%s'", p->task_name[t]);
+				ret =
+				    ho_err(err, -ELOOP, "task graph has a cycle through task '%s'",
+					   p->task_name[t]);
 				goto out;
 			}
 	}
@@ -174,8 +176,9 @@ int ho_problem_alloc_items(struct ho_problem *p, uint32_t m, bool matrix)
 	p->item_pinned_out = calloc(m + 1, 1);
 	if (matrix)
 		p->item_comm = calloc(m + 1, sizeof(double));
-	return p->item_prod && p->item_bytes && p->item_pinned_out && (!matrix || p->item_comm) ? 0
-												 : -ENOMEM;
+	return p->item_prod && p->item_bytes && p->item_pinned_out && (!matrix || p->item_comm)
+		   ? 0
+		   : -ENOMEM;
 }
 
 /* ---- classic inputs ---- */
@@ -249,11 +252,13 @@ static int csv_matrix(const char *path, double **out, uint32_t *rows, uint32_t *
 			double x = strtod(cell, &end);
 
 			if (r > 0 && k >= c) {
-				ret = ho_err(err, -EINVAL, "%s: row %u has more than %u values", path, r + 2, c);
+				ret = ho_err(err, -EINVAL, "%s: row %u has more than %u values",
+					     path, r + 2, c);
 				goto out;
 			}
 			if (end == cell || x < 0 || !isfinite(x)) {
-				ret = ho_err(err, -EINVAL, "%s: row %u: '%s' is not a cost", path, r + 2, cell);
+				ret = ho_err(err, -EINVAL, "%s: row %u: '%s' is not a cost", path,
+					     r + 2, cell);
 				goto out;
 			}
 			if ((r + 1) * (size_t)(k + 1) > cap) {
@@ -273,7 +278,8 @@ static int csv_matrix(const char *path, double **out, uint32_t *rows, uint32_t *
 		if (r == 0)
 			c = k;
 		else if (k != c) {
-			ret = ho_err(err, -EINVAL, "%s: row %u has %u values, expected %u", path, r + 2, k, c);
+			ret = ho_err(err, -EINVAL, "%s: row %u has %u values, expected %u", path,
+				     r + 2, k, c);
 			goto out;
 		}
 		r++;
@@ -318,12 +324,13 @@ int ho_problem_from_csv(const char *comp_csv, const char *edges_csv, struct ho_p
 	if (ret)
 		goto out;
 	if (en != n || ec != n) {
-		ret = ho_err(err, -EINVAL, "%s is %ux%u, expected %ux%u for %u tasks", edges_csv, en, ec, n,
-			     n, n);
+		ret = ho_err(err, -EINVAL, "%s is %ux%u, expected %ux%u for %u tasks", edges_csv,
+			     en, ec, n, n, n);
 		goto out;
 	}
 	if (d > HO_MAX_DEVICES) {
-		ret = ho_err(err, -EINVAL, "%s: %u processors, at most %d", comp_csv, d, HO_MAX_DEVICES);
+		ret = ho_err(err, -EINVAL, "%s: %u processors, at most %d", comp_csv, d,
+			     HO_MAX_DEVICES);
 		goto out;
 	}
 	p = ho_problem_alloc(n, d);
@@ -378,7 +385,8 @@ int ho_problem_from_stg(const char *path, uint32_t n_procs, struct ho_problem **
 	if (!text)
 		return err->code;
 	if (n_procs < 1 || n_procs > HO_MAX_DEVICES) {
-		ret = ho_err(err, -EINVAL, "STG: %u processors, need 1..%d", n_procs, HO_MAX_DEVICES);
+		ret =
+		    ho_err(err, -EINVAL, "STG: %u processors, need 1..%d", n_procs, HO_MAX_DEVICES);
 		goto out;
 	}
 	line = strtok_r(text, "\n", &save);
@@ -399,8 +407,8 @@ int ho_problem_from_stg(const char *path, uint32_t n_procs, struct ho_problem **
 		int off = 0, used;
 
 		line = strtok_r(NULL, "\n", &save);
-		if (!line || sscanf(line, "%ld %ld %ld%n", &id, &time, &npred, &off) != 3 || id != (long)i ||
-		    time < 0 || npred < 0 || npred > (long)n) {
+		if (!line || sscanf(line, "%ld %ld %ld%n", &id, &time, &npred, &off) != 3 ||
+		    id != (long)i || time < 0 || npred < 0 || npred > (long)n) {
 			ret = ho_err(err, -EINVAL, "%s: task line %u is malformed", path, i);
 			goto out;
 		}
@@ -410,7 +418,8 @@ int ho_problem_from_stg(const char *path, uint32_t n_procs, struct ho_problem **
 		for (long j = 0; j < npred; j++) {
 			long pr;
 
-			if (sscanf(line + off, "%ld%n", &pr, &used) != 1 || pr < 0 || pr >= (long)n) {
+			if (sscanf(line + off, "%ld%n", &pr, &used) != 1 || pr < 0 ||
+			    pr >= (long)n) {
 				ret = ho_err(err, -EINVAL, "%s: task %u: bad predecessor", path, i);
 				goto out;
 			}
@@ -476,7 +485,8 @@ int ho_problem_from_dag_json(const char *path, struct ho_problem **out, struct h
 	devs = json_object_get(root, "devices");
 	tasks = json_object_get(root, "tasks");
 	edges = json_object_get(root, "edges");
-	if (!json_is_array(devs) || !json_array_size(devs) || json_array_size(devs) > HO_MAX_DEVICES) {
+	if (!json_is_array(devs) || !json_array_size(devs) ||
+	    json_array_size(devs) > HO_MAX_DEVICES) {
 		ret = ho_err(err, -EINVAL, "%s: \"devices\" must be an array of 1..%d names", path,
 			     HO_MAX_DEVICES);
 		goto out;
@@ -495,14 +505,16 @@ int ho_problem_from_dag_json(const char *path, struct ho_problem **out, struct h
 		ret = ho_err(err, -ENOMEM, "out of memory");
 		goto out;
 	}
-	json_array_foreach(devs, i, v) {
+	json_array_foreach(devs, i, v)
+	{
 		if (!json_is_string(v)) {
 			ret = ho_err(err, -EINVAL, "%s: devices[%zu] is not a string", path, i);
 			goto out;
 		}
 		snprintf(p->dev_name[i], sizeof(p->dev_name[i]), "%s", json_string_value(v));
 	}
-	json_array_foreach(tasks, i, v) {
+	json_array_foreach(tasks, i, v)
+	{
 		json_t *cost = json_object_get(v, "cost"), *c;
 		const char *name = json_string_value(json_object_get(v, "name"));
 
@@ -510,35 +522,42 @@ int ho_problem_from_dag_json(const char *path, struct ho_problem **out, struct h
 		if (!name)
 			snprintf(p->task_name[i], sizeof(p->task_name[i]), "t%zu", i);
 		if (!json_is_array(cost) || json_array_size(cost) != d) {
-			ret = ho_err(err, -EINVAL, "%s: tasks[%zu].cost must have %u entries", path, i, d);
+			ret = ho_err(err, -EINVAL, "%s: tasks[%zu].cost must have %u entries", path,
+				     i, d);
 			goto out;
 		}
 		p->allowed[i] = 0;
-		json_array_foreach(cost, k, c) {
+		json_array_foreach(cost, k, c)
+		{
 			if (json_is_null(c)) {
 				p->comp[i * d + k] = INFINITY;
 				continue;
 			}
 			if (!json_is_number(c) || json_number_value(c) < 0) {
-				ret = ho_err(err, -EINVAL, "%s: tasks[%zu].cost[%zu] is not a cost", path, i, k);
+				ret = ho_err(err, -EINVAL, "%s: tasks[%zu].cost[%zu] is not a cost",
+					     path, i, k);
 				goto out;
 			}
 			p->comp[i * d + k] = json_number_value(c);
 			p->allowed[i] |= 1ull << k;
 		}
 		if (!p->allowed[i]) {
-			ret = ho_err(err, -EINVAL, "%s: task '%s' runs on no device", path, p->task_name[i]);
+			ret = ho_err(err, -EINVAL, "%s: task '%s' runs on no device", path,
+				     p->task_name[i]);
 			goto out;
 		}
 	}
-	json_array_foreach(edges, i, v) {
+	json_array_foreach(edges, i, v)
+	{
 		json_int_t from = json_integer_value(json_object_get(v, "from"));
 		json_int_t to = json_integer_value(json_object_get(v, "to"));
 		double comm = json_number_value(json_object_get(v, "comm"));
 
-		if (!json_is_integer(json_object_get(v, "from")) || !json_is_integer(json_object_get(v, "to")) ||
-		    from < 0 || to < 0 || from >= n || to >= n || from == to || comm < 0 || !isfinite(comm)) {
-			ret = ho_err(err, -EINVAL, "%s: edges[%zu] needs from/to task indices and comm >= 0",
+		if (!json_is_integer(json_object_get(v, "from")) ||
+		    !json_is_integer(json_object_get(v, "to")) || from < 0 || to < 0 || from >= n ||
+		    to >= n || from == to || comm < 0 || !isfinite(comm)) {
+			ret = ho_err(err, -EINVAL,
+				     "%s: edges[%zu] needs from/to task indices and comm >= 0",
 				     path, i);
 			goto out;
 		}
@@ -569,17 +588,19 @@ int ho_problem_pin(struct ho_problem *p, const char *key, const char *device, st
 		if (!strcmp(p->dev_name[k], device))
 			dev = (int)k;
 	if (dev < 0)
-		return ho_err(err, -ENOENT, "--pin %s=%s: no device '%s' in the box", key, device, device);
+		return ho_err(err, -ENOENT, "--pin %s=%s: no device '%s' in the box", key, device,
+			      device);
 	for (uint32_t t = 0; t < p->n; t++) {
 		if (strcmp(p->task_op[t], key) && strcmp(p->task_name[t], key))
 			continue;
 		if (!isfinite(p->comp[t * p->d + dev]))
-			return ho_err(err, -EINVAL, "--pin %s=%s: task '%s' (%s) cannot run on %s", key, device,
-				      p->task_name[t], p->task_op[t], device);
+			return ho_err(err, -EINVAL, "--pin %s=%s: task '%s' (%s) cannot run on %s",
+				      key, device, p->task_name[t], p->task_op[t], device);
 		p->allowed[t] = 1ull << dev;
 		hits++;
 	}
 	if (!hits)
-		return ho_err(err, -ENOENT, "--pin %s=%s: no task has that op type or name", key, device);
+		return ho_err(err, -ENOENT, "--pin %s=%s: no task has that op type or name", key,
+			      device);
 	return 0;
 }

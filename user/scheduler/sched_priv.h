@@ -31,8 +31,7 @@ struct ho_rng {
 };
 void ho_rng_seed(struct ho_rng *r, uint64_t seed);
 uint64_t ho_rng_next(struct ho_rng *r);
-double ho_rng_unit(struct ho_rng *r);               /* [0, 1) */
+double ho_rng_unit(struct ho_rng *r);		     /* [0, 1) */
 uint32_t ho_rng_below(struct ho_rng *r, uint32_t n); /* [0, n) */
-
 
 #endif

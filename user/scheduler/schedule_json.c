@@ -16,8 +16,8 @@
 #include "graph_priv.h"
 #include "sched_priv.h"
 
-static const char *const ho_obj_names[HO_OBJ_COUNT] = { "latency", "memory", "energy", "throughput",
-							"balance" };
+static const char *const ho_obj_names[HO_OBJ_COUNT] = {"latency", "memory", "energy", "throughput",
+						       "balance"};
 
 const char *ho_objective_name(int obj)
 {
@@ -64,8 +64,9 @@ static json_t *objectives_json(const struct ho_eval *ev, const struct ho_problem
 	json_object_set_new(o, "latency_s", json_real(ev->obj[HO_OBJ_LATENCY]));
 	json_object_set_new(o, "memory_ratio", json_real(ev->obj[HO_OBJ_MEMORY]));
 	json_object_set_new(o, "energy_j", json_real(ev->obj[HO_OBJ_ENERGY]));
-	json_object_set_new(o, "throughput_per_s",
-			    json_real(ev->obj[HO_OBJ_THROUGHPUT] > 0 ? 1 / ev->obj[HO_OBJ_THROUGHPUT] : 0));
+	json_object_set_new(
+	    o, "throughput_per_s",
+	    json_real(ev->obj[HO_OBJ_THROUGHPUT] > 0 ? 1 / ev->obj[HO_OBJ_THROUGHPUT] : 0));
 	json_object_set_new(o, "balance", json_real(ev->obj[HO_OBJ_BALANCE]));
 	json_object_set_new(o, "violation", json_real(ev->violation));
 	json_object_set_new(o, "transfers", json_integer(ev->n_transfers));
@@ -77,7 +78,8 @@ static json_t *objectives_json(const struct ho_eval *ev, const struct ho_problem
 }
 
 static json_t *solution_json(const struct ho_problem *p, struct ho_sim *sim, struct ho_timeline *tl,
-			     const uint16_t *assign, const uint32_t *order, const struct ho_constraints *c)
+			     const uint16_t *assign, const uint32_t *order,
+			     const struct ho_constraints *c)
 {
 	json_t *s = json_object(), *a = json_array(), *ord = json_array(), *st = json_array();
 	json_t *en = json_array(), *xf = json_array();
@@ -95,8 +97,9 @@ static json_t *solution_json(const struct ho_problem *p, struct ho_sim *sim, str
 		json_t *o = json_object();
 		uint32_t prod = p->item_prod[x->item];
 
-		json_object_set_new(o, "producer", prod == HO_EXTERNAL ? json_string("(input)")
-								      : json_string(p->task_name[prod]));
+		json_object_set_new(o, "producer",
+				    prod == HO_EXTERNAL ? json_string("(input)")
+							: json_string(p->task_name[prod]));
 		json_object_set_new(o, "consumer", json_string(p->task_name[x->task]));
 		json_object_set_new(o, "from", json_string(p->dev_name[x->src]));
 		json_object_set_new(o, "to", json_string(p->dev_name[x->dst]));
@@ -119,8 +122,10 @@ int ho_schedule_write(const char *path, const struct ho_schedule_doc *doc, struc
 	const struct ho_problem *p = doc->p;
 	struct ho_sim *sim = ho_sim_new(p);
 	struct ho_timeline *tl = ho_timeline_new(p);
-	json_t *root = json_object(), *fp = json_object(), *devs = json_array(), *tasks = json_array();
-	json_t *front = json_array(), *base = json_array(), *objs = json_array(), *why = json_array();
+	json_t *root = json_object(), *fp = json_object(), *devs = json_array(),
+	       *tasks = json_array();
+	json_t *front = json_array(), *base = json_array(), *objs = json_array(),
+	       *why = json_array();
 	const struct ho_constraints *c = doc->search ? &doc->search->constraints : NULL;
 	int ret = 0;
 
@@ -136,7 +141,8 @@ int ho_schedule_write(const char *path, const struct ho_schedule_doc *doc, struc
 	json_object_set_new(root, "fingerprint", fp);
 	json_object_set_new(root, "model", json_string(doc->model ? doc->model : ""));
 	json_object_set_new(root, "box", json_string(doc->box ? doc->box : ""));
-	json_object_set_new(root, "profile", doc->profile ? json_string(doc->profile) : json_null());
+	json_object_set_new(root, "profile",
+			    doc->profile ? json_string(doc->profile) : json_null());
 	for (uint32_t j = 0; j < p->d; j++)
 		json_array_append_new(devs, json_string(p->dev_name[j]));
 	json_object_set_new(root, "devices", devs);
@@ -157,8 +163,10 @@ int ho_schedule_write(const char *path, const struct ho_schedule_doc *doc, struc
 
 		json_object_set_new(s, "population", json_integer(doc->search->population));
 		json_object_set_new(s, "generations", json_integer(doc->search->generations));
-		json_object_set_new(s, "generations_run", json_integer(doc->front->generations_run));
-		json_object_set_new(s, "evaluations", json_integer((json_int_t)doc->front->evaluations));
+		json_object_set_new(s, "generations_run",
+				    json_integer(doc->front->generations_run));
+		json_object_set_new(s, "evaluations",
+				    json_integer((json_int_t)doc->front->evaluations));
 		json_object_set_new(s, "seed", json_integer((json_int_t)doc->search->seed));
 		json_object_set_new(s, "hypervolume", json_real(doc->front->hypervolume));
 		json_object_set_new(s, "coarsen_chains", json_boolean(doc->search->coarsen_chains));
@@ -166,7 +174,8 @@ int ho_schedule_write(const char *path, const struct ho_schedule_doc *doc, struc
 		json_object_set_new(root, "search", s);
 	}
 	for (uint32_t b = 0; b < doc->n_baselines; b++) {
-		json_t *o = solution_json(p, sim, tl, doc->baselines[b].plan->assign, doc->baselines[b].plan->order, c);
+		json_t *o = solution_json(p, sim, tl, doc->baselines[b].plan->assign,
+					  doc->baselines[b].plan->order, c);
 
 		json_object_set_new(o, "name", json_string(doc->baselines[b].name));
 		json_array_append_new(base, o);
@@ -177,7 +186,8 @@ int ho_schedule_write(const char *path, const struct ho_schedule_doc *doc, struc
 							   doc->front->sol[i].order, c));
 	json_object_set_new(root, "front", front);
 	json_object_set_new(root, "picked", json_integer(doc->picked));
-	json_object_set_new(root, "pick_method", json_string(doc->pick_method ? doc->pick_method : ""));
+	json_object_set_new(root, "pick_method",
+			    json_string(doc->pick_method ? doc->pick_method : ""));
 	if (doc->picked >= 0) {
 		const struct ho_solution *s = &doc->front->sol[doc->picked];
 
@@ -193,7 +203,8 @@ int ho_schedule_write(const char *path, const struct ho_schedule_doc *doc, struc
 		}
 	}
 	json_object_set_new(root, "explanations", why);
-	if (json_dump_file(root, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)))
+	if (json_dump_file(root, path,
+			   JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)))
 		ret = ho_err(err, -EIO, "%s: cannot write the schedule", path);
 out:
 	json_decref(root);

@@ -21,7 +21,8 @@ int ho_pick(const struct ho_front *f, enum ho_pick how, uint32_t objectives, con
 	if (how == HO_PICK_CONSTRAINT) {
 		/* The front already honours the hard constraints: take the fastest. */
 		for (uint32_t i = 0; i < f->n; i++)
-			if (best < 0 || f->sol[i].ev.obj[HO_OBJ_LATENCY] < f->sol[best].ev.obj[HO_OBJ_LATENCY])
+			if (best < 0 ||
+			    f->sol[i].ev.obj[HO_OBJ_LATENCY] < f->sol[best].ev.obj[HO_OBJ_LATENCY])
 				best = (int)i;
 		return best;
 	}
@@ -44,7 +45,7 @@ int ho_pick(const struct ho_front *f, enum ho_pick how, uint32_t objectives, con
 		return best;
 	}
 	/* TOPSIS (Hwang & Yoon 1981): closeness to the ideal, distance from the anti-ideal. */
-	double norm[HO_OBJ_COUNT] = { 0 }, lo[HO_OBJ_COUNT], hi[HO_OBJ_COUNT], best_c = -1;
+	double norm[HO_OBJ_COUNT] = {0}, lo[HO_OBJ_COUNT], hi[HO_OBJ_COUNT], best_c = -1;
 
 	for (int m = 0; m < HO_OBJ_COUNT; m++) {
 		for (uint32_t i = 0; i < f->n; i++)

@@ -252,7 +252,8 @@ static int broadcast(struct ho_infer *c, const struct ho_shape *pa, const struct
 		else if (da == db)
 			o->dim[i] = da;
 		else
-			return fail(c, "cannot broadcast dimension %" PRId64 " against %" PRId64, da, db);
+			return fail(c, "cannot broadcast dimension %" PRId64 " against %" PRId64,
+				    da, db);
 	}
 	return 0;
 }
@@ -364,7 +365,7 @@ static bool is_compare(const char *op)
 
 static int infer_binary(struct ho_infer *c)
 {
-	struct ho_shape o = { 0 };
+	struct ho_shape o = {0};
 	const char *op = c->nd->op_type;
 	int dtype = HO_DT_UNDEFINED;
 	uint32_t n = 0;
@@ -409,8 +410,8 @@ static int infer_binary(struct ho_infer *c)
 			size_t ib = bcast_index(&o, &in_t(c, 1)->shape, (size_t)k);
 			int64_t iv = 0;
 			bool ok;
-			double f = fold_binary(op, vget(va, ia), vget(vb, ib), vgeti(va, ia), vgeti(vb, ib),
-					       integer, &iv, &ok);
+			double f = fold_binary(op, vget(va, ia), vget(vb, ib), vgeti(va, ia),
+					       vgeti(vb, ib), integer, &iv, &ok);
 
 			if (!ok)
 				return 0;
@@ -597,8 +598,9 @@ static int conv_pool_dims(struct ho_infer *c, const struct ho_shape *x, const in
 		int64_t eff = ek == HO_DIM_BAD ? -1 : in + total_pad - ek;
 
 		if (eff < 0)
-			return fail(c, "kernel (%" PRId64 ") larger than padded input (%" PRId64 ")", ek,
-				    in + total_pad);
+			return fail(c,
+				    "kernel (%" PRId64 ") larger than padded input (%" PRId64 ")",
+				    ek, in + total_pad);
 		o->dim[2 + i] = 1 + (ceil_mode ? (eff + s - 1) / s : eff / s);
 	}
 	return 0;
@@ -621,14 +623,16 @@ static int infer_conv(struct ho_infer *c)
 		return 0;
 	}
 	if (x->shape.rank < 3 || w->shape.rank != x->shape.rank)
-		return fail(c, "input '%s' is rank %d but weight '%s' is rank %d", x->name, x->shape.rank,
-			    w->name, w->shape.rank);
+		return fail(c, "input '%s' is rank %d but weight '%s' is rank %d", x->name,
+			    x->shape.rank, w->name, w->shape.rank);
 	nsp = x->shape.rank - 2;
 	if (group < 1 || group > HO_DIM_MAX)
 		return fail(c, "group must be in 1..2^40");
-	if (x->shape.dim[1] >= 0 && w->shape.dim[1] >= 0 && x->shape.dim[1] != w->shape.dim[1] * group)
-		return fail(c, "weight '%s' expects %" PRId64 " input channels, input '%s' has %" PRId64,
-			    w->name, w->shape.dim[1] * group, x->name, x->shape.dim[1]);
+	if (x->shape.dim[1] >= 0 && w->shape.dim[1] >= 0 &&
+	    x->shape.dim[1] != w->shape.dim[1] * group)
+		return fail(
+		    c, "weight '%s' expects %" PRId64 " input channels, input '%s' has %" PRId64,
+		    w->name, w->shape.dim[1] * group, x->name, x->shape.dim[1]);
 	if (w->shape.dim[0] >= 0 && w->shape.dim[0] % group)
 		return fail(c, "%" PRId64 " output channels do not divide into %" PRId64 " groups",
 			    w->shape.dim[0], group);
@@ -669,7 +673,8 @@ static int infer_conv_transpose(struct ho_infer *c)
 	if (!x || !w)
 		return fail(c, "needs X and W");
 	if (x->shape.rank < 3 || w->shape.rank != x->shape.rank)
-		return fail(c, "input is rank %d but weight is rank %d", x->shape.rank, w->shape.rank);
+		return fail(c, "input is rank %d but weight is rank %d", x->shape.rank,
+			    w->shape.rank);
 	nsp = x->shape.rank - 2;
 	if (x->shape.dim[1] >= 0 && w->shape.dim[0] >= 0 && x->shape.dim[1] != w->shape.dim[0])
 		return fail(c, "weight '%s' expects %" PRId64 " input channels, input has %" PRId64,
@@ -702,9 +707,11 @@ static int infer_conv_transpose(struct ho_infer *c)
 		int64_t op = n_op ? opad[i] : 0;
 
 		if (s < 1 || d < 1 || k < 1 || s > HO_DIM_MAX || d > HO_DIM_MAX || k > HO_DIM_MAX ||
-		    pb < 0 || pe < 0 || op < 0 || pb > HO_DIM_MAX || pe > HO_DIM_MAX || op > HO_DIM_MAX)
+		    pb < 0 || pe < 0 || op < 0 || pb > HO_DIM_MAX || pe > HO_DIM_MAX ||
+		    op > HO_DIM_MAX)
 			return fail(c, "stride, dilation, kernel and padding must be in range");
-		o.dim[2 + i] = dim_add(dim_add(dim_mul(s, in - 1), op), dim_add(dim_mul(k - 1, d), 1));
+		o.dim[2 + i] =
+		    dim_add(dim_add(dim_mul(s, in - 1), op), dim_add(dim_mul(k - 1, d), 1));
 		if (o.dim[2 + i] != HO_DIM_BAD)
 			o.dim[2 + i] -= pb + pe;
 		if (o.dim[2 + i] < 1)
@@ -730,7 +737,8 @@ static int infer_pool(struct ho_infer *c)
 	if (x->shape.rank < 3 || nk != (size_t)(x->shape.rank - 2))
 		return fail(c, "kernel_shape has %zu dims for input rank %d", nk, x->shape.rank);
 	o = x->shape;
-	int ret = conv_pool_dims(c, &x->shape, ks, x->shape.rank - 2, attr_i(c, "ceil_mode", 0), &o);
+	int ret =
+	    conv_pool_dims(c, &x->shape, ks, x->shape.rank - 2, attr_i(c, "ceil_mode", 0), &o);
 
 	if (ret)
 		return ret;
@@ -785,8 +793,8 @@ static int infer_matmul(struct ho_infer *c)
 	int64_t ka = sa.dim[sa.rank - 1], kb = sb.dim[sb.rank - 2];
 
 	if (ka >= 0 && kb >= 0 && ka != kb)
-		return fail(c, "inner dimensions differ: '%s' has %" PRId64 ", '%s' has %" PRId64, a->name,
-			    ka, b->name, kb);
+		return fail(c, "inner dimensions differ: '%s' has %" PRId64 ", '%s' has %" PRId64,
+			    a->name, ka, b->name, kb);
 	batch_a = sa;
 	batch_a.rank -= 2;
 	batch_b = sb;
@@ -813,7 +821,8 @@ static int infer_gemm(struct ho_infer *c)
 	if (!a || !b)
 		return fail(c, "needs A and B");
 	if (a->shape.rank != 2 || b->shape.rank != 2)
-		return fail(c, "A and B must be matrices (ranks %d and %d)", a->shape.rank, b->shape.rank);
+		return fail(c, "A and B must be matrices (ranks %d and %d)", a->shape.rank,
+			    b->shape.rank);
 	int64_t m = a->shape.dim[ta ? 1 : 0], ka = a->shape.dim[ta ? 0 : 1];
 	int64_t kb = b->shape.dim[tb ? 1 : 0], n = b->shape.dim[tb ? 0 : 1];
 
@@ -838,7 +847,7 @@ static int infer_gemm(struct ho_infer *c)
 static int infer_batchnorm(struct ho_infer *c)
 {
 	struct ho_tensor *x = in_t(c, 0);
-	struct ho_shape ch = { .rank = 1 };
+	struct ho_shape ch = {.rank = 1};
 
 	if (!x)
 		return fail(c, "missing input");
@@ -847,8 +856,9 @@ static int infer_batchnorm(struct ho_infer *c)
 
 		if (p && x->shape.rank >= 2 && p->shape.rank == 1 && p->shape.dim[0] >= 0 &&
 		    x->shape.dim[1] >= 0 && p->shape.dim[0] != x->shape.dim[1])
-			return fail(c, "parameter '%s' has %" PRId64 " elements for %" PRId64 " channels",
-				    p->name, p->shape.dim[0], x->shape.dim[1]);
+			return fail(
+			    c, "parameter '%s' has %" PRId64 " elements for %" PRId64 " channels",
+			    p->name, p->shape.dim[0], x->shape.dim[1]);
 	}
 	set_out(c, 0, x->dtype, &x->shape);
 	ch.dim[0] = x->shape.rank >= 2 ? x->shape.dim[1] : HO_DIM_UNKNOWN;
@@ -887,7 +897,8 @@ static int infer_softmax(struct ho_infer *c)
 	if (!x)
 		return fail(c, "missing input");
 	if (x->shape.rank > 0) {
-		int ret = norm_axis(c, attr_i(c, "axis", c->nd->opset >= 13 ? -1 : 1), x->shape.rank, &axis);
+		int ret = norm_axis(c, attr_i(c, "axis", c->nd->opset >= 13 ? -1 : 1),
+				    x->shape.rank, &axis);
 
 		if (ret)
 			return ret;
@@ -901,7 +912,7 @@ static int infer_reduce(struct ho_infer *c)
 	struct ho_tensor *x = in_t(c, 0);
 	bool keep = attr_i(c, "keepdims", 1);
 	bool noop = attr_i(c, "noop_with_empty_axes", 0);
-	bool reduce[HO_MAX_RANK] = { 0 };
+	bool reduce[HO_MAX_RANK] = {0};
 	int64_t axes_buf[HO_MAX_RANK];
 	const int64_t *axes;
 	size_t n_axes;
@@ -965,7 +976,8 @@ static int infer_argminmax(struct ho_infer *c)
 	if (attr_i(c, "keepdims", 1)) {
 		o.dim[axis] = 1;
 	} else {
-		memmove(&o.dim[axis], &o.dim[axis + 1], (size_t)(o.rank - axis - 1) * sizeof(o.dim[0]));
+		memmove(&o.dim[axis], &o.dim[axis + 1],
+			(size_t)(o.rank - axis - 1) * sizeof(o.dim[0]));
 		o.rank--;
 	}
 	set_out(c, 0, HO_DT_INT64, &o);
@@ -977,7 +989,7 @@ static int infer_argminmax(struct ho_infer *c)
 static int infer_shape_op(struct ho_infer *c)
 {
 	struct ho_tensor *x = in_t(c, 0);
-	struct ho_shape o = { .rank = 1 };
+	struct ho_shape o = {.rank = 1};
 	int64_t start, end;
 
 	if (!x)
@@ -1012,7 +1024,7 @@ static int infer_shape_op(struct ho_infer *c)
 
 static int infer_size(struct ho_infer *c)
 {
-	struct ho_shape o = { .rank = 0 };
+	struct ho_shape o = {.rank = 0};
 	int64_t n;
 
 	if (!in_t(c, 0))
@@ -1085,7 +1097,8 @@ static int infer_constant_of_shape(struct ho_infer *c)
 		if (!v)
 			return 0;
 		if (at && at->type == HO_ATTR_TENSOR)
-			fill = ho_value_from_data(c->a, at->t[0].dtype, at->t[0].data, at->t[0].len, 1);
+			fill = ho_value_from_data(c->a, at->t[0].dtype, at->t[0].data, at->t[0].len,
+						  1);
 		for (int64_t k = 0; k < n; k++)
 			vset(v, (size_t)k, fill ? vget(fill, 0) : 0, fill ? vgeti(fill, 0) : 0,
 			     fill && fill->i);
@@ -1122,7 +1135,8 @@ static int infer_reshape(struct ho_infer *c)
 	for (int i = 0; i < o.rank; i++) {
 		if (o.dim[i] == 0 && !allowzero) {
 			if (x->shape.rank >= 0 && i >= x->shape.rank)
-				return fail(c, "dim %d copies a dimension the input does not have", i);
+				return fail(c, "dim %d copies a dimension the input does not have",
+					    i);
 			o.dim[i] = x->shape.rank >= 0 ? x->shape.dim[i] : HO_DIM_UNKNOWN;
 		} else if (o.dim[i] == -1) {
 			if (infer_at >= 0)
@@ -1143,7 +1157,9 @@ static int infer_reshape(struct ho_infer *c)
 		if (n < 0 || prod <= 0)
 			o.dim[infer_at] = HO_DIM_UNKNOWN;
 		else if (n % prod)
-			return fail(c, "cannot reshape %" PRId64 " elements with -1 and a product of %" PRId64,
+			return fail(c,
+				    "cannot reshape %" PRId64
+				    " elements with -1 and a product of %" PRId64,
 				    n, prod);
 		else
 			o.dim[infer_at] = n / prod;
@@ -1162,7 +1178,7 @@ static int infer_reshape(struct ho_infer *c)
 static int infer_flatten(struct ho_infer *c)
 {
 	struct ho_tensor *x = in_t(c, 0);
-	struct ho_shape o = { .rank = 2 };
+	struct ho_shape o = {.rank = 2};
 	int64_t axis = attr_i(c, "axis", 1);
 
 	if (!x)
@@ -1195,7 +1211,7 @@ static int infer_transpose(struct ho_infer *c)
 	struct ho_tensor *x = in_t(c, 0);
 	size_t np;
 	const int64_t *perm = attr_ints(c, "perm", &np);
-	bool seen[HO_MAX_RANK] = { 0 };
+	bool seen[HO_MAX_RANK] = {0};
 	struct ho_shape o;
 
 	if (!x)
@@ -1253,7 +1269,7 @@ static int infer_squeeze(struct ho_infer *c)
 {
 	struct ho_tensor *x = in_t(c, 0);
 	int64_t axes[HO_MAX_RANK];
-	bool drop[HO_MAX_RANK] = { 0 }, ka;
+	bool drop[HO_MAX_RANK] = {0}, ka;
 	struct ho_shape o;
 	size_t n;
 	int ret;
@@ -1274,7 +1290,8 @@ static int infer_squeeze(struct ho_infer *c)
 		if (ret)
 			return ret;
 		if (x->shape.dim[ax] >= 0 && x->shape.dim[ax] != 1)
-			return fail(c, "cannot squeeze axis %d of extent %" PRId64, ax, x->shape.dim[ax]);
+			return fail(c, "cannot squeeze axis %d of extent %" PRId64, ax,
+				    x->shape.dim[ax]);
 		drop[ax] = true;
 	}
 	o.rank = 0;
@@ -1297,7 +1314,7 @@ static int infer_unsqueeze(struct ho_infer *c)
 {
 	struct ho_tensor *x = in_t(c, 0);
 	int64_t axes[HO_MAX_RANK];
-	bool ins[HO_MAX_RANK] = { 0 }, ka;
+	bool ins[HO_MAX_RANK] = {0}, ka;
 	struct ho_shape o;
 	size_t n;
 	int ret;
@@ -1362,17 +1379,19 @@ static int infer_concat(struct ho_infer *c)
 			break;
 		}
 		if (t->shape.rank != o.rank)
-			return fail(c, "input '%s' has rank %d, '%s' has rank %d", t->name, t->shape.rank,
-				    first->name, o.rank);
+			return fail(c, "input '%s' has rank %d, '%s' has rank %d", t->name,
+				    t->shape.rank, first->name, o.rank);
 		for (int i = 0; i < o.rank; i++) {
 			if (i == axis) {
 				o.dim[i] = o.dim[i] < 0 || t->shape.dim[i] < 0
-						   ? HO_DIM_UNKNOWN
-						   : dim_add(o.dim[i], t->shape.dim[i]);
+					       ? HO_DIM_UNKNOWN
+					       : dim_add(o.dim[i], t->shape.dim[i]);
 			} else if (o.dim[i] < 0) {
 				o.dim[i] = t->shape.dim[i];
 			} else if (t->shape.dim[i] >= 0 && t->shape.dim[i] != o.dim[i]) {
-				return fail(c, "input '%s' has extent %" PRId64 " on axis %d, expected %" PRId64,
+				return fail(c,
+					    "input '%s' has extent %" PRId64
+					    " on axis %d, expected %" PRId64,
 					    t->name, t->shape.dim[i], i, o.dim[i]);
 			}
 		}
@@ -1468,7 +1487,9 @@ static int infer_split(struct ho_infer *c)
 			int64_t chunk = (d + parts - 1) / parts;
 
 			if (c->nd->opset < 18 && d % parts)
-				return fail(c, "extent %" PRId64 " does not split evenly into %" PRId64, d, parts);
+				return fail(
+				    c, "extent %" PRId64 " does not split evenly into %" PRId64, d,
+				    parts);
 			for (uint32_t k = 0; k < nout; k++) {
 				int64_t left = d - chunk * k;
 
@@ -1487,7 +1508,8 @@ static int infer_split(struct ho_infer *c)
 			sum = dim_add(sum, sizes[k]);
 		}
 		if (sum != d)
-			return fail(c, "split sizes add up to %" PRId64 ", extent is %" PRId64, sum, d);
+			return fail(c, "split sizes add up to %" PRId64 ", extent is %" PRId64, sum,
+				    d);
 	}
 	for (uint32_t k = 0; k < nout; k++) {
 		struct ho_shape o = x->shape;
@@ -1507,7 +1529,7 @@ static int infer_slice(struct ho_infer *c)
 {
 	struct ho_tensor *x = in_t(c, 0);
 	int64_t starts[HO_MAX_RANK], ends[HO_MAX_RANK], axes[HO_MAX_RANK], steps[HO_MAX_RANK];
-	int64_t first[HO_MAX_RANK] = { 0 }, step_of[HO_MAX_RANK];
+	int64_t first[HO_MAX_RANK] = {0}, step_of[HO_MAX_RANK];
 	size_t n;
 	struct ho_shape o;
 
@@ -1532,7 +1554,8 @@ static int infer_slice(struct ho_infer *c)
 		const struct ho_value *va = in_t(c, 3) ? in_v(c, 3) : NULL;
 		const struct ho_value *vst = in_t(c, 4) ? in_v(c, 4) : NULL;
 
-		if (!vs || !ve || (in_t(c, 3) && !va) || (in_t(c, 4) && !vst) || x->shape.rank < 0) {
+		if (!vs || !ve || (in_t(c, 3) && !va) || (in_t(c, 4) && !vst) ||
+		    x->shape.rank < 0) {
 			o = x->shape;
 			for (int i = 0; i < o.rank; i++)
 				o.dim[i] = HO_DIM_UNKNOWN;
@@ -1829,7 +1852,8 @@ static int infer_resize(struct ho_infer *c)
 			/* onnx multiplies in float precision, then floors. */
 			o.dim[i] = f2i(floorf((float)o.dim[i] * (float)vget(scales, (size_t)i)));
 			if (o.dim[i] < 0)
-				return fail(c, "scale %g gives a negative extent", vget(scales, (size_t)i));
+				return fail(c, "scale %g gives a negative extent",
+					    vget(scales, (size_t)i));
 		}
 	} else {
 		for (int i = 0; i < o.rank; i++)
@@ -1842,7 +1866,7 @@ static int infer_resize(struct ho_infer *c)
 static int infer_range(struct ho_infer *c)
 {
 	const struct ho_value *s = in_v(c, 0), *l = in_v(c, 1), *d = in_v(c, 2);
-	struct ho_shape o = { .rank = 1 };
+	struct ho_shape o = {.rank = 1};
 
 	if (!in_t(c, 0) || !in_t(c, 1) || !in_t(c, 2))
 		return fail(c, "needs start, limit and delta");
@@ -1896,7 +1920,7 @@ static int infer_topk(struct ho_infer *c)
 
 static int infer_nonzero(struct ho_infer *c)
 {
-	struct ho_shape o = { .rank = 2 };
+	struct ho_shape o = {.rank = 2};
 
 	if (!in_t(c, 0))
 		return fail(c, "missing input");
@@ -1974,8 +1998,8 @@ static int infer_if(struct ho_infer *c)
 		struct ho_shape o = a->shape;
 
 		if (a->dtype != b->dtype)
-			return fail(c, "branch output %u is %s in then_branch, %s in else_branch", k,
-				    ho_dtype_name(a->dtype), ho_dtype_name(b->dtype));
+			return fail(c, "branch output %u is %s in then_branch, %s in else_branch",
+				    k, ho_dtype_name(a->dtype), ho_dtype_name(b->dtype));
 		if (a->shape.rank != b->shape.rank) {
 			o.rank = -1;
 		} else {
@@ -2001,8 +2025,8 @@ static int infer_loop(struct ho_infer *c)
 	body = ba->g[0];
 	if (c->nd->n_inputs < 2 || body->n_inputs != c->nd->n_inputs ||
 	    body->n_outputs < body->n_inputs - 1)
-		return fail(c, "body has %u inputs and %u outputs for %u node inputs", body->n_inputs,
-			    body->n_outputs, c->nd->n_inputs);
+		return fail(c, "body has %u inputs and %u outputs for %u node inputs",
+			    body->n_inputs, body->n_outputs, c->nd->n_inputs);
 	n_carried = c->nd->n_inputs - 2;
 	if (in_v(c, 0) && in_v(c, 0)->count == 1)
 		trip = vgeti(in_v(c, 0), 0);
@@ -2013,7 +2037,9 @@ static int infer_loop(struct ho_infer *c)
 		struct ho_tensor *src = k >= 2 ? in_t(c, k) : NULL;
 
 		bt->shape.rank = 0;
-		bt->dtype = k == 0 ? HO_DT_INT64 : k == 1 ? HO_DT_BOOL : (src ? src->dtype : bt->dtype);
+		bt->dtype = k == 0   ? HO_DT_INT64
+			    : k == 1 ? HO_DT_BOOL
+				     : (src ? src->dtype : bt->dtype);
 		if (src)
 			bt->shape = src->shape;
 	}
@@ -2030,7 +2056,7 @@ static int infer_loop(struct ho_infer *c)
 		if (k < n_carried) {
 			set_out(c, k, bt->dtype, &bt->shape);
 		} else {
-			struct ho_shape o = { .rank = bt->shape.rank + 1 };
+			struct ho_shape o = {.rank = bt->shape.rank + 1};
 
 			if (o.rank > HO_MAX_RANK || bt->shape.rank < 0) {
 				set_out(c, k, bt->dtype, NULL);
@@ -2051,61 +2077,138 @@ static const struct {
 	const char *op;
 	ho_infer_fn fn;
 } ho_rules[] = {
-	/* elementwise, one input */
-	{ "Relu", infer_unary }, { "Sigmoid", infer_unary }, { "Tanh", infer_unary },
-	{ "HardSigmoid", infer_unary }, { "HardSwish", infer_unary }, { "LeakyRelu", infer_unary },
-	{ "Elu", infer_unary }, { "Selu", infer_unary }, { "Celu", infer_unary },
-	{ "Gelu", infer_unary }, { "Mish", infer_unary }, { "Softplus", infer_unary },
-	{ "Softsign", infer_unary }, { "ThresholdedRelu", infer_unary }, { "Erf", infer_unary },
-	{ "Exp", infer_unary }, { "Log", infer_unary }, { "Sqrt", infer_unary },
-	{ "Neg", infer_unary }, { "Abs", infer_unary }, { "Reciprocal", infer_unary },
-	{ "Floor", infer_unary }, { "Ceil", infer_unary }, { "Round", infer_unary },
-	{ "Sign", infer_unary }, { "Sin", infer_unary }, { "Cos", infer_unary },
-	{ "Tan", infer_unary }, { "Asin", infer_unary }, { "Acos", infer_unary },
-	{ "Atan", infer_unary }, { "Sinh", infer_unary }, { "Cosh", infer_unary },
-	{ "Identity", infer_unary }, { "Not", infer_unary }, { "IsNaN", infer_unary },
-	{ "IsInf", infer_unary }, { "Dropout", infer_unary }, { "Clip", infer_clip },
-	{ "InstanceNormalization", infer_unary }, { "LpNormalization", infer_unary },
-	{ "LRN", infer_unary }, { "MeanVarianceNormalization", infer_unary },
-	{ "Softmax", infer_softmax }, { "LogSoftmax", infer_softmax }, { "Hardmax", infer_softmax },
-	{ "CumSum", infer_unary }, { "Trilu", infer_unary }, { "Shrink", infer_unary },
-	{ "ScatterND", infer_unary }, { "ScatterElements", infer_unary }, { "Scatter", infer_unary },
-	{ "Cast", infer_cast }, { "CastLike", infer_cast },
-	/* elementwise with broadcasting */
-	{ "Add", infer_binary }, { "Sub", infer_binary }, { "Mul", infer_binary },
-	{ "Div", infer_binary }, { "Pow", infer_binary }, { "Mod", infer_binary },
-	{ "Max", infer_binary }, { "Min", infer_binary }, { "Sum", infer_binary },
-	{ "Mean", infer_binary }, { "PRelu", infer_binary }, { "BitShift", infer_binary },
-	{ "Equal", infer_binary }, { "Less", infer_binary }, { "Greater", infer_binary },
-	{ "LessOrEqual", infer_binary }, { "GreaterOrEqual", infer_binary },
-	{ "And", infer_binary }, { "Or", infer_binary }, { "Xor", infer_binary },
-	{ "Where", infer_where },
-	/* dense math */
-	{ "Conv", infer_conv }, { "ConvTranspose", infer_conv_transpose },
-	{ "MatMul", infer_matmul }, { "Gemm", infer_gemm },
-	/* pooling and normalisation */
-	{ "MaxPool", infer_pool }, { "AveragePool", infer_pool }, { "LpPool", infer_pool },
-	{ "GlobalAveragePool", infer_global_pool }, { "GlobalMaxPool", infer_global_pool },
-	{ "GlobalLpPool", infer_global_pool }, { "BatchNormalization", infer_batchnorm },
-	{ "LayerNormalization", infer_layernorm },
-	/* reductions */
-	{ "ReduceMean", infer_reduce }, { "ReduceSum", infer_reduce }, { "ReduceMax", infer_reduce },
-	{ "ReduceMin", infer_reduce }, { "ReduceProd", infer_reduce }, { "ReduceL1", infer_reduce },
-	{ "ReduceL2", infer_reduce }, { "ReduceLogSum", infer_reduce },
-	{ "ReduceLogSumExp", infer_reduce }, { "ReduceSumSquare", infer_reduce },
-	{ "ArgMax", infer_argminmax }, { "ArgMin", infer_argminmax }, { "TopK", infer_topk },
-	/* data movement and shapes */
-	{ "Shape", infer_shape_op }, { "Size", infer_size }, { "Constant", infer_constant },
-	{ "ConstantOfShape", infer_constant_of_shape }, { "Reshape", infer_reshape },
-	{ "Flatten", infer_flatten }, { "Transpose", infer_transpose },
-	{ "Squeeze", infer_squeeze }, { "Unsqueeze", infer_unsqueeze }, { "Concat", infer_concat },
-	{ "Split", infer_split }, { "Slice", infer_slice }, { "Gather", infer_gather },
-	{ "GatherElements", infer_same_as_input1 }, { "Expand", infer_expand },
-	{ "Tile", infer_tile }, { "Pad", infer_pad }, { "Resize", infer_resize },
-	{ "Upsample", infer_resize }, { "Range", infer_range }, { "NonZero", infer_nonzero },
-	{ "DepthToSpace", infer_depth_space }, { "SpaceToDepth", infer_depth_space },
-	/* control flow */
-	{ "If", infer_if }, { "Loop", infer_loop },
+    /* elementwise, one input */
+    {"Relu", infer_unary},
+    {"Sigmoid", infer_unary},
+    {"Tanh", infer_unary},
+    {"HardSigmoid", infer_unary},
+    {"HardSwish", infer_unary},
+    {"LeakyRelu", infer_unary},
+    {"Elu", infer_unary},
+    {"Selu", infer_unary},
+    {"Celu", infer_unary},
+    {"Gelu", infer_unary},
+    {"Mish", infer_unary},
+    {"Softplus", infer_unary},
+    {"Softsign", infer_unary},
+    {"ThresholdedRelu", infer_unary},
+    {"Erf", infer_unary},
+    {"Exp", infer_unary},
+    {"Log", infer_unary},
+    {"Sqrt", infer_unary},
+    {"Neg", infer_unary},
+    {"Abs", infer_unary},
+    {"Reciprocal", infer_unary},
+    {"Floor", infer_unary},
+    {"Ceil", infer_unary},
+    {"Round", infer_unary},
+    {"Sign", infer_unary},
+    {"Sin", infer_unary},
+    {"Cos", infer_unary},
+    {"Tan", infer_unary},
+    {"Asin", infer_unary},
+    {"Acos", infer_unary},
+    {"Atan", infer_unary},
+    {"Sinh", infer_unary},
+    {"Cosh", infer_unary},
+    {"Identity", infer_unary},
+    {"Not", infer_unary},
+    {"IsNaN", infer_unary},
+    {"IsInf", infer_unary},
+    {"Dropout", infer_unary},
+    {"Clip", infer_clip},
+    {"InstanceNormalization", infer_unary},
+    {"LpNormalization", infer_unary},
+    {"LRN", infer_unary},
+    {"MeanVarianceNormalization", infer_unary},
+    {"Softmax", infer_softmax},
+    {"LogSoftmax", infer_softmax},
+    {"Hardmax", infer_softmax},
+    {"CumSum", infer_unary},
+    {"Trilu", infer_unary},
+    {"Shrink", infer_unary},
+    {"ScatterND", infer_unary},
+    {"ScatterElements", infer_unary},
+    {"Scatter", infer_unary},
+    {"Cast", infer_cast},
+    {"CastLike", infer_cast},
+    /* elementwise with broadcasting */
+    {"Add", infer_binary},
+    {"Sub", infer_binary},
+    {"Mul", infer_binary},
+    {"Div", infer_binary},
+    {"Pow", infer_binary},
+    {"Mod", infer_binary},
+    {"Max", infer_binary},
+    {"Min", infer_binary},
+    {"Sum", infer_binary},
+    {"Mean", infer_binary},
+    {"PRelu", infer_binary},
+    {"BitShift", infer_binary},
+    {"Equal", infer_binary},
+    {"Less", infer_binary},
+    {"Greater", infer_binary},
+    {"LessOrEqual", infer_binary},
+    {"GreaterOrEqual", infer_binary},
+    {"And", infer_binary},
+    {"Or", infer_binary},
+    {"Xor", infer_binary},
+    {"Where", infer_where},
+    /* dense math */
+    {"Conv", infer_conv},
+    {"ConvTranspose", infer_conv_transpose},
+    {"MatMul", infer_matmul},
+    {"Gemm", infer_gemm},
+    /* pooling and normalisation */
+    {"MaxPool", infer_pool},
+    {"AveragePool", infer_pool},
+    {"LpPool", infer_pool},
+    {"GlobalAveragePool", infer_global_pool},
+    {"GlobalMaxPool", infer_global_pool},
+    {"GlobalLpPool", infer_global_pool},
+    {"BatchNormalization", infer_batchnorm},
+    {"LayerNormalization", infer_layernorm},
+    /* reductions */
+    {"ReduceMean", infer_reduce},
+    {"ReduceSum", infer_reduce},
+    {"ReduceMax", infer_reduce},
+    {"ReduceMin", infer_reduce},
+    {"ReduceProd", infer_reduce},
+    {"ReduceL1", infer_reduce},
+    {"ReduceL2", infer_reduce},
+    {"ReduceLogSum", infer_reduce},
+    {"ReduceLogSumExp", infer_reduce},
+    {"ReduceSumSquare", infer_reduce},
+    {"ArgMax", infer_argminmax},
+    {"ArgMin", infer_argminmax},
+    {"TopK", infer_topk},
+    /* data movement and shapes */
+    {"Shape", infer_shape_op},
+    {"Size", infer_size},
+    {"Constant", infer_constant},
+    {"ConstantOfShape", infer_constant_of_shape},
+    {"Reshape", infer_reshape},
+    {"Flatten", infer_flatten},
+    {"Transpose", infer_transpose},
+    {"Squeeze", infer_squeeze},
+    {"Unsqueeze", infer_unsqueeze},
+    {"Concat", infer_concat},
+    {"Split", infer_split},
+    {"Slice", infer_slice},
+    {"Gather", infer_gather},
+    {"GatherElements", infer_same_as_input1},
+    {"Expand", infer_expand},
+    {"Tile", infer_tile},
+    {"Pad", infer_pad},
+    {"Resize", infer_resize},
+    {"Upsample", infer_resize},
+    {"Range", infer_range},
+    {"NonZero", infer_nonzero},
+    {"DepthToSpace", infer_depth_space},
+    {"SpaceToDepth", infer_depth_space},
+    /* control flow */
+    {"If", infer_if},
+    {"Loop", infer_loop},
 };
 
 static ho_infer_fn ho_rule(const struct ho_node *nd)
@@ -2138,15 +2241,17 @@ static int ho_check_declared(struct ho_graph *g, struct ho_error *err)
 		if (t->decl.rank != t->shape.rank)
 			bad = true;
 		for (int d = 0; d < t->shape.rank && !bad; d++)
-			bad = t->decl.dim[d] >= 0 && t->shape.dim[d] >= 0 && t->decl.dim[d] != t->shape.dim[d];
+			bad = t->decl.dim[d] >= 0 && t->shape.dim[d] >= 0 &&
+			      t->decl.dim[d] != t->shape.dim[d];
 		if (bad) {
 			const struct ho_node *p = t->producer >= 0 ? &g->nodes[t->producer] : NULL;
 
-			return ho_err(err, -EINVAL,
-				      "tensor '%s'%s%s%s: the model declares rank %d with other extents than "
-				      "the inferred rank %d",
-				      t->name, p ? " (from node '" : "", p ? p->name : "", p ? "')" : "",
-				      t->decl.rank, t->shape.rank);
+			return ho_err(
+			    err, -EINVAL,
+			    "tensor '%s'%s%s%s: the model declares rank %d with other extents than "
+			    "the inferred rank %d",
+			    t->name, p ? " (from node '" : "", p ? p->name : "", p ? "')" : "",
+			    t->decl.rank, t->shape.rank);
 		}
 	}
 	return 0;
@@ -2154,7 +2259,7 @@ static int ho_check_declared(struct ho_graph *g, struct ho_error *err)
 
 static int ho_infer_graph(struct ho_graph *g, struct ho_error *err, int depth)
 {
-	struct ho_infer c = { .g = g, .a = g->priv->arena, .err = err, .depth = depth };
+	struct ho_infer c = {.g = g, .a = g->priv->arena, .err = err, .depth = depth};
 
 	if (depth > 32)
 		return ho_err(err, -ELOOP, "subgraphs nested too deeply");
@@ -2165,15 +2270,18 @@ static int ho_infer_graph(struct ho_graph *g, struct ho_error *err, int depth)
 
 		c.nd = nd;
 		if (!fn)
-			return ho_err(err, -ENOTSUP, "node '%s': unknown operator '%s%s%s' (opset %" PRId64
+			return ho_err(err, -ENOTSUP,
+				      "node '%s': unknown operator '%s%s%s' (opset %" PRId64
 				      "): cannot infer its shapes",
-				      nd->name, nd->domain, *nd->domain ? "." : "", nd->op_type, nd->opset);
+				      nd->name, nd->domain, *nd->domain ? "." : "", nd->op_type,
+				      nd->opset);
 		for (uint32_t k = 0; k < nd->n_inputs; k++) {
 			const struct ho_tensor *t = in_t(&c, k);
 
 			if (t && t->dtype == HO_DT_UNDEFINED && t->shape.rank < 0 &&
 			    !(t->flags & (HO_T_INPUT | HO_T_OUTER)))
-				return ho_err(err, -EINVAL, "node '%s' (%s): input '%s' has no known type",
+				return ho_err(err, -EINVAL,
+					      "node '%s' (%s): input '%s' has no known type",
 					      nd->name, nd->op_type, t->name);
 		}
 		ret = fn(&c);
@@ -2185,14 +2293,16 @@ static int ho_infer_graph(struct ho_graph *g, struct ho_error *err, int depth)
 			if (!t)
 				continue;
 			if (t->shape.rank > HO_MAX_RANK)
-				return fail(&c, "output rank %d exceeds %d", t->shape.rank, HO_MAX_RANK);
+				return fail(&c, "output rank %d exceeds %d", t->shape.rank,
+					    HO_MAX_RANK);
 			for (int d = 0; d < t->shape.rank; d++) {
 				if (t->shape.dim[d] < HO_DIM_UNKNOWN)
-					return fail(&c, "output '%s' gets negative extent %" PRId64, t->name,
-						    t->shape.dim[d]);
-				if (t->shape.dim[d] > HO_DIM_MAX)
-					return fail(&c, "output '%s' gets extent %" PRId64 " (too large)",
+					return fail(&c, "output '%s' gets negative extent %" PRId64,
 						    t->name, t->shape.dim[d]);
+				if (t->shape.dim[d] > HO_DIM_MAX)
+					return fail(
+					    &c, "output '%s' gets extent %" PRId64 " (too large)",
+					    t->name, t->shape.dim[d]);
 			}
 			ho_finish_tensor(t);
 			if (t->flags & HO_T_CONSTANT)
@@ -2219,15 +2329,17 @@ int ho_shape_infer(struct ho_graph *g, struct ho_error *err)
 		const struct ho_tensor *t = &g->tensors[g->inputs[i]];
 
 		if (t->shape.rank < 0)
-			return ho_err(err, -EINVAL,
-				      "input '%s' has no declared shape: bind it with --shape %s=D0xD1x...",
-				      t->name, t->name);
+			return ho_err(
+			    err, -EINVAL,
+			    "input '%s' has no declared shape: bind it with --shape %s=D0xD1x...",
+			    t->name, t->name);
 		for (int d = 0; d < t->shape.rank; d++)
 			if (t->shape.dim[d] < 0)
-				return ho_err(err, -EINVAL,
-					      "input '%s' has unbound dimension %d ('%s'): bind it with "
-					      "--shape %s=D0xD1x...",
-					      t->name, d, t->shape.sym[d] ? t->shape.sym[d] : "?", t->name);
+				return ho_err(
+				    err, -EINVAL,
+				    "input '%s' has unbound dimension %d ('%s'): bind it with "
+				    "--shape %s=D0xD1x...",
+				    t->name, d, t->shape.sym[d] ? t->shape.sym[d] : "?", t->name);
 	}
 	return ho_infer_graph(g, err, 0);
 }

@@ -31,19 +31,19 @@ struct ho_sim {
 	double *busy, *link_free, *link_busy;
 	double *start, *end;
 	uint8_t *done;
-	double *arrival;   /* m*d: when item k is usable on device j (valid if arr_stamp == gen) */
-	double *alloc_at;  /* m*d: when its copy on device j was allocated */
-	double *last_use;  /* m*d: end of its last consumer on device j (valid if lu_stamp == gen) */
+	double *arrival;  /* m*d: when item k is usable on device j (valid if arr_stamp == gen) */
+	double *alloc_at; /* m*d: when its copy on device j was allocated */
+	double *last_use; /* m*d: end of its last consumer on device j (valid if lu_stamp == gen) */
 	uint32_t *arr_stamp, *lu_stamp; /* m*d: evaluation that wrote the entry */
-	uint32_t gen;      /* this evaluation: stamps replace clearing m*d entries each time */
-	double *out_end;   /* m: end of the last copy leaving its producer's device */
+	uint32_t gen;	 /* this evaluation: stamps replace clearing m*d entries each time */
+	double *out_end; /* m: end of the last copy leaving its producer's device */
 	struct ho_mem_event *ev, *ev_free, *ev_tmp;
 	uint32_t cap_ev;
-	double *static_mem; /* d: weights resident */
-	uint64_t *wmask;    /* n_weights device masks */
-	bool lazy_memory;   /* skip the exact sweep when a bound proves feasibility */
+	double *static_mem;	 /* d: weights resident */
+	uint64_t *wmask;	 /* n_weights device masks */
+	bool lazy_memory;	 /* skip the exact sweep when a bound proves feasibility */
 	double *busy_s, *busy_e; /* d*n: each device's busy intervals, sorted */
-	uint32_t *n_busy;        /* d */
+	uint32_t *n_busy;	 /* d */
 };
 
 /*
@@ -54,7 +54,8 @@ struct ho_sim {
 static double ho_book(struct ho_sim *s, uint32_t j, double ready, double c)
 {
 	uint32_t n = s->n_busy[j], lo = 0, hi = n, i;
-	double *bs = s->busy_s + (size_t)j * s->p->n, *be = s->busy_e + (size_t)j * s->p->n, t = ready;
+	double *bs = s->busy_s + (size_t)j * s->p->n, *be = s->busy_e + (size_t)j * s->p->n,
+	       t = ready;
 
 	if (c <= 0) {
 		/* Zero-length tasks occupy nothing; they still wait for the device's queue. */
@@ -150,9 +151,10 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 	s->busy_s = malloc(((size_t)p->d * p->n + 1) * sizeof(double));
 	s->busy_e = malloc(((size_t)p->d * p->n + 1) * sizeof(double));
 	s->n_busy = calloc(p->d, sizeof(uint32_t));
-	if (!s->busy || !s->arr_stamp || !s->lu_stamp || !s->link_free || !s->link_busy || !s->start || !s->end ||
-	    !s->done || !s->arrival || !s->alloc_at || !s->last_use || !s->out_end || !s->ev || !s->ev_free || !s->ev_tmp ||
-	    !s->static_mem || !s->wmask || !s->busy_s || !s->busy_e || !s->n_busy) {
+	if (!s->busy || !s->arr_stamp || !s->lu_stamp || !s->link_free || !s->link_busy ||
+	    !s->start || !s->end || !s->done || !s->arrival || !s->alloc_at || !s->last_use ||
+	    !s->out_end || !s->ev || !s->ev_free || !s->ev_tmp || !s->static_mem || !s->wmask ||
+	    !s->busy_s || !s->busy_e || !s->n_busy) {
 		ho_sim_free(s);
 		return NULL;
 	}
@@ -190,7 +192,7 @@ static void ho_record(struct ho_timeline *tl, uint32_t k, uint32_t task, int src
 		      double s, double e)
 {
 	if (tl && tl->n_xfer < tl->cap_xfer)
-		tl->xfer[tl->n_xfer++] = (struct ho_transfer){ k, task, src, dst, link, s, e };
+		tl->xfer[tl->n_xfer++] = (struct ho_transfer){k, task, src, dst, link, s, e};
 }
 
 /* Move item k from src to dst, ready at t0; returns its arrival time. */
@@ -226,7 +228,9 @@ static double ho_transfer(struct ho_sim *s, uint32_t k, uint32_t task, int src, 
 		s->link_free[l] = t;
 		s->link_busy[l] += dur;
 		ev->obj[HO_OBJ_ENERGY] += p->item_bytes[k] * p->link_epb[l];
-		ho_record(tl, k, task, h == 0 ? src : p->default_device, h == 0 && p->route[(src * p->d + dst) * 2 + 1] >= 0 ? p->default_device : dst,
+		ho_record(tl, k, task, h == 0 ? src : p->default_device,
+			  h == 0 && p->route[(src * p->d + dst) * 2 + 1] >= 0 ? p->default_device
+									      : dst,
 			  l, st, t);
 	}
 	return t;
@@ -277,12 +281,13 @@ static void ho_ev_sort(struct ho_mem_event *a, struct ho_mem_event *tmp, uint32_
 }
 
 /* Allocations go to ev, frees to ev_free; they are joined frees first. */
-static void ho_push(struct ho_sim *s, uint32_t *n, uint32_t dev, double from, double to, double bytes)
+static void ho_push(struct ho_sim *s, uint32_t *n, uint32_t dev, double from, double to,
+		    double bytes)
 {
 	if (to <= from || bytes <= 0 || *n + 1 > s->cap_ev / 2)
 		return; /* zero lifetime: never resident */
-	s->ev[*n] = (struct ho_mem_event){ from, bytes, dev };
-	s->ev_free[*n] = (struct ho_mem_event){ to, -bytes, dev };
+	s->ev[*n] = (struct ho_mem_event){from, bytes, dev};
+	s->ev_free[*n] = (struct ho_mem_event){to, -bytes, dev};
 	(*n)++;
 }
 
@@ -345,7 +350,7 @@ static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan,
 {
 	const struct ho_problem *p = s->p;
 	uint32_t d = p->d, n_ev = 0;
-	double cur[HO_MAX_DEVICES] = { 0 };
+	double cur[HO_MAX_DEVICES] = {0};
 
 	ho_weights_resident(p, assign, s->static_mem);
 	for (uint32_t k = 0; k < p->m; k++) {
@@ -366,11 +371,12 @@ static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan,
 
 			if ((int)j == src || !ho_has_copy(s, k * d + j))
 				continue;
-			ho_push(s, &n_ev, j, s->alloc_at[k * d + j], lu > arr ? lu : arr, p->item_bytes[k]);
+			ho_push(s, &n_ev, j, s->alloc_at[k * d + j], lu > arr ? lu : arr,
+				p->item_bytes[k]);
 			/* A staged copy also holds a bounce buffer in host memory. */
 			if (p->route && p->route[(src * d + j) * 2 + 1] >= 0)
-				ho_push(s, &n_ev, (uint32_t)p->default_device, s->alloc_at[k * d + j], arr,
-					p->item_bytes[k]);
+				ho_push(s, &n_ev, (uint32_t)p->default_device,
+					s->alloc_at[k * d + j], arr, p->item_bytes[k]);
 		}
 	}
 	/* Frees first, then allocations: the stable sort keeps that order on ties. */
@@ -431,7 +437,8 @@ int ho_sim_eval(struct ho_sim *s, const uint16_t *assign, const uint32_t *order,
 				size_t idx = (size_t)k * d + dev;
 
 				if (!ho_has_copy(s, idx)) {
-					s->arrival[idx] = ho_transfer(s, k, v, src, dev, t, ev, tl, &s->alloc_at[idx]);
+					s->arrival[idx] = ho_transfer(s, k, v, src, dev, t, ev, tl,
+								      &s->alloc_at[idx]);
 					s->arr_stamp[idx] = s->gen;
 				}
 				t = s->arrival[idx];
@@ -484,7 +491,8 @@ int ho_sim_eval(struct ho_sim *s, const uint16_t *assign, const uint32_t *order,
 
 		for (uint32_t j = 0; c && j < d && !exact; j++)
 			exact = c->max_mem[j] > 0;
-		/* The bound fills peak_mem; it is replaced by the sweep unless it proves feasibility. */
+		/* The bound fills peak_mem; it is replaced by the sweep unless it proves
+		 * feasibility. */
 		if (exact || !ho_memory_bound_fits(s, assign, ev))
 			ho_memory(s, assign, makespan, ev);
 		else
