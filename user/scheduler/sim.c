@@ -20,11 +20,14 @@
 #include "graph_priv.h"
 #include "sched_priv.h"
 
+/* 16 bytes: the sort moves these around, so the device rides in the low bits. */
 struct ho_mem_event {
 	double t;
-	double delta; /* bytes: > 0 allocate, < 0 free */
-	uint32_t dev;
+	int64_t dd; /* bytes * 64 + device: bytes > 0 allocate, < 0 free */
 };
+
+#define HO_EV_DEV(e) ((uint32_t)((e)->dd & 63))
+#define HO_EV_BYTES(e) (((e)->dd - (int64_t)HO_EV_DEV(e)) / 64)
 
 struct ho_sim {
 	const struct ho_problem *p;
@@ -37,7 +40,7 @@ struct ho_sim {
 	uint32_t *arr_stamp, *lu_stamp; /* m*d: evaluation that wrote the entry */
 	uint32_t gen;	 /* this evaluation: stamps replace clearing m*d entries each time */
 	double *out_end; /* m: end of the last copy leaving its producer's device */
-	struct ho_mem_event *ev, *ev_free, *ev_tmp;
+	struct ho_mem_event *ev, *ev_tmp; /* frees, then allocations; sort scratch */
 	uint32_t cap_ev;
 	double *static_mem;	 /* d: weights resident */
 	uint64_t *wmask;	 /* n_weights device masks */
@@ -111,7 +114,6 @@ void ho_sim_free(struct ho_sim *s)
 	free(s->last_use);
 	free(s->out_end);
 	free(s->ev);
-	free(s->ev_free);
 	free(s->ev_tmp);
 	free(s->static_mem);
 	free(s->wmask);
@@ -144,7 +146,6 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 	/* Per item: the producer's buffer, a copy and a staging buffer per other device. */
 	s->cap_ev = 2 * (p->m * (2 * p->d - 1)) + 2;
 	s->ev = malloc(s->cap_ev * sizeof(*s->ev));
-	s->ev_free = malloc(s->cap_ev * sizeof(*s->ev));
 	s->ev_tmp = malloc(s->cap_ev * sizeof(*s->ev));
 	s->static_mem = calloc(p->d, sizeof(double));
 	s->wmask = calloc(p->n_weights + 1, sizeof(uint64_t));
@@ -153,7 +154,7 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 	s->n_busy = calloc(p->d, sizeof(uint32_t));
 	if (!s->busy || !s->arr_stamp || !s->lu_stamp || !s->link_free || !s->link_busy ||
 	    !s->start || !s->end || !s->done || !s->arrival || !s->alloc_at || !s->last_use ||
-	    !s->out_end || !s->ev || !s->ev_free || !s->ev_tmp || !s->static_mem || !s->wmask ||
+	    !s->out_end || !s->ev || !s->ev_tmp || !s->static_mem || !s->wmask ||
 	    !s->busy_s || !s->busy_e || !s->n_busy) {
 		ho_sim_free(s);
 		return NULL;
@@ -280,14 +281,15 @@ static void ho_ev_sort(struct ho_mem_event *a, struct ho_mem_event *tmp, uint32_
 		memcpy(a, src, n * sizeof(*a));
 }
 
-/* Allocations go to ev, frees to ev_free; they are joined frees first. */
-static void ho_push(struct ho_sim *s, uint32_t *n, uint32_t dev, double from, double to,
-		    double bytes)
+/* Frees go to ev, allocations to ev_tmp; they are joined frees first. */
+static void ho_push(struct ho_sim *s, uint32_t *n, uint32_t dev, double from, double to, double bytes)
 {
-	if (to <= from || bytes <= 0 || *n + 1 > s->cap_ev / 2)
+	int64_t b = (int64_t)bytes;
+
+	if (to <= from || b <= 0 || *n + 1 > s->cap_ev / 2)
 		return; /* zero lifetime: never resident */
-	s->ev[*n] = (struct ho_mem_event){from, bytes, dev};
-	s->ev_free[*n] = (struct ho_mem_event){to, -bytes, dev};
+	s->ev_tmp[*n] = (struct ho_mem_event){from, b * 64 + dev};
+	s->ev[*n] = (struct ho_mem_event){to, -b * 64 + dev};
 	(*n)++;
 }
 
@@ -380,17 +382,15 @@ static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan,
 		}
 	}
 	/* Frees first, then allocations: the stable sort keeps that order on ties. */
-	memcpy(s->ev_tmp, s->ev_free, n_ev * sizeof(*s->ev));
-	memcpy(s->ev_tmp + n_ev, s->ev, n_ev * sizeof(*s->ev));
+	memcpy(s->ev + n_ev, s->ev_tmp, n_ev * sizeof(*s->ev));
 	n_ev *= 2;
-	memcpy(s->ev, s->ev_tmp, n_ev * sizeof(*s->ev));
 	ho_ev_sort(s->ev, s->ev_tmp, n_ev);
 	for (uint32_t j = 0; j < d; j++)
 		ev->peak_mem[j] = s->static_mem[j];
 	for (uint32_t e = 0; e < n_ev; e++) {
-		uint32_t j = s->ev[e].dev;
+		uint32_t j = HO_EV_DEV(&s->ev[e]);
 
-		cur[j] += s->ev[e].delta;
+		cur[j] += (double)HO_EV_BYTES(&s->ev[e]);
 		if (s->static_mem[j] + cur[j] > ev->peak_mem[j])
 			ev->peak_mem[j] = s->static_mem[j] + cur[j];
 	}
