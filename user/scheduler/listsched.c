@@ -55,53 +55,12 @@ void ho_slots_free(struct ho_slots *s, uint32_t d)
 	}
 }
 
-/*
- * Earliest start >= ready of a gap of length dur (insertion policy of HEFT),
- * looking at no more than max_scan intervals before settling for the end.
- */
-double ho_slots_earliest_bounded(const struct ho_slots *s, double ready, double dur,
-				 uint32_t max_scan)
+double ho_slots_book_gap(struct ho_slots *s, double ready, double dur)
 {
-	uint32_t lo = 0, hi = s->n;
-	double t = ready;
+	double t = ho_slots_earliest(s, ready, dur);
 
-	/* Intervals never overlap, so their ends are sorted too: skip those over by ready. */
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-
-		if (s->e[mid] <= ready)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (s->n - lo > max_scan)
-		return s->e[s->n - 1] > ready ? s->e[s->n - 1] : ready;
-	for (uint32_t i = lo; i < s->n; i++) {
-		if (t + dur <= s->s[i])
-			return t;
-		if (s->e[i] > t)
-			t = s->e[i];
-	}
+	ho_slots_insert(s, t, t + dur);
 	return t;
-}
-
-double ho_slots_earliest(const struct ho_slots *s, double ready, double dur)
-{
-	return ho_slots_earliest_bounded(s, ready, dur, UINT32_MAX);
-}
-
-void ho_slots_insert(struct ho_slots *s, double start, double end)
-{
-	uint32_t i = s->n;
-
-	while (i > 0 && s->s[i - 1] > start) {
-		s->s[i] = s->s[i - 1];
-		s->e[i] = s->e[i - 1];
-		i--;
-	}
-	s->s[i] = start;
-	s->e[i] = end;
-	s->n++;
 }
 
 /* Data-ready time of task t on device dev, given placed predecessors. */

@@ -3,14 +3,85 @@
 #ifndef HO_LISTSCHED_H
 #define HO_LISTSCHED_H
 
+#include <string.h>
+
 #include "sched_priv.h"
 
 int ho_slots_init(struct ho_slots *s, uint32_t d, uint32_t n);
 void ho_slots_free(struct ho_slots *s, uint32_t d);
-double ho_slots_earliest(const struct ho_slots *s, double ready, double dur);
-double ho_slots_earliest_bounded(const struct ho_slots *s, double ready, double dur,
-				 uint32_t max_scan);
-void ho_slots_insert(struct ho_slots *s, double start, double end);
+
+/*
+ * Earliest start >= ready of a gap of length dur (insertion policy of HEFT),
+ * looking at no more than max_scan intervals before settling for the end.
+ * Inline: the simulator books a slot for every task of every evaluation.
+ */
+static inline double ho_slots_earliest_bounded(const struct ho_slots *s, double ready, double dur,
+					       uint32_t max_scan)
+{
+	uint32_t lo = 0, hi = s->n;
+	double t = ready;
+
+	if (!s->n || ready >= s->e[s->n - 1])
+		return ready; /* the common case: after everything booked */
+	/* Intervals never overlap, so their ends are sorted too: skip those over by ready. */
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (s->e[mid] <= ready)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (s->n - lo > max_scan)
+		return s->e[s->n - 1] > ready ? s->e[s->n - 1] : ready;
+	for (uint32_t i = lo; i < s->n; i++) {
+		if (t + dur <= s->s[i])
+			return t;
+		if (s->e[i] > t)
+			t = s->e[i];
+	}
+	return t;
+}
+
+static inline double ho_slots_earliest(const struct ho_slots *s, double ready, double dur)
+{
+	return ho_slots_earliest_bounded(s, ready, dur, UINT32_MAX);
+}
+
+static inline void ho_slots_insert(struct ho_slots *s, double start, double end)
+{
+	uint32_t i = s->n;
+
+	/* Empty intervals occupy nothing, and would break the sorted ends above. */
+	if (end <= start)
+		return;
+	while (i > 0 && s->s[i - 1] > start)
+		i--;
+	if (i < s->n) { /* appending, the common case, moves nothing */
+		memmove(&s->s[i + 1], &s->s[i], (s->n - i) * sizeof(double));
+		memmove(&s->e[i + 1], &s->e[i], (s->n - i) * sizeof(double));
+	}
+	s->s[i] = start;
+	s->e[i] = end;
+	s->n++;
+}
+
+/* Out of line: filling a gap is rare, and inlining it bloats the simulator's loop. */
+double ho_slots_book_gap(struct ho_slots *s, double ready, double dur);
+
+/* Earliest slot for dur at or after ready, booked; the simulator's per-task step. */
+static inline double ho_slots_book(struct ho_slots *s, double ready, double dur)
+{
+	if (!s->n || ready >= s->e[s->n - 1]) { /* append: nothing to search or move */
+		if (dur > 0) {
+			s->s[s->n] = ready;
+			s->e[s->n++] = ready + dur;
+		}
+		return ready;
+	}
+	return ho_slots_book_gap(s, ready, dur);
+}
+
 double ho_ready_time(const struct ho_problem *p, uint32_t t, int dev, const uint16_t *assign,
 		     const double *aft);
 int64_t ho_ready_pop(const struct ho_problem *p, const double *rank, uint32_t *missing,

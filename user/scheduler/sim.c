@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "graph_priv.h"
-#include "sched_priv.h"
+#include "listsched.h"
 
 /* 16 bytes: the sort moves these around, so the device rides in the low bits. */
 struct ho_mem_event {
@@ -45,52 +45,10 @@ struct ho_sim {
 	double *static_mem;	 /* d: weights resident */
 	uint64_t *wmask;	 /* n_weights device masks */
 	bool lazy_memory;	 /* skip the exact sweep when a bound proves feasibility */
-	double *busy_s, *busy_e; /* d*n: each device's busy intervals, sorted */
-	uint32_t *n_busy;	 /* d */
+	/* Each device's busy intervals: a task takes the earliest idle gap after its
+	 * inputs arrive (insertion, as HEFT does), through the same helpers. */
+	struct ho_slots slots[HO_MAX_DEVICES];
 };
-
-/*
- * Earliest start >= ready of a gap of length c on device j, and book it.
- * Tasks may fill idle gaps left by earlier dispatches (insertion, as HEFT
- * does); intervals stay sorted, and appending at the end is the common case.
- */
-static double ho_book(struct ho_sim *s, uint32_t j, double ready, double c)
-{
-	uint32_t n = s->n_busy[j], lo = 0, hi = n, i;
-	double *bs = s->busy_s + (size_t)j * s->p->n, *be = s->busy_e + (size_t)j * s->p->n,
-	       t = ready;
-
-	if (c <= 0) {
-		/* Zero-length tasks occupy nothing; they still wait for the device's queue. */
-		return n && be[n - 1] > ready && bs[n - 1] < ready ? be[n - 1] : ready;
-	}
-	if (!n || ready >= be[n - 1]) { /* the common case: after everything booked */
-		bs[n] = ready;
-		be[n] = ready + c;
-		s->n_busy[j] = n + 1;
-		return ready;
-	}
-	while (lo < hi) { /* first interval ending after ready */
-		uint32_t mid = (lo + hi) / 2;
-
-		if (be[mid] <= ready)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (i = lo; i < n; i++) {
-		if (t + c <= bs[i])
-			break;
-		if (be[i] > t)
-			t = be[i];
-	}
-	memmove(&bs[i + 1], &bs[i], (n - i) * sizeof(double));
-	memmove(&be[i + 1], &be[i], (n - i) * sizeof(double));
-	bs[i] = t;
-	be[i] = t + c;
-	s->n_busy[j] = n + 1;
-	return t;
-}
 
 void ho_sim_lazy_memory(struct ho_sim *s, bool on)
 {
@@ -117,9 +75,7 @@ void ho_sim_free(struct ho_sim *s)
 	free(s->ev_tmp);
 	free(s->static_mem);
 	free(s->wmask);
-	free(s->busy_s);
-	free(s->busy_e);
-	free(s->n_busy);
+	ho_slots_free(s->slots, s->p->d);
 	free(s);
 }
 
@@ -149,13 +105,10 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 	s->ev_tmp = malloc(s->cap_ev * sizeof(*s->ev));
 	s->static_mem = calloc(p->d, sizeof(double));
 	s->wmask = calloc(p->n_weights + 1, sizeof(uint64_t));
-	s->busy_s = malloc(((size_t)p->d * p->n + 1) * sizeof(double));
-	s->busy_e = malloc(((size_t)p->d * p->n + 1) * sizeof(double));
-	s->n_busy = calloc(p->d, sizeof(uint32_t));
 	if (!s->busy || !s->arr_stamp || !s->lu_stamp || !s->link_free || !s->link_busy ||
 	    !s->start || !s->end || !s->done || !s->arrival || !s->alloc_at || !s->last_use ||
 	    !s->out_end || !s->ev || !s->ev_tmp || !s->static_mem || !s->wmask ||
-	    !s->busy_s || !s->busy_e || !s->n_busy) {
+	    ho_slots_init(s->slots, p->d, p->n)) {
 		ho_sim_free(s);
 		return NULL;
 	}
@@ -405,7 +358,8 @@ int ho_sim_eval(struct ho_sim *s, const uint16_t *assign, const uint32_t *order,
 
 	memset(ev, 0, sizeof(*ev));
 	memset(s->busy, 0, d * sizeof(double));
-	memset(s->n_busy, 0, d * sizeof(uint32_t));
+	for (uint32_t j = 0; j < d; j++)
+		s->slots[j].n = 0;
 	memset(s->link_free, 0, (p->n_links + 1) * sizeof(double));
 	memset(s->link_busy, 0, (p->n_links + 1) * sizeof(double));
 	memset(s->done, 0, p->n);
@@ -452,7 +406,7 @@ int ho_sim_eval(struct ho_sim *s, const uint16_t *assign, const uint32_t *order,
 			if (!isfinite(cost))
 				cost = 0;
 		}
-		s->start[v] = ho_book(s, (uint32_t)dev, ready, cost);
+		s->start[v] = ho_slots_book(&s->slots[dev], ready, cost);
 		s->end[v] = s->start[v] + cost;
 		s->busy[dev] += cost;
 		s->done[v] = 1;
