@@ -27,11 +27,14 @@ static double ho_mean_comp(const struct ho_problem *p, uint32_t t)
 
 int ho_plan_heft(const struct ho_problem *p, struct ho_plan *out, double *rank_out)
 {
-	double *rank = calloc(p->n + 1, sizeof(double));
+	double *rank = calloc(p->n + 1, sizeof(double)), *cbar = ho_comm_means(p);
 	int ret;
 
-	if (!rank)
+	if (!rank || !cbar) {
+		free(rank);
+		free(cbar);
 		return -ENOMEM;
+	}
 	/* rank_u(t) = mean w(t) + max over items k of t, consumers c: (mean c(k) + rank_u(c)). */
 	for (uint32_t i = p->n; i-- > 0;) {
 		uint32_t t = p->topo[i];
@@ -43,8 +46,8 @@ int ho_plan_heft(const struct ho_problem *p, struct ho_plan *out, double *rank_o
 			for (uint32_t e = p->in_off[c]; e < p->in_off[c + 1]; e++) {
 				uint32_t k = p->in_items[e];
 
-				if (p->item_prod[k] == t && ho_comm_mean(p, k) + rank[c] > best)
-					best = ho_comm_mean(p, k) + rank[c];
+				if (p->item_prod[k] == t && cbar[k] + rank[c] > best)
+					best = cbar[k] + rank[c];
 			}
 		}
 		rank[t] = ho_mean_comp(p, t) + best;
@@ -53,5 +56,6 @@ int ho_plan_heft(const struct ho_problem *p, struct ho_plan *out, double *rank_o
 	if (!ret && rank_out)
 		memcpy(rank_out, rank, p->n * sizeof(double));
 	free(rank);
+	free(cbar);
 	return ret;
 }

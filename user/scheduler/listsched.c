@@ -124,6 +124,16 @@ int ho_order_by_start(const struct ho_problem *p, const double *ast, const uint3
 	return 0;
 }
 
+double *ho_comm_means(const struct ho_problem *p)
+{
+	double *mean = malloc((p->m + 1) * sizeof(double));
+
+	if (mean)
+		for (uint32_t k = 0; k < p->m; k++)
+			mean[k] = ho_comm_mean(p, k);
+	return mean;
+}
+
 uint32_t *ho_indegrees(const struct ho_problem *p)
 {
 	uint32_t *m = malloc((p->n + 1) * sizeof(uint32_t));

@@ -89,6 +89,8 @@ int64_t ho_ready_pop(const struct ho_problem *p, const double *rank, uint32_t *m
 int ho_order_by_start(const struct ho_problem *p, const double *ast, const uint32_t *placed_at,
 		      uint32_t *order);
 uint32_t *ho_indegrees(const struct ho_problem *p);
+/* ho_comm_mean of every item, computed once (malloc'ed; NULL on failure). */
+double *ho_comm_means(const struct ho_problem *p);
 int ho_list_schedule(const struct ho_problem *p, const double *rank, const double *bias,
 		     struct ho_plan *out);
 

@@ -395,19 +395,11 @@ static uint16_t ho_eft_device(struct ho_ga *ga, const struct ho_ind *b,
 	uint16_t dev = b->assign[t];
 
 	for (uint32_t j = 0; j < p->d; j++) {
-		double ready = 0, w = p->comp[t * p->d + j];
+		double ready, w = p->comp[t * p->d + j];
 
 		if (!(p->allowed[t] >> j & 1) || !isfinite(w))
 			continue;
-		for (uint32_t e = p->in_off[t]; e < p->in_off[t + 1]; e++) {
-			uint32_t k = p->in_items[e], prod = p->item_prod[k];
-			int src = prod == UINT32_MAX ? p->default_device : b->assign[prod];
-			double r = (prod == UINT32_MAX ? 0 : tl->end[prod]) +
-				   ho_comm_time(p, k, src, (int)j);
-
-			if (r > ready)
-				ready = r;
-		}
+		ready = ho_ready_time(p, t, (int)j, b->assign, tl->end);
 		if (ready + w < best) {
 			best = ready + w;
 			dev = (uint16_t)j;
@@ -432,21 +424,13 @@ static void ho_eft_decode(const struct ho_problem *p, struct ho_decoder *dc, str
 		double best = INFINITY, best_st = 0;
 
 		for (uint32_t j = 0; j < p->d; j++) {
-			double ready = 0, w = p->comp[t * p->d + j], st;
+			double w = p->comp[t * p->d + j], st;
 
 			if (!(p->allowed[t] >> j & 1) || !isfinite(w))
 				continue;
-			for (uint32_t e = p->in_off[t]; e < p->in_off[t + 1]; e++) {
-				uint32_t k = p->in_items[e], prod = p->item_prod[k];
-				int src = prod == UINT32_MAX ? p->default_device : c->assign[prod];
-				double r = (prod == UINT32_MAX ? 0 : aft[prod]) +
-					   ho_comm_time(p, k, src, (int)j);
-
-				if (r > ready)
-					ready = r;
-			}
 			/* Insertion, like the simulator: an idle gap may take it. */
-			st = ho_slots_earliest_bounded(&dc->slots[j], ready, w, 32);
+			st = ho_slots_earliest_bounded(&dc->slots[j],
+						       ho_ready_time(p, t, (int)j, c->assign, aft), w, 32);
 			if (st + w < best) {
 				best = st + w;
 				best_st = st;

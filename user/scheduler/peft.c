@@ -16,10 +16,10 @@ int ho_plan_peft(const struct ho_problem *p, struct ho_plan *out, double *oct_ou
 {
 	uint32_t d = p->d;
 	double *oct = calloc((size_t)p->n * d + 1, sizeof(double)),
-	       *rank = calloc(p->n + 1, sizeof(double));
+	       *rank = calloc(p->n + 1, sizeof(double)), *cbar = ho_comm_means(p);
 	int ret = -ENOMEM;
 
-	if (!oct || !rank)
+	if (!oct || !rank || !cbar)
 		goto out;
 	for (uint32_t i = p->n; i-- > 0;) {
 		uint32_t t = p->topo[i];
@@ -42,7 +42,7 @@ int ho_plan_peft(const struct ho_problem *p, struct ho_plan *out, double *oct_ou
 						if (!(p->allowed[c] >> pk & 1) || !isfinite(w))
 							continue;
 						v = oct[c * d + pk] + w +
-						    (pk != pj ? ho_comm_mean(p, k) : 0);
+						    (pk != pj ? cbar[k] : 0);
 						if (v < best)
 							best = v;
 					}
@@ -63,5 +63,6 @@ int ho_plan_peft(const struct ho_problem *p, struct ho_plan *out, double *oct_ou
 out:
 	free(oct);
 	free(rank);
+	free(cbar);
 	return ret;
 }
