@@ -5,30 +5,8 @@
 set -u
 EXE=$1
 M=$2
-fails=0
-
-check() { # check DESCRIPTION EXPECTED_RC NEEDLE -- command...
-	desc=$1 want=$2 needle=$3
-	shift 4
-	out=$("$@" 2>&1)
-	rc=$?
-	if [ "$rc" != "$want" ]; then
-		echo "FAIL $desc: exit $rc, wanted $want: $out"
-		fails=$((fails + 1))
-		return
-	fi
-	if [ -n "$needle" ] && ! printf '%s' "$out" | grep -qF -- "$needle"; then
-		echo "FAIL $desc: output lacks '$needle': $out"
-		fails=$((fails + 1))
-		return
-	fi
-	if [ "$want" != 0 ] && [ "$(printf '%s\n' "$out" | wc -l)" != 1 ]; then
-		echo "FAIL $desc: error is not one line: $out"
-		fails=$((fails + 1))
-		return
-	fi
-	echo "ok   $desc"
-}
+ONE_LINE_ERRORS=1
+. "$(dirname "$0")/lib.sh"
 
 check "no arguments prints usage" 2 "usage: heteroopt" -- sh -c "'$EXE' 2>&1 | head -1; exit 2"
 check "unknown command" 2 "unknown command 'frobnicate'" -- sh -c "'$EXE' frobnicate 2>&1 | head -1; exit 2"

@@ -11,20 +11,8 @@ B=$ROOT/boxes
 PY=/usr/bin/python3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-check() { # check DESCRIPTION EXPECTED_RC NEEDLE -- command...
-	desc=$1 want=$2 needle=$3
-	shift 4
-	out=$("$@" 2>&1)
-	rc=$?
-	if [ "$rc" != "$want" ] || { [ -n "$needle" ] && ! printf '%s' "$out" | grep -qF -- "$needle"; }; then
-		echo "FAIL $desc: exit $rc (wanted $want), output: $(printf '%s' "$out" | tail -5)"
-		fails=$((fails + 1))
-	else
-		echo "ok   $desc"
-	fi
-}
+ONE_LINE_ERRORS=1
+. "$(dirname "$0")/lib.sh"
 
 S="$EXE schedule --quiet --generations 30 --population 32"
 check "schedule resnet18 on the edge box" 0 "Pareto front" -- \

@@ -181,7 +181,7 @@ static void ho_node_features(const struct ho_graph *g, struct ho_node *nd)
 {
 	const struct ho_class_rule *rule = ho_class_of(nd->op_type);
 	struct ho_features *f = &nd->feat;
-	double out_elems = 0, in_elems = 0;
+	double out_elems = 0;
 
 	memset(f, 0, sizeof(*f));
 	f->op_class = rule ? rule->op_class : HO_OPC_MEMORY;
@@ -191,7 +191,6 @@ static void ho_node_features(const struct ho_graph *g, struct ho_node *nd)
 		if (!t)
 			continue;
 		f->bytes_read += t->bytes;
-		in_elems += numel(t);
 		if (t->flags & (HO_T_INITIALIZER | HO_T_CONSTANT))
 			f->param_bytes += t->bytes;
 	}
@@ -248,7 +247,6 @@ static void ho_node_features(const struct ho_graph *g, struct ho_node *nd)
 	}
 	if (nd->flags & HO_N_COMPOSITE)
 		ho_composite(g, nd);
-	(void)in_elems;
 	if (f->bytes_read + f->bytes_written)
 		f->intensity = f->flops / (double)(f->bytes_read + f->bytes_written);
 }

@@ -538,8 +538,8 @@ static int ho_by_rank_crowd(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Rank all 2N, keep the best N in pool[0..N). */
-static void ho_environmental_selection(struct ho_ga *ga, uint32_t total, uint32_t keep)
+/* Rank the whole pool and sort it best first: the survivors are its first N. */
+static void ho_environmental_selection(struct ho_ga *ga, uint32_t total)
 {
 	struct ho_ind **s = ga->sorted;
 
@@ -560,11 +560,10 @@ static void ho_environmental_selection(struct ho_ga *ga, uint32_t total, uint32_
 	for (uint32_t i = 0; i < total; i++)
 		s[i] = &ga->pool[i];
 	qsort(s, total, sizeof(*s), ho_by_rank_crowd);
-	/* Permute so that the survivors sit in pool[0..keep); genomes move by pointer. */
+	/* Permute the pool into that order; genomes move by pointer. */
 	for (uint32_t i = 0; i < total; i++)
 		ga->tmp[i] = *s[i];
 	memcpy(ga->pool, ga->tmp, total * sizeof(*ga->tmp));
-	(void)keep;
 }
 
 static uint32_t ho_tournament(struct ho_ga *ga, uint32_t n)
@@ -965,7 +964,7 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 		ga.hi[m] = ga.lo[m] + (ga.hi[m] - ga.lo[m]) * 1.1 + 1e-12;
 		ga.lo[m] = ga.lo[m] * 0.5; /* room for improvement below the start */
 	}
-	ho_environmental_selection(&ga, np, np);
+	ho_environmental_selection(&ga, np);
 
 	for (gen = 0; gen < o->generations; gen++) {
 		/* A quarter of the offspring perturb the fastest schedule's critical path. */
@@ -1015,7 +1014,7 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 			ho_err(err, ret, "internal error: offspring order not topological");
 			goto out;
 		}
-		ho_environmental_selection(&ga, total, np);
+		ho_environmental_selection(&ga, total);
 		double hv = ho_front_hv(&ga, np);
 
 		if (hv > best_hv + 1e-4) {

@@ -386,6 +386,20 @@ static uint64_t ho_count_refs(const Onnx__GraphProto *gp, int depth)
 	return n;
 }
 
+/* Node and tensor capacity of a graph: its own tensors plus outer references. */
+static int ho_graph_caps(const Onnx__GraphProto *gp, int depth, uint32_t *nodes, uint32_t *tensors)
+{
+	uint64_t t = gp->n_input + gp->n_initializer + gp->n_output + ho_count_refs(gp, depth);
+
+	for (size_t i = 0; i < gp->n_node; i++)
+		t += gp->node[i]->n_output;
+	if (t > UINT32_MAX / 4 || gp->n_node > UINT32_MAX / 4)
+		return -EOVERFLOW;
+	*nodes = (uint32_t)gp->n_node;
+	*tensors = (uint32_t)t;
+	return 0;
+}
+
 static int ho_import_graph(struct ho_import *im, const Onnx__GraphProto *gp,
 			   struct ho_graph *parent, int depth, struct ho_graph **out);
 
@@ -758,18 +772,16 @@ static int ho_import_graph(struct ho_import *im, const Onnx__GraphProto *gp,
 			   struct ho_graph *parent, int depth, struct ho_graph **out)
 {
 	struct ho_arena *a = im->arena;
-	uint64_t cap_t = gp->n_input + gp->n_initializer + gp->n_output + ho_count_refs(gp, depth);
+	uint32_t cap_n, cap_t;
 	struct ho_graph *g;
 	int ret;
 
-	for (size_t i = 0; i < gp->n_node; i++)
-		cap_t += gp->node[i]->n_output;
-	if (cap_t > UINT32_MAX / 4 || gp->n_node > UINT32_MAX / 4)
-		return ho_err(im->err, -EOVERFLOW, "graph too large");
 	if (!parent) {
-		g = im->root;
+		g = im->root; /* sized by ho_onnx_load_buffer */
 	} else {
-		g = ho_graph_new(a, (uint32_t)gp->n_node, (uint32_t)cap_t, im->err);
+		if (ho_graph_caps(gp, depth, &cap_n, &cap_t))
+			return ho_err(im->err, -EOVERFLOW, "graph too large");
+		g = ho_graph_new(a, cap_n, cap_t, im->err);
 		if (!g)
 			return im->err->code;
 		g->parent = parent;
@@ -957,6 +969,7 @@ int ho_onnx_load_buffer(const void *buf, size_t len, const struct ho_load_opts *
 	struct ho_import im = {.err = err ? err : &local, .base_dir = opts ? opts->base_dir : NULL};
 	Onnx__ModelProto *m;
 	struct ho_graph *g, *dummy;
+	uint32_t cap_n, cap_t;
 	int ret;
 
 	*out = NULL;
@@ -979,8 +992,11 @@ int ho_onnx_load_buffer(const void *buf, size_t len, const struct ho_load_opts *
 		onnx__model_proto__free_unpacked(m, NULL);
 		return ho_err(err, -EINVAL, "not an ONNX model: it has no ir_version");
 	}
-	g = ho_graph_new(NULL, (uint32_t)(m->graph->n_node < UINT32_MAX / 4 ? m->graph->n_node : 0),
-			 0, err);
+	if (ho_graph_caps(m->graph, 0, &cap_n, &cap_t)) {
+		onnx__model_proto__free_unpacked(m, NULL);
+		return ho_err(err, -EOVERFLOW, "graph too large");
+	}
+	g = ho_graph_new(NULL, cap_n, cap_t, err);
 	if (!g) {
 		onnx__model_proto__free_unpacked(m, NULL);
 		return err->code;
@@ -990,25 +1006,6 @@ int ho_onnx_load_buffer(const void *buf, size_t len, const struct ho_load_opts *
 	im.arena = g->priv->arena;
 	im.model = m;
 	im.root = g;
-
-	/* The root was created empty; size it now that the graph is known. */
-	{
-		uint64_t cap_t = m->graph->n_input + m->graph->n_initializer + m->graph->n_output +
-				 ho_count_refs(m->graph, 0);
-
-		for (size_t i = 0; i < m->graph->n_node; i++)
-			cap_t += m->graph->node[i]->n_output;
-		if (cap_t > UINT32_MAX / 4 || m->graph->n_node > UINT32_MAX / 4) {
-			ret = ho_err(err, -EOVERFLOW, "graph too large");
-			goto fail;
-		}
-		g->priv->cap_tensors = (uint32_t)cap_t;
-		g->tensors = ho_arena_calloc(im.arena, cap_t ? cap_t : 1, sizeof(*g->tensors));
-		if (!g->tensors || ho_index_init(&g->priv->tensors, im.arena, (uint32_t)cap_t)) {
-			ret = ho_err(err, -ENOMEM, "out of memory");
-			goto fail;
-		}
-	}
 	g->ir_version = m->ir_version;
 	g->producer = ho_arena_strdup(im.arena, m->producer_name);
 	g->n_opsets = (uint32_t)m->n_opset_import;
