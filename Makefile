@@ -26,7 +26,15 @@ BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 
 .PHONY: all deps models module check bench install clean demo fuzz
-all: $(O)/heteroopt $(O)/libheteroopt.a $(UNIT_BIN) $(BENCH_BIN) $(O)/heteroopt.pc
+all: $(O)/heteroopt $(O)/libheteroopt.a $(O)/libump.a $(UNIT_BIN) $(BENCH_BIN) $(O)/heteroopt.pc
+
+# libump, the client of /dev/ump: no dependency beyond libc (its io_uring
+# helper is header-only and needs liburing only in the program using it).
+$(O)/user/libump/libump.o: user/libump/libump.c include/ump/libump.h include/uapi/ump.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(WARN) $(EXTRA_CFLAGS) -c $< -o $@
+$(O)/libump.a: $(O)/user/libump/libump.o
+	rm -f $@ && ar rcs $@ $^
 
 # One rule makes both files; the header depends on the source so that a
 # parallel make never runs protoc-c twice at once.
@@ -102,6 +110,10 @@ install: all
 	install -m 755 $(O)/heteroopt $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(O)/libheteroopt.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/heteroopt/*.h $(DESTDIR)$(PREFIX)/include/heteroopt/
+	install -m 644 $(O)/libump.a $(DESTDIR)$(PREFIX)/lib/
+	install -D -m 644 include/ump/libump.h $(DESTDIR)$(PREFIX)/include/ump/libump.h
+	install -D -m 644 include/ump/libump-uring.h $(DESTDIR)$(PREFIX)/include/ump/libump-uring.h
+	install -D -m 644 include/uapi/ump.h $(DESTDIR)$(PREFIX)/include/uapi/ump.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' scripts/heteroopt.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/heteroopt.pc
 	install -D -m 644 udev/60-ump.rules $(DESTDIR)/etc/udev/rules.d/60-ump.rules
 	@if command -v dkms >/dev/null 2>&1 && [ -z "$(DESTDIR)" ]; then \

@@ -10,6 +10,9 @@ protobuf-c-compiler libprotobuf-c-dev libonnx-dev
 libjansson-dev
 python3 python3-numpy python3-onnx python3-torch python3-torchvision
 linux-headers-amd64 kmod
+liburing-dev sparse
+linux-image-amd64 qemu-system-x86 busybox-static cpio
+linux-source-6.12 bc bison flex libelf-dev libssl-dev dwarves xz-utils
 "
 
 # npm fetches the default model; nodesource's nodejs already ships it, and

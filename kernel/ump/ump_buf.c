@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ump buffers: host pages on a chosen NUMA node, PCI P2P memory, and
+ * imported dma-bufs. Every buffer can be exported as a dma-buf, which is how
+ * memory is shared zero-copy with other drivers and with user space (mmap).
+ */
+#include <linux/dma-mapping.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/pci-p2pdma.h>
+#include <linux/sched/signal.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "ump.h"
+#include "ump_compat.h"
+
+MODULE_IMPORT_NS(DMA_BUF);
+
+static void ump_buf_release(struct kref *ref)
+{
+	struct ump_buf *buf = container_of(ref, struct ump_buf, ref);
+	unsigned long i;
+
+	switch (buf->kind) {
+	case UMP_BUF_HOST:
+		vunmap(buf->vaddr);
+		for (i = 0; i < buf->nr_pages; i++)
+			__free_page(buf->pages[i]);
+		kvfree(buf->pages);
+		atomic64_sub(buf->size, &ump_pool.node_used[buf->node]);
+		atomic_dec(&ump_pool.node_bufs[buf->node]);
+		break;
+	case UMP_BUF_P2P:
+		pci_free_p2pmem(buf->dev->pdev, buf->vaddr, buf->size);
+		atomic64_sub(buf->size, &buf->dev->p2p_used);
+		atomic_dec(&buf->dev->p2p_bufs);
+		break;
+	case UMP_BUF_IMPORT:
+		ump_dma_buf_vunmap(buf->dmabuf, &buf->map);
+		dma_buf_detach(buf->dmabuf, buf->attach);
+		dma_buf_put(buf->dmabuf);
+		atomic64_sub(buf->size, &ump_pool.import_bytes);
+		atomic_dec(&ump_pool.import_bufs);
+		break;
+	}
+	atomic_dec(&ump_pool.live_bufs);
+	kfree(buf);
+}
+
+void ump_buf_put(struct ump_buf *buf)
+{
+	kref_put(&buf->ref, ump_buf_release);
+}
+
+static struct ump_buf *ump_buf_new(u32 kind, u32 region, int node)
+{
+	struct ump_buf *buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+
+	if (!buf)
+		return NULL;
+	kref_init(&buf->ref);
+	buf->kind = kind;
+	buf->region = region;
+	buf->node = node;
+	return buf;
+}
+
+/*
+ * Host buffers are whole pages from one node, never from a fallback node:
+ * a tensor the scheduler put next to a device is worthless elsewhere.
+ * They are charged against the node's cap before any page is taken, so a
+ * request over the cap fails fast and nothing is half-allocated.
+ */
+int ump_buf_alloc_host(int node, u64 size, struct ump_buf **out)
+{
+	const gfp_t gfp = GFP_HIGHUSER | __GFP_ZERO | __GFP_THISNODE |
+			  __GFP_NOWARN | __GFP_ACCOUNT;
+	struct ump_buf *buf;
+	unsigned long i;
+	int ret;
+
+	if (node < 0 || node >= MAX_NUMNODES || !node_state(node, N_MEMORY))
+		return -EINVAL;
+	if (!size || size > (u64)ump_pool.node_cap[node])
+		return size ? -ENOMEM : -EINVAL;
+	size = PAGE_ALIGN(size);
+	if (atomic64_add_return(size, &ump_pool.node_used[node]) >
+	    ump_pool.node_cap[node]) {
+		atomic64_sub(size, &ump_pool.node_used[node]);
+		return -ENOMEM;
+	}
+
+	ret = -ENOMEM;
+	buf = ump_buf_new(UMP_BUF_HOST, UMP_REGION_HOST(node), node);
+	if (!buf)
+		goto err_uncharge;
+	buf->size = size;
+	buf->pages = kvmalloc_array(size >> PAGE_SHIFT, sizeof(*buf->pages),
+				    GFP_KERNEL | __GFP_ACCOUNT);
+	if (!buf->pages)
+		goto err_buf;
+	for (i = 0; i < size >> PAGE_SHIFT; i++) {
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto err_pages;
+		}
+		buf->pages[i] = alloc_pages_node(node, gfp, 0);
+		if (!buf->pages[i])
+			goto err_pages;
+		buf->nr_pages = i + 1;
+		cond_resched();
+	}
+	/* One linear mapping keeps the CPU copy engine a plain memcpy. */
+	buf->vaddr = vmap(buf->pages, buf->nr_pages, VM_MAP, PAGE_KERNEL);
+	if (!buf->vaddr)
+		goto err_pages;
+
+	atomic_inc(&ump_pool.node_bufs[node]);
+	atomic_inc(&ump_pool.live_bufs);
+	*out = buf;
+	return 0;
+
+err_pages:
+	for (i = 0; i < buf->nr_pages; i++)
+		__free_page(buf->pages[i]);
+	kvfree(buf->pages);
+err_buf:
+	kfree(buf);
+err_uncharge:
+	atomic64_sub(size, &ump_pool.node_used[node]);
+	return ret;
+}
+
+int ump_buf_alloc_p2p(struct ump_dev *dev, u64 size, struct ump_buf **out)
+{
+	struct ump_buf *buf;
+
+	if (!size || size > SZ_1G * 64ULL)
+		return -EINVAL;
+	if (!IS_ENABLED(CONFIG_PCI_P2PDMA) || !pci_has_p2pmem(dev->pdev))
+		return -ENODEV;
+	size = PAGE_ALIGN(size);
+	buf = ump_buf_new(UMP_BUF_P2P, UMP_REGION_P2P(dev->index), NUMA_NO_NODE);
+	if (!buf)
+		return -ENOMEM;
+	buf->vaddr = pci_alloc_p2pmem(dev->pdev, size);
+	if (!buf->vaddr) {
+		kfree(buf);
+		return -ENOMEM;
+	}
+	/* The provider hands out whatever its BAR held before. */
+	memset(buf->vaddr, 0, size);
+	buf->size = size;
+	buf->dev = dev;
+	atomic64_add(size, &dev->p2p_used);
+	atomic_inc(&dev->p2p_bufs);
+	atomic_inc(&ump_pool.live_bufs);
+	*out = buf;
+	return 0;
+}
+
+/* We keep no mapping of our own, so a move needs nothing from us. */
+static void ump_import_move_notify(struct dma_buf_attachment *attach)
+{
+}
+
+static const struct dma_buf_attach_ops ump_import_ops = {
+	.allow_peer2peer = true,
+	.move_notify = ump_import_move_notify,
+};
+
+int ump_buf_import(int fd, struct ump_buf **out)
+{
+	struct dma_buf *dmabuf;
+	struct ump_buf *buf;
+	int ret;
+
+	dmabuf = dma_buf_get(fd);
+	if (IS_ERR(dmabuf))
+		return PTR_ERR(dmabuf);
+
+	ret = -ENOMEM;
+	buf = ump_buf_new(UMP_BUF_IMPORT, UMP_REGION_IMPORTED, NUMA_NO_NODE);
+	if (!buf)
+		goto err_put;
+	buf->dmabuf = dmabuf;
+	buf->size = dmabuf->size;
+	/*
+	 * A dynamic attachment that allows peer-to-peer: the exporter may hand
+	 * us device memory and may move it; we map nothing through it and only
+	 * copy through the exporter's vmap.
+	 */
+	buf->attach = dma_buf_dynamic_attach(dmabuf, ump_pool.misc.this_device,
+					     &ump_import_ops, buf);
+	if (IS_ERR(buf->attach)) {
+		ret = PTR_ERR(buf->attach);
+		goto err_free;
+	}
+	ret = ump_dma_buf_vmap(dmabuf, &buf->map);
+	if (ret)
+		goto err_detach;
+	if (buf->map.is_iomem) {
+		/* Our copy engine uses memcpy; I/O memory needs memcpy_toio. */
+		ret = -EOPNOTSUPP;
+		goto err_vunmap;
+	}
+	buf->vaddr = buf->map.vaddr;
+	atomic64_add(buf->size, &ump_pool.import_bytes);
+	atomic_inc(&ump_pool.import_bufs);
+	atomic_inc(&ump_pool.live_bufs);
+	*out = buf;
+	return 0;
+
+err_vunmap:
+	ump_dma_buf_vunmap(dmabuf, &buf->map);
+err_detach:
+	dma_buf_detach(dmabuf, buf->attach);
+err_free:
+	kfree(buf);
+err_put:
+	dma_buf_put(dmabuf);
+	return ret;
+}
+
+/* ---- export ---------------------------------------------------------- */
+
+static int ump_dmabuf_attach(struct dma_buf *dmabuf,
+			     struct dma_buf_attachment *attach)
+{
+	struct ump_buf *buf = dmabuf->priv;
+
+	/* P2P memory is useless to an importer that cannot reach a BAR. */
+	if (buf->kind == UMP_BUF_P2P && !attach->peer2peer)
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+static struct sg_table *ump_dmabuf_map(struct dma_buf_attachment *attach,
+				       enum dma_data_direction dir)
+{
+	struct ump_buf *buf = attach->dmabuf->priv;
+	struct sg_table *sgt;
+	int ret;
+
+	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
+	if (!sgt)
+		return ERR_PTR(-ENOMEM);
+	if (buf->kind == UMP_BUF_HOST) {
+		ret = sg_alloc_table_from_pages(sgt, buf->pages, buf->nr_pages,
+						0, buf->size, GFP_KERNEL);
+	} else {
+		/* pci_alloc_p2pmem memory is contiguous in the BAR. */
+		ret = sg_alloc_table(sgt, 1, GFP_KERNEL);
+		if (!ret)
+			sg_set_page(sgt->sgl, virt_to_page(buf->vaddr), buf->size,
+				    offset_in_page(buf->vaddr));
+	}
+	if (ret)
+		goto err_free;
+	ret = dma_map_sgtable(attach->dev, sgt, dir, 0);
+	if (ret)
+		goto err_table;
+	return sgt;
+
+err_table:
+	sg_free_table(sgt);
+err_free:
+	kfree(sgt);
+	return ERR_PTR(ret);
+}
+
+static void ump_dmabuf_unmap(struct dma_buf_attachment *attach,
+			     struct sg_table *sgt, enum dma_data_direction dir)
+{
+	dma_unmap_sgtable(attach->dev, sgt, dir, 0);
+	sg_free_table(sgt);
+	kfree(sgt);
+}
+
+static int ump_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
+{
+	struct ump_buf *buf = dmabuf->priv;
+	unsigned long len = vma->vm_end - vma->vm_start;
+
+	if (buf->kind == UMP_BUF_HOST)
+		return vm_map_pages(vma, buf->pages, buf->nr_pages);
+	if (vma->vm_pgoff > buf->size >> PAGE_SHIFT ||
+	    len > buf->size - (vma->vm_pgoff << PAGE_SHIFT))
+		return -EINVAL;
+	return remap_pfn_range(vma, vma->vm_start,
+			       page_to_pfn(virt_to_page(buf->vaddr)) +
+				       vma->vm_pgoff,
+			       len, vma->vm_page_prot);
+}
+
+static int ump_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
+{
+	struct ump_buf *buf = dmabuf->priv;
+
+	iosys_map_set_vaddr(map, buf->vaddr);
+	return 0;
+}
+
+static void ump_dmabuf_release(struct dma_buf *dmabuf)
+{
+	ump_buf_put(dmabuf->priv);
+}
+
+static const struct dma_buf_ops ump_dmabuf_ops = {
+	.attach = ump_dmabuf_attach,
+	.map_dma_buf = ump_dmabuf_map,
+	.unmap_dma_buf = ump_dmabuf_unmap,
+	.mmap = ump_dmabuf_mmap,
+	.vmap = ump_dmabuf_vmap,
+	.release = ump_dmabuf_release,
+};
+
+/* Returns a new fd, or -errno. */
+int ump_buf_export(struct ump_buf *buf, u32 flags)
+{
+	DEFINE_DMA_BUF_EXPORT_INFO(info);
+	struct dma_buf *dmabuf;
+	int fd;
+
+	if (buf->kind == UMP_BUF_IMPORT) {
+		/* Hand back the exporter's own dma-buf rather than wrap it. */
+		get_dma_buf(buf->dmabuf);
+		dmabuf = buf->dmabuf;
+	} else {
+		info.ops = &ump_dmabuf_ops;
+		info.size = buf->size;
+		info.flags = O_RDWR;
+		info.priv = ump_buf_get(buf);
+		dmabuf = dma_buf_export(&info);
+		if (IS_ERR(dmabuf)) {
+			ump_buf_put(buf);
+			return PTR_ERR(dmabuf);
+		}
+	}
+	fd = dma_buf_fd(dmabuf, (flags & UMP_EXPORT_CLOEXEC) ? O_CLOEXEC : 0);
+	if (fd < 0)
+		dma_buf_put(dmabuf);
+	return fd;
+}

@@ -1,0 +1,70 @@
+#!/bin/sh
+# /init of the test guest: load ump.ko, run every test program, check that
+# the pool's accounting returned to zero, unload, and print the results and
+# the kernel log between markers the host side parses.
+export PATH=/bin:/sbin
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t tmpfs tmp /tmp
+. /etc/ump-test.env
+echo 7 > /proc/sys/kernel/printk
+
+result() { echo "UMPRESULT $1 $2"; }
+
+# NVMe controllers become the federated devices (their CMB is P2P memory).
+PCI=""
+for d in /sys/bus/pci/devices/*; do
+	[ "$(cat "$d/class")" = "0x010802" ] && PCI="$PCI${PCI:+,}$(basename "$d")"
+done
+export UMP_TEST_PCI="$PCI"
+echo "guest: $(uname -r), nodes: $(ls -d /sys/devices/system/node/node* | wc -l), nvme: $PCI"
+
+# Leaks reported before our tests are the boot's, not ours.
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	echo scan > /sys/kernel/debug/kmemleak
+	echo clear > /sys/kernel/debug/kmemleak
+fi
+
+if insmod /ump.ko devices="$PCI"; then result insmod 0; else result insmod 1; fi
+[ -c /dev/ump ] && result devnode 0 || result devnode 1
+
+for t in $UMP_TESTS; do
+	echo "== test $t"
+	/bin/ump-tests/$t
+	result "$t" $?
+done
+
+# While a file is open the module cannot go; once it closes it can.
+exec 3<>/dev/ump
+if rmmod ump 2>/dev/null; then result rmmod_busy 1; else result rmmod_busy 0; fi
+exec 3>&-
+
+echo "== /proc/ump/status after the tests"
+cat /proc/ump/status
+bufs=$(sed -n 's/^buffers: //p' /proc/ump/status)
+chains=$(sed -n 's/^chains: //p' /proc/ump/status)
+used=$(awk '/^region/ && / used / { for (i = 1; i < NF; i++) if ($i == "used") s += $(i + 1) } END { print s + 0 }' /proc/ump/status)
+ctxs=$(sed -n 's/^contexts: //p' /proc/ump/status)
+[ "$bufs" = 0 ] && [ "$chains" = 0 ] && [ "$used" = 0 ] && [ "$ctxs" = 0 ]
+result accounting_zero $?
+
+if rmmod ump; then result rmmod 0; else result rmmod 1; fi
+[ ! -e /proc/ump ] && result proc_gone 0 || result proc_gone 1
+# Load and unload again: nothing left behind by the first life.
+for i in 1 2 3; do insmod /ump.ko devices="$PCI" && rmmod ump || { result reload 1; break; }; done
+[ "$i" = 3 ] && result reload 0
+
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	echo scan > /sys/kernel/debug/kmemleak
+	sleep 1
+	echo scan > /sys/kernel/debug/kmemleak
+	echo "== kmemleak"
+	cat /sys/kernel/debug/kmemleak
+fi
+echo "==DMESG=="
+dmesg
+echo "==END=="
+poweroff -f

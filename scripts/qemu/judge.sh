@@ -1,0 +1,27 @@
+#!/bin/sh
+# Judge a guest's serial log: every expected result present and passing,
+# no kernel report in dmesg, no kmemleak entry. Prints a summary; exit 0/1.
+set -u
+RAW=$1
+TESTS=$2
+status=0
+# The serial console ends lines with CR LF.
+LOG=$RAW.txt
+tr -d '\r' <"$RAW" >"$LOG"
+grep -q '^==END==' "$LOG" || { echo "judge: the guest never finished (see $LOG)"; status=1; }
+for r in insmod devnode $TESTS rmmod_busy accounting_zero rmmod proc_gone reload; do
+	rc=$(sed -n "s/^UMPRESULT $r \([0-9]*\).*/\1/p" "$LOG" | tail -1)
+	case $rc in
+	0) echo "  pass  $r" ;;
+	77) echo "  skip  $r: $(sed -n "/^== test $r\$/,/^UMPRESULT $r /p" "$LOG" | grep '^SKIP' | tail -1)" ;;
+	"") echo "  FAIL  $r: no result"; status=1 ;;
+	*) echo "  FAIL  $r (exit $rc)"; sed -n "/^== test $r\$/,/^UMPRESULT $r /p" "$LOG" | tail -8 | sed 's/^/        /'; status=1 ;;
+	esac
+done
+# Reports the kernel's checkers print, anywhere in the log.
+if grep -nE 'WARNING:|BUG:|BUG kmalloc|KASAN:|UBSAN:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|unreferenced object|general protection fault|Oops|Call Trace' "$LOG" >"$LOG.reports"; then
+	echo "judge: kernel reports in the guest's log:"
+	head -40 "$LOG.reports"
+	status=1
+fi
+exit $status

@@ -1,0 +1,92 @@
+#!/bin/sh
+# QEMU harness for ump.ko: build the module and the tests for one kernel,
+# pack an initramfs (busybox-static, tests, module), boot it under TCG with
+# two NUMA nodes, an Intel IOMMU and NVMe controllers with a controller
+# memory buffer behind a PCIe switch, and judge the run from the serial log.
+#
+#   scripts/qemu/run-tests.sh debian|debug [TEST...]
+#
+# Fails on a failing test, on any WARNING/BUG/KASAN/UBSAN/lockdep/kmemleak
+# report in the guest's log, and on pool accounting left non-zero. The
+# serial log is kept in build/qemu-<kernel>/serial.log.
+set -eu
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+KIND=${1:?usage: run-tests.sh debian|debug [TEST...]}
+shift
+WORK=$ROOT/build/qemu-$KIND
+TESTS=${*:-version alloc chain copy dmabuf uring topo badinput}
+
+case $KIND in
+debian)
+	# The packaged kernel whose headers the module is built against.
+	KDIR=$(ls -d /usr/src/linux-headers-*-amd64 | sort -V | tail -1)
+	KVER=${KDIR#/usr/src/linux-headers-}
+	IMAGE=/boot/vmlinuz-$KVER
+	APPEND="intel_iommu=on"
+	EXPECT_P2P=0
+	;;
+debug)
+	KDIR=$(sh "$ROOT/scripts/debug-kernel.sh")
+	IMAGE=$KDIR/arch/x86/boot/bzImage
+	APPEND="intel_iommu=on kmemleak=on"
+	EXPECT_P2P=1
+	;;
+*) echo "run-tests.sh: unknown kernel '$KIND'" >&2; exit 2 ;;
+esac
+[ -r "$IMAGE" ] || { echo "run-tests.sh: no kernel image $IMAGE" >&2; exit 1; }
+
+rm -rf "$WORK"
+mkdir -p "$WORK/mod" "$WORK/root/bin/ump-tests" "$WORK/root/etc"
+
+# Out-of-tree builds write next to the sources: give each kernel a copy.
+cp -r "$ROOT/Kbuild" "$ROOT/kernel" "$ROOT/include" "$WORK/mod/"
+make -s -C "$KDIR" M="$WORK/mod" W=1 modules >"$WORK/module-build.log" 2>&1 ||
+	{ cat "$WORK/module-build.log"; exit 1; }
+if grep -q 'warning:' "$WORK/module-build.log"; then
+	cat "$WORK/module-build.log"; echo "run-tests.sh: W=1 warnings" >&2; exit 1
+fi
+cp "$WORK/mod/kernel/ump/ump.ko" "$WORK/root/ump.ko"
+
+CC=${CC:-gcc}
+for t in $TESTS; do
+	src=$ROOT/tests/ump/$t.c
+	[ -f "$src" ] || src=$ROOT/tests/stress/$t.c
+	$CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -static \
+		-I"$ROOT/include" -I"$ROOT/tests/ump" -o "$WORK/root/bin/ump-tests/$t" \
+		"$src" "$ROOT/user/libump/libump.c" -luring
+done
+cp /bin/busybox "$WORK/root/bin/busybox"
+ln -s busybox "$WORK/root/bin/sh"
+mkdir -p "$WORK/root/proc" "$WORK/root/sys" "$WORK/root/dev" "$WORK/root/tmp" "$WORK/root/sbin"
+cp "$ROOT/scripts/qemu/init.sh" "$WORK/root/init"
+chmod +x "$WORK/root/init"
+{
+	echo "UMP_TESTS='$TESTS'"
+	echo "export UMP_TEST_EXPECT_P2PMEM=$EXPECT_P2P"
+	echo "export UMP_STRESS_SCALE=${UMP_STRESS_SCALE:-1}"
+} >"$WORK/root/etc/ump-test.env"
+(cd "$WORK/root" && find . | cpio -o -H newc --quiet | gzip -1) >"$WORK/initrd.gz"
+
+truncate -s 16M "$WORK/nvme0.img" "$WORK/nvme1.img"
+# Two NUMA nodes of one CPU each (sockets=2 or the kernel WARNs on the
+# topology); two NVMe controllers with a 64 MiB CMB below one PCIe switch,
+# so P2P between them is routable without the host bridge.
+timeout "${UMP_QEMU_TIMEOUT:-1800}" qemu-system-x86_64 \
+	-machine q35 -accel tcg -cpu max -smp 2,sockets=2 -m 2G \
+	-object memory-backend-ram,id=m0,size=1G -numa node,nodeid=0,cpus=0,memdev=m0 \
+	-object memory-backend-ram,id=m1,size=1G -numa node,nodeid=1,cpus=1,memdev=m1 \
+	-device intel-iommu,intremap=off \
+	-device pcie-root-port,id=rp1,bus=pcie.0,chassis=1,slot=1 \
+	-device x3130-upstream,id=sw0,bus=rp1 \
+	-device xio3130-downstream,id=dp0,bus=sw0,chassis=2,slot=0 \
+	-device xio3130-downstream,id=dp1,bus=sw0,chassis=3,slot=1 \
+	-drive file="$WORK/nvme0.img",if=none,id=nv0,format=raw \
+	-drive file="$WORK/nvme1.img",if=none,id=nv1,format=raw \
+	-device nvme,bus=dp0,serial=ump0,drive=nv0,cmb_size_mb=64 \
+	-device nvme,bus=dp1,serial=ump1,drive=nv1,cmb_size_mb=64 \
+	-kernel "$IMAGE" -initrd "$WORK/initrd.gz" \
+	-append "console=ttyS0 panic=-1 $APPEND" \
+	-display none -serial file:"$WORK/serial.log" -monitor none -no-reboot \
+	-nodefaults || echo "run-tests.sh: qemu exited with $?" >>"$WORK/serial.log"
+
+exec sh "$ROOT/scripts/qemu/judge.sh" "$WORK/serial.log" "$TESTS"

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Topology: the devices named in UMP_TEST_PCI (the harness passes the
+ * guest's NVMe controllers) are federated, report their NUMA node and P2P
+ * reachability through the ioctl, /sys/class/ump and /proc/ump/status, and
+ * agree across the three. With UMP_TEST_EXPECT_P2PMEM=1 (debug kernel), the
+ * NVMe CMB must be a P2P memory region a buffer can be allocated from.
+ */
+#include <fcntl.h>
+
+#include <sys/mman.h>
+
+#include "ump_test.h"
+
+static void read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		T_FAIL("open %s: %s", path, strerror(errno));
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		T_FAIL("read %s", path);
+	buf[n] = '\0';
+}
+
+int main(void)
+{
+	const char *list = getenv("UMP_TEST_PCI");
+	const char *want_p2p = getenv("UMP_TEST_EXPECT_P2PMEM");
+	char status[8192], path[256], buf[4096], addr[32];
+	struct ump_dev_info di;
+	unsigned int i, n = 0, with_p2pmem = 0;
+	struct ump u;
+	uint32_t idx;
+	const char *p;
+
+	if (!list || !*list)
+		T_SKIPPED("UMP_TEST_PCI not set: no device to federate");
+	t_open(&u);
+	for (p = list; *p;) {
+		size_t l = strcspn(p, ",");
+
+		snprintf(addr, sizeof(addr), "%.*s", (int)l, p);
+		T_OK(ump_dev_add(&u, addr, &idx));
+		/* Adding twice gives the same index. */
+		uint32_t again;
+		T_OK(ump_dev_add(&u, addr, &again));
+		T_EXPECT(again, idx);
+		n++;
+		p += l + (p[l] == ',');
+	}
+	T_EXPECT(ump_dev_add(&u, "0000:ff:1f.7", &idx), -ENODEV);
+	T_EXPECT(ump_dev_add(&u, "nonsense", &idx), -EINVAL);
+	T_EXPECT(ump_dev_info(&u, 99, &di), -ENOENT);
+	T_OK(ump_read_status(status, sizeof(status)) > 0 ? 0 : -1);
+
+	for (i = 0; i < n; i++) {
+		char name[32];
+		unsigned int j;
+		int node;
+
+		T_OK(ump_dev_info(&u, i, &di));
+		snprintf(name, sizeof(name), "%04x:%02x:%02x.%x", di.pci_domain,
+			 di.pci_bdf >> 8, (di.pci_bdf >> 3) & 0x1f,
+			 di.pci_bdf & 7);
+		snprintf(path, sizeof(path), "/sys/class/ump/%s/numa_node", name);
+		read_file(path, buf, sizeof(buf));
+		node = atoi(buf);
+		if (node != di.numa_node)
+			T_FAIL("%s: sysfs node %d, ioctl %d", name, node,
+			       di.numa_node);
+		snprintf(path, sizeof(path), "/sys/class/ump/%s/p2p_distances",
+			 name);
+		read_file(path, buf, sizeof(buf));
+		if (!strstr(buf, "self"))
+			T_FAIL("%s: p2p_distances without self: %s", name, buf);
+		if (di.p2p_class[i] != UMP_P2P_SELF || di.p2p_distance[i] != 0)
+			T_FAIL("%s: self class %u", name, di.p2p_class[i]);
+		for (j = 0; j < di.nr_devices; j++)
+			if (di.p2p_class[j] > UMP_P2P_NO_KERNEL)
+				T_FAIL("class %u", di.p2p_class[j]);
+		if (!strstr(status, name))
+			T_FAIL("%s missing from /proc/ump/status", name);
+		printf("device %u %s node %d ats %u p2pmem %u:", i, name,
+		       di.numa_node, di.ats, di.p2pmem);
+		for (j = 0; j < di.nr_devices; j++)
+			printf(" %d/%u", di.p2p_distance[j], di.p2p_class[j]);
+		printf("\n");
+		if (di.p2pmem) {
+			struct ump_copy_desc d;
+			uint32_t hp, hh;
+			unsigned char *m, *hm;
+
+			with_p2pmem++;
+			T_OK(ump_alloc(&u, UMP_REGION_P2P(i), 1 << 16, &hp));
+			T_OK(ump_alloc(&u, UMP_REGION_HOST(0), 1 << 16, &hh));
+			T_OK(ump_mmap(&u, hh, 1 << 16, (void **)&hm));
+			T_OK(ump_mmap(&u, hp, 1 << 16, (void **)&m));
+			memset(hm, 0x5a, 1 << 16);
+			d = (struct ump_copy_desc){ hh, hp, 0, 0, 1 << 16 };
+			T_OK(ump_copy_sync(&u, &d, 1));
+			if (m[0] != 0x5a || m[(1 << 16) - 1] != 0x5a)
+				T_FAIL("P2P memory does not hold the copy");
+			munmap(m, 1 << 16);
+			munmap(hm, 1 << 16);
+			T_OK(ump_free(&u, hp));
+			T_OK(ump_free(&u, hh));
+		}
+	}
+	ump_close(&u);
+	if (want_p2p && atoi(want_p2p) && !with_p2pmem)
+		T_FAIL("no federated device publishes P2P memory");
+	printf("topo: %u device(s), %u with P2P memory\n", n, with_p2pmem);
+	return 0;
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the /dev/ump tests. Each test is one program per
+ * feature, run inside a QEMU guest by scripts/qemu/run-tests.sh; exit 0 is
+ * pass, 1 fail, 77 skipped (with the reason on stdout).
+ */
+#ifndef UMP_TEST_H
+#define UMP_TEST_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ump/libump.h>
+
+#define T_SKIP 77
+
+#define T_FAIL(...)                                                          \
+	do {                                                                 \
+		printf("FAIL %s:%d: ", __FILE__, __LINE__);                  \
+		printf(__VA_ARGS__);                                         \
+		printf("\n");                                                \
+		exit(1);                                                     \
+	} while (0)
+
+#define T_SKIPPED(...)                                                       \
+	do {                                                                 \
+		printf("SKIP: ");                                            \
+		printf(__VA_ARGS__);                                         \
+		printf("\n");                                                \
+		exit(T_SKIP);                                                \
+	} while (0)
+
+/* Expect a call returning 0 / -errno to give exactly want. */
+#define T_EXPECT(call, want)                                                 \
+	do {                                                                 \
+		long t_got_ = (long)(call);                                  \
+		if (t_got_ != (long)(want))                                  \
+			T_FAIL("%s = %ld (%s), want %ld", #call, t_got_,     \
+			       t_got_ < 0 ? strerror((int)-t_got_) : "ok",   \
+			       (long)(want));                                \
+	} while (0)
+
+#define T_OK(call) T_EXPECT(call, 0)
+
+static inline void t_open(struct ump *u)
+{
+	int ret = ump_open(u);
+
+	if (ret == -ENOENT)
+		T_SKIPPED("/dev/ump missing: module not loaded");
+	if (ret)
+		T_FAIL("ump_open: %s", strerror(-ret));
+}
+
+/*
+ * dmatest-style marks. Source bytes have bit 7 set, destination bytes clear;
+ * bytes inside the copied range also carry bit 6. The low six bits hash the
+ * position, so an uncopied, over-copied or displaced byte, and a modified
+ * source, all show up as a mismatch.
+ */
+#define T_SRC 0x80u
+#define T_IN 0x40u
+
+static inline unsigned char t_mark(uint64_t pos, unsigned int seed)
+{
+	uint64_t x = pos * 0x9e3779b97f4a7c15ull + seed;
+
+	return (unsigned char)((x >> 29) & 0x3f);
+}
+
+static inline void t_fill(unsigned char *p, uint64_t len, uint64_t lo,
+			  uint64_t hi, int src, unsigned int seed)
+{
+	uint64_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (unsigned char)((src ? T_SRC : 0) |
+				       (i >= lo && i < hi ? T_IN : 0) |
+				       t_mark(i, seed));
+}
+
+/* Returns the first bad offset, or -1. */
+static inline long long t_check_dst(const unsigned char *dst, uint64_t len,
+				    uint64_t doff, uint64_t soff, uint64_t n,
+				    unsigned int sseed, unsigned int dseed)
+{
+	uint64_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char want;
+
+		if (i >= doff && i < doff + n)
+			want = (unsigned char)(T_SRC | T_IN |
+					       t_mark(i - doff + soff, sseed));
+		else
+			want = t_mark(i, dseed);
+		if (dst[i] != want)
+			return (long long)i;
+	}
+	return -1;
+}
+
+static inline long long t_check_src(const unsigned char *src, uint64_t len,
+				    uint64_t soff, uint64_t n,
+				    unsigned int seed)
+{
+	uint64_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char want = (unsigned char)(
+			T_SRC | (i >= soff && i < soff + n ? T_IN : 0) |
+			t_mark(i, seed));
+		if (src[i] != want)
+			return (long long)i;
+	}
+	return -1;
+}
+
+static inline int t_nr_nodes(const struct ump *u)
+{
+	return (int)u->version.nr_nodes;
+}
+
+#endif
