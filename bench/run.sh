@@ -14,3 +14,8 @@ echo "== ONNX front end: load + shape inference vs read(2) of the same file (RSS
 echo
 echo "== scheduler: simulator, search time, quality against HEFT, STG optima, hypervolume"
 cd "$ROOT" && "$B/bench_sched" "$M"
+echo
+echo "== ump.ko inside a QEMU guest (TCG, Debian's kernel): copy bandwidth vs memcpy, chains/s ioctl vs io_uring"
+UMP_DMA_TESTS= UMP_WORK_SUFFIX=bench sh "$ROOT/scripts/qemu/run-tests.sh" debian ump_bench >/dev/null ||
+	echo "ump bench: guest run failed, see build/qemu-debian-bench/serial.log"
+grep -aE '^(copy host|chains/s)' "$ROOT/build/qemu-debian-bench/serial.log.txt" || true

@@ -140,8 +140,11 @@ ump_static() {
 	echo "checkpatch: no errors"
 }
 run "kernel/ump_static_W=1_sparse_checkpatch" ump_static
+STRESS="stress_copies stress_kill stress_enomem stress_fuzz stress_failslab"
 run "kernel/ump_qemu_debian_6.1" sh scripts/qemu/run-tests.sh debian
+run "kernel/ump_stress_debian_6.1" env UMP_DMA_TESTS= UMP_WORK_SUFFIX=stress sh scripts/qemu/run-tests.sh debian $STRESS
 run "kernel/ump_qemu_debug_6.12" sh scripts/qemu/run-tests.sh debug
+run "kernel/ump_stress_debug_6.12" env UMP_DMA_TESTS= UMP_WORK_SUFFIX=stress sh scripts/qemu/run-tests.sh debug $STRESS
 
 echo
 echo "$passed passed, $failed failed, $skipped skipped"

@@ -108,7 +108,8 @@ struct ump_copy_desc {
 /*
  * Submit a chain: descriptors run in order and the chain completes as a
  * whole. A failing descriptor stops its chain (status < 0, failed_index set);
- * other chains are unaffected.
+ * other chains are unaffected. Descriptors not yet run when the file is
+ * closed or the submitter exits are cancelled (-ECANCELED).
  */
 struct ump_submit {
 	__u64 descs;		/* in: pointer to struct ump_copy_desc[count] */

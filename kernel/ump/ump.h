@@ -27,6 +27,7 @@ struct ump_engine_stats {
 	atomic64_t chains;
 	atomic64_t bytes;
 	atomic64_t errors;
+	atomic64_t staged;		/* bytes bounced through host memory */
 };
 
 /* A PCI device federated into the pool. */
@@ -47,6 +48,8 @@ struct ump_pool {
 	struct mutex dev_lock;			/* devs[], nr_devs */
 	struct ump_dev *devs[UMP_MAX_DEVICES];
 	unsigned int nr_devs;
+	/* UMP_P2P_* for every federated pair, filled in as devices join. */
+	u8 p2p_class[UMP_MAX_DEVICES][UMP_MAX_DEVICES];
 
 	u64 node_cap[MAX_NUMNODES];
 	atomic64_t node_used[MAX_NUMNODES];
@@ -75,6 +78,7 @@ struct ump_buf {
 	/* host */
 	struct page **pages;
 	unsigned long nr_pages;
+	dma_addr_t *dma;		/* per page, for the DMA channel; or NULL */
 	/* p2p */
 	struct ump_dev *dev;
 	/* imported */
@@ -88,6 +92,7 @@ struct ump_ctx {
 	struct xarray bufs;		/* handle -> struct ump_buf * */
 	struct xarray chains;		/* id -> struct ump_chain *, until reaped */
 	atomic_t nr_chains;		/* submitted and not yet freed */
+	bool closing;			/* file released: cancel what has not run */
 	u32 next_chain;
 };
 
@@ -101,11 +106,13 @@ struct ump_chain {
 	struct ump_copy_desc *descs;
 	struct ump_buf **bufs;		/* [2 * i] source, [2 * i + 1] destination */
 	struct completion done;
+	struct completion dma_done;	/* the DMA engine's last descriptor */
 	int status;
 	u32 failed_index;
 	u32 engine;
 	u64 bytes;
 	void *uring_cmd;		/* struct io_uring_cmd *, or NULL */
+	struct task_struct *task;	/* submitter: its exit cancels the chain */
 };
 
 /* ump_buf.c */

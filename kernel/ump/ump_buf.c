@@ -5,6 +5,7 @@
  * memory is shared zero-copy with other drivers and with user space (mmap).
  */
 #include <linux/dma-mapping.h>
+#include <linux/dmaengine.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -19,6 +20,46 @@
 
 MODULE_IMPORT_NS(DMA_BUF);
 
+static void ump_buf_dma_unmap(struct ump_buf *buf, unsigned long n)
+{
+	struct device *dev;
+
+	if (!buf->dma)
+		return;
+	dev = dmaengine_get_dma_device(ump_pool.dma);
+	while (n--)
+		dma_unmap_page(dev, buf->dma[n], PAGE_SIZE, DMA_BIDIRECTIONAL);
+	kvfree(buf->dma);
+	buf->dma = NULL;
+}
+
+/*
+ * With a DMA channel, host buffers are mapped for it once, page by page, so
+ * a descriptor's DMA address is one array lookup away. A buffer that cannot
+ * be mapped simply stays with the CPU engine.
+ */
+static void ump_buf_dma_map(struct ump_buf *buf)
+{
+	struct device *dev;
+	unsigned long i;
+
+	if (!ump_pool.dma)
+		return;
+	dev = dmaengine_get_dma_device(ump_pool.dma);
+	buf->dma = kvmalloc_array(buf->nr_pages, sizeof(*buf->dma),
+				  GFP_KERNEL | __GFP_NOWARN);
+	if (!buf->dma)
+		return;
+	for (i = 0; i < buf->nr_pages; i++) {
+		buf->dma[i] = dma_map_page(dev, buf->pages[i], 0, PAGE_SIZE,
+					   DMA_BIDIRECTIONAL);
+		if (dma_mapping_error(dev, buf->dma[i])) {
+			ump_buf_dma_unmap(buf, i);
+			return;
+		}
+	}
+}
+
 static void ump_buf_release(struct kref *ref)
 {
 	struct ump_buf *buf = container_of(ref, struct ump_buf, ref);
@@ -26,6 +67,7 @@ static void ump_buf_release(struct kref *ref)
 
 	switch (buf->kind) {
 	case UMP_BUF_HOST:
+		ump_buf_dma_unmap(buf, buf->nr_pages);
 		vunmap(buf->vaddr);
 		for (i = 0; i < buf->nr_pages; i++)
 			__free_page(buf->pages[i]);
@@ -117,6 +159,7 @@ int ump_buf_alloc_host(int node, u64 size, struct ump_buf **out)
 	buf->vaddr = vmap(buf->pages, buf->nr_pages, VM_MAP, PAGE_KERNEL);
 	if (!buf->vaddr)
 		goto err_pages;
+	ump_buf_dma_map(buf);
 
 	atomic_inc(&ump_pool.node_bufs[node]);
 	atomic_inc(&ump_pool.live_bufs);

@@ -9,10 +9,12 @@
  * a running copy. Ranges are checked per descriptor as it runs: a bad one
  * stops its chain with an error status, and nothing else.
  */
+#include <linux/dmaengine.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
+#include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -31,6 +33,7 @@ static void ump_chain_free(struct ump_chain *c)
 			ump_buf_put(c->bufs[i]);
 	atomic_dec(&c->ctx->nr_chains);
 	atomic_dec(&ump_pool.live_chains);
+	put_task_struct(c->task);
 	ump_ctx_put(c->ctx);
 	kvfree(c->bufs);
 	kvfree(c->descs);
@@ -73,9 +76,11 @@ int ump_chain_create(struct ump_ctx *ctx, u64 udescs, u32 count,
 	}
 	c->count = count;
 	c->ctx = ctx;
+	c->task = get_task_struct(current);
 	kref_get(&ctx->ref);
 	atomic_inc(&ump_pool.live_chains);
 	init_completion(&c->done);
+	init_completion(&c->dma_done);
 	refcount_set(&c->users, 1);
 
 	/* From here ump_chain_free() undoes everything. */
@@ -104,10 +109,10 @@ err_count:
 	return ret;
 }
 
-static int ump_copy_one(const struct ump_copy_desc *d, struct ump_buf *src,
-			struct ump_buf *dst, u64 *copied)
+static int ump_check_range(const struct ump_copy_desc *d,
+			   const struct ump_buf *src, const struct ump_buf *dst)
 {
-	u64 end, off = 0;
+	u64 end;
 
 	if (!d->length)
 		return -EINVAL;
@@ -117,16 +122,185 @@ static int ump_copy_one(const struct ump_copy_desc *d, struct ump_buf *src,
 	if (check_add_overflow(d->dst_offset, d->length, &end) ||
 	    end > dst->size)
 		return -ERANGE;
-	while (off < d->length) {
-		u64 n = min_t(u64, d->length - off, UMP_COPY_SLICE);
+	return 0;
+}
 
-		/* memmove: a descriptor may copy within one buffer. */
-		memmove(dst->vaddr + d->dst_offset + off,
-			src->vaddr + d->src_offset + off, n);
+/*
+ * Between the P2P memory of two devices the fabric cannot connect, the data
+ * has to cross host memory: copy it in two hops through a bounce buffer, as
+ * a copy engine on either device would have to, and count it so the cost
+ * shows up in /proc/ump/status rather than as a mysteriously slow copy.
+ */
+static bool ump_must_stage(const struct ump_buf *src, const struct ump_buf *dst)
+{
+	u32 cls;
+
+	if (src->kind != UMP_BUF_P2P || dst->kind != UMP_BUF_P2P ||
+	    src->dev == dst->dev)
+		return false;
+	cls = READ_ONCE(ump_pool.p2p_class[src->dev->index][dst->dev->index]);
+	return cls != UMP_P2P_SWITCH && cls != UMP_P2P_HOST_BRIDGE;
+}
+
+#define UMP_BOUNCE_SIZE SZ_64K
+
+static int ump_copy_staged(void *to, const void *from, u64 len, u64 *copied)
+{
+	void *bounce = kmalloc(UMP_BOUNCE_SIZE, GFP_KERNEL);
+	u64 off, n;
+
+	if (!bounce)
+		return -ENOMEM;
+	for (off = 0; off < len; off += n) {
+		n = min_t(u64, len - off, UMP_BOUNCE_SIZE);
+		memcpy(bounce, from + off, n);
+		memcpy(to + off, bounce, n);
+		*copied += n;
+		cond_resched();
+	}
+	kfree(bounce);
+	atomic64_add(len, &ump_pool.engine[0].staged);
+	return 0;
+}
+
+static int ump_copy_one(const struct ump_copy_desc *d, struct ump_buf *src,
+			struct ump_buf *dst, u64 *copied)
+{
+	void *from, *to;
+	bool backward;
+	u64 off;
+	int ret = ump_check_range(d, src, dst);
+
+	if (ret)
+		return ret;
+	from = src->vaddr + d->src_offset;
+	to = dst->vaddr + d->dst_offset;
+	/* Different devices: never overlapping. */
+	if (ump_must_stage(src, dst))
+		return ump_copy_staged(to, from, d->length, copied);
+	/*
+	 * A descriptor may copy within one buffer, and slices must then keep
+	 * memmove semantics: when the destination overlaps the source from
+	 * above, copy the slices last to first.
+	 */
+	backward = to > from && to < from + d->length;
+	for (off = 0; off < d->length;) {
+		u64 n = min_t(u64, d->length - off, UMP_COPY_SLICE);
+		u64 at = backward ? d->length - off - n : off;
+
+		memmove(to + at, from + at, n);
 		off += n;
 		*copied += n;
 		cond_resched();
 	}
+	return 0;
+}
+
+/*
+ * Nobody is left to see the result of a chain whose file was closed or
+ * whose submitter is exiting (killed, typically): do not spend seconds of
+ * copying on it. Checked between descriptors, so a running one finishes.
+ */
+static bool ump_chain_cancelled(const struct ump_chain *c)
+{
+	return READ_ONCE(c->ctx->closing) || (c->task->flags & PF_EXITING);
+}
+
+
+/* ---- DMA engine ---------------------------------------------------------- */
+
+static bool ump_dma_enable = true;
+module_param_named(dma, ump_dma_enable, bool, 0444);
+MODULE_PARM_DESC(dma, "Run chains on a dmaengine DMA_MEMCPY channel when one exists (default: yes)");
+
+/* Give up on a channel that has not finished one descriptor in this long. */
+#define UMP_DMA_TIMEOUT (10 * HZ)
+
+static bool ump_overlaps(const struct ump_copy_desc *d, const struct ump_buf *s,
+			 const struct ump_buf *t)
+{
+	return s == t && d->src_offset < d->dst_offset + d->length &&
+	       d->dst_offset < d->src_offset + d->length;
+}
+
+/*
+ * A chain goes to the DMA channel when every buffer it touches is mapped for
+ * the channel and no descriptor overlaps itself (memcpy engines promise no
+ * memmove). Everything else stays on the CPU workers.
+ */
+static bool ump_chain_dma_capable(const struct ump_chain *c)
+{
+	u32 i;
+
+	if (!ump_pool.dma)
+		return false;
+	for (i = 0; i < c->count; i++)
+		if (!c->bufs[2 * i]->dma || !c->bufs[2 * i + 1]->dma ||
+		    ump_overlaps(&c->descs[i], c->bufs[2 * i], c->bufs[2 * i + 1]))
+			return false;
+	return true;
+}
+
+static void ump_dma_callback(void *param)
+{
+	complete(param);
+}
+
+/*
+ * One descriptor: page-sized pieces (host buffers are mapped page by page),
+ * the last one with an interrupt, then wait for it; a memcpy channel
+ * completes in order, so the last piece done means all are.
+ */
+static int ump_dma_copy_one(struct ump_chain *c, const struct ump_copy_desc *d,
+			    const struct ump_buf *src, const struct ump_buf *dst)
+{
+	struct dma_chan *chan = ump_pool.dma;
+	struct dma_async_tx_descriptor *tx = NULL;
+	dma_cookie_t cookie = 0;
+	u64 off = 0;
+	int ret = ump_check_range(d, src, dst);
+
+	if (ret)
+		return ret;
+	reinit_completion(&c->dma_done);
+	while (off < d->length) {
+		u64 s = d->src_offset + off, t = d->dst_offset + off;
+		size_t n = min3((u64)(d->length - off),
+				(u64)(PAGE_SIZE - offset_in_page(s)),
+				(u64)(PAGE_SIZE - offset_in_page(t)));
+		bool last = off + n == d->length;
+
+		tx = dmaengine_prep_dma_memcpy(chan,
+					       dst->dma[t >> PAGE_SHIFT] + offset_in_page(t),
+					       src->dma[s >> PAGE_SHIFT] + offset_in_page(s),
+					       n, last ? DMA_PREP_INTERRUPT : 0);
+		if (!tx) {
+			/* Out of descriptors: let the channel drain, once. */
+			dma_async_issue_pending(chan);
+			if (cookie)
+				dma_sync_wait(chan, cookie);
+			tx = dmaengine_prep_dma_memcpy(chan,
+					dst->dma[t >> PAGE_SHIFT] + offset_in_page(t),
+					src->dma[s >> PAGE_SHIFT] + offset_in_page(s),
+					n, last ? DMA_PREP_INTERRUPT : 0);
+			if (!tx)
+				return -ENOMEM;
+		}
+		if (last) {
+			tx->callback = ump_dma_callback;
+			tx->callback_param = &c->dma_done;
+		}
+		cookie = dmaengine_submit(tx);
+		if (dma_submit_error(cookie))
+			return -EIO;
+		off += n;
+	}
+	dma_async_issue_pending(chan);
+	if (!wait_for_completion_timeout(&c->dma_done, UMP_DMA_TIMEOUT))
+		return -ETIMEDOUT;
+	if (dma_async_is_tx_complete(chan, cookie, NULL, NULL) != DMA_COMPLETE)
+		return -EIO;
+	c->bytes += d->length;
 	return 0;
 }
 
@@ -143,14 +317,23 @@ static void ump_uring_complete(struct io_uring_cmd *ioucmd,
 static void ump_chain_work(struct work_struct *work)
 {
 	struct ump_chain *c = container_of(work, struct ump_chain, work);
-	struct ump_engine_stats *st = &ump_pool.engine[0];
+	bool dma = ump_chain_dma_capable(c);
+	struct ump_engine_stats *st = &ump_pool.engine[dma];
 	u32 i;
 	int ret = 0;
 
-	c->engine = UMP_ENGINE_CPU;
+	c->engine = dma ? UMP_ENGINE_DMA : UMP_ENGINE_CPU;
 	for (i = 0; i < c->count; i++) {
-		ret = ump_copy_one(&c->descs[i], c->bufs[2 * i],
-				   c->bufs[2 * i + 1], &c->bytes);
+		if (ump_chain_cancelled(c)) {
+			ret = -ECANCELED;
+			break;
+		}
+		if (dma)
+			ret = ump_dma_copy_one(c, &c->descs[i], c->bufs[2 * i],
+					       c->bufs[2 * i + 1]);
+		else
+			ret = ump_copy_one(&c->descs[i], c->bufs[2 * i],
+					   c->bufs[2 * i + 1], &c->bytes);
 		if (ret)
 			break;
 	}
@@ -292,10 +475,28 @@ int ump_engine_init(void)
 	 * its own CPU copy workers; queue_work_node() picks the node.
 	 */
 	ump_pool.copy_wq = alloc_workqueue("ump_copy", WQ_UNBOUND, 0);
-	return ump_pool.copy_wq ? 0 : -ENOMEM;
+	if (!ump_pool.copy_wq)
+		return -ENOMEM;
+	if (ump_dma_enable) {
+		dma_cap_mask_t mask;
+		struct dma_chan *chan;
+
+		dma_cap_zero(mask);
+		dma_cap_set(DMA_MEMCPY, mask);
+		chan = dma_request_chan_by_mask(&mask);
+		if (!IS_ERR(chan)) {
+			ump_pool.dma = chan;
+			pr_info("ump: copies run on DMA channel %s\n",
+				dma_chan_name(chan));
+		}
+	}
+	return 0;
 }
 
 void ump_engine_exit(void)
 {
 	destroy_workqueue(ump_pool.copy_wq);
+	if (ump_pool.dma)
+		dma_release_channel(ump_pool.dma);
+	ump_pool.dma = NULL;
 }

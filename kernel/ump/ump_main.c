@@ -64,6 +64,7 @@ static int ump_release(struct inode *inode, struct file *file)
 	struct ump_buf *buf;
 	unsigned long id;
 
+	WRITE_ONCE(ctx->closing, true);
 	xa_for_each(&ctx->chains, id, c) {
 		xa_erase(&ctx->chains, id);
 		ump_chain_put(c);

@@ -60,11 +60,12 @@ static int ump_status_show(struct seq_file *m, void *v)
 	mutex_unlock(&ump_pool.dev_lock);
 
 	for (i = 0; i < ARRAY_SIZE(engines); i++)
-		seq_printf(m, "engine %s chains %lld bytes %lld errors %lld%s\n",
+		seq_printf(m, "engine %s chains %lld bytes %lld errors %lld staged %lld%s\n",
 			   engines[i],
 			   (long long)atomic64_read(&ump_pool.engine[i].chains),
 			   (long long)atomic64_read(&ump_pool.engine[i].bytes),
 			   (long long)atomic64_read(&ump_pool.engine[i].errors),
+			   (long long)atomic64_read(&ump_pool.engine[i].staged),
 			   i == 1 && !ump_pool.dma ? " (no memcpy channel)" : "");
 	return 0;
 }

@@ -171,6 +171,15 @@ int ump_dev_add(u32 domain, u32 bdf, u32 *index)
 		goto err_free;
 	}
 	ump_pool.devs[ump_pool.nr_devs++] = dev;
+	for (i = 0; i < ump_pool.nr_devs; i++) {
+		s32 dist;
+		u32 cls;
+
+		ump_p2p_pair(dev, ump_pool.devs[i], &dist, &cls);
+		WRITE_ONCE(ump_pool.p2p_class[dev->index][i], cls);
+		ump_p2p_pair(ump_pool.devs[i], dev, &dist, &cls);
+		WRITE_ONCE(ump_pool.p2p_class[i][dev->index], cls);
+	}
 	mutex_unlock(&ump_pool.dev_lock);
 	*index = dev->index;
 	return 0;

@@ -57,6 +57,20 @@ if rmmod ump; then result rmmod 0; else result rmmod 1; fi
 for i in 1 2 3; do insmod /ump.ko devices="$PCI" && rmmod ump || { result reload 1; break; }; done
 [ "$i" = 3 ] && result reload 0
 
+# The same module over a DMA_MEMCPY channel (a software provider here).
+if [ -n "$UMP_DMA_TESTS" ]; then
+	insmod /ump_swdma.ko && insmod /ump.ko devices="$PCI"
+	result dma_load $?
+	for t in $UMP_DMA_TESTS; do
+		echo "== test $t@dma"
+		/bin/ump-tests/$t
+		result "$t@dma" $?
+	done
+	grep '^engine' /proc/ump/status
+	rmmod ump && rmmod ump_swdma
+	result dma_unload $?
+fi
+
 if [ -w /sys/kernel/debug/kmemleak ]; then
 	echo scan > /sys/kernel/debug/kmemleak
 	sleep 1

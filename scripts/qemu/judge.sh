@@ -4,12 +4,17 @@
 set -u
 RAW=$1
 TESTS=$2
+DMA_TESTS=${3:-}
+DMA_RESULTS=""
+if [ -n "$DMA_TESTS" ]; then
+	DMA_RESULTS="dma_load $(for t in $DMA_TESTS; do printf '%s@dma ' "$t"; done)dma_unload"
+fi
 status=0
 # The serial console ends lines with CR LF.
 LOG=$RAW.txt
 tr -d '\r' <"$RAW" >"$LOG"
 grep -q '^==END==' "$LOG" || { echo "judge: the guest never finished (see $LOG)"; status=1; }
-for r in insmod devnode $TESTS rmmod_busy accounting_zero rmmod proc_gone reload; do
+for r in insmod devnode $TESTS rmmod_busy accounting_zero rmmod proc_gone reload $DMA_RESULTS; do
 	rc=$(sed -n "s/^UMPRESULT $r \([0-9]*\).*/\1/p" "$LOG" | tail -1)
 	case $rc in
 	0) echo "  pass  $r" ;;

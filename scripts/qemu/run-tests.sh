@@ -13,8 +13,10 @@ set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 KIND=${1:?usage: run-tests.sh debian|debug [TEST...]}
 shift
-WORK=$ROOT/build/qemu-$KIND
+WORK=$ROOT/build/qemu-$KIND${UMP_WORK_SUFFIX:+-$UMP_WORK_SUFFIX}
 TESTS=${*:-version alloc chain copy dmabuf uring topo badinput}
+# Run again with a DMA channel present (tests/kmod/ump_swdma.ko).
+DMA_TESTS=${UMP_DMA_TESTS-dma chain copy uring}
 
 case $KIND in
 debian)
@@ -46,11 +48,18 @@ if grep -q 'warning:' "$WORK/module-build.log"; then
 	cat "$WORK/module-build.log"; echo "run-tests.sh: W=1 warnings" >&2; exit 1
 fi
 cp "$WORK/mod/kernel/ump/ump.ko" "$WORK/root/ump.ko"
+# The software DMA_MEMCPY provider that lets the dmaengine path run here.
+mkdir -p "$WORK/swdma"
+cp "$ROOT/tests/kmod/ump_swdma.c" "$ROOT/tests/kmod/Kbuild" "$WORK/swdma/"
+make -s -C "$KDIR" M="$WORK/swdma" W=1 modules >"$WORK/swdma-build.log" 2>&1 ||
+	{ cat "$WORK/swdma-build.log"; exit 1; }
+cp "$WORK/swdma/ump_swdma.ko" "$WORK/root/ump_swdma.ko"
 
 CC=${CC:-gcc}
-for t in $TESTS; do
+for t in $TESTS $DMA_TESTS; do
 	src=$ROOT/tests/ump/$t.c
 	[ -f "$src" ] || src=$ROOT/tests/stress/$t.c
+	[ -f "$src" ] || src=$ROOT/bench/guest/$t.c
 	$CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -static \
 		-I"$ROOT/include" -I"$ROOT/tests/ump" -o "$WORK/root/bin/ump-tests/$t" \
 		"$src" "$ROOT/user/libump/libump.c" -luring
@@ -62,15 +71,19 @@ cp "$ROOT/scripts/qemu/init.sh" "$WORK/root/init"
 chmod +x "$WORK/root/init"
 {
 	echo "UMP_TESTS='$TESTS'"
+	echo "UMP_DMA_TESTS='$DMA_TESTS'"
 	echo "export UMP_TEST_EXPECT_P2PMEM=$EXPECT_P2P"
+	echo "export UMP_TEST_EXPECT_NODE1_DEVICE=1"
 	echo "export UMP_STRESS_SCALE=${UMP_STRESS_SCALE:-1}"
 } >"$WORK/root/etc/ump-test.env"
 (cd "$WORK/root" && find . | cpio -o -H newc --quiet | gzip -1) >"$WORK/initrd.gz"
 
-truncate -s 16M "$WORK/nvme0.img" "$WORK/nvme1.img"
+truncate -s 16M "$WORK/nvme0.img" "$WORK/nvme1.img" "$WORK/nvme2.img"
 # Two NUMA nodes of one CPU each (sockets=2 or the kernel WARNs on the
 # topology); two NVMe controllers with a 64 MiB CMB below one PCIe switch,
-# so P2P between them is routable without the host bridge.
+# so P2P between them is routable without the host bridge; a third behind a
+# PCIe expander bridge on node 1 (also with a CMB), so one device is local
+# to the other node and P2P to it must be staged through host memory.
 timeout "${UMP_QEMU_TIMEOUT:-1800}" qemu-system-x86_64 \
 	-machine q35 -accel tcg -cpu max -smp 2,sockets=2 -m 2G \
 	-object memory-backend-ram,id=m0,size=1G -numa node,nodeid=0,cpus=0,memdev=m0 \
@@ -84,9 +97,13 @@ timeout "${UMP_QEMU_TIMEOUT:-1800}" qemu-system-x86_64 \
 	-drive file="$WORK/nvme1.img",if=none,id=nv1,format=raw \
 	-device nvme,bus=dp0,serial=ump0,drive=nv0,cmb_size_mb=64 \
 	-device nvme,bus=dp1,serial=ump1,drive=nv1,cmb_size_mb=64 \
+	-device pxb-pcie,id=pxb1,bus_nr=128,numa_node=1,bus=pcie.0 \
+	-device pcie-root-port,id=rp2,bus=pxb1,chassis=4,slot=0 \
+	-drive file="$WORK/nvme2.img",if=none,id=nv2,format=raw \
+	-device nvme,bus=rp2,serial=ump2,drive=nv2,cmb_size_mb=64 \
 	-kernel "$IMAGE" -initrd "$WORK/initrd.gz" \
 	-append "console=ttyS0 panic=-1 $APPEND" \
 	-display none -serial file:"$WORK/serial.log" -monitor none -no-reboot \
 	-nodefaults || echo "run-tests.sh: qemu exited with $?" >>"$WORK/serial.log"
 
-exec sh "$ROOT/scripts/qemu/judge.sh" "$WORK/serial.log" "$TESTS"
+exec sh "$ROOT/scripts/qemu/judge.sh" "$WORK/serial.log" "$TESTS" "$DMA_TESTS"

@@ -3,7 +3,7 @@
  * Topology: the devices named in UMP_TEST_PCI (the harness passes the
  * guest's NVMe controllers) are federated, report their NUMA node and P2P
  * reachability through the ioctl, /sys/class/ump and /proc/ump/status, and
- * agree across the three. With UMP_TEST_EXPECT_P2PMEM=1 (debug kernel), the
+ * agree across the three and with the PCI core. With UMP_TEST_EXPECT_P2PMEM=1 (debug kernel), the
  * NVMe CMB must be a P2P memory region a buffer can be allocated from.
  */
 #include <fcntl.h>
@@ -26,13 +26,24 @@ static void read_file(const char *path, char *buf, size_t len)
 	buf[n] = '\0';
 }
 
+static long long staged_bytes(void)
+{
+	char status[8192], *p;
+
+	if (ump_read_status(status, sizeof(status)) < 0 ||
+	    !(p = strstr(status, "engine cpu ")) || !(p = strstr(p, " staged ")))
+		T_FAIL("no staged counter in status");
+	return atoll(p + 8);
+}
+
 int main(void)
 {
 	const char *list = getenv("UMP_TEST_PCI");
 	const char *want_p2p = getenv("UMP_TEST_EXPECT_P2PMEM");
 	char status[8192], path[256], buf[4096], addr[32];
 	struct ump_dev_info di;
-	unsigned int i, n = 0, with_p2pmem = 0;
+	unsigned int i, n = 0, with_p2pmem = 0, on_node1 = 0, with_staging = 0;
+	const char *want_node1 = getenv("UMP_TEST_EXPECT_NODE1_DEVICE");
 	struct ump u;
 	uint32_t idx;
 	const char *p;
@@ -72,6 +83,13 @@ int main(void)
 		if (node != di.numa_node)
 			T_FAIL("%s: sysfs node %d, ioctl %d", name, node,
 			       di.numa_node);
+		/* And both agree with the PCI core's own view. */
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/numa_node", name);
+		read_file(path, buf, sizeof(buf));
+		if (atoi(buf) != node)
+			T_FAIL("%s: PCI core says node %d, ump %d", name, atoi(buf), node);
+		if (node == 1)
+			on_node1++;
 		snprintf(path, sizeof(path), "/sys/class/ump/%s/p2p_distances",
 			 name);
 		read_file(path, buf, sizeof(buf));
@@ -110,9 +128,57 @@ int main(void)
 			T_OK(ump_free(&u, hh));
 		}
 	}
+	/*
+	 * Copies between two devices' P2P memory: direct where the fabric
+	 * connects them, staged through host memory (and counted) where not.
+	 */
+	for (i = 0; i < n; i++) {
+		struct ump_dev_info dj;
+		unsigned int j;
+
+		T_OK(ump_dev_info(&u, i, &di));
+		for (j = 0; j < n && di.p2pmem; j++) {
+			struct ump_copy_desc d;
+			long long s0, s1;
+			uint32_t ha, hb;
+			unsigned char *ma, *mb;
+			int staged;
+
+			T_OK(ump_dev_info(&u, j, &dj));
+			if (j == i || !dj.p2pmem)
+				continue;
+			staged = di.p2p_class[j] == UMP_P2P_NOT_SUPPORTED ||
+				 di.p2p_class[j] == UMP_P2P_NO_KERNEL;
+			T_OK(ump_alloc(&u, UMP_REGION_P2P(i), 1 << 16, &ha));
+			T_OK(ump_alloc(&u, UMP_REGION_P2P(j), 1 << 16, &hb));
+			T_OK(ump_mmap(&u, ha, 1 << 16, (void **)&ma));
+			T_OK(ump_mmap(&u, hb, 1 << 16, (void **)&mb));
+			t_fill(ma, 1 << 16, 0, 1 << 16, 1, i * 16 + j);
+			s0 = staged_bytes();
+			d = (struct ump_copy_desc){ ha, hb, 0, 0, 1 << 16 };
+			T_OK(ump_copy_sync(&u, &d, 1));
+			s1 = staged_bytes();
+			if (memcmp(ma, mb, 1 << 16))
+				T_FAIL("p2p%u -> p2p%u copy wrong", i, j);
+			if (s1 - s0 != (staged ? 1 << 16 : 0))
+				T_FAIL("p2p%u -> p2p%u (class %u): %lld bytes staged",
+				       i, j, di.p2p_class[j], s1 - s0);
+			printf("p2p%u -> p2p%u: %s\n", i, j,
+			       staged ? "staged through host memory" : "direct");
+			with_staging += staged;
+			munmap(ma, 1 << 16);
+			munmap(mb, 1 << 16);
+			T_OK(ump_free(&u, ha));
+			T_OK(ump_free(&u, hb));
+		}
+	}
 	ump_close(&u);
+	if (want_p2p && atoi(want_p2p) && !with_staging)
+		T_FAIL("no device pair that needs staging was exercised");
 	if (want_p2p && atoi(want_p2p) && !with_p2pmem)
 		T_FAIL("no federated device publishes P2P memory");
+	if (want_node1 && atoi(want_node1) && !on_node1)
+		T_FAIL("no federated device reports NUMA node 1");
 	printf("topo: %u device(s), %u with P2P memory\n", n, with_p2pmem);
 	return 0;
 }

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ump_swdma: a software DMA_MEMCPY provider for testing ump.ko's dmaengine
+ * path in guests that have no copy engine (QEMU emulates none on x86).
+ *
+ * It is a real dmaengine driver: a dma_device with one channel, descriptors
+ * with cookies, tx_submit / issue_pending / tx_status and completion
+ * callbacks, exactly what a client sees from IOAT or PTDMA. Only the data
+ * movement is done by a CPU work item instead of hardware. Its platform
+ * device sits behind no IOMMU, so DMA addresses are physical addresses.
+ * Test infrastructure only: never shipped or installed.
+ */
+#include <linux/dma-mapping.h>
+#include <linux/dmaengine.h>
+#include <linux/io.h>
+#include <linux/module.h>
+#include <linux/platform_device.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/version.h>
+#include <linux/workqueue.h>
+
+struct swdma_desc {
+	struct dma_async_tx_descriptor tx;
+	struct list_head node;
+	dma_addr_t src, dst;
+	size_t len;
+};
+
+struct swdma {
+	struct dma_device dd;
+	struct dma_chan chan;
+	struct platform_device *pdev;
+	spinlock_t lock;		/* lists and cookies */
+	struct list_head submitted;
+	struct list_head issued;
+	struct work_struct work;
+	atomic64_t copies;
+};
+
+static struct swdma *swdma;
+
+static dma_cookie_t swdma_tx_submit(struct dma_async_tx_descriptor *tx)
+{
+	struct swdma_desc *d = container_of(tx, struct swdma_desc, tx);
+	struct dma_chan *chan = tx->chan;
+	dma_cookie_t cookie;
+	unsigned long flags;
+
+	spin_lock_irqsave(&swdma->lock, flags);
+	cookie = chan->cookie + 1;
+	if (cookie < DMA_MIN_COOKIE)
+		cookie = DMA_MIN_COOKIE;
+	tx->cookie = chan->cookie = cookie;
+	list_add_tail(&d->node, &swdma->submitted);
+	spin_unlock_irqrestore(&swdma->lock, flags);
+	return cookie;
+}
+
+static struct dma_async_tx_descriptor *
+swdma_prep_memcpy(struct dma_chan *chan, dma_addr_t dst, dma_addr_t src,
+		  size_t len, unsigned long flags)
+{
+	struct swdma_desc *d = kzalloc(sizeof(*d), GFP_NOWAIT);
+
+	if (!d)
+		return NULL;
+	dma_async_tx_descriptor_init(&d->tx, chan);
+	d->tx.flags = flags;
+	d->tx.tx_submit = swdma_tx_submit;
+	d->src = src;
+	d->dst = dst;
+	d->len = len;
+	return &d->tx;
+}
+
+static void swdma_work(struct work_struct *work)
+{
+	struct swdma_desc *d;
+	unsigned long flags;
+
+	for (;;) {
+		struct dmaengine_result res = { .result = DMA_TRANS_NOERROR };
+		dma_async_tx_callback_result cbr;
+		dma_async_tx_callback cb;
+		void *param;
+
+		spin_lock_irqsave(&swdma->lock, flags);
+		d = list_first_entry_or_null(&swdma->issued, struct swdma_desc,
+					     node);
+		if (d)
+			list_del(&d->node);
+		spin_unlock_irqrestore(&swdma->lock, flags);
+		if (!d)
+			return;
+		memcpy(phys_to_virt(d->dst), phys_to_virt(d->src), d->len);
+		atomic64_inc(&swdma->copies);
+		spin_lock_irqsave(&swdma->lock, flags);
+		swdma->chan.completed_cookie = d->tx.cookie;
+		spin_unlock_irqrestore(&swdma->lock, flags);
+		cb = d->tx.callback;
+		cbr = d->tx.callback_result;
+		param = d->tx.callback_param;
+		kfree(d);
+		if (cbr)
+			cbr(param, &res);
+		else if (cb)
+			cb(param);
+	}
+}
+
+static void swdma_issue_pending(struct dma_chan *chan)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&swdma->lock, flags);
+	list_splice_tail_init(&swdma->submitted, &swdma->issued);
+	spin_unlock_irqrestore(&swdma->lock, flags);
+	queue_work(system_unbound_wq, &swdma->work);
+}
+
+static enum dma_status swdma_tx_status(struct dma_chan *chan,
+				       dma_cookie_t cookie,
+				       struct dma_tx_state *state)
+{
+	dma_cookie_t used = READ_ONCE(chan->cookie);
+	dma_cookie_t done = READ_ONCE(chan->completed_cookie);
+
+	if (state) {
+		state->last = done;
+		state->used = used;
+		state->residue = 0;
+	}
+	return dma_async_is_complete(cookie, done, used);
+}
+
+static int swdma_alloc_chan(struct dma_chan *chan)
+{
+	chan->cookie = DMA_MIN_COOKIE;
+	chan->completed_cookie = DMA_MIN_COOKIE;
+	return 1;
+}
+
+static void swdma_free_chan(struct dma_chan *chan)
+{
+	flush_work(&swdma->work);
+}
+
+/* The dma_device is freed when its last user lets go, not at unload. */
+static void swdma_release(struct dma_device *dd)
+{
+	kfree(container_of(dd, struct swdma, dd));
+}
+
+/* dmaengine takes the provider's owner from its bound driver. */
+static int swdma_probe(struct platform_device *pdev)
+{
+	int ret;
+
+	swdma = kzalloc(sizeof(*swdma), GFP_KERNEL);
+	if (!swdma)
+		return -ENOMEM;
+	spin_lock_init(&swdma->lock);
+	INIT_LIST_HEAD(&swdma->submitted);
+	INIT_LIST_HEAD(&swdma->issued);
+	INIT_WORK(&swdma->work, swdma_work);
+	swdma->pdev = pdev;
+	ret = dma_coerce_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (ret)
+		goto err_free;
+
+	dma_cap_set(DMA_MEMCPY, swdma->dd.cap_mask);
+	swdma->dd.dev = &pdev->dev;
+	swdma->dd.device_prep_dma_memcpy = swdma_prep_memcpy;
+	swdma->dd.device_issue_pending = swdma_issue_pending;
+	swdma->dd.device_tx_status = swdma_tx_status;
+	swdma->dd.device_alloc_chan_resources = swdma_alloc_chan;
+	swdma->dd.device_free_chan_resources = swdma_free_chan;
+	swdma->dd.device_release = swdma_release;
+	swdma->dd.copy_align = DMAENGINE_ALIGN_1_BYTE;
+	INIT_LIST_HEAD(&swdma->dd.channels);
+	swdma->chan.device = &swdma->dd;
+	list_add_tail(&swdma->chan.device_node, &swdma->dd.channels);
+	ret = dma_async_device_register(&swdma->dd);
+	if (ret)
+		goto err_free;
+	pr_info("ump_swdma: software memcpy channel registered (test only)\n");
+	return 0;
+
+err_free:
+	kfree(swdma);
+	swdma = NULL;
+	return ret;
+}
+
+static void swdma_remove(struct platform_device *pdev)
+{
+	pr_info("ump_swdma: %lld copies\n",
+		(long long)atomic64_read(&swdma->copies));
+	dma_async_device_unregister(&swdma->dd);
+}
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#define SWDMA_REMOVE .remove = swdma_remove
+#else
+static int swdma_remove_int(struct platform_device *pdev)
+{
+	swdma_remove(pdev);
+	return 0;
+}
+#define SWDMA_REMOVE .remove = swdma_remove_int
+#endif
+
+static struct platform_driver swdma_driver = {
+	.probe = swdma_probe,
+	SWDMA_REMOVE,
+	.driver = { .name = "ump_swdma" },
+};
+
+static struct platform_device *swdma_pdev;
+
+static int __init swdma_init(void)
+{
+	int ret = platform_driver_register(&swdma_driver);
+
+	if (ret)
+		return ret;
+	swdma_pdev = platform_device_register_simple("ump_swdma", -1, NULL, 0);
+	if (IS_ERR(swdma_pdev)) {
+		platform_driver_unregister(&swdma_driver);
+		return PTR_ERR(swdma_pdev);
+	}
+	if (!swdma) {
+		platform_device_unregister(swdma_pdev);
+		platform_driver_unregister(&swdma_driver);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static void __exit swdma_exit(void)
+{
+	platform_device_unregister(swdma_pdev);
+	platform_driver_unregister(&swdma_driver);
+}
+
+module_init(swdma_init);
+module_exit(swdma_exit);
+MODULE_DESCRIPTION("Software DMA_MEMCPY channel for ump.ko tests");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Fault injection: with failslab failing this process's slab allocations at
+ * random, alloc/import/export/submit/wait cycles must fail cleanly (0 or
+ * -ENOMEM, never a crash or a report) and leave the pool empty. Needs
+ * CONFIG_FAILSLAB and debugfs (the debug kernel); skipped elsewhere.
+ */
+#include <fcntl.h>
+#include <ump/libump-uring.h>
+
+#include "ump_test.h"
+
+#define FS "/sys/kernel/debug/failslab/"
+
+static int put(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+static int ok_or_nomem(int ret)
+{
+	return ret == 0 || ret == -ENOMEM || ret == -EAGAIN;
+}
+
+int main(void)
+{
+	const char *sc = getenv("UMP_STRESS_SCALE");
+	long rounds = (long)(3000 * (sc ? atof(sc) : 1.0)), i, failures = 0;
+	char status[8192];
+	long long bufs = -1, chains = -1, ctxs = -1;
+	struct ump probe;
+
+	t_open(&probe);
+	ump_close(&probe);
+	if (access(FS "probability", W_OK))
+		T_SKIPPED("no failslab in this kernel (CONFIG_FAILSLAB, debugfs)");
+	/* Only tasks that ask for it; quiet, or every failure dumps a stack. */
+	if (put(FS "task-filter", "Y") || put(FS "verbose", "0") ||
+	    put(FS "probability", "10") || put(FS "interval", "1") ||
+	    put(FS "times", "-1") || put(FS "ignore-gfp-wait", "N") ||
+	    put("/proc/self/make-it-fail", "1"))
+		T_FAIL("cannot arm failslab");
+
+	for (i = 0; i < rounds; i++) {
+		struct ump_copy_desc d[4];
+		struct ump_wait w;
+		struct ump u;
+		uint32_t h[2], hi;
+		uint64_t chain;
+		int ret, fd;
+
+		ret = ump_open(&u);
+		if (ret) {
+			if (!ok_or_nomem(ret))
+				T_FAIL("open: %d", ret);
+			failures++;
+			continue;
+		}
+		ret = ump_alloc(&u, UMP_REGION_HOST(0), 65536, &h[0]);
+		if (!ok_or_nomem(ret))
+			T_FAIL("alloc: %d", ret);
+		if (ret)
+			goto close;
+		ret = ump_alloc(&u, UMP_REGION_HOST(t_nr_nodes(&u) - 1), 65536, &h[1]);
+		if (!ok_or_nomem(ret))
+			T_FAIL("alloc 2: %d", ret);
+		if (ret)
+			goto close;
+		fd = ump_export(&u, h[0]);
+		if (fd >= 0) {
+			ret = ump_import(&u, fd, &hi, NULL);
+			if (!ok_or_nomem(ret))
+				T_FAIL("import: %d", ret);
+			close(fd);
+		} else if (!ok_or_nomem(fd)) {
+			T_FAIL("export: %d", fd);
+		}
+		for (int k = 0; k < 4; k++)
+			d[k] = (struct ump_copy_desc){ h[k & 1], h[!(k & 1)], 0, 0, 65536 };
+		ret = ump_submit(&u, d, 4, 0, &chain);
+		if (!ok_or_nomem(ret))
+			T_FAIL("submit: %d", ret);
+		if (!ret) {
+			ret = ump_wait(&u, chain, UMP_TIMEOUT_INFINITE, &w);
+			if (ret || w.status)
+				T_FAIL("wait: %d status %d", ret, w.status);
+		} else {
+			failures++;
+		}
+close:
+		failures += ret != 0;
+		ump_close(&u);
+	}
+	put("/proc/self/make-it-fail", "0");
+	put(FS "probability", "0");
+	for (i = 0; i < 100; i++) {
+		if (ump_read_status(status, sizeof(status)) < 0 ||
+		    ump_status_value(status, "buffers", &bufs) ||
+		    ump_status_value(status, "chains", &chains) ||
+		    ump_status_value(status, "contexts", &ctxs))
+			T_FAIL("status");
+		if (!bufs && !chains && !ctxs)
+			break;
+		usleep(100000);
+	}
+	if (bufs || chains || ctxs)
+		T_FAIL("left behind: %lld buffers %lld chains %lld contexts", bufs, chains, ctxs);
+	if (!failures)
+		T_FAIL("failslab armed but no call ever failed");
+	printf("stress_failslab: %ld rounds, %ld calls failed by injection, all cleanly\n",
+	       rounds, failures);
+	return 0;
+}
