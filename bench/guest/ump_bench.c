@@ -28,7 +28,7 @@ static double median(double *v, int n)
 static void bandwidth(struct ump *u, int dst_node)
 {
 	static const uint64_t sizes[] = { 4096, 65536, 1 << 20, 16 << 20 };
-	const uint64_t total = 256ull << 20; /* bytes moved per measurement */
+	const uint64_t total = 64ull << 20; /* bytes moved per measurement */
 	unsigned char *ms, *md;
 	uint32_t hs, hd;
 	size_t i;
