@@ -53,9 +53,15 @@ result accounting_zero $?
 
 if rmmod ump; then result rmmod 0; else result rmmod 1; fi
 [ ! -e /proc/ump ] && result proc_gone 0 || result proc_gone 1
-# Load and unload again: nothing left behind by the first life.
-for i in 1 2 3; do insmod /ump.ko devices="$PCI" && rmmod ump || { result reload 1; break; }; done
-[ "$i" = 3 ] && result reload 0
+# Load and unload again, with a file opened and closed in each life:
+# nothing left behind by an earlier one.
+i=0
+while [ $i -lt 10 ]; do
+	insmod /ump.ko devices="$PCI" && cat /proc/ump/status >/dev/null &&
+		exec 3<>/dev/ump && exec 3>&- && rmmod ump || break
+	i=$((i + 1))
+done
+[ $i = 10 ] && result reload 0 || result reload 1
 
 # The same module over a DMA_MEMCPY channel (a software provider here).
 if [ -n "$UMP_DMA_TESTS" ]; then
