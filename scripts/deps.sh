@@ -10,7 +10,7 @@ protobuf-c-compiler libprotobuf-c-dev libonnx-dev
 libjansson-dev
 python3 python3-numpy python3-onnx python3-torch python3-torchvision
 linux-headers-amd64 kmod
-liburing-dev sparse
+liburing-dev sparse libnuma-dev
 linux-image-amd64 qemu-system-x86 busybox-static cpio
 linux-source-6.12 bc bison flex libelf-dev libssl-dev dwarves xz-utils
 "
