@@ -48,6 +48,7 @@ for t in build/tests/test_*; do
 done
 run "cli/inspect" sh tests/cli/test_inspect.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
 run "cli/schedule" sh tests/cli/test_schedule.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
+run "cli/status" sh tests/cli/test_status.sh "$ROOT/build/heteroopt"
 
 # --- real models against python3-onnx and PyTorch layer counts ---
 M=$HETEROOPT_MODELS

@@ -37,6 +37,16 @@ for t in $UMP_TESTS; do
 	result "$t" $?
 done
 
+# The command line sees the module the runtime will use.
+if [ -x /bin/heteroopt ]; then
+	echo "== test cli_status"
+	out=$(/bin/heteroopt status)
+	echo "$out"
+	echo "$out" | grep -q '^pool: ump (/dev/ump' && echo "$out" | grep -q '^ump_status: active' &&
+		echo "$out" | grep -q '^numa nodes: 2'
+	result cli_status $?
+fi
+
 # While a file is open the module cannot go; once it closes it can.
 exec 3<>/dev/ump
 if rmmod ump 2>/dev/null; then result rmmod_busy 1; else result rmmod_busy 0; fi

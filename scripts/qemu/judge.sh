@@ -14,7 +14,7 @@ status=0
 LOG=$RAW.txt
 tr -d '\r' <"$RAW" >"$LOG"
 grep -q '^==END==' "$LOG" || { echo "judge: the guest never finished (see $LOG)"; status=1; }
-for r in insmod devnode $TESTS rmmod_busy accounting_zero rmmod proc_gone reload $DMA_RESULTS; do
+for r in insmod devnode $TESTS cli_status rmmod_busy accounting_zero rmmod proc_gone reload $DMA_RESULTS; do
 	rc=$(sed -n "s/^UMPRESULT $r \([0-9]*\).*/\1/p" "$LOG" | tail -1)
 	case $rc in
 	0) echo "  pass  $r" ;;

@@ -71,6 +71,15 @@ for t in $TESTS $DMA_TESTS; do
 		{ cat "$WORK/tests-build.log"; exit 1; }
 done
 cp /bin/busybox "$WORK/root/bin/busybox"
+# The heteroopt command itself, with the shared libraries it links, so the
+# guest can check `heteroopt status` against the loaded module.
+if [ -x "$ROOT/build/heteroopt" ]; then
+	cp "$ROOT/build/heteroopt" "$WORK/root/bin/heteroopt"
+	for lib in $(ldd "$ROOT/build/heteroopt" | awk '/=>/ { print $3 } /^\t\// { print $1 }'); do
+		mkdir -p "$WORK/root$(dirname "$lib")"
+		cp -L "$lib" "$WORK/root$lib"
+	done
+fi
 ln -s busybox "$WORK/root/bin/sh"
 mkdir -p "$WORK/root/proc" "$WORK/root/sys" "$WORK/root/dev" "$WORK/root/tmp" "$WORK/root/sbin"
 cp "$ROOT/scripts/qemu/init.sh" "$WORK/root/init"

@@ -13,6 +13,7 @@ static const struct {
 } commands[] = {
     {"inspect", cmd_inspect, "read an ONNX model, infer shapes, print per-node costs"},
     {"schedule", cmd_schedule, "find a Pareto front of schedules for a model on a box"},
+    {"status", cmd_status, "show the tensor memory pool (ump.ko or the fallback)"},
 };
 
 void cli_error(const char *fmt, ...)
