@@ -13,13 +13,8 @@
 
 #include <heteroopt/npy.h>
 
-#define CHECK(c)                                                                                \
-	do {                                                                                    \
-		if (!(c)) {                                                                     \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);            \
-			exit(1);                                                                \
-		}                                                                               \
-	} while (0)
+#include "test_util.h"
+
 
 static char dir[] = "/tmp/ho-npy-XXXXXX";
 
@@ -28,7 +23,7 @@ static void py(const char *code)
 	char cmd[4096];
 
 	snprintf(cmd, sizeof(cmd), "cd %s && /usr/bin/python3 -c \"import numpy as np\n%s\"", dir, code);
-	CHECK(system(cmd) == 0);
+	T_REQUIRE(system(cmd) == 0);
 }
 
 static void path(char *buf, const char *name)
@@ -43,12 +38,12 @@ static void expect_refused(const char *name, const char *needle)
 	char p[256];
 
 	path(p, name);
-	CHECK(ho_npy_read(p, &n, &err) < 0);
+	T_REQUIRE(ho_npy_read(p, &n, &err) < 0);
 	if (!strstr(err.msg, needle)) {
 		fprintf(stderr, "FAIL: %s: message '%s' lacks '%s'\n", name, err.msg, needle);
 		exit(1);
 	}
-	CHECK(n.data == NULL);
+	T_REQUIRE(n.data == NULL);
 	printf("refused %-12s %s\n", name, err.msg);
 }
 
@@ -60,8 +55,8 @@ int main(void)
 
 	if (access("/usr/bin/python3", X_OK) ||
 	    system("/usr/bin/python3 -c 'import numpy' 2>/dev/null"))
-		return printf("skipped: numpy for /usr/bin/python3 not installed\n"), 77;
-	CHECK(mkdtemp(dir));
+		return printf("skipped: numpy for /usr/bin/python3 not installed\n"), T_SKIP;
+	T_REQUIRE(mkdtemp(dir));
 	py("x = np.arange(2*3*4*5, dtype=np.float32).reshape(2, 3, 4, 5) / 7\n"
 	   "np.save('f4.npy', x)\n"
 	   "np.save('i8.npy', np.array([[-1, 2**40], [3, -4]], dtype=np.int64))\n"
@@ -78,35 +73,35 @@ int main(void)
 	   "open('extra.npy', 'wb').write(open('u1.npy', 'rb').read() + b'x')\n");
 
 	path(p, "f4.npy");
-	CHECK(ho_npy_read(p, &n, &err) == 0);
-	CHECK(!strcmp(n.descr, "<f4") && n.ndim == 4 && n.shape[0] == 2 && n.shape[3] == 5 &&
+	T_REQUIRE(ho_npy_read(p, &n, &err) == 0);
+	T_REQUIRE(!strcmp(n.descr, "<f4") && n.ndim == 4 && n.shape[0] == 2 && n.shape[3] == 5 &&
 	      n.count == 120 && n.nbytes == 480);
 	for (int i = 0; i < 120; i++)
-		CHECK(((float *)n.data)[i] == (float)i / 7);
+		T_REQUIRE(((float *)n.data)[i] == (float)i / 7);
 	/* Written back, numpy must see the same array. */
 	path(p, "ours_f4.npy");
-	CHECK(ho_npy_write(p, n.descr, n.ndim, n.shape, n.data, &err) == 0);
+	T_REQUIRE(ho_npy_write(p, n.descr, n.ndim, n.shape, n.data, &err) == 0);
 	ho_npy_free(&n);
 	py("a = np.load('f4.npy'); b = np.load('ours_f4.npy')\n"
 	   "assert a.dtype == b.dtype and a.shape == b.shape and (a == b).all()");
 
 	path(p, "i8.npy");
-	CHECK(ho_npy_read(p, &n, &err) == 0);
-	CHECK(n.ndim == 2 && ((int64_t *)n.data)[1] == 1ll << 40 && ((int64_t *)n.data)[3] == -4);
+	T_REQUIRE(ho_npy_read(p, &n, &err) == 0);
+	T_REQUIRE(n.ndim == 2 && ((int64_t *)n.data)[1] == 1ll << 40 && ((int64_t *)n.data)[3] == -4);
 	ho_npy_free(&n);
 	path(p, "b1.npy");
-	CHECK(ho_npy_read(p, &n, &err) == 0);
-	CHECK(!strcmp(n.descr, "|b1") && n.count == 3 && ((unsigned char *)n.data)[1] == 0);
+	T_REQUIRE(ho_npy_read(p, &n, &err) == 0);
+	T_REQUIRE(!strcmp(n.descr, "|b1") && n.count == 3 && ((unsigned char *)n.data)[1] == 0);
 	ho_npy_free(&n);
 	path(p, "scalar.npy");
-	CHECK(ho_npy_read(p, &n, &err) == 0);
-	CHECK(n.ndim == 0 && n.count == 1 && *(double *)n.data == 2.5);
+	T_REQUIRE(ho_npy_read(p, &n, &err) == 0);
+	T_REQUIRE(n.ndim == 0 && n.count == 1 && *(double *)n.data == 2.5);
 	path(p, "ours_scalar.npy");
-	CHECK(ho_npy_write(p, n.descr, 0, n.shape, n.data, &err) == 0);
+	T_REQUIRE(ho_npy_write(p, n.descr, 0, n.shape, n.data, &err) == 0);
 	ho_npy_free(&n);
 	path(p, "empty.npy");
-	CHECK(ho_npy_read(p, &n, &err) == 0);
-	CHECK(n.ndim == 2 && n.count == 0);
+	T_REQUIRE(ho_npy_read(p, &n, &err) == 0);
+	T_REQUIRE(n.ndim == 2 && n.count == 0);
 	ho_npy_free(&n);
 	{
 		uint8_t v[10];
@@ -115,7 +110,7 @@ int main(void)
 		for (int i = 0; i < 10; i++)
 			v[i] = (uint8_t)(i * 3);
 		path(p, "ours_u1.npy");
-		CHECK(ho_npy_write(p, "|u1", 1, shape, v, &err) == 0);
+		T_REQUIRE(ho_npy_write(p, "|u1", 1, shape, v, &err) == 0);
 	}
 	py("assert np.load('ours_scalar.npy') == 2.5 and np.load('ours_scalar.npy').shape == ()\n"
 	   "u = np.load('ours_u1.npy'); assert u.shape == (10,) and list(u) == [i * 3 for i in range(10)]");
@@ -132,14 +127,14 @@ int main(void)
 		int64_t shape[1] = {1};
 
 		path(p, "bad.npy");
-		CHECK(ho_npy_write(p, ">f4", 1, shape, "", &err) == -EINVAL);
+		T_REQUIRE(ho_npy_write(p, ">f4", 1, shape, "", &err) == -EINVAL);
 	}
 	{
 		char cmd[300];
 
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-		CHECK(system(cmd) == 0);
+		T_REQUIRE(system(cmd) == 0);
 	}
 	printf("test_npy: ok\n");
-	return 0;
+	return t_failures ? 1 : 0;
 }

@@ -17,13 +17,8 @@
 
 #include <heteroopt/pool.h>
 
-#define CHECK(c)                                                                                \
-	do {                                                                                    \
-		if (!(c)) {                                                                     \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);            \
-			exit(1);                                                                \
-		}                                                                               \
-	} while (0)
+#include "test_util.h"
+
 
 static void check_pool(struct ho_pool *p)
 {
@@ -34,19 +29,19 @@ static void check_pool(struct ho_pool *p)
 	int nodes = ho_pool_nodes(p);
 
 	printf("pool: %s\n", ho_pool_describe(p));
-	CHECK(nodes >= 1);
+	T_REQUIRE(nodes >= 1);
 	for (int node = 0; node < nodes; node++) {
 		struct ho_pool_buf x;
 
-		CHECK(ho_pool_alloc(p, size, node, &x) == 0);
-		CHECK(x.size >= size && x.size % 4096 == 0 && x.node == node);
+		T_REQUIRE(ho_pool_alloc(p, size, node, &x) == 0);
+		T_REQUIRE(x.size >= size && x.size % 4096 == 0 && x.node == node);
 		for (size_t i = 0; i < x.size; i++)
-			CHECK(((unsigned char *)x.ptr)[i] == 0);
+			T_REQUIRE(((unsigned char *)x.ptr)[i] == 0);
 		if (numa_available() >= 0) {
 			for (size_t off = 0; off < x.size; off += 64 * 4096) {
 				int actual = -1;
 
-				CHECK(get_mempolicy(&actual, NULL, 0, (char *)x.ptr + off,
+				T_REQUIRE(get_mempolicy(&actual, NULL, 0, (char *)x.ptr + off,
 						    MPOL_F_NODE | MPOL_F_ADDR) == 0);
 				if (actual != node) {
 					fprintf(stderr, "FAIL: page at +%zu on node %d, asked %d\n",
@@ -59,15 +54,15 @@ static void check_pool(struct ho_pool *p)
 		printf("node %d: placement verified\n", node);
 	}
 
-	CHECK(ho_pool_alloc(p, 0, 0, &bad) == -EINVAL);
-	CHECK(ho_pool_alloc(p, 4096, -1, &bad) == -EINVAL);
-	CHECK(ho_pool_alloc(p, 4096, nodes, &bad) == -EINVAL);
+	T_REQUIRE(ho_pool_alloc(p, 0, 0, &bad) == -EINVAL);
+	T_REQUIRE(ho_pool_alloc(p, 4096, -1, &bad) == -EINVAL);
+	T_REQUIRE(ho_pool_alloc(p, 4096, nodes, &bad) == -EINVAL);
 
 	/* 70 copies (more than one kernel chain), some overlapping in place. */
-	CHECK(ho_pool_alloc(p, 65536, 0, &b[0]) == 0);
-	CHECK(ho_pool_alloc(p, 65536, nodes - 1, &b[1]) == 0);
+	T_REQUIRE(ho_pool_alloc(p, 65536, 0, &b[0]) == 0);
+	T_REQUIRE(ho_pool_alloc(p, 65536, nodes - 1, &b[1]) == 0);
 	model = malloc(2 * 65536);
-	CHECK(model);
+	T_REQUIRE(model);
 	for (int i = 0; i < 65536; i++)
 		((unsigned char *)b[0].ptr)[i] = (unsigned char)(i * 7 + 1);
 	memcpy(model, b[0].ptr, 65536);
@@ -81,26 +76,26 @@ static void check_pool(struct ho_pool *p)
 					     (size_t)rand() % (65536 - len), len};
 		memmove(model + d * 65536 + c[i].dst_off, model + s * 65536 + c[i].src_off, len);
 	}
-	CHECK(ho_pool_copy(p, c, 70) == 0);
-	CHECK(!memcmp(b[0].ptr, model, 65536));
-	CHECK(!memcmp(b[1].ptr, model + 65536, 65536));
+	T_REQUIRE(ho_pool_copy(p, c, 70) == 0);
+	T_REQUIRE(!memcmp(b[0].ptr, model, 65536));
+	T_REQUIRE(!memcmp(b[1].ptr, model + 65536, 65536));
 
 	c[0] = (struct ho_pool_copy){&b[0], &b[1], 65000, 0, 1000};
-	CHECK(ho_pool_copy(p, c, 1) == -ERANGE);
+	T_REQUIRE(ho_pool_copy(p, c, 1) == -ERANGE);
 	c[0].len = 0;
-	CHECK(ho_pool_copy(p, c, 1) == -EINVAL);
+	T_REQUIRE(ho_pool_copy(p, c, 1) == -EINVAL);
 
 	/* The shared fd maps the same memory, both ways. */
 	{
 		int fd = ho_pool_share_fd(p, &b[1]);
 		unsigned char *m;
 
-		CHECK(fd >= 0);
+		T_REQUIRE(fd >= 0);
 		m = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		CHECK(m != MAP_FAILED);
-		CHECK(!memcmp(m, b[1].ptr, 65536));
+		T_REQUIRE(m != MAP_FAILED);
+		T_REQUIRE(!memcmp(m, b[1].ptr, 65536));
 		m[100] ^= 0xff;
-		CHECK(((unsigned char *)b[1].ptr)[100] == m[100]);
+		T_REQUIRE(((unsigned char *)b[1].ptr)[100] == m[100]);
 		munmap(m, 65536);
 		close(fd);
 	}
@@ -113,18 +108,18 @@ int main(void)
 {
 	struct ho_pool *p;
 
-	CHECK(ho_pool_open(HO_POOL_FALLBACK, &p) == 0);
-	CHECK(!ho_pool_is_ump(p));
+	T_REQUIRE(ho_pool_open(HO_POOL_FALLBACK, &p) == 0);
+	T_REQUIRE(!ho_pool_is_ump(p));
 	check_pool(p);
 	ho_pool_close(p);
 
-	CHECK(ho_pool_open(0, &p) == 0);
+	T_REQUIRE(ho_pool_open(0, &p) == 0);
 	if (access("/dev/ump", F_OK) == 0)
-		CHECK(ho_pool_is_ump(p));
+		T_REQUIRE(ho_pool_is_ump(p));
 	else
-		CHECK(!ho_pool_is_ump(p) && strstr(ho_pool_describe(p), "not present"));
+		T_REQUIRE(!ho_pool_is_ump(p) && strstr(ho_pool_describe(p), "not present"));
 	check_pool(p);
 	ho_pool_close(p);
 	printf("test_pool: ok\n");
-	return 0;
+	return t_failures ? 1 : 0;
 }

@@ -22,6 +22,15 @@ static int t_failures;
 		}                                                                                  \
 	} while (0)
 
+/* A check later steps depend on: report it and stop. */
+#define T_REQUIRE(cond)                                                                            \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: required: %s\n", __FILE__, __LINE__, #cond);        \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
+
 /* Folder of the generated models (scripts/models.sh). */
 static inline const char *t_models_dir(void)
 {

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* .npy reading and writing: see include/heteroopt/npy.h. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,18 +9,7 @@
 
 #include <heteroopt/npy.h>
 
-static int npy_err(struct ho_error *err, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err) {
-		err->code = code;
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
+#include "graph_priv.h" /* ho_err */
 
 static const struct {
 	const char *descr;
@@ -70,43 +58,43 @@ int ho_npy_parse_header(const void *buf, size_t len, struct ho_npy *out, struct 
 
 	memset(out, 0, sizeof(*out));
 	if (len < 10 || memcmp(b, "\x93NUMPY", 6))
-		return npy_err(err, -EINVAL, "not a .npy file (no \\x93NUMPY magic)");
+		return ho_err(err, -EINVAL, "not a .npy file (no \\x93NUMPY magic)");
 	major = b[6];
 	if (major == 1) {
 		hlen = (size_t)b[8] | (size_t)b[9] << 8;
 		off = 10;
 	} else if (major == 2 || major == 3) {
 		if (len < 12)
-			return npy_err(err, -EINVAL, "truncated .npy header");
+			return ho_err(err, -EINVAL, "truncated .npy header");
 		hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
 		off = 12;
 	} else {
-		return npy_err(err, -EINVAL, ".npy version %d.%d is not supported", major, b[7]);
+		return ho_err(err, -EINVAL, ".npy version %d.%d is not supported", major, b[7]);
 	}
 	if (hlen >= sizeof(h) || off + hlen > len)
-		return npy_err(err, -EINVAL, ".npy header length %zu is out of range", hlen);
+		return ho_err(err, -EINVAL, ".npy header length %zu is out of range", hlen);
 	memcpy(h, b + off, hlen);
 	h[hlen] = '\0';
 
 	p = npy_key(h, "descr");
 	if (!p || *p != '\'' || !strchr(p + 1, '\'') || strchr(p + 1, '\'') - (p + 1) >= 8)
-		return npy_err(err, -EINVAL, ".npy header has no usable 'descr'");
+		return ho_err(err, -EINVAL, ".npy header has no usable 'descr'");
 	memcpy(out->descr, p + 1, (size_t)(strchr(p + 1, '\'') - (p + 1)));
 	/* Byte order '=' is native, which is little-endian on every box we run. */
 	if (out->descr[0] == '=')
 		out->descr[0] = '<';
 	out->elem_size = npy_type_size(out->descr);
 	if (!out->elem_size)
-		return npy_err(err, -EINVAL, ".npy dtype '%s' is not supported (little-endian numbers only)",
+		return ho_err(err, -EINVAL, ".npy dtype '%s' is not supported (little-endian numbers only)",
 				out->descr);
 	p = npy_key(h, "fortran_order");
 	if (!p || (strncmp(p, "False", 5) && strncmp(p, "True", 4)))
-		return npy_err(err, -EINVAL, ".npy header has no 'fortran_order'");
+		return ho_err(err, -EINVAL, ".npy header has no 'fortran_order'");
 	if (!strncmp(p, "True", 4))
-		return npy_err(err, -EINVAL, ".npy array is in Fortran order; save it C-contiguous");
+		return ho_err(err, -EINVAL, ".npy array is in Fortran order; save it C-contiguous");
 	p = npy_key(h, "shape");
 	if (!p || *p != '(')
-		return npy_err(err, -EINVAL, ".npy header has no 'shape'");
+		return ho_err(err, -EINVAL, ".npy header has no 'shape'");
 	p++;
 	out->count = 1;
 	for (;;) {
@@ -119,13 +107,13 @@ int ho_npy_parse_header(const void *buf, size_t len, struct ho_npy *out, struct 
 			break;
 		d = strtoll(p, &end, 10);
 		if (end == p || d < 0)
-			return npy_err(err, -EINVAL, ".npy shape is malformed");
+			return ho_err(err, -EINVAL, ".npy shape is malformed");
 		if (out->ndim == HO_NPY_MAX_DIMS)
-			return npy_err(err, -EINVAL, ".npy array has more than %d dimensions",
+			return ho_err(err, -EINVAL, ".npy array has more than %d dimensions",
 					HO_NPY_MAX_DIMS);
 		out->shape[out->ndim++] = d;
 		if (d && out->count > SIZE_MAX / (size_t)d / out->elem_size)
-			return npy_err(err, -EOVERFLOW, ".npy shape overflows");
+			return ho_err(err, -EOVERFLOW, ".npy shape overflows");
 		out->count *= (size_t)d;
 		p = end;
 	}
@@ -144,9 +132,9 @@ int ho_npy_read(const char *path, struct ho_npy *out, struct ho_error *err)
 	memset(out, 0, sizeof(*out));
 	f = fopen(path, "rb");
 	if (!f)
-		return npy_err(err, -errno, "%s: %s", path, strerror(errno));
+		return ho_err(err, -errno, "%s: %s", path, strerror(errno));
 	if (fstat(fileno(f), &st)) {
-		ret = npy_err(err, -errno, "%s: %s", path, strerror(errno));
+		ret = ho_err(err, -errno, "%s: %s", path, strerror(errno));
 		goto out;
 	}
 	got = fread(head, 1, sizeof(head), f);
@@ -162,17 +150,17 @@ int ho_npy_read(const char *path, struct ho_npy *out, struct ho_error *err)
 		goto out;
 	}
 	if ((size_t)st.st_size != (size_t)off + out->nbytes) {
-		ret = npy_err(err, -EINVAL, "%s: %lld bytes of data, the header says %zu", path,
+		ret = ho_err(err, -EINVAL, "%s: %lld bytes of data, the header says %zu", path,
 			      (long long)st.st_size - off, out->nbytes);
 		goto out;
 	}
 	out->data = aligned_alloc(64, (out->nbytes + 63) / 64 * 64 + 64);
 	if (!out->data) {
-		ret = npy_err(err, -ENOMEM, "%s: out of memory for %zu bytes", path, out->nbytes);
+		ret = ho_err(err, -ENOMEM, "%s: out of memory for %zu bytes", path, out->nbytes);
 		goto out;
 	}
 	if (fseek(f, off, SEEK_SET) || fread(out->data, 1, out->nbytes, f) != out->nbytes) {
-		ret = npy_err(err, -EIO, "%s: short read", path);
+		ret = ho_err(err, -EIO, "%s: short read", path);
 		goto out;
 	}
 	ret = 0;
@@ -194,14 +182,14 @@ int ho_npy_write(const char *path, const char *descr, int ndim, const int64_t *s
 	FILE *f;
 
 	if (!es)
-		return npy_err(err, -EINVAL, "%s: dtype '%s' is not supported", path, descr);
+		return ho_err(err, -EINVAL, "%s: dtype '%s' is not supported", path, descr);
 	if (ndim < 0 || ndim > HO_NPY_MAX_DIMS)
-		return npy_err(err, -EINVAL, "%s: %d dimensions", path, ndim);
+		return ho_err(err, -EINVAL, "%s: %d dimensions", path, ndim);
 	for (int i = 0; i < ndim; i++) {
 		char d[32];
 
 		if (shape[i] < 0)
-			return npy_err(err, -EINVAL, "%s: negative extent", path);
+			return ho_err(err, -EINVAL, "%s: negative extent", path);
 		snprintf(d, sizeof(d), "%lld,%s", (long long)shape[i], ndim > 1 && i + 1 < ndim ? " " : "");
 		strcat(shp, d);
 		count *= (size_t)shape[i];
@@ -215,7 +203,7 @@ int ho_npy_write(const char *path, const char *descr, int ndim, const int64_t *s
 	total = (pre + len + 1 + 63) / 64 * 64;
 	f = fopen(path, "wb");
 	if (!f)
-		return npy_err(err, -errno, "%s: %s", path, strerror(errno));
+		return ho_err(err, -errno, "%s: %s", path, strerror(errno));
 	memcpy(hdr, "\x93NUMPY", 6);
 	hdr[6] = pre == 10 ? 1 : 2;
 	hdr[7] = 0;
@@ -236,7 +224,7 @@ int ho_npy_write(const char *path, const char *descr, int ndim, const int64_t *s
 		ret = -EIO;
 	if (fclose(f) && !ret)
 		ret = -EIO;
-	return ret ? npy_err(err, ret, "%s: write failed", path) : 0;
+	return ret ? ho_err(err, ret, "%s: write failed", path) : 0;
 }
 
 void ho_npy_free(struct ho_npy *n)

@@ -420,10 +420,5 @@ out:
 	free(ei);
 	free(et);
 	free(wfill);
-	if (ret) {
-		ho_problem_free(p);
-		return ret;
-	}
-	*out = p;
-	return 0;
+	return ho_problem_publish(p, ret, out);
 }

@@ -365,12 +365,7 @@ out:
 	free(c);
 	free(ei);
 	free(et);
-	if (ret) {
-		ho_problem_free(p);
-		return ret;
-	}
-	*out = p;
-	return 0;
+	return ho_problem_publish(p, ret, out);
 }
 
 int ho_problem_from_stg(const char *path, uint32_t n_procs, struct ho_problem **out,
@@ -458,12 +453,7 @@ out:
 	free(ei);
 	free(et);
 	free(prod);
-	if (ret) {
-		ho_problem_free(p);
-		return ret;
-	}
-	*out = p;
-	return 0;
+	return ho_problem_publish(p, ret, out);
 }
 
 /*
@@ -571,12 +561,7 @@ out:
 	json_decref(root);
 	free(ei);
 	free(et);
-	if (ret) {
-		ho_problem_free(p);
-		return ret;
-	}
-	*out = p;
-	return 0;
+	return ho_problem_publish(p, ret, out);
 }
 
 int ho_problem_pin(struct ho_problem *p, const char *key, const char *device, struct ho_error *err)

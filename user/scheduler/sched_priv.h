@@ -14,6 +14,17 @@ int ho_problem_alloc_items(struct ho_problem *p, uint32_t m, bool matrix);
 int ho_problem_link(struct ho_problem *p, uint32_t n_edges, const uint32_t *edge_item,
 		    const uint32_t *edge_task, struct ho_error *err);
 
+/* The end of every problem builder: hand p out on success, free it on error. */
+static inline int ho_problem_publish(struct ho_problem *p, int ret, struct ho_problem **out)
+{
+	if (ret) {
+		ho_problem_free(p);
+		return ret;
+	}
+	*out = p;
+	return 0;
+}
+
 /* Uncontended time to move item k from device a to b (0 if a == b). */
 double ho_comm_time(const struct ho_problem *p, uint32_t k, int a, int b);
 /* Mean of ho_comm_time over ordered device pairs a != b (HEFT's c-bar). */
