@@ -48,7 +48,12 @@ struct ump_pool {
 	struct mutex dev_lock;			/* devs[], nr_devs */
 	struct ump_dev *devs[UMP_MAX_DEVICES];
 	unsigned int nr_devs;
-	/* UMP_P2P_* for every federated pair, filled in as devices join. */
+	/*
+	 * Distance and UMP_P2P_* class of every federated pair, judged once as
+	 * a device joins (the PCI topology does not change under us), so the
+	 * copy path, the ioctl, sysfs and /proc only read them.
+	 */
+	s32 p2p_dist[UMP_MAX_DEVICES][UMP_MAX_DEVICES];
 	u8 p2p_class[UMP_MAX_DEVICES][UMP_MAX_DEVICES];
 
 	u64 node_cap[MAX_NUMNODES];
@@ -113,6 +118,7 @@ struct ump_chain {
 	u64 bytes;
 	void *uring_cmd;		/* struct io_uring_cmd *, or NULL */
 	struct task_struct *task;	/* submitter: its exit cancels the chain */
+	void *bounce;			/* staging buffer, allocated on first use */
 };
 
 /* ump_buf.c */
@@ -144,6 +150,7 @@ void ump_topo_exit(void);
 int ump_dev_add(u32 domain, u32 bdf, u32 *index);
 struct ump_dev *ump_dev_get(u32 index);
 const char *ump_p2p_class_name(u32 cls);
+bool ump_dev_ats(const struct ump_dev *dev);
 int ump_dev_info(struct ump_dev_info *info);
 
 /* ump_proc.c */

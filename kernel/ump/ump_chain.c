@@ -34,6 +34,7 @@ static void ump_chain_free(struct ump_chain *c)
 	atomic_dec(&c->ctx->nr_chains);
 	atomic_dec(&ump_pool.live_chains);
 	put_task_struct(c->task);
+	kfree(c->bounce);
 	ump_ctx_put(c->ctx);
 	kvfree(c->bufs);
 	kvfree(c->descs);
@@ -144,27 +145,29 @@ static bool ump_must_stage(const struct ump_buf *src, const struct ump_buf *dst)
 
 #define UMP_BOUNCE_SIZE SZ_64K
 
-static int ump_copy_staged(void *to, const void *from, u64 len, u64 *copied)
+/* One bounce buffer per chain, however many of its descriptors stage. */
+static int ump_copy_staged(struct ump_chain *c, void *to, const void *from,
+			   u64 len)
 {
-	void *bounce = kmalloc(UMP_BOUNCE_SIZE, GFP_KERNEL);
 	u64 off, n;
 
-	if (!bounce)
+	if (!c->bounce)
+		c->bounce = kmalloc(UMP_BOUNCE_SIZE, GFP_KERNEL);
+	if (!c->bounce)
 		return -ENOMEM;
 	for (off = 0; off < len; off += n) {
 		n = min_t(u64, len - off, UMP_BOUNCE_SIZE);
-		memcpy(bounce, from + off, n);
-		memcpy(to + off, bounce, n);
-		*copied += n;
+		memcpy(c->bounce, from + off, n);
+		memcpy(to + off, c->bounce, n);
+		c->bytes += n;
 		cond_resched();
 	}
-	kfree(bounce);
 	atomic64_add(len, &ump_pool.engine[0].staged);
 	return 0;
 }
 
-static int ump_copy_one(const struct ump_copy_desc *d, struct ump_buf *src,
-			struct ump_buf *dst, u64 *copied)
+static int ump_copy_one(struct ump_chain *c, const struct ump_copy_desc *d,
+			struct ump_buf *src, struct ump_buf *dst)
 {
 	void *from, *to;
 	bool backward;
@@ -177,7 +180,7 @@ static int ump_copy_one(const struct ump_copy_desc *d, struct ump_buf *src,
 	to = dst->vaddr + d->dst_offset;
 	/* Different devices: never overlapping. */
 	if (ump_must_stage(src, dst))
-		return ump_copy_staged(to, from, d->length, copied);
+		return ump_copy_staged(c, to, from, d->length);
 	/*
 	 * A descriptor may copy within one buffer, and slices must then keep
 	 * memmove semantics: when the destination overlaps the source from
@@ -190,7 +193,7 @@ static int ump_copy_one(const struct ump_copy_desc *d, struct ump_buf *src,
 
 		memmove(to + at, from + at, n);
 		off += n;
-		*copied += n;
+		c->bytes += n;
 		cond_resched();
 	}
 	return 0;
@@ -332,8 +335,8 @@ static void ump_chain_work(struct work_struct *work)
 			ret = ump_dma_copy_one(c, &c->descs[i], c->bufs[2 * i],
 					       c->bufs[2 * i + 1]);
 		else
-			ret = ump_copy_one(&c->descs[i], c->bufs[2 * i],
-					   c->bufs[2 * i + 1], &c->bytes);
+			ret = ump_copy_one(c, &c->descs[i], c->bufs[2 * i],
+					   c->bufs[2 * i + 1]);
 		if (ret)
 			break;
 	}

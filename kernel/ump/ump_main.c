@@ -85,6 +85,19 @@ static bool ump_zero(const u64 *r, unsigned int n)
 	return true;
 }
 
+/* The buffer behind a handle of this file, with a reference; or NULL. */
+static struct ump_buf *ump_ctx_buf_get(struct ump_ctx *ctx, u32 handle)
+{
+	struct ump_buf *buf;
+
+	xa_lock(&ctx->bufs);
+	buf = xa_load(&ctx->bufs, handle);
+	if (buf)
+		ump_buf_get(buf);
+	xa_unlock(&ctx->bufs);
+	return buf;
+}
+
 static int ump_add_handle(struct ump_ctx *ctx, struct ump_buf *buf, u32 *handle)
 {
 	int ret = xa_alloc(&ctx->bufs, handle, buf, xa_limit_31b,
@@ -189,25 +202,20 @@ static long ump_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 	case UMP_IOC_BUF_INFO:
 		if (a.info.flags || !ump_zero(a.info.reserved, 2))
 			return -EINVAL;
-		xa_lock(&ctx->bufs);
-		buf = xa_load(&ctx->bufs, a.info.handle);
-		if (buf) {
-			a.info.region = buf->region;
-			a.info.size = buf->size;
-			a.info.numa_node = buf->node;
-		}
-		xa_unlock(&ctx->bufs);
-		ret = buf ? 0 : -ENOENT;
+		buf = ump_ctx_buf_get(ctx, a.info.handle);
+		if (!buf)
+			return -ENOENT;
+		a.info.region = buf->region;
+		a.info.size = buf->size;
+		a.info.numa_node = buf->node;
+		ump_buf_put(buf);
+		ret = 0;
 		break;
 	case UMP_IOC_EXPORT:
 		if (a.exp.flags & ~UMP_EXPORT_CLOEXEC || a.exp.pad ||
 		    !ump_zero(a.exp.reserved, 2))
 			return -EINVAL;
-		xa_lock(&ctx->bufs);
-		buf = xa_load(&ctx->bufs, a.exp.handle);
-		if (buf)
-			ump_buf_get(buf);
-		xa_unlock(&ctx->bufs);
+		buf = ump_ctx_buf_get(ctx, a.exp.handle);
 		if (!buf)
 			return -ENOENT;
 		ret = ump_buf_export(buf, a.exp.flags);

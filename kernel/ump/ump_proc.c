@@ -41,20 +41,14 @@ static int ump_status_show(struct seq_file *m, void *v)
 			   atomic_read(&d->p2p_bufs));
 	}
 	for (i = 0; i < ump_pool.nr_devs; i++) {
-		struct ump_dev_info info = { .index = i };
+		struct ump_dev *d = ump_pool.devs[i];
 
-		mutex_unlock(&ump_pool.dev_lock);
-		if (ump_dev_info(&info)) {
-			mutex_lock(&ump_pool.dev_lock);
-			continue;
-		}
-		mutex_lock(&ump_pool.dev_lock);
 		seq_printf(m, "device %u %s numa_node %d ats %u p2p", i,
-			   pci_name(ump_pool.devs[i]->pdev), info.numa_node,
-			   info.ats);
-		for (j = 0; j < info.nr_devices && j < UMP_MAX_DEVICES; j++)
-			seq_printf(m, " %d:%s", info.p2p_distance[j],
-				   ump_p2p_class_name(info.p2p_class[j]));
+			   pci_name(d->pdev), dev_to_node(&d->pdev->dev),
+			   ump_dev_ats(d));
+		for (j = 0; j < ump_pool.nr_devs; j++)
+			seq_printf(m, " %d:%s", ump_pool.p2p_dist[i][j],
+				   ump_p2p_class_name(ump_pool.p2p_class[i][j]));
 		seq_putc(m, '\n');
 	}
 	mutex_unlock(&ump_pool.dev_lock);

@@ -53,6 +53,16 @@ static void ump_p2p_pair(struct ump_dev *a, struct ump_dev *b, s32 *dist,
 			*cls = UMP_P2P_SWITCH;
 }
 
+static void ump_p2p_judge(struct ump_dev *a, struct ump_dev *b)
+{
+	s32 dist;
+	u32 cls;
+
+	ump_p2p_pair(a, b, &dist, &cls);
+	WRITE_ONCE(ump_pool.p2p_dist[a->index][b->index], dist);
+	WRITE_ONCE(ump_pool.p2p_class[a->index][b->index], cls);
+}
+
 static const char *const ump_p2p_names[] = {
 	[UMP_P2P_SELF] = "self",
 	[UMP_P2P_SWITCH] = "switch",
@@ -61,10 +71,10 @@ static const char *const ump_p2p_names[] = {
 	[UMP_P2P_NO_KERNEL] = "no-p2pdma-in-kernel",
 };
 
-static bool ump_ats_enabled(struct pci_dev *pdev)
+bool ump_dev_ats(const struct ump_dev *dev)
 {
 #ifdef CONFIG_PCI_ATS
-	return pdev->ats_enabled;
+	return dev->pdev->ats_enabled;
 #else
 	return false;
 #endif
@@ -84,7 +94,7 @@ static ssize_t ats_show(struct device *d, struct device_attribute *attr,
 {
 	struct ump_dev *dev = dev_get_drvdata(d);
 
-	return sysfs_emit(buf, "%d\n", ump_ats_enabled(dev->pdev));
+	return sysfs_emit(buf, "%d\n", ump_dev_ats(dev));
 }
 static DEVICE_ATTR_RO(ats);
 
@@ -105,16 +115,13 @@ static ssize_t p2p_distances_show(struct device *d,
 	struct ump_dev *dev = dev_get_drvdata(d);
 	unsigned int i;
 	ssize_t len = 0;
-	s32 dist;
-	u32 cls;
 
 	mutex_lock(&ump_pool.dev_lock);
-	for (i = 0; i < ump_pool.nr_devs; i++) {
-		ump_p2p_pair(dev, ump_pool.devs[i], &dist, &cls);
+	for (i = 0; i < ump_pool.nr_devs; i++)
 		len += sysfs_emit_at(buf, len, "%s %d %s\n",
-				     pci_name(ump_pool.devs[i]->pdev), dist,
-				     ump_p2p_names[cls]);
-	}
+				     pci_name(ump_pool.devs[i]->pdev),
+				     ump_pool.p2p_dist[dev->index][i],
+				     ump_p2p_names[ump_pool.p2p_class[dev->index][i]]);
 	mutex_unlock(&ump_pool.dev_lock);
 	return len;
 }
@@ -172,13 +179,8 @@ int ump_dev_add(u32 domain, u32 bdf, u32 *index)
 	}
 	ump_pool.devs[ump_pool.nr_devs++] = dev;
 	for (i = 0; i < ump_pool.nr_devs; i++) {
-		s32 dist;
-		u32 cls;
-
-		ump_p2p_pair(dev, ump_pool.devs[i], &dist, &cls);
-		WRITE_ONCE(ump_pool.p2p_class[dev->index][i], cls);
-		ump_p2p_pair(ump_pool.devs[i], dev, &dist, &cls);
-		WRITE_ONCE(ump_pool.p2p_class[i][dev->index], cls);
+		ump_p2p_judge(dev, ump_pool.devs[i]);
+		ump_p2p_judge(ump_pool.devs[i], dev);
 	}
 	mutex_unlock(&ump_pool.dev_lock);
 	*index = dev->index;
@@ -214,7 +216,7 @@ int ump_dev_info(struct ump_dev_info *info)
 	info->pci_domain = pci_domain_nr(dev->pdev->bus);
 	info->pci_bdf = PCI_DEVID(dev->pdev->bus->number, dev->pdev->devfn);
 	info->numa_node = dev_to_node(&dev->pdev->dev);
-	info->ats = ump_ats_enabled(dev->pdev);
+	info->ats = ump_dev_ats(dev);
 	info->p2pmem = pci_has_p2pmem(dev->pdev);
 	info->p2pmem_used = atomic64_read(&dev->p2p_used);
 	mutex_lock(&ump_pool.dev_lock);
@@ -222,9 +224,10 @@ int ump_dev_info(struct ump_dev_info *info)
 	for (i = 0; i < UMP_MAX_DEVICES; i++) {
 		info->p2p_distance[i] = -1;
 		info->p2p_class[i] = UMP_P2P_NOT_SUPPORTED;
-		if (i < ump_pool.nr_devs)
-			ump_p2p_pair(dev, ump_pool.devs[i],
-				     &info->p2p_distance[i], &info->p2p_class[i]);
+		if (i < ump_pool.nr_devs) {
+			info->p2p_distance[i] = ump_pool.p2p_dist[dev->index][i];
+			info->p2p_class[i] = ump_pool.p2p_class[dev->index][i];
+		}
 	}
 	mutex_unlock(&ump_pool.dev_lock);
 	return 0;

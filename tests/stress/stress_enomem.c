@@ -11,15 +11,10 @@
 
 static long long node_field(int node, const char *field)
 {
-	char status[8192], key[64], *p;
+	char prefix[32];
 
-	if (ump_read_status(status, sizeof(status)) < 0)
-		T_FAIL("status");
-	snprintf(key, sizeof(key), "region host%d ", node);
-	p = strstr(status, key);
-	if (!p || !(p = strstr(p, field)))
-		T_FAIL("no %s for node %d", field, node);
-	return atoll(p + strlen(field) + 1);
+	snprintf(prefix, sizeof(prefix), "region host%d", node);
+	return t_status_field(prefix, field);
 }
 
 int main(void)

@@ -8,19 +8,12 @@
 
 #include "ump_test.h"
 
-static long long node_used(int node)
+static long long node_used_bytes(int node)
 {
-	char status[8192], key[32];
-	long long v = -1;
+	char prefix[32];
 
-	if (ump_read_status(status, sizeof(status)) < 0)
-		T_FAIL("status");
-	snprintf(key, sizeof(key), "host%d", node);
-	/* "region hostN capacity C used U ..." */
-	char *p = strstr(status, key);
-	if (!p || sscanf(p, "%*s capacity %*s used %lld", &v) != 1)
-		T_FAIL("no %s line in status:\n%s", key, status);
-	return v;
+	snprintf(prefix, sizeof(prefix), "region host%d", node);
+	return t_status_field(prefix, "used");
 }
 
 int main(void)
@@ -30,7 +23,7 @@ int main(void)
 
 	t_open(&u);
 	for (node = 0; node < t_nr_nodes(&u); node++) {
-		long long before = node_used(node);
+		long long before = node_used_bytes(node);
 		struct ump_buf_info info;
 		uint32_t h, h2;
 		unsigned char *p;
@@ -43,9 +36,9 @@ int main(void)
 			T_FAIL("info size %llu region %u node %d",
 			       (unsigned long long)info.size, info.region,
 			       info.numa_node);
-		if (node_used(node) != before + 8192)
+		if (node_used_bytes(node) != before + 8192)
 			T_FAIL("node %d used %lld, want %lld", node,
-			       node_used(node), before + 8192);
+			       node_used_bytes(node), before + 8192);
 		T_OK(ump_mmap(&u, h, 8192, (void **)&p));
 		for (i = 0; i < 8192; i++)
 			if (p[i])
@@ -64,14 +57,14 @@ int main(void)
 		if (p[8191] != 0xab)
 			T_FAIL("mapping lost its memory");
 		munmap(p, 8192);
-		if (node_used(node) != before)
+		if (node_used_bytes(node) != before)
 			T_FAIL("node %d not returned: %lld vs %lld", node,
-			       node_used(node), before);
+			       node_used_bytes(node), before);
 
 		/* Over the cap: ENOMEM, and nothing is charged. */
 		T_EXPECT(ump_alloc(&u, UMP_REGION_HOST(node), 1ull << 50, &h2),
 			 -ENOMEM);
-		if (node_used(node) != before)
+		if (node_used_bytes(node) != before)
 			T_FAIL("failed alloc left a charge");
 	}
 	{

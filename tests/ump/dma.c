@@ -11,18 +11,6 @@
 
 #include "ump_test.h"
 
-static long long dma_chains(void)
-{
-	char status[8192], *p;
-	long long v = -1;
-
-	if (ump_read_status(status, sizeof(status)) < 0 ||
-	    !(p = strstr(status, "engine dma chains ")))
-		T_FAIL("no engine dma line");
-	v = atoll(p + strlen("engine dma chains "));
-	return v;
-}
-
 int main(void)
 {
 	static const uint64_t sizes[] = { 1, 7, 4095, 4096, 4097, 65539, (1 << 20) + 3 };
@@ -42,7 +30,7 @@ int main(void)
 	t_open(&u);
 	if (!(u.version.features & UMP_FEAT_DMA_ENGINE))
 		T_SKIPPED("no DMA_MEMCPY channel in this guest");
-	before = dma_chains();
+	before = t_status_field("engine dma", "chains");
 	T_OK(ump_alloc(&u, UMP_REGION_HOST(0), bsz, &hs));
 	T_OK(ump_alloc(&u, UMP_REGION_HOST(t_nr_nodes(&u) - 1), bsz, &hd));
 	T_OK(ump_mmap(&u, hs, bsz, (void **)&ms));
@@ -113,8 +101,8 @@ int main(void)
 	if (w.status || w.engine != UMP_ENGINE_CPU)
 		T_FAIL("overlapping chain: status %d engine %u", w.status, w.engine);
 
-	if (dma_chains() < before + copies + 33)
-		T_FAIL("engine dma chains %lld, want >= %lld", dma_chains(),
+	if (t_status_field("engine dma", "chains") < before + copies + 33)
+		T_FAIL("engine dma chains %lld, want >= %lld", t_status_field("engine dma", "chains"),
 		       before + copies + 33);
 	munmap(ms, bsz);
 	munmap(md, bsz);

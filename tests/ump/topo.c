@@ -26,16 +26,6 @@ static void read_file(const char *path, char *buf, size_t len)
 	buf[n] = '\0';
 }
 
-static long long staged_bytes(void)
-{
-	char status[8192], *p;
-
-	if (ump_read_status(status, sizeof(status)) < 0 ||
-	    !(p = strstr(status, "engine cpu ")) || !(p = strstr(p, " staged ")))
-		T_FAIL("no staged counter in status");
-	return atoll(p + 8);
-}
-
 int main(void)
 {
 	const char *list = getenv("UMP_TEST_PCI");
@@ -154,10 +144,10 @@ int main(void)
 			T_OK(ump_mmap(&u, ha, 1 << 16, (void **)&ma));
 			T_OK(ump_mmap(&u, hb, 1 << 16, (void **)&mb));
 			t_fill(ma, 1 << 16, 0, 1 << 16, 1, i * 16 + j);
-			s0 = staged_bytes();
+			s0 = t_status_field("engine cpu", "staged");
 			d = (struct ump_copy_desc){ ha, hb, 0, 0, 1 << 16 };
 			T_OK(ump_copy_sync(&u, &d, 1));
-			s1 = staged_bytes();
+			s1 = t_status_field("engine cpu", "staged");
 			if (memcmp(ma, mb, 1 << 16))
 				T_FAIL("p2p%u -> p2p%u copy wrong", i, j);
 			if (s1 - s0 != (staged ? 1 << 16 : 0))

@@ -120,6 +120,29 @@ static inline long long t_check_src(const unsigned char *src, uint64_t len,
 	return -1;
 }
 
+/*
+ * The number after " field " on the /proc/ump/status line that starts with
+ * prefix, e.g. t_status_field("region host1", "used"). Fails the test when
+ * the line or field is missing.
+ */
+static inline long long t_status_field(const char *prefix, const char *field)
+{
+	char status[8192], pat[64], *line, *end, *f;
+
+	if (ump_read_status(status, sizeof(status)) < 0)
+		T_FAIL("cannot read %s", UMP_STATUS_PATH);
+	snprintf(pat, sizeof(pat), " %s ", field);
+	for (line = status; line && *line; line = end ? end + 1 : NULL) {
+		end = strchr(line, '\n');
+		if (end)
+			*end = '\0';
+		if (!strncmp(line, prefix, strlen(prefix)) &&
+		    line[strlen(prefix)] == ' ' && (f = strstr(line, pat)))
+			return atoll(f + strlen(pat));
+	}
+	T_FAIL("no '%s ... %s' in %s", prefix, field, UMP_STATUS_PATH);
+}
+
 static inline int t_nr_nodes(const struct ump *u)
 {
 	return (int)u->version.nr_nodes;
