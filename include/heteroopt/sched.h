@@ -188,6 +188,14 @@ void ho_sim_free(struct ho_sim *s);
 int ho_sim_eval(struct ho_sim *s, const uint16_t *assign, const uint32_t *order,
 		const struct ho_constraints *c, struct ho_eval *ev, struct ho_timeline *tl);
 /*
+ * Evaluate while choosing devices: each task, in order, goes to the device
+ * where it would finish first given the copies and device gaps the earlier
+ * tasks left (contention-aware EFT).  assign is read as the tie-breaker and
+ * overwritten with the choice.
+ */
+int ho_sim_decode(struct ho_sim *s, uint16_t *assign, const uint32_t *order,
+		  const struct ho_constraints *c, struct ho_eval *ev, struct ho_timeline *tl);
+/*
  * Lazy memory: compute the exact peak sweep only when an upper bound (every
  * buffer at once) exceeds a capacity, or a per-device limit or a timeline is
  * asked for; otherwise peak_mem holds the bound and peak_is_bound is set.

@@ -42,9 +42,9 @@ struct ho_sim {
 	double *out_end; /* m: end of the last copy leaving its producer's device */
 	struct ho_mem_event *ev, *ev_tmp; /* frees, then allocations; sort scratch */
 	uint32_t cap_ev;
-	double *static_mem;	 /* d: weights resident */
-	uint64_t *wmask;	 /* n_weights device masks */
-	bool lazy_memory;	 /* skip the exact sweep when a bound proves feasibility */
+	double *static_mem; /* d: weights resident */
+	uint64_t *wmask;    /* n_weights device masks */
+	bool lazy_memory;   /* skip the exact sweep when a bound proves feasibility */
 	/* Each device's busy intervals: a task takes the earliest idle gap after its
 	 * inputs arrive (insertion, as HEFT does), through the same helpers. */
 	struct ho_slots slots[HO_MAX_DEVICES];
@@ -235,7 +235,8 @@ static void ho_ev_sort(struct ho_mem_event *a, struct ho_mem_event *tmp, uint32_
 }
 
 /* Frees go to ev, allocations to ev_tmp; they are joined frees first. */
-static void ho_push(struct ho_sim *s, uint32_t *n, uint32_t dev, double from, double to, double bytes)
+static void ho_push(struct ho_sim *s, uint32_t *n, uint32_t dev, double from, double to,
+		    double bytes)
 {
 	int64_t b = (int64_t)bytes;
 
@@ -349,8 +350,63 @@ static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan,
 	}
 }
 
-int ho_sim_eval(struct ho_sim *s, const uint16_t *assign, const uint32_t *order,
-		const struct ho_constraints *c, struct ho_eval *ev, struct ho_timeline *tl)
+/*
+ * When task v, its producers already placed, would finish on each device
+ * given the links' queues as they stand: the device it finishes first on.
+ * Read-only; inputs of v that share a link are not queued behind each
+ * other, so the estimate is optimistic there.  Ties keep the current device.
+ */
+static int ho_eft_choice(const struct ho_sim *s, const uint16_t *assign, uint32_t v)
+{
+	const struct ho_problem *p = s->p;
+	uint32_t d = p->d;
+	int best_dev = assign[v];
+	double best = INFINITY;
+
+	for (uint32_t j = 0; j < d; j++) {
+		double cost = p->comp[v * d + j], ready = 0, fin;
+
+		if (!(p->allowed[v] >> j & 1) || !isfinite(cost))
+			continue;
+		for (uint32_t e = p->in_off[v]; e < p->in_off[v + 1]; e++) {
+			uint32_t k = p->in_items[e], prod = p->item_prod[k];
+			int src = prod == HO_EXTERNAL ? p->default_device : assign[prod];
+			double t = prod == HO_EXTERNAL ? 0 : s->end[prod];
+
+			if (src != (int)j) {
+				if (ho_has_copy(s, (size_t)k * d + j)) {
+					t = s->arrival[(size_t)k * d + j];
+				} else if (p->item_comm) {
+					t += p->item_comm[k];
+				} else {
+					for (int h = 0; h < 2; h++) {
+						int32_t l = p->route[(src * d + j) * 2 + h];
+
+						if (l < 0)
+							break;
+						if (p->contention && s->link_free[l] > t)
+							t = s->link_free[l];
+						t += p->link_lat[l] +
+						     p->item_bytes[k] / p->link_bw[l] +
+						     p->small_transfer;
+					}
+				}
+			}
+			if (t > ready)
+				ready = t;
+		}
+		fin = ho_slots_earliest_bounded(&s->slots[j], ready, cost, 32) + cost;
+		if (fin < best || (fin == best && (int)j == assign[v])) {
+			best = fin;
+			best_dev = (int)j;
+		}
+	}
+	return best_dev;
+}
+
+static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode,
+		      const uint32_t *order, const struct ho_constraints *c, struct ho_eval *ev,
+		      struct ho_timeline *tl)
 {
 	const struct ho_problem *p = s->p;
 	uint32_t d = p->d;
@@ -374,11 +430,14 @@ int ho_sim_eval(struct ho_sim *s, const uint16_t *assign, const uint32_t *order,
 
 	for (uint32_t i = 0; i < p->n; i++) {
 		uint32_t v = order[i];
-		int dev = assign[v];
+		int dev;
 		double ready = 0, cost;
 
-		if (v >= p->n || s->done[v] || dev >= (int)d)
+		if (v >= p->n || s->done[v] || assign[v] >= d)
 			return -EINVAL;
+		if (decode) /* an unplaced producer is caught below */
+			decode[v] = (uint16_t)ho_eft_choice(s, assign, v);
+		dev = assign[v];
 		for (uint32_t e = p->in_off[v]; e < p->in_off[v + 1]; e++) {
 			uint32_t k = p->in_items[e], prod = p->item_prod[k];
 			int src = prod == HO_EXTERNAL ? p->default_device : assign[prod];
@@ -475,4 +534,16 @@ int ho_sim_eval(struct ho_sim *s, const uint16_t *assign, const uint32_t *order,
 		memcpy(tl->end, s->end, p->n * sizeof(double));
 	}
 	return 0;
+}
+
+int ho_sim_eval(struct ho_sim *s, const uint16_t *assign, const uint32_t *order,
+		const struct ho_constraints *c, struct ho_eval *ev, struct ho_timeline *tl)
+{
+	return ho_sim_run(s, assign, NULL, order, c, ev, tl);
+}
+
+int ho_sim_decode(struct ho_sim *s, uint16_t *assign, const uint32_t *order,
+		  const struct ho_constraints *c, struct ho_eval *ev, struct ho_timeline *tl)
+{
+	return ho_sim_run(s, assign, assign, order, c, ev, tl);
 }
