@@ -6,7 +6,11 @@
  * valid.  Crossover: one-point on devices, order crossover (OX) on the order
  * with a Kahn repair that follows the child's priorities.  Mutation: random
  * device, a neighbour's device (saves a transfer), and moving a task inside
- * its dependency window.  Constraint domination (Deb 2000) ranks feasible
+ * its dependency window.  Memetic part: many offspring are single small moves
+ * of the front's extremes (the fastest schedule's critical path, the least
+ * energy, the shortest period), and the moves that improved an extreme are
+ * also tried all together.  Seeds and random orders get their devices from a
+ * contention-aware EFT decoder (ho_sim_decode).  Constraint domination (Deb 2000) ranks feasible
  * before infeasible and infeasible by total violation.  All randomness comes
  * from one seeded generator in the calling thread; worker threads only
  * evaluate, so a seed reproduces the front bit for bit.
@@ -25,16 +29,12 @@
 struct ho_ind {
 	uint16_t *assign;
 	uint32_t *order;
-	uint8_t decode; /* re-choose devices by EFT before evaluation (done by the worker) */
+	int8_t ext; /* index of the extreme it is a small move of, -1 none */
+	uint8_t order_moved;
+	uint8_t decode; /* re-choose devices by contention-aware EFT while evaluating */
 	struct ho_eval ev;
 	uint32_t rank;
 	double crowd;
-};
-
-/* Scratch of the EFT decoder: finish times and device timelines (one per thread). */
-struct ho_decoder {
-	double *aft;
-	struct ho_slots slots[HO_MAX_DEVICES];
 };
 
 struct ho_ga {
@@ -48,7 +48,6 @@ struct ho_ga {
 	struct ho_ind **sorted;
 	struct ho_ind *tmp;
 	uint32_t *pos, *heap, *indeg; /* scratch for order operators */
-	struct ho_decoder *dec;	      /* one EFT decoder scratch per thread */
 	uint32_t shared_blocks;	      /* tasks whose device follows an identical block's */
 	uint64_t evaluations;
 	double lo[HO_OBJ_COUNT], hi[HO_OBJ_COUNT];
@@ -56,6 +55,14 @@ struct ho_ga {
 };
 
 #define HO_MC_POINTS 8192
+/*
+ * Offspring pairs that are small moves of the fastest schedule along its
+ * critical path, and of the best in each other objective; the rest come from
+ * crossover.  Measured on the 1000-task bench graph: crossover children
+ * re-decoded by EFT never beat the extremes, and these moves most often do.
+ */
+#define HO_CP_SHARE 0.4
+#define HO_EXTREME_SHARE 0.25
 
 static bool feasible(const struct ho_ind *a)
 {
@@ -89,11 +96,8 @@ struct ho_eval_job {
 	struct ho_ind *ind;
 	uint32_t count;
 	struct ho_sim *sim;
-	struct ho_decoder *dec;
 	int ret;
 };
-
-static void ho_eft_decode(const struct ho_problem *p, struct ho_decoder *dc, struct ho_ind *c);
 
 static void *ho_eval_worker(void *arg)
 {
@@ -101,8 +105,10 @@ static void *ho_eval_worker(void *arg)
 
 	for (uint32_t i = 0; i < j->count && !j->ret; i++) {
 		if (j->ind[i].decode) {
-			ho_eft_decode(j->ga->p, j->dec, &j->ind[i]);
 			j->ind[i].decode = 0;
+			j->ret = ho_sim_decode(j->sim, j->ind[i].assign, j->ind[i].order,
+					       &j->ga->o->constraints, &j->ind[i].ev, NULL);
+			continue;
 		}
 		j->ret = ho_sim_eval(j->sim, j->ind[i].assign, j->ind[i].order,
 				     &j->ga->o->constraints, &j->ind[i].ev, NULL);
@@ -122,7 +128,7 @@ static int ho_eval_all(struct ho_ga *ga, struct ho_ind *ind, uint32_t count, str
 		uint32_t first = t * per,
 			 n = first < count ? (count - first < per ? count - first : per) : 0;
 
-		jobs[t] = (struct ho_eval_job){ga, ind + first, n, sims[t], &ga->dec[t], 0};
+		jobs[t] = (struct ho_eval_job){ga, ind + first, n, sims[t], 0};
 		if (t == 0 || !n)
 			continue;
 		if (pthread_create(&tid[t], NULL, ho_eval_worker, &jobs[t]))
@@ -408,41 +414,6 @@ static uint16_t ho_eft_device(struct ho_ga *ga, const struct ho_ind *b,
 	return dev;
 }
 
-/*
- * Re-assign every task, in the child's own priority order, to the device
- * where it would finish first (no link contention in the estimate).  The
- * order evolves; this decoder turns it into a good device vector.
- */
-static void ho_eft_decode(const struct ho_problem *p, struct ho_decoder *dc, struct ho_ind *c)
-{
-	double *aft = dc->aft;
-
-	for (uint32_t j = 0; j < p->d; j++)
-		dc->slots[j].n = 0;
-	for (uint32_t i = 0; i < p->n; i++) {
-		uint32_t t = c->order[i];
-		double best = INFINITY, best_st = 0;
-
-		for (uint32_t j = 0; j < p->d; j++) {
-			double w = p->comp[t * p->d + j], st;
-
-			if (!(p->allowed[t] >> j & 1) || !isfinite(w))
-				continue;
-			/* Insertion, like the simulator: an idle gap may take it. */
-			st = ho_slots_earliest_bounded(&dc->slots[j],
-						       ho_ready_time(p, t, (int)j, c->assign, aft), w, 32);
-			if (st + w < best) {
-				best = st + w;
-				best_st = st;
-				c->assign[t] = (uint16_t)j;
-			}
-		}
-		aft[t] = best;
-		if (best > best_st)
-			ho_slots_insert(&dc->slots[c->assign[t]], best_st, best);
-	}
-}
-
 static void ho_cp_mutant(struct ho_ga *ga, const struct ho_ind *b, const struct ho_timeline *tl,
 			 struct ho_ind *c, const uint32_t *cp, uint32_t ncp)
 {
@@ -450,6 +421,7 @@ static void ho_cp_mutant(struct ho_ga *ga, const struct ho_ind *b, const struct 
 
 	memcpy(c->assign, b->assign, ga->n * sizeof(uint16_t));
 	memcpy(c->order, b->order, ga->n * sizeof(uint32_t));
+	c->order_moved = 0;
 	for (uint32_t m = 0; m < moves; m++) {
 		uint32_t t = cp[ho_rng_below(&ga->rng, ncp)];
 		double r = ho_rng_unit(&ga->rng);
@@ -458,9 +430,103 @@ static void ho_cp_mutant(struct ho_ga *ga, const struct ho_ind *b, const struct 
 			c->assign[t] = ho_eft_device(ga, b, tl, t);
 		else if (r < 0.75)
 			c->assign[t] = ho_random_device(ga, t);
-		else
+		else {
 			ho_order_mutation_task(ga, c->order, t);
+			c->order_moved = 1;
+		}
 	}
+}
+
+/*
+ * Small moves around the best schedule in one other objective, aimed at it:
+ * energy moves a task to the device that spends least on it, throughput
+ * moves a task off the busiest device; either may instead follow a
+ * neighbour's device, which removes a copy.
+ */
+static void ho_extreme_mutant(struct ho_ga *ga, const struct ho_ind *b, int obj, struct ho_ind *c)
+{
+	const struct ho_problem *p = ga->p;
+	uint32_t moves = 1 + ho_rng_below(&ga->rng, 3), hot = 0;
+
+	memcpy(c->assign, b->assign, ga->n * sizeof(uint16_t));
+	memcpy(c->order, b->order, ga->n * sizeof(uint32_t));
+	c->order_moved = 0;
+	for (uint32_t j = 1; j < p->d; j++)
+		if (b->ev.busy[j] > b->ev.busy[hot])
+			hot = j;
+	for (uint32_t m = 0; m < moves; m++) {
+		uint32_t t = ho_rng_below(&ga->rng, ga->n);
+		double r = ho_rng_unit(&ga->rng), best = INFINITY;
+
+		if (obj == HO_OBJ_THROUGHPUT)
+			for (int tries = 0; tries < 16 && c->assign[t] != hot; tries++)
+				t = ho_rng_below(&ga->rng, ga->n);
+		if (r < 0.5) {
+			uint32_t deg = (p->pred_off[t + 1] - p->pred_off[t]) +
+				       (p->succ_off[t + 1] - p->succ_off[t]);
+
+			if (deg) {
+				uint32_t k = ho_rng_below(&ga->rng, deg),
+					 np = p->pred_off[t + 1] - p->pred_off[t];
+				uint32_t nb = k < np ? p->pred[p->pred_off[t] + k]
+						     : p->succ[p->succ_off[t] + k - np];
+
+				if (p->allowed[t] >> c->assign[nb] & 1)
+					c->assign[t] = c->assign[nb];
+				continue;
+			}
+		}
+		if (obj == HO_OBJ_ENERGY && r < 0.8) {
+			for (uint32_t j = 0; j < p->d; j++)
+				if ((p->allowed[t] >> j & 1) && isfinite(p->comp[t * p->d + j]) &&
+				    p->energy[t * p->d + j] < best) {
+					best = p->energy[t * p->d + j];
+					c->assign[t] = (uint16_t)j;
+				}
+		} else if (obj == HO_OBJ_THROUGHPUT && r < 0.8) {
+			for (uint32_t j = 0; j < p->d; j++)
+				if ((p->allowed[t] >> j & 1) && isfinite(p->comp[t * p->d + j]) &&
+				    b->ev.busy[j] + p->comp[t * p->d + j] < best) {
+					best = b->ev.busy[j] + p->comp[t * p->d + j];
+					c->assign[t] = (uint16_t)j;
+				}
+		} else {
+			c->assign[t] = ho_random_device(ga, t);
+		}
+	}
+	ho_apply_groups(ga, c->assign);
+	if (ho_rng_unit(&ga->rng) < 0.3) {
+		ho_order_mutation(ga, c->order);
+		c->order_moved = 1;
+	}
+}
+
+/*
+ * The small moves around one extreme that each improved its objective are
+ * usually independent (different parts of the graph): apply them all at once.
+ * One evaluation then does the work of many generations of single steps.
+ */
+static bool ho_combine_moves(struct ho_ga *ga, const struct ho_ind *b, int obj, int8_t e,
+			     struct ho_ind *from, uint32_t count, struct ho_ind *c)
+{
+	uint32_t used = 0;
+
+	memcpy(c->assign, b->assign, ga->n * sizeof(uint16_t));
+	memcpy(c->order, b->order, ga->n * sizeof(uint32_t));
+	for (uint32_t i = 0; i < count; i++) {
+		const struct ho_ind *x = &from[i];
+
+		if (x->ext != e || x->order_moved || !feasible(x) ||
+		    x->ev.obj[obj] >= b->ev.obj[obj])
+			continue;
+		for (uint32_t t = 0; t < ga->n; t++)
+			if (x->assign[t] != b->assign[t])
+				c->assign[t] = x->assign[t];
+		used++;
+	}
+	c->ext = -1;
+	c->decode = 0;
+	return used >= 2;
 }
 
 /* ---- sorting and crowding ---- */
@@ -791,11 +857,6 @@ static void ho_ga_free(struct ho_ga *ga, uint32_t total)
 	free(ga->indeg);
 	free(ga->group);
 	free(ga->mc);
-	for (uint32_t t = 0; ga->dec && t < 64; t++) {
-		free(ga->dec[t].aft);
-		ho_slots_free(ga->dec[t].slots, ga->p->d);
-	}
-	free(ga->dec);
 }
 
 static int ho_make_front(struct ho_ga *ga, uint32_t count, double hv, uint32_t gens,
@@ -862,7 +923,8 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 	      struct ho_error *err)
 {
 	struct ho_ga ga = {.p = p, .o = o, .n = p->n};
-	uint32_t np = o->population & ~1u, total = 2 * np, threads = o->threads, gen = 0, stall = 0;
+	uint32_t np = o->population & ~1u, total = 2 * np + np / 2, threads = o->threads, gen = 0,
+		 stall = 0;
 	struct ho_sim *sims[64] = {0};
 	struct ho_timeline *tl = NULL;
 	uint32_t cp[256];
@@ -885,19 +947,16 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 	if (!ga.k)
 		return ho_err(err, -EINVAL, "no objective chosen");
 	ho_rng_seed(&ga.rng, o->seed);
-	ga.pool = calloc(total, sizeof(*ga.pool));
-	ga.sorted = calloc(total, sizeof(*ga.sorted));
-	ga.tmp = calloc(total, sizeof(*ga.tmp));
-	ga.pos = calloc(p->n + total + 1, sizeof(uint32_t));
-	ga.heap = calloc(p->n + total + 1, sizeof(uint32_t));
-	ga.indeg = calloc(p->n + total + 1, sizeof(uint32_t));
+	ga.pool = calloc(total + HO_OBJ_COUNT, sizeof(*ga.pool));
+	ga.sorted = calloc(total + HO_OBJ_COUNT, sizeof(*ga.sorted));
+	ga.tmp = calloc(total + HO_OBJ_COUNT, sizeof(*ga.tmp));
+	ga.pos = calloc(p->n + total + HO_OBJ_COUNT + 1, sizeof(uint32_t));
+	ga.heap = calloc(p->n + total + HO_OBJ_COUNT + 1, sizeof(uint32_t));
+	ga.indeg = calloc(p->n + total + HO_OBJ_COUNT + 1, sizeof(uint32_t));
 	ga.mc = malloc(HO_MC_POINTS * ga.k * sizeof(double));
-	ga.dec = calloc(64, sizeof(*ga.dec));
-	if (!ga.dec)
-		goto nomem;
 	if (!ga.pool || !ga.sorted || !ga.tmp || !ga.pos || !ga.heap || !ga.indeg || !ga.mc)
 		goto nomem;
-	for (uint32_t i = 0; i < total; i++) {
+	for (uint32_t i = 0; i < total + HO_OBJ_COUNT; i++) {
 		ga.pool[i].assign = calloc(p->n + 1, sizeof(uint16_t));
 		ga.pool[i].order = calloc(p->n + 1, sizeof(uint32_t));
 		if (!ga.pool[i].assign || !ga.pool[i].order)
@@ -905,9 +964,6 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 	}
 	for (uint32_t t = 0; t < threads; t++) {
 		if (!(sims[t] = ho_sim_new(p)))
-			goto nomem;
-		ga.dec[t].aft = calloc(p->n + 1, sizeof(double));
-		if (!ga.dec[t].aft || ho_slots_init(ga.dec[t].slots, p->d, p->n))
 			goto nomem;
 		ho_sim_lazy_memory(sims[t], !(o->objectives >> HO_OBJ_MEMORY & 1));
 	}
@@ -934,8 +990,16 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 			memcpy(c->assign, o->seeds[i]->assign, p->n * sizeof(uint16_t));
 			memcpy(c->order, o->seeds[i]->order, p->n * sizeof(uint32_t));
 		} else if (o->n_seeds && i < 2 * o->n_seeds && i < np / 2) {
-			/* mutated copies of the seeds */
+			/* The seeds' orders with devices re-chosen under link contention,
+			 * which list schedulers like HEFT do not see. */
 			const struct ho_plan *s = o->seeds[i - o->n_seeds];
+
+			memcpy(c->assign, s->assign, p->n * sizeof(uint16_t));
+			memcpy(c->order, s->order, p->n * sizeof(uint32_t));
+			c->decode = 1;
+		} else if (o->n_seeds && i < 3 * o->n_seeds && i < np / 2) {
+			/* mutated copies of the seeds */
+			const struct ho_plan *s = o->seeds[i - 2 * o->n_seeds];
 
 			memcpy(c->assign, s->assign, p->n * sizeof(uint16_t));
 			memcpy(c->order, s->order, p->n * sizeof(uint32_t));
@@ -967,7 +1031,6 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 	ho_environmental_selection(&ga, np);
 
 	for (gen = 0; gen < o->generations; gen++) {
-		/* A quarter of the offspring perturb the fastest schedule's critical path. */
 		struct ho_ind *best = NULL;
 		uint32_t ncp = 0;
 
@@ -977,16 +1040,48 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 				best = &ga.pool[i];
 		if (best && tl)
 			ncp = ho_critical_path(&ga, best, sims[0], tl, cp, 256);
-		for (uint32_t i = np; i < total; i += 2) {
-			if (ncp && ho_rng_unit(&ga.rng) < 0.25) {
+		struct ho_ind *ext[HO_OBJ_COUNT] = {0};
+		uint32_t n_ext = 0;
+		int ext_obj[HO_OBJ_COUNT];
+
+		for (uint32_t m = 0; m < ga.k; m++) {
+			int ob = ga.obj[m];
+			struct ho_ind *e = NULL;
+
+			if (ob == HO_OBJ_LATENCY ||
+			    (ob != HO_OBJ_ENERGY && ob != HO_OBJ_THROUGHPUT))
+				continue;
+			for (uint32_t i = 0; i < np; i++)
+				if (feasible(&ga.pool[i]) &&
+				    (!e || ga.pool[i].ev.obj[ob] < e->ev.obj[ob]))
+					e = &ga.pool[i];
+			if (e) {
+				ext_obj[n_ext] = ob;
+				ext[n_ext++] = e;
+			}
+		}
+		for (uint32_t i = np; i < 2 * np; i += 2) {
+			double u = ho_rng_unit(&ga.rng);
+
+			if (n_ext && u >= HO_CP_SHARE && u < HO_CP_SHARE + HO_EXTREME_SHARE) {
+				uint32_t e = ho_rng_below(&ga.rng, n_ext);
+
+				ho_extreme_mutant(&ga, ext[e], ext_obj[e], &ga.pool[i]);
+				ho_extreme_mutant(&ga, ext[e], ext_obj[e], &ga.pool[i + 1]);
+				ga.pool[i].ext = ga.pool[i + 1].ext = (int8_t)(e + 1);
+				continue;
+			}
+			if (ncp && u < HO_CP_SHARE) {
 				ho_cp_mutant(&ga, best, tl, &ga.pool[i], cp, ncp);
 				ho_cp_mutant(&ga, best, tl, &ga.pool[i + 1], cp, ncp);
+				ga.pool[i].ext = ga.pool[i + 1].ext = 0;
 				continue;
 			}
 			struct ho_ind *a = &ga.pool[ho_tournament(&ga, np)],
 				      *b = &ga.pool[ho_tournament(&ga, np)];
 			struct ho_ind *c1 = &ga.pool[i], *c2 = &ga.pool[i + 1];
 
+			c1->ext = c2->ext = -1;
 			if (ho_rng_unit(&ga.rng) < o->crossover) {
 				uint32_t cut = ho_rng_below(&ga.rng, p->n);
 
@@ -1004,17 +1099,51 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 			}
 			ho_mutate(&ga, c1);
 			ho_mutate(&ga, c2);
-			/* Decoded by the evaluating thread; the choice is made here, with the
-			 * seeded RNG. */
-			c1->decode = ho_rng_unit(&ga.rng) < 0.3;
-			c2->decode = ho_rng_unit(&ga.rng) < 0.3;
 		}
-		ret = ho_eval_all(&ga, &ga.pool[np], np, sims, threads);
+		/*
+		 * Local search on top of the offspring (half a population more): small
+		 * moves of the extremes only.  On the 1000-task bench graph it lowers the
+		 * fastest and the least-energy schedules for about 25% more search time.
+		 */
+		for (uint32_t i = 2 * np; i < total; i++) {
+			uint32_t pick = ho_rng_below(&ga.rng, n_ext + 1);
+
+			if (pick == n_ext && ncp) {
+				ho_cp_mutant(&ga, best, tl, &ga.pool[i], cp, ncp);
+				ga.pool[i].ext = 0;
+			} else if (n_ext) {
+				pick %= n_ext;
+				ho_extreme_mutant(&ga, ext[pick], ext_obj[pick], &ga.pool[i]);
+				ga.pool[i].ext = (int8_t)(pick + 1);
+			} else {
+				struct ho_ind *a = &ga.pool[ho_tournament(&ga, np)];
+
+				memcpy(ga.pool[i].assign, a->assign, p->n * sizeof(uint16_t));
+				memcpy(ga.pool[i].order, a->order, p->n * sizeof(uint32_t));
+				ho_mutate(&ga, &ga.pool[i]);
+				ga.pool[i].ext = -1;
+			}
+		}
+		ret = ho_eval_all(&ga, &ga.pool[np], total - np, sims, threads);
 		if (ret) {
 			ho_err(err, ret, "internal error: offspring order not topological");
 			goto out;
 		}
-		ho_environmental_selection(&ga, total);
+		/* Up to one more individual per extreme: its improving moves together. */
+		uint32_t ncomb = 0;
+
+		if (best && ho_combine_moves(&ga, best, HO_OBJ_LATENCY, 0, &ga.pool[np], total - np,
+					     &ga.pool[total + ncomb]))
+			ncomb++;
+		for (uint32_t e = 0; e < n_ext; e++)
+			if (ho_combine_moves(&ga, ext[e], ext_obj[e], (int8_t)(e + 1), &ga.pool[np],
+					     total - np, &ga.pool[total + ncomb]))
+				ncomb++;
+		if (ncomb && (ret = ho_eval_all(&ga, &ga.pool[total], ncomb, sims, threads))) {
+			ho_err(err, ret, "internal error: offspring order not topological");
+			goto out;
+		}
+		ho_environmental_selection(&ga, total + ncomb);
 		double hv = ho_front_hv(&ga, np);
 
 		if (hv > best_hv + 1e-4) {
@@ -1052,7 +1181,7 @@ out:
 	for (uint32_t t = 0; t < 64; t++)
 		ho_sim_free(sims[t]);
 	ho_timeline_free(tl);
-	ho_ga_free(&ga, total);
+	ho_ga_free(&ga, total + HO_OBJ_COUNT);
 	return ret;
 }
 
