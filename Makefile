@@ -13,7 +13,7 @@ BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O2 -fPIC -Iinclude -Iuser/scheduler -I
 CFLAGS_ALL := $(BASE_CFLAGS) $(WARN) $(EXTRA_CFLAGS) $(shell pkg-config --cflags libprotobuf-c jansson)
 # Generated protobuf code is not ours to lint; -Werror would break on a new protoc-c.
 CFLAGS_GEN := $(BASE_CFLAGS) -w $(EXTRA_CFLAGS)
-LDLIBS := $(shell pkg-config --libs libprotobuf-c jansson) -lnuma -lm -lpthread
+LDLIBS := $(shell pkg-config --libs libprotobuf-c jansson) -ldnnl -lgomp -lnuma -lm -lpthread
 LDFLAGS += $(EXTRA_LDFLAGS)
 
 SCHED_SRC := $(wildcard user/scheduler/*.c)
@@ -49,7 +49,7 @@ $(O)/gen/onnx.pb-c.h: $(O)/gen/onnx.pb-c.c
 $(O)/gen/onnx.pb-c.o: $(O)/gen/onnx.pb-c.c
 	$(CC) $(CFLAGS_GEN) $(shell pkg-config --cflags libprotobuf-c) -c $< -o $@
 
-$(O)/%.o: %.c $(O)/gen/onnx.pb-c.h $(wildcard include/heteroopt/*.h include/ump/*.h include/uapi/*.h user/scheduler/*.h)
+$(O)/%.o: %.c $(O)/gen/onnx.pb-c.h $(wildcard include/heteroopt/*.h include/ump/*.h include/uapi/*.h user/scheduler/*.h user/runtime/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 

@@ -43,6 +43,9 @@ need=0
 for f in resnet18 resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1 transformer_encoder; do
 	[ -s "$MODELS/$f.onnx" ] && [ -s "$MODELS/$f.onnx.ref.json" ] || need=1
 done
+for f in resnet18 resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1; do
+	[ -s "$MODELS/$f.ref_out.npy" ] || need=1
+done
 # A changed generator regenerates everything it makes.
 stamp=$(sha1sum "$ROOT/tests/models/gen_models.py" | cut -d' ' -f1)
 [ "$(cat "$MODELS/.generator" 2>/dev/null)" = "$stamp" ] || need=1
@@ -51,5 +54,15 @@ if [ $need = 1 ]; then
 	rm -f "$MODELS"/*.ref.json
 	/usr/bin/python3 "$ROOT/tests/models/gen_models.py" "$MODELS"
 	echo "$stamp" >"$MODELS/.generator"
+fi
+
+# ONNX Runtime, the numerics reference for models PyTorch did not make: its
+# npm package ships the native library; the post-install download is not needed.
+ORT=$CACHE/ort
+if [ ! -d "$ORT/node_modules/onnxruntime-node/bin/napi-v6/linux/x64" ]; then
+	echo "models: installing onnxruntime-node into $ORT"
+	mkdir -p "$ORT"
+	(cd "$ORT" && ONNXRUNTIME_NODE_INSTALL=skip npm install --silent --no-audit --no-fund \
+		onnxruntime-node@1.30.0 >/dev/null) || echo "models: onnxruntime-node not installed; the ORT comparisons will skip" >&2
 fi
 echo "models: ready in $MODELS"

@@ -76,7 +76,7 @@ def export_cnns():
     shape = [1, 3, 224, 224]
     for name in ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "squeezenet1_1"]:
         fname = name + ".onnx"
-        if done(fname) and done(fname + ".ref.json"):
+        if done(fname) and done(fname + ".ref.json") and done(name + ".ref_out.npy"):
             continue
         gen = torch.Generator().manual_seed(1234)
         torch.manual_seed(1234)
@@ -90,6 +90,13 @@ def export_cnns():
                           output_names=["logits"], dynamic_axes={"input": {0: "N"}, "logits": {0: "N"}})
         os.replace(tmp, os.path.join(OUT, fname))
         write_ref(fname, {"shape": {"input": shape}, "macs": macs})
+        # The runtime's numerics reference: PyTorch's own answer on a fixed input.
+        import numpy as np
+        xin = torch.randn(*shape, generator=torch.Generator().manual_seed(99))
+        with torch.no_grad():
+            yref = model(xin)
+        np.save(os.path.join(OUT, name + ".ref_in.npy"), xin.numpy())
+        np.save(os.path.join(OUT, name + ".ref_out.npy"), yref.numpy())
         print("exported", fname, flush=True)
 
 

@@ -5,6 +5,7 @@
 
 int cmd_inspect(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 
 /* Print "heteroopt: <msg>" to stderr. */

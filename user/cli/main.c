@@ -13,6 +13,7 @@ static const struct {
 } commands[] = {
     {"inspect", cmd_inspect, "read an ONNX model, infer shapes, print per-node costs"},
     {"schedule", cmd_schedule, "find a Pareto front of schedules for a model on a box"},
+    {"run", cmd_run, "run a model on this machine's CPU (oneDNN), .npy in and out"},
     {"status", cmd_status, "show the tensor memory pool (ump.ko or the fallback)"},
 };
 

@@ -15,8 +15,8 @@ static const struct {
 	const char *descr;
 	uint32_t size;
 } npy_types[] = {
-	{"<f4", 4}, {"<f8", 8}, {"<f2", 2}, {"<i8", 8}, {"<i4", 4}, {"<i2", 2}, {"|i1", 1},
-	{"<u8", 8}, {"<u4", 4}, {"<u2", 2}, {"|u1", 1}, {"|b1", 1},
+    {"<f4", 4}, {"<f8", 8}, {"<f2", 2}, {"<i8", 8}, {"<i4", 4}, {"<i2", 2},
+    {"|i1", 1}, {"<u8", 8}, {"<u4", 4}, {"<u2", 2}, {"|u1", 1}, {"|b1", 1},
 };
 
 static uint32_t npy_type_size(const char *descr)
@@ -85,8 +85,9 @@ int ho_npy_parse_header(const void *buf, size_t len, struct ho_npy *out, struct 
 		out->descr[0] = '<';
 	out->elem_size = npy_type_size(out->descr);
 	if (!out->elem_size)
-		return ho_err(err, -EINVAL, ".npy dtype '%s' is not supported (little-endian numbers only)",
-				out->descr);
+		return ho_err(err, -EINVAL,
+			      ".npy dtype '%s' is not supported (little-endian numbers only)",
+			      out->descr);
 	p = npy_key(h, "fortran_order");
 	if (!p || (strncmp(p, "False", 5) && strncmp(p, "True", 4)))
 		return ho_err(err, -EINVAL, ".npy header has no 'fortran_order'");
@@ -110,7 +111,7 @@ int ho_npy_parse_header(const void *buf, size_t len, struct ho_npy *out, struct 
 			return ho_err(err, -EINVAL, ".npy shape is malformed");
 		if (out->ndim == HO_NPY_MAX_DIMS)
 			return ho_err(err, -EINVAL, ".npy array has more than %d dimensions",
-					HO_NPY_MAX_DIMS);
+				      HO_NPY_MAX_DIMS);
 		out->shape[out->ndim++] = d;
 		if (d && out->count > SIZE_MAX / (size_t)d / out->elem_size)
 			return ho_err(err, -EOVERFLOW, ".npy shape overflows");
@@ -151,7 +152,7 @@ int ho_npy_read(const char *path, struct ho_npy *out, struct ho_error *err)
 	}
 	if ((size_t)st.st_size != (size_t)off + out->nbytes) {
 		ret = ho_err(err, -EINVAL, "%s: %lld bytes of data, the header says %zu", path,
-			      (long long)st.st_size - off, out->nbytes);
+			     (long long)st.st_size - off, out->nbytes);
 		goto out;
 	}
 	out->data = aligned_alloc(64, (out->nbytes + 63) / 64 * 64 + 64);
@@ -190,14 +191,16 @@ int ho_npy_write(const char *path, const char *descr, int ndim, const int64_t *s
 
 		if (shape[i] < 0)
 			return ho_err(err, -EINVAL, "%s: negative extent", path);
-		snprintf(d, sizeof(d), "%lld,%s", (long long)shape[i], ndim > 1 && i + 1 < ndim ? " " : "");
+		snprintf(d, sizeof(d), "%lld,%s", (long long)shape[i],
+			 ndim > 1 && i + 1 < ndim ? " " : "");
 		strcat(shp, d);
 		count *= (size_t)shape[i];
 	}
 	if (ndim > 1)
 		shp[strlen(shp) - 1] = '\0'; /* "2, 3," -> "2, 3" */
-	len = (size_t)snprintf(dict, sizeof(dict), "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }",
-			       descr, shp);
+	len = (size_t)snprintf(dict, sizeof(dict),
+			       "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }", descr,
+			       shp);
 	/* Pad with spaces and a newline so the data starts 64-byte aligned. */
 	pre = len + 1 + 10 > 65535 ? 12 : 10;
 	total = (pre + len + 1 + 63) / 64 * 64;

@@ -88,10 +88,10 @@ static int ump_backend_share_fd(struct ho_pool *p, const struct ho_pool_buf *b)
 }
 
 static const struct ho_pool_ops ump_ops = {
-	.alloc = ump_backend_alloc,
-	.free = ump_backend_free,
-	.copy = ump_backend_copy,
-	.share_fd = ump_backend_share_fd,
+    .alloc = ump_backend_alloc,
+    .free = ump_backend_free,
+    .copy = ump_backend_copy,
+    .share_fd = ump_backend_share_fd,
 };
 
 /* ---- user-space fallback ------------------------------------------------ */
@@ -168,10 +168,10 @@ static int user_share_fd(struct ho_pool *p, const struct ho_pool_buf *b)
 }
 
 static const struct ho_pool_ops user_ops = {
-	.alloc = user_alloc,
-	.free = user_free,
-	.copy = user_copy,
-	.share_fd = user_share_fd,
+    .alloc = user_alloc,
+    .free = user_free,
+    .copy = user_copy,
+    .share_fd = user_share_fd,
 };
 
 /* ---- common ------------------------------------------------------------- */
@@ -200,8 +200,8 @@ int ho_pool_open(unsigned int flags, struct ho_pool **out)
 			 "user-space fallback (memfd + libnuma, %d node%s): %s", p->nodes,
 			 p->nodes == 1 ? "" : "s",
 			 flags & HO_POOL_FALLBACK ? "asked for"
-			 : ret == -ENOENT	   ? "/dev/ump not present (ump.ko not loaded)"
-						   : strerror(-ret));
+			 : ret == -ENOENT	  ? "/dev/ump not present (ump.ko not loaded)"
+						  : strerror(-ret));
 	}
 	*out = p;
 	return 0;

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+// ONNX Runtime (npm onnxruntime-node) as the numerics reference:
+//   node ort_ref.js MODEL.onnx OUT_DIR NAME=IN.npy ...
+// Writes every output as OUT_DIR/<name>.npy ('/' in names becomes '_'), float32 only.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const ort = require(process.env.ORT_NODE_MODULE || 'onnxruntime-node');
+
+function readNpy(file) {
+  const buf = fs.readFileSync(file);
+  const major = buf[6];
+  const hlen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
+  const hoff = major === 1 ? 10 : 12;
+  const header = buf.toString('latin1', hoff, hoff + hlen);
+  if (!/'descr':\s*'<f4'/.test(header) || /'fortran_order':\s*True/.test(header))
+    throw new Error(`${file}: only C-order float32 (<f4) arrays`);
+  const shape = header.match(/'shape':\s*\(([^)]*)\)/)[1].split(',').filter((s) => s.trim()).map(Number);
+  const data = new Float32Array(buf.buffer.slice(buf.byteOffset + hoff + hlen, buf.byteOffset + buf.length));
+  return new ort.Tensor('float32', data, shape);
+}
+
+function writeNpy(file, t) {
+  let header = `{'descr': '<f4', 'fortran_order': False, 'shape': (${t.dims.join(', ')}${t.dims.length === 1 ? ',' : ''}), }`;
+  const pad = 64 - ((10 + header.length + 1) % 64);
+  header += ' '.repeat(pad === 64 ? 0 : pad) + '\n';
+  const pre = Buffer.alloc(10);
+  Buffer.from('\x93NUMPY', 'latin1').copy(pre, 0);
+  pre[6] = 1; pre[7] = 0; pre.writeUInt16LE(header.length, 8);
+  fs.writeFileSync(file, Buffer.concat([pre, Buffer.from(header, 'latin1'), Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength)]));
+}
+
+(async () => {
+  const [model, outDir, ...ins] = process.argv.slice(2);
+  const feeds = {};
+  for (const a of ins) {
+    const i = a.indexOf('=');
+    feeds[a.slice(0, i)] = readNpy(a.slice(i + 1));
+  }
+  const opts = { intraOpNumThreads: Number(process.env.ORT_THREADS || 0), graphOptimizationLevel: 'all' };
+  const sess = await ort.InferenceSession.create(model, opts);
+  const out = await sess.run(feeds);
+  fs.mkdirSync(outDir, { recursive: true });
+  for (const [name, t] of Object.entries(out)) writeNpy(path.join(outDir, name.replace(/[\/\\]/g, '_') + '.npy'), t);
+})().catch((e) => { console.error(`ort_ref: ${e.message}`); process.exit(1); });

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: MIT
+/*
+ * heteroopt run: execute a model on this machine's CPU through oneDNN, with
+ * inputs and outputs as .npy files.  Input shapes come from the files, so
+ * one model runs at any batch size it allows.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <heteroopt/npy.h>
+#include <heteroopt/runtime.h>
+
+#include "cli.h"
+
+#define RUN_MAX_INPUTS 16
+
+static void run_usage(void)
+{
+	printf("usage: heteroopt run MODEL.onnx --input NAME=FILE.npy ... [-o DIR] [--repeat N]\n"
+	       "                    [--threads N]\n\n"
+	       "Run MODEL on one CPU device (oneDNN kernels) and write each output as\n"
+	       "DIR/<output name>.npy (default DIR: .).  Inputs are float32 .npy files; their\n"
+	       "shapes bind the model's inputs.  --repeat N runs N times after one warm-up\n"
+	       "run and prints the median time.\n");
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Every model input given, and nothing else: said in run's own words. */
+static int check_inputs(const struct ho_graph *g, char (*names)[256], int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (ho_graph_find_tensor(g, names[i]) < 0 ||
+		    !(g->tensors[ho_graph_find_tensor(g, names[i])].flags & HO_T_INPUT)) {
+			char list[512] = "";
+
+			for (uint32_t k = 0; k < g->n_inputs; k++)
+				snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+					 k ? ", " : "", g->tensors[g->inputs[k]].name);
+			cli_error("run: the model has no input named '%s' (its inputs: %s)",
+				  names[i], list);
+			return -ENOENT;
+		}
+	}
+	for (uint32_t k = 0; k < g->n_inputs; k++) {
+		const char *name = g->tensors[g->inputs[k]].name;
+		int i = 0;
+
+		while (i < n && strcmp(names[i], name))
+			i++;
+		if (i == n) {
+			cli_error("run: input '%s' was not given (--input %s=FILE.npy)", name,
+				  name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	const char *model = NULL, *outdir = ".", *in_arg[RUN_MAX_INPUTS];
+	struct ho_npy in[RUN_MAX_INPUTS] = {0};
+	char in_name[RUN_MAX_INPUTS][256];
+	struct ho_rt_opts ro = {0};
+	struct ho_graph *g = NULL;
+	struct ho_rt *rt = NULL;
+	struct ho_error err = {0};
+	double *times = NULL;
+	int n_in = 0, repeat = 0, rc = 1;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			run_usage();
+			return 0;
+		} else if (!strcmp(a, "--input") && i + 1 < argc) {
+			if (n_in == RUN_MAX_INPUTS) {
+				cli_error("run: at most %d inputs", RUN_MAX_INPUTS);
+				return 2;
+			}
+			in_arg[n_in++] = argv[++i];
+		} else if (!strcmp(a, "-o") && i + 1 < argc) {
+			outdir = argv[++i];
+		} else if (!strcmp(a, "--repeat") && i + 1 < argc) {
+			repeat = atoi(argv[++i]);
+			if (repeat < 1 || repeat > 100000) {
+				cli_error("run: --repeat wants 1..100000, not '%s'", argv[i]);
+				return 2;
+			}
+		} else if (!strcmp(a, "--threads") && i + 1 < argc) {
+			ro.threads = atoi(argv[++i]);
+			if (ro.threads < 1 || ro.threads > 1024) {
+				cli_error("run: --threads wants 1..1024, not '%s'", argv[i]);
+				return 2;
+			}
+		} else if (*a != '-' && !model) {
+			model = a;
+		} else {
+			cli_error("run: unexpected argument '%s' (see heteroopt run --help)", a);
+			return 2;
+		}
+	}
+	if (!model) {
+		cli_error("run: no model given (see heteroopt run --help)");
+		return 2;
+	}
+	if (ho_onnx_load(model, NULL, &g, &err)) {
+		cli_error("run: %s", err.msg);
+		return 1;
+	}
+	for (int i = 0; i < n_in; i++) {
+		const char *eq = strchr(in_arg[i], '=');
+
+		if (!eq || eq == in_arg[i] || (size_t)(eq - in_arg[i]) >= sizeof(in_name[i])) {
+			cli_error("run: --input '%s': expected NAME=FILE.npy", in_arg[i]);
+			rc = 2;
+			goto out;
+		}
+		memcpy(in_name[i], in_arg[i], (size_t)(eq - in_arg[i]));
+		in_name[i][eq - in_arg[i]] = '\0';
+	}
+	if (check_inputs(g, in_name, n_in))
+		goto out;
+	for (int i = 0; i < n_in; i++) {
+		const char *eq = strchr(in_arg[i], '=');
+
+		if (ho_npy_read(eq + 1, &in[i], &err))
+			goto fail;
+		if (strcmp(in[i].descr, "<f4")) {
+			cli_error("run: %s: dtype %s; inputs must be float32 (<f4)", eq + 1,
+				  in[i].descr);
+			goto out;
+		}
+		if (in[i].ndim > HO_MAX_RANK) {
+			cli_error("run: %s: rank %d is more than %d", eq + 1, in[i].ndim,
+				  HO_MAX_RANK);
+			goto out;
+		}
+		if (ho_graph_bind_input(g, in_name[i], in[i].shape, in[i].ndim, &err))
+			goto fail;
+	}
+	if (ho_shape_infer(g, &err) || ho_rt_new(g, &ro, &rt, &err))
+		goto fail;
+	for (int i = 0; i < n_in; i++)
+		if (ho_rt_set_input(rt, in_name[i], in[i].shape, in[i].ndim, in[i].data, &err))
+			goto fail;
+	if (ho_rt_run(rt, &err))
+		goto fail;
+	if (repeat) {
+		times = calloc((size_t)repeat, sizeof(double));
+		if (!times) {
+			cli_error("run: out of memory");
+			goto out;
+		}
+		for (int r = 0; r < repeat; r++) {
+			double t0 = now_s();
+
+			if (ho_rt_run(rt, &err))
+				goto fail;
+			times[r] = now_s() - t0;
+		}
+		qsort(times, (size_t)repeat, sizeof(double), cmp_double);
+		printf("run: %u nodes on cpu0 (oneDNN): median %.3f ms over %d runs (min %.3f, "
+		       "max %.3f)\n",
+		       g->n_nodes, times[repeat / 2] * 1e3, repeat, times[0] * 1e3,
+		       times[repeat - 1] * 1e3);
+	}
+	if (mkdir(outdir, 0777) && errno != EEXIST) {
+		cli_error("run: cannot create %s: %s", outdir, strerror(errno));
+		goto out;
+	}
+	for (uint32_t i = 0; i < g->n_outputs; i++) {
+		const struct ho_tensor *t;
+		const float *y = ho_rt_output(rt, i, &t);
+		char path[4096];
+
+		if (t->dtype != HO_DT_FLOAT) {
+			cli_error("run: output '%s' is %s; only float32 outputs are written",
+				  t->name, ho_dtype_name(t->dtype));
+			goto out;
+		}
+		/* Output names like "save_infer_model/scale_0.tmp_1" are not file names. */
+		int len = snprintf(path, sizeof(path), "%s/", outdir);
+
+		for (const char *c = t->name; *c && len < (int)sizeof(path) - 5; c++)
+			path[len++] = (*c == '/' || *c == '\\') ? '_' : *c;
+		snprintf(path + len, sizeof(path) - (size_t)len, ".npy");
+		if (ho_npy_write(path, "<f4", t->shape.rank, t->shape.dim, y, &err))
+			goto fail;
+		printf("output %s: %s\n", t->name, path);
+	}
+	rc = 0;
+	goto out;
+fail:
+	cli_error("run: %s", err.msg);
+out:
+	free(times);
+	for (int i = 0; i < n_in; i++)
+		ho_npy_free(&in[i]);
+	ho_rt_free(rt);
+	ho_graph_free(g);
+	return rc;
+}

@@ -1,0 +1,983 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The cpu backend: ONNX operators on oneDNN's C API (Debian's libdnnl, 2.x).
+ *
+ * Activations stay in plain row-major layout (NCHW), so every kernel reads
+ * what the previous one wrote with no reorder between them; convolution
+ * weights are reordered once, at plan time, into the layout oneDNN's kernel
+ * asks for.  Gemm and MatMul go through dnnl_sgemm.  Operators that only
+ * relabel a buffer (Reshape, Flatten, ...) cost nothing: the executor gives
+ * their output the input's buffer.
+ */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dnnl.h>
+
+#include "graph_priv.h"
+#include "rt_priv.h"
+
+#define HO_CPU_MAX_ARGS 16
+
+struct ho_cpu {
+	dnnl_engine_t eng;
+	dnnl_stream_t stream;
+};
+
+enum ho_cpu_kind { HO_K_PRIM, HO_K_GEMM, HO_K_TRANSPOSE, HO_K_NEAREST };
+
+struct ho_cpu_kernel {
+	int kind;
+	const char *name, *op;
+	dnnl_primitive_t prim;
+	int nargs;
+	dnnl_exec_arg_t args[HO_CPU_MAX_ARGS];
+	dnnl_memory_t owned[HO_CPU_MAX_ARGS]; /* memory objects to destroy */
+	int n_owned;
+	/* HO_K_GEMM: batch x (M x K) . (K x N) (+ bias broadcast) */
+	char ta, tb;
+	int64_t batch, m, n, k, a_step, b_step, y_step;
+	float alpha, beta;
+	const float *a, *b, *bias;
+	int64_t bias_rows, bias_cols; /* the bias's extent, each 1 or the full one */
+	float *y;
+	/* HO_K_TRANSPOSE */
+	int rank;
+	int64_t dims[HO_MAX_RANK], perm[HO_MAX_RANK];
+	uint32_t elem;
+	const void *src;
+	void *dst;
+	/* HO_K_NEAREST: output dims in dims[], for each axis its source indices */
+	int64_t in_dims[HO_MAX_RANK];
+	int64_t *map[HO_MAX_RANK];
+};
+
+bool ho_cpu_op_is_alias(const char *op)
+{
+	static const char *const alias[] = {"Reshape", "Flatten",   "Identity",
+					    "Squeeze", "Unsqueeze", "Dropout"};
+
+	for (size_t i = 0; i < sizeof(alias) / sizeof(alias[0]); i++)
+		if (!strcmp(op, alias[i]))
+			return true;
+	return false;
+}
+
+int ho_cpu_open(int threads, struct ho_cpu **out, struct ho_error *err)
+{
+	struct ho_cpu *c = calloc(1, sizeof(*c));
+
+	*out = NULL;
+	if (!c)
+		return ho_err(err, -ENOMEM, "out of memory");
+	if (threads > 0)
+		omp_set_num_threads(threads);
+	if (dnnl_engine_create(&c->eng, dnnl_cpu, 0) != dnnl_success ||
+	    dnnl_stream_create(&c->stream, c->eng, dnnl_stream_default_flags) != dnnl_success) {
+		ho_cpu_close(c);
+		return ho_err(err, -ENODEV, "oneDNN: cannot create a CPU engine");
+	}
+	*out = c;
+	return 0;
+}
+
+void ho_cpu_close(struct ho_cpu *c)
+{
+	if (!c)
+		return;
+	if (c->stream)
+		dnnl_stream_destroy(c->stream);
+	if (c->eng)
+		dnnl_engine_destroy(c->eng);
+	free(c);
+}
+
+void ho_cpu_kernel_free(struct ho_cpu_kernel *k)
+{
+	if (!k)
+		return;
+	if (k->prim)
+		dnnl_primitive_destroy(k->prim);
+	for (int i = 0; i < k->n_owned; i++)
+		dnnl_memory_destroy(k->owned[i]);
+	for (int i = 0; i < HO_MAX_RANK; i++)
+		free(k->map[i]);
+	free(k);
+}
+
+/* ---- helpers ---- */
+
+static const struct ho_tensor *in_t(const struct ho_graph *g, const struct ho_node *n, uint32_t i)
+{
+	return i < n->n_inputs && n->inputs[i] >= 0 ? &g->tensors[n->inputs[i]] : NULL;
+}
+
+static int64_t attr_i(const struct ho_node *n, const char *name, int64_t def)
+{
+	const struct ho_attr *a = ho_node_attr(n, name);
+
+	return a && a->type == HO_ATTR_INT ? a->i : def;
+}
+
+static float attr_f(const struct ho_node *n, const char *name, float def)
+{
+	const struct ho_attr *a = ho_node_attr(n, name);
+
+	return a && a->type == HO_ATTR_FLOAT ? (float)a->f : def;
+}
+
+/* INTS attribute into v[0..want-1]; def where absent. false if present with another length. */
+static bool attr_ints(const struct ho_node *n, const char *name, int64_t *v, size_t want,
+		      int64_t def)
+{
+	const struct ho_attr *a = ho_node_attr(n, name);
+
+	for (size_t i = 0; i < want; i++)
+		v[i] = def;
+	if (!a)
+		return true;
+	if (a->type != HO_ATTR_INTS || a->n != want)
+		return false;
+	memcpy(v, a->ints, want * sizeof(int64_t));
+	return true;
+}
+
+static void plain_md(dnnl_memory_desc_t *md, const struct ho_shape *s)
+{
+	static const dnnl_format_tag_t tags[] = {dnnl_a,      dnnl_a,	    dnnl_ab,
+						 dnnl_abc,    dnnl_abcd,    dnnl_abcde,
+						 dnnl_abcdef, dnnl_abcdefg, dnnl_abcdefgh};
+	dnnl_dims_t d;
+	int r = s->rank > 0 ? s->rank : 1;
+
+	for (int i = 0; i < r; i++)
+		d[i] = s->rank > 0 ? s->dim[i] : 1;
+	dnnl_memory_desc_init_by_tag(md, r, d, dnnl_f32, tags[r]);
+}
+
+static int ho_mem(struct ho_cpu *c, struct ho_cpu_kernel *k, const dnnl_memory_desc_t *md,
+		  void *ptr, int arg)
+{
+	dnnl_memory_t m;
+
+	if (dnnl_memory_create(&m, md, c->eng, ptr ? ptr : DNNL_MEMORY_ALLOCATE) != dnnl_success)
+		return -ENOMEM;
+	k->owned[k->n_owned++] = m;
+	if (arg >= 0)
+		k->args[k->nargs++] = (dnnl_exec_arg_t){arg, m};
+	return 0;
+}
+
+static int ho_prim(struct ho_cpu_kernel *k, dnnl_primitive_desc_t pd)
+{
+	dnnl_status_t st = dnnl_primitive_create(&k->prim, pd);
+
+	return st == dnnl_success ? 0 : -EINVAL;
+}
+
+static int unsupported(struct ho_error *err, const struct ho_node *n, const char *why)
+{
+	return ho_err(err, -EOPNOTSUPP, "node '%s' (%s): the cpu backend %s", n->name, n->op_type,
+		      why);
+}
+
+/*
+ * Weights in the layout pd's kernel wants: used in place when the model's
+ * layout already is that, else reordered once into memory the kernel owns.
+ */
+static int ho_weights(struct ho_cpu *c, struct ho_cpu_kernel *k, const_dnnl_primitive_desc_t pd,
+		      const dnnl_memory_desc_t *user, void *ptr)
+{
+	const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+	dnnl_primitive_desc_t rpd = NULL;
+	dnnl_primitive_t r = NULL;
+	dnnl_exec_arg_t ra[2];
+	int ret = -EINVAL;
+
+	if (dnnl_memory_desc_equal(want, user))
+		return ho_mem(c, k, user, ptr, DNNL_ARG_WEIGHTS);
+	if (ho_mem(c, k, user, ptr, -1) || ho_mem(c, k, want, NULL, DNNL_ARG_WEIGHTS))
+		return -ENOMEM;
+	ra[0] = (dnnl_exec_arg_t){DNNL_ARG_FROM, k->owned[k->n_owned - 2]};
+	ra[1] = (dnnl_exec_arg_t){DNNL_ARG_TO, k->owned[k->n_owned - 1]};
+	if (dnnl_reorder_primitive_desc_create(&rpd, user, c->eng, want, c->eng, NULL) ==
+		dnnl_success &&
+	    dnnl_primitive_create(&r, rpd) == dnnl_success &&
+	    dnnl_primitive_execute(r, c->stream, 2, ra) == dnnl_success &&
+	    dnnl_stream_wait(c->stream) == dnnl_success)
+		ret = 0;
+	if (r)
+		dnnl_primitive_destroy(r);
+	if (rpd)
+		dnnl_primitive_desc_destroy(rpd);
+	return ret;
+}
+
+/* ---- operators ---- */
+
+/* Conv and ConvTranspose (oneDNN's deconvolution), 2-D, any group count. */
+static int prep_conv(struct ho_cpu *c, const struct ho_graph *g, const struct ho_node *n,
+		     void *const *buf, struct ho_cpu_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = in_t(g, n, 0), *w = in_t(g, n, 1), *b = in_t(g, n, 2),
+			       *y = &g->tensors[n->outputs[0]];
+	bool deconv = !strcmp(n->op_type, "ConvTranspose");
+	int64_t group = attr_i(n, "group", 1), st[2], dl[2], pads[4], oc, ic;
+	dnnl_memory_desc_t xm, wm, bm, ym, wuser;
+	dnnl_dims_t strides, dil, pl, pr, wd;
+	union {
+		dnnl_convolution_desc_t conv;
+		dnnl_deconvolution_desc_t deconv;
+	} d;
+	dnnl_primitive_desc_t pd = NULL;
+	const struct ho_attr *apa = ho_node_attr(n, "auto_pad");
+	const char *ap = apa && apa->type == HO_ATTR_STRING ? apa->s : "NOTSET";
+	dnnl_status_t st_init;
+	int ret = -ENOMEM;
+
+	if (!x || !w || x->shape.rank != 4 || w->shape.rank != 4 || x->dtype != HO_DT_FLOAT)
+		return unsupported(err, n, "runs float32 2-D convolutions (rank-4 tensors) only");
+	if (!attr_ints(n, "strides", st, 2, 1) || !attr_ints(n, "dilations", dl, 2, 1) ||
+	    !attr_ints(n, "pads", pads, 4, 0))
+		return unsupported(err, n, "needs strides/dilations of 2 and pads of 4 values");
+	if (group < 1 || x->shape.dim[1] % group)
+		return unsupported(err, n, "needs a group count that divides the channels");
+	for (int i = 0; i < 2; i++) {
+		int64_t in = x->shape.dim[2 + i], out = y->shape.dim[2 + i],
+			kk = w->shape.dim[2 + i], span = (kk - 1) * dl[i] + 1, total;
+
+		strides[i] = st[i];
+		dil[i] = dl[i] - 1; /* oneDNN counts the gaps */
+		if (deconv) {
+			/* The right pad (with output_padding) that gives the inferred size. */
+			pl[i] = strcmp(ap, "NOTSET") ? 0 : pads[i];
+			pr[i] = (in - 1) * st[i] + span - pl[i] - out;
+			continue;
+		}
+		total = (out - 1) * st[i] + span - in;
+		if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
+			total = total > 0 ? total : 0;
+			pl[i] = !strcmp(ap, "SAME_UPPER") ? total / 2 : total - total / 2;
+			pr[i] = total - pl[i];
+		} else if (!strcmp(ap, "VALID")) {
+			pl[i] = 0;
+			pr[i] = total > 0 ? total : 0;
+		} else {
+			pl[i] = pads[i];
+			pr[i] = pads[2 + i];
+		}
+	}
+	plain_md(&xm, &x->shape);
+	plain_md(&ym, &y->shape);
+	/* ONNX weights: Conv [OC, IC/g, kh, kw], ConvTranspose [IC, OC/g, kh, kw]. */
+	oc = y->shape.dim[1];
+	ic = x->shape.dim[1];
+	if (group == 1) {
+		wd[0] = oc;
+		wd[1] = ic;
+		wd[2] = w->shape.dim[2];
+		wd[3] = w->shape.dim[3];
+		dnnl_memory_desc_init_by_tag(&wuser, 4, wd, dnnl_f32,
+					     deconv ? dnnl_iohw : dnnl_oihw);
+		dnnl_memory_desc_init_by_tag(&wm, 4, wd, dnnl_f32, dnnl_format_tag_any);
+	} else {
+		wd[0] = group;
+		wd[1] = oc / group;
+		wd[2] = ic / group;
+		wd[3] = w->shape.dim[2];
+		wd[4] = w->shape.dim[3];
+		dnnl_memory_desc_init_by_tag(&wuser, 5, wd, dnnl_f32,
+					     deconv ? dnnl_giohw : dnnl_goihw);
+		dnnl_memory_desc_init_by_tag(&wm, 5, wd, dnnl_f32, dnnl_format_tag_any);
+	}
+	if (b) {
+		dnnl_dims_t bd = {oc};
+
+		dnnl_memory_desc_init_by_tag(&bm, 1, bd, dnnl_f32, dnnl_a);
+	}
+	if (deconv)
+		st_init = dnnl_dilated_deconvolution_forward_desc_init(
+		    &d.deconv, dnnl_forward_inference, dnnl_deconvolution_direct, &xm, &wm,
+		    b ? &bm : NULL, &ym, strides, dil, pl, pr);
+	else
+		st_init = dnnl_dilated_convolution_forward_desc_init(
+		    &d.conv, dnnl_forward_inference, dnnl_convolution_direct, &xm, &wm,
+		    b ? &bm : NULL, &ym, strides, dil, pl, pr);
+	if (st_init != dnnl_success ||
+	    dnnl_primitive_desc_create(&pd, &d, NULL, c->eng, NULL) != dnnl_success)
+		return unsupported(err, n, "(oneDNN) has no kernel for these shapes");
+	if (ho_mem(c, k, &xm, buf[n->inputs[0]], DNNL_ARG_SRC) ||
+	    ho_mem(c, k, &ym, buf[n->outputs[0]], DNNL_ARG_DST) ||
+	    (b && ho_mem(c, k, &bm, buf[n->inputs[2]], DNNL_ARG_BIAS)))
+		goto out;
+	ret = ho_weights(c, k, pd, &wuser, buf[n->inputs[1]]);
+	if (ret)
+		goto out;
+	ret = ho_prim(k, pd);
+out:
+	dnnl_primitive_desc_destroy(pd);
+	return ret ? ho_err(err, ret, "node '%s' (%s): oneDNN set-up failed", n->name, n->op_type)
+		   : 0;
+}
+
+/* Inference batch normalization: per-channel mean, variance, scale and shift. */
+static int prep_bnorm(struct ho_cpu *c, const struct ho_graph *g, const struct ho_node *n,
+		      void *const *buf, struct ho_cpu_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = in_t(g, n, 0);
+	dnnl_batch_normalization_desc_t d;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_memory_desc_t md, cm;
+	static const int arg[4] = {DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_MEAN,
+				   DNNL_ARG_VARIANCE};
+	int ret = 0;
+
+	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 2 || n->n_inputs < 5)
+		return unsupported(err, n, "runs float32 inference batch normalization only");
+	for (uint32_t i = 1; i < 5; i++)
+		if (!in_t(g, n, i) || ho_shape_numel(&in_t(g, n, i)->shape) != x->shape.dim[1])
+			return unsupported(err, n,
+					   "needs scale, bias, mean and variance per channel");
+	plain_md(&md, &x->shape);
+	{
+		dnnl_dims_t cd = {x->shape.dim[1]};
+
+		dnnl_memory_desc_init_by_tag(&cm, 1, cd, dnnl_f32, dnnl_a);
+	}
+	if (dnnl_batch_normalization_forward_desc_init(
+		&d, dnnl_forward_inference, &md, attr_f(n, "epsilon", 1e-5f),
+		dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift) != dnnl_success ||
+	    dnnl_primitive_desc_create(&pd, &d, NULL, c->eng, NULL) != dnnl_success)
+		return unsupported(err, n, "(oneDNN) has no batch normalization for this");
+	ret = ho_mem(c, k, &md, buf[n->inputs[0]], DNNL_ARG_SRC) ||
+	      ho_mem(c, k, &md, buf[n->outputs[0]], DNNL_ARG_DST);
+	for (uint32_t i = 0; i < 4 && !ret; i++)
+		ret = ho_mem(c, k, &cm, buf[n->inputs[1 + i]], arg[i]);
+	if (ret || ho_prim(k, pd))
+		ret = ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name);
+	dnnl_primitive_desc_destroy(pd);
+	return ret;
+}
+
+static int prep_pool(struct ho_cpu *c, const struct ho_graph *g, const struct ho_node *n,
+		     void *const *buf, struct ho_cpu_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	bool global = !strncmp(n->op_type, "Global", 6), is_max = strstr(n->op_type, "Max") != NULL;
+	int64_t ks[2], st[2], dl[2], pads[4];
+	dnnl_dims_t kernel, strides, dil, pl, pr;
+	dnnl_memory_desc_t xm, ym;
+	dnnl_pooling_v2_desc_t d;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_alg_kind_t alg;
+	int ret;
+
+	if (!x || x->shape.rank != 4)
+		return unsupported(err, n, "pools rank-4 (NCHW) tensors only");
+	if (!global &&
+	    (!attr_ints(n, "kernel_shape", ks, 2, 1) || !attr_ints(n, "strides", st, 2, 1) ||
+	     !attr_ints(n, "dilations", dl, 2, 1) || !attr_ints(n, "pads", pads, 4, 0)))
+		return unsupported(err, n, "needs 2-D kernel_shape/strides/dilations and 4 pads");
+	for (int i = 0; i < 2; i++) {
+		int64_t in = x->shape.dim[2 + i], out = y->shape.dim[2 + i];
+
+		if (global) {
+			ks[i] = in;
+			st[i] = 1;
+			dl[i] = 1;
+			pads[i] = pads[2 + i] = 0;
+		}
+		kernel[i] = ks[i];
+		strides[i] = st[i];
+		dil[i] = dl[i] - 1;
+		pl[i] = pads[i];
+		/* ceil_mode: the right pad that yields the inferred output size. */
+		pr[i] = (out - 1) * st[i] + (ks[i] - 1) * dl[i] + 1 - in - pl[i];
+		if (pr[i] < 0)
+			pr[i] = 0;
+	}
+	if (is_max)
+		alg = dnnl_pooling_max;
+	else
+		alg = attr_i(n, "count_include_pad", 0) ? dnnl_pooling_avg_include_padding
+							: dnnl_pooling_avg_exclude_padding;
+	plain_md(&xm, &x->shape);
+	plain_md(&ym, &y->shape);
+	if (dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, alg, &xm, &ym, strides,
+					      kernel, dil, pl, pr) != dnnl_success ||
+	    dnnl_primitive_desc_create(&pd, &d, NULL, c->eng, NULL) != dnnl_success)
+		return unsupported(err, n, "(oneDNN) has no pooling for these shapes");
+	ret = ho_mem(c, k, &xm, buf[n->inputs[0]], DNNL_ARG_SRC) ||
+		      ho_mem(c, k, &ym, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(k, pd)
+		  ? ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name)
+		  : 0;
+	dnnl_primitive_desc_destroy(pd);
+	return ret;
+}
+
+/* A scalar operand (Clip's bounds): its value, or def when omitted. */
+static float scalar_input(const struct ho_graph *g, const struct ho_node *n, uint32_t i,
+			  void *const *buf, float def)
+{
+	const struct ho_tensor *t = in_t(g, n, i);
+
+	if (!t || t->dtype != HO_DT_FLOAT)
+		return def;
+	if (t->value && t->value->f && t->value->count)
+		return (float)t->value->f[0];
+	return buf[n->inputs[i]] ? *(const float *)buf[n->inputs[i]] : def;
+}
+
+static int prep_eltwise(struct ho_cpu *c, const struct ho_graph *g, const struct ho_node *n,
+			void *const *buf, struct ho_cpu_kernel *k, struct ho_error *err)
+{
+	static const struct {
+		const char *op;
+		dnnl_alg_kind_t alg;
+	} map[] = {
+	    {"Relu", dnnl_eltwise_relu},
+	    {"LeakyRelu", dnnl_eltwise_relu},
+	    {"Sigmoid", dnnl_eltwise_logistic},
+	    {"Tanh", dnnl_eltwise_tanh},
+	    {"Exp", dnnl_eltwise_exp},
+	    {"Log", dnnl_eltwise_log},
+	    {"Sqrt", dnnl_eltwise_sqrt},
+	    {"Abs", dnnl_eltwise_abs},
+	    {"Elu", dnnl_eltwise_elu},
+	    {"Softplus", dnnl_eltwise_soft_relu},
+	    {"Clip", dnnl_eltwise_clip_v2},
+	    {"HardSigmoid", dnnl_eltwise_linear}, /* then clipped to [0, 1] by a post-op */
+	};
+	const struct ho_tensor *x = in_t(g, n, 0);
+	dnnl_eltwise_desc_t d;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_primitive_attr_t attr = NULL;
+	dnnl_post_ops_t po = NULL;
+	dnnl_memory_desc_t md;
+	float alpha = 0, beta = 0;
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(map[i].op, n->op_type))
+			break;
+	if (!x || x->dtype != HO_DT_FLOAT || i == sizeof(map) / sizeof(map[0]))
+		return unsupported(err, n, "runs float32 element-wise operators only");
+	if (!strcmp(n->op_type, "HardSigmoid")) {
+		alpha = attr_f(n, "alpha", 0.2f);
+		beta = attr_f(n, "beta", 0.5f);
+		if (dnnl_post_ops_create(&po) != dnnl_success ||
+		    dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip_v2, 0.0f, 1.0f) !=
+			dnnl_success ||
+		    dnnl_primitive_attr_create(&attr) != dnnl_success ||
+		    dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success) {
+			ret = ho_err(err, -ENOMEM, "node '%s': oneDNN post-ops failed", n->name);
+			goto out;
+		}
+	}
+	if (!strcmp(n->op_type, "LeakyRelu"))
+		alpha = attr_f(n, "alpha", 0.01f);
+	else if (!strcmp(n->op_type, "Elu"))
+		alpha = attr_f(n, "alpha", 1.0f);
+	else if (!strcmp(n->op_type, "Clip")) {
+		/* opset 11+: bounds are inputs; before: attributes */
+		alpha = scalar_input(g, n, 1, buf, attr_f(n, "min", -FLT_MAX));
+		beta = scalar_input(g, n, 2, buf, attr_f(n, "max", FLT_MAX));
+	}
+	plain_md(&md, &x->shape);
+	if (dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, map[i].alg, &md, alpha,
+					   beta) != dnnl_success ||
+	    dnnl_primitive_desc_create(&pd, &d, attr, c->eng, NULL) != dnnl_success) {
+		ret = unsupported(err, n, "(oneDNN) has no element-wise kernel for this");
+		goto out;
+	}
+	ret = ho_mem(c, k, &md, buf[n->inputs[0]], DNNL_ARG_SRC) ||
+		      ho_mem(c, k, &md, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(k, pd)
+		  ? ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name)
+		  : 0;
+out:
+	if (pd)
+		dnnl_primitive_desc_destroy(pd);
+	if (attr)
+		dnnl_primitive_attr_destroy(attr);
+	if (po)
+		dnnl_post_ops_destroy(po);
+	return ret;
+}
+
+/* s with leading 1s up to rank r (numpy broadcasting aligns the last axes). */
+static struct ho_shape ho_lift(const struct ho_shape *s, int r)
+{
+	struct ho_shape o = {.rank = r};
+	int sr = s->rank > 0 ? s->rank : 0;
+
+	for (int i = 0; i < r; i++)
+		o.dim[i] = i < r - sr ? 1 : s->dim[i - (r - sr)];
+	return o;
+}
+
+static int prep_binary(struct ho_cpu *c, const struct ho_graph *g, const struct ho_node *n,
+		       void *const *buf, struct ho_cpu_kernel *k, struct ho_error *err)
+{
+	static const struct {
+		const char *op;
+		dnnl_alg_kind_t alg;
+		bool commutes;
+	} map[] = {
+	    {"Add", dnnl_binary_add, true},  {"Mul", dnnl_binary_mul, true},
+	    {"Sub", dnnl_binary_sub, false}, {"Div", dnnl_binary_div, false},
+	    {"Max", dnnl_binary_max, true},  {"Min", dnnl_binary_min, true},
+	};
+	const struct ho_tensor *a = in_t(g, n, 0), *b = in_t(g, n, 1),
+			       *y = &g->tensors[n->outputs[0]];
+	int r = y->shape.rank > 0 ? y->shape.rank : 1;
+	struct ho_shape sa, sb, sy = ho_lift(&y->shape, r);
+	dnnl_memory_desc_t ma, mb, my;
+	dnnl_binary_desc_t d;
+	dnnl_primitive_desc_t pd = NULL;
+	int32_t ia, ib;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(map[i].op, n->op_type))
+			break;
+	if (!a || !b || n->n_inputs != 2 || a->dtype != HO_DT_FLOAT || b->dtype != HO_DT_FLOAT)
+		return unsupported(err, n, "runs two-input float32 binary operators only");
+	sa = ho_lift(&a->shape, r);
+	sb = ho_lift(&b->shape, r);
+	ia = n->inputs[0];
+	ib = n->inputs[1];
+	/* oneDNN broadcasts its second source only: swap when the first is smaller. */
+	if (memcmp(sa.dim, sy.dim, (size_t)r * sizeof(int64_t))) {
+		struct ho_shape t = sa;
+
+		if (!map[i].commutes || memcmp(sb.dim, sy.dim, (size_t)r * sizeof(int64_t)))
+			return unsupported(err, n,
+					   "broadcasts the second input only (or both, for a "
+					   "commutative operator)");
+		sa = sb;
+		sb = t;
+		ia = n->inputs[1];
+		ib = n->inputs[0];
+	}
+	plain_md(&ma, &sa);
+	plain_md(&mb, &sb);
+	plain_md(&my, &sy);
+	if (dnnl_binary_desc_init(&d, map[i].alg, &ma, &mb, &my) != dnnl_success ||
+	    dnnl_primitive_desc_create(&pd, &d, NULL, c->eng, NULL) != dnnl_success)
+		return unsupported(err, n, "(oneDNN) has no binary kernel for these shapes");
+	ret = ho_mem(c, k, &ma, buf[ia], DNNL_ARG_SRC_0) ||
+		      ho_mem(c, k, &mb, buf[ib], DNNL_ARG_SRC_1) ||
+		      ho_mem(c, k, &my, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(k, pd)
+		  ? ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name)
+		  : 0;
+	dnnl_primitive_desc_destroy(pd);
+	return ret;
+}
+
+static int prep_concat(struct ho_cpu *c, const struct ho_graph *g, const struct ho_node *n,
+		       void *const *buf, struct ho_cpu_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *y = &g->tensors[n->outputs[0]];
+	int64_t axis = attr_i(n, "axis", 0);
+	dnnl_memory_desc_t md[HO_CPU_MAX_ARGS - 1], ym;
+	dnnl_primitive_desc_t pd = NULL;
+	int ret = 0;
+
+	if (axis < 0)
+		axis += y->shape.rank;
+	if (n->n_inputs < 1 || n->n_inputs >= HO_CPU_MAX_ARGS - 1 || y->dtype != HO_DT_FLOAT)
+		return unsupported(err, n, "concatenates 1 to 14 float32 inputs");
+	for (uint32_t i = 0; i < n->n_inputs; i++) {
+		if (n->inputs[i] < 0)
+			return unsupported(err, n, "needs every input present");
+		plain_md(&md[i], &g->tensors[n->inputs[i]].shape);
+	}
+	plain_md(&ym, &y->shape);
+	if (dnnl_concat_primitive_desc_create(&pd, &ym, (int)n->n_inputs, (int)axis, md, NULL,
+					      c->eng) != dnnl_success)
+		return unsupported(err, n, "(oneDNN) cannot concatenate these shapes");
+	for (uint32_t i = 0; i < n->n_inputs && !ret; i++)
+		ret = ho_mem(c, k, &md[i], buf[n->inputs[i]], DNNL_ARG_MULTIPLE_SRC + (int)i);
+	if (ret || ho_mem(c, k, &ym, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(k, pd))
+		ret = ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name);
+	dnnl_primitive_desc_destroy(pd);
+	return ret;
+}
+
+static int prep_softmax(struct ho_cpu *c, const struct ho_graph *g, const struct ho_node *n,
+			void *const *buf, struct ho_cpu_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = in_t(g, n, 0);
+	int64_t axis = attr_i(n, "axis", n->opset >= 13 ? -1 : 1);
+	dnnl_softmax_desc_t d;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_memory_desc_t md;
+	int ret;
+
+	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 1)
+		return unsupported(err, n, "runs float32 softmax only");
+	if (axis < 0)
+		axis += x->shape.rank;
+	/* Before opset 13 the input is flattened at axis: the same only on the last one. */
+	if (n->opset < 13 && axis != x->shape.rank - 1)
+		return unsupported(err, n, "runs pre-13 softmax on the last axis only");
+	plain_md(&md, &x->shape);
+	if (dnnl_softmax_forward_desc_init(&d, dnnl_forward_inference, &md, (int)axis) !=
+		dnnl_success ||
+	    dnnl_primitive_desc_create(&pd, &d, NULL, c->eng, NULL) != dnnl_success)
+		return unsupported(err, n, "(oneDNN) has no softmax for this");
+	ret = ho_mem(c, k, &md, buf[n->inputs[0]], DNNL_ARG_SRC) ||
+		      ho_mem(c, k, &md, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(k, pd)
+		  ? ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name)
+		  : 0;
+	dnnl_primitive_desc_destroy(pd);
+	return ret;
+}
+
+/* Resize's source coordinate of output index x on an axis (ONNX's formulas). */
+static double resize_coord(const char *mode, int64_t x, int64_t in, int64_t out, double scale)
+{
+	if (!strcmp(mode, "half_pixel"))
+		return (x + 0.5) / scale - 0.5;
+	if (!strcmp(mode, "pytorch_half_pixel"))
+		return out > 1 ? (x + 0.5) / scale - 0.5 : 0;
+	if (!strcmp(mode, "align_corners"))
+		return out > 1 ? (double)x * (in - 1) / (out - 1) : 0;
+	if (!strcmp(mode, "tf_half_pixel_for_nn"))
+		return (x + 0.5) / scale;
+	return x / scale; /* asymmetric */
+}
+
+static int64_t resize_nearest(const char *mode, double v)
+{
+	double f = floor(v);
+
+	if (!strcmp(mode, "floor"))
+		return (int64_t)f;
+	if (!strcmp(mode, "ceil"))
+		return (int64_t)ceil(v);
+	if (v - f == 0.5)
+		return (int64_t)(!strcmp(mode, "round_prefer_ceil") ? f + 1 : f);
+	return (int64_t)floor(v + 0.5); /* round_prefer_floor, the default */
+}
+
+/*
+ * Resize / Upsample.  Nearest is data movement: a reference loop over
+ * precomputed source indices, exact for every coordinate and rounding mode.
+ * Linear with half-pixel centres on the last two axes is oneDNN's resampling.
+ */
+static int prep_resize(struct ho_cpu *c, const struct ho_graph *g, const struct ho_node *n,
+		       void *const *buf, struct ho_cpu_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	const struct ho_tensor *sc = in_t(g, n, n->opset >= 11 ? 2 : 1);
+	const struct ho_attr *ma = ho_node_attr(n, "mode"),
+			     *ca = ho_node_attr(n, "coordinate_transformation_mode"),
+			     *na = ho_node_attr(n, "nearest_mode");
+	const char *mode = ma && ma->type == HO_ATTR_STRING ? ma->s : "nearest",
+		   *coord = ca && ca->type == HO_ATTR_STRING ? ca->s : "half_pixel",
+		   *nearest = na && na->type == HO_ATTR_STRING ? na->s : "round_prefer_floor";
+	int r;
+
+	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank != y->shape.rank || x->shape.rank < 1)
+		return unsupported(err, n, "resizes float32 tensors only");
+	r = x->shape.rank;
+	if (n->opset < 11)
+		coord = "asymmetric"; /* Upsample and Resize-10 */
+	if (!strcmp(mode, "nearest")) {
+		k->kind = HO_K_NEAREST;
+		k->rank = r;
+		k->src = buf[n->inputs[0]];
+		k->dst = buf[n->outputs[0]];
+		for (int a = 0; a < r; a++) {
+			int64_t in = x->shape.dim[a], out = y->shape.dim[a];
+			double scale = (double)out / (double)in;
+
+			if (sc && sc->value && sc->value->f && sc->value->count == (size_t)r)
+				scale = sc->value->f[a];
+			k->dims[a] = out;
+			k->in_dims[a] = in;
+			k->map[a] = malloc((size_t)(out > 0 ? out : 1) * sizeof(int64_t));
+			if (!k->map[a])
+				return ho_err(err, -ENOMEM, "out of memory");
+			for (int64_t o = 0; o < out; o++) {
+				int64_t v =
+				    resize_nearest(nearest, resize_coord(coord, o, in, out, scale));
+
+				k->map[a][o] = v < 0 ? 0 : v >= in ? in - 1 : v;
+			}
+		}
+		return 0;
+	}
+	if (strcmp(mode, "linear") || r < 3 ||
+	    (strcmp(coord, "half_pixel") && strcmp(coord, "pytorch_half_pixel")))
+		return unsupported(err, n, "resizes linearly only with half-pixel centres");
+	for (int a = 0; a < 2; a++)
+		if (x->shape.dim[a] != y->shape.dim[a])
+			return unsupported(err, n, "resizes the spatial axes only");
+	{
+		float factors[HO_MAX_RANK];
+		dnnl_resampling_desc_t d;
+		dnnl_primitive_desc_t pd = NULL;
+		dnnl_memory_desc_t xm, ym;
+		int ret;
+
+		for (int a = 2; a < r; a++)
+			factors[a - 2] = (float)y->shape.dim[a] / (float)x->shape.dim[a];
+		plain_md(&xm, &x->shape);
+		plain_md(&ym, &y->shape);
+		if (dnnl_resampling_forward_desc_init(&d, dnnl_forward_inference,
+						      dnnl_resampling_linear, factors, &xm,
+						      &ym) != dnnl_success ||
+		    dnnl_primitive_desc_create(&pd, &d, NULL, c->eng, NULL) != dnnl_success)
+			return unsupported(err, n, "(oneDNN) has no resampling for this");
+		ret = ho_mem(c, k, &xm, buf[n->inputs[0]], DNNL_ARG_SRC) ||
+			      ho_mem(c, k, &ym, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(k, pd)
+			  ? ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name)
+			  : 0;
+		dnnl_primitive_desc_destroy(pd);
+		return ret;
+	}
+}
+
+static void run_nearest(const struct ho_cpu_kernel *k)
+{
+	int64_t in_stride[HO_MAX_RANK], idx[HO_MAX_RANK] = {0}, total = 1, s = 1;
+	const float *src = k->src;
+	float *dst = k->dst;
+
+	for (int i = k->rank - 1; i >= 0; i--) {
+		in_stride[i] = s;
+		s *= k->in_dims[i];
+		total *= k->dims[i];
+	}
+	for (int64_t o = 0; o < total; o++) {
+		int64_t off = 0;
+
+		for (int i = 0; i < k->rank; i++)
+			off += k->map[i][idx[i]] * in_stride[i];
+		dst[o] = src[off];
+		for (int i = k->rank - 1; i >= 0; i--) {
+			if (++idx[i] < k->dims[i])
+				break;
+			idx[i] = 0;
+		}
+	}
+}
+
+/* Gemm: Y = alpha * A' B' + beta * C.  MatMul: batched A B, B shared or per batch. */
+static int prep_gemm(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		     struct ho_cpu_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *a = in_t(g, n, 0), *b = in_t(g, n, 1), *cc = in_t(g, n, 2),
+			       *y = &g->tensors[n->outputs[0]];
+	bool gemm = !strcmp(n->op_type, "Gemm");
+	int ra, rb;
+
+	if (!a || !b || a->dtype != HO_DT_FLOAT || b->dtype != HO_DT_FLOAT)
+		return unsupported(err, n, "multiplies float32 matrices only");
+	ra = a->shape.rank;
+	rb = b->shape.rank;
+	k->kind = HO_K_GEMM;
+	k->a = buf[n->inputs[0]];
+	k->b = buf[n->inputs[1]];
+	k->y = buf[n->outputs[0]];
+	k->alpha = 1;
+	k->beta = 0;
+	k->ta = k->tb = 'N';
+	k->batch = 1;
+	if (gemm) {
+		if (ra != 2 || rb != 2)
+			return unsupported(err, n, "runs Gemm on 2-D inputs only");
+		k->ta = attr_i(n, "transA", 0) ? 'T' : 'N';
+		k->tb = attr_i(n, "transB", 0) ? 'T' : 'N';
+		k->alpha = attr_f(n, "alpha", 1);
+		k->m = y->shape.dim[0];
+		k->n = y->shape.dim[1];
+		k->k = k->ta == 'T' ? a->shape.dim[0] : a->shape.dim[1];
+		if (cc) {
+			struct ho_shape s = ho_lift(&cc->shape, 2);
+
+			if (cc->dtype != HO_DT_FLOAT || (s.dim[0] != 1 && s.dim[0] != k->m) ||
+			    (s.dim[1] != 1 && s.dim[1] != k->n))
+				return unsupported(err, n, "needs C broadcastable to M x N");
+			k->bias = buf[n->inputs[2]];
+			k->bias_rows = s.dim[0];
+			k->bias_cols = s.dim[1];
+			k->beta = attr_f(n, "beta", 1);
+		}
+		return 0;
+	}
+	/* MatMul: [..., M, K] x [K, N] folds the batch into M; equal batches loop. */
+	if (ra < 2 || rb < 2)
+		return unsupported(err, n, "runs MatMul on inputs of rank 2 or more only");
+	k->k = a->shape.dim[ra - 1];
+	k->n = b->shape.dim[rb - 1];
+	if (rb == 2) {
+		k->m = ho_shape_numel(&a->shape) / k->k;
+		return 0;
+	}
+	if (ra != rb)
+		return unsupported(err, n, "runs batched MatMul with equal ranks only");
+	for (int i = 0; i < ra - 2; i++)
+		if (a->shape.dim[i] != b->shape.dim[i])
+			return unsupported(err, n, "runs batched MatMul without broadcasting only");
+	k->m = a->shape.dim[ra - 2];
+	k->batch = ho_shape_numel(&a->shape) / (k->m * k->k);
+	k->a_step = k->m * k->k;
+	k->b_step = k->k * k->n;
+	k->y_step = k->m * k->n;
+	return 0;
+}
+
+static int run_gemm(struct ho_cpu_kernel *k)
+{
+	for (int64_t bt = 0; bt < k->batch; bt++) {
+		float *y = k->y + bt * k->y_step;
+
+		if (k->bias)
+			for (int64_t i = 0; i < k->m; i++)
+				for (int64_t j = 0; j < k->n; j++)
+					y[i * k->n + j] =
+					    k->bias[(k->bias_rows == 1 ? 0 : i) * k->bias_cols +
+						    (k->bias_cols == 1 ? 0 : j)];
+		if (dnnl_sgemm(k->ta, k->tb, k->m, k->n, k->k, k->alpha, k->a + bt * k->a_step,
+			       k->ta == 'T' ? k->m : k->k, k->b + bt * k->b_step,
+			       k->tb == 'T' ? k->k : k->n, k->bias ? k->beta : 0.0f, y,
+			       k->n) != dnnl_success)
+			return -EIO;
+	}
+	return 0;
+}
+
+static int prep_transpose(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			  struct ho_cpu_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = in_t(g, n, 0);
+	int r;
+
+	if (!x || !ho_dtype_size(x->dtype))
+		return unsupported(err, n, "transposes fixed-size elements only");
+	r = x->shape.rank;
+	if (!attr_ints(n, "perm", k->perm, (size_t)r, 0))
+		return unsupported(err, n, "needs a perm of the input's rank");
+	if (!ho_node_attr(n, "perm"))
+		for (int i = 0; i < r; i++)
+			k->perm[i] = r - 1 - i;
+	k->kind = HO_K_TRANSPOSE;
+	k->rank = r;
+	memcpy(k->dims, x->shape.dim, (size_t)r * sizeof(int64_t));
+	k->elem = (uint32_t)ho_dtype_size(x->dtype);
+	k->src = buf[n->inputs[0]];
+	k->dst = buf[n->outputs[0]];
+	return 0;
+}
+
+/* A reference loop: oneDNN has no N-d transpose short of a reorder per shape. */
+static void run_transpose(const struct ho_cpu_kernel *k)
+{
+	int64_t in_stride[HO_MAX_RANK], idx[HO_MAX_RANK] = {0}, total = 1;
+	const char *src = k->src;
+	char *dst = k->dst;
+
+	for (int i = k->rank - 1; i >= 0; i--) {
+		in_stride[i] = total;
+		total *= k->dims[i];
+	}
+	for (int64_t o = 0; o < total; o++) {
+		int64_t off = 0;
+
+		for (int i = 0; i < k->rank; i++)
+			off += idx[i] * in_stride[k->perm[i]];
+		memcpy(dst + o * k->elem, src + off * k->elem, k->elem);
+		for (int i = k->rank - 1; i >= 0; i--) {
+			if (++idx[i] < k->dims[k->perm[i]])
+				break;
+			idx[i] = 0;
+		}
+	}
+}
+
+int ho_cpu_prepare(struct ho_cpu *c, const struct ho_graph *g, uint32_t node, void *const *buf,
+		   struct ho_cpu_kernel **out, struct ho_error *err)
+{
+	const struct ho_node *n = &g->nodes[node];
+	const char *op = n->op_type;
+	struct ho_cpu_kernel *k;
+	int ret;
+
+	*out = NULL;
+	if (*n->domain)
+		return unsupported(err, n, "runs the default ONNX domain only");
+	if (ho_cpu_op_is_alias(op) || !strcmp(op, "Constant"))
+		return 0;
+	if (n->n_outputs < 1 || n->outputs[0] < 0)
+		return unsupported(err, n, "needs the first output");
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return ho_err(err, -ENOMEM, "out of memory");
+	k->name = n->name;
+	k->op = op;
+	if (!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose"))
+		ret = prep_conv(c, g, n, buf, k, err);
+	else if (!strcmp(op, "BatchNormalization"))
+		ret = prep_bnorm(c, g, n, buf, k, err);
+	else if (!strcmp(op, "Resize") || !strcmp(op, "Upsample"))
+		ret = prep_resize(c, g, n, buf, k, err);
+	else if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool") ||
+		 !strcmp(op, "GlobalAveragePool") || !strcmp(op, "GlobalMaxPool"))
+		ret = prep_pool(c, g, n, buf, k, err);
+	else if (!strcmp(op, "Relu") || !strcmp(op, "LeakyRelu") || !strcmp(op, "Sigmoid") ||
+		 !strcmp(op, "Tanh") || !strcmp(op, "Exp") || !strcmp(op, "Log") ||
+		 !strcmp(op, "Sqrt") || !strcmp(op, "Abs") || !strcmp(op, "Elu") ||
+		 !strcmp(op, "Softplus") || !strcmp(op, "Clip") || !strcmp(op, "HardSigmoid"))
+		ret = prep_eltwise(c, g, n, buf, k, err);
+	else if (!strcmp(op, "Add") || !strcmp(op, "Mul") || !strcmp(op, "Sub") ||
+		 !strcmp(op, "Div") || !strcmp(op, "Max") || !strcmp(op, "Min"))
+		ret = prep_binary(c, g, n, buf, k, err);
+	else if (!strcmp(op, "Concat"))
+		ret = prep_concat(c, g, n, buf, k, err);
+	else if (!strcmp(op, "Softmax"))
+		ret = prep_softmax(c, g, n, buf, k, err);
+	else if (!strcmp(op, "Gemm") || !strcmp(op, "MatMul"))
+		ret = prep_gemm(g, n, buf, k, err);
+	else if (!strcmp(op, "Transpose"))
+		ret = prep_transpose(g, n, buf, k, err);
+	else
+		ret = unsupported(err, n, "has no kernel for this operator yet");
+	if (ret) {
+		ho_cpu_kernel_free(k);
+		return ret;
+	}
+	*out = k;
+	return 0;
+}
+
+int ho_cpu_launch(struct ho_cpu *c, struct ho_cpu_kernel *k, struct ho_error *err)
+{
+	switch (k->kind) {
+	case HO_K_GEMM:
+		if (run_gemm(k))
+			return ho_err(err, -EIO, "node '%s' (%s): dnnl_sgemm failed", k->name,
+				      k->op);
+		return 0;
+	case HO_K_TRANSPOSE:
+		run_transpose(k);
+		return 0;
+	case HO_K_NEAREST:
+		run_nearest(k);
+		return 0;
+	default:
+		if (dnnl_primitive_execute(k->prim, c->stream, k->nargs, k->args) != dnnl_success ||
+		    dnnl_stream_wait(c->stream) != dnnl_success)
+			return ho_err(err, -EIO, "node '%s' (%s): oneDNN execution failed", k->name,
+				      k->op);
+		return 0;
+	}
+}
