@@ -71,13 +71,15 @@ run "models/shared_ppocr_cls_48x192" model_check "$SHARED/ch_ppocr_mobile_v2.0_c
 asan_suite() {
 	make -s O=build-asan EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 		EXTRA_LDFLAGS="-fsanitize=address,undefined" build-asan/heteroopt build-asan/tests/test_onnx_errors \
-		build-asan/tests/test_onnx_load build-asan/tests/test_heft_peft build-asan/tests/test_sched_props || return 1
+		build-asan/tests/test_onnx_load build-asan/tests/test_heft_peft build-asan/tests/test_sched_props \
+		build-asan/tests/test_runtime || return 1
 	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 	build-asan/tests/test_onnx_errors || return 1
 	build-asan/tests/test_onnx_load || return 1
 	sh tests/cli/test_inspect.sh "$ROOT/build-asan/heteroopt" "$M" || return 1
 	if [ -e ../shared/data/heft ]; then build-asan/tests/test_heft_peft || return 1; fi
 	build-asan/tests/test_sched_props || return 1
+	build-asan/tests/test_runtime || return 1
 	sh tests/cli/test_schedule.sh "$ROOT/build-asan/heteroopt" "$M" || return 1
 	sh tests/cli/test_run.sh "$ROOT/build-asan/heteroopt" "$M" || return 1
 	sh tests/runtime/test_numerics.sh "$ROOT/build-asan/heteroopt" "$M" || return 1

@@ -1,17 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The runtime: executes a model's graph with real kernels.
+ * The runtime: executes a model's graph with real kernels, on one CPU device
+ * or as a schedule from `heteroopt schedule` places it over a box's devices.
  *
- * This first stage runs every node on one CPU device through oneDNN (the
- * "cpu" backend), in the graph's topological order; schedules spanning
- * several devices, the emulated accelerator and pool-backed tensors build on
- * it (user/runtime/README.md says what exists).  A plan is made once (every
- * oneDNN primitive created, weights reordered into the layouts the kernels
- * want) and run any number of times.
+ * A plan is made once: every device's tensors in one region of the memory
+ * pool on the device's NUMA node (ump.ko when loaded, else the user-space
+ * fallback), every oneDNN primitive created, conv weights reordered.  A run
+ * then has one worker thread per device taking its nodes in the schedule's
+ * priority order as their inputs become ready; a tensor needed on a device
+ * whose memory is not its producer's is copied there by a pool copy before
+ * its first consumer runs, and devices that share host memory (the CPU
+ * devices) read each other's tensors in place: the handle moves, no bytes do.
+ * Devices of kind cpu run on the `cpu` backend (oneDNN); any other kind runs
+ * on `emu`, the same kernels in a region of its own, optionally paced to the
+ * schedule's predicted node times: an accelerator stand-in for tests.
  *
- * Owns: every buffer of the plan, its primitives and its engine; the graph
- * stays the caller's and must outlive the plan.  No global state; calls
- * return 0 or -errno and describe the problem in struct ho_error.
+ * Owns: every buffer of the plan, its primitives, engines and threads; the
+ * graph stays the caller's and must outlive the plan.  No global state;
+ * calls return 0 or -errno and describe the problem in struct ho_error.
  */
 #ifndef HETEROOPT_RUNTIME_H
 #define HETEROOPT_RUNTIME_H
@@ -27,8 +33,60 @@ extern "C" {
 
 struct ho_rt;
 
+#define HO_RT_MAX_DEVICES 16
+
+enum ho_rt_backend { HO_RT_CPU = 0, HO_RT_EMU = 1 };
+
+struct ho_rt_device {
+	char name[64];
+	int backend;   /* enum ho_rt_backend */
+	int threads;   /* oneDNN threads of its worker; 0 = OpenMP's choice */
+	int numa_node; /* where its region lives; -1 = anywhere */
+};
+
+/* Where each node runs and in what priority: a schedule, loaded by ho_rt_schedule_load(). */
+struct ho_rt_placement {
+	uint32_t n_devices;
+	struct ho_rt_device dev[HO_RT_MAX_DEVICES];
+	int host;	      /* holds graph inputs and outputs */
+	int32_t *node_device; /* per graph node; -1: not a task (folded, Constant) */
+	uint32_t *node_prio;  /* per graph node: its place in the schedule's order */
+	double *pred_start;   /* per graph node, seconds: the schedule's timeline */
+	double *pred_end;
+	double pred_makespan;	 /* s */
+	uint32_t pred_transfers; /* copies between devices that do not share memory */
+	double pred_bytes;
+	int pick;
+	char box[256];
+};
+
+/*
+ * Read front member pick (-1: the schedule's own pick) of a schedule JSON
+ * made for g.  box_path NULL: the box named in the file.  Fails with a
+ * message when the schedule is for another model or box.
+ */
+int ho_rt_schedule_load(const char *path, int pick, const struct ho_graph *g, const char *box_path,
+			struct ho_rt_placement **out, struct ho_error *err);
+void ho_rt_placement_free(struct ho_rt_placement *pl);
+
 struct ho_rt_opts {
-	int threads; /* oneDNN threads; 0 = what OpenMP chooses */
+	int threads; /* single-device plans: oneDNN threads; 0 = OpenMP's choice */
+	const struct ho_rt_placement *placement; /* NULL: every node on one CPU device */
+	int pace;				 /* emu nodes last at least their predicted time */
+	const char *inject_failure; /* tests: the node of this name fails in the next run */
+};
+
+/* What the last run did, against what the schedule predicted. */
+struct ho_rt_report {
+	double makespan_s;
+	uint32_t transfers; /* pool copies made */
+	double bytes_moved;
+	uint32_t zero_copy;    /* cross-device edges served in place */
+	const double *start_s; /* per graph node, from the run's start; < 0: did not run */
+	const double *end_s;
+	double busy_s[HO_RT_MAX_DEVICES];
+	uint32_t nodes_run[HO_RT_MAX_DEVICES];
+	const char *pool; /* which memory pool and why */
 };
 
 /*
@@ -46,6 +104,7 @@ int ho_rt_set_input(struct ho_rt *rt, const char *name, const int64_t *shape, in
 int ho_rt_run(struct ho_rt *rt, struct ho_error *err);
 /* Output i (0..g->n_outputs-1) of the last run: its tensor and its data. */
 const float *ho_rt_output(const struct ho_rt *rt, uint32_t i, const struct ho_tensor **t);
+const struct ho_rt_report *ho_rt_last_report(const struct ho_rt *rt);
 
 #ifdef __cplusplus
 }

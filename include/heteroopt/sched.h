@@ -77,8 +77,8 @@ bool ho_device_supports(const struct ho_device *d, const char *op_type);
  * vectors, STG) or a transfer over the box's links.
  */
 struct ho_problem {
-	uint32_t n, d, m; /* tasks, devices, data items */
-	char (*task_name)[64];
+	uint32_t n, d, m;	/* tasks, devices, data items */
+	char (*task_name)[256]; /* graph node names, cut at 255 bytes */
 	char (*task_op)[HO_NAME_LEN];
 	char (*dev_name)[HO_NAME_LEN];
 	double *comp;	   /* n*d seconds; INFINITY where the device cannot run it */

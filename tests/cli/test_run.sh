@@ -58,4 +58,28 @@ check "operator without a kernel names its node" 1 "the cpu backend" -- \
 	$EXE run "$M/control_flow.onnx" --input "x=$tmp/x23.npy" -o "$tmp/out"
 check "not a model" 1 "bad_not_a_model.onnx" -- \
 	$EXE run "$M/bad_not_a_model.onnx" --input "input=$tmp/x2.npy"
+# Schedules: one made for this model runs and reports against its prediction;
+# one for another model, a broken one, or a pick past the front are refused.
+B=$(cd "$(dirname "$0")/../.." && pwd)/boxes
+$EXE schedule --quiet --population 16 --generations 5 "$M/squeezenet1_1.onnx" --shape input=2x3x224x224 \
+	--box "$B/this-machine-cpu-emu.json" --pin Conv=emu0 -o "$tmp/sq.json" >/dev/null
+$EXE schedule --quiet --population 16 --generations 5 "$M/resnet18.onnx" --shape input=2x3x224x224 \
+	--box "$B/this-machine-cpu-emu.json" -o "$tmp/r18.json" >/dev/null
+check "run a schedule: report against the prediction" 0 "emu (emulated" -- \
+	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/sq.json" -o "$tmp/out"
+check "paced emulator: reported node durations" 0 "node durations" -- \
+	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/sq.json" --pace -o "$tmp/out"
+check "schedule for another model" 1 "for another model" -- \
+	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/r18.json" -o "$tmp/out"
+check "schedule for another box" 1 "another box" -- \
+	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/sq.json" --box "$B/this-machine-2cpu.json"
+check "pick past the front" 1 "front member 999" -- \
+	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/sq.json" --pick 999
+printf '{"format": "heteroopt-schedule/1", "tasks": [' >"$tmp/broken.json"
+check "broken schedule JSON" 1 "broken.json" -- \
+	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/broken.json"
+check "device failure mid-run: named, nothing written" 1 "device failure (injected)" -- \
+	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/sq.json" \
+	--inject-failure /features/features.3/squeeze/Conv -o "$tmp/failed"
+check "... and no output from the failed run" 0 "" -- test ! -e "$tmp/failed/logits.npy"
 [ "$fails" = 0 ]

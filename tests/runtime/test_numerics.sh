@@ -12,9 +12,30 @@ export ORT_NODE_MODULE=${ORT_NODE_MODULE:-$CACHE/ort/node_modules/onnxruntime-no
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
+# Each model four ways: on one CPU device; the fastest schedule over this
+# machine as two CPU devices; the fastest over a CPU and an emulated
+# accelerator; and CPU + emulator with every Conv forced onto the emulator,
+# so that most edges are copies between the two regions.
+ways() { # ways MODEL INPUT_NAME SHAPE FILE OUTDIR: runs it the four ways into OUTDIR.{1,2,3,4}
+	S="$HO schedule --quiet --population 32 --generations 30 --objectives latency --seed 1"
+	"$HO" run "$1" --input "$2=$4" -o "$5.1" >/dev/null
+	$S "$1" --shape "$2=$3" --box "$ROOT/boxes/this-machine-2cpu.json" -o "$T/s2.json" >/dev/null
+	"$HO" run "$1" --input "$2=$4" --schedule "$T/s2.json" --pick 0 -o "$5.2" >/dev/null
+	$S "$1" --shape "$2=$3" --box "$ROOT/boxes/this-machine-cpu-emu.json" -o "$T/s3.json" >/dev/null
+	"$HO" run "$1" --input "$2=$4" --schedule "$T/s3.json" --pick 0 -o "$5.3" >/dev/null
+	$S "$1" --shape "$2=$3" --box "$ROOT/boxes/this-machine-cpu-emu.json" --pin Conv=emu0 -o "$T/s4.json" >/dev/null
+	"$HO" run "$1" --input "$2=$4" --schedule "$T/s4.json" --pick 0 -o "$5.4" >"$5.4.log"
+	grep -q "copies: [1-9]" "$5.4.log" || { echo "$1: Conv on emu0 made no copies"; cat "$5.4.log"; exit 1; }
+}
+WAYS="one-cpu 2cpu-fastest cpu+emu-fastest cpu+emu-conv-on-emu"
+
 for m in resnet18 mobilenet_v2 squeezenet1_1 efficientnet_b0; do
-	"$HO" run "$M/$m.onnx" --input "input=$M/$m.ref_in.npy" -o "$T/$m" >/dev/null
-	$PY "$ROOT/tests/runtime/compare.py" "$M/$m.ref_out.npy" "$T/$m/logits.npy" "$m vs PyTorch"
+	ways "$M/$m.onnx" input 1x3x224x224 "$M/$m.ref_in.npy" "$T/$m"
+	i=1
+	for w in $WAYS; do
+		$PY "$ROOT/tests/runtime/compare.py" "$M/$m.ref_out.npy" "$T/$m.$i/logits.npy" "$m $w vs PyTorch"
+		i=$((i + 1))
+	done
 done
 
 [ -d "$ORT_NODE_MODULE" ] || { echo "skipped: onnxruntime-node not in $ORT_NODE_MODULE"; exit 77; }
@@ -38,9 +59,13 @@ x = ((img - [0.485, 0.456, 0.406]) / [0.229, 0.224, 0.225]).astype(np.float32)
 np.save(sys.argv[1], np.ascontiguousarray(x.transpose(2, 0, 1)[None].repeat(shape[0], 0)))
 PYEOF
 	node "$ROOT/tests/runtime/ort_ref.js" "$1" "$T/$name.ort" "x=$T/$name.in.npy"
-	"$HO" run "$1" --input "x=$T/$name.in.npy" -o "$T/$name.ho" >/dev/null
+	ways "$1" x "$(echo "$2" | tr , x)" "$T/$name.in.npy" "$T/$name.ho"
 	for ref in "$T/$name.ort"/*.npy; do
-		$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/$name.ho/$(basename "$ref")" "$name $2 vs ONNX Runtime"
+		i=1
+		for w in $WAYS; do
+			$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/$name.ho.$i/$(basename "$ref")" "$name $2 $w vs ONNX Runtime"
+			i=$((i + 1))
+		done
 	done
 }
 ocr "$M/ch_ppocr_mobile_v2.0_cls_infer.onnx" "1,3,48,192"

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * heteroopt run: execute a model on this machine's CPU through oneDNN, with
- * inputs and outputs as .npy files.  Input shapes come from the files, so
- * one model runs at any batch size it allows.
+ * heteroopt run: execute a model, on one CPU device or as a schedule from
+ * `heteroopt schedule` places it, with inputs and outputs as .npy files.
+ * Input shapes come from the files; the report compares what ran with what
+ * the schedule predicted.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,11 +22,17 @@
 static void run_usage(void)
 {
 	printf("usage: heteroopt run MODEL.onnx --input NAME=FILE.npy ... [-o DIR] [--repeat N]\n"
-	       "                    [--threads N]\n\n"
-	       "Run MODEL on one CPU device (oneDNN kernels) and write each output as\n"
-	       "DIR/<output name>.npy (default DIR: .).  Inputs are float32 .npy files; their\n"
-	       "shapes bind the model's inputs.  --repeat N runs N times after one warm-up\n"
-	       "run and prints the median time.\n");
+	       "                    [--threads N] [--schedule S.json [--pick N] [--box BOX.json]\n"
+	       "                    [--pace] [--inject-failure NODE]]\n\n"
+	       "Run MODEL and write each output as DIR/<output name>.npy (default DIR: .).\n"
+	       "Inputs are float32 .npy files; their shapes bind the model's inputs.\n"
+	       "Without --schedule every node runs on one CPU device (oneDNN kernels).  With\n"
+	       "it, front member N (default: the schedule's pick) runs over the box's devices:\n"
+	       "cpu devices on oneDNN, every other kind on the emulated accelerator (the same\n"
+	       "kernels in a memory region of its own; --pace makes each of its nodes last\n"
+	       "its predicted time), and the run is reported against the prediction.\n"
+	       "--repeat N runs N more times and prints the median time.  --inject-failure\n"
+	       "makes that node fail at run time (for testing error paths).\n");
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -74,12 +81,51 @@ static int check_inputs(const struct ho_graph *g, char (*names)[256], int n)
 	return 0;
 }
 
+/* The run against the schedule: time, per device, copies. */
+static void print_report(const struct ho_graph *g, const struct ho_rt_placement *pl,
+			 const struct ho_rt_report *r)
+{
+	double dev_sum = 0, dev_max = 0;
+	uint32_t timed = 0;
+
+	printf("run: schedule front member %d on %s; memory pool: %s\n", pl->pick, pl->box,
+	       r->pool);
+	for (uint32_t d = 0; d < pl->n_devices; d++)
+		printf("  %-8s %-22s %4u nodes, busy %8.3f ms\n", pl->dev[d].name,
+		       pl->dev[d].backend == HO_RT_CPU ? "cpu (oneDNN)" : "emu (emulated, oneDNN)",
+		       r->nodes_run[d], r->busy_s[d] * 1e3);
+	/* How far each node's measured duration is from its predicted one. */
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		double pd, md;
+
+		if (pl->node_device[i] < 0 || r->start_s[i] < 0)
+			continue;
+		pd = pl->pred_end[i] - pl->pred_start[i];
+		md = r->end_s[i] - r->start_s[i];
+		dev_sum += md - pd;
+		dev_max = md - pd > dev_max ? md - pd : dev_max;
+		timed++;
+	}
+	printf("  latency: measured %.3f ms, predicted %.3f ms (ratio %.2f)\n", r->makespan_s * 1e3,
+	       pl->pred_makespan * 1e3,
+	       pl->pred_makespan > 0 ? r->makespan_s / pl->pred_makespan : 0);
+	printf("  node durations: measured minus predicted, mean %+.3f ms, largest %+.3f ms over "
+	       "%u nodes\n",
+	       timed ? dev_sum / timed * 1e3 : 0, dev_max * 1e3, timed);
+	printf("  copies: %u made (%.0f bytes), schedule predicts %u (%.0f bytes); %u "
+	       "cross-device reads served in place\n",
+	       r->transfers, r->bytes_moved, pl->pred_transfers, pl->pred_bytes, r->zero_copy);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	const char *model = NULL, *outdir = ".", *in_arg[RUN_MAX_INPUTS];
 	struct ho_npy in[RUN_MAX_INPUTS] = {0};
 	char in_name[RUN_MAX_INPUTS][256];
 	struct ho_rt_opts ro = {0};
+	struct ho_rt_placement *pl = NULL;
+	const char *sched = NULL, *box = NULL;
+	int pick = -1;
 	struct ho_graph *g = NULL;
 	struct ho_rt *rt = NULL;
 	struct ho_error err = {0};
@@ -112,6 +158,22 @@ int cmd_run(int argc, char **argv)
 				cli_error("run: --threads wants 1..1024, not '%s'", argv[i]);
 				return 2;
 			}
+		} else if (!strcmp(a, "--schedule") && i + 1 < argc) {
+			sched = argv[++i];
+		} else if (!strcmp(a, "--box") && i + 1 < argc) {
+			box = argv[++i];
+		} else if (!strcmp(a, "--pick") && i + 1 < argc) {
+			char *end;
+
+			pick = (int)strtol(argv[++i], &end, 10);
+			if (*end || pick < 0) {
+				cli_error("run: --pick wants a front index, not '%s'", argv[i]);
+				return 2;
+			}
+		} else if (!strcmp(a, "--pace")) {
+			ro.pace = 1;
+		} else if (!strcmp(a, "--inject-failure") && i + 1 < argc) {
+			ro.inject_failure = argv[++i];
 		} else if (*a != '-' && !model) {
 			model = a;
 		} else {
@@ -158,7 +220,14 @@ int cmd_run(int argc, char **argv)
 		if (ho_graph_bind_input(g, in_name[i], in[i].shape, in[i].ndim, &err))
 			goto fail;
 	}
-	if (ho_shape_infer(g, &err) || ho_rt_new(g, &ro, &rt, &err))
+	if (ho_shape_infer(g, &err))
+		goto fail;
+	if (sched) {
+		if (ho_rt_schedule_load(sched, pick, g, box, &pl, &err))
+			goto fail;
+		ro.placement = pl;
+	}
+	if (ho_rt_new(g, &ro, &rt, &err))
 		goto fail;
 	for (int i = 0; i < n_in; i++)
 		if (ho_rt_set_input(rt, in_name[i], in[i].shape, in[i].ndim, in[i].data, &err))
@@ -179,10 +248,13 @@ int cmd_run(int argc, char **argv)
 			times[r] = now_s() - t0;
 		}
 		qsort(times, (size_t)repeat, sizeof(double), cmp_double);
-		printf("run: %u nodes on cpu0 (oneDNN): median %.3f ms over %d runs (min %.3f, "
-		       "max %.3f)\n",
-		       g->n_nodes, times[repeat / 2] * 1e3, repeat, times[0] * 1e3,
-		       times[repeat - 1] * 1e3);
+	}
+	if (pl) /* the last run: after --repeat, warm */
+		print_report(g, pl, ho_rt_last_report(rt));
+	if (repeat) {
+		printf("run: %u nodes on %s: median %.3f ms over %d runs (min %.3f, max %.3f)\n",
+		       g->n_nodes, pl ? "the schedule's devices" : "cpu0 (oneDNN)",
+		       times[repeat / 2] * 1e3, repeat, times[0] * 1e3, times[repeat - 1] * 1e3);
 	}
 	if (mkdir(outdir, 0777) && errno != EEXIST) {
 		cli_error("run: cannot create %s: %s", outdir, strerror(errno));
@@ -214,6 +286,7 @@ fail:
 	cli_error("run: %s", err.msg);
 out:
 	free(times);
+	ho_rt_placement_free(pl);
 	for (int i = 0; i < n_in; i++)
 		ho_npy_free(&in[i]);
 	ho_rt_free(rt);

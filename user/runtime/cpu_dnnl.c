@@ -26,6 +26,11 @@
 struct ho_cpu {
 	dnnl_engine_t eng;
 	dnnl_stream_t stream;
+	/*
+	 * Every primitive gets its own scratchpad (user mode): the library's
+	 * shared one is not safe when devices' workers run primitives at once.
+	 */
+	dnnl_primitive_attr_t attr;
 };
 
 enum ho_cpu_kind { HO_K_PRIM, HO_K_GEMM, HO_K_TRANSPOSE, HO_K_NEAREST };
@@ -77,7 +82,10 @@ int ho_cpu_open(int threads, struct ho_cpu **out, struct ho_error *err)
 	if (threads > 0)
 		omp_set_num_threads(threads);
 	if (dnnl_engine_create(&c->eng, dnnl_cpu, 0) != dnnl_success ||
-	    dnnl_stream_create(&c->stream, c->eng, dnnl_stream_default_flags) != dnnl_success) {
+	    dnnl_stream_create(&c->stream, c->eng, dnnl_stream_default_flags) != dnnl_success ||
+	    dnnl_primitive_attr_create(&c->attr) != dnnl_success ||
+	    dnnl_primitive_attr_set_scratchpad_mode(c->attr, dnnl_scratchpad_mode_user) !=
+		dnnl_success) {
 		ho_cpu_close(c);
 		return ho_err(err, -ENODEV, "oneDNN: cannot create a CPU engine");
 	}
@@ -89,6 +97,8 @@ void ho_cpu_close(struct ho_cpu *c)
 {
 	if (!c)
 		return;
+	if (c->attr)
+		dnnl_primitive_attr_destroy(c->attr);
 	if (c->stream)
 		dnnl_stream_destroy(c->stream);
 	if (c->eng)
@@ -172,11 +182,14 @@ static int ho_mem(struct ho_cpu *c, struct ho_cpu_kernel *k, const dnnl_memory_d
 	return 0;
 }
 
-static int ho_prim(struct ho_cpu_kernel *k, dnnl_primitive_desc_t pd)
+static int ho_prim(struct ho_cpu *c, struct ho_cpu_kernel *k, dnnl_primitive_desc_t pd)
 {
-	dnnl_status_t st = dnnl_primitive_create(&k->prim, pd);
+	const dnnl_memory_desc_t *sp =
+	    dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
 
-	return st == dnnl_success ? 0 : -EINVAL;
+	if (sp && dnnl_memory_desc_get_size(sp) && ho_mem(c, k, sp, NULL, DNNL_ARG_SCRATCHPAD))
+		return -ENOMEM;
+	return dnnl_primitive_create(&k->prim, pd) == dnnl_success ? 0 : -EINVAL;
 }
 
 static int unsupported(struct ho_error *err, const struct ho_node *n, const char *why)
@@ -308,7 +321,7 @@ static int prep_conv(struct ho_cpu *c, const struct ho_graph *g, const struct ho
 		    &d.conv, dnnl_forward_inference, dnnl_convolution_direct, &xm, &wm,
 		    b ? &bm : NULL, &ym, strides, dil, pl, pr);
 	if (st_init != dnnl_success ||
-	    dnnl_primitive_desc_create(&pd, &d, NULL, c->eng, NULL) != dnnl_success)
+	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
 		return unsupported(err, n, "(oneDNN) has no kernel for these shapes");
 	if (ho_mem(c, k, &xm, buf[n->inputs[0]], DNNL_ARG_SRC) ||
 	    ho_mem(c, k, &ym, buf[n->outputs[0]], DNNL_ARG_DST) ||
@@ -317,7 +330,7 @@ static int prep_conv(struct ho_cpu *c, const struct ho_graph *g, const struct ho
 	ret = ho_weights(c, k, pd, &wuser, buf[n->inputs[1]]);
 	if (ret)
 		goto out;
-	ret = ho_prim(k, pd);
+	ret = ho_prim(c, k, pd);
 out:
 	dnnl_primitive_desc_destroy(pd);
 	return ret ? ho_err(err, ret, "node '%s' (%s): oneDNN set-up failed", n->name, n->op_type)
@@ -351,13 +364,13 @@ static int prep_bnorm(struct ho_cpu *c, const struct ho_graph *g, const struct h
 	if (dnnl_batch_normalization_forward_desc_init(
 		&d, dnnl_forward_inference, &md, attr_f(n, "epsilon", 1e-5f),
 		dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift) != dnnl_success ||
-	    dnnl_primitive_desc_create(&pd, &d, NULL, c->eng, NULL) != dnnl_success)
+	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
 		return unsupported(err, n, "(oneDNN) has no batch normalization for this");
 	ret = ho_mem(c, k, &md, buf[n->inputs[0]], DNNL_ARG_SRC) ||
 	      ho_mem(c, k, &md, buf[n->outputs[0]], DNNL_ARG_DST);
 	for (uint32_t i = 0; i < 4 && !ret; i++)
 		ret = ho_mem(c, k, &cm, buf[n->inputs[1 + i]], arg[i]);
-	if (ret || ho_prim(k, pd))
+	if (ret || ho_prim(c, k, pd))
 		ret = ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name);
 	dnnl_primitive_desc_destroy(pd);
 	return ret;
@@ -409,10 +422,10 @@ static int prep_pool(struct ho_cpu *c, const struct ho_graph *g, const struct ho
 	plain_md(&ym, &y->shape);
 	if (dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, alg, &xm, &ym, strides,
 					      kernel, dil, pl, pr) != dnnl_success ||
-	    dnnl_primitive_desc_create(&pd, &d, NULL, c->eng, NULL) != dnnl_success)
+	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
 		return unsupported(err, n, "(oneDNN) has no pooling for these shapes");
 	ret = ho_mem(c, k, &xm, buf[n->inputs[0]], DNNL_ARG_SRC) ||
-		      ho_mem(c, k, &ym, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(k, pd)
+		      ho_mem(c, k, &ym, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(c, k, pd)
 		  ? ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name)
 		  : 0;
 	dnnl_primitive_desc_destroy(pd);
@@ -473,7 +486,7 @@ static int prep_eltwise(struct ho_cpu *c, const struct ho_graph *g, const struct
 		if (dnnl_post_ops_create(&po) != dnnl_success ||
 		    dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip_v2, 0.0f, 1.0f) !=
 			dnnl_success ||
-		    dnnl_primitive_attr_create(&attr) != dnnl_success ||
+		    dnnl_primitive_attr_clone(&attr, c->attr) != dnnl_success ||
 		    dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success) {
 			ret = ho_err(err, -ENOMEM, "node '%s': oneDNN post-ops failed", n->name);
 			goto out;
@@ -491,12 +504,13 @@ static int prep_eltwise(struct ho_cpu *c, const struct ho_graph *g, const struct
 	plain_md(&md, &x->shape);
 	if (dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, map[i].alg, &md, alpha,
 					   beta) != dnnl_success ||
-	    dnnl_primitive_desc_create(&pd, &d, attr, c->eng, NULL) != dnnl_success) {
+	    dnnl_primitive_desc_create(&pd, &d, attr ? attr : c->attr, c->eng, NULL) !=
+		dnnl_success) {
 		ret = unsupported(err, n, "(oneDNN) has no element-wise kernel for this");
 		goto out;
 	}
 	ret = ho_mem(c, k, &md, buf[n->inputs[0]], DNNL_ARG_SRC) ||
-		      ho_mem(c, k, &md, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(k, pd)
+		      ho_mem(c, k, &md, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(c, k, pd)
 		  ? ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name)
 		  : 0;
 out:
@@ -569,11 +583,11 @@ static int prep_binary(struct ho_cpu *c, const struct ho_graph *g, const struct 
 	plain_md(&mb, &sb);
 	plain_md(&my, &sy);
 	if (dnnl_binary_desc_init(&d, map[i].alg, &ma, &mb, &my) != dnnl_success ||
-	    dnnl_primitive_desc_create(&pd, &d, NULL, c->eng, NULL) != dnnl_success)
+	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
 		return unsupported(err, n, "(oneDNN) has no binary kernel for these shapes");
 	ret = ho_mem(c, k, &ma, buf[ia], DNNL_ARG_SRC_0) ||
 		      ho_mem(c, k, &mb, buf[ib], DNNL_ARG_SRC_1) ||
-		      ho_mem(c, k, &my, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(k, pd)
+		      ho_mem(c, k, &my, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(c, k, pd)
 		  ? ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name)
 		  : 0;
 	dnnl_primitive_desc_destroy(pd);
@@ -599,12 +613,12 @@ static int prep_concat(struct ho_cpu *c, const struct ho_graph *g, const struct 
 		plain_md(&md[i], &g->tensors[n->inputs[i]].shape);
 	}
 	plain_md(&ym, &y->shape);
-	if (dnnl_concat_primitive_desc_create(&pd, &ym, (int)n->n_inputs, (int)axis, md, NULL,
+	if (dnnl_concat_primitive_desc_create(&pd, &ym, (int)n->n_inputs, (int)axis, md, c->attr,
 					      c->eng) != dnnl_success)
 		return unsupported(err, n, "(oneDNN) cannot concatenate these shapes");
 	for (uint32_t i = 0; i < n->n_inputs && !ret; i++)
 		ret = ho_mem(c, k, &md[i], buf[n->inputs[i]], DNNL_ARG_MULTIPLE_SRC + (int)i);
-	if (ret || ho_mem(c, k, &ym, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(k, pd))
+	if (ret || ho_mem(c, k, &ym, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(c, k, pd))
 		ret = ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name);
 	dnnl_primitive_desc_destroy(pd);
 	return ret;
@@ -630,10 +644,10 @@ static int prep_softmax(struct ho_cpu *c, const struct ho_graph *g, const struct
 	plain_md(&md, &x->shape);
 	if (dnnl_softmax_forward_desc_init(&d, dnnl_forward_inference, &md, (int)axis) !=
 		dnnl_success ||
-	    dnnl_primitive_desc_create(&pd, &d, NULL, c->eng, NULL) != dnnl_success)
+	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
 		return unsupported(err, n, "(oneDNN) has no softmax for this");
 	ret = ho_mem(c, k, &md, buf[n->inputs[0]], DNNL_ARG_SRC) ||
-		      ho_mem(c, k, &md, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(k, pd)
+		      ho_mem(c, k, &md, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(c, k, pd)
 		  ? ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name)
 		  : 0;
 	dnnl_primitive_desc_destroy(pd);
@@ -735,10 +749,11 @@ static int prep_resize(struct ho_cpu *c, const struct ho_graph *g, const struct 
 		if (dnnl_resampling_forward_desc_init(&d, dnnl_forward_inference,
 						      dnnl_resampling_linear, factors, &xm,
 						      &ym) != dnnl_success ||
-		    dnnl_primitive_desc_create(&pd, &d, NULL, c->eng, NULL) != dnnl_success)
+		    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
 			return unsupported(err, n, "(oneDNN) has no resampling for this");
 		ret = ho_mem(c, k, &xm, buf[n->inputs[0]], DNNL_ARG_SRC) ||
-			      ho_mem(c, k, &ym, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(k, pd)
+			      ho_mem(c, k, &ym, buf[n->outputs[0]], DNNL_ARG_DST) ||
+			      ho_prim(c, k, pd)
 			  ? ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name)
 			  : 0;
 		dnnl_primitive_desc_destroy(pd);

@@ -1,36 +1,85 @@
 // SPDX-License-Identifier: MIT
 /*
- * The executor: one buffer per tensor (aliases share their source's), every
- * node's kernel built once, then runs in topological order.
+ * The executor.  Plan: every tensor gets a home on its producer's device
+ * (graph inputs and constants: the host), plus a replica on each other device
+ * that consumes it unless both devices address host memory; each device's
+ * tensors are packed into one region of the pool on its NUMA node.  Run: one
+ * worker per device takes, among its nodes whose producers are done, the one
+ * first in the schedule's priority order; before a node runs, the worker
+ * copies in the replicas it reads that this run has not filled yet.
  */
 #include <errno.h>
+#include <omp.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "graph_priv.h"
+#include "heteroopt/pool.h"
 #include "rt_priv.h"
+
+struct ho_rt_dev {
+	struct ho_rt *rt;
+	uint32_t idx;
+	struct ho_cpu *cpu;
+	struct ho_pool_buf region;
+	uint64_t region_used;
+	uint32_t *nodes; /* its nodes, in priority order */
+	uint32_t n_nodes;
+	pthread_t tid;
+};
 
 struct ho_rt {
 	const struct ho_graph *g;
-	void **buf;	 /* per tensor: where its data is */
-	void **owned;	 /* per tensor: the allocation this plan frees, or NULL */
-	uint8_t *is_set; /* per graph input: fed since the plan was made */
-	struct ho_cpu *cpu;
-	struct ho_cpu_kernel **k; /* per node, NULL when there is nothing to run */
+	uint32_t n_dev;
+	struct ho_rt_device desc[HO_RT_MAX_DEVICES];
+	struct ho_rt_dev dev[HO_RT_MAX_DEVICES];
+	int host;
+	int pace;
+	int32_t fail_node;
+	struct ho_pool *pool;
+	int32_t *node_dev;	  /* per node; -1: nothing to run */
+	uint32_t *prio;		  /* per node */
+	const double *pred_start; /* per node, or NULL */
+	const double *pred_end;
+	int32_t *home;	  /* per tensor: device holding it */
+	void **buf;	  /* per tensor x device: its data there, NULL if absent */
+	uint8_t *is_copy; /* per tensor x device: a replica filled by a pool copy */
+	uint64_t *offset; /* per tensor x device: offset in the device's region */
+	uint8_t *is_set;  /* per graph input: fed since the plan was made */
+	struct ho_cpu_kernel **k;
+	/* run state, under lock */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	uint32_t *waiting; /* per node: producer nodes not yet done */
+	uint8_t *done;
+	uint8_t *copied; /* per tensor x device, this run */
+	uint32_t remaining;
+	int run_err;
+	struct ho_error err;
+	double t0;
+	double *start, *end;
+	struct ho_rt_report report;
 };
 
-static void *ho_rt_alloc(uint64_t bytes)
-{
-	/* 64 bytes: a cache line, and what oneDNN's kernels prefer. */
-	size_t n = (size_t)((bytes + 63) & ~63ull);
-	void *p = aligned_alloc(64, n ? n : 64);
+#define AT(rt, t, d) ((size_t)(t) * (rt)->n_dev + (size_t)(d))
 
-	if (p)
-		memset(p, 0, n ? n : 64);
-	return p;
+static double ho_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* Weights, Constant outputs and folded values: their bytes, in an aligned buffer. */
+static uint64_t ho_align64(uint64_t v)
+{
+	return (v + 63) & ~63ull;
+}
+
+/* Weights, Constant outputs and folded values: their bytes. */
 static int ho_rt_fill_constant(const struct ho_tensor *t, void *dst)
 {
 	int64_t n = ho_shape_numel(&t->shape);
@@ -54,96 +103,323 @@ static int ho_rt_fill_constant(const struct ho_tensor *t, void *dst)
 	return 0;
 }
 
+/* Host-addressable devices read each other's memory in place. */
+static bool ho_shares_memory(const struct ho_rt *rt, int a, int b)
+{
+	return a == b || (rt->desc[a].backend == HO_RT_CPU && rt->desc[b].backend == HO_RT_CPU);
+}
+
+static bool ho_is_data(const struct ho_tensor *t)
+{
+	return t->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED | HO_T_INPUT);
+}
+
 void ho_rt_free(struct ho_rt *rt)
 {
 	if (!rt)
 		return;
 	for (uint32_t i = 0; rt->k && i < rt->g->n_nodes; i++)
 		ho_cpu_kernel_free(rt->k[i]);
-	for (uint32_t t = 0; rt->owned && t < rt->g->n_tensors; t++)
-		free(rt->owned[t]);
-	ho_cpu_close(rt->cpu);
+	for (uint32_t d = 0; d < rt->n_dev; d++) {
+		ho_cpu_close(rt->dev[d].cpu);
+		if (rt->dev[d].region.ptr)
+			ho_pool_free(rt->pool, &rt->dev[d].region);
+		free(rt->dev[d].nodes);
+	}
+	if (rt->pool)
+		ho_pool_close(rt->pool);
+	pthread_mutex_destroy(&rt->lock);
+	pthread_cond_destroy(&rt->cond);
 	free(rt->k);
+	free(rt->node_dev);
+	free(rt->prio);
+	free(rt->home);
 	free(rt->buf);
-	free(rt->owned);
+	free(rt->is_copy);
+	free(rt->offset);
 	free(rt->is_set);
+	free(rt->waiting);
+	free(rt->done);
+	free(rt->copied);
+	free(rt->start);
+	free(rt->end);
 	free(rt);
+}
+
+/* Devices, node placement and priorities: the schedule's, or all on one CPU. */
+static int ho_rt_place(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_error *err)
+{
+	const struct ho_graph *g = rt->g;
+	const struct ho_rt_placement *pl = o ? o->placement : NULL;
+
+	if (!pl) {
+		rt->n_dev = 1;
+		snprintf(rt->desc[0].name, sizeof(rt->desc[0].name), "cpu0");
+		rt->desc[0].backend = HO_RT_CPU;
+		rt->desc[0].threads = o ? o->threads : 0;
+		rt->desc[0].numa_node = -1;
+		for (uint32_t i = 0; i < g->n_nodes; i++) {
+			rt->node_dev[g->topo[i]] = 0;
+			rt->prio[g->topo[i]] = i;
+		}
+		return 0;
+	}
+	if (!pl->n_devices || pl->n_devices > HO_RT_MAX_DEVICES)
+		return ho_err(err, -EINVAL, "placement: %u devices", pl->n_devices);
+	rt->n_dev = pl->n_devices;
+	memcpy(rt->desc, pl->dev, sizeof(rt->desc));
+	rt->host = pl->host;
+	rt->pred_start = pl->pred_start;
+	rt->pred_end = pl->pred_end;
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		int32_t d = pl->node_device[i];
+
+		if (d >= (int32_t)rt->n_dev)
+			return ho_err(err, -EINVAL, "placement: node '%s' on device %d of %u",
+				      g->nodes[i].name, d, rt->n_dev);
+		/* Not a task (Constant, folded): nothing to run, its output is data. */
+		rt->node_dev[i] = d;
+		rt->prio[i] = pl->node_prio[i];
+	}
+	return 0;
+}
+
+/* Where every tensor lives and which devices need a replica; then the regions. */
+static int ho_rt_layout(struct ho_rt *rt, struct ho_error *err)
+{
+	const struct ho_graph *g = rt->g;
+	uint64_t need[HO_RT_MAX_DEVICES] = {0};
+	int ret;
+
+	for (uint32_t t = 0; t < g->n_tensors; t++) {
+		const struct ho_tensor *tt = &g->tensors[t];
+		int32_t p = tt->producer;
+
+		rt->home[t] = -1;
+		if (ho_is_data(tt))
+			rt->home[t] = rt->host;
+		else if (p >= 0 && rt->node_dev[p] >= 0)
+			rt->home[t] = rt->node_dev[p];
+	}
+	/* An alias output lives where its source does. */
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ho_node *n = &g->nodes[g->topo[i]];
+
+		if (rt->node_dev[g->topo[i]] >= 0 && ho_cpu_op_is_alias(n->op_type) &&
+		    n->n_inputs && n->inputs[0] >= 0 && n->outputs[0] >= 0)
+			rt->home[n->outputs[0]] = rt->home[n->inputs[0]];
+	}
+	/* Sizes: homes, then replicas where a consumer cannot read the home. */
+	for (uint32_t t = 0; t < g->n_tensors; t++) {
+		const struct ho_tensor *tt = &g->tensors[t];
+		int32_t h = rt->home[t];
+
+		if (h < 0)
+			continue;
+		if (!tt->bytes && ho_shape_numel(&tt->shape) != 0)
+			return ho_err(err, -EINVAL, "tensor '%s': shape not fully known", tt->name);
+		rt->offset[AT(rt, t, h)] = need[h];
+		need[h] += ho_align64(tt->bytes);
+		rt->is_copy[AT(rt, t, h)] = 0;
+		for (uint32_t c = 0; c < tt->n_consumers; c++) {
+			int32_t d = rt->node_dev[tt->consumers[c]];
+
+			if (d < 0 || ho_shares_memory(rt, h, d) || rt->is_copy[AT(rt, t, d)])
+				continue;
+			rt->is_copy[AT(rt, t, d)] = 1;
+			rt->offset[AT(rt, t, d)] = need[d];
+			need[d] += ho_align64(tt->bytes);
+		}
+	}
+	for (uint32_t d = 0; d < rt->n_dev; d++) {
+		ret = ho_pool_alloc(rt->pool, need[d] ? need[d] : 64,
+				    rt->desc[d].numa_node >= 0 &&
+					    rt->desc[d].numa_node < ho_pool_nodes(rt->pool)
+					? rt->desc[d].numa_node
+					: 0,
+				    &rt->dev[d].region);
+		if (ret)
+			return ho_err(err, ret, "device %s: cannot get %llu bytes from the pool",
+				      rt->desc[d].name, (unsigned long long)need[d]);
+		rt->dev[d].region_used = need[d];
+	}
+	/* Aliases share their source's bytes: point, do not place. */
+	for (uint32_t t = 0; t < g->n_tensors; t++) {
+		int32_t h = rt->home[t];
+
+		if (h < 0)
+			continue;
+		for (uint32_t d = 0; d < rt->n_dev; d++)
+			if ((int32_t)d == h || rt->is_copy[AT(rt, t, d)])
+				rt->buf[AT(rt, t, d)] =
+				    (char *)rt->dev[d].region.ptr + rt->offset[AT(rt, t, d)];
+	}
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ho_node *n = &g->nodes[g->topo[i]];
+
+		if (rt->node_dev[g->topo[i]] < 0 || !ho_cpu_op_is_alias(n->op_type) ||
+		    !n->n_inputs || n->inputs[0] < 0 || n->outputs[0] < 0)
+			continue;
+		for (uint32_t d = 0; d < rt->n_dev; d++)
+			rt->buf[AT(rt, n->outputs[0], d)] = rt->buf[AT(rt, n->inputs[0], d)];
+	}
+	/* Constants: their bytes at home, and already in every replica. */
+	for (uint32_t t = 0; t < g->n_tensors; t++) {
+		const struct ho_tensor *tt = &g->tensors[t];
+
+		if (!ho_is_data(tt) || (tt->flags & HO_T_INPUT) || rt->home[t] < 0)
+			continue;
+		for (uint32_t d = 0; d < rt->n_dev; d++) {
+			void *p = rt->buf[AT(rt, t, d)];
+
+			if (p && (d == (uint32_t)rt->home[t] || rt->is_copy[AT(rt, t, d)]) &&
+			    ho_rt_fill_constant(tt, p) && !(tt->flags & HO_T_FOLDED))
+				return ho_err(err, -EINVAL, "tensor '%s': constant without data",
+					      tt->name);
+			if (rt->is_copy[AT(rt, t, d)])
+				rt->is_copy[AT(rt, t, d)] = 2; /* filled once, at plan time */
+		}
+	}
+	return 0;
+}
+
+static int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
+{
+	const struct ho_graph *g = rt->g;
+	void **view = calloc(g->n_tensors + 1, sizeof(void *));
+	int ret = 0;
+
+	int max_threads = omp_get_max_threads();
+
+	if (!view)
+		return ho_err(err, -ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < g->n_nodes && !ret; i++) {
+		uint32_t id = (uint32_t)g->topo[i];
+		int32_t d = rt->node_dev[id];
+		const struct ho_node *n = &g->nodes[id];
+
+		if (d < 0)
+			continue;
+		/*
+		 * oneDNN sizes a kernel's work split by the threads available when it
+		 * is created: a device's kernels are made for its own thread count, or
+		 * two workers would each start a team for all cores.
+		 */
+		if (rt->n_dev > 1)
+			omp_set_num_threads(rt->desc[d].threads > 0 ? rt->desc[d].threads : 1);
+		/* What this device sees: its own copy, else the home it shares. */
+		for (uint32_t k = 0; k < n->n_inputs; k++) {
+			int32_t t = n->inputs[k];
+
+			if (t >= 0)
+				view[t] = rt->buf[AT(rt, t, d)] ? rt->buf[AT(rt, t, d)]
+					  : rt->home[t] >= 0	? rt->buf[AT(rt, t, rt->home[t])]
+								: NULL;
+		}
+		for (uint32_t k = 0; k < n->n_outputs; k++)
+			if (n->outputs[k] >= 0)
+				view[n->outputs[k]] = rt->buf[AT(rt, n->outputs[k], d)];
+		for (uint32_t k = 0; k < n->n_inputs + n->n_outputs && !ret; k++) {
+			int32_t t = k < n->n_inputs ? n->inputs[k] : n->outputs[k - n->n_inputs];
+
+			if (t >= 0 && !view[t] && g->tensors[t].bytes)
+				ret = ho_err(err, -EFAULT,
+					     "internal: node '%s' on %s: tensor '%s' has no buffer there",
+					     n->name, rt->desc[d].name, g->tensors[t].name);
+		}
+		if (ret)
+			break;
+		ret = ho_cpu_prepare(rt->dev[d].cpu, g, id, view, &rt->k[id], err);
+	}
+	if (rt->n_dev > 1)
+		omp_set_num_threads(max_threads);
+	free(view);
+	return ret;
 }
 
 int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt **out,
 	      struct ho_error *err)
 {
 	struct ho_rt *rt = calloc(1, sizeof(*rt));
+	size_t td;
 	int ret = -ENOMEM;
 
 	*out = NULL;
 	if (!rt)
 		return ho_err(err, -ENOMEM, "out of memory");
+	pthread_mutex_init(&rt->lock, NULL);
+	pthread_cond_init(&rt->cond, NULL);
 	rt->g = g;
-	rt->buf = calloc(g->n_tensors + 1, sizeof(void *));
-	rt->owned = calloc(g->n_tensors + 1, sizeof(void *));
-	rt->is_set = calloc(g->n_inputs + 1, 1);
+	rt->pace = o ? o->pace : 0;
+	rt->fail_node = -1;
+	for (uint32_t i = 0; o && o->inject_failure && i < g->n_nodes; i++)
+		if (!strcmp(g->nodes[i].name, o->inject_failure))
+			rt->fail_node = (int32_t)i;
+	rt->node_dev = calloc(g->n_nodes + 1, sizeof(int32_t));
+	rt->prio = calloc(g->n_nodes + 1, sizeof(uint32_t));
 	rt->k = calloc(g->n_nodes + 1, sizeof(*rt->k));
-	if (!rt->buf || !rt->owned || !rt->is_set || !rt->k)
+	rt->waiting = calloc(g->n_nodes + 1, sizeof(uint32_t));
+	rt->done = calloc(g->n_nodes + 1, 1);
+	rt->start = calloc(g->n_nodes + 1, sizeof(double));
+	rt->end = calloc(g->n_nodes + 1, sizeof(double));
+	rt->is_set = calloc(g->n_inputs + 1, 1);
+	rt->home = calloc(g->n_tensors + 1, sizeof(int32_t));
+	if (!rt->node_dev || !rt->prio || !rt->k || !rt->waiting || !rt->done || !rt->start ||
+	    !rt->end || !rt->is_set || !rt->home)
 		goto nomem;
-	ret = ho_cpu_open(o ? o->threads : 0, &rt->cpu, err);
+	ret = ho_rt_place(rt, o, err);
 	if (ret)
 		goto fail;
-
-	/* Storage: constants and every tensor a node produces; aliases share. */
-	for (uint32_t t = 0; t < g->n_tensors; t++) {
-		const struct ho_tensor *tt = &g->tensors[t];
-
-		if (!(tt->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED | HO_T_INPUT)))
-			continue;
-		if (!tt->bytes && ho_shape_numel(&tt->shape) != 0) {
-			ret = ho_err(err, -EINVAL, "tensor '%s': shape not fully known", tt->name);
-			goto fail;
-		}
-		if (!(rt->buf[t] = rt->owned[t] = ho_rt_alloc(tt->bytes)))
-			goto nomem;
-		if (!(tt->flags & HO_T_INPUT) && ho_rt_fill_constant(tt, rt->buf[t]) &&
-		    !(tt->flags & HO_T_FOLDED)) {
-			ret = ho_err(err, -EINVAL, "tensor '%s': constant without data", tt->name);
-			goto fail;
-		}
+	td = (size_t)g->n_tensors * rt->n_dev + 1;
+	rt->buf = calloc(td, sizeof(void *));
+	rt->is_copy = calloc(td, 1);
+	rt->copied = calloc(td, 1);
+	rt->offset = calloc(td, sizeof(uint64_t));
+	if (!rt->buf || !rt->is_copy || !rt->copied || !rt->offset)
+		goto nomem;
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		if (g->nodes[i].flags & HO_N_FOLDED || !strcmp(g->nodes[i].op_type, "Constant"))
+			rt->node_dev[i] = -1;
+	ret = ho_pool_open(0, &rt->pool);
+	if (ret) {
+		ho_err(err, ret, "cannot open the memory pool");
+		goto fail;
 	}
-	for (uint32_t i = 0; i < g->n_nodes; i++) {
-		const struct ho_node *n = &g->nodes[g->topo[i]];
-
-		if (n->flags & HO_N_FOLDED)
-			continue;
-		for (uint32_t k = 0; k < n->n_outputs; k++) {
-			int32_t t = n->outputs[k];
-			const struct ho_tensor *tt;
-
-			if (t < 0 || rt->buf[t])
-				continue;
-			tt = &g->tensors[t];
-			if (!tt->bytes && ho_shape_numel(&tt->shape) != 0) {
-				ret = ho_err(err, -EINVAL,
-					     "node '%s' (%s): output '%s' has no known shape",
-					     n->name, n->op_type, tt->name);
-				goto fail;
-			}
-			if (k == 0 && n->n_inputs && n->inputs[0] >= 0 &&
-			    ho_cpu_op_is_alias(n->op_type)) {
-				rt->buf[t] = rt->buf[n->inputs[0]];
-				continue;
-			}
-			if (!(rt->buf[t] = rt->owned[t] = ho_rt_alloc(tt->bytes)))
-				goto nomem;
-		}
-	}
-	for (uint32_t i = 0; i < g->n_nodes; i++) {
-		uint32_t id = (uint32_t)g->topo[i];
-
-		if (g->nodes[id].flags & HO_N_FOLDED)
-			continue;
-		ret = ho_cpu_prepare(rt->cpu, g, id, rt->buf, &rt->k[id], err);
+	rt->report.pool = ho_pool_describe(rt->pool);
+	for (uint32_t d = 0; d < rt->n_dev; d++) {
+		rt->dev[d].rt = rt;
+		rt->dev[d].idx = d;
+		ret = ho_cpu_open(rt->n_dev == 1 ? rt->desc[d].threads : 0, &rt->dev[d].cpu, err);
 		if (ret)
 			goto fail;
+		rt->dev[d].nodes = calloc(g->n_nodes + 1, sizeof(uint32_t));
+		if (!rt->dev[d].nodes)
+			goto nomem;
 	}
+	ret = ho_rt_layout(rt, err);
+	if (ret)
+		goto fail;
+	ret = ho_rt_kernels(rt, err);
+	if (ret)
+		goto fail;
+	/* Each device's nodes in priority order (insertion sort: plans are made once). */
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		int32_t d = rt->node_dev[g->topo[i]];
+		struct ho_rt_dev *dv;
+		uint32_t j;
+
+		if (d < 0)
+			continue;
+		dv = &rt->dev[d];
+		j = dv->n_nodes++;
+		while (j > 0 && rt->prio[dv->nodes[j - 1]] > rt->prio[g->topo[i]]) {
+			dv->nodes[j] = dv->nodes[j - 1];
+			j--;
+		}
+		dv->nodes[j] = (uint32_t)g->topo[i];
+	}
+	rt->report.start_s = rt->start;
+	rt->report.end_s = rt->end;
 	*out = rt;
 	return 0;
 nomem:
@@ -159,7 +435,8 @@ int ho_rt_set_input(struct ho_rt *rt, const char *name, const int64_t *shape, in
 	const struct ho_graph *g = rt->g;
 
 	for (uint32_t i = 0; i < g->n_inputs; i++) {
-		const struct ho_tensor *t = &g->tensors[g->inputs[i]];
+		int32_t id = g->inputs[i];
+		const struct ho_tensor *t = &g->tensors[id];
 
 		if (strcmp(t->name, name))
 			continue;
@@ -175,36 +452,224 @@ int ho_rt_set_input(struct ho_rt *rt, const char *name, const int64_t *shape, in
 					      "input '%s': dimension %d is %lld, the plan has %lld",
 					      name, d, (long long)shape[d],
 					      (long long)t->shape.dim[d]);
-		memcpy(rt->buf[g->inputs[i]], data, t->bytes);
+		if (rt->home[id] >= 0)
+			memcpy(rt->buf[AT(rt, id, rt->home[id])], data, t->bytes);
 		rt->is_set[i] = 1;
 		return 0;
 	}
 	return ho_err(err, -ENOENT, "the model has no input named '%s'", name);
 }
 
+/* The replicas node id reads on device d, filled from their homes by the pool. */
+static int ho_rt_copy_in(struct ho_rt *rt, uint32_t id, uint32_t d)
+{
+	const struct ho_node *n = &rt->g->nodes[id];
+
+	for (uint32_t k = 0; k < n->n_inputs; k++) {
+		int32_t t = n->inputs[k], h;
+		struct ho_pool_copy c;
+		int ret;
+
+		if (t < 0 || (h = rt->home[t]) < 0)
+			continue;
+		if (rt->is_copy[AT(rt, t, d)] == 2)
+			continue; /* a constant, placed at plan time */
+		if (!rt->is_copy[AT(rt, t, d)]) {
+			if (h != (int32_t)d && !rt->copied[AT(rt, t, d)]) {
+				rt->copied[AT(rt, t, d)] = 1; /* counted once per run */
+				__atomic_add_fetch(&rt->report.zero_copy, 1, __ATOMIC_RELAXED);
+			}
+			continue;
+		}
+		if (rt->copied[AT(rt, t, d)])
+			continue;
+		c = (struct ho_pool_copy){
+		    &rt->dev[h].region, &rt->dev[d].region,
+		    (size_t)((char *)rt->buf[AT(rt, t, h)] - (char *)rt->dev[h].region.ptr),
+		    (size_t)((char *)rt->buf[AT(rt, t, d)] - (char *)rt->dev[d].region.ptr),
+		    (size_t)rt->g->tensors[t].bytes};
+		ret = ho_pool_copy(rt->pool, &c, 1);
+		if (ret)
+			return ret;
+		rt->copied[AT(rt, t, d)] = 1;
+		pthread_mutex_lock(&rt->lock);
+		rt->report.transfers++;
+		rt->report.bytes_moved += (double)rt->g->tensors[t].bytes;
+		pthread_mutex_unlock(&rt->lock);
+	}
+	return 0;
+}
+
+static void ho_rt_fail(struct ho_rt *rt, int ret, const struct ho_error *e)
+{
+	pthread_mutex_lock(&rt->lock);
+	if (!rt->run_err) {
+		rt->run_err = ret;
+		rt->err = *e;
+	}
+	pthread_cond_broadcast(&rt->cond);
+	pthread_mutex_unlock(&rt->lock);
+}
+
+static void *ho_rt_worker(void *arg)
+{
+	struct ho_rt_dev *dv = arg;
+	struct ho_rt *rt = dv->rt;
+	const struct ho_graph *g = rt->g;
+	uint32_t next = 0; /* nodes before it in dv->nodes are done */
+
+	if (rt->n_dev > 1)
+		omp_set_num_threads(rt->desc[dv->idx].threads > 0 ? rt->desc[dv->idx].threads : 1);
+	for (;;) {
+		uint32_t pick = UINT32_MAX, id;
+		struct ho_error e = {0};
+		double t0;
+		int ret;
+
+		pthread_mutex_lock(&rt->lock);
+		for (;;) {
+			if (rt->run_err || next == dv->n_nodes)
+				break;
+			while (next < dv->n_nodes && rt->done[dv->nodes[next]])
+				next++;
+			/* First ready node in priority order. */
+			for (uint32_t i = next; i < dv->n_nodes; i++)
+				if (!rt->done[dv->nodes[i]] && !rt->waiting[dv->nodes[i]]) {
+					pick = i;
+					break;
+				}
+			if (pick != UINT32_MAX || next == dv->n_nodes)
+				break;
+			pthread_cond_wait(&rt->cond, &rt->lock);
+		}
+		pthread_mutex_unlock(&rt->lock);
+		if (pick == UINT32_MAX)
+			return NULL;
+		id = dv->nodes[pick];
+		rt->done[id] = 2; /* taken: only this worker looks at its own nodes */
+		t0 = ho_now();
+		rt->start[id] = t0 - rt->t0;
+		ret = ho_rt_copy_in(rt, id, dv->idx);
+		if (ret) {
+			ho_err(&e, ret, "node '%s': copying its inputs to %s failed",
+			       g->nodes[id].name, rt->desc[dv->idx].name);
+			ho_rt_fail(rt, ret, &e);
+			return NULL;
+		}
+		if ((int32_t)id == rt->fail_node) {
+			rt->fail_node = -1; /* once: the plan must run again afterwards */
+			ho_err(&e, -EIO, "node '%s' on %s: device failure (injected)",
+			       g->nodes[id].name, rt->desc[dv->idx].name);
+			ho_rt_fail(rt, -EIO, &e);
+			return NULL;
+		}
+		if (rt->k[id] && (ret = ho_cpu_launch(dv->cpu, rt->k[id], &e))) {
+			ho_rt_fail(rt, ret, &e);
+			return NULL;
+		}
+		/* emu: a node lasts at least as long as the schedule predicts. */
+		if (rt->pace && rt->desc[dv->idx].backend == HO_RT_EMU && rt->pred_end) {
+			double want = rt->pred_end[id] - rt->pred_start[id];
+
+			while (ho_now() - t0 < want)
+				;
+		}
+		rt->end[id] = ho_now() - rt->t0;
+		pthread_mutex_lock(&rt->lock);
+		rt->done[id] = 1;
+		rt->report.nodes_run[dv->idx]++;
+		rt->report.busy_s[dv->idx] += rt->end[id] - rt->start[id];
+		for (uint32_t k = 0; k < g->nodes[id].n_outputs; k++) {
+			int32_t t = g->nodes[id].outputs[k];
+
+			for (uint32_t c = 0; t >= 0 && c < g->tensors[t].n_consumers; c++)
+				if (rt->node_dev[g->tensors[t].consumers[c]] >= 0)
+					rt->waiting[g->tensors[t].consumers[c]]--;
+		}
+		rt->remaining--;
+		pthread_cond_broadcast(&rt->cond);
+		pthread_mutex_unlock(&rt->lock);
+	}
+}
+
 int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 {
 	const struct ho_graph *g = rt->g;
+	uint32_t started = 0;
 
 	for (uint32_t i = 0; i < g->n_inputs; i++)
 		if (!rt->is_set[i])
 			return ho_err(err, -EINVAL, "input '%s' was not given",
 				      g->tensors[g->inputs[i]].name);
+	/* Dependencies, counted exactly as a finishing node releases them. */
+	rt->remaining = 0;
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
-		struct ho_cpu_kernel *k = rt->k[g->topo[i]];
-		int ret;
-
-		if (k && (ret = ho_cpu_launch(rt->cpu, k, err)))
-			return ret;
+		rt->waiting[i] = 0;
+		rt->done[i] = rt->node_dev[i] < 0;
+		rt->start[i] = rt->end[i] = -1;
 	}
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ho_node *n = &g->nodes[i];
+
+		if (rt->node_dev[i] < 0)
+			continue;
+		rt->remaining++;
+		for (uint32_t k = 0; k < n->n_outputs; k++) {
+			int32_t t = n->outputs[k];
+
+			for (uint32_t c = 0; t >= 0 && c < g->tensors[t].n_consumers; c++)
+				if (rt->node_dev[g->tensors[t].consumers[c]] >= 0)
+					rt->waiting[g->tensors[t].consumers[c]]++;
+		}
+	}
+	for (size_t i = 0; i < (size_t)g->n_tensors * rt->n_dev; i++)
+		rt->copied[i] = 0;
+	memset(rt->report.busy_s, 0, sizeof(rt->report.busy_s));
+	memset(rt->report.nodes_run, 0, sizeof(rt->report.nodes_run));
+	rt->report.transfers = rt->report.zero_copy = 0;
+	rt->report.bytes_moved = 0;
+	rt->run_err = 0;
+	rt->t0 = ho_now();
+	if (rt->n_dev == 1) {
+		ho_rt_worker(&rt->dev[0]);
+	} else {
+		for (uint32_t d = 0; d < rt->n_dev; d++) {
+			if (pthread_create(&rt->dev[d].tid, NULL, ho_rt_worker, &rt->dev[d])) {
+				struct ho_error e;
+
+				ho_err(&e, -EAGAIN, "cannot start the worker of %s",
+				       rt->desc[d].name);
+				ho_rt_fail(rt, -EAGAIN, &e);
+				break;
+			}
+			started++;
+		}
+		for (uint32_t d = 0; d < started; d++)
+			pthread_join(rt->dev[d].tid, NULL);
+	}
+	rt->report.makespan_s = ho_now() - rt->t0;
+	if (rt->run_err) {
+		*err = rt->err;
+		return rt->run_err;
+	}
+	if (rt->remaining)
+		return ho_err(err, -EDEADLK, "%u nodes never became ready", rt->remaining);
 	return 0;
 }
 
 const float *ho_rt_output(const struct ho_rt *rt, uint32_t i, const struct ho_tensor **t)
 {
+	int32_t id;
+
 	if (i >= rt->g->n_outputs)
 		return NULL;
+	id = rt->g->outputs[i];
 	if (t)
-		*t = &rt->g->tensors[rt->g->outputs[i]];
-	return rt->buf[rt->g->outputs[i]];
+		*t = &rt->g->tensors[id];
+	return rt->home[id] >= 0 ? rt->buf[AT(rt, id, rt->home[id])] : NULL;
+}
+
+const struct ho_rt_report *ho_rt_last_report(const struct ho_rt *rt)
+{
+	return &rt->report;
 }

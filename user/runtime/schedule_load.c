@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A schedule JSON (Documentation/schedule-format.md) as the executor needs
+ * it: a device and a priority per graph node, the predicted timeline, and
+ * the box's devices mapped to backends.  The schedule must name exactly the
+ * model's runnable nodes, with the same operators, and the box's devices in
+ * the same order; anything else is another model's or another box's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "graph_priv.h"
+#include "heteroopt/sched.h"
+#include "rt_priv.h"
+
+void ho_rt_placement_free(struct ho_rt_placement *pl)
+{
+	if (!pl)
+		return;
+	free(pl->node_device);
+	free(pl->node_prio);
+	free(pl->pred_start);
+	free(pl->pred_end);
+	free(pl);
+}
+
+static bool ho_is_task(const struct ho_node *n)
+{
+	return !(n->flags & HO_N_FOLDED) && strcmp(n->op_type, "Constant");
+}
+
+static int ho_sched_devices(struct ho_rt_placement *pl, json_t *devs, const char *box_path,
+			    struct ho_error *err)
+{
+	struct ho_box *box = NULL;
+	int ret = ho_box_load(box_path, &box, err);
+
+	if (ret)
+		return ret;
+	if (!json_is_array(devs) || json_array_size(devs) != box->n_devices ||
+	    box->n_devices > HO_RT_MAX_DEVICES) {
+		ret = ho_err(err, -EINVAL,
+			     "the schedule's devices are not those of box %s (%u devices)",
+			     box_path, box->n_devices);
+		goto out;
+	}
+	pl->n_devices = box->n_devices;
+	pl->host = box->host;
+	for (uint32_t d = 0; d < box->n_devices; d++) {
+		const char *name = json_string_value(json_array_get(devs, d));
+
+		if (!name || strcmp(name, box->dev[d].name)) {
+			ret =
+			    ho_err(err, -EINVAL,
+				   "the schedule's device %u is '%s', box %s has '%s' there: made "
+				   "for another box",
+				   d, name ? name : "?", box_path, box->dev[d].name);
+			goto out;
+		}
+		snprintf(pl->dev[d].name, sizeof(pl->dev[d].name), "%s", name);
+		pl->dev[d].backend = strcmp(box->dev[d].kind, "cpu") ? HO_RT_EMU : HO_RT_CPU;
+		pl->dev[d].threads = box->dev[d].threads;
+		pl->dev[d].numa_node = box->dev[d].numa_node;
+	}
+	snprintf(pl->box, sizeof(pl->box), "%s", box_path);
+out:
+	ho_box_free(box);
+	return ret;
+}
+
+static int ho_sched_member(struct ho_rt_placement *pl, json_t *m, const int32_t *task_node,
+			   uint32_t n_tasks, struct ho_error *err)
+{
+	json_t *dev = json_object_get(m, "device"), *order = json_object_get(m, "order"),
+	       *st = json_object_get(m, "start_s"), *en = json_object_get(m, "end_s"),
+	       *xf = json_object_get(m, "transfers"), *obj = json_object_get(m, "objectives");
+	size_t i;
+	json_t *v;
+
+	if (!json_is_array(dev) || json_array_size(dev) != n_tasks || !json_is_array(order) ||
+	    json_array_size(order) != n_tasks || !json_is_array(st) ||
+	    json_array_size(st) != n_tasks || !json_is_array(en) || json_array_size(en) != n_tasks)
+		return ho_err(err, -EINVAL,
+			      "schedule: front member needs device, order, start_s, end_s of %u "
+			      "tasks",
+			      n_tasks);
+	for (uint32_t t = 0; t < n_tasks; t++) {
+		json_int_t d = json_integer_value(json_array_get(dev, t));
+
+		if (!json_is_integer(json_array_get(dev, t)) || d < 0 || d >= pl->n_devices)
+			return ho_err(err, -EINVAL, "schedule: task %u has device %lld of %u", t,
+				      (long long)d, pl->n_devices);
+		pl->node_device[task_node[t]] = (int32_t)d;
+		pl->pred_start[task_node[t]] = json_number_value(json_array_get(st, t));
+		pl->pred_end[task_node[t]] = json_number_value(json_array_get(en, t));
+	}
+	json_array_foreach(order, i, v)
+	{
+		json_int_t t = json_integer_value(v);
+
+		if (!json_is_integer(v) || t < 0 || t >= n_tasks)
+			return ho_err(err, -EINVAL, "schedule: order[%zu] is not a task index", i);
+		pl->node_prio[task_node[t]] = (uint32_t)i;
+	}
+	pl->pred_makespan = json_number_value(json_object_get(obj, "latency_s"));
+	json_array_foreach(xf, i, v)
+	{
+		const char *from = json_string_value(json_object_get(v, "from")),
+			   *to = json_string_value(json_object_get(v, "to"));
+		int a = -1, b = -1;
+
+		for (uint32_t d = 0; d < pl->n_devices && from && to; d++) {
+			if (!strcmp(pl->dev[d].name, from))
+				a = (int)d;
+			if (!strcmp(pl->dev[d].name, to))
+				b = (int)d;
+		}
+		/* The runtime copies only where memory is not shared. */
+		if (a >= 0 && b >= 0 &&
+		    (pl->dev[a].backend != HO_RT_CPU || pl->dev[b].backend != HO_RT_CPU)) {
+			pl->pred_transfers++;
+			pl->pred_bytes += json_number_value(json_object_get(v, "bytes"));
+		}
+	}
+	return 0;
+}
+
+int ho_rt_schedule_load(const char *path, int pick, const struct ho_graph *g, const char *box_path,
+			struct ho_rt_placement **out, struct ho_error *err)
+{
+	struct ho_rt_placement *pl = calloc(1, sizeof(*pl));
+	json_error_t je;
+	json_t *root = json_load_file(path, 0, &je), *tasks, *front;
+	int32_t *task_node = NULL;
+	uint32_t n_tasks, n_graph_tasks = 0;
+	int ret = -EINVAL;
+
+	*out = NULL;
+	if (!pl) {
+		json_decref(root);
+		return ho_err(err, -ENOMEM, "out of memory");
+	}
+	if (!root) {
+		ret = ho_err(err, -EINVAL, "%s: line %d: %s", path, je.line, je.text);
+		goto out;
+	}
+	if (!json_is_string(json_object_get(root, "format")) ||
+	    strcmp(json_string_value(json_object_get(root, "format")), "heteroopt-schedule/1")) {
+		ret = ho_err(err, -EINVAL, "%s: not a heteroopt-schedule/1 file", path);
+		goto out;
+	}
+	tasks = json_object_get(root, "tasks");
+	front = json_object_get(root, "front");
+	if (!json_is_array(tasks) || !json_is_array(front) || !json_array_size(front)) {
+		ret = ho_err(err, -EINVAL, "%s: needs tasks and a non-empty front", path);
+		goto out;
+	}
+	if (pick < 0)
+		pick = (int)json_integer_value(json_object_get(root, "picked"));
+	if (pick < 0 || (size_t)pick >= json_array_size(front)) {
+		ret = ho_err(err, -EINVAL, "%s: front member %d asked for, it has %zu", path, pick,
+			     json_array_size(front));
+		goto out;
+	}
+	pl->pick = pick;
+	n_tasks = (uint32_t)json_array_size(tasks);
+	task_node = calloc(n_tasks + 1, sizeof(int32_t));
+	pl->node_device = malloc((g->n_nodes + 1) * sizeof(int32_t));
+	pl->node_prio = calloc(g->n_nodes + 1, sizeof(uint32_t));
+	pl->pred_start = calloc(g->n_nodes + 1, sizeof(double));
+	pl->pred_end = calloc(g->n_nodes + 1, sizeof(double));
+	if (!task_node || !pl->node_device || !pl->node_prio || !pl->pred_start || !pl->pred_end) {
+		ret = ho_err(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		pl->node_device[i] = -1;
+		n_graph_tasks += ho_is_task(&g->nodes[i]);
+	}
+	/* The same runnable nodes, by name and operator. */
+	for (uint32_t t = 0; t < n_tasks; t++) {
+		json_t *tk = json_array_get(tasks, t);
+		const char *name = json_string_value(json_object_get(tk, "name")),
+			   *op = json_string_value(json_object_get(tk, "op"));
+		uint32_t i;
+
+		/* The scheduler keeps 255 bytes of a name: a longer one matches by them. */
+		for (i = 0; name && i < g->n_nodes; i++)
+			if (strlen(name) < 255 ? !strcmp(g->nodes[i].name, name)
+					       : !strncmp(g->nodes[i].name, name, 255))
+				break;
+		if (!name || !op || i == g->n_nodes || !ho_is_task(&g->nodes[i]) ||
+		    strcmp(g->nodes[i].op_type, op)) {
+			ret = ho_err(err, -EINVAL,
+				     "%s: task %u ('%s', %s) is not a node of this model: the "
+				     "schedule is for another model",
+				     path, t, name ? name : "?", op ? op : "?");
+			goto out;
+		}
+		task_node[t] = (int32_t)i;
+	}
+	if (n_tasks != n_graph_tasks) {
+		ret = ho_err(err, -EINVAL,
+			     "%s: %u tasks, the model has %u runnable nodes: the schedule is for "
+			     "another model (or other input shapes)",
+			     path, n_tasks, n_graph_tasks);
+		goto out;
+	}
+	if (!box_path)
+		box_path = json_string_value(json_object_get(root, "box"));
+	if (!box_path) {
+		ret = ho_err(err, -EINVAL, "%s: names no box; give one", path);
+		goto out;
+	}
+	ret = ho_sched_devices(pl, json_object_get(root, "devices"), box_path, err);
+	if (ret)
+		goto out;
+	ret = ho_sched_member(pl, json_array_get(front, (size_t)pick), task_node, n_tasks, err);
+out:
+	free(task_node);
+	json_decref(root);
+	if (ret) {
+		ho_rt_placement_free(pl);
+		return ret;
+	}
+	*out = pl;
+	return 0;
+}
