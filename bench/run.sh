@@ -15,6 +15,28 @@ echo
 echo "== scheduler: simulator, search time, quality against HEFT, STG optima, hypervolume"
 cd "$ROOT" && "$B/bench_sched" "$M"
 echo
+echo "== runtime: dispatch per node (vs bare oneDNN launches and StarPU), pool copies vs memcpy"
+"$B/bench_runtime" "$M"
+echo
+echo "== runtime: end-to-end latency on one CPU device vs ONNX Runtime, same thread count (median of 21)"
+ORT_NODE_MODULE=$CACHE/ort/node_modules/onnxruntime-node
+T=$(mktemp -d)
+/usr/bin/python3 -c "import numpy as np, sys; r = np.random.default_rng(5)
+np.save(sys.argv[1], r.standard_normal((1, 3, 224, 224), dtype=np.float32))
+np.save(sys.argv[2], r.random((1, 3, 640, 640), dtype=np.float32))" "$T/x224.npy" "$T/x640.npy"
+for threads in 1 2; do
+	for m in resnet18:input:x224 mobilenet_v2:input:x224 ch_PP-OCRv4_det_infer:x:x640; do
+		model=${m%%:*} rest=${m#*:} name=${rest%%:*} x=${rest#*:}
+		ho=$("$ROOT/build/heteroopt" run "$M/$model.onnx" --input "$name=$T/$x.npy" -o "$T/out" \
+			--repeat 21 --threads $threads | sed -n 's/.*median \([0-9.]*\) ms.*/\1/p')
+		ort=$(ORT_NODE_MODULE=$ORT_NODE_MODULE ORT_THREADS=$threads ORT_REPEAT=21 node \
+			"$ROOT/tests/runtime/ort_ref.js" "$M/$model.onnx" "$T/ort" "$name=$T/$x.npy" |
+			sed -n 's/.*median \([0-9.]*\) ms.*/\1/p')
+		echo "$model $threads $ho $ort" | awk '{ printf "latency  %-24s %d thread(s): heteroopt %8.2f ms, ONNX Runtime %8.2f ms: ratio %.2f\n", $1, $2, $3, $4, $3 / $4 }'
+	done
+done
+rm -rf "$T"
+echo
 echo "== ump.ko inside a QEMU guest (TCG, Debian's kernel): copy bandwidth vs memcpy, chains/s ioctl vs io_uring"
 UMP_DMA_TESTS= UMP_WORK_SUFFIX=bench sh "$ROOT/scripts/qemu/run-tests.sh" debian ump_bench >/dev/null ||
 	echo "ump bench: guest run failed, see build/qemu-debian-bench/serial.log"

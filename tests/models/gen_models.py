@@ -222,7 +222,19 @@ def tiny_models():
     with open(os.path.join(OUT, "bad_deep_nesting.onnx"), "wb") as fh:
         fh.write(deep_nesting(5000))
     save(synthetic_dag(1000), "synthetic_dag1000.onnx")
+    save(chain(10000, "Relu"), "chain10000_relu.onnx")
+    save(chain(10000, "Identity"), "chain10000_identity.onnx")
     # Random bytes and a truncated real model are made by the tests themselves.
+
+
+def chain(n_nodes, op):
+    """n_nodes tiny ops in a row: the runtime's per-node dispatch cost, all overhead."""
+    f = TensorProto.FLOAT
+    nodes = [helper.make_node(op, ["x" if i == 0 else "t%d" % (i - 1)], ["t%d" % i], name="n%d" % i)
+             for i in range(n_nodes)]
+    g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", f, [1, 4])],
+                          [helper.make_tensor_value_info("t%d" % (n_nodes - 1), f, [1, 4])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 
 
 def synthetic_dag(n_nodes, seed=1):

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // ONNX Runtime (npm onnxruntime-node) as the numerics reference:
-//   node ort_ref.js MODEL.onnx OUT_DIR NAME=IN.npy ...
+//   node ort_ref.js MODEL.onnx OUT_DIR NAME=IN.npy ...   (ORT_THREADS=N, ORT_REPEAT=N)
 // Writes every output as OUT_DIR/<name>.npy ('/' in names becomes '_'), float32 only.
 'use strict';
 const fs = require('fs');
@@ -39,7 +39,19 @@ function writeNpy(file, t) {
   }
   const opts = { intraOpNumThreads: Number(process.env.ORT_THREADS || 0), graphOptimizationLevel: 'all' };
   const sess = await ort.InferenceSession.create(model, opts);
-  const out = await sess.run(feeds);
+  let out = await sess.run(feeds);
+  // ORT_REPEAT=N: time N more runs (the benchmark's baseline) and print the median.
+  const repeat = Number(process.env.ORT_REPEAT || 0);
+  if (repeat > 0) {
+    const t = [];
+    for (let i = 0; i < repeat; i++) {
+      const t0 = process.hrtime.bigint();
+      out = await sess.run(feeds);
+      t.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+    t.sort((a, b) => a - b);
+    console.log(`ort: median ${t[Math.floor(repeat / 2)].toFixed(3)} ms over ${repeat} runs`);
+  }
   fs.mkdirSync(outDir, { recursive: true });
   for (const [name, t] of Object.entries(out)) writeNpy(path.join(outDir, name.replace(/[\/\\]/g, '_') + '.npy'), t);
 })().catch((e) => { console.error(`ort_ref: ${e.message}`); process.exit(1); });
