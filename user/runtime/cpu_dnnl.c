@@ -31,6 +31,7 @@ struct ho_cpu {
 	 * shared one is not safe when devices' workers run primitives at once.
 	 */
 	dnnl_primitive_attr_t attr;
+	const uint8_t *channels_last; /* per tensor, from the executor's layout plan */
 };
 
 enum ho_cpu_kind { HO_K_PRIM, HO_K_GEMM, HO_K_TRANSPOSE, HO_K_NEAREST };
@@ -39,6 +40,10 @@ struct ho_cpu_kernel {
 	int kind;
 	const char *name, *op;
 	dnnl_primitive_t prim;
+	/* layout conversions around it (a convolution between NCHW and NHWC) */
+	dnnl_primitive_t pre, post;
+	dnnl_exec_arg_t pre_args[3], post_args[3];
+	int n_pre_args, n_post_args;
 	int nargs;
 	dnnl_exec_arg_t args[HO_CPU_MAX_ARGS];
 	dnnl_memory_t owned[HO_CPU_MAX_ARGS]; /* memory objects to destroy */
@@ -60,6 +65,51 @@ struct ho_cpu_kernel {
 	int64_t in_dims[HO_MAX_RANK];
 	int64_t *map[HO_MAX_RANK];
 };
+
+static bool ho_in(const char *op, const char *const *list)
+{
+	for (; *list; list++)
+		if (!strcmp(op, *list))
+			return true;
+	return false;
+}
+
+bool ho_cpu_op_same_layout(const char *op)
+{
+	static const char *const same[] = {"BatchNormalization",
+					   "MaxPool",
+					   "AveragePool",
+					   "GlobalAveragePool",
+					   "GlobalMaxPool",
+					   "Relu",
+					   "LeakyRelu",
+					   "Sigmoid",
+					   "Tanh",
+					   "Exp",
+					   "Log",
+					   "Sqrt",
+					   "Abs",
+					   "Elu",
+					   "Softplus",
+					   "Clip",
+					   "HardSigmoid",
+					   "Add",
+					   "Sub",
+					   "Mul",
+					   "Div",
+					   "Max",
+					   "Min",
+					   NULL};
+
+	return ho_in(op, same);
+}
+
+bool ho_cpu_op_any_layout(const char *op)
+{
+	static const char *const mixed[] = {"Conv", "ConvTranspose", "Concat", NULL};
+
+	return ho_cpu_op_same_layout(op) || ho_in(op, mixed);
+}
 
 bool ho_cpu_op_is_alias(const char *op)
 {
@@ -112,6 +162,10 @@ void ho_cpu_kernel_free(struct ho_cpu_kernel *k)
 		return;
 	if (k->prim)
 		dnnl_primitive_destroy(k->prim);
+	if (k->pre)
+		dnnl_primitive_destroy(k->pre);
+	if (k->post)
+		dnnl_primitive_destroy(k->post);
 	for (int i = 0; i < k->n_owned; i++)
 		dnnl_memory_destroy(k->owned[i]);
 	for (int i = 0; i < HO_MAX_RANK; i++)
@@ -169,6 +223,31 @@ static void plain_md(dnnl_memory_desc_t *md, const struct ho_shape *s)
 	dnnl_memory_desc_init_by_tag(md, r, d, dnnl_f32, tags[r]);
 }
 
+void ho_cpu_set_layouts(struct ho_cpu *c, const uint8_t *channels_last)
+{
+	c->channels_last = channels_last;
+}
+
+/* Tensor t's memory: NHWC where the layout plan chose it, else plain row-major. */
+static void t_md(const struct ho_cpu *c, dnnl_memory_desc_t *md, int32_t t,
+		 const struct ho_shape *s)
+{
+	if (t >= 0 && c->channels_last && c->channels_last[t] && s->rank == 4) {
+		dnnl_dims_t d = {s->dim[0], s->dim[1], s->dim[2], s->dim[3]};
+
+		dnnl_memory_desc_init_by_tag(md, 4, d, dnnl_f32, dnnl_acdb);
+		return;
+	}
+	plain_md(md, s);
+}
+
+static void t_md_nhwc(dnnl_memory_desc_t *md, const struct ho_shape *s)
+{
+	dnnl_dims_t d = {s->dim[0], s->dim[1], s->dim[2], s->dim[3]};
+
+	dnnl_memory_desc_init_by_tag(md, 4, d, dnnl_f32, dnnl_acdb);
+}
+
 static int ho_mem(struct ho_cpu *c, struct ho_cpu_kernel *k, const dnnl_memory_desc_t *md,
 		  void *ptr, int arg)
 {
@@ -196,6 +275,48 @@ static int unsupported(struct ho_error *err, const struct ho_node *n, const char
 {
 	return ho_err(err, -EOPNOTSUPP, "node '%s' (%s): the cpu backend %s", n->name, n->op_type,
 		      why);
+}
+
+/*
+ * The kernel's argument arg in layout kmd, the tensor (at ptr) in layout
+ * tmd: the same memory when they agree, else a buffer of the kernel's own
+ * and a reorder run before (input) or after (output) the kernel.
+ */
+static int ho_convert(struct ho_cpu *c, struct ho_cpu_kernel *k, const dnnl_memory_desc_t *tmd,
+		      void *ptr, const dnnl_memory_desc_t *kmd, int arg, bool input)
+{
+	dnnl_primitive_desc_t rpd = NULL;
+	dnnl_primitive_t *r = input ? &k->pre : &k->post;
+	dnnl_exec_arg_t *a = input ? k->pre_args : k->post_args;
+	int *na = input ? &k->n_pre_args : &k->n_post_args;
+	dnnl_memory_t user, own;
+	int ret = -EINVAL;
+
+	if (dnnl_memory_desc_equal(tmd, kmd))
+		return ho_mem(c, k, tmd, ptr, arg);
+	if (ho_mem(c, k, tmd, ptr, -1) || ho_mem(c, k, kmd, NULL, arg))
+		return -ENOMEM;
+	user = k->owned[k->n_owned - 2];
+	own = k->owned[k->n_owned - 1];
+	a[0] = (dnnl_exec_arg_t){DNNL_ARG_FROM, input ? user : own};
+	a[1] = (dnnl_exec_arg_t){DNNL_ARG_TO, input ? own : user};
+	*na = 2;
+	if (dnnl_reorder_primitive_desc_create(&rpd, input ? tmd : kmd, c->eng, input ? kmd : tmd,
+					       c->eng, c->attr) == dnnl_success) {
+		const dnnl_memory_desc_t *sp =
+		    dnnl_primitive_desc_query_md(rpd, dnnl_query_scratchpad_md, 0);
+
+		ret = 0;
+		if (sp && dnnl_memory_desc_get_size(sp)) {
+			ret = ho_mem(c, k, sp, NULL, -1);
+			a[(*na)++] =
+			    (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, k->owned[k->n_owned - 1]};
+		}
+		if (!ret && dnnl_primitive_create(r, rpd) != dnnl_success)
+			ret = -EINVAL;
+		dnnl_primitive_desc_destroy(rpd);
+	}
+	return ret;
 }
 
 /*
@@ -240,7 +361,7 @@ static int prep_conv(struct ho_cpu *c, const struct ho_graph *g, const struct ho
 			       *y = &g->tensors[n->outputs[0]];
 	bool deconv = !strcmp(n->op_type, "ConvTranspose");
 	int64_t group = attr_i(n, "group", 1), st[2], dl[2], pads[4], oc, ic;
-	dnnl_memory_desc_t xm, wm, bm, ym, wuser;
+	dnnl_memory_desc_t xm, wm, bm, ym, wuser, conv_in, conv_out;
 	dnnl_dims_t strides, dil, pl, pr, wd;
 	union {
 		dnnl_convolution_desc_t conv;
@@ -284,8 +405,20 @@ static int prep_conv(struct ho_cpu *c, const struct ho_graph *g, const struct ho
 			pr[i] = pads[2 + i];
 		}
 	}
-	plain_md(&xm, &x->shape);
-	plain_md(&ym, &y->shape);
+	t_md(c, &xm, n->inputs[0], &x->shape);
+	t_md(c, &ym, n->outputs[0], &y->shape);
+	/*
+	 * oneDNN has fast kernels for NCHW -> NCHW and NHWC -> NHWC only: the other
+	 * way round a mixed pair falls to its reference kernel (resnet18's first
+	 * conv: 1.6 s).  Convert the odd side on the way in or out instead.
+	 */
+	conv_in = xm;
+	conv_out = ym;
+	if (c->channels_last &&
+	    (c->channels_last[n->inputs[0]] || c->channels_last[n->outputs[0]])) {
+		t_md_nhwc(&conv_in, &x->shape);
+		t_md_nhwc(&conv_out, &y->shape);
+	}
 	/* ONNX weights: Conv [OC, IC/g, kh, kw], ConvTranspose [IC, OC/g, kh, kw]. */
 	oc = y->shape.dim[1];
 	ic = x->shape.dim[1];
@@ -314,17 +447,17 @@ static int prep_conv(struct ho_cpu *c, const struct ho_graph *g, const struct ho
 	}
 	if (deconv)
 		st_init = dnnl_dilated_deconvolution_forward_desc_init(
-		    &d.deconv, dnnl_forward_inference, dnnl_deconvolution_direct, &xm, &wm,
-		    b ? &bm : NULL, &ym, strides, dil, pl, pr);
+		    &d.deconv, dnnl_forward_inference, dnnl_deconvolution_direct, &conv_in, &wm,
+		    b ? &bm : NULL, &conv_out, strides, dil, pl, pr);
 	else
 		st_init = dnnl_dilated_convolution_forward_desc_init(
-		    &d.conv, dnnl_forward_inference, dnnl_convolution_direct, &xm, &wm,
-		    b ? &bm : NULL, &ym, strides, dil, pl, pr);
+		    &d.conv, dnnl_forward_inference, dnnl_convolution_direct, &conv_in, &wm,
+		    b ? &bm : NULL, &conv_out, strides, dil, pl, pr);
 	if (st_init != dnnl_success ||
 	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
 		return unsupported(err, n, "(oneDNN) has no kernel for these shapes");
-	if (ho_mem(c, k, &xm, buf[n->inputs[0]], DNNL_ARG_SRC) ||
-	    ho_mem(c, k, &ym, buf[n->outputs[0]], DNNL_ARG_DST) ||
+	if (ho_convert(c, k, &xm, buf[n->inputs[0]], &conv_in, DNNL_ARG_SRC, true) ||
+	    ho_convert(c, k, &ym, buf[n->outputs[0]], &conv_out, DNNL_ARG_DST, false) ||
 	    (b && ho_mem(c, k, &bm, buf[n->inputs[2]], DNNL_ARG_BIAS)))
 		goto out;
 	ret = ho_weights(c, k, pd, &wuser, buf[n->inputs[1]]);
@@ -355,7 +488,7 @@ static int prep_bnorm(struct ho_cpu *c, const struct ho_graph *g, const struct h
 		if (!in_t(g, n, i) || ho_shape_numel(&in_t(g, n, i)->shape) != x->shape.dim[1])
 			return unsupported(err, n,
 					   "needs scale, bias, mean and variance per channel");
-	plain_md(&md, &x->shape);
+	t_md(c, &md, n->inputs[0], &x->shape);
 	{
 		dnnl_dims_t cd = {x->shape.dim[1]};
 
@@ -372,6 +505,37 @@ static int prep_bnorm(struct ho_cpu *c, const struct ho_graph *g, const struct h
 		ret = ho_mem(c, k, &cm, buf[n->inputs[1 + i]], arg[i]);
 	if (ret || ho_prim(c, k, pd))
 		ret = ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name);
+	dnnl_primitive_desc_destroy(pd);
+	return ret;
+}
+
+/*
+ * Global pooling is a reduction over H and W: oneDNN's pooling falls to its
+ * reference kernel for windows that large (68 ms of the PP-OCR detector's
+ * 200), its reduction does not.
+ */
+static int prep_global_pool(struct ho_cpu *c, const struct ho_graph *g, const struct ho_node *n,
+			    void *const *buf, struct ho_cpu_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	dnnl_reduction_desc_t d;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_memory_desc_t xm, ym;
+	int ret;
+
+	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 3)
+		return unsupported(err, n, "pools float32 tensors of rank 3 or more only");
+	t_md(c, &xm, n->inputs[0], &x->shape);
+	t_md(c, &ym, n->outputs[0], &y->shape);
+	if (dnnl_reduction_desc_init(
+		&d, strstr(n->op_type, "Max") ? dnnl_reduction_max : dnnl_reduction_mean, &xm, &ym,
+		0.0f, 0.0f) != dnnl_success ||
+	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
+		return unsupported(err, n, "(oneDNN) has no reduction for this");
+	ret = ho_mem(c, k, &xm, buf[n->inputs[0]], DNNL_ARG_SRC) ||
+		      ho_mem(c, k, &ym, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(c, k, pd)
+		  ? ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name)
+		  : 0;
 	dnnl_primitive_desc_destroy(pd);
 	return ret;
 }
@@ -418,8 +582,8 @@ static int prep_pool(struct ho_cpu *c, const struct ho_graph *g, const struct ho
 	else
 		alg = attr_i(n, "count_include_pad", 0) ? dnnl_pooling_avg_include_padding
 							: dnnl_pooling_avg_exclude_padding;
-	plain_md(&xm, &x->shape);
-	plain_md(&ym, &y->shape);
+	t_md(c, &xm, n->inputs[0], &x->shape);
+	t_md(c, &ym, n->outputs[0], &y->shape);
 	if (dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, alg, &xm, &ym, strides,
 					      kernel, dil, pl, pr) != dnnl_success ||
 	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
@@ -501,7 +665,7 @@ static int prep_eltwise(struct ho_cpu *c, const struct ho_graph *g, const struct
 		alpha = scalar_input(g, n, 1, buf, attr_f(n, "min", -FLT_MAX));
 		beta = scalar_input(g, n, 2, buf, attr_f(n, "max", FLT_MAX));
 	}
-	plain_md(&md, &x->shape);
+	t_md(c, &md, n->inputs[0], &x->shape);
 	if (dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, map[i].alg, &md, alpha,
 					   beta) != dnnl_success ||
 	    dnnl_primitive_desc_create(&pd, &d, attr ? attr : c->attr, c->eng, NULL) !=
@@ -579,9 +743,9 @@ static int prep_binary(struct ho_cpu *c, const struct ho_graph *g, const struct 
 		ia = n->inputs[1];
 		ib = n->inputs[0];
 	}
-	plain_md(&ma, &sa);
-	plain_md(&mb, &sb);
-	plain_md(&my, &sy);
+	t_md(c, &ma, g->tensors[ia].shape.rank == r ? ia : -1, &sa);
+	t_md(c, &mb, g->tensors[ib].shape.rank == r ? ib : -1, &sb);
+	t_md(c, &my, n->outputs[0], &sy);
 	if (dnnl_binary_desc_init(&d, map[i].alg, &ma, &mb, &my) != dnnl_success ||
 	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
 		return unsupported(err, n, "(oneDNN) has no binary kernel for these shapes");
@@ -610,9 +774,9 @@ static int prep_concat(struct ho_cpu *c, const struct ho_graph *g, const struct 
 	for (uint32_t i = 0; i < n->n_inputs; i++) {
 		if (n->inputs[i] < 0)
 			return unsupported(err, n, "needs every input present");
-		plain_md(&md[i], &g->tensors[n->inputs[i]].shape);
+		t_md(c, &md[i], n->inputs[i], &g->tensors[n->inputs[i]].shape);
 	}
-	plain_md(&ym, &y->shape);
+	t_md(c, &ym, n->outputs[0], &y->shape);
 	if (dnnl_concat_primitive_desc_create(&pd, &ym, (int)n->n_inputs, (int)axis, md, c->attr,
 					      c->eng) != dnnl_success)
 		return unsupported(err, n, "(oneDNN) cannot concatenate these shapes");
@@ -945,9 +1109,10 @@ int ho_cpu_prepare(struct ho_cpu *c, const struct ho_graph *g, uint32_t node, vo
 		ret = prep_bnorm(c, g, n, buf, k, err);
 	else if (!strcmp(op, "Resize") || !strcmp(op, "Upsample"))
 		ret = prep_resize(c, g, n, buf, k, err);
-	else if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool") ||
-		 !strcmp(op, "GlobalAveragePool") || !strcmp(op, "GlobalMaxPool"))
+	else if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool"))
 		ret = prep_pool(c, g, n, buf, k, err);
+	else if (!strcmp(op, "GlobalAveragePool") || !strcmp(op, "GlobalMaxPool"))
+		ret = prep_global_pool(c, g, n, buf, k, err);
 	else if (!strcmp(op, "Relu") || !strcmp(op, "LeakyRelu") || !strcmp(op, "Sigmoid") ||
 		 !strcmp(op, "Tanh") || !strcmp(op, "Exp") || !strcmp(op, "Log") ||
 		 !strcmp(op, "Sqrt") || !strcmp(op, "Abs") || !strcmp(op, "Elu") ||
@@ -989,7 +1154,11 @@ int ho_cpu_launch(struct ho_cpu *c, struct ho_cpu_kernel *k, struct ho_error *er
 		run_nearest(k);
 		return 0;
 	default:
-		if (dnnl_primitive_execute(k->prim, c->stream, k->nargs, k->args) != dnnl_success ||
+		if ((k->pre && dnnl_primitive_execute(k->pre, c->stream, k->n_pre_args,
+						      k->pre_args) != dnnl_success) ||
+		    dnnl_primitive_execute(k->prim, c->stream, k->nargs, k->args) != dnnl_success ||
+		    (k->post && dnnl_primitive_execute(k->post, c->stream, k->n_post_args,
+						       k->post_args) != dnnl_success) ||
 		    dnnl_stream_wait(c->stream) != dnnl_success)
 			return ho_err(err, -EIO, "node '%s' (%s): oneDNN execution failed", k->name,
 				      k->op);

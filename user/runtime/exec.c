@@ -49,6 +49,7 @@ struct ho_rt {
 	uint8_t *is_copy; /* per tensor x device: a replica filled by a pool copy */
 	uint64_t *offset; /* per tensor x device: offset in the device's region */
 	uint8_t *is_set;  /* per graph input: fed since the plan was made */
+	uint8_t *nhwc;	  /* per tensor: stored channels-last */
 	struct ho_cpu_kernel **k;
 	/* run state, under lock */
 	pthread_mutex_t lock;
@@ -138,6 +139,7 @@ void ho_rt_free(struct ho_rt *rt)
 	free(rt->is_copy);
 	free(rt->offset);
 	free(rt->is_set);
+	free(rt->nhwc);
 	free(rt->waiting);
 	free(rt->done);
 	free(rt->copied);
@@ -283,6 +285,61 @@ static int ho_rt_layout(struct ho_rt *rt, struct ho_error *err)
 	return 0;
 }
 
+/*
+ * Channels-last (NHWC) for the 4-D activations that only layout-agnostic
+ * oneDNN kernels touch: convolutions run several times faster on it than on
+ * NCHW (mobilenet_v2: 25.7 -> 11.5 ms).  Inputs, outputs, constants and
+ * whatever a layout-bound operator (Reshape, Gemm, Transpose, ...) reads or
+ * writes stay NCHW; then, until nothing changes, an element-wise, pooling or
+ * batch-norm node whose output and full-shape inputs disagree makes them all
+ * NCHW.  Convolution and Concat convert between the two as they go.
+ */
+static void ho_rt_layouts(struct ho_rt *rt)
+{
+	const struct ho_graph *g = rt->g;
+	bool changed = true;
+
+	for (uint32_t t = 0; t < g->n_tensors; t++) {
+		const struct ho_tensor *tt = &g->tensors[t];
+		int32_t p = tt->producer;
+		bool ok = tt->shape.rank == 4 && tt->dtype == HO_DT_FLOAT && p >= 0 &&
+			  rt->node_dev[p] >= 0 && !(tt->flags & (HO_T_OUTPUT | HO_T_INPUT)) &&
+			  !ho_is_data(tt) && ho_cpu_op_any_layout(g->nodes[p].op_type);
+
+		for (uint32_t c = 0; ok && c < tt->n_consumers; c++)
+			ok = rt->node_dev[tt->consumers[c]] >= 0 &&
+			     ho_cpu_op_any_layout(g->nodes[tt->consumers[c]].op_type);
+		rt->nhwc[t] = ok;
+	}
+	while (changed) {
+		changed = false;
+		for (uint32_t i = 0; i < g->n_nodes; i++) {
+			const struct ho_node *n = &g->nodes[i];
+			int32_t y = n->n_outputs ? n->outputs[0] : -1;
+			bool mismatch = false;
+
+			if (rt->node_dev[i] < 0 || y < 0 || !ho_cpu_op_same_layout(n->op_type))
+				continue;
+			for (uint32_t k = 0; k < n->n_inputs; k++) {
+				int32_t t = n->inputs[k];
+
+				if (t >= 0 && g->tensors[t].shape.rank == 4 &&
+				    !memcmp(g->tensors[t].shape.dim, g->tensors[y].shape.dim,
+					    sizeof(g->tensors[y].shape.dim[0]) * 4) &&
+				    rt->nhwc[t] != rt->nhwc[y])
+					mismatch = true;
+			}
+			if (!mismatch)
+				continue;
+			rt->nhwc[y] = 0;
+			for (uint32_t k = 0; k < n->n_inputs; k++)
+				if (n->inputs[k] >= 0)
+					rt->nhwc[n->inputs[k]] = 0;
+			changed = true;
+		}
+	}
+}
+
 static int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
 {
 	const struct ho_graph *g = rt->g;
@@ -323,9 +380,10 @@ static int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
 			int32_t t = k < n->n_inputs ? n->inputs[k] : n->outputs[k - n->n_inputs];
 
 			if (t >= 0 && !view[t] && g->tensors[t].bytes)
-				ret = ho_err(err, -EFAULT,
-					     "internal: node '%s' on %s: tensor '%s' has no buffer there",
-					     n->name, rt->desc[d].name, g->tensors[t].name);
+				ret = ho_err(
+				    err, -EFAULT,
+				    "internal: node '%s' on %s: tensor '%s' has no buffer there",
+				    n->name, rt->desc[d].name, g->tensors[t].name);
 		}
 		if (ret)
 			break;
@@ -364,8 +422,9 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 	rt->end = calloc(g->n_nodes + 1, sizeof(double));
 	rt->is_set = calloc(g->n_inputs + 1, 1);
 	rt->home = calloc(g->n_tensors + 1, sizeof(int32_t));
+	rt->nhwc = calloc(g->n_tensors + 1, 1);
 	if (!rt->node_dev || !rt->prio || !rt->k || !rt->waiting || !rt->done || !rt->start ||
-	    !rt->end || !rt->is_set || !rt->home)
+	    !rt->end || !rt->is_set || !rt->home || !rt->nhwc)
 		goto nomem;
 	ret = ho_rt_place(rt, o, err);
 	if (ret)
@@ -392,6 +451,7 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 		ret = ho_cpu_open(rt->n_dev == 1 ? rt->desc[d].threads : 0, &rt->dev[d].cpu, err);
 		if (ret)
 			goto fail;
+		ho_cpu_set_layouts(rt->dev[d].cpu, rt->nhwc);
 		rt->dev[d].nodes = calloc(g->n_nodes + 1, sizeof(uint32_t));
 		if (!rt->dev[d].nodes)
 			goto nomem;
@@ -399,6 +459,8 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 	ret = ho_rt_layout(rt, err);
 	if (ret)
 		goto fail;
+	if (!getenv("HO_RT_NCHW")) /* the plain layout everywhere, for comparison */
+		ho_rt_layouts(rt);
 	ret = ho_rt_kernels(rt, err);
 	if (ret)
 		goto fail;

@@ -22,6 +22,15 @@ int ho_cpu_prepare(struct ho_cpu *c, const struct ho_graph *g, uint32_t node, vo
 		   struct ho_cpu_kernel **out, struct ho_error *err);
 int ho_cpu_launch(struct ho_cpu *c, struct ho_cpu_kernel *k, struct ho_error *err);
 void ho_cpu_kernel_free(struct ho_cpu_kernel *k);
+/* Which tensors are stored channels-last (NHWC); NULL: none.  Set before preparing. */
+void ho_cpu_set_layouts(struct ho_cpu *c, const uint8_t *channels_last);
+/*
+ * Layout classes: kernels that work on NHWC as well as NCHW and may mix
+ * them (Conv, Concat), and among those the ones whose output must share the
+ * layout of its full-shape inputs (element-wise, pooling, batch norm).
+ */
+bool ho_cpu_op_any_layout(const char *op_type);
+bool ho_cpu_op_same_layout(const char *op_type);
 /* Operators whose output is their first input's buffer, unchanged (Reshape, Flatten, ...). */
 bool ho_cpu_op_is_alias(const char *op_type);
 
