@@ -25,7 +25,10 @@ ways() { # ways MODEL INPUT_NAME SHAPE FILE OUTDIR: runs it the four ways into O
 	"$HO" run "$1" --input "$2=$4" --schedule "$T/s3.json" --pick 0 -o "$5.3" >/dev/null
 	$S "$1" --shape "$2=$3" --box "$ROOT/boxes/this-machine-cpu-emu.json" --pin Conv=emu0 -o "$T/s4.json" >/dev/null
 	"$HO" run "$1" --input "$2=$4" --schedule "$T/s4.json" --pick 0 -o "$5.4" >"$5.4.log"
-	grep -q "copies: [1-9]" "$5.4.log" || { echo "$1: Conv on emu0 made no copies"; cat "$5.4.log"; exit 1; }
+	# Copies made must be the schedule's, count and bytes, and there must be some.
+	grep -Eq "copies: ([1-9][0-9]*) made \(([0-9]+) bytes\), schedule predicts \1 \(\2 bytes\)" "$5.4.log" ||
+		{ echo "$1: copies differ from the schedule's, or none"; cat "$5.4.log"; exit 1; }
+	grep "copies:" "$5.4.log"
 }
 WAYS="one-cpu 2cpu-fastest cpu+emu-fastest cpu+emu-conv-on-emu"
 

@@ -72,8 +72,26 @@ out:
 	return ret;
 }
 
-static int ho_sched_member(struct ho_rt_placement *pl, json_t *m, const int32_t *task_node,
-			   uint32_t n_tasks, struct ho_error *err)
+/* The device the member places a task on, by the task's name; -1 if none. */
+static int32_t ho_sched_task_device(const struct ho_rt_placement *pl, json_t *tasks,
+				    const int32_t *task_node, json_t *name)
+{
+	const char *n = json_string_value(name);
+	size_t k;
+	json_t *tk;
+
+	json_array_foreach(tasks, k, tk)
+	{
+		const char *tn = json_string_value(json_object_get(tk, "name"));
+
+		if (n && tn && !strcmp(tn, n))
+			return pl->node_device[task_node[k]];
+	}
+	return -1;
+}
+
+static int ho_sched_member(struct ho_rt_placement *pl, json_t *m, json_t *tasks,
+			   const int32_t *task_node, uint32_t n_tasks, struct ho_error *err)
 {
 	json_t *dev = json_object_get(m, "device"), *order = json_object_get(m, "order"),
 	       *st = json_object_get(m, "start_s"), *en = json_object_get(m, "end_s"),
@@ -107,21 +125,25 @@ static int ho_sched_member(struct ho_rt_placement *pl, json_t *m, const int32_t 
 		pl->node_prio[task_node[t]] = (uint32_t)i;
 	}
 	pl->pred_makespan = json_number_value(json_object_get(obj, "latency_s"));
+	/*
+	 * One record per hop: a copy staged through host memory has two.  The
+	 * runtime makes one pool copy per tensor and destination where memory is
+	 * not shared, so count a copy at its last hop (the one that reaches the
+	 * consumer's device), and only between devices that do not share memory.
+	 */
 	json_array_foreach(xf, i, v)
 	{
-		const char *from = json_string_value(json_object_get(v, "from")),
-			   *to = json_string_value(json_object_get(v, "to"));
-		int a = -1, b = -1;
+		const char *to = json_string_value(json_object_get(v, "to"));
+		int32_t prod =
+		    ho_sched_task_device(pl, tasks, task_node, json_object_get(v, "producer"));
+		int32_t cons =
+		    ho_sched_task_device(pl, tasks, task_node, json_object_get(v, "consumer"));
 
-		for (uint32_t d = 0; d < pl->n_devices && from && to; d++) {
-			if (!strcmp(pl->dev[d].name, from))
-				a = (int)d;
-			if (!strcmp(pl->dev[d].name, to))
-				b = (int)d;
-		}
-		/* The runtime copies only where memory is not shared. */
-		if (a >= 0 && b >= 0 &&
-		    (pl->dev[a].backend != HO_RT_CPU || pl->dev[b].backend != HO_RT_CPU)) {
+		if (cons < 0 || !to || strcmp(to, pl->dev[cons].name))
+			continue;
+		if (prod < 0)
+			prod = pl->host; /* a graph input */
+		if (pl->dev[prod].backend != HO_RT_CPU || pl->dev[cons].backend != HO_RT_CPU) {
 			pl->pred_transfers++;
 			pl->pred_bytes += json_number_value(json_object_get(v, "bytes"));
 		}
@@ -219,7 +241,8 @@ int ho_rt_schedule_load(const char *path, int pick, const struct ho_graph *g, co
 	ret = ho_sched_devices(pl, json_object_get(root, "devices"), box_path, err);
 	if (ret)
 		goto out;
-	ret = ho_sched_member(pl, json_array_get(front, (size_t)pick), task_node, n_tasks, err);
+	ret = ho_sched_member(pl, json_array_get(front, (size_t)pick), tasks, task_node, n_tasks,
+			      err);
 out:
 	free(task_node);
 	json_decref(root);
