@@ -99,9 +99,17 @@ bool ho_cpu_op_same_layout(const char *op)
 					   "Div",
 					   "Max",
 					   "Min",
+					   "Resize",
 					   NULL};
 
 	return ho_in(op, same);
+}
+
+bool ho_cpu_op_binary(const char *op)
+{
+	static const char *const bin[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", NULL};
+
+	return ho_in(op, bin);
 }
 
 bool ho_cpu_op_any_layout(const char *op)
@@ -353,12 +361,113 @@ static int ho_weights(struct ho_cpu *c, struct ho_cpu_kernel *k, const_dnnl_prim
 
 /* ---- operators ---- */
 
+/* A scalar operand (Clip's bounds): its value, or def when omitted. */
+static float scalar_input(const struct ho_graph *g, const struct ho_node *n, uint32_t i,
+			  void *const *buf, float def)
+{
+	const struct ho_tensor *t = in_t(g, n, i);
+
+	if (!t || t->dtype != HO_DT_FLOAT)
+		return def;
+	if (t->value && t->value->f && t->value->count)
+		return (float)t->value->f[0];
+	return buf[n->inputs[i]] ? *(const float *)buf[n->inputs[i]] : def;
+}
+
+static const struct {
+	const char *op;
+	dnnl_alg_kind_t alg;
+} ho_eltwise_map[] = {
+    {"Relu", dnnl_eltwise_relu},
+    {"LeakyRelu", dnnl_eltwise_relu},
+    {"Sigmoid", dnnl_eltwise_logistic},
+    {"Tanh", dnnl_eltwise_tanh},
+    {"Exp", dnnl_eltwise_exp},
+    {"Log", dnnl_eltwise_log},
+    {"Sqrt", dnnl_eltwise_sqrt},
+    {"Abs", dnnl_eltwise_abs},
+    {"Elu", dnnl_eltwise_elu},
+    {"Softplus", dnnl_eltwise_soft_relu},
+    {"Clip", dnnl_eltwise_clip_v2},
+    {"HardSigmoid", dnnl_eltwise_linear}, /* then clipped to [0, 1] by a post-op */
+};
+
+/* An element-wise node as oneDNN's algorithm and parameters; false if it is not one. */
+static bool eltwise_params(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			   dnnl_alg_kind_t *alg, float *alpha, float *beta)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(ho_eltwise_map) / sizeof(ho_eltwise_map[0]); i++)
+		if (!strcmp(ho_eltwise_map[i].op, n->op_type))
+			break;
+	if (i == sizeof(ho_eltwise_map) / sizeof(ho_eltwise_map[0]))
+		return false;
+	*alg = ho_eltwise_map[i].alg;
+	*alpha = *beta = 0;
+	if (!strcmp(n->op_type, "HardSigmoid")) {
+		*alpha = attr_f(n, "alpha", 0.2f);
+		*beta = attr_f(n, "beta", 0.5f);
+	} else if (!strcmp(n->op_type, "LeakyRelu")) {
+		*alpha = attr_f(n, "alpha", 0.01f);
+	} else if (!strcmp(n->op_type, "Elu")) {
+		*alpha = attr_f(n, "alpha", 1.0f);
+	} else if (!strcmp(n->op_type, "Clip")) {
+		/* opset 11+: bounds are inputs; before: attributes */
+		*alpha = scalar_input(g, n, 1, buf, attr_f(n, "min", -FLT_MAX));
+		*beta = scalar_input(g, n, 2, buf, attr_f(n, "max", FLT_MAX));
+	}
+	return true;
+}
+
+/*
+ * An attribute with n (an element-wise node) as post-ops: after a kernel's
+ * own work, or alone (first = true: n's first step is the kernel itself).
+ */
+static int eltwise_attr(struct ho_cpu *c, const struct ho_graph *g, const struct ho_node *n,
+			void *const *buf, bool first, dnnl_primitive_attr_t *attr)
+{
+	dnnl_post_ops_t po = NULL;
+	dnnl_alg_kind_t alg;
+	float alpha, beta;
+	int ret = -ENOMEM;
+
+	*attr = NULL;
+	if (!eltwise_params(g, n, buf, &alg, &alpha, &beta))
+		return -EINVAL;
+	if (first && strcmp(n->op_type, "HardSigmoid"))
+		return 0; /* nothing after the kernel */
+	if (dnnl_post_ops_create(&po) != dnnl_success)
+		return -ENOMEM;
+	if ((first || dnnl_post_ops_append_eltwise(po, 1.0f, alg, alpha, beta) == dnnl_success) &&
+	    (strcmp(n->op_type, "HardSigmoid") ||
+	     dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip_v2, 0.0f, 1.0f) ==
+		 dnnl_success) &&
+	    dnnl_primitive_attr_clone(attr, c->attr) == dnnl_success &&
+	    dnnl_primitive_attr_set_post_ops(*attr, po) == dnnl_success)
+		ret = 0;
+	dnnl_post_ops_destroy(po);
+	return ret;
+}
+
+bool ho_cpu_op_fusable_post(const char *op)
+{
+	for (size_t i = 0; i < sizeof(ho_eltwise_map) / sizeof(ho_eltwise_map[0]); i++)
+		if (!strcmp(ho_eltwise_map[i].op, op))
+			return true;
+	return false;
+}
+
 /* Conv and ConvTranspose (oneDNN's deconvolution), 2-D, any group count. */
 static int prep_conv(struct ho_cpu *c, const struct ho_graph *g, const struct ho_node *n,
-		     void *const *buf, struct ho_cpu_kernel *k, struct ho_error *err)
+		     const struct ho_node *post, void *const *buf, struct ho_cpu_kernel *k,
+		     struct ho_error *err)
 {
+	/* post: an element-wise node folded in as a post-op; it writes the result */
+	int32_t yid = post ? post->outputs[0] : n->outputs[0];
 	const struct ho_tensor *x = in_t(g, n, 0), *w = in_t(g, n, 1), *b = in_t(g, n, 2),
-			       *y = &g->tensors[n->outputs[0]];
+			       *y = &g->tensors[yid];
+	dnnl_primitive_attr_t attr = NULL;
 	bool deconv = !strcmp(n->op_type, "ConvTranspose");
 	int64_t group = attr_i(n, "group", 1), st[2], dl[2], pads[4], oc, ic;
 	dnnl_memory_desc_t xm, wm, bm, ym, wuser, conv_in, conv_out;
@@ -406,7 +515,9 @@ static int prep_conv(struct ho_cpu *c, const struct ho_graph *g, const struct ho
 		}
 	}
 	t_md(c, &xm, n->inputs[0], &x->shape);
-	t_md(c, &ym, n->outputs[0], &y->shape);
+	t_md(c, &ym, yid, &y->shape);
+	if (post && eltwise_attr(c, g, post, buf, false, &attr))
+		return ho_err(err, -ENOMEM, "node '%s': oneDNN post-ops failed", n->name);
 	/*
 	 * oneDNN has fast kernels for NCHW -> NCHW and NHWC -> NHWC only: the other
 	 * way round a mixed pair falls to its reference kernel (resnet18's first
@@ -414,8 +525,7 @@ static int prep_conv(struct ho_cpu *c, const struct ho_graph *g, const struct ho
 	 */
 	conv_in = xm;
 	conv_out = ym;
-	if (c->channels_last &&
-	    (c->channels_last[n->inputs[0]] || c->channels_last[n->outputs[0]])) {
+	if (c->channels_last && (c->channels_last[n->inputs[0]] || c->channels_last[yid])) {
 		t_md_nhwc(&conv_in, &x->shape);
 		t_md_nhwc(&conv_out, &y->shape);
 	}
@@ -453,11 +563,14 @@ static int prep_conv(struct ho_cpu *c, const struct ho_graph *g, const struct ho
 		st_init = dnnl_dilated_convolution_forward_desc_init(
 		    &d.conv, dnnl_forward_inference, dnnl_convolution_direct, &conv_in, &wm,
 		    b ? &bm : NULL, &conv_out, strides, dil, pl, pr);
-	if (st_init != dnnl_success ||
-	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
+	if (st_init != dnnl_success || dnnl_primitive_desc_create(&pd, &d, attr ? attr : c->attr,
+								  c->eng, NULL) != dnnl_success) {
+		if (attr)
+			dnnl_primitive_attr_destroy(attr);
 		return unsupported(err, n, "(oneDNN) has no kernel for these shapes");
+	}
 	if (ho_convert(c, k, &xm, buf[n->inputs[0]], &conv_in, DNNL_ARG_SRC, true) ||
-	    ho_convert(c, k, &ym, buf[n->outputs[0]], &conv_out, DNNL_ARG_DST, false) ||
+	    ho_convert(c, k, &ym, buf[yid], &conv_out, DNNL_ARG_DST, false) ||
 	    (b && ho_mem(c, k, &bm, buf[n->inputs[2]], DNNL_ARG_BIAS)))
 		goto out;
 	ret = ho_weights(c, k, pd, &wuser, buf[n->inputs[1]]);
@@ -466,6 +579,8 @@ static int prep_conv(struct ho_cpu *c, const struct ho_graph *g, const struct ho
 	ret = ho_prim(c, k, pd);
 out:
 	dnnl_primitive_desc_destroy(pd);
+	if (attr)
+		dnnl_primitive_attr_destroy(attr);
 	return ret ? ho_err(err, ret, "node '%s' (%s): oneDNN set-up failed", n->name, n->op_type)
 		   : 0;
 }
@@ -505,37 +620,6 @@ static int prep_bnorm(struct ho_cpu *c, const struct ho_graph *g, const struct h
 		ret = ho_mem(c, k, &cm, buf[n->inputs[1 + i]], arg[i]);
 	if (ret || ho_prim(c, k, pd))
 		ret = ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name);
-	dnnl_primitive_desc_destroy(pd);
-	return ret;
-}
-
-/*
- * Global pooling is a reduction over H and W: oneDNN's pooling falls to its
- * reference kernel for windows that large (68 ms of the PP-OCR detector's
- * 200), its reduction does not.
- */
-static int prep_global_pool(struct ho_cpu *c, const struct ho_graph *g, const struct ho_node *n,
-			    void *const *buf, struct ho_cpu_kernel *k, struct ho_error *err)
-{
-	const struct ho_tensor *x = in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
-	dnnl_reduction_desc_t d;
-	dnnl_primitive_desc_t pd = NULL;
-	dnnl_memory_desc_t xm, ym;
-	int ret;
-
-	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 3)
-		return unsupported(err, n, "pools float32 tensors of rank 3 or more only");
-	t_md(c, &xm, n->inputs[0], &x->shape);
-	t_md(c, &ym, n->outputs[0], &y->shape);
-	if (dnnl_reduction_desc_init(
-		&d, strstr(n->op_type, "Max") ? dnnl_reduction_max : dnnl_reduction_mean, &xm, &ym,
-		0.0f, 0.0f) != dnnl_success ||
-	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
-		return unsupported(err, n, "(oneDNN) has no reduction for this");
-	ret = ho_mem(c, k, &xm, buf[n->inputs[0]], DNNL_ARG_SRC) ||
-		      ho_mem(c, k, &ym, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(c, k, pd)
-		  ? ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name)
-		  : 0;
 	dnnl_primitive_desc_destroy(pd);
 	return ret;
 }
@@ -583,7 +667,10 @@ static int prep_pool(struct ho_cpu *c, const struct ho_graph *g, const struct ho
 		alg = attr_i(n, "count_include_pad", 0) ? dnnl_pooling_avg_include_padding
 							: dnnl_pooling_avg_exclude_padding;
 	t_md(c, &xm, n->inputs[0], &x->shape);
-	t_md(c, &ym, n->outputs[0], &y->shape);
+	/* A global pool's [N, C, 1, 1] is the same bytes in either layout: say the
+	 * input's, or oneDNN sees a layout change and takes its reference kernel
+	 * (68 ms of the PP-OCR detector's 200). */
+	t_md(c, &ym, global ? n->inputs[0] : n->outputs[0], &y->shape);
 	if (dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, alg, &xm, &ym, strides,
 					      kernel, dil, pl, pr) != dnnl_success ||
 	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
@@ -596,78 +683,25 @@ static int prep_pool(struct ho_cpu *c, const struct ho_graph *g, const struct ho
 	return ret;
 }
 
-/* A scalar operand (Clip's bounds): its value, or def when omitted. */
-static float scalar_input(const struct ho_graph *g, const struct ho_node *n, uint32_t i,
-			  void *const *buf, float def)
-{
-	const struct ho_tensor *t = in_t(g, n, i);
-
-	if (!t || t->dtype != HO_DT_FLOAT)
-		return def;
-	if (t->value && t->value->f && t->value->count)
-		return (float)t->value->f[0];
-	return buf[n->inputs[i]] ? *(const float *)buf[n->inputs[i]] : def;
-}
-
 static int prep_eltwise(struct ho_cpu *c, const struct ho_graph *g, const struct ho_node *n,
 			void *const *buf, struct ho_cpu_kernel *k, struct ho_error *err)
 {
-	static const struct {
-		const char *op;
-		dnnl_alg_kind_t alg;
-	} map[] = {
-	    {"Relu", dnnl_eltwise_relu},
-	    {"LeakyRelu", dnnl_eltwise_relu},
-	    {"Sigmoid", dnnl_eltwise_logistic},
-	    {"Tanh", dnnl_eltwise_tanh},
-	    {"Exp", dnnl_eltwise_exp},
-	    {"Log", dnnl_eltwise_log},
-	    {"Sqrt", dnnl_eltwise_sqrt},
-	    {"Abs", dnnl_eltwise_abs},
-	    {"Elu", dnnl_eltwise_elu},
-	    {"Softplus", dnnl_eltwise_soft_relu},
-	    {"Clip", dnnl_eltwise_clip_v2},
-	    {"HardSigmoid", dnnl_eltwise_linear}, /* then clipped to [0, 1] by a post-op */
-	};
 	const struct ho_tensor *x = in_t(g, n, 0);
 	dnnl_eltwise_desc_t d;
 	dnnl_primitive_desc_t pd = NULL;
 	dnnl_primitive_attr_t attr = NULL;
-	dnnl_post_ops_t po = NULL;
 	dnnl_memory_desc_t md;
-	float alpha = 0, beta = 0;
-	size_t i;
+	dnnl_alg_kind_t alg;
+	float alpha, beta;
 	int ret = 0;
 
-	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (!strcmp(map[i].op, n->op_type))
-			break;
-	if (!x || x->dtype != HO_DT_FLOAT || i == sizeof(map) / sizeof(map[0]))
+	if (!x || x->dtype != HO_DT_FLOAT || !eltwise_params(g, n, buf, &alg, &alpha, &beta))
 		return unsupported(err, n, "runs float32 element-wise operators only");
-	if (!strcmp(n->op_type, "HardSigmoid")) {
-		alpha = attr_f(n, "alpha", 0.2f);
-		beta = attr_f(n, "beta", 0.5f);
-		if (dnnl_post_ops_create(&po) != dnnl_success ||
-		    dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip_v2, 0.0f, 1.0f) !=
-			dnnl_success ||
-		    dnnl_primitive_attr_clone(&attr, c->attr) != dnnl_success ||
-		    dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success) {
-			ret = ho_err(err, -ENOMEM, "node '%s': oneDNN post-ops failed", n->name);
-			goto out;
-		}
-	}
-	if (!strcmp(n->op_type, "LeakyRelu"))
-		alpha = attr_f(n, "alpha", 0.01f);
-	else if (!strcmp(n->op_type, "Elu"))
-		alpha = attr_f(n, "alpha", 1.0f);
-	else if (!strcmp(n->op_type, "Clip")) {
-		/* opset 11+: bounds are inputs; before: attributes */
-		alpha = scalar_input(g, n, 1, buf, attr_f(n, "min", -FLT_MAX));
-		beta = scalar_input(g, n, 2, buf, attr_f(n, "max", FLT_MAX));
-	}
+	if (eltwise_attr(c, g, n, buf, true, &attr))
+		return ho_err(err, -ENOMEM, "node '%s': oneDNN post-ops failed", n->name);
 	t_md(c, &md, n->inputs[0], &x->shape);
-	if (dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, map[i].alg, &md, alpha,
-					   beta) != dnnl_success ||
+	if (dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg, &md, alpha, beta) !=
+		dnnl_success ||
 	    dnnl_primitive_desc_create(&pd, &d, attr ? attr : c->attr, c->eng, NULL) !=
 		dnnl_success) {
 		ret = unsupported(err, n, "(oneDNN) has no element-wise kernel for this");
@@ -682,8 +716,6 @@ out:
 		dnnl_primitive_desc_destroy(pd);
 	if (attr)
 		dnnl_primitive_attr_destroy(attr);
-	if (po)
-		dnnl_post_ops_destroy(po);
 	return ret;
 }
 
@@ -873,22 +905,27 @@ static int prep_resize(struct ho_cpu *c, const struct ho_graph *g, const struct 
 		k->rank = r;
 		k->src = buf[n->inputs[0]];
 		k->dst = buf[n->outputs[0]];
-		for (int a = 0; a < r; a++) {
+		/* Axes in memory order: an NHWC tensor is walked N, H, W, C. */
+		static const int nhwc[4] = {0, 2, 3, 1};
+		bool cl = r == 4 && c->channels_last && c->channels_last[n->inputs[0]];
+
+		for (int p = 0; p < r; p++) {
+			int a = cl ? nhwc[p] : p;
 			int64_t in = x->shape.dim[a], out = y->shape.dim[a];
 			double scale = (double)out / (double)in;
 
 			if (sc && sc->value && sc->value->f && sc->value->count == (size_t)r)
 				scale = sc->value->f[a];
-			k->dims[a] = out;
-			k->in_dims[a] = in;
-			k->map[a] = malloc((size_t)(out > 0 ? out : 1) * sizeof(int64_t));
-			if (!k->map[a])
+			k->dims[p] = out;
+			k->in_dims[p] = in;
+			k->map[p] = malloc((size_t)(out > 0 ? out : 1) * sizeof(int64_t));
+			if (!k->map[p])
 				return ho_err(err, -ENOMEM, "out of memory");
 			for (int64_t o = 0; o < out; o++) {
 				int64_t v =
 				    resize_nearest(nearest, resize_coord(coord, o, in, out, scale));
 
-				k->map[a][o] = v < 0 ? 0 : v >= in ? in - 1 : v;
+				k->map[p][o] = v < 0 ? 0 : v >= in ? in - 1 : v;
 			}
 		}
 		return 0;
@@ -908,8 +945,8 @@ static int prep_resize(struct ho_cpu *c, const struct ho_graph *g, const struct 
 
 		for (int a = 2; a < r; a++)
 			factors[a - 2] = (float)y->shape.dim[a] / (float)x->shape.dim[a];
-		plain_md(&xm, &x->shape);
-		plain_md(&ym, &y->shape);
+		t_md(c, &xm, n->inputs[0], &x->shape);
+		t_md(c, &ym, n->outputs[0], &y->shape);
 		if (dnnl_resampling_forward_desc_init(&d, dnnl_forward_inference,
 						      dnnl_resampling_linear, factors, &xm,
 						      &ym) != dnnl_success ||
@@ -1083,8 +1120,8 @@ static void run_transpose(const struct ho_cpu_kernel *k)
 	}
 }
 
-int ho_cpu_prepare(struct ho_cpu *c, const struct ho_graph *g, uint32_t node, void *const *buf,
-		   struct ho_cpu_kernel **out, struct ho_error *err)
+int ho_cpu_prepare(struct ho_cpu *c, const struct ho_graph *g, uint32_t node, int32_t post_node,
+		   void *const *buf, struct ho_cpu_kernel **out, struct ho_error *err)
 {
 	const struct ho_node *n = &g->nodes[node];
 	const char *op = n->op_type;
@@ -1104,15 +1141,14 @@ int ho_cpu_prepare(struct ho_cpu *c, const struct ho_graph *g, uint32_t node, vo
 	k->name = n->name;
 	k->op = op;
 	if (!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose"))
-		ret = prep_conv(c, g, n, buf, k, err);
+		ret = prep_conv(c, g, n, post_node >= 0 ? &g->nodes[post_node] : NULL, buf, k, err);
 	else if (!strcmp(op, "BatchNormalization"))
 		ret = prep_bnorm(c, g, n, buf, k, err);
 	else if (!strcmp(op, "Resize") || !strcmp(op, "Upsample"))
 		ret = prep_resize(c, g, n, buf, k, err);
-	else if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool"))
+	else if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool") ||
+		 !strcmp(op, "GlobalAveragePool") || !strcmp(op, "GlobalMaxPool"))
 		ret = prep_pool(c, g, n, buf, k, err);
-	else if (!strcmp(op, "GlobalAveragePool") || !strcmp(op, "GlobalMaxPool"))
-		ret = prep_global_pool(c, g, n, buf, k, err);
 	else if (!strcmp(op, "Relu") || !strcmp(op, "LeakyRelu") || !strcmp(op, "Sigmoid") ||
 		 !strcmp(op, "Tanh") || !strcmp(op, "Exp") || !strcmp(op, "Log") ||
 		 !strcmp(op, "Sqrt") || !strcmp(op, "Abs") || !strcmp(op, "Elu") ||

@@ -50,6 +50,8 @@ struct ho_rt {
 	uint64_t *offset; /* per tensor x device: offset in the device's region */
 	uint8_t *is_set;  /* per graph input: fed since the plan was made */
 	uint8_t *nhwc;	  /* per tensor: stored channels-last */
+	int32_t *post;	  /* per node: the element-wise node folded into it, or -1 */
+	uint8_t *folded;  /* per node: folded into its producer's kernel */
 	struct ho_cpu_kernel **k;
 	/* run state, under lock */
 	pthread_mutex_t lock;
@@ -140,6 +142,8 @@ void ho_rt_free(struct ho_rt *rt)
 	free(rt->offset);
 	free(rt->is_set);
 	free(rt->nhwc);
+	free(rt->post);
+	free(rt->folded);
 	free(rt->waiting);
 	free(rt->done);
 	free(rt->copied);
@@ -320,12 +324,15 @@ static void ho_rt_layouts(struct ho_rt *rt)
 
 			if (rt->node_dev[i] < 0 || y < 0 || !ho_cpu_op_same_layout(n->op_type))
 				continue;
+			/* The first input of a unary kernel (pooling, resize, ...) whatever
+			 * its shape; of a binary one, the inputs of the output's shape. */
 			for (uint32_t k = 0; k < n->n_inputs; k++) {
 				int32_t t = n->inputs[k];
 
 				if (t >= 0 && g->tensors[t].shape.rank == 4 &&
-				    !memcmp(g->tensors[t].shape.dim, g->tensors[y].shape.dim,
-					    sizeof(g->tensors[y].shape.dim[0]) * 4) &&
+				    ((k == 0 && !ho_cpu_op_binary(n->op_type)) ||
+				     !memcmp(g->tensors[t].shape.dim, g->tensors[y].shape.dim,
+					     sizeof(g->tensors[y].shape.dim[0]) * 4)) &&
 				    rt->nhwc[t] != rt->nhwc[y])
 					mismatch = true;
 			}
@@ -337,6 +344,36 @@ static void ho_rt_layouts(struct ho_rt *rt)
 					rt->nhwc[n->inputs[k]] = 0;
 			changed = true;
 		}
+	}
+}
+
+/*
+ * Conv (or ConvTranspose) + its only consumer, an element-wise node on the
+ * same device: oneDNN applies the latter as a post-op while the output is
+ * still in cache, one pass over memory instead of two.  What runs is still
+ * the schedule: both nodes, on the device it chose, in its order.
+ */
+static void ho_rt_fuse(struct ho_rt *rt)
+{
+	const struct ho_graph *g = rt->g;
+
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ho_node *n = &g->nodes[i];
+		int32_t t = n->n_outputs ? n->outputs[0] : -1, b;
+
+		rt->post[i] = -1;
+		if (rt->node_dev[i] < 0 || t < 0 ||
+		    (strcmp(n->op_type, "Conv") && strcmp(n->op_type, "ConvTranspose")) ||
+		    g->tensors[t].n_consumers != 1 || (g->tensors[t].flags & HO_T_OUTPUT))
+			continue;
+		b = g->tensors[t].consumers[0];
+		if (rt->node_dev[b] != rt->node_dev[i] || rt->folded[b] ||
+		    !ho_cpu_op_fusable_post(g->nodes[b].op_type) || g->nodes[b].inputs[0] != t ||
+		    g->nodes[b].outputs[0] < 0 || rt->nhwc[g->nodes[b].outputs[0]] != rt->nhwc[t])
+			continue;
+		rt->post[i] = b;
+		rt->folded[b] = 1;
+		rt->report.fused++;
 	}
 }
 
@@ -355,7 +392,7 @@ static int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
 		int32_t d = rt->node_dev[id];
 		const struct ho_node *n = &g->nodes[id];
 
-		if (d < 0)
+		if (d < 0 || rt->folded[id])
 			continue;
 		/*
 		 * oneDNN sizes a kernel's work split by the threads available when it
@@ -376,6 +413,11 @@ static int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
 		for (uint32_t k = 0; k < n->n_outputs; k++)
 			if (n->outputs[k] >= 0)
 				view[n->outputs[k]] = rt->buf[AT(rt, n->outputs[k], d)];
+		if (rt->post[id] >= 0) {
+			int32_t y = g->nodes[rt->post[id]].outputs[0];
+
+			view[y] = rt->buf[AT(rt, y, d)];
+		}
 		for (uint32_t k = 0; k < n->n_inputs + n->n_outputs && !ret; k++) {
 			int32_t t = k < n->n_inputs ? n->inputs[k] : n->outputs[k - n->n_inputs];
 
@@ -387,7 +429,7 @@ static int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
 		}
 		if (ret)
 			break;
-		ret = ho_cpu_prepare(rt->dev[d].cpu, g, id, view, &rt->k[id], err);
+		ret = ho_cpu_prepare(rt->dev[d].cpu, g, id, rt->post[id], view, &rt->k[id], err);
 	}
 	if (rt->n_dev > 1)
 		omp_set_num_threads(max_threads);
@@ -423,8 +465,10 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 	rt->is_set = calloc(g->n_inputs + 1, 1);
 	rt->home = calloc(g->n_tensors + 1, sizeof(int32_t));
 	rt->nhwc = calloc(g->n_tensors + 1, 1);
+	rt->post = calloc(g->n_nodes + 1, sizeof(int32_t));
+	rt->folded = calloc(g->n_nodes + 1, 1);
 	if (!rt->node_dev || !rt->prio || !rt->k || !rt->waiting || !rt->done || !rt->start ||
-	    !rt->end || !rt->is_set || !rt->home || !rt->nhwc)
+	    !rt->end || !rt->is_set || !rt->home || !rt->nhwc || !rt->post || !rt->folded)
 		goto nomem;
 	ret = ho_rt_place(rt, o, err);
 	if (ret)
@@ -461,6 +505,10 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 		goto fail;
 	if (!getenv("HO_RT_NCHW")) /* the plain layout everywhere, for comparison */
 		ho_rt_layouts(rt);
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		rt->post[i] = -1;
+	if (!getenv("HO_RT_NOFUSE")) /* every node its own kernel, for comparison */
+		ho_rt_fuse(rt);
 	ret = ho_rt_kernels(rt, err);
 	if (ret)
 		goto fail;

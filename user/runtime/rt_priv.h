@@ -15,11 +15,15 @@ int ho_cpu_open(int threads, struct ho_cpu **out, struct ho_error *err);
 void ho_cpu_close(struct ho_cpu *c);
 /*
  * Build node's kernel over the tensors' buffers (buf, indexed by tensor id;
- * they stay where they are for the plan's life).  *out is NULL for a node
+ * they stay where they are for the plan's life).  post_node >= 0: a Conv's
+ * single element-wise consumer, folded in as a oneDNN post-op (it then
+ * writes post_node's output; post_node itself needs no kernel).  *out is NULL for a node
  * with nothing to do at run time (an alias, a folded constant).
  */
-int ho_cpu_prepare(struct ho_cpu *c, const struct ho_graph *g, uint32_t node, void *const *buf,
-		   struct ho_cpu_kernel **out, struct ho_error *err);
+int ho_cpu_prepare(struct ho_cpu *c, const struct ho_graph *g, uint32_t node, int32_t post_node,
+		   void *const *buf, struct ho_cpu_kernel **out, struct ho_error *err);
+/* post_node of ho_cpu_prepare: an element-wise node a convolution can end with. */
+bool ho_cpu_op_fusable_post(const char *op_type);
 int ho_cpu_launch(struct ho_cpu *c, struct ho_cpu_kernel *k, struct ho_error *err);
 void ho_cpu_kernel_free(struct ho_cpu_kernel *k);
 /* Which tensors are stored channels-last (NHWC); NULL: none.  Set before preparing. */
@@ -31,6 +35,7 @@ void ho_cpu_set_layouts(struct ho_cpu *c, const uint8_t *channels_last);
  */
 bool ho_cpu_op_any_layout(const char *op_type);
 bool ho_cpu_op_same_layout(const char *op_type);
+bool ho_cpu_op_binary(const char *op_type);
 /* Operators whose output is their first input's buffer, unchanged (Reshape, Flatten, ...). */
 bool ho_cpu_op_is_alias(const char *op_type);
 
