@@ -72,7 +72,7 @@ void ho_rt_placement_free(struct ho_rt_placement *pl);
 struct ho_rt_opts {
 	int threads; /* single-device plans: oneDNN threads; 0 = OpenMP's choice */
 	const struct ho_rt_placement *placement; /* NULL: every node on one CPU device */
-	int pace;				 /* emu nodes last at least their predicted time */
+	int pace; /* emu nodes start no earlier and last no shorter than predicted */
 	const char *inject_failure; /* tests: the node of this name fails in the next run */
 };
 

@@ -85,7 +85,7 @@ static int check_inputs(const struct ho_graph *g, char (*names)[256], int n)
 static void print_report(const struct ho_graph *g, const struct ho_rt_placement *pl,
 			 const struct ho_rt_report *r)
 {
-	double dev_sum = 0, dev_max = 0;
+	double dev_sum = 0, dev_max = 0, start_abs = 0, start_max = 0;
 	uint32_t timed = 0;
 
 	printf("run: schedule front member %d on %s; memory pool: %s\n", pl->pick, pl->box,
@@ -94,9 +94,9 @@ static void print_report(const struct ho_graph *g, const struct ho_rt_placement 
 		printf("  %-8s %-22s %4u nodes, busy %8.3f ms\n", pl->dev[d].name,
 		       pl->dev[d].backend == HO_RT_CPU ? "cpu (oneDNN)" : "emu (emulated, oneDNN)",
 		       r->nodes_run[d], r->busy_s[d] * 1e3);
-	/* How far each node's measured duration is from its predicted one. */
+	/* How far each node's measured duration and start are from the timeline's. */
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
-		double pd, md;
+		double pd, md, ds;
 
 		if (pl->node_device[i] < 0 || r->start_s[i] < 0)
 			continue;
@@ -104,6 +104,9 @@ static void print_report(const struct ho_graph *g, const struct ho_rt_placement 
 		md = r->end_s[i] - r->start_s[i];
 		dev_sum += md - pd;
 		dev_max = md - pd > dev_max ? md - pd : dev_max;
+		ds = r->start_s[i] - pl->pred_start[i];
+		start_abs += ds < 0 ? -ds : ds;
+		start_max = (ds < 0 ? -ds : ds) > start_max ? (ds < 0 ? -ds : ds) : start_max;
 		timed++;
 	}
 	printf("  latency: measured %.3f ms, predicted %.3f ms (ratio %.2f)\n", r->makespan_s * 1e3,
@@ -112,6 +115,11 @@ static void print_report(const struct ho_graph *g, const struct ho_rt_placement 
 	printf("  node durations: measured minus predicted, mean %+.3f ms, largest %+.3f ms over "
 	       "%u nodes\n",
 	       timed ? dev_sum / timed * 1e3 : 0, dev_max * 1e3, timed);
+	printf("  node starts: measured against predicted, mean |difference| %.3f ms, largest %.3f "
+	       "ms\n",
+	       timed ? start_abs / timed * 1e3 : 0, start_max * 1e3);
+	if (r->fused)
+		printf("  %u element-wise nodes ran as their convolution's post-op\n", r->fused);
 	printf("  copies: %u made (%.0f bytes), schedule predicts %u (%.0f bytes); %u "
 	       "cross-device reads served in place\n",
 	       r->transfers, r->bytes_moved, pl->pred_transfers, pl->pred_bytes, r->zero_copy);

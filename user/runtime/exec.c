@@ -657,6 +657,10 @@ static void *ho_rt_worker(void *arg)
 			return NULL;
 		id = dv->nodes[pick];
 		rt->done[id] = 2; /* taken: only this worker looks at its own nodes */
+		/* emu, paced: a node starts no earlier than the schedule says it does. */
+		if (rt->pace && rt->desc[dv->idx].backend == HO_RT_EMU && rt->pred_start)
+			while (ho_now() - rt->t0 < rt->pred_start[id])
+				;
 		t0 = ho_now();
 		rt->start[id] = t0 - rt->t0;
 		ret = ho_rt_copy_in(rt, id, dv->idx);
