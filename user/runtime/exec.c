@@ -29,6 +29,11 @@ struct ho_rt_dev {
 	uint32_t *nodes; /* its nodes, in priority order */
 	uint32_t n_nodes;
 	pthread_t tid;
+	/* Copies into this device's region: a queue filled as producers finish,
+	 * drained by a thread of its own so that copies overlap compute. */
+	uint32_t *cq; /* tensor ids */
+	uint32_t cq_cap, cq_head, cq_tail;
+	pthread_t ctid;
 };
 
 struct ho_rt {
@@ -128,6 +133,7 @@ void ho_rt_free(struct ho_rt *rt)
 		if (rt->dev[d].region.ptr)
 			ho_pool_free(rt->pool, &rt->dev[d].region);
 		free(rt->dev[d].nodes);
+		free(rt->dev[d].cq);
 	}
 	if (rt->pool)
 		ho_pool_close(rt->pool);
@@ -512,6 +518,13 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 	ret = ho_rt_kernels(rt, err);
 	if (ret)
 		goto fail;
+	for (uint32_t d = 0; d < rt->n_dev; d++) {
+		for (uint32_t t = 0; t < g->n_tensors; t++)
+			rt->dev[d].cq_cap += rt->is_copy[AT(rt, t, d)] == 1;
+		if (rt->dev[d].cq_cap &&
+		    !(rt->dev[d].cq = calloc(rt->dev[d].cq_cap, sizeof(uint32_t))))
+			goto nomem;
+	}
 	/* Each device's nodes in priority order (insertion sort: plans are made once). */
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		int32_t d = rt->node_dev[g->topo[i]];
@@ -570,44 +583,78 @@ int ho_rt_set_input(struct ho_rt *rt, const char *name, const int64_t *shape, in
 	return ho_err(err, -ENOENT, "the model has no input named '%s'", name);
 }
 
-/* The replicas node id reads on device d, filled from their homes by the pool. */
-static int ho_rt_copy_in(struct ho_rt *rt, uint32_t id, uint32_t d)
+/* Count the cross-device inputs node id reads in place (memory both devices address). */
+static void ho_rt_count_in_place(struct ho_rt *rt, uint32_t id, uint32_t d)
 {
 	const struct ho_node *n = &rt->g->nodes[id];
 
 	for (uint32_t k = 0; k < n->n_inputs; k++) {
 		int32_t t = n->inputs[k], h;
+
+		if (t < 0 || (h = rt->home[t]) < 0 || h == (int32_t)d ||
+		    rt->is_copy[AT(rt, t, d)] || rt->copied[AT(rt, t, d)])
+			continue;
+		rt->copied[AT(rt, t, d)] = 1; /* counted once per run */
+		__atomic_add_fetch(&rt->report.zero_copy, 1, __ATOMIC_RELAXED);
+	}
+}
+
+/* Under lock: queue tensor t's copies into the devices that need one. */
+static void ho_rt_queue_copies(struct ho_rt *rt, int32_t t)
+{
+	for (uint32_t d = 0; d < rt->n_dev; d++)
+		if (rt->is_copy[AT(rt, t, d)] == 1 && rt->dev[d].cq_tail < rt->dev[d].cq_cap)
+			rt->dev[d].cq[rt->dev[d].cq_tail++] = (uint32_t)t;
+}
+
+static void ho_rt_fail(struct ho_rt *rt, int ret, const struct ho_error *e);
+
+/* A device's copy engine: pool copies into its region, in the order producers finish. */
+static void *ho_rt_copier(void *arg)
+{
+	struct ho_rt_dev *dv = arg;
+	struct ho_rt *rt = dv->rt;
+	const struct ho_graph *g = rt->g;
+	uint32_t d = dv->idx;
+
+	pthread_mutex_lock(&rt->lock);
+	for (;;) {
 		struct ho_pool_copy c;
+		struct ho_error e;
+		uint32_t t;
+		int32_t h;
 		int ret;
 
-		if (t < 0 || (h = rt->home[t]) < 0)
-			continue;
-		if (rt->is_copy[AT(rt, t, d)] == 2)
-			continue; /* a constant, placed at plan time */
-		if (!rt->is_copy[AT(rt, t, d)]) {
-			if (h != (int32_t)d && !rt->copied[AT(rt, t, d)]) {
-				rt->copied[AT(rt, t, d)] = 1; /* counted once per run */
-				__atomic_add_fetch(&rt->report.zero_copy, 1, __ATOMIC_RELAXED);
-			}
-			continue;
-		}
-		if (rt->copied[AT(rt, t, d)])
-			continue;
+		while (dv->cq_head == dv->cq_tail && !rt->run_err && rt->remaining)
+			pthread_cond_wait(&rt->cond, &rt->lock);
+		if (dv->cq_head == dv->cq_tail || rt->run_err)
+			break;
+		t = dv->cq[dv->cq_head++];
+		pthread_mutex_unlock(&rt->lock);
+		h = rt->home[t];
 		c = (struct ho_pool_copy){
 		    &rt->dev[h].region, &rt->dev[d].region,
 		    (size_t)((char *)rt->buf[AT(rt, t, h)] - (char *)rt->dev[h].region.ptr),
 		    (size_t)((char *)rt->buf[AT(rt, t, d)] - (char *)rt->dev[d].region.ptr),
-		    (size_t)rt->g->tensors[t].bytes};
+		    (size_t)g->tensors[t].bytes};
 		ret = ho_pool_copy(rt->pool, &c, 1);
-		if (ret)
-			return ret;
-		rt->copied[AT(rt, t, d)] = 1;
+		if (ret) {
+			ho_err(&e, ret, "copying '%s' to %s failed", g->tensors[t].name,
+			       rt->desc[d].name);
+			ho_rt_fail(rt, ret, &e);
+			return NULL;
+		}
 		pthread_mutex_lock(&rt->lock);
+		rt->copied[AT(rt, t, d)] = 1;
 		rt->report.transfers++;
-		rt->report.bytes_moved += (double)rt->g->tensors[t].bytes;
-		pthread_mutex_unlock(&rt->lock);
+		rt->report.bytes_moved += (double)g->tensors[t].bytes;
+		for (uint32_t k = 0; k < g->tensors[t].n_consumers; k++)
+			if (rt->node_dev[g->tensors[t].consumers[k]] == (int32_t)d)
+				rt->waiting[g->tensors[t].consumers[k]]--;
+		pthread_cond_broadcast(&rt->cond);
 	}
-	return 0;
+	pthread_mutex_unlock(&rt->lock);
+	return NULL;
 }
 
 static void ho_rt_fail(struct ho_rt *rt, int ret, const struct ho_error *e)
@@ -663,13 +710,7 @@ static void *ho_rt_worker(void *arg)
 				;
 		t0 = ho_now();
 		rt->start[id] = t0 - rt->t0;
-		ret = ho_rt_copy_in(rt, id, dv->idx);
-		if (ret) {
-			ho_err(&e, ret, "node '%s': copying its inputs to %s failed",
-			       g->nodes[id].name, rt->desc[dv->idx].name);
-			ho_rt_fail(rt, ret, &e);
-			return NULL;
-		}
+		ho_rt_count_in_place(rt, id, dv->idx);
 		if ((int32_t)id == rt->fail_node) {
 			rt->fail_node = -1; /* once: the plan must run again afterwards */
 			ho_err(&e, -EIO, "node '%s' on %s: device failure (injected)",
@@ -696,6 +737,8 @@ static void *ho_rt_worker(void *arg)
 		for (uint32_t k = 0; k < g->nodes[id].n_outputs; k++) {
 			int32_t t = g->nodes[id].outputs[k];
 
+			if (t >= 0)
+				ho_rt_queue_copies(rt, t);
 			for (uint32_t c = 0; t >= 0 && c < g->tensors[t].n_consumers; c++)
 				if (rt->node_dev[g->tensors[t].consumers[c]] >= 0)
 					rt->waiting[g->tensors[t].consumers[c]]--;
@@ -738,12 +781,42 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 	}
 	for (size_t i = 0; i < (size_t)g->n_tensors * rt->n_dev; i++)
 		rt->copied[i] = 0;
+	/* A consumer of a replica also waits for its copy; data with no producer
+	 * to run (the graph's inputs) is copied from the start. */
+	for (uint32_t d = 0; d < rt->n_dev; d++)
+		rt->dev[d].cq_head = rt->dev[d].cq_tail = 0;
+	for (uint32_t t = 0; t < g->n_tensors; t++) {
+		int32_t p = g->tensors[t].producer;
+
+		for (uint32_t d = 0; d < rt->n_dev; d++) {
+			if (rt->is_copy[AT(rt, t, d)] != 1)
+				continue;
+			for (uint32_t c = 0; c < g->tensors[t].n_consumers; c++)
+				if (rt->node_dev[g->tensors[t].consumers[c]] == (int32_t)d)
+					rt->waiting[g->tensors[t].consumers[c]]++;
+		}
+		if (p < 0 || rt->node_dev[p] < 0)
+			ho_rt_queue_copies(rt, (int32_t)t);
+	}
 	memset(rt->report.busy_s, 0, sizeof(rt->report.busy_s));
 	memset(rt->report.nodes_run, 0, sizeof(rt->report.nodes_run));
 	rt->report.transfers = rt->report.zero_copy = 0;
 	rt->report.bytes_moved = 0;
 	rt->run_err = 0;
 	rt->t0 = ho_now();
+	for (uint32_t d = 0; d < rt->n_dev; d++)
+		if (rt->dev[d].cq_cap &&
+		    pthread_create(&rt->dev[d].ctid, NULL, ho_rt_copier, &rt->dev[d])) {
+			struct ho_error e;
+
+			ho_err(&e, -EAGAIN, "cannot start the copy engine of %s", rt->desc[d].name);
+			ho_rt_fail(rt, -EAGAIN, &e);
+			for (uint32_t k = 0; k < d; k++)
+				if (rt->dev[k].cq_cap)
+					pthread_join(rt->dev[k].ctid, NULL);
+			*err = rt->err;
+			return rt->run_err;
+		}
 	if (rt->n_dev == 1) {
 		ho_rt_worker(&rt->dev[0]);
 	} else {
@@ -761,6 +834,12 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 		for (uint32_t d = 0; d < started; d++)
 			pthread_join(rt->dev[d].tid, NULL);
 	}
+	pthread_mutex_lock(&rt->lock);
+	pthread_cond_broadcast(&rt->cond); /* copy engines: nothing left to wait for */
+	pthread_mutex_unlock(&rt->lock);
+	for (uint32_t d = 0; d < rt->n_dev; d++)
+		if (rt->dev[d].cq_cap)
+			pthread_join(rt->dev[d].ctid, NULL);
 	rt->report.makespan_s = ho_now() - rt->t0;
 	if (rt->run_err) {
 		*err = rt->err;
