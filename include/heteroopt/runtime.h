@@ -56,6 +56,7 @@ struct ho_rt_placement {
 	double pred_makespan;	 /* s */
 	uint32_t pred_transfers; /* copies between devices that do not share memory */
 	double pred_bytes;
+	double pred_peak[HO_RT_MAX_DEVICES]; /* bytes, the simulator's peak per device */
 	int pick;
 	char box[256];
 };
@@ -88,6 +89,9 @@ struct ho_rt_report {
 	double busy_s[HO_RT_MAX_DEVICES];
 	uint32_t nodes_run[HO_RT_MAX_DEVICES];
 	const char *pool; /* which memory pool and why */
+	/* The memory plan: each device's region, and what it would be without reuse. */
+	uint64_t region_bytes[HO_RT_MAX_DEVICES];
+	uint64_t unshared_bytes[HO_RT_MAX_DEVICES];
 };
 
 /*

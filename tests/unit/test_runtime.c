@@ -129,9 +129,20 @@ int main(void)
 			r->nodes_run[0], r->nodes_run[1], runnable);
 		T_CHECK(r->transfers > 0 && r->bytes_moved > 0, "no copies into or out of emu0");
 		check_timeline(g, &pl, r);
+		/* The memory plan shares bytes between tensors whose lives cannot meet. */
+		for (int d = 0; d < 2; d++)
+			T_CHECK(r->region_bytes[d] < r->unshared_bytes[d],
+				"device %d: %llu bytes planned, %llu without reuse", d,
+				(unsigned long long)r->region_bytes[d],
+				(unsigned long long)r->unshared_bytes[d]);
 		printf("  alternating cpu0/emu0: %u nodes, %u copies (%.0f bytes), %.3f ms, "
-		       "ratio to PyTorch %.2e\n",
-		       runnable, r->transfers, r->bytes_moved, r->makespan_s * 1e3, ratio);
+		       "ratio to PyTorch %.2e; regions %llu + %llu bytes (%llu + %llu without "
+		       "reuse)\n",
+		       runnable, r->transfers, r->bytes_moved, r->makespan_s * 1e3, ratio,
+		       (unsigned long long)r->region_bytes[0],
+		       (unsigned long long)r->region_bytes[1],
+		       (unsigned long long)r->unshared_bytes[0],
+		       (unsigned long long)r->unshared_bytes[1]);
 	}
 	ho_rt_free(rt);
 	free(pl.node_device);

@@ -91,9 +91,12 @@ static void print_report(const struct ho_graph *g, const struct ho_rt_placement 
 	printf("run: schedule front member %d on %s; memory pool: %s\n", pl->pick, pl->box,
 	       r->pool);
 	for (uint32_t d = 0; d < pl->n_devices; d++)
-		printf("  %-8s %-22s %4u nodes, busy %8.3f ms\n", pl->dev[d].name,
+		printf("  %-8s %-22s %4u nodes, busy %8.3f ms; memory %7.2f MB planned (%7.2f "
+		       "without reuse), %7.2f MB predicted peak\n",
+		       pl->dev[d].name,
 		       pl->dev[d].backend == HO_RT_CPU ? "cpu (oneDNN)" : "emu (emulated, oneDNN)",
-		       r->nodes_run[d], r->busy_s[d] * 1e3);
+		       r->nodes_run[d], r->busy_s[d] * 1e3, r->region_bytes[d] / 1e6,
+		       r->unshared_bytes[d] / 1e6, pl->pred_peak[d] / 1e6);
 	/* How far each node's measured duration and start are from the timeline's. */
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		double pd, md, ds;
@@ -260,6 +263,10 @@ int cmd_run(int argc, char **argv)
 	if (pl) /* the last run: after --repeat, warm */
 		print_report(g, pl, ho_rt_last_report(rt));
 	if (repeat) {
+		if (!pl)
+			printf("run: memory %.2f MB planned (%.2f MB without reuse)\n",
+			       ho_rt_last_report(rt)->region_bytes[0] / 1e6,
+			       ho_rt_last_report(rt)->unshared_bytes[0] / 1e6);
 		printf("run: %u nodes on %s: median %.3f ms over %d runs (min %.3f, max %.3f)\n",
 		       g->n_nodes, pl ? "the schedule's devices" : "cpu0 (oneDNN)",
 		       times[repeat / 2] * 1e3, repeat, times[0] * 1e3, times[repeat - 1] * 1e3);

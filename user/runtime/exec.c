@@ -82,11 +82,6 @@ static double ho_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static uint64_t ho_align64(uint64_t v)
-{
-	return (v + 63) & ~63ull;
-}
-
 /* Weights, Constant outputs and folded values: their bytes. */
 static int ho_rt_fill_constant(const struct ho_tensor *t, void *dst)
 {
@@ -196,6 +191,136 @@ static int ho_rt_place(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_e
 	return 0;
 }
 
+/* The tensor an alias output shares bytes with (its first input, through chains of aliases). */
+static int32_t ho_rt_root(const struct ho_rt *rt, int32_t t)
+{
+	const struct ho_graph *g = rt->g;
+
+	for (;;) {
+		int32_t p = g->tensors[t].producer;
+
+		if (p < 0 || rt->node_dev[p] < 0 || !ho_cpu_op_is_alias(g->nodes[p].op_type) ||
+		    !g->nodes[p].n_inputs || g->nodes[p].inputs[0] < 0)
+			return t;
+		t = g->nodes[p].inputs[0];
+	}
+}
+
+/* The node whose kernel writes t: its producer, or the Conv that folded it in. */
+static int32_t ho_rt_writer(const struct ho_rt *rt, int32_t t)
+{
+	int32_t p = rt->g->tensors[t].producer;
+
+	if (p < 0 || rt->node_dev[p] < 0)
+		return -1;
+	if (rt->folded[p])
+		for (uint32_t i = 0; i < rt->g->n_nodes; i++)
+			if (rt->post[i] == p)
+				return (int32_t)i;
+	return p;
+}
+
+/*
+ * Offsets of every home and replica in its device's region (memplan.c):
+ * a tensor and the aliases that share its bytes are one item, read by all
+ * their consumers; a replica is read by its consumers on that device.
+ */
+static int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
+{
+	const struct ho_graph *g = rt->g;
+	size_t n_items = 0, n_refs = 0;
+	struct ho_mp_item *items = NULL;
+	uint32_t *refs = NULL, words = 0, *item_t = NULL, *item_d = NULL;
+	uint64_t *anc = ho_memplan_ancestors(g, &words);
+	int ret = -ENOMEM;
+
+	for (uint32_t t = 0; t < g->n_tensors; t++)
+		for (uint32_t d = 0; d < rt->n_dev; d++)
+			if ((rt->home[t] == (int32_t)d &&
+			     ho_rt_root(rt, (int32_t)t) == (int32_t)t) ||
+			    rt->is_copy[AT(rt, t, d)]) {
+				n_items++;
+				n_refs += g->tensors[t].n_consumers;
+			}
+	/* an item's readers include its aliases' consumers: bound them by all edges */
+	for (uint32_t t = 0; t < g->n_tensors; t++)
+		n_refs += g->tensors[t].n_consumers;
+	items = calloc(n_items + 1, sizeof(*items));
+	refs = calloc(n_refs + 1, sizeof(uint32_t));
+	item_t = calloc(n_items + 1, sizeof(uint32_t));
+	item_d = calloc(n_items + 1, sizeof(uint32_t));
+	if (!items || !refs || !item_t || !item_d)
+		goto out;
+	n_items = n_refs = 0;
+	for (uint32_t t = 0; t < g->n_tensors; t++) {
+		const struct ho_tensor *tt = &g->tensors[t];
+
+		for (uint32_t d = 0; d < rt->n_dev; d++) {
+			bool home =
+			    rt->home[t] == (int32_t)d && ho_rt_root(rt, (int32_t)t) == (int32_t)t;
+			struct ho_mp_item *it = &items[n_items];
+
+			if (!home && !rt->is_copy[AT(rt, t, d)])
+				continue;
+			it->size = tt->bytes;
+			it->writer = ho_rt_writer(rt, (int32_t)t);
+			/* a Conv's output that its folded post-op replaces is never written */
+			if (home && tt->producer >= 0 && rt->post[tt->producer] >= 0 &&
+			    g->nodes[tt->producer].outputs[0] == (int32_t)t)
+				it->size = 0;
+			it->copy = !home;
+			it->prio = it->writer >= 0 ? rt->prio[it->writer] : 0;
+			it->permanent = it->writer < 0 || (tt->flags & HO_T_OUTPUT);
+			it->readers = &refs[n_refs];
+			/* readers: t's consumers (on d, for a replica), and for a home the
+			 * consumers of every alias of t, anywhere */
+			for (uint32_t a = 0; a < g->n_tensors; a++) {
+				if (a != t && (!home || ho_rt_root(rt, (int32_t)a) != (int32_t)t))
+					continue;
+				if (g->tensors[a].flags & HO_T_OUTPUT)
+					it->permanent = true;
+				for (uint32_t c = 0; c < g->tensors[a].n_consumers; c++)
+					if (home ||
+					    rt->node_dev[g->tensors[a].consumers[c]] == (int32_t)d)
+						refs[n_refs + it->n_readers++] =
+						    (uint32_t)g->tensors[a].consumers[c];
+			}
+			n_refs += it->n_readers;
+			item_t[n_items] = t;
+			item_d[n_items] = d;
+			n_items++;
+		}
+	}
+	for (uint32_t d = 0; d < rt->n_dev; d++) {
+		struct ho_mp_item *mine = calloc(n_items + 1, sizeof(*mine));
+		uint32_t m = 0;
+
+		if (!mine)
+			goto out;
+		for (size_t i = 0; i < n_items; i++)
+			if (item_d[i] == d)
+				mine[m++] = items[i];
+		ret = ho_memplan(mine, m, anc, words, &need[d]);
+		for (size_t i = 0, j = 0; !ret && i < n_items; i++)
+			if (item_d[i] == d)
+				rt->offset[AT(rt, item_t[i], d)] = mine[j++].offset;
+		for (size_t i = 0; i < n_items; i++)
+			if (item_d[i] == d)
+				rt->report.unshared_bytes[d] += (items[i].size + 63) & ~63ull;
+		free(mine);
+		if (ret)
+			goto out;
+	}
+	ret = 0;
+out:
+	free(anc);
+	free(items);
+	free(refs);
+	free(item_t);
+	free(item_d);
+	return ret ? ho_err(err, ret, "out of memory planning tensor memory") : 0;
+}
+
 /* Where every tensor lives and which devices need a replica; then the regions. */
 static int ho_rt_layout(struct ho_rt *rt, struct ho_error *err)
 {
@@ -221,7 +346,7 @@ static int ho_rt_layout(struct ho_rt *rt, struct ho_error *err)
 		    n->n_inputs && n->inputs[0] >= 0 && n->outputs[0] >= 0)
 			rt->home[n->outputs[0]] = rt->home[n->inputs[0]];
 	}
-	/* Sizes: homes, then replicas where a consumer cannot read the home. */
+	/* Replicas where a consumer cannot read the home. */
 	for (uint32_t t = 0; t < g->n_tensors; t++) {
 		const struct ho_tensor *tt = &g->tensors[t];
 		int32_t h = rt->home[t];
@@ -230,19 +355,16 @@ static int ho_rt_layout(struct ho_rt *rt, struct ho_error *err)
 			continue;
 		if (!tt->bytes && ho_shape_numel(&tt->shape) != 0)
 			return ho_err(err, -EINVAL, "tensor '%s': shape not fully known", tt->name);
-		rt->offset[AT(rt, t, h)] = need[h];
-		need[h] += ho_align64(tt->bytes);
-		rt->is_copy[AT(rt, t, h)] = 0;
 		for (uint32_t c = 0; c < tt->n_consumers; c++) {
 			int32_t d = rt->node_dev[tt->consumers[c]];
 
-			if (d < 0 || ho_shares_memory(rt, h, d) || rt->is_copy[AT(rt, t, d)])
-				continue;
-			rt->is_copy[AT(rt, t, d)] = 1;
-			rt->offset[AT(rt, t, d)] = need[d];
-			need[d] += ho_align64(tt->bytes);
+			if (d >= 0 && !ho_shares_memory(rt, h, d))
+				rt->is_copy[AT(rt, t, d)] = 1;
 		}
 	}
+	ret = ho_rt_memplan(rt, need, err);
+	if (ret)
+		return ret;
 	for (uint32_t d = 0; d < rt->n_dev; d++) {
 		ret = ho_pool_alloc(rt->pool, need[d] ? need[d] : 64,
 				    rt->desc[d].numa_node >= 0 &&
@@ -254,6 +376,7 @@ static int ho_rt_layout(struct ho_rt *rt, struct ho_error *err)
 			return ho_err(err, ret, "device %s: cannot get %llu bytes from the pool",
 				      rt->desc[d].name, (unsigned long long)need[d]);
 		rt->dev[d].region_used = need[d];
+		rt->report.region_bytes[d] = need[d];
 	}
 	/* Aliases share their source's bytes: point, do not place. */
 	for (uint32_t t = 0; t < g->n_tensors; t++) {
@@ -427,7 +550,8 @@ static int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
 		for (uint32_t k = 0; k < n->n_inputs + n->n_outputs && !ret; k++) {
 			int32_t t = k < n->n_inputs ? n->inputs[k] : n->outputs[k - n->n_inputs];
 
-			if (t >= 0 && !view[t] && g->tensors[t].bytes)
+			if (t >= 0 && !view[t] && g->tensors[t].bytes &&
+			    !(rt->post[id] >= 0 && t == n->outputs[0]))
 				ret = ho_err(
 				    err, -EFAULT,
 				    "internal: node '%s' on %s: tensor '%s' has no buffer there",
@@ -506,15 +630,15 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 		if (!rt->dev[d].nodes)
 			goto nomem;
 	}
-	ret = ho_rt_layout(rt, err);
-	if (ret)
-		goto fail;
 	if (!getenv("HO_RT_NCHW")) /* the plain layout everywhere, for comparison */
 		ho_rt_layouts(rt);
 	for (uint32_t i = 0; i < g->n_nodes; i++)
 		rt->post[i] = -1;
 	if (!getenv("HO_RT_NOFUSE")) /* every node its own kernel, for comparison */
 		ho_rt_fuse(rt);
+	ret = ho_rt_layout(rt, err);
+	if (ret)
+		goto fail;
 	ret = ho_rt_kernels(rt, err);
 	if (ret)
 		goto fail;

@@ -39,4 +39,20 @@ bool ho_cpu_op_binary(const char *op_type);
 /* Operators whose output is their first input's buffer, unchanged (Reshape, Flatten, ...). */
 bool ho_cpu_op_is_alias(const char *op_type);
 
+/* The memory plan (memplan.c): offsets in one device's region, reusing bytes. */
+struct ho_mp_item {
+	uint64_t size;
+	int32_t writer;		 /* node that writes it (-1: written before the run) */
+	bool copy;		 /* written by a copy that starts once writer is done */
+	bool permanent;		 /* inputs, constants, outputs: never shared */
+	uint32_t prio;		 /* the writer's place in the schedule's order */
+	const uint32_t *readers; /* nodes that read it */
+	uint32_t n_readers;
+	uint64_t offset; /* out */
+};
+/* Each node's ancestors as bitsets of words 64-bit words; NULL if too large. */
+uint64_t *ho_memplan_ancestors(const struct ho_graph *g, uint32_t *words);
+int ho_memplan(struct ho_mp_item *items, uint32_t n, const uint64_t *anc, uint32_t words,
+	       uint64_t *total);
+
 #endif

@@ -125,6 +125,9 @@ static int ho_sched_member(struct ho_rt_placement *pl, json_t *m, json_t *tasks,
 		pl->node_prio[task_node[t]] = (uint32_t)i;
 	}
 	pl->pred_makespan = json_number_value(json_object_get(obj, "latency_s"));
+	for (uint32_t d = 0; d < pl->n_devices; d++)
+		pl->pred_peak[d] = json_number_value(
+		    json_object_get(json_object_get(obj, "peak_memory_bytes"), pl->dev[d].name));
 	/*
 	 * One record per hop: a copy staged through host memory has two.  The
 	 * runtime makes one pool copy per tensor and destination where memory is
