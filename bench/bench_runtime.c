@@ -77,33 +77,37 @@ static double executor_per_node(const char *path, struct ho_graph **gout)
 /* The same oneDNN kernels, one per node, launched back to back with no executor. */
 static double bare_kernels_per_node(const struct ho_graph *g)
 {
-	struct ho_cpu *c = NULL;
-	struct ho_cpu_kernel **k = calloc(g->n_nodes, sizeof(*k));
+	const struct ho_backend_ops *ops = &ho_backend_cpu;
+	struct ho_rt_device dev = {.name = "cpu0", .threads = 1, .numa_node = -1};
+	struct ho_backend *c = NULL;
+	struct ho_kernel **k = calloc(g->n_nodes, sizeof(*k));
 	void **buf = calloc(g->n_tensors, sizeof(void *));
 	float *mem = calloc((size_t)g->n_tensors * 4 + 4, sizeof(float));
 	struct ho_error err;
 	double t[REPS], res = NAN;
 
-	if (!k || !buf || !mem || ho_cpu_open(1, &c, &err))
+	if (!k || !buf || !mem || ops->open(&dev, 1, &c, &err))
 		goto out;
 	for (uint32_t i = 0; i < g->n_tensors; i++)
 		buf[i] = mem + (size_t)i * 4;
 	for (uint32_t i = 0; i < g->n_nodes; i++)
-		if (ho_cpu_prepare(c, g, i, -1, buf, &k[i], &err))
+		if (ops->prepare(c, g, i, -1, buf, NULL, &k[i], &err))
 			goto out;
 	for (int r = 0; r < REPS; r++) {
 		double t0 = now();
 
 		for (uint32_t i = 0; i < g->n_nodes; i++)
 			if (k[i])
-				ho_cpu_launch(c, k[i], &err);
+				ops->launch(c, k[i], &err);
 		t[r] = (now() - t0) / g->n_nodes;
 	}
 	res = median(t, REPS);
 out:
 	for (uint32_t i = 0; k && i < g->n_nodes; i++)
-		ho_cpu_kernel_free(k[i]);
-	ho_cpu_close(c);
+		if (k[i])
+			ops->kernel_free(k[i]);
+	if (c)
+		ops->close(c);
 	free(k);
 	free(buf);
 	free(mem);

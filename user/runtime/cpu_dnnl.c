@@ -19,11 +19,12 @@
 #include <dnnl.h>
 
 #include "graph_priv.h"
+#include "heteroopt/pool.h"
 #include "rt_priv.h"
 
 #define HO_CPU_MAX_ARGS 16
 
-struct ho_cpu {
+struct ho_backend {
 	dnnl_engine_t eng;
 	dnnl_stream_t stream;
 	/*
@@ -32,11 +33,12 @@ struct ho_cpu {
 	 */
 	dnnl_primitive_attr_t attr;
 	const uint8_t *channels_last; /* per tensor, from the executor's layout plan */
+	bool emulated;		      /* emu: the same kernels, standing in for an accelerator */
 };
 
 enum ho_cpu_kind { HO_K_PRIM, HO_K_GEMM, HO_K_TRANSPOSE, HO_K_NEAREST };
 
-struct ho_cpu_kernel {
+struct ho_kernel {
 	int kind;
 	const char *name, *op;
 	dnnl_primitive_t prim;
@@ -130,9 +132,11 @@ bool ho_cpu_op_is_alias(const char *op)
 	return false;
 }
 
-int ho_cpu_open(int threads, struct ho_cpu **out, struct ho_error *err)
+static void cpu_close(struct ho_backend *c);
+
+static int cpu_open(int threads, struct ho_backend **out, struct ho_error *err)
 {
-	struct ho_cpu *c = calloc(1, sizeof(*c));
+	struct ho_backend *c = calloc(1, sizeof(*c));
 
 	*out = NULL;
 	if (!c)
@@ -144,14 +148,14 @@ int ho_cpu_open(int threads, struct ho_cpu **out, struct ho_error *err)
 	    dnnl_primitive_attr_create(&c->attr) != dnnl_success ||
 	    dnnl_primitive_attr_set_scratchpad_mode(c->attr, dnnl_scratchpad_mode_user) !=
 		dnnl_success) {
-		ho_cpu_close(c);
+		cpu_close(c);
 		return ho_err(err, -ENODEV, "oneDNN: cannot create a CPU engine");
 	}
 	*out = c;
 	return 0;
 }
 
-void ho_cpu_close(struct ho_cpu *c)
+static void cpu_close(struct ho_backend *c)
 {
 	if (!c)
 		return;
@@ -164,7 +168,7 @@ void ho_cpu_close(struct ho_cpu *c)
 	free(c);
 }
 
-void ho_cpu_kernel_free(struct ho_cpu_kernel *k)
+static void cpu_kernel_free(struct ho_kernel *k)
 {
 	if (!k)
 		return;
@@ -231,13 +235,8 @@ static void plain_md(dnnl_memory_desc_t *md, const struct ho_shape *s)
 	dnnl_memory_desc_init_by_tag(md, r, d, dnnl_f32, tags[r]);
 }
 
-void ho_cpu_set_layouts(struct ho_cpu *c, const uint8_t *channels_last)
-{
-	c->channels_last = channels_last;
-}
-
 /* Tensor t's memory: NHWC where the layout plan chose it, else plain row-major. */
-static void t_md(const struct ho_cpu *c, dnnl_memory_desc_t *md, int32_t t,
+static void t_md(const struct ho_backend *c, dnnl_memory_desc_t *md, int32_t t,
 		 const struct ho_shape *s)
 {
 	if (t >= 0 && c->channels_last && c->channels_last[t] && s->rank == 4) {
@@ -256,7 +255,7 @@ static void t_md_nhwc(dnnl_memory_desc_t *md, const struct ho_shape *s)
 	dnnl_memory_desc_init_by_tag(md, 4, d, dnnl_f32, dnnl_acdb);
 }
 
-static int ho_mem(struct ho_cpu *c, struct ho_cpu_kernel *k, const dnnl_memory_desc_t *md,
+static int ho_mem(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc_t *md,
 		  void *ptr, int arg)
 {
 	dnnl_memory_t m;
@@ -269,7 +268,7 @@ static int ho_mem(struct ho_cpu *c, struct ho_cpu_kernel *k, const dnnl_memory_d
 	return 0;
 }
 
-static int ho_prim(struct ho_cpu *c, struct ho_cpu_kernel *k, dnnl_primitive_desc_t pd)
+static int ho_prim(struct ho_backend *c, struct ho_kernel *k, dnnl_primitive_desc_t pd)
 {
 	const dnnl_memory_desc_t *sp =
 	    dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
@@ -290,7 +289,7 @@ static int unsupported(struct ho_error *err, const struct ho_node *n, const char
  * tmd: the same memory when they agree, else a buffer of the kernel's own
  * and a reorder run before (input) or after (output) the kernel.
  */
-static int ho_convert(struct ho_cpu *c, struct ho_cpu_kernel *k, const dnnl_memory_desc_t *tmd,
+static int ho_convert(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc_t *tmd,
 		      void *ptr, const dnnl_memory_desc_t *kmd, int arg, bool input)
 {
 	dnnl_primitive_desc_t rpd = NULL;
@@ -331,7 +330,7 @@ static int ho_convert(struct ho_cpu *c, struct ho_cpu_kernel *k, const dnnl_memo
  * Weights in the layout pd's kernel wants: used in place when the model's
  * layout already is that, else reordered once into memory the kernel owns.
  */
-static int ho_weights(struct ho_cpu *c, struct ho_cpu_kernel *k, const_dnnl_primitive_desc_t pd,
+static int ho_weights(struct ho_backend *c, struct ho_kernel *k, const_dnnl_primitive_desc_t pd,
 		      const dnnl_memory_desc_t *user, void *ptr)
 {
 	const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
@@ -424,7 +423,7 @@ static bool eltwise_params(const struct ho_graph *g, const struct ho_node *n, vo
  * An attribute with n (an element-wise node) as post-ops: after a kernel's
  * own work, or alone (first = true: n's first step is the kernel itself).
  */
-static int eltwise_attr(struct ho_cpu *c, const struct ho_graph *g, const struct ho_node *n,
+static int eltwise_attr(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 			void *const *buf, bool first, dnnl_primitive_attr_t *attr)
 {
 	dnnl_post_ops_t po = NULL;
@@ -459,8 +458,8 @@ bool ho_cpu_op_fusable_post(const char *op)
 }
 
 /* Conv and ConvTranspose (oneDNN's deconvolution), 2-D, any group count. */
-static int prep_conv(struct ho_cpu *c, const struct ho_graph *g, const struct ho_node *n,
-		     const struct ho_node *post, void *const *buf, struct ho_cpu_kernel *k,
+static int prep_conv(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		     const struct ho_node *post, void *const *buf, struct ho_kernel *k,
 		     struct ho_error *err)
 {
 	/* post: an element-wise node folded in as a post-op; it writes the result */
@@ -586,8 +585,8 @@ out:
 }
 
 /* Inference batch normalization: per-channel mean, variance, scale and shift. */
-static int prep_bnorm(struct ho_cpu *c, const struct ho_graph *g, const struct ho_node *n,
-		      void *const *buf, struct ho_cpu_kernel *k, struct ho_error *err)
+static int prep_bnorm(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		      void *const *buf, struct ho_kernel *k, struct ho_error *err)
 {
 	const struct ho_tensor *x = in_t(g, n, 0);
 	dnnl_batch_normalization_desc_t d;
@@ -624,8 +623,8 @@ static int prep_bnorm(struct ho_cpu *c, const struct ho_graph *g, const struct h
 	return ret;
 }
 
-static int prep_pool(struct ho_cpu *c, const struct ho_graph *g, const struct ho_node *n,
-		     void *const *buf, struct ho_cpu_kernel *k, struct ho_error *err)
+static int prep_pool(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		     void *const *buf, struct ho_kernel *k, struct ho_error *err)
 {
 	const struct ho_tensor *x = in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
 	bool global = !strncmp(n->op_type, "Global", 6), is_max = strstr(n->op_type, "Max") != NULL;
@@ -683,8 +682,8 @@ static int prep_pool(struct ho_cpu *c, const struct ho_graph *g, const struct ho
 	return ret;
 }
 
-static int prep_eltwise(struct ho_cpu *c, const struct ho_graph *g, const struct ho_node *n,
-			void *const *buf, struct ho_cpu_kernel *k, struct ho_error *err)
+static int prep_eltwise(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+			void *const *buf, struct ho_kernel *k, struct ho_error *err)
 {
 	const struct ho_tensor *x = in_t(g, n, 0);
 	dnnl_eltwise_desc_t d;
@@ -730,8 +729,8 @@ static struct ho_shape ho_lift(const struct ho_shape *s, int r)
 	return o;
 }
 
-static int prep_binary(struct ho_cpu *c, const struct ho_graph *g, const struct ho_node *n,
-		       void *const *buf, struct ho_cpu_kernel *k, struct ho_error *err)
+static int prep_binary(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		       void *const *buf, struct ho_kernel *k, struct ho_error *err)
 {
 	static const struct {
 		const char *op;
@@ -790,8 +789,8 @@ static int prep_binary(struct ho_cpu *c, const struct ho_graph *g, const struct 
 	return ret;
 }
 
-static int prep_concat(struct ho_cpu *c, const struct ho_graph *g, const struct ho_node *n,
-		       void *const *buf, struct ho_cpu_kernel *k, struct ho_error *err)
+static int prep_concat(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		       void *const *buf, struct ho_kernel *k, struct ho_error *err)
 {
 	const struct ho_tensor *y = &g->tensors[n->outputs[0]];
 	int64_t axis = attr_i(n, "axis", 0);
@@ -820,8 +819,8 @@ static int prep_concat(struct ho_cpu *c, const struct ho_graph *g, const struct 
 	return ret;
 }
 
-static int prep_softmax(struct ho_cpu *c, const struct ho_graph *g, const struct ho_node *n,
-			void *const *buf, struct ho_cpu_kernel *k, struct ho_error *err)
+static int prep_softmax(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+			void *const *buf, struct ho_kernel *k, struct ho_error *err)
 {
 	const struct ho_tensor *x = in_t(g, n, 0);
 	int64_t axis = attr_i(n, "axis", n->opset >= 13 ? -1 : 1);
@@ -882,8 +881,8 @@ static int64_t resize_nearest(const char *mode, double v)
  * precomputed source indices, exact for every coordinate and rounding mode.
  * Linear with half-pixel centres on the last two axes is oneDNN's resampling.
  */
-static int prep_resize(struct ho_cpu *c, const struct ho_graph *g, const struct ho_node *n,
-		       void *const *buf, struct ho_cpu_kernel *k, struct ho_error *err)
+static int prep_resize(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		       void *const *buf, struct ho_kernel *k, struct ho_error *err)
 {
 	const struct ho_tensor *x = in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
 	const struct ho_tensor *sc = in_t(g, n, n->opset >= 11 ? 2 : 1);
@@ -962,7 +961,7 @@ static int prep_resize(struct ho_cpu *c, const struct ho_graph *g, const struct 
 	}
 }
 
-static void run_nearest(const struct ho_cpu_kernel *k)
+static void run_nearest(const struct ho_kernel *k)
 {
 	int64_t in_stride[HO_MAX_RANK], idx[HO_MAX_RANK] = {0}, total = 1, s = 1;
 	const float *src = k->src;
@@ -989,7 +988,7 @@ static void run_nearest(const struct ho_cpu_kernel *k)
 
 /* Gemm: Y = alpha * A' B' + beta * C.  MatMul: batched A B, B shared or per batch. */
 static int prep_gemm(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
-		     struct ho_cpu_kernel *k, struct ho_error *err)
+		     struct ho_kernel *k, struct ho_error *err)
 {
 	const struct ho_tensor *a = in_t(g, n, 0), *b = in_t(g, n, 1), *cc = in_t(g, n, 2),
 			       *y = &g->tensors[n->outputs[0]];
@@ -1052,7 +1051,7 @@ static int prep_gemm(const struct ho_graph *g, const struct ho_node *n, void *co
 	return 0;
 }
 
-static int run_gemm(struct ho_cpu_kernel *k)
+static int run_gemm(struct ho_kernel *k)
 {
 	for (int64_t bt = 0; bt < k->batch; bt++) {
 		float *y = k->y + bt * k->y_step;
@@ -1073,7 +1072,7 @@ static int run_gemm(struct ho_cpu_kernel *k)
 }
 
 static int prep_transpose(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
-			  struct ho_cpu_kernel *k, struct ho_error *err)
+			  struct ho_kernel *k, struct ho_error *err)
 {
 	const struct ho_tensor *x = in_t(g, n, 0);
 	int r;
@@ -1096,7 +1095,7 @@ static int prep_transpose(const struct ho_graph *g, const struct ho_node *n, voi
 }
 
 /* A reference loop: oneDNN has no N-d transpose short of a reorder per shape. */
-static void run_transpose(const struct ho_cpu_kernel *k)
+static void run_transpose(const struct ho_kernel *k)
 {
 	int64_t in_stride[HO_MAX_RANK], idx[HO_MAX_RANK] = {0}, total = 1;
 	const char *src = k->src;
@@ -1120,15 +1119,17 @@ static void run_transpose(const struct ho_cpu_kernel *k)
 	}
 }
 
-int ho_cpu_prepare(struct ho_cpu *c, const struct ho_graph *g, uint32_t node, int32_t post_node,
-		   void *const *buf, struct ho_cpu_kernel **out, struct ho_error *err)
+static int cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t node,
+		       int32_t post_node, void *const *buf, const uint8_t *channels_last,
+		       struct ho_kernel **out, struct ho_error *err)
 {
 	const struct ho_node *n = &g->nodes[node];
 	const char *op = n->op_type;
-	struct ho_cpu_kernel *k;
+	struct ho_kernel *k;
 	int ret;
 
 	*out = NULL;
+	c->channels_last = channels_last;
 	if (*n->domain)
 		return unsupported(err, n, "runs the default ONNX domain only");
 	if (ho_cpu_op_is_alias(op) || !strcmp(op, "Constant"))
@@ -1168,14 +1169,14 @@ int ho_cpu_prepare(struct ho_cpu *c, const struct ho_graph *g, uint32_t node, in
 	else
 		ret = unsupported(err, n, "has no kernel for this operator yet");
 	if (ret) {
-		ho_cpu_kernel_free(k);
+		cpu_kernel_free(k);
 		return ret;
 	}
 	*out = k;
 	return 0;
 }
 
-int ho_cpu_launch(struct ho_cpu *c, struct ho_cpu_kernel *k, struct ho_error *err)
+static int cpu_launch(struct ho_backend *c, struct ho_kernel *k, struct ho_error *err)
 {
 	switch (k->kind) {
 	case HO_K_GEMM:
@@ -1201,3 +1202,91 @@ int ho_cpu_launch(struct ho_cpu *c, struct ho_cpu_kernel *k, struct ho_error *er
 		return 0;
 	}
 }
+
+/* ---- the backend interface ---- */
+
+static int cpu_open_dev(const struct ho_rt_device *dev, int threads, struct ho_backend **out,
+			struct ho_error *err)
+{
+	(void)dev;
+	return cpu_open(threads, out, err);
+}
+
+static int emu_open_dev(const struct ho_rt_device *dev, int threads, struct ho_backend **out,
+			struct ho_error *err)
+{
+	int ret = cpu_open(threads, out, err);
+
+	if (!ret)
+		(*out)->emulated = true;
+	(void)dev;
+	return ret;
+}
+
+static void cpu_query(const struct ho_backend *c, struct ho_backend_info *info)
+{
+	info->name = c->emulated ? "emu (emulated, oneDNN)" : "cpu (oneDNN)";
+	info->emulated = c->emulated;
+	/* An emulated accelerator owns its memory: nothing of it is read in place. */
+	info->host_memory = !c->emulated;
+}
+
+/* Tensor memory: a region of the pool on the device's node, mapped for the kernels. */
+static int cpu_alloc(struct ho_backend *c, struct ho_pool *pool, size_t bytes, int node,
+		     struct ho_pool_buf *out)
+{
+	(void)c;
+	return ho_pool_alloc(pool, bytes, node, out);
+}
+
+static void cpu_free(struct ho_backend *c, struct ho_pool *pool, struct ho_pool_buf *buf)
+{
+	(void)c;
+	ho_pool_free(pool, buf);
+}
+
+static int cpu_export_fd(struct ho_backend *c, struct ho_pool *pool, const struct ho_pool_buf *buf)
+{
+	(void)c;
+	return ho_pool_share_fd(pool, buf);
+}
+
+/* Copies into this device: the pool's (ump.ko's copy engines, or memmove). */
+static int cpu_copy(struct ho_backend *c, struct ho_pool *pool, const struct ho_pool_copy *cp)
+{
+	(void)c;
+	return ho_pool_copy(pool, cp, 1);
+}
+
+static int cpu_sync(struct ho_backend *c)
+{
+	return dnnl_stream_wait(c->stream) == dnnl_success ? 0 : -EIO;
+}
+
+const struct ho_backend_ops ho_backend_cpu = {
+    .open = cpu_open_dev,
+    .close = cpu_close,
+    .query = cpu_query,
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .export_fd = cpu_export_fd,
+    .prepare = cpu_prepare,
+    .launch = cpu_launch,
+    .kernel_free = cpu_kernel_free,
+    .copy = cpu_copy,
+    .sync = cpu_sync,
+};
+
+const struct ho_backend_ops ho_backend_emu = {
+    .open = emu_open_dev,
+    .close = cpu_close,
+    .query = cpu_query,
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .export_fd = cpu_export_fd,
+    .prepare = cpu_prepare,
+    .launch = cpu_launch,
+    .kernel_free = cpu_kernel_free,
+    .copy = cpu_copy,
+    .sync = cpu_sync,
+};

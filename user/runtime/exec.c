@@ -23,7 +23,9 @@
 struct ho_rt_dev {
 	struct ho_rt *rt;
 	uint32_t idx;
-	struct ho_cpu *cpu;
+	const struct ho_backend_ops *ops;
+	struct ho_backend *be;
+	struct ho_backend_info info;
 	struct ho_pool_buf region;
 	uint64_t region_used;
 	uint32_t *nodes; /* its nodes, in priority order */
@@ -57,7 +59,7 @@ struct ho_rt {
 	uint8_t *nhwc;	  /* per tensor: stored channels-last */
 	int32_t *post;	  /* per node: the element-wise node folded into it, or -1 */
 	uint8_t *folded;  /* per node: folded into its producer's kernel */
-	struct ho_cpu_kernel **k;
+	struct ho_kernel **k;
 	/* run state, under lock */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -109,7 +111,7 @@ static int ho_rt_fill_constant(const struct ho_tensor *t, void *dst)
 /* Host-addressable devices read each other's memory in place. */
 static bool ho_shares_memory(const struct ho_rt *rt, int a, int b)
 {
-	return a == b || (rt->desc[a].backend == HO_RT_CPU && rt->desc[b].backend == HO_RT_CPU);
+	return a == b || (rt->dev[a].info.host_memory && rt->dev[b].info.host_memory);
 }
 
 static bool ho_is_data(const struct ho_tensor *t)
@@ -122,11 +124,13 @@ void ho_rt_free(struct ho_rt *rt)
 	if (!rt)
 		return;
 	for (uint32_t i = 0; rt->k && i < rt->g->n_nodes; i++)
-		ho_cpu_kernel_free(rt->k[i]);
+		if (rt->k[i])
+			rt->dev[rt->node_dev[i]].ops->kernel_free(rt->k[i]);
 	for (uint32_t d = 0; d < rt->n_dev; d++) {
-		ho_cpu_close(rt->dev[d].cpu);
 		if (rt->dev[d].region.ptr)
-			ho_pool_free(rt->pool, &rt->dev[d].region);
+			rt->dev[d].ops->free(rt->dev[d].be, rt->pool, &rt->dev[d].region);
+		if (rt->dev[d].be)
+			rt->dev[d].ops->close(rt->dev[d].be);
 		free(rt->dev[d].nodes);
 		free(rt->dev[d].cq);
 	}
@@ -366,12 +370,12 @@ static int ho_rt_layout(struct ho_rt *rt, struct ho_error *err)
 	if (ret)
 		return ret;
 	for (uint32_t d = 0; d < rt->n_dev; d++) {
-		ret = ho_pool_alloc(rt->pool, need[d] ? need[d] : 64,
-				    rt->desc[d].numa_node >= 0 &&
-					    rt->desc[d].numa_node < ho_pool_nodes(rt->pool)
-					? rt->desc[d].numa_node
-					: 0,
-				    &rt->dev[d].region);
+		ret = rt->dev[d].ops->alloc(rt->dev[d].be, rt->pool, need[d] ? need[d] : 64,
+					    rt->desc[d].numa_node >= 0 &&
+						    rt->desc[d].numa_node < ho_pool_nodes(rt->pool)
+						? rt->desc[d].numa_node
+						: 0,
+					    &rt->dev[d].region);
 		if (ret)
 			return ho_err(err, ret, "device %s: cannot get %llu bytes from the pool",
 				      rt->desc[d].name, (unsigned long long)need[d]);
@@ -559,7 +563,8 @@ static int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
 		}
 		if (ret)
 			break;
-		ret = ho_cpu_prepare(rt->dev[d].cpu, g, id, rt->post[id], view, &rt->k[id], err);
+		ret = rt->dev[d].ops->prepare(rt->dev[d].be, g, id, rt->post[id], view, rt->nhwc,
+					      &rt->k[id], err);
 	}
 	if (rt->n_dev > 1)
 		omp_set_num_threads(max_threads);
@@ -622,10 +627,13 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 	for (uint32_t d = 0; d < rt->n_dev; d++) {
 		rt->dev[d].rt = rt;
 		rt->dev[d].idx = d;
-		ret = ho_cpu_open(rt->n_dev == 1 ? rt->desc[d].threads : 0, &rt->dev[d].cpu, err);
+		rt->dev[d].ops =
+		    rt->desc[d].backend == HO_RT_CPU ? &ho_backend_cpu : &ho_backend_emu;
+		ret = rt->dev[d].ops->open(&rt->desc[d], rt->n_dev == 1 ? rt->desc[d].threads : 0,
+					   &rt->dev[d].be, err);
 		if (ret)
 			goto fail;
-		ho_cpu_set_layouts(rt->dev[d].cpu, rt->nhwc);
+		rt->dev[d].ops->query(rt->dev[d].be, &rt->dev[d].info);
 		rt->dev[d].nodes = calloc(g->n_nodes + 1, sizeof(uint32_t));
 		if (!rt->dev[d].nodes)
 			goto nomem;
@@ -761,7 +769,7 @@ static void *ho_rt_copier(void *arg)
 		    (size_t)((char *)rt->buf[AT(rt, t, h)] - (char *)rt->dev[h].region.ptr),
 		    (size_t)((char *)rt->buf[AT(rt, t, d)] - (char *)rt->dev[d].region.ptr),
 		    (size_t)g->tensors[t].bytes};
-		ret = ho_pool_copy(rt->pool, &c, 1);
+		ret = dv->ops->copy(dv->be, rt->pool, &c);
 		if (ret) {
 			ho_err(&e, ret, "copying '%s' to %s failed", g->tensors[t].name,
 			       rt->desc[d].name);
@@ -842,7 +850,7 @@ static void *ho_rt_worker(void *arg)
 			ho_rt_fail(rt, -EIO, &e);
 			return NULL;
 		}
-		if (rt->k[id] && (ret = ho_cpu_launch(dv->cpu, rt->k[id], &e))) {
+		if (rt->k[id] && (ret = dv->ops->launch(dv->be, rt->k[id], &e))) {
 			ho_rt_fail(rt, ret, &e);
 			return NULL;
 		}

@@ -7,27 +7,58 @@
 
 #include "heteroopt/runtime.h"
 
-/* The cpu backend (cpu_dnnl.c): one oneDNN engine and stream. */
-struct ho_cpu;
-struct ho_cpu_kernel;
-
-int ho_cpu_open(int threads, struct ho_cpu **out, struct ho_error *err);
-void ho_cpu_close(struct ho_cpu *c);
 /*
- * Build node's kernel over the tensors' buffers (buf, indexed by tensor id;
- * they stay where they are for the plan's life).  post_node >= 0: a Conv's
- * single element-wise consumer, folded in as a oneDNN post-op (it then
- * writes post_node's output; post_node itself needs no kernel).  *out is NULL for a node
- * with nothing to do at run time (an alias, a folded constant).
+ * A backend: what the executor asks of one device.  The executor owns the
+ * plan, asks each device for its memory region, places tensors in it, has
+ * its kernels prepared once over those addresses, launches them, and copies
+ * between regions; a backend for CUDA or XRT fills the same table.
  */
-int ho_cpu_prepare(struct ho_cpu *c, const struct ho_graph *g, uint32_t node, int32_t post_node,
-		   void *const *buf, struct ho_cpu_kernel **out, struct ho_error *err);
-/* post_node of ho_cpu_prepare: an element-wise node a convolution can end with. */
+struct ho_backend; /* one device's instance */
+struct ho_kernel;  /* one node's prepared work (with any folded post-op) */
+struct ho_pool;
+struct ho_pool_buf;
+struct ho_pool_copy;
+
+struct ho_backend_info {
+	const char *name; /* for reports: "cpu (oneDNN)", "emu (emulated, oneDNN)" */
+	bool emulated;
+	bool host_memory; /* kernels address host memory: other host-memory devices' tensors
+			   * are read in place, no copy */
+};
+
+struct ho_backend_ops {
+	int (*open)(const struct ho_rt_device *dev, int threads, struct ho_backend **out,
+		    struct ho_error *err);
+	void (*close)(struct ho_backend *b);
+	void (*query)(const struct ho_backend *b, struct ho_backend_info *info);
+	/* The device's tensor memory: a region from the pool on its NUMA node. */
+	int (*alloc)(struct ho_backend *b, struct ho_pool *pool, size_t bytes, int node,
+		     struct ho_pool_buf *out);
+	void (*free)(struct ho_backend *b, struct ho_pool *pool, struct ho_pool_buf *buf);
+	/* An fd another process or driver can map the region by (dma-buf or memfd). */
+	int (*export_fd)(struct ho_backend *b, struct ho_pool *pool, const struct ho_pool_buf *buf);
+	/*
+	 * Build node's kernel over the tensors' buffers (buf, indexed by tensor
+	 * id; they stay where they are for the plan's life), channels_last[t]
+	 * saying which are NHWC.  post_node >= 0: a Conv's single element-wise
+	 * consumer, folded in as a post-op (the kernel then writes post_node's
+	 * output).  *out is NULL for a node with nothing to do at run time.
+	 */
+	int (*prepare)(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
+		       int32_t post_node, void *const *buf, const uint8_t *channels_last,
+		       struct ho_kernel **out, struct ho_error *err);
+	int (*launch)(struct ho_backend *b, struct ho_kernel *k, struct ho_error *err);
+	void (*kernel_free)(struct ho_kernel *k);
+	/* A copy into this device's region. */
+	int (*copy)(struct ho_backend *b, struct ho_pool *pool, const struct ho_pool_copy *c);
+	int (*sync)(struct ho_backend *b);
+};
+
+/* cpu_dnnl.c: oneDNN on this machine's cores; emu: the same, as an accelerator. */
+extern const struct ho_backend_ops ho_backend_cpu, ho_backend_emu;
+
+/* post_node of prepare: an element-wise node a convolution can end with. */
 bool ho_cpu_op_fusable_post(const char *op_type);
-int ho_cpu_launch(struct ho_cpu *c, struct ho_cpu_kernel *k, struct ho_error *err);
-void ho_cpu_kernel_free(struct ho_cpu_kernel *k);
-/* Which tensors are stored channels-last (NHWC); NULL: none.  Set before preparing. */
-void ho_cpu_set_layouts(struct ho_cpu *c, const uint8_t *channels_last);
 /*
  * Layout classes: kernels that work on NHWC as well as NCHW and may mix
  * them (Conv, Concat), and among those the ones whose output must share the
