@@ -17,32 +17,12 @@
 #include <starpu.h>
 
 #include "../user/runtime/rt_priv.h"
+#include "bench_util.h"
 #include "heteroopt/graph.h"
 #include "heteroopt/pool.h"
 #include "heteroopt/runtime.h"
 
 #define REPS 9
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), cmp_d);
-	return v[n / 2];
-}
 
 /* The executor over the chain, per node; NAN if it cannot run. */
 static double executor_per_node(const char *path, struct ho_graph **gout)

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "../tests/unit/randdag.h"
+#include "bench_util.h"
 #include "heteroopt/graph.h"
 #include "heteroopt/sched.h"
 
@@ -41,21 +42,6 @@ static const char *box4 = "{\"name\": \"bench-4dev\", \"host\": \"cpu0\", \"devi
 			  "{\"a\": \"cpu0\", \"b\": \"npu0\", \"gbps\": 25}, {\"a\": \"gpu0\", "
 			  "\"b\": \"gpu1\", \"gbps\": 50},"
 			  "{\"a\": \"gpu0\", \"b\": \"npu0\", \"gbps\": 12, \"p2p\": false}]}";
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static struct ho_problem *model_problem(const char *models, struct ho_graph **g,
 					struct ho_box **box)

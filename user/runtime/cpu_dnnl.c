@@ -1263,30 +1263,14 @@ static int cpu_sync(struct ho_backend *c)
 	return dnnl_stream_wait(c->stream) == dnnl_success ? 0 : -EIO;
 }
 
-const struct ho_backend_ops ho_backend_cpu = {
-    .open = cpu_open_dev,
-    .close = cpu_close,
-    .query = cpu_query,
-    .alloc = cpu_alloc,
-    .free = cpu_free,
-    .export_fd = cpu_export_fd,
-    .prepare = cpu_prepare,
-    .launch = cpu_launch,
-    .kernel_free = cpu_kernel_free,
-    .copy = cpu_copy,
-    .sync = cpu_sync,
-};
+/* cpu and emu differ only in how they open (emu marks itself emulated). */
+#define HO_ONEDNN_OPS(open_fn)                                                                     \
+	{                                                                                          \
+		.open = open_fn, .close = cpu_close, .query = cpu_query, .alloc = cpu_alloc,       \
+		.free = cpu_free, .export_fd = cpu_export_fd, .prepare = cpu_prepare,              \
+		.launch = cpu_launch, .kernel_free = cpu_kernel_free, .copy = cpu_copy,            \
+		.sync = cpu_sync,                                                                  \
+	}
 
-const struct ho_backend_ops ho_backend_emu = {
-    .open = emu_open_dev,
-    .close = cpu_close,
-    .query = cpu_query,
-    .alloc = cpu_alloc,
-    .free = cpu_free,
-    .export_fd = cpu_export_fd,
-    .prepare = cpu_prepare,
-    .launch = cpu_launch,
-    .kernel_free = cpu_kernel_free,
-    .copy = cpu_copy,
-    .sync = cpu_sync,
-};
+const struct ho_backend_ops ho_backend_cpu = HO_ONEDNN_OPS(cpu_open_dev);
+const struct ho_backend_ops ho_backend_emu = HO_ONEDNN_OPS(emu_open_dev);
