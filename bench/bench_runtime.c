@@ -71,7 +71,7 @@ static double bare_kernels_per_node(const struct ho_graph *g)
 	for (uint32_t i = 0; i < g->n_tensors; i++)
 		buf[i] = mem + (size_t)i * 4;
 	for (uint32_t i = 0; i < g->n_nodes; i++)
-		if (ops->prepare(c, g, i, -1, buf, NULL, &k[i], &err))
+		if (ops->prepare(c, g, i, NULL, buf, NULL, &k[i], &err))
 			goto out;
 	for (int r = 0; r < REPS; r++) {
 		double t0 = now();

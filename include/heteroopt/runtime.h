@@ -83,7 +83,7 @@ struct ho_rt_report {
 	uint32_t transfers; /* pool copies made */
 	double bytes_moved;
 	uint32_t zero_copy;    /* cross-device edges served in place */
-	uint32_t fused;	       /* element-wise nodes run as their Conv's post-op */
+	uint32_t fused;	       /* batch-norm and element-wise nodes folded into their Conv */
 	const double *start_s; /* per graph node, from the run's start; < 0: did not run */
 	const double *end_s;
 	double busy_s[HO_RT_MAX_DEVICES];

@@ -122,7 +122,8 @@ static void print_report(const struct ho_graph *g, const struct ho_rt_placement 
 	       "ms\n",
 	       timed ? start_abs / timed * 1e3 : 0, start_max * 1e3);
 	if (r->fused)
-		printf("  %u element-wise nodes ran as their convolution's post-op\n", r->fused);
+		printf("  %u nodes folded into their convolution (batch norm, element-wise)\n",
+		       r->fused);
 	printf("  copies: %u made (%.0f bytes), schedule predicts %u (%.0f bytes); %u "
 	       "cross-device reads served in place\n",
 	       r->transfers, r->bytes_moved, pl->pred_transfers, pl->pred_bytes, r->zero_copy);

@@ -42,6 +42,7 @@ struct ho_kernel {
 	int kind;
 	const char *name, *op;
 	dnnl_primitive_t prim;
+	float *fold; /* a Conv's weights and bias with its batch norm folded in */
 	/* layout conversions around it (a convolution between NCHW and NHWC) */
 	dnnl_primitive_t pre, post;
 	dnnl_exec_arg_t pre_args[3], post_args[3];
@@ -174,6 +175,7 @@ static void cpu_kernel_free(struct ho_kernel *k)
 		return;
 	if (k->prim)
 		dnnl_primitive_destroy(k->prim);
+	free(k->fold);
 	if (k->pre)
 		dnnl_primitive_destroy(k->pre);
 	if (k->post)
@@ -458,15 +460,61 @@ bool ho_cpu_op_fusable_post(const char *op)
 }
 
 /* Conv and ConvTranspose (oneDNN's deconvolution), 2-D, any group count. */
-static int prep_conv(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
-		     const struct ho_node *post, void *const *buf, struct ho_kernel *k,
-		     struct ho_error *err)
+/*
+ * Conv then BatchNormalization, folded: y = gamma * (W x + b - mean) /
+ * sqrt(var + eps) + beta is a convolution with each output channel's weights
+ * scaled and a new bias.  Computed once, into memory the kernel owns.
+ */
+static int ho_fold_bn(struct ho_kernel *k, const struct ho_graph *g, const struct ho_node *n,
+		      const struct ho_node *bn, void *const *buf, const float **w_out,
+		      const float **b_out)
 {
-	/* post: an element-wise node folded in as a post-op; it writes the result */
-	int32_t yid = post ? post->outputs[0] : n->outputs[0];
+	const struct ho_tensor *w = in_t(g, n, 1);
+	int64_t oc = w->shape.dim[0], per = ho_shape_numel(&w->shape) / oc;
+	const float *wv = buf[n->inputs[1]], *bv = in_t(g, n, 2) ? buf[n->inputs[2]] : NULL;
+	const float *gamma = buf[bn->inputs[1]], *beta = buf[bn->inputs[2]],
+		    *mean = buf[bn->inputs[3]], *var = buf[bn->inputs[4]];
+	float eps = attr_f(bn, "epsilon", 1e-5f), *fw, *fb;
+
+	k->fold = aligned_alloc(64, (size_t)((oc * per + oc) * 4 + 63) & ~(size_t)63);
+	if (!k->fold)
+		return -ENOMEM;
+	fw = k->fold;
+	fb = fw + oc * per;
+	for (int64_t o = 0; o < oc; o++) {
+		float scale = gamma[o] / sqrtf(var[o] + eps);
+
+		for (int64_t j = 0; j < per; j++)
+			fw[o * per + j] = wv[o * per + j] * scale;
+		fb[o] = ((bv ? bv[o] : 0.0f) - mean[o]) * scale + beta[o];
+	}
+	*w_out = fw;
+	*b_out = fb;
+	return 0;
+}
+
+static int prep_conv(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		     const struct ho_node *bnn, const struct ho_node *post, void *const *buf,
+		     struct ho_kernel *k, struct ho_error *err)
+{
+	/* bnn, post: nodes folded in (see ho_fusion); the last one's output is written */
+	int32_t yid = post ? post->outputs[0] : bnn ? bnn->outputs[0] : n->outputs[0];
+	const void *wptr = buf[n->inputs[1]],
+		   *bptr = n->n_inputs > 2 && n->inputs[2] >= 0 ? buf[n->inputs[2]] : NULL;
 	const struct ho_tensor *x = in_t(g, n, 0), *w = in_t(g, n, 1), *b = in_t(g, n, 2),
 			       *y = &g->tensors[yid];
 	dnnl_primitive_attr_t attr = NULL;
+
+	if (bnn) {
+		const float *fw, *fb;
+
+		if (!w || w->shape.rank != 4 || ho_fold_bn(k, g, n, bnn, buf, &fw, &fb))
+			return ho_err(err, -ENOMEM, "node '%s': cannot fold its batch norm",
+				      n->name);
+		wptr = fw;
+		bptr = fb;
+		b = w; /* a bias exists now, of w's output channels */
+	}
 	bool deconv = !strcmp(n->op_type, "ConvTranspose");
 	int64_t group = attr_i(n, "group", 1), st[2], dl[2], pads[4], oc, ic;
 	dnnl_memory_desc_t xm, wm, bm, ym, wuser, conv_in, conv_out;
@@ -570,9 +618,9 @@ static int prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 	}
 	if (ho_convert(c, k, &xm, buf[n->inputs[0]], &conv_in, DNNL_ARG_SRC, true) ||
 	    ho_convert(c, k, &ym, buf[yid], &conv_out, DNNL_ARG_DST, false) ||
-	    (b && ho_mem(c, k, &bm, buf[n->inputs[2]], DNNL_ARG_BIAS)))
+	    (b && ho_mem(c, k, &bm, (void *)bptr, DNNL_ARG_BIAS)))
 		goto out;
-	ret = ho_weights(c, k, pd, &wuser, buf[n->inputs[1]]);
+	ret = ho_weights(c, k, pd, &wuser, (void *)wptr);
 	if (ret)
 		goto out;
 	ret = ho_prim(c, k, pd);
@@ -1120,7 +1168,7 @@ static void run_transpose(const struct ho_kernel *k)
 }
 
 static int cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t node,
-		       int32_t post_node, void *const *buf, const uint8_t *channels_last,
+		       const struct ho_fusion *fuse, void *const *buf, const uint8_t *channels_last,
 		       struct ho_kernel **out, struct ho_error *err)
 {
 	const struct ho_node *n = &g->nodes[node];
@@ -1142,7 +1190,9 @@ static int cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t 
 	k->name = n->name;
 	k->op = op;
 	if (!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose"))
-		ret = prep_conv(c, g, n, post_node >= 0 ? &g->nodes[post_node] : NULL, buf, k, err);
+		ret =
+		    prep_conv(c, g, n, fuse && fuse->bn >= 0 ? &g->nodes[fuse->bn] : NULL,
+			      fuse && fuse->post >= 0 ? &g->nodes[fuse->post] : NULL, buf, k, err);
 	else if (!strcmp(op, "BatchNormalization"))
 		ret = prep_bnorm(c, g, n, buf, k, err);
 	else if (!strcmp(op, "Resize") || !strcmp(op, "Upsample"))

@@ -58,6 +58,7 @@ struct ho_rt {
 	uint8_t *is_set;  /* per graph input: fed since the plan was made */
 	uint8_t *nhwc;	  /* per tensor: stored channels-last */
 	int32_t *post;	  /* per node: the element-wise node folded into it, or -1 */
+	int32_t *bn;	  /* per node: the BatchNormalization folded into it, or -1 */
 	uint8_t *folded;  /* per node: folded into its producer's kernel */
 	struct ho_kernel **k;
 	/* run state, under lock */
@@ -148,6 +149,7 @@ void ho_rt_free(struct ho_rt *rt)
 	free(rt->is_set);
 	free(rt->nhwc);
 	free(rt->post);
+	free(rt->bn);
 	free(rt->folded);
 	free(rt->waiting);
 	free(rt->done);
@@ -210,6 +212,23 @@ static int32_t ho_rt_root(const struct ho_rt *rt, int32_t t)
 	}
 }
 
+/* A tensor a fused kernel skips: a Conv's output, or its folded batch norm's, when
+ * a later folded node writes the result instead. */
+static bool ho_rt_unwritten(const struct ho_rt *rt, int32_t t)
+{
+	int32_t p = rt->g->tensors[t].producer;
+
+	if (p < 0 || rt->g->nodes[p].outputs[0] != t)
+		return false;
+	if (rt->post[p] >= 0 || rt->bn[p] >= 0)
+		return true; /* the Conv's own output */
+	if (rt->folded[p] && !strcmp(rt->g->nodes[p].op_type, "BatchNormalization"))
+		for (uint32_t i = 0; i < rt->g->n_nodes; i++)
+			if (rt->bn[i] == p)
+				return rt->post[i] >= 0;
+	return false;
+}
+
 /* The node whose kernel writes t: its producer, or the Conv that folded it in. */
 static int32_t ho_rt_writer(const struct ho_rt *rt, int32_t t)
 {
@@ -219,7 +238,7 @@ static int32_t ho_rt_writer(const struct ho_rt *rt, int32_t t)
 		return -1;
 	if (rt->folded[p])
 		for (uint32_t i = 0; i < rt->g->n_nodes; i++)
-			if (rt->post[i] == p)
+			if (rt->post[i] == p || rt->bn[i] == p)
 				return (int32_t)i;
 	return p;
 }
@@ -269,8 +288,7 @@ static int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 			it->size = tt->bytes;
 			it->writer = ho_rt_writer(rt, (int32_t)t);
 			/* a Conv's output that its folded post-op replaces is never written */
-			if (home && tt->producer >= 0 && rt->post[tt->producer] >= 0 &&
-			    g->nodes[tt->producer].outputs[0] == (int32_t)t)
+			if (home && ho_rt_unwritten(rt, (int32_t)t))
 				it->size = 0;
 			it->copy = !home;
 			it->prio = it->writer >= 0 ? rt->prio[it->writer] : 0;
@@ -480,11 +498,27 @@ static void ho_rt_layouts(struct ho_rt *rt)
 	}
 }
 
+/* t's only consumer, on the device of node i, reading it first, in t's layout; else -1. */
+static int32_t ho_rt_sole_consumer(const struct ho_rt *rt, uint32_t i, int32_t t)
+{
+	const struct ho_graph *g = rt->g;
+	int32_t b;
+
+	if (t < 0 || g->tensors[t].n_consumers != 1 || (g->tensors[t].flags & HO_T_OUTPUT))
+		return -1;
+	b = g->tensors[t].consumers[0];
+	if (rt->node_dev[b] != rt->node_dev[i] || rt->folded[b] || g->nodes[b].inputs[0] != t ||
+	    g->nodes[b].outputs[0] < 0 || rt->nhwc[g->nodes[b].outputs[0]] != rt->nhwc[t])
+		return -1;
+	return b;
+}
+
 /*
- * Conv (or ConvTranspose) + its only consumer, an element-wise node on the
- * same device: oneDNN applies the latter as a post-op while the output is
- * still in cache, one pass over memory instead of two.  What runs is still
- * the schedule: both nodes, on the device it chose, in its order.
+ * Conv + BatchNormalization + element-wise, each the only consumer of the
+ * one before, on the same device: the batch norm goes into the weights and
+ * the element-wise node runs as a oneDNN post-op, one pass over memory
+ * instead of three.  What runs is still the schedule: every node, on the
+ * device it chose, in its order.
  */
 static void ho_rt_fuse(struct ho_rt *rt)
 {
@@ -494,15 +528,27 @@ static void ho_rt_fuse(struct ho_rt *rt)
 		const struct ho_node *n = &g->nodes[i];
 		int32_t t = n->n_outputs ? n->outputs[0] : -1, b;
 
-		rt->post[i] = -1;
-		if (rt->node_dev[i] < 0 || t < 0 ||
-		    (strcmp(n->op_type, "Conv") && strcmp(n->op_type, "ConvTranspose")) ||
-		    g->tensors[t].n_consumers != 1 || (g->tensors[t].flags & HO_T_OUTPUT))
+		if (rt->node_dev[i] < 0 ||
+		    (strcmp(n->op_type, "Conv") && strcmp(n->op_type, "ConvTranspose")))
 			continue;
-		b = g->tensors[t].consumers[0];
-		if (rt->node_dev[b] != rt->node_dev[i] || rt->folded[b] ||
-		    !ho_cpu_op_fusable_post(g->nodes[b].op_type) || g->nodes[b].inputs[0] != t ||
-		    g->nodes[b].outputs[0] < 0 || rt->nhwc[g->nodes[b].outputs[0]] != rt->nhwc[t])
+		b = ho_rt_sole_consumer(rt, i, t);
+		if (b >= 0 && !strcmp(n->op_type, "Conv") &&
+		    !strcmp(g->nodes[b].op_type, "BatchNormalization") &&
+		    g->nodes[b].n_inputs >= 5) {
+			bool constant = true;
+
+			for (uint32_t k = 1; k < 5; k++)
+				constant &= g->nodes[b].inputs[k] >= 0 &&
+					    (g->tensors[g->nodes[b].inputs[k]].flags &
+					     (HO_T_INITIALIZER | HO_T_CONSTANT));
+			if (constant) {
+				rt->bn[i] = b;
+				rt->folded[b] = 1;
+				rt->report.fused++;
+				b = ho_rt_sole_consumer(rt, i, g->nodes[b].outputs[0]);
+			}
+		}
+		if (b < 0 || !ho_cpu_op_fusable_post(g->nodes[b].op_type))
 			continue;
 		rt->post[i] = b;
 		rt->folded[b] = 1;
@@ -546,6 +592,16 @@ static int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
 		for (uint32_t k = 0; k < n->n_outputs; k++)
 			if (n->outputs[k] >= 0)
 				view[n->outputs[k]] = rt->buf[AT(rt, n->outputs[k], d)];
+		if (rt->bn[id] >= 0) { /* the batch norm's parameters and output */
+			const struct ho_node *bn = &g->nodes[rt->bn[id]];
+
+			for (uint32_t k = 1; k < 5; k++)
+				view[bn->inputs[k]] =
+				    rt->buf[AT(rt, bn->inputs[k], d)]
+					? rt->buf[AT(rt, bn->inputs[k], d)]
+					: rt->buf[AT(rt, bn->inputs[k], rt->home[bn->inputs[k]])];
+			view[bn->outputs[0]] = rt->buf[AT(rt, bn->outputs[0], d)];
+		}
 		if (rt->post[id] >= 0) {
 			int32_t y = g->nodes[rt->post[id]].outputs[0];
 
@@ -554,8 +610,7 @@ static int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
 		for (uint32_t k = 0; k < n->n_inputs + n->n_outputs && !ret; k++) {
 			int32_t t = k < n->n_inputs ? n->inputs[k] : n->outputs[k - n->n_inputs];
 
-			if (t >= 0 && !view[t] && g->tensors[t].bytes &&
-			    !(rt->post[id] >= 0 && t == n->outputs[0]))
+			if (t >= 0 && !view[t] && g->tensors[t].bytes && !ho_rt_unwritten(rt, t))
 				ret = ho_err(
 				    err, -EFAULT,
 				    "internal: node '%s' on %s: tensor '%s' has no buffer there",
@@ -563,8 +618,9 @@ static int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
 		}
 		if (ret)
 			break;
-		ret = rt->dev[d].ops->prepare(rt->dev[d].be, g, id, rt->post[id], view, rt->nhwc,
-					      &rt->k[id], err);
+		ret = rt->dev[d].ops->prepare(rt->dev[d].be, g, id,
+					      &(struct ho_fusion){rt->bn[id], rt->post[id]}, view,
+					      rt->nhwc, &rt->k[id], err);
 	}
 	if (rt->n_dev > 1)
 		omp_set_num_threads(max_threads);
@@ -601,9 +657,11 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 	rt->home = calloc(g->n_tensors + 1, sizeof(int32_t));
 	rt->nhwc = calloc(g->n_tensors + 1, 1);
 	rt->post = calloc(g->n_nodes + 1, sizeof(int32_t));
+	rt->bn = calloc(g->n_nodes + 1, sizeof(int32_t));
 	rt->folded = calloc(g->n_nodes + 1, 1);
 	if (!rt->node_dev || !rt->prio || !rt->k || !rt->waiting || !rt->done || !rt->start ||
-	    !rt->end || !rt->is_set || !rt->home || !rt->nhwc || !rt->post || !rt->folded)
+	    !rt->end || !rt->is_set || !rt->home || !rt->nhwc || !rt->post || !rt->bn ||
+	    !rt->folded)
 		goto nomem;
 	ret = ho_rt_place(rt, o, err);
 	if (ret)
@@ -641,7 +699,7 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 	if (!getenv("HO_RT_NCHW")) /* the plain layout everywhere, for comparison */
 		ho_rt_layouts(rt);
 	for (uint32_t i = 0; i < g->n_nodes; i++)
-		rt->post[i] = -1;
+		rt->post[i] = rt->bn[i] = -1;
 	if (!getenv("HO_RT_NOFUSE")) /* every node its own kernel, for comparison */
 		ho_rt_fuse(rt);
 	ret = ho_rt_layout(rt, err);

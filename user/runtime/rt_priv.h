@@ -19,6 +19,11 @@ struct ho_pool;
 struct ho_pool_buf;
 struct ho_pool_copy;
 
+/* Nodes folded into a Conv's kernel; -1 where none. */
+struct ho_fusion {
+	int32_t bn, post;
+};
+
 struct ho_backend_info {
 	const char *name; /* for reports: "cpu (oneDNN)", "emu (emulated, oneDNN)" */
 	bool emulated;
@@ -40,12 +45,13 @@ struct ho_backend_ops {
 	/*
 	 * Build node's kernel over the tensors' buffers (buf, indexed by tensor
 	 * id; they stay where they are for the plan's life), channels_last[t]
-	 * saying which are NHWC.  post_node >= 0: a Conv's single element-wise
-	 * consumer, folded in as a post-op (the kernel then writes post_node's
-	 * output).  *out is NULL for a node with nothing to do at run time.
+	 * saying which are NHWC.  fuse (NULL: none) names nodes folded into a
+	 * Conv: a BatchNormalization, whose scale and shift go into the weights,
+	 * and an element-wise node, run as a post-op; the kernel then writes the
+	 * last one's output.  *out is NULL for a node with nothing to do.
 	 */
 	int (*prepare)(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
-		       int32_t post_node, void *const *buf, const uint8_t *channels_last,
+		       const struct ho_fusion *fuse, void *const *buf, const uint8_t *channels_last,
 		       struct ho_kernel **out, struct ho_error *err);
 	int (*launch)(struct ho_backend *b, struct ho_kernel *k, struct ho_error *err);
 	void (*kernel_free)(struct ho_kernel *k);
@@ -57,7 +63,7 @@ struct ho_backend_ops {
 /* cpu_dnnl.c: oneDNN on this machine's cores; emu: the same, as an accelerator. */
 extern const struct ho_backend_ops ho_backend_cpu, ho_backend_emu;
 
-/* post_node of prepare: an element-wise node a convolution can end with. */
+/* ho_fusion.post: an element-wise node a convolution can end with. */
 bool ho_cpu_op_fusable_post(const char *op_type);
 /*
  * Layout classes: kernels that work on NHWC as well as NCHW and may mix
