@@ -280,6 +280,17 @@ static int ho_prim(struct ho_backend *c, struct ho_kernel *k, dnnl_primitive_des
 	return dnnl_primitive_create(&k->prim, pd) == dnnl_success ? 0 : -EINVAL;
 }
 
+/* The kernel of a one-input, one-output node: its source, its destination, the primitive. */
+static int ho_src_dst_prim(struct ho_backend *c, struct ho_kernel *k, dnnl_primitive_desc_t pd,
+			   const dnnl_memory_desc_t *xm, const dnnl_memory_desc_t *ym,
+			   void *const *buf, const struct ho_node *n, struct ho_error *err)
+{
+	if (ho_mem(c, k, xm, buf[n->inputs[0]], DNNL_ARG_SRC) ||
+	    ho_mem(c, k, ym, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(c, k, pd))
+		return ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name);
+	return 0;
+}
+
 static int unsupported(struct ho_error *err, const struct ho_node *n, const char *why)
 {
 	return ho_err(err, -EOPNOTSUPP, "node '%s' (%s): the cpu backend %s", n->name, n->op_type,
@@ -722,10 +733,7 @@ static int prep_pool(struct ho_backend *c, const struct ho_graph *g, const struc
 					      kernel, dil, pl, pr) != dnnl_success ||
 	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
 		return unsupported(err, n, "(oneDNN) has no pooling for these shapes");
-	ret = ho_mem(c, k, &xm, buf[n->inputs[0]], DNNL_ARG_SRC) ||
-		      ho_mem(c, k, &ym, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(c, k, pd)
-		  ? ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name)
-		  : 0;
+	ret = ho_src_dst_prim(c, k, pd, &xm, &ym, buf, n, err);
 	dnnl_primitive_desc_destroy(pd);
 	return ret;
 }
@@ -754,10 +762,7 @@ static int prep_eltwise(struct ho_backend *c, const struct ho_graph *g, const st
 		ret = unsupported(err, n, "(oneDNN) has no element-wise kernel for this");
 		goto out;
 	}
-	ret = ho_mem(c, k, &md, buf[n->inputs[0]], DNNL_ARG_SRC) ||
-		      ho_mem(c, k, &md, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(c, k, pd)
-		  ? ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name)
-		  : 0;
+	ret = ho_src_dst_prim(c, k, pd, &md, &md, buf, n, err);
 out:
 	if (pd)
 		dnnl_primitive_desc_destroy(pd);
@@ -889,10 +894,7 @@ static int prep_softmax(struct ho_backend *c, const struct ho_graph *g, const st
 		dnnl_success ||
 	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
 		return unsupported(err, n, "(oneDNN) has no softmax for this");
-	ret = ho_mem(c, k, &md, buf[n->inputs[0]], DNNL_ARG_SRC) ||
-		      ho_mem(c, k, &md, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(c, k, pd)
-		  ? ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name)
-		  : 0;
+	ret = ho_src_dst_prim(c, k, pd, &md, &md, buf, n, err);
 	dnnl_primitive_desc_destroy(pd);
 	return ret;
 }
@@ -999,11 +1001,7 @@ static int prep_resize(struct ho_backend *c, const struct ho_graph *g, const str
 						      &ym) != dnnl_success ||
 		    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
 			return unsupported(err, n, "(oneDNN) has no resampling for this");
-		ret = ho_mem(c, k, &xm, buf[n->inputs[0]], DNNL_ARG_SRC) ||
-			      ho_mem(c, k, &ym, buf[n->outputs[0]], DNNL_ARG_DST) ||
-			      ho_prim(c, k, pd)
-			  ? ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name)
-			  : 0;
+		ret = ho_src_dst_prim(c, k, pd, &xm, &ym, buf, n, err);
 		dnnl_primitive_desc_destroy(pd);
 		return ret;
 	}
