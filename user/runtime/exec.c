@@ -59,7 +59,7 @@ struct ho_rt {
 	uint8_t *nhwc;	  /* per tensor: stored channels-last */
 	int32_t *post;	  /* per node: the element-wise node folded into it, or -1 */
 	int32_t *bn;	  /* per node: the BatchNormalization folded into it, or -1 */
-	uint8_t *folded;  /* per node: folded into its producer's kernel */
+	int32_t *folded;  /* per node: the Conv whose kernel it is folded into, or -1 */
 	struct ho_kernel **k;
 	/* run state, under lock */
 	pthread_mutex_t lock;
@@ -222,11 +222,8 @@ static bool ho_rt_unwritten(const struct ho_rt *rt, int32_t t)
 		return false;
 	if (rt->post[p] >= 0 || rt->bn[p] >= 0)
 		return true; /* the Conv's own output */
-	if (rt->folded[p] && !strcmp(rt->g->nodes[p].op_type, "BatchNormalization"))
-		for (uint32_t i = 0; i < rt->g->n_nodes; i++)
-			if (rt->bn[i] == p)
-				return rt->post[i] >= 0;
-	return false;
+	/* a folded batch norm's output, when an element-wise node after it writes */
+	return rt->folded[p] >= 0 && rt->bn[rt->folded[p]] == p && rt->post[rt->folded[p]] >= 0;
 }
 
 /* The node whose kernel writes t: its producer, or the Conv that folded it in. */
@@ -236,11 +233,7 @@ static int32_t ho_rt_writer(const struct ho_rt *rt, int32_t t)
 
 	if (p < 0 || rt->node_dev[p] < 0)
 		return -1;
-	if (rt->folded[p])
-		for (uint32_t i = 0; i < rt->g->n_nodes; i++)
-			if (rt->post[i] == p || rt->bn[i] == p)
-				return (int32_t)i;
-	return p;
+	return rt->folded[p] >= 0 ? rt->folded[p] : p;
 }
 
 /*
@@ -255,19 +248,22 @@ static int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 	struct ho_mp_item *items = NULL;
 	uint32_t *refs = NULL, words = 0, *item_t = NULL, *item_d = NULL;
 	uint64_t *anc = ho_memplan_ancestors(g, &words);
+	/* root[t]: the tensor whose bytes t shares; n_alias[t]: tensors sharing t's */
+	int32_t *root = calloc(g->n_tensors + 1, sizeof(int32_t));
+	uint32_t *n_alias = calloc(g->n_tensors + 1, sizeof(uint32_t));
 	int ret = -ENOMEM;
 
-	for (uint32_t t = 0; t < g->n_tensors; t++)
+	if (!root || !n_alias)
+		goto out;
+	for (uint32_t t = 0; t < g->n_tensors; t++) {
+		root[t] = ho_rt_root(rt, (int32_t)t);
+		n_alias[root[t]] += root[t] != (int32_t)t;
+		/* every consumer edge is read through at most one home and one replica per device
+		 */
+		n_refs += (size_t)(rt->n_dev + 1) * g->tensors[t].n_consumers;
 		for (uint32_t d = 0; d < rt->n_dev; d++)
-			if ((rt->home[t] == (int32_t)d &&
-			     ho_rt_root(rt, (int32_t)t) == (int32_t)t) ||
-			    rt->is_copy[AT(rt, t, d)]) {
-				n_items++;
-				n_refs += g->tensors[t].n_consumers;
-			}
-	/* an item's readers include its aliases' consumers: bound them by all edges */
-	for (uint32_t t = 0; t < g->n_tensors; t++)
-		n_refs += g->tensors[t].n_consumers;
+			n_items += rt->home[t] == (int32_t)d || rt->is_copy[AT(rt, t, d)];
+	}
 	items = calloc(n_items + 1, sizeof(*items));
 	refs = calloc(n_refs + 1, sizeof(uint32_t));
 	item_t = calloc(n_items + 1, sizeof(uint32_t));
@@ -279,8 +275,7 @@ static int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 		const struct ho_tensor *tt = &g->tensors[t];
 
 		for (uint32_t d = 0; d < rt->n_dev; d++) {
-			bool home =
-			    rt->home[t] == (int32_t)d && ho_rt_root(rt, (int32_t)t) == (int32_t)t;
+			bool home = rt->home[t] == (int32_t)d && root[t] == (int32_t)t;
 			struct ho_mp_item *it = &items[n_items];
 
 			if (!home && !rt->is_copy[AT(rt, t, d)])
@@ -296,8 +291,10 @@ static int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 			it->readers = &refs[n_refs];
 			/* readers: t's consumers (on d, for a replica), and for a home the
 			 * consumers of every alias of t, anywhere */
-			for (uint32_t a = 0; a < g->n_tensors; a++) {
-				if (a != t && (!home || ho_rt_root(rt, (int32_t)a) != (int32_t)t))
+			uint32_t a_end = home && n_alias[t] ? g->n_tensors : t + 1;
+
+			for (uint32_t a = home && n_alias[t] ? 0 : t; a < a_end; a++) {
+				if (a != t && root[a] != (int32_t)t)
 					continue;
 				if (g->tensors[a].flags & HO_T_OUTPUT)
 					it->permanent = true;
@@ -335,6 +332,8 @@ static int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 	}
 	ret = 0;
 out:
+	free(root);
+	free(n_alias);
 	free(anc);
 	free(items);
 	free(refs);
@@ -507,8 +506,9 @@ static int32_t ho_rt_sole_consumer(const struct ho_rt *rt, uint32_t i, int32_t t
 	if (t < 0 || g->tensors[t].n_consumers != 1 || (g->tensors[t].flags & HO_T_OUTPUT))
 		return -1;
 	b = g->tensors[t].consumers[0];
-	if (rt->node_dev[b] != rt->node_dev[i] || rt->folded[b] || g->nodes[b].inputs[0] != t ||
-	    g->nodes[b].outputs[0] < 0 || rt->nhwc[g->nodes[b].outputs[0]] != rt->nhwc[t])
+	if (rt->node_dev[b] != rt->node_dev[i] || rt->folded[b] >= 0 ||
+	    g->nodes[b].inputs[0] != t || g->nodes[b].outputs[0] < 0 ||
+	    rt->nhwc[g->nodes[b].outputs[0]] != rt->nhwc[t])
 		return -1;
 	return b;
 }
@@ -543,7 +543,7 @@ static void ho_rt_fuse(struct ho_rt *rt)
 					     (HO_T_INITIALIZER | HO_T_CONSTANT));
 			if (constant) {
 				rt->bn[i] = b;
-				rt->folded[b] = 1;
+				rt->folded[b] = (int32_t)i;
 				rt->report.fused++;
 				b = ho_rt_sole_consumer(rt, i, g->nodes[b].outputs[0]);
 			}
@@ -551,7 +551,7 @@ static void ho_rt_fuse(struct ho_rt *rt)
 		if (b < 0 || !ho_cpu_op_fusable_post(g->nodes[b].op_type))
 			continue;
 		rt->post[i] = b;
-		rt->folded[b] = 1;
+		rt->folded[b] = (int32_t)i;
 		rt->report.fused++;
 	}
 }
@@ -571,7 +571,7 @@ static int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
 		int32_t d = rt->node_dev[id];
 		const struct ho_node *n = &g->nodes[id];
 
-		if (d < 0 || rt->folded[id])
+		if (d < 0 || rt->folded[id] >= 0)
 			continue;
 		/*
 		 * oneDNN sizes a kernel's work split by the threads available when it
@@ -658,7 +658,7 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 	rt->nhwc = calloc(g->n_tensors + 1, 1);
 	rt->post = calloc(g->n_nodes + 1, sizeof(int32_t));
 	rt->bn = calloc(g->n_nodes + 1, sizeof(int32_t));
-	rt->folded = calloc(g->n_nodes + 1, 1);
+	rt->folded = calloc(g->n_nodes + 1, sizeof(int32_t));
 	if (!rt->node_dev || !rt->prio || !rt->k || !rt->waiting || !rt->done || !rt->start ||
 	    !rt->end || !rt->is_set || !rt->home || !rt->nhwc || !rt->post || !rt->bn ||
 	    !rt->folded)
@@ -699,7 +699,7 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 	if (!getenv("HO_RT_NCHW")) /* the plain layout everywhere, for comparison */
 		ho_rt_layouts(rt);
 	for (uint32_t i = 0; i < g->n_nodes; i++)
-		rt->post[i] = rt->bn[i] = -1;
+		rt->post[i] = rt->bn[i] = rt->folded[i] = -1;
 	if (!getenv("HO_RT_NOFUSE")) /* every node its own kernel, for comparison */
 		ho_rt_fuse(rt);
 	ret = ho_rt_layout(rt, err);
