@@ -288,6 +288,23 @@ static void ho_apply_groups(struct ho_ga *ga, uint16_t *assign)
 	}
 }
 
+static uint32_t ho_degree(const struct ho_problem *p, uint32_t t)
+{
+	return (p->pred_off[t + 1] - p->pred_off[t]) + (p->succ_off[t + 1] - p->succ_off[t]);
+}
+
+/* t takes a random neighbour's device (t has one): removes the copy between them. */
+static void ho_follow_neighbour(struct ho_ga *ga, struct ho_ind *c, uint32_t t)
+{
+	const struct ho_problem *p = ga->p;
+	uint32_t k = ho_rng_below(&ga->rng, ho_degree(p, t)),
+		 np = p->pred_off[t + 1] - p->pred_off[t];
+	uint32_t nb = k < np ? p->pred[p->pred_off[t] + k] : p->succ[p->succ_off[t] + k - np];
+
+	if (p->allowed[t] >> c->assign[nb] & 1)
+		c->assign[t] = c->assign[nb];
+}
+
 static void ho_mutate(struct ho_ga *ga, struct ho_ind *c)
 {
 	const struct ho_problem *p = ga->p;
@@ -296,18 +313,8 @@ static void ho_mutate(struct ho_ga *ga, struct ho_ind *c)
 	for (uint32_t t = 0; t < ga->n; t++) {
 		if (ho_rng_unit(&ga->rng) >= rate)
 			continue;
-		uint32_t deg =
-		    (p->pred_off[t + 1] - p->pred_off[t]) + (p->succ_off[t + 1] - p->succ_off[t]);
-
-		if (deg && ho_rng_unit(&ga->rng) < 0.5) {
-			/* Follow a neighbour: removes the copy between them. */
-			uint32_t k = ho_rng_below(&ga->rng, deg),
-				 np = p->pred_off[t + 1] - p->pred_off[t];
-			uint32_t nb =
-			    k < np ? p->pred[p->pred_off[t] + k] : p->succ[p->succ_off[t] + k - np];
-
-			if (p->allowed[t] >> c->assign[nb] & 1)
-				c->assign[t] = c->assign[nb];
+		if (ho_degree(p, t) && ho_rng_unit(&ga->rng) < 0.5) {
+			ho_follow_neighbour(ga, c, t);
 		} else {
 			c->assign[t] = ho_random_device(ga, t);
 		}
@@ -464,20 +471,9 @@ static void ho_extreme_mutant(struct ho_ga *ga, const struct ho_ind *b, int obj,
 		if (obj == HO_OBJ_THROUGHPUT)
 			for (int tries = 0; tries < 16 && c->assign[t] != hot; tries++)
 				t = ho_rng_below(&ga->rng, ga->n);
-		if (r < 0.5) {
-			uint32_t deg = (p->pred_off[t + 1] - p->pred_off[t]) +
-				       (p->succ_off[t + 1] - p->succ_off[t]);
-
-			if (deg) {
-				uint32_t k = ho_rng_below(&ga->rng, deg),
-					 np = p->pred_off[t + 1] - p->pred_off[t];
-				uint32_t nb = k < np ? p->pred[p->pred_off[t] + k]
-						     : p->succ[p->succ_off[t] + k - np];
-
-				if (p->allowed[t] >> c->assign[nb] & 1)
-					c->assign[t] = c->assign[nb];
-				continue;
-			}
+		if (r < 0.5 && ho_degree(p, t)) {
+			ho_follow_neighbour(ga, c, t);
+			continue;
 		}
 		if (obj == HO_OBJ_ENERGY && r < 0.8) {
 			for (uint32_t j = 0; j < p->d; j++)
