@@ -50,6 +50,7 @@ struct ho_link {
 	double latency;	  /* s */
 	double energy_per_byte;
 	bool p2p; /* peer-to-peer; else copies stage through the host */
+	bool shared_memory; /* both address one memory: consumers read in place, nothing moves */
 };
 
 struct ho_box {
@@ -103,6 +104,7 @@ struct ho_problem {
 	int32_t *route;	      /* d*d*2 link ids per (src,dst): hop 1, hop 2 (-1 none) */
 	double *route_fixed;  /* d*d: latency + fixed cost of all hops */
 	double *route_inv_bw; /* d*d: sum over hops of 1 / bandwidth (s per byte) */
+	uint64_t *in_place;   /* d masks: the devices whose memory device j reads in place */
 	double small_transfer;
 	bool contention;    /* a link carries one transfer at a time */
 	double *capacity;   /* d usable bytes (capacity * safety); 0 = unlimited */

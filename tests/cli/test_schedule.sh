@@ -60,6 +60,15 @@ printf '{"name": "x", "host": "cpu0", "devices": [{"name": "cpu0", "kind": "cpu"
 check "bad box names the field" 1 "devices[0] (cpu0).mem_bw_gbps must be a number greater than 0" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/badbox.json"
 printf '{"name": "x", "host": "cpu0", "devices": [' >"$tmp/trunc.json"
 check "truncated box JSON" 1 "trunc.json:1" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/trunc.json"
+printf '{"name": "x", "host": "cpu0", "devices": [{"name": "cpu0", "kind": "cpu", "peak_gflops": {"float32": 1}, "mem_bw_gbps": 3, "mem_gib": 1}, {"name": "cpu1", "kind": "cpu", "peak_gflops": {"float32": 1}, "mem_bw_gbps": 3, "mem_gib": 1}], "links": [{"a": "cpu0", "b": "cpu1", "shared_memory": "yes"}]}' >"$tmp/sharedbox.json"
+check "shared_memory must be a boolean" 1 "links[0].shared_memory must be true or false" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/sharedbox.json"
+# Two CPU devices of one memory: both work, and not a byte is copied between them.
+check "shared memory: in-place reads, no transfers" 0 "" -- sh -c "$S '$M/resnet18.onnx' --shape input=1x3x224x224 --box '$B/this-machine-2cpu.json' -o '$tmp/shared.json' >/dev/null && $PY -c \"
+import json, sys
+s = json.load(open('$tmp/shared.json'))
+used = {dv for m in s['front'] for dv in m['device']}
+xf = [x for m in s['front'] for x in m['transfers']]
+sys.exit(0 if len(used) == 2 and not xf else 1)\""
 # A measured profile overrides the box: one second for conv1 on cpu0.
 printf '{"box": "server-t4-ascend-xeon", "devices": {"cpu0": {"node_us": {"/conv1/Conv": 1000000}}}}' >"$tmp/prof.json"
 check "profile overrides the box's figures" 0 "" -- sh -c "$S '$M/resnet18.onnx' --shape input=1x3x224x224 --box '$B/server-t4-ascend-xeon.json' --profile '$tmp/prof.json' -o '$tmp/prof-s.json' >/dev/null && $PY -c \"

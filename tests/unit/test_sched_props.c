@@ -56,7 +56,9 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 			uint32_t k = p->in_items[e], prod = p->item_prod[k];
 			double ready = prod == EXT ? 0 : tl->end[prod], alloc;
 
-			if (dev_of(p, assign, k) != assign[t]) {
+			/* read in place: no copy, only the producer's end */
+			if (dev_of(p, assign, k) != assign[t] &&
+			    !(p->in_place && p->in_place[assign[t]] >> dev_of(p, assign, k) & 1)) {
 				ready = arrival(tl, assign, k, assign[t], &alloc);
 				T_CHECK(ready >= 0, "%s: item %u never reached task %s", what, k,
 					p->task_name[t]);
@@ -97,8 +99,14 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 	for (uint32_t w = 0; w < p->n_weights; w++) {
 		uint64_t mask = 0;
 
-		for (uint32_t c = p->wcons_off[w]; c < p->wcons_off[w + 1]; c++)
-			mask |= 1ull << assign[p->wcons[c]];
+		for (uint32_t c = p->wcons_off[w]; c < p->wcons_off[w + 1]; c++) {
+			int j = assign[p->wcons[c]];
+
+			/* read in place from the host's memory */
+			if (p->in_place && p->in_place[j] >> p->default_device & 1)
+				j = p->default_device;
+			mask |= 1ull << j;
+		}
 		for (uint32_t j = 0; j < d; j++)
 			if (mask >> j & 1)
 				stat[j] += p->weight_bytes[w];
@@ -110,13 +118,15 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 		       dies = prod == EXT ? 0 : tl->end[prod];
 
 		for (uint32_t c = p->cons_off[k]; c < p->cons_off[k + 1]; c++)
-			if (assign[p->cons[c]] == src && tl->end[p->cons[c]] > dies)
+			if ((assign[p->cons[c]] == src ||
+			     (p->in_place && p->in_place[assign[p->cons[c]]] >> src & 1)) &&
+			    tl->end[p->cons[c]] > dies)
 				dies = tl->end[p->cons[c]];
 		for (uint32_t i = 0; i < tl->n_xfer; i++)
 			if (tl->xfer[i].item == k && tl->xfer[i].src == src &&
 			    tl->xfer[i].end > dies)
 				dies = tl->xfer[i].end;
-		if (p->item_pinned_out[k])
+		if (p->item_pinned_out[k] || prod == EXT)
 			dies = makespan;
 		from[ni] = born, to[ni] = dies, bytes[ni] = p->item_bytes[k],
 		on[ni++] = (uint32_t)src;

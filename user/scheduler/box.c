@@ -253,7 +253,14 @@ static int ho_parse_box(json_t *root, struct ho_box *box, struct ho_error *err)
 		    (l->b = ho_box_device(box, b)) < 0 || l->a == l->b)
 			return ho_err(err, -EINVAL, "%s.a and .b must name two different devices",
 				      where);
-		if ((ret = num(v, where, "gbps", true, 0, 0, &x, err)))
+		json_t *shared = json_object_get(v, "shared_memory");
+
+		if (shared && !json_is_boolean(shared))
+			return ho_err(err, -EINVAL, "%s.shared_memory must be true or false",
+				      where);
+		l->shared_memory = json_is_true(shared);
+		/* in-place reads move nothing: a bandwidth is then optional */
+		if ((ret = num(v, where, "gbps", !l->shared_memory, 0, 1e6, &x, err)))
 			return ret;
 		l->bandwidth = x * 1e9;
 		if ((ret = num(v, where, "latency_us", false, -1e-300, 0, &x, err)))

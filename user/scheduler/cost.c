@@ -163,7 +163,11 @@ double ho_comm_mean(const struct ho_problem *p, uint32_t k)
 	return sum / (double)(p->d * (p->d - 1));
 }
 
-/* Route every device pair: a direct P2P link, else two hops through the host. */
+/*
+ * Route every device pair: none where the link says both address one memory
+ * (the consumer reads in place), a direct P2P link, else two hops through
+ * the host.
+ */
 static int ho_routes(struct ho_problem *p, const struct ho_box *box, struct ho_error *err)
 {
 	uint32_t d = box->n_devices;
@@ -175,8 +179,9 @@ static int ho_routes(struct ho_problem *p, const struct ho_box *box, struct ho_e
 	p->route = malloc((size_t)d * d * 2 * sizeof(int32_t));
 	p->route_fixed = calloc((size_t)d * d, sizeof(double));
 	p->route_inv_bw = calloc((size_t)d * d, sizeof(double));
+	p->in_place = calloc(d, sizeof(uint64_t));
 	if (!p->link_lat || !p->link_bw || !p->link_epb || !p->route || !p->route_fixed ||
-	    !p->route_inv_bw)
+	    !p->route_inv_bw || !p->in_place)
 		return ho_err(err, -ENOMEM, "out of memory");
 	for (uint32_t l = 0; l < box->n_links; l++) {
 		p->link_lat[l] = box->links[l].latency;
@@ -190,6 +195,13 @@ static int ho_routes(struct ho_problem *p, const struct ho_box *box, struct ho_e
 
 			r[0] = r[1] = -1;
 			if (a == b)
+				continue;
+			for (uint32_t l = 0; l < box->n_links; l++)
+				if (box->links[l].shared_memory &&
+				    ((box->links[l].a == (int)a && box->links[l].b == (int)b) ||
+				     (box->links[l].a == (int)b && box->links[l].b == (int)a)))
+					p->in_place[b] |= 1ull << a;
+			if (p->in_place[b] >> a & 1)
 				continue;
 			for (uint32_t l = 0; l < box->n_links; l++) {
 				const struct ho_link *k = &box->links[l];

@@ -247,6 +247,12 @@ static void ho_push(struct ho_sim *s, uint32_t *n, uint32_t dev, double from, do
 	(*n)++;
 }
 
+/* dst reads src's memory in place: no copy, src's buffer lives until dst is done. */
+static bool ho_reads_in_place(const struct ho_problem *p, int src, int dst)
+{
+	return p->in_place && (p->in_place[dst] >> src & 1);
+}
+
 static bool ho_has_copy(const struct ho_sim *s, size_t idx)
 {
 	return s->arr_stamp[idx] == s->gen;
@@ -257,7 +263,10 @@ static double ho_last_use(const struct ho_sim *s, size_t idx)
 	return s->lu_stamp[idx] == s->gen ? s->last_use[idx] : 0;
 }
 
-/* Weights live on every device that runs one of their consumers. */
+/*
+ * Weights live on every device that runs one of their consumers, or in the
+ * host's memory when that device reads it in place.
+ */
 static void ho_weights_resident(const struct ho_problem *p, const uint16_t *assign, double *mem)
 {
 	for (uint32_t j = 0; j < p->d; j++)
@@ -265,8 +274,13 @@ static void ho_weights_resident(const struct ho_problem *p, const uint16_t *assi
 	for (uint32_t w = 0; w < p->n_weights; w++) {
 		uint64_t mask = 0;
 
-		for (uint32_t c = p->wcons_off[w]; c < p->wcons_off[w + 1]; c++)
-			mask |= 1ull << assign[p->wcons[c]];
+		for (uint32_t c = p->wcons_off[w]; c < p->wcons_off[w + 1]; c++) {
+			int j = assign[p->wcons[c]];
+
+			if (ho_reads_in_place(p, p->default_device, j))
+				j = p->default_device;
+			mask |= 1ull << j;
+		}
 		for (uint32_t j = 0; j < p->d; j++)
 			if (mask >> j & 1)
 				mem[j] += p->weight_bytes[w];
@@ -319,7 +333,8 @@ static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan,
 			dies = s->out_end[k];
 		if (prod != HO_EXTERNAL && s->end[prod] > dies)
 			dies = s->end[prod];
-		if (p->item_pinned_out[k])
+		/* the caller's input and the outputs are held for the whole run */
+		if (p->item_pinned_out[k] || prod == HO_EXTERNAL)
 			dies = makespan;
 		ho_push(s, &n_ev, (uint32_t)src, born, dies, p->item_bytes[k]);
 		for (uint32_t j = 0; j < d; j++) {
@@ -373,7 +388,7 @@ static int ho_eft_choice(const struct ho_sim *s, const uint16_t *assign, uint32_
 			int src = prod == HO_EXTERNAL ? p->default_device : assign[prod];
 			double t = prod == HO_EXTERNAL ? 0 : s->end[prod];
 
-			if (src != (int)j) {
+			if (src != (int)j && !ho_reads_in_place(p, src, (int)j)) {
 				if (ho_has_copy(s, (size_t)k * d + j)) {
 					t = s->arrival[(size_t)k * d + j];
 				} else if (p->item_comm) {
@@ -446,7 +461,7 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 			if (prod != HO_EXTERNAL && !s->done[prod])
 				return -EINVAL; /* order is not topological */
 			t = prod == HO_EXTERNAL ? 0 : s->end[prod];
-			if (src != dev) {
+			if (src != dev && !ho_reads_in_place(p, src, dev)) {
 				size_t idx = (size_t)k * d + dev;
 
 				if (!ho_has_copy(s, idx)) {
@@ -472,8 +487,11 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 		ev->obj[HO_OBJ_ENERGY] += p->energy[v * d + dev];
 		if (s->end[v] > makespan)
 			makespan = s->end[v];
+		/* An in-place read keeps the producer's buffer alive instead. */
 		for (uint32_t e = p->in_off[v]; e < p->in_off[v + 1]; e++) {
-			size_t idx = (size_t)p->in_items[e] * d + dev;
+			uint32_t k = p->in_items[e], prod = p->item_prod[k];
+			int src = prod == HO_EXTERNAL ? p->default_device : assign[prod];
+			size_t idx = (size_t)k * d + (ho_reads_in_place(p, src, dev) ? src : dev);
 
 			if (s->lu_stamp[idx] != s->gen || s->end[v] > s->last_use[idx]) {
 				s->last_use[idx] = s->end[v];
