@@ -9,8 +9,9 @@
  * then has one worker thread per device taking its nodes in the schedule's
  * priority order as their inputs become ready; a tensor needed on a device
  * whose memory is not its producer's is copied there by a pool copy before
- * its first consumer runs, and devices that share host memory (the CPU
- * devices) read each other's tensors in place: the handle moves, no bytes do.
+ * its first consumer runs, and devices the box links with shared_memory
+ * (CPU devices of one host) read each other's tensors in place, as the
+ * schedule assumed: the handle moves, no bytes do.
  * Devices of kind cpu run on the `cpu` backend (oneDNN); any other kind runs
  * on `emu`, the same kernels in a region of its own, optionally paced to the
  * schedule's predicted node times: an accelerator stand-in for tests.
@@ -48,13 +49,14 @@ struct ho_rt_device {
 struct ho_rt_placement {
 	uint32_t n_devices;
 	struct ho_rt_device dev[HO_RT_MAX_DEVICES];
-	int host;	      /* holds graph inputs and outputs */
+	int host;			      /* holds graph inputs and outputs */
+	uint64_t in_place[HO_RT_MAX_DEVICES]; /* per device: devices whose memory it reads */
 	int32_t *node_device; /* per graph node; -1: not a task (folded, Constant) */
 	uint32_t *node_prio;  /* per graph node: its place in the schedule's order */
 	double *pred_start;   /* per graph node, seconds: the schedule's timeline */
 	double *pred_end;
 	double pred_makespan;	 /* s */
-	uint32_t pred_transfers; /* copies between devices that do not share memory */
+	uint32_t pred_transfers; /* copies the schedule makes (in-place reads are none) */
 	double pred_bytes;
 	double pred_peak[HO_RT_MAX_DEVICES]; /* bytes, the simulator's peak per device */
 	int pick;
@@ -84,6 +86,7 @@ struct ho_rt_report {
 	double bytes_moved;
 	uint32_t zero_copy;    /* cross-device edges served in place */
 	uint32_t fused;	       /* batch-norm and element-wise nodes folded into their Conv */
+	uint32_t memory_waits; /* node pairs ordered so that one reuses the other's bytes */
 	const double *start_s; /* per graph node, from the run's start; < 0: did not run */
 	const double *end_s;
 	double busy_s[HO_RT_MAX_DEVICES];

@@ -124,6 +124,9 @@ static void print_report(const struct ho_graph *g, const struct ho_rt_placement 
 	if (r->fused)
 		printf("  %u nodes folded into their convolution (batch norm, element-wise)\n",
 		       r->fused);
+	if (r->memory_waits)
+		printf("  %u waits added so that buffers are reused as the timeline allows\n",
+		       r->memory_waits);
 	printf("  copies: %u made (%.0f bytes), schedule predicts %u (%.0f bytes); %u "
 	       "cross-device reads served in place\n",
 	       r->transfers, r->bytes_moved, pl->pred_transfers, pl->pred_bytes, r->zero_copy);

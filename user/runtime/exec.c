@@ -44,6 +44,8 @@ struct ho_rt {
 	struct ho_rt_device desc[HO_RT_MAX_DEVICES];
 	struct ho_rt_dev dev[HO_RT_MAX_DEVICES];
 	int host;
+	uint64_t in_place[HO_RT_MAX_DEVICES]; /* per device: devices whose memory it reads */
+	double pred_peak[HO_RT_MAX_DEVICES];  /* bytes, the simulator's peak per device */
 	int pace;
 	int32_t fail_node;
 	struct ho_pool *pool;
@@ -65,6 +67,10 @@ struct ho_rt {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	uint32_t *waiting; /* per node: producer nodes not yet done */
+	/* Memory waits (memplan.c): node i's finish releases mem_succ[mem_off[i]..],
+	 * a node below n_nodes, else the copy AT(t, d) at n_nodes + AT(t, d) */
+	uint32_t *mem_off, *mem_succ;
+	uint32_t *copy_waiting; /* per tensor x device: nodes the copy still waits for */
 	uint8_t *done;
 	uint8_t *copied; /* per tensor x device, this run */
 	uint32_t remaining;
@@ -109,10 +115,10 @@ static int ho_rt_fill_constant(const struct ho_tensor *t, void *dst)
 	return 0;
 }
 
-/* Host-addressable devices read each other's memory in place. */
+/* Device b reads a's memory in place: the box says so, and the schedule assumed it. */
 static bool ho_shares_memory(const struct ho_rt *rt, int a, int b)
 {
-	return a == b || (rt->dev[a].info.host_memory && rt->dev[b].info.host_memory);
+	return a == b || (rt->in_place[b] >> a & 1);
 }
 
 static bool ho_is_data(const struct ho_tensor *t)
@@ -152,6 +158,9 @@ void ho_rt_free(struct ho_rt *rt)
 	free(rt->bn);
 	free(rt->folded);
 	free(rt->waiting);
+	free(rt->mem_off);
+	free(rt->mem_succ);
+	free(rt->copy_waiting);
 	free(rt->done);
 	free(rt->copied);
 	free(rt->start);
@@ -182,6 +191,8 @@ static int ho_rt_place(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_e
 	rt->n_dev = pl->n_devices;
 	memcpy(rt->desc, pl->dev, sizeof(rt->desc));
 	rt->host = pl->host;
+	memcpy(rt->in_place, pl->in_place, sizeof(rt->in_place));
+	memcpy(rt->pred_peak, pl->pred_peak, sizeof(rt->pred_peak));
 	rt->pred_start = pl->pred_start;
 	rt->pred_end = pl->pred_end;
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
@@ -226,6 +237,22 @@ static bool ho_rt_unwritten(const struct ho_rt *rt, int32_t t)
 	return rt->folded[p] >= 0 && rt->bn[rt->folded[p]] == p && rt->post[rt->folded[p]] >= 0;
 }
 
+/* A constant every consumer of which reads its own replica: no home bytes needed. */
+static bool ho_rt_home_unread(const struct ho_rt *rt, int32_t t)
+{
+	const struct ho_tensor *tt = &rt->g->tensors[t];
+
+	if (!ho_is_data(tt) || (tt->flags & (HO_T_INPUT | HO_T_OUTPUT)) || !tt->n_consumers)
+		return false;
+	for (uint32_t c = 0; c < tt->n_consumers; c++) {
+		int32_t d = rt->node_dev[tt->consumers[c]];
+
+		if (d < 0 || d == rt->home[t] || !rt->is_copy[AT(rt, t, d)])
+			return false;
+	}
+	return true;
+}
+
 /* The node whose kernel writes t: its producer, or the Conv that folded it in. */
 static int32_t ho_rt_writer(const struct ho_rt *rt, int32_t t)
 {
@@ -234,6 +261,58 @@ static int32_t ho_rt_writer(const struct ho_rt *rt, int32_t t)
 	if (p < 0 || rt->node_dev[p] < 0)
 		return -1;
 	return rt->folded[p] >= 0 ? rt->folded[p] : p;
+}
+
+/* A reuse the timeline allows: its writer waits for the earlier occupant's readers. */
+static int ho_rt_memory_waits(const struct ho_rt *rt, uint32_t d, const struct ho_mp_item *items,
+			      const struct ho_mp_plan *pl, uint32_t (**edges)[2], uint32_t *n_edges,
+			      uint32_t *cap)
+{
+	for (uint32_t i = 0; i < pl->n_waits; i++) {
+		const struct ho_mp_item *x = &items[pl->waits[i].after],
+					*y = &items[pl->waits[i].before];
+
+		for (uint32_t k = 0; k <= y->n_readers; k++) {
+			int32_t r = k < y->n_readers ? (int32_t)y->readers[k] : y->writer;
+
+			if (r < 0 || r == x->writer)
+				continue;
+			if (*n_edges == *cap) {
+				uint32_t c = *cap ? 2 * *cap : 256;
+				void *p = realloc(*edges, (size_t)c * sizeof(**edges));
+
+				if (!p)
+					return -ENOMEM;
+				*edges = p;
+				*cap = c;
+			}
+			(*edges)[*n_edges][0] = (uint32_t)r;
+			(*edges)[(*n_edges)++][1] =
+			    x->copy ? rt->g->n_nodes + (uint32_t)AT(rt, x->tensor, d)
+				    : (uint32_t)x->writer;
+		}
+	}
+	return 0;
+}
+
+/* The waits as lists per releasing node (CSR). */
+static int ho_rt_memory_waits_index(struct ho_rt *rt, uint32_t (*edges)[2], uint32_t n)
+{
+	uint32_t nn = rt->g->n_nodes;
+
+	rt->mem_off = calloc(nn + 2, sizeof(uint32_t));
+	rt->mem_succ = calloc(n + 1, sizeof(uint32_t));
+	rt->copy_waiting = calloc((size_t)rt->g->n_tensors * rt->n_dev + 1, sizeof(uint32_t));
+	if (!rt->mem_off || !rt->mem_succ || !rt->copy_waiting)
+		return -ENOMEM;
+	for (uint32_t e = 0; e < n; e++)
+		rt->mem_off[edges[e][0] + 2]++;
+	for (uint32_t i = 0; i < nn; i++)
+		rt->mem_off[i + 2] += rt->mem_off[i + 1];
+	for (uint32_t e = 0; e < n; e++)
+		rt->mem_succ[rt->mem_off[edges[e][0] + 1]++] = edges[e][1];
+	rt->report.memory_waits = n;
+	return 0;
 }
 
 /*
@@ -248,6 +327,9 @@ static int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 	struct ho_mp_item *items = NULL;
 	uint32_t *refs = NULL, words = 0, *item_t = NULL, *item_d = NULL;
 	uint64_t *anc = ho_memplan_ancestors(g, &words);
+	double *seq = NULL;
+	struct ho_mp_order order = {anc, words, rt->pred_start, rt->pred_end, rt->prio};
+	uint32_t(*edges)[2] = NULL, n_edges = 0, cap_edges = 0;
 	/* root[t]: the tensor whose bytes t shares; n_alias[t]: tensors sharing t's */
 	int32_t *root = calloc(g->n_tensors + 1, sizeof(int32_t));
 	uint32_t *n_alias = calloc(g->n_tensors + 1, sizeof(uint32_t));
@@ -281,13 +363,18 @@ static int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 			if (!home && !rt->is_copy[AT(rt, t, d)])
 				continue;
 			it->size = tt->bytes;
+			it->tensor = t;
 			it->writer = ho_rt_writer(rt, (int32_t)t);
-			/* a Conv's output that its folded post-op replaces is never written */
-			if (home && ho_rt_unwritten(rt, (int32_t)t))
+			/* a Conv's output that its folded post-op replaces is never written, a
+			 * constant only accelerators read is filled into their replicas only */
+			if (home &&
+			    (ho_rt_unwritten(rt, (int32_t)t) || ho_rt_home_unread(rt, (int32_t)t)))
 				it->size = 0;
 			it->copy = !home;
 			it->prio = it->writer >= 0 ? rt->prio[it->writer] : 0;
-			it->permanent = it->writer < 0 || (tt->flags & HO_T_OUTPUT);
+			/* a graph input's replica is copied in at the start, then free after use */
+			it->permanent = it->writer < 0 && !(it->copy && (tt->flags & HO_T_INPUT));
+			it->to_end = tt->flags & HO_T_OUTPUT;
 			it->readers = &refs[n_refs];
 			/* readers: t's consumers (on d, for a replica), and for a home the
 			 * consumers of every alias of t, anywhere */
@@ -297,7 +384,7 @@ static int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 				if (a != t && root[a] != (int32_t)t)
 					continue;
 				if (g->tensors[a].flags & HO_T_OUTPUT)
-					it->permanent = true;
+					it->to_end = true;
 				for (uint32_t c = 0; c < g->tensors[a].n_consumers; c++)
 					if (home ||
 					    rt->node_dev[g->tensors[a].consumers[c]] == (int32_t)d)
@@ -310,6 +397,17 @@ static int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 			n_items++;
 		}
 	}
+	/* One device runs its nodes one after another in priority order: that is its timeline. */
+	if (!order.start && rt->n_dev == 1) {
+		if (!(seq = calloc(2 * (size_t)g->n_nodes + 1, sizeof(double))))
+			goto out;
+		for (uint32_t i = 0; i < g->n_nodes; i++) {
+			seq[i] = rt->prio[i];
+			seq[g->n_nodes + i] = rt->prio[i] + 1.0;
+		}
+		order.start = seq;
+		order.end = seq + g->n_nodes;
+	}
 	for (uint32_t d = 0; d < rt->n_dev; d++) {
 		struct ho_mp_item *mine = calloc(n_items + 1, sizeof(*mine));
 		uint32_t m = 0;
@@ -319,7 +417,23 @@ static int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 		for (size_t i = 0; i < n_items; i++)
 			if (item_d[i] == d)
 				mine[m++] = items[i];
-		ret = ho_memplan(mine, m, anc, words, &need[d]);
+		/*
+		 * The graph's order alone needs no waits; the timeline's is what the
+		 * predicted peak assumes, and is used when the graph's alone does not
+		 * fit in it.
+		 */
+		struct ho_mp_order graph_only = {anc, words, NULL, NULL, rt->prio};
+		struct ho_mp_plan mp = {0};
+
+		ret = ho_memplan(mine, m, rt->n_dev == 1 ? &order : &graph_only, &mp);
+		if (!ret && rt->n_dev > 1 && order.start && mp.total > rt->pred_peak[d]) {
+			mp.n_waits = 0;
+			ret = ho_memplan(mine, m, &order, &mp);
+		}
+		if (!ret)
+			ret = ho_rt_memory_waits(rt, d, mine, &mp, &edges, &n_edges, &cap_edges);
+		need[d] = mp.total;
+		free(mp.waits);
 		for (size_t i = 0, j = 0; !ret && i < n_items; i++)
 			if (item_d[i] == d)
 				rt->offset[AT(rt, item_t[i], d)] = mine[j++].offset;
@@ -330,8 +444,10 @@ static int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 		if (ret)
 			goto out;
 	}
-	ret = 0;
+	ret = ho_rt_memory_waits_index(rt, edges, n_edges);
 out:
+	free(edges);
+	free(seq);
 	free(root);
 	free(n_alias);
 	free(anc);
@@ -406,7 +522,8 @@ static int ho_rt_layout(struct ho_rt *rt, struct ho_error *err)
 		if (h < 0)
 			continue;
 		for (uint32_t d = 0; d < rt->n_dev; d++)
-			if ((int32_t)d == h || rt->is_copy[AT(rt, t, d)])
+			if (((int32_t)d == h && !ho_rt_home_unread(rt, (int32_t)t)) ||
+			    rt->is_copy[AT(rt, t, d)])
 				rt->buf[AT(rt, t, d)] =
 				    (char *)rt->dev[d].region.ptr + rt->offset[AT(rt, t, d)];
 	}
@@ -581,17 +698,15 @@ static int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
 		if (rt->n_dev > 1)
 			omp_set_num_threads(rt->desc[d].threads > 0 ? rt->desc[d].threads : 1);
 		/* What this device sees: its own copy, else the home it shares. */
-		for (uint32_t k = 0; k < n->n_inputs; k++) {
-			int32_t t = n->inputs[k];
+		for (uint32_t k = 0; k < n->n_inputs + n->n_outputs; k++) {
+			int32_t t = k < n->n_inputs ? n->inputs[k] : n->outputs[k - n->n_inputs];
 
+			/* an alias's output lives with its source, maybe in a memory it shares */
 			if (t >= 0)
 				view[t] = rt->buf[AT(rt, t, d)] ? rt->buf[AT(rt, t, d)]
 					  : rt->home[t] >= 0	? rt->buf[AT(rt, t, rt->home[t])]
 								: NULL;
 		}
-		for (uint32_t k = 0; k < n->n_outputs; k++)
-			if (n->outputs[k] >= 0)
-				view[n->outputs[k]] = rt->buf[AT(rt, n->outputs[k], d)];
 		if (rt->bn[id] >= 0) { /* the batch norm's parameters and output */
 			const struct ho_node *bn = &g->nodes[rt->bn[id]];
 
@@ -692,6 +807,17 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 		if (ret)
 			goto fail;
 		rt->dev[d].ops->query(rt->dev[d].be, &rt->dev[d].info);
+		for (uint32_t a = 0; a < d; a++)
+			if ((rt->in_place[d] >> a & 1) &&
+			    !(rt->dev[a].info.host_memory && rt->dev[d].info.host_memory)) {
+				ret = ho_err(err, -EINVAL,
+					     "the box links %s and %s with shared_memory, but the "
+					     "%s backend cannot address host memory",
+					     rt->desc[a].name, rt->desc[d].name,
+					     rt->dev[a].info.host_memory ? rt->desc[d].name
+									 : rt->desc[a].name);
+				goto fail;
+			}
 		rt->dev[d].nodes = calloc(g->n_nodes + 1, sizeof(uint32_t));
 		if (!rt->dev[d].nodes)
 			goto nomem;
@@ -815,11 +941,23 @@ static void *ho_rt_copier(void *arg)
 		int32_t h;
 		int ret;
 
-		while (dv->cq_head == dv->cq_tail && !rt->run_err && rt->remaining)
+		uint32_t pick = UINT32_MAX;
+
+		/* The first queued copy whose bytes are free (memory waits), in queue order. */
+		while (!rt->run_err) {
+			for (uint32_t i = dv->cq_head; i < dv->cq_tail && pick == UINT32_MAX; i++)
+				if (!rt->copy_waiting[AT(rt, dv->cq[i], d)])
+					pick = i;
+			if (pick != UINT32_MAX || (dv->cq_head == dv->cq_tail && !rt->remaining))
+				break;
 			pthread_cond_wait(&rt->cond, &rt->lock);
-		if (dv->cq_head == dv->cq_tail || rt->run_err)
+		}
+		if (pick == UINT32_MAX)
 			break;
-		t = dv->cq[dv->cq_head++];
+		t = dv->cq[pick];
+		memmove(&dv->cq[dv->cq_head + 1], &dv->cq[dv->cq_head],
+			(pick - dv->cq_head) * sizeof(*dv->cq));
+		dv->cq_head++;
 		pthread_mutex_unlock(&rt->lock);
 		h = rt->home[t];
 		c = (struct ho_pool_copy){
@@ -933,6 +1071,11 @@ static void *ho_rt_worker(void *arg)
 				if (rt->node_dev[g->tensors[t].consumers[c]] >= 0)
 					rt->waiting[g->tensors[t].consumers[c]]--;
 		}
+		for (uint32_t k = rt->mem_off[id]; k < rt->mem_off[id + 1]; k++)
+			if (rt->mem_succ[k] < g->n_nodes)
+				rt->waiting[rt->mem_succ[k]]--;
+			else
+				rt->copy_waiting[rt->mem_succ[k] - g->n_nodes]--;
 		rt->remaining--;
 		pthread_cond_broadcast(&rt->cond);
 		pthread_mutex_unlock(&rt->lock);
@@ -969,6 +1112,12 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 					rt->waiting[g->tensors[t].consumers[c]]++;
 		}
 	}
+	memset(rt->copy_waiting, 0, (size_t)g->n_tensors * rt->n_dev * sizeof(uint32_t));
+	for (uint32_t e = 0; e < rt->mem_off[g->n_nodes]; e++)
+		if (rt->mem_succ[e] < g->n_nodes)
+			rt->waiting[rt->mem_succ[e]]++;
+		else
+			rt->copy_waiting[rt->mem_succ[e] - g->n_nodes]++;
 	for (size_t i = 0; i < (size_t)g->n_tensors * rt->n_dev; i++)
 		rt->copied[i] = 0;
 	/* A consumer of a replica also waits for its copy; data with no producer

@@ -2,22 +2,23 @@
 /*
  * The memory plan: places the tensors of one device's region so that a
  * tensor reuses the bytes of one whose readers have all finished before its
- * writer can start.  "Before" has to hold however the workers interleave, so
- * it is the graph's order, not the schedule's timeline: every reader of the
- * previous occupant must be an ancestor of the new tensor's writer (or the
- * writer itself, for a copy, which starts only once its producer is done).
- * Best fit over the free slots, in the schedule's priority order.
+ * writer starts.  "Before" is the graph's order where it decides (a reader
+ * that is an ancestor of the writer, or the writer itself for a copy, which
+ * starts only once its producer is done), else the schedule's timeline: a
+ * reader predicted to end before the writer is predicted to start.  The
+ * timeline is what the simulator's memory peak assumes, but workers on two
+ * devices do not follow it by themselves, so such a reuse comes back as a
+ * wait: the executor makes the writer (for a copy, the copy engine) wait
+ * for the previous occupant's readers.  Those waits only ever point forward
+ * in predicted time, so they cannot close a cycle.  Placement is greedy by size (as TensorFlow
+ * Lite's arena planner): largest first, each into the smallest gap its conflicting neighbours
+ * leave, which lands close to the peak of live bytes.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rt_priv.h"
-
-struct ho_mp_slot {
-	uint64_t offset, size;
-	int32_t last; /* item that occupies it last */
-};
 
 uint64_t *ho_memplan_ancestors(const struct ho_graph *g, uint32_t *words)
 {
@@ -47,90 +48,135 @@ uint64_t *ho_memplan_ancestors(const struct ho_graph *g, uint32_t *words)
 	return anc;
 }
 
-static bool ho_before(const uint64_t *anc, uint32_t words, int32_t r, int32_t w, bool self_ok)
+/* Node r is done before node w starts, by the graph (*wait untouched) or by the timeline. */
+static bool ho_before(const struct ho_mp_order *o, int32_t r, int32_t w, bool copy, bool *wait)
 {
 	if (r == w)
-		return self_ok;
-	return anc[(size_t)w * words + (uint32_t)r / 64] >> ((uint32_t)r % 64) & 1;
+		return copy;
+	if (o->anc[(size_t)w * o->words + (uint32_t)r / 64] >> ((uint32_t)r % 64) & 1)
+		return true;
+	/* a copy's bytes are written once its producer w is done, by the copy engine */
+	if (!o->start || o->end[r] > (copy ? o->end[w] : o->start[w]) ||
+	    (o->start[r] == o->start[w] && o->prio[r] >= o->prio[w]))
+		return false;
+	*wait = true;
+	return true;
 }
 
-/* Item x may take a slot last held by y. */
-static bool ho_fits_after(const struct ho_mp_item *x, const struct ho_mp_item *y,
-			  const uint64_t *anc, uint32_t words)
+/* Every use of y (its write, its reads) is done before x's writer starts. */
+static bool ho_all_before(const struct ho_mp_item *y, const struct ho_mp_item *x,
+			  const struct ho_mp_order *o, bool *wait)
 {
-	if (y->permanent || x->writer < 0)
+	*wait = false;
+	if (y->permanent || y->to_end || x->permanent || x->writer < 0)
 		return false;
 	for (uint32_t i = 0; i < y->n_readers; i++)
-		if (!ho_before(anc, words, (int32_t)y->readers[i], x->writer, x->copy))
+		if (!ho_before(o, (int32_t)y->readers[i], x->writer, x->copy, wait))
 			return false;
-	/* the last occupant's own write is done before x's writer starts, too */
-	return y->writer < 0 || ho_before(anc, words, y->writer, x->writer, x->copy);
+	/* no writer: a graph input's replica, copied in before its readers run */
+	return y->writer < 0 || ho_before(o, y->writer, x->writer, x->copy, wait);
 }
 
-static int ho_by_prio(const void *a, const void *b, void *arg)
+static int ho_by_size(const void *a, const void *b, void *arg)
 {
 	const struct ho_mp_item *items = arg;
 	const struct ho_mp_item *x = &items[*(const uint32_t *)a],
 				*y = &items[*(const uint32_t *)b];
 
-	if (x->permanent != y->permanent)
-		return x->permanent ? -1 : 1;
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
 	return x->prio < y->prio ? -1 : x->prio > y->prio;
 }
 
-int ho_memplan(struct ho_mp_item *items, uint32_t n, const uint64_t *anc, uint32_t words,
-	       uint64_t *total)
+static int ho_by_offset(const void *a, const void *b, void *arg)
 {
-	struct ho_mp_slot *slots = calloc(2 * (size_t)n + 1, sizeof(*slots)); /* splits add one */
-	uint32_t *order = calloc(n + 1, sizeof(uint32_t)), n_slots = 0;
-	uint64_t top = 0;
+	const struct ho_mp_item *items = arg;
+	uint64_t x = items[*(const uint32_t *)a].offset, y = items[*(const uint32_t *)b].offset;
 
-	if (!slots || !order) {
-		free(slots);
-		free(order);
-		return -ENOMEM;
+	return x < y ? -1 : x > y;
+}
+
+static int ho_add_wait(struct ho_mp_plan *pl, uint32_t before, uint32_t after)
+{
+	if (pl->n_waits == pl->cap_waits) {
+		uint32_t c = pl->cap_waits ? 2 * pl->cap_waits : 64;
+		void *p = realloc(pl->waits, (size_t)c * sizeof(*pl->waits));
+
+		if (!p)
+			return -ENOMEM;
+		pl->waits = p;
+		pl->cap_waits = c;
 	}
+	pl->waits[pl->n_waits].before = before;
+	pl->waits[pl->n_waits++].after = after;
+	return 0;
+}
+
+int ho_memplan(struct ho_mp_item *items, uint32_t n, const struct ho_mp_order *o,
+	       struct ho_mp_plan *pl)
+{
+	uint32_t *order = calloc(n + 1, sizeof(uint32_t)), *near = calloc(n + 1, sizeof(uint32_t));
+	uint8_t *placed = calloc(n + 1, 1);
+	int ret = -ENOMEM;
+
+	pl->total = 0;
+	if (!order || !near || !placed)
+		goto out;
 	for (uint32_t i = 0; i < n; i++)
 		order[i] = i;
-	qsort_r(order, n, sizeof(*order), ho_by_prio, items);
+	qsort_r(order, n, sizeof(*order), ho_by_size, items);
 	for (uint32_t k = 0; k < n; k++) {
 		struct ho_mp_item *x = &items[order[k]];
-		uint64_t size = (x->size + 63) & ~63ull;
-		int32_t best = -1;
+		uint64_t size = (x->size + 63) & ~63ull, at = 0, best = UINT64_MAX, prev_end = 0;
+		uint32_t n_near = 0;
+		bool wait;
 
-		if (!size) {
-			x->offset = 0;
+		x->offset = 0;
+		if (!size)
 			continue;
+		/* The placed items x cannot share bytes with, by offset. */
+		for (uint32_t i = 0; i < n; i++)
+			if (placed[i] && (!o->anc || (!ho_all_before(&items[i], x, o, &wait) &&
+						      !ho_all_before(x, &items[i], o, &wait))))
+				near[n_near++] = i;
+		qsort_r(near, n_near, sizeof(*near), ho_by_offset, items);
+		/* The smallest gap between them that fits, else above them all. */
+		for (uint32_t i = 0; i < n_near; i++) {
+			const struct ho_mp_item *y = &items[near[i]];
+			uint64_t y_end = y->offset + ((y->size + 63) & ~63ull);
+
+			if (y->offset > prev_end && y->offset - prev_end >= size &&
+			    y->offset - prev_end < best) {
+				best = y->offset - prev_end;
+				at = prev_end;
+			}
+			if (y_end > prev_end)
+				prev_end = y_end;
 		}
-		for (uint32_t s = 0; anc && s < n_slots; s++)
-			if ((slots[s].size >= size ||
-			     slots[s].offset + slots[s].size == top) && /* the top one can grow */
-			    (best < 0 ||
-			     (slots[s].size >= size &&
-			      (slots[best].size < size || slots[s].size < slots[best].size))) &&
-			    ho_fits_after(x, &items[slots[s].last], anc, words))
-				best = (int32_t)s;
-		if (best < 0) {
-			best = (int32_t)n_slots++;
-			slots[best].offset = top;
-			slots[best].size = size;
-			top += size;
-		} else if (slots[best].size < size) {
-			top += size - slots[best].size;
-			slots[best].size = size;
-		} else if (slots[best].size > size) {
-			/* the rest stays free, after the same occupant */
-			slots[n_slots] = slots[best];
-			slots[n_slots].offset += size;
-			slots[n_slots].size -= size;
-			n_slots++;
-			slots[best].size = size;
-		}
-		slots[best].last = (int32_t)order[k];
-		x->offset = slots[best].offset;
+		if (best == UINT64_MAX)
+			at = prev_end;
+		x->offset = at;
+		placed[order[k]] = 1;
+		if (at + size > pl->total)
+			pl->total = at + size;
 	}
-	*total = top;
-	free(slots);
+	/* Items sharing bytes by the timeline alone: the later one's writer waits. */
+	for (uint32_t i = 0; o->anc && i < n; i++)
+		for (uint32_t j = 0; j < n; j++) {
+			const struct ho_mp_item *x = &items[i], *y = &items[j];
+			uint64_t xs = (x->size + 63) & ~63ull, ys = (y->size + 63) & ~63ull;
+			bool wait;
+
+			if (i == j || !xs || !ys || x->offset >= y->offset + ys ||
+			    y->offset >= x->offset + xs)
+				continue;
+			if (ho_all_before(y, x, o, &wait) && wait && ho_add_wait(pl, j, i))
+				goto out;
+		}
+	ret = 0;
+out:
 	free(order);
-	return 0;
+	free(near);
+	free(placed);
+	return ret;
 }

@@ -81,15 +81,32 @@ struct ho_mp_item {
 	uint64_t size;
 	int32_t writer;		 /* node that writes it (-1: written before the run) */
 	bool copy;		 /* written by a copy that starts once writer is done */
-	bool permanent;		 /* inputs, constants, outputs: never shared */
+	bool permanent;		 /* inputs, constants: held from before the run, never shared */
+	bool to_end;		 /* outputs: from their write to the end of the run */
 	uint32_t prio;		 /* the writer's place in the schedule's order */
 	const uint32_t *readers; /* nodes that read it */
 	uint32_t n_readers;
+	uint32_t tensor; /* the executor's: whose bytes these are */
 	uint64_t offset; /* out */
+};
+/* What orders two nodes' runs. */
+struct ho_mp_order {
+	const uint64_t *anc; /* per node, its graph ancestors: words 64-bit words; NULL: no reuse */
+	uint32_t words;
+	const double *start, *end; /* per node, the timeline the executor enforces; NULL: none */
+	const uint32_t *prio;	   /* per node: the schedule's order, tie-breaker of start */
 };
 /* Each node's ancestors as bitsets of words 64-bit words; NULL if too large. */
 uint64_t *ho_memplan_ancestors(const struct ho_graph *g, uint32_t *words);
-int ho_memplan(struct ho_mp_item *items, uint32_t n, const uint64_t *anc, uint32_t words,
-	       uint64_t *total);
+/* The plan: the region's size, and the reuses only the timeline orders. */
+struct ho_mp_plan {
+	uint64_t total;
+	struct ho_mp_wait {
+		uint32_t before, after; /* items: after's writer waits for before's readers */
+	} * waits;
+	uint32_t n_waits, cap_waits;
+};
+int ho_memplan(struct ho_mp_item *items, uint32_t n, const struct ho_mp_order *o,
+	       struct ho_mp_plan *pl);
 
 #endif

@@ -50,6 +50,11 @@ static int ho_sched_devices(struct ho_rt_placement *pl, json_t *devs, const char
 	}
 	pl->n_devices = box->n_devices;
 	pl->host = box->host;
+	for (uint32_t l = 0; l < box->n_links; l++)
+		if (box->links[l].shared_memory) {
+			pl->in_place[box->links[l].a] |= 1ull << box->links[l].b;
+			pl->in_place[box->links[l].b] |= 1ull << box->links[l].a;
+		}
 	for (uint32_t d = 0; d < box->n_devices; d++) {
 		const char *name = json_string_value(json_array_get(devs, d));
 
@@ -130,9 +135,9 @@ static int ho_sched_member(struct ho_rt_placement *pl, json_t *m, json_t *tasks,
 		    json_object_get(json_object_get(obj, "peak_memory_bytes"), pl->dev[d].name));
 	/*
 	 * One record per hop: a copy staged through host memory has two.  The
-	 * runtime makes one pool copy per tensor and destination where memory is
-	 * not shared, so count a copy at its last hop (the one that reaches the
-	 * consumer's device), and only between devices that do not share memory.
+	 * runtime makes one pool copy per tensor and destination, so count a copy
+	 * at its last hop (the one that reaches the consumer's device).  In-place
+	 * reads have no record.
 	 */
 	json_array_foreach(xf, i, v)
 	{
@@ -146,10 +151,8 @@ static int ho_sched_member(struct ho_rt_placement *pl, json_t *m, json_t *tasks,
 			continue;
 		if (prod < 0)
 			prod = pl->host; /* a graph input */
-		if (pl->dev[prod].backend != HO_RT_CPU || pl->dev[cons].backend != HO_RT_CPU) {
-			pl->pred_transfers++;
-			pl->pred_bytes += json_number_value(json_object_get(v, "bytes"));
-		}
+		pl->pred_transfers++;
+		pl->pred_bytes += json_number_value(json_object_get(v, "bytes"));
 	}
 	return 0;
 }
