@@ -16,14 +16,14 @@ trap 'rm -rf "$T"' EXIT
 # machine as two CPU devices; the fastest over a CPU and an emulated
 # accelerator; and CPU + emulator with every Conv forced onto the emulator,
 # so that most edges are copies between the two regions.
-ways() { # ways MODEL INPUT_NAME SHAPE FILE OUTDIR: runs it the four ways into OUTDIR.{1,2,3,4}
+ways() { # ways MODEL INPUT_NAME SHAPE FILE OUTDIR [OP]: the four ways into OUTDIR.{1,2,3,4}; OP (Conv) on emu0 in the fourth
 	S="$HO schedule --quiet --population 32 --generations 30 --objectives latency --seed 1"
 	"$HO" run "$1" --input "$2=$4" -o "$5.1" >/dev/null
 	$S "$1" --shape "$2=$3" --box "$ROOT/boxes/this-machine-2cpu.json" -o "$T/s2.json" >/dev/null
 	"$HO" run "$1" --input "$2=$4" --schedule "$T/s2.json" --pick 0 -o "$5.2" >"$5.2.log"
 	$S "$1" --shape "$2=$3" --box "$ROOT/boxes/this-machine-cpu-emu.json" -o "$T/s3.json" >/dev/null
 	"$HO" run "$1" --input "$2=$4" --schedule "$T/s3.json" --pick 0 -o "$5.3" >"$5.3.log"
-	$S "$1" --shape "$2=$3" --box "$ROOT/boxes/this-machine-cpu-emu.json" --pin Conv=emu0 -o "$T/s4.json" >/dev/null
+	$S "$1" --shape "$2=$3" --box "$ROOT/boxes/this-machine-cpu-emu.json" --pin "${6:-Conv}=emu0" -o "$T/s4.json" >/dev/null
 	"$HO" run "$1" --input "$2=$4" --schedule "$T/s4.json" --pick 0 -o "$5.4" >"$5.4.log"
 	for i in 2 3 4; do memory_within "$5.$i.log" "$1 way $i"; done
 	# Copies made must be the schedule's, count and bytes, and there must be some.
@@ -82,13 +82,18 @@ np.save(sys.argv[1], np.ascontiguousarray(x.transpose(2, 0, 1)[None].repeat(shap
 PYEOF
 	node "$ROOT/tests/runtime/ort_ref.js" "$1" "$T/$name.ort" "x=$T/$name.in.npy"
 	ways "$1" x "$(echo "$2" | tr , x)" "$T/$name.in.npy" "$T/$name.ho"
-	for ref in "$T/$name.ort"/*.npy; do
+	against_ort "$T/$name.ort" "$T/$name.ho" "$name $2"
+}
+against_ort() { # against_ort ORT_DIR HO_PREFIX WHAT: every ORT output against the four ways
+	for ref in "$1"/*.npy; do
 		i=1
 		for w in $WAYS; do
-			$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/$name.ho.$i/$(basename "$ref")" "$name $2 $w vs ONNX Runtime"
+			$PY "$ROOT/tests/runtime/compare.py" "$ref" "$2.$i/$(basename "$ref")" "$3 $w vs ONNX Runtime"
 			i=$((i + 1))
 		done
 	done
 }
 ocr "$M/ch_ppocr_mobile_v2.0_cls_infer.onnx" "1,3,48,192"
 ocr "$M/ch_PP-OCRv4_det_infer.onnx" "1,3,640,640"
+# The recogniser (SVTR: attention, ReduceMean-based norms, Pow, Slice).
+ocr "$M/ch_PP-OCRv4_rec_infer.onnx" "1,3,48,320"

@@ -36,7 +36,7 @@ struct ho_backend {
 	bool emulated;		      /* emu: the same kernels, standing in for an accelerator */
 };
 
-enum ho_cpu_kind { HO_K_PRIM, HO_K_GEMM, HO_K_TRANSPOSE, HO_K_NEAREST };
+enum ho_cpu_kind { HO_K_PRIM, HO_K_GEMM, HO_K_TRANSPOSE, HO_K_NEAREST, HO_K_SLICE, HO_K_GATHER };
 
 struct ho_kernel {
 	int kind;
@@ -67,6 +67,12 @@ struct ho_kernel {
 	/* HO_K_NEAREST: output dims in dims[], for each axis its source indices */
 	int64_t in_dims[HO_MAX_RANK];
 	int64_t *map[HO_MAX_RANK];
+	/* HO_K_SLICE: output dims in dims[], input dims in in_dims[], first index and step */
+	int64_t first[HO_MAX_RANK], step[HO_MAX_RANK];
+	/* HO_K_GATHER: outer x n_idx x inner bytes; the axis has axis_dim entries */
+	int64_t outer, n_idx, inner, axis_dim;
+	const void *idx;
+	bool idx64;
 };
 
 static bool ho_in(const char *op, const char *const *list)
@@ -96,6 +102,7 @@ bool ho_cpu_op_same_layout(const char *op)
 					   "Softplus",
 					   "Clip",
 					   "HardSigmoid",
+					   "Pow",
 					   "Add",
 					   "Sub",
 					   "Mul",
@@ -402,6 +409,7 @@ static const struct {
     {"Softplus", dnnl_eltwise_soft_relu},
     {"Clip", dnnl_eltwise_clip_v2},
     {"HardSigmoid", dnnl_eltwise_linear}, /* then clipped to [0, 1] by a post-op */
+    {"Pow", dnnl_eltwise_pow},		  /* by a constant scalar exponent */
 };
 
 /* An element-wise node as oneDNN's algorithm and parameters; false if it is not one. */
@@ -424,6 +432,14 @@ static bool eltwise_params(const struct ho_graph *g, const struct ho_node *n, vo
 		*alpha = attr_f(n, "alpha", 0.01f);
 	} else if (!strcmp(n->op_type, "Elu")) {
 		*alpha = attr_f(n, "alpha", 1.0f);
+	} else if (!strcmp(n->op_type, "Pow")) {
+		const struct ho_tensor *e = in_t(g, n, 1);
+
+		if (!e || ho_shape_numel(&e->shape) != 1 ||
+		    !(e->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED)))
+			return false; /* an exponent per element, or computed: not element-wise */
+		*alpha = 1.0f;
+		*beta = scalar_input(g, n, 1, buf, 1.0f);
 	} else if (!strcmp(n->op_type, "Clip")) {
 		/* opset 11+: bounds are inputs; before: attributes */
 		*alpha = scalar_input(g, n, 1, buf, attr_f(n, "min", -FLT_MAX));
@@ -1165,6 +1181,250 @@ static void run_transpose(const struct ho_kernel *k)
 	}
 }
 
+/* Input i as up to max integers (a constant: filled at plan time); its count, or -1. */
+static int int_input(const struct ho_graph *g, const struct ho_node *n, uint32_t i,
+		     void *const *buf, int64_t *v, int max)
+{
+	const struct ho_tensor *t = in_t(g, n, i);
+	int64_t cnt;
+
+	if (!t || !(t->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED)))
+		return -1; /* absent, or computed at run time */
+	cnt = ho_shape_numel(&t->shape);
+	if (cnt < 0 || cnt > max || !buf[n->inputs[i]])
+		return -1;
+	for (int64_t k = 0; k < cnt; k++)
+		if (t->dtype == HO_DT_INT64)
+			v[k] = ((const int64_t *)buf[n->inputs[i]])[k];
+		else if (t->dtype == HO_DT_INT32)
+			v[k] = ((const int32_t *)buf[n->inputs[i]])[k];
+		else
+			return -1;
+	return (int)cnt;
+}
+
+/* Slice: the first index and the step on each axis; the output's dims are inferred. */
+static int prep_slice(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		      struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	int64_t starts[HO_MAX_RANK], axes[HO_MAX_RANK], steps[HO_MAX_RANK];
+	int ns, na, r;
+	bool has_axes, has_steps;
+
+	if (!x || !ho_dtype_size(x->dtype))
+		return unsupported(err, n, "slices fixed-size elements only");
+	r = x->shape.rank;
+	if (n->opset < 10) { /* starts, ends and axes were attributes */
+		const struct ho_attr *sa = ho_node_attr(n, "starts"), *aa = ho_node_attr(n, "axes");
+
+		if (!sa || sa->type != HO_ATTR_INTS || sa->n > HO_MAX_RANK ||
+		    (aa && (aa->type != HO_ATTR_INTS || aa->n != sa->n)))
+			return unsupported(err, n, "needs starts (and axes) of one length");
+		ns = na = (int)sa->n;
+		memcpy(starts, sa->ints, sa->n * sizeof(int64_t));
+		if (aa)
+			memcpy(axes, aa->ints, aa->n * sizeof(int64_t));
+		has_axes = aa != NULL;
+		has_steps = false;
+	} else {
+		has_axes = in_t(g, n, 3) != NULL;
+		has_steps = in_t(g, n, 4) != NULL;
+		ns = int_input(g, n, 1, buf, starts, HO_MAX_RANK);
+		na = has_axes ? int_input(g, n, 3, buf, axes, HO_MAX_RANK) : ns;
+		if (ns < 0 || na != ns ||
+		    (has_steps && int_input(g, n, 4, buf, steps, HO_MAX_RANK) != ns))
+			return unsupported(err, n, "needs constant starts, axes and steps");
+	}
+	for (int a = 0; a < r; a++) {
+		k->first[a] = 0;
+		k->step[a] = 1;
+	}
+	for (int i = 0; i < ns; i++) {
+		int64_t a = has_axes ? axes[i] : i, dim, s, st;
+
+		a += a < 0 ? r : 0;
+		if (a < 0 || a >= r)
+			return unsupported(err, n, "has an axis outside the input");
+		dim = x->shape.dim[a];
+		s = starts[i];
+		st = has_steps ? steps[i] : 1;
+		if (st == 0)
+			return unsupported(err, n, "has a step of 0");
+		s += s < 0 ? dim : 0;
+		/* ONNX clamps: [0, dim] going forward, [0, dim - 1] going back */
+		s = s < 0 ? 0 : s > (st > 0 ? dim : dim - 1) ? (st > 0 ? dim : dim - 1) : s;
+		k->first[a] = s;
+		k->step[a] = st;
+	}
+	k->kind = HO_K_SLICE;
+	k->rank = r;
+	memcpy(k->in_dims, x->shape.dim, (size_t)r * sizeof(int64_t));
+	memcpy(k->dims, y->shape.dim, (size_t)r * sizeof(int64_t));
+	k->elem = (uint32_t)ho_dtype_size(x->dtype);
+	k->src = buf[n->inputs[0]];
+	k->dst = buf[n->outputs[0]];
+	return 0;
+}
+
+static void run_slice(const struct ho_kernel *k)
+{
+	int64_t in_stride[HO_MAX_RANK], idx[HO_MAX_RANK] = {0}, total = 1, s = 1;
+	const char *src = k->src;
+	char *dst = k->dst;
+
+	for (int i = k->rank - 1; i >= 0; i--) {
+		in_stride[i] = s;
+		s *= k->in_dims[i];
+		total *= k->dims[i];
+	}
+	for (int64_t o = 0; o < total; o++) {
+		int64_t off = 0;
+
+		for (int i = 0; i < k->rank; i++)
+			off += (k->first[i] + idx[i] * k->step[i]) * in_stride[i];
+		memcpy(dst + o * k->elem, src + off * k->elem, k->elem);
+		for (int i = k->rank - 1; i >= 0; i--) {
+			if (++idx[i] < k->dims[i])
+				break;
+			idx[i] = 0;
+		}
+	}
+}
+
+static int prep_gather(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		       struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = in_t(g, n, 0), *ix = in_t(g, n, 1);
+	int64_t axis = attr_i(n, "axis", 0);
+
+	if (!x || !ix || !ho_dtype_size(x->dtype) ||
+	    (ix->dtype != HO_DT_INT64 && ix->dtype != HO_DT_INT32))
+		return unsupported(err, n,
+				   "gathers fixed-size elements by int32/int64 indices only");
+	axis += axis < 0 ? x->shape.rank : 0;
+	if (axis < 0 || axis >= x->shape.rank)
+		return unsupported(err, n, "has an axis outside the input");
+	k->kind = HO_K_GATHER;
+	k->outer = 1;
+	k->inner = (int64_t)ho_dtype_size(x->dtype);
+	for (int a = 0; a < x->shape.rank; a++)
+		if (a < axis)
+			k->outer *= x->shape.dim[a];
+		else if (a > axis)
+			k->inner *= x->shape.dim[a];
+	k->axis_dim = x->shape.dim[axis];
+	k->n_idx = ho_shape_numel(&ix->shape);
+	k->idx = buf[n->inputs[1]];
+	k->idx64 = ix->dtype == HO_DT_INT64;
+	k->src = buf[n->inputs[0]];
+	k->dst = buf[n->outputs[0]];
+	return 0;
+}
+
+static int run_gather(const struct ho_kernel *k)
+{
+	const char *src = k->src;
+	char *dst = k->dst;
+
+	for (int64_t j = 0; j < k->n_idx; j++) {
+		int64_t i = k->idx64 ? ((const int64_t *)k->idx)[j] : ((const int32_t *)k->idx)[j];
+
+		i += i < 0 ? k->axis_dim : 0;
+		if (i < 0 || i >= k->axis_dim)
+			return -EINVAL; /* an index from the data: checked at run time */
+		for (int64_t o = 0; o < k->outer; o++)
+			memcpy(dst + (o * k->n_idx + j) * k->inner,
+			       src + (o * k->axis_dim + i) * k->inner, (size_t)k->inner);
+	}
+	return 0;
+}
+
+static int prep_reduce_mean(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+			    void *const *buf, struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = in_t(g, n, 0);
+	int64_t axes[HO_MAX_RANK];
+	const struct ho_attr *aa = ho_node_attr(n, "axes");
+	struct ho_shape ys;
+	dnnl_reduction_desc_t d;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_memory_desc_t xm, ym;
+	int na = 0, ret;
+
+	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 1)
+		return unsupported(err, n, "reduces float32 only");
+	if (aa && aa->type == HO_ATTR_INTS && aa->n <= HO_MAX_RANK) {
+		na = (int)aa->n;
+		memcpy(axes, aa->ints, aa->n * sizeof(int64_t));
+	} else if (in_t(g, n, 1) && (na = int_input(g, n, 1, buf, axes, HO_MAX_RANK)) < 0) {
+		return unsupported(err, n, "needs constant axes");
+	}
+	/* The output with kept dims: the same bytes whatever keepdims says. */
+	ys = x->shape;
+	for (int i = 0; i < na; i++) {
+		int64_t a = axes[i] + (axes[i] < 0 ? x->shape.rank : 0);
+
+		if (a < 0 || a >= x->shape.rank)
+			return unsupported(err, n, "has an axis outside the input");
+		ys.dim[a] = 1;
+	}
+	if (!na && !attr_i(n, "noop_with_empty_axes", 0))
+		for (int a = 0; a < ys.rank; a++)
+			ys.dim[a] = 1;
+	plain_md(&xm, &x->shape);
+	plain_md(&ym, &ys);
+	if (dnnl_reduction_desc_init(&d, dnnl_reduction_mean, &xm, &ym, 0.0f, 0.0f) !=
+		dnnl_success ||
+	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
+		return unsupported(err, n, "(oneDNN) has no reduction for this");
+	ret = ho_src_dst_prim(c, k, pd, &xm, &ym, buf, n, err);
+	dnnl_primitive_desc_destroy(pd);
+	return ret;
+}
+
+/* LayerNormalization over the last axis (oneDNN's), scale and optional bias. */
+static int prep_layer_norm(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+			   void *const *buf, struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = in_t(g, n, 0), *sc = in_t(g, n, 1), *b = in_t(g, n, 2);
+	int64_t axis = attr_i(n, "axis", -1);
+	unsigned flags = dnnl_use_scale;
+	dnnl_layer_normalization_desc_t d;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_memory_desc_t md, cm;
+	struct ho_shape cs = {.rank = 1};
+	int ret;
+
+	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 1 || !sc || sc->dtype != HO_DT_FLOAT ||
+	    (b && b->dtype != HO_DT_FLOAT))
+		return unsupported(err, n, "normalises float32 with a scale only");
+	axis += axis < 0 ? x->shape.rank : 0;
+	if (axis != x->shape.rank - 1)
+		return unsupported(err, n, "normalises over the last axis only");
+	for (uint32_t o = 1; o < n->n_outputs; o++)
+		if (n->outputs[o] >= 0 && g->tensors[n->outputs[o]].n_consumers)
+			return unsupported(err, n, "does not output the mean and deviation");
+	cs.dim[0] = x->shape.dim[axis];
+	if (ho_shape_numel(&sc->shape) != cs.dim[0] ||
+	    (b && ho_shape_numel(&b->shape) != cs.dim[0]))
+		return unsupported(err, n, "needs a scale and bias per normalised element");
+	flags |= b ? dnnl_use_shift : 0;
+	plain_md(&md, &x->shape);
+	plain_md(&cm, &cs);
+	if (dnnl_layer_normalization_forward_desc_init(&d, dnnl_forward_inference, &md, NULL,
+						       attr_f(n, "epsilon", 1e-5f),
+						       flags) != dnnl_success ||
+	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
+		return unsupported(err, n, "(oneDNN) has no layer normalisation for this");
+	ret = ho_src_dst_prim(c, k, pd, &md, &md, buf, n, err);
+	if (!ret && (ho_mem(c, k, &cm, buf[n->inputs[1]], DNNL_ARG_SCALE) ||
+		     (b && ho_mem(c, k, &cm, buf[n->inputs[2]], DNNL_ARG_SHIFT))))
+		ret = ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name);
+	dnnl_primitive_desc_destroy(pd);
+	return ret;
+}
+
 static int cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t node,
 		       const struct ho_fusion *fuse, void *const *buf, const uint8_t *channels_last,
 		       struct ho_kernel **out, struct ho_error *err)
@@ -1201,7 +1461,8 @@ static int cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t 
 	else if (!strcmp(op, "Relu") || !strcmp(op, "LeakyRelu") || !strcmp(op, "Sigmoid") ||
 		 !strcmp(op, "Tanh") || !strcmp(op, "Exp") || !strcmp(op, "Log") ||
 		 !strcmp(op, "Sqrt") || !strcmp(op, "Abs") || !strcmp(op, "Elu") ||
-		 !strcmp(op, "Softplus") || !strcmp(op, "Clip") || !strcmp(op, "HardSigmoid"))
+		 !strcmp(op, "Softplus") || !strcmp(op, "Clip") || !strcmp(op, "HardSigmoid") ||
+		 !strcmp(op, "Pow"))
 		ret = prep_eltwise(c, g, n, buf, k, err);
 	else if (!strcmp(op, "Add") || !strcmp(op, "Mul") || !strcmp(op, "Sub") ||
 		 !strcmp(op, "Div") || !strcmp(op, "Max") || !strcmp(op, "Min"))
@@ -1214,6 +1475,14 @@ static int cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t 
 		ret = prep_gemm(g, n, buf, k, err);
 	else if (!strcmp(op, "Transpose"))
 		ret = prep_transpose(g, n, buf, k, err);
+	else if (!strcmp(op, "Slice"))
+		ret = prep_slice(g, n, buf, k, err);
+	else if (!strcmp(op, "Gather"))
+		ret = prep_gather(g, n, buf, k, err);
+	else if (!strcmp(op, "ReduceMean"))
+		ret = prep_reduce_mean(c, g, n, buf, k, err);
+	else if (!strcmp(op, "LayerNormalization"))
+		ret = prep_layer_norm(c, g, n, buf, k, err);
 	else
 		ret = unsupported(err, n, "has no kernel for this operator yet");
 	if (ret) {
@@ -1237,6 +1506,14 @@ static int cpu_launch(struct ho_backend *c, struct ho_kernel *k, struct ho_error
 		return 0;
 	case HO_K_NEAREST:
 		run_nearest(k);
+		return 0;
+	case HO_K_SLICE:
+		run_slice(k);
+		return 0;
+	case HO_K_GATHER:
+		if (run_gather(k))
+			return ho_err(err, -EINVAL, "node '%s' (Gather): an index is out of range",
+				      k->name);
 		return 0;
 	default:
 		if ((k->pre && dnnl_primitive_execute(k->pre, c->stream, k->n_pre_args,

@@ -275,7 +275,8 @@ static int ho_rt_memory_waits(const struct ho_rt *rt, uint32_t d, const struct h
 		for (uint32_t k = 0; k <= y->n_readers; k++) {
 			int32_t r = k < y->n_readers ? (int32_t)y->readers[k] : y->writer;
 
-			if (r < 0 || r == x->writer)
+			/* nodes that never run (folded shape arithmetic) release nothing */
+			if (r < 0 || r == x->writer || rt->node_dev[r] < 0)
 				continue;
 			if (*n_edges == *cap) {
 				uint32_t c = *cap ? 2 * *cap : 256;
@@ -533,8 +534,10 @@ static int ho_rt_layout(struct ho_rt *rt, struct ho_error *err)
 		if (rt->node_dev[g->topo[i]] < 0 || !ho_cpu_op_is_alias(n->op_type) ||
 		    !n->n_inputs || n->inputs[0] < 0 || n->outputs[0] < 0)
 			continue;
+		/* a replica of the alias itself (its source has none there) keeps its own bytes */
 		for (uint32_t d = 0; d < rt->n_dev; d++)
-			rt->buf[AT(rt, n->outputs[0], d)] = rt->buf[AT(rt, n->inputs[0], d)];
+			if (!rt->is_copy[AT(rt, n->outputs[0], d)])
+				rt->buf[AT(rt, n->outputs[0], d)] = rt->buf[AT(rt, n->inputs[0], d)];
 	}
 	/* Constants: their bytes at home, and already in every replica. */
 	for (uint32_t t = 0; t < g->n_tensors; t++) {
