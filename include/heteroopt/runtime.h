@@ -55,6 +55,7 @@ struct ho_rt_placement {
 	uint32_t *node_prio;  /* per graph node: its place in the schedule's order */
 	double *pred_start;   /* per graph node, seconds: the schedule's timeline */
 	double *pred_end;
+	double *pred_copy_start; /* per tensor x device: when the schedule starts its copy, or -1 */
 	double pred_makespan;	 /* s */
 	uint32_t pred_transfers; /* copies the schedule makes (in-place reads are none) */
 	double pred_bytes;

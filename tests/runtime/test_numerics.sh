@@ -49,7 +49,7 @@ memory_within() { # memory_within RUN_LOG WHAT
 		if (plan > pred * 1.08 + 0.02) bad = 1
 	} END { exit bad }' "$1" || { echo "$2: planned memory over the predicted peak"; exit 1; }
 }
-WAYS="one-cpu 2cpu-fastest cpu+emu-fastest cpu+emu-conv-on-emu"
+WAYS="one-cpu 2cpu-fastest cpu+emu-fastest cpu+emu-pinned-on-emu"
 
 for m in resnet18 mobilenet_v2 squeezenet1_1 efficientnet_b0; do
 	ways "$M/$m.onnx" input 1x3x224x224 "$M/$m.ref_in.npy" "$T/$m"
@@ -97,3 +97,9 @@ ocr "$M/ch_ppocr_mobile_v2.0_cls_infer.onnx" "1,3,48,192"
 ocr "$M/ch_PP-OCRv4_det_infer.onnx" "1,3,640,640"
 # The recogniser (SVTR: attention, ReduceMean-based norms, Pow, Slice).
 ocr "$M/ch_PP-OCRv4_rec_infer.onnx" "1,3,48,320"
+# A transformer encoder (LayerNormalization, Gather, Slice, MatMul, Softmax), its
+# MatMuls on the emulator in the fourth way.
+$PY -c "import sys, numpy as np; np.save(sys.argv[1], np.random.default_rng(3).standard_normal((1, 32, 256)).astype(np.float32))" "$T/tr.in.npy"
+node "$ROOT/tests/runtime/ort_ref.js" "$M/transformer_encoder.onnx" "$T/tr.ort" "src=$T/tr.in.npy"
+ways "$M/transformer_encoder.onnx" src 1x32x256 "$T/tr.in.npy" "$T/tr.ho" MatMul
+against_ort "$T/tr.ort" "$T/tr.ho" "transformer_encoder 1,32,256"

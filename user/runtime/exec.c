@@ -53,15 +53,16 @@ struct ho_rt {
 	uint32_t *prio;		  /* per node */
 	const double *pred_start; /* per node, or NULL */
 	const double *pred_end;
-	int32_t *home;	  /* per tensor: device holding it */
-	void **buf;	  /* per tensor x device: its data there, NULL if absent */
-	uint8_t *is_copy; /* per tensor x device: a replica filled by a pool copy */
-	uint64_t *offset; /* per tensor x device: offset in the device's region */
-	uint8_t *is_set;  /* per graph input: fed since the plan was made */
-	uint8_t *nhwc;	  /* per tensor: stored channels-last */
-	int32_t *post;	  /* per node: the element-wise node folded into it, or -1 */
-	int32_t *bn;	  /* per node: the BatchNormalization folded into it, or -1 */
-	int32_t *folded;  /* per node: the Conv whose kernel it is folded into, or -1 */
+	const double *pred_copy_start; /* per tensor x device, or NULL */
+	int32_t *home;		       /* per tensor: device holding it */
+	void **buf;		       /* per tensor x device: its data there, NULL if absent */
+	uint8_t *is_copy;	       /* per tensor x device: a replica filled by a pool copy */
+	uint64_t *offset;	       /* per tensor x device: offset in the device's region */
+	uint8_t *is_set;	       /* per graph input: fed since the plan was made */
+	uint8_t *nhwc;		       /* per tensor: stored channels-last */
+	int32_t *post;		       /* per node: the element-wise node folded into it, or -1 */
+	int32_t *bn;		       /* per node: the BatchNormalization folded into it, or -1 */
+	int32_t *folded; /* per node: the Conv whose kernel it is folded into, or -1 */
 	struct ho_kernel **k;
 	/* run state, under lock */
 	pthread_mutex_t lock;
@@ -195,6 +196,7 @@ static int ho_rt_place(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_e
 	memcpy(rt->pred_peak, pl->pred_peak, sizeof(rt->pred_peak));
 	rt->pred_start = pl->pred_start;
 	rt->pred_end = pl->pred_end;
+	rt->pred_copy_start = pl->pred_copy_start;
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		int32_t d = pl->node_device[i];
 
@@ -372,6 +374,9 @@ static int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 			    (ho_rt_unwritten(rt, (int32_t)t) || ho_rt_home_unread(rt, (int32_t)t)))
 				it->size = 0;
 			it->copy = !home;
+			it->copy_start = it->copy && rt->pred_copy_start
+					     ? rt->pred_copy_start[AT(rt, t, d)]
+					     : -1;
 			it->prio = it->writer >= 0 ? rt->prio[it->writer] : 0;
 			/* a graph input's replica is copied in at the start, then free after use */
 			it->permanent = it->writer < 0 && !(it->copy && (tt->flags & HO_T_INPUT));
@@ -537,7 +542,8 @@ static int ho_rt_layout(struct ho_rt *rt, struct ho_error *err)
 		/* a replica of the alias itself (its source has none there) keeps its own bytes */
 		for (uint32_t d = 0; d < rt->n_dev; d++)
 			if (!rt->is_copy[AT(rt, n->outputs[0], d)])
-				rt->buf[AT(rt, n->outputs[0], d)] = rt->buf[AT(rt, n->inputs[0], d)];
+				rt->buf[AT(rt, n->outputs[0], d)] =
+				    rt->buf[AT(rt, n->inputs[0], d)];
 	}
 	/* Constants: their bytes at home, and already in every replica. */
 	for (uint32_t t = 0; t < g->n_tensors; t++) {

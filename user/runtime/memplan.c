@@ -48,17 +48,28 @@ uint64_t *ho_memplan_ancestors(const struct ho_graph *g, uint32_t *words)
 	return anc;
 }
 
-/* Node r is done before node w starts, by the graph (*wait untouched) or by the timeline. */
-static bool ho_before(const struct ho_mp_order *o, int32_t r, int32_t w, bool copy, bool *wait)
+/* Node r is done before x is written, by the graph (*wait untouched) or by the timeline. */
+static bool ho_before(const struct ho_mp_order *o, int32_t r, const struct ho_mp_item *x,
+		      bool *wait)
 {
+	int32_t w = x->writer;
+
 	if (r == w)
-		return copy;
+		return x->copy; /* a copy starts once its producer is done */
 	if (o->anc[(size_t)w * o->words + (uint32_t)r / 64] >> ((uint32_t)r % 64) & 1)
 		return true;
-	/* a copy's bytes are written once its producer w is done, by the copy engine */
-	if (!o->start || o->end[r] > (copy ? o->end[w] : o->start[w]) ||
-	    (o->start[r] == o->start[w] && o->prio[r] >= o->prio[w]))
+	if (!o->start)
 		return false;
+	if (x->copy) {
+		/* the copy engine writes it when the schedule's transfer starts, or after w */
+		double at = x->copy_start > o->end[w] ? x->copy_start : o->end[w];
+
+		if (!(o->end[r] < at))
+			return false;
+	} else if (o->end[r] > o->start[w] ||
+		   (o->start[r] == o->start[w] && o->prio[r] >= o->prio[w])) {
+		return false;
+	}
 	*wait = true;
 	return true;
 }
@@ -71,10 +82,10 @@ static bool ho_all_before(const struct ho_mp_item *y, const struct ho_mp_item *x
 	if (y->permanent || y->to_end || x->permanent || x->writer < 0)
 		return false;
 	for (uint32_t i = 0; i < y->n_readers; i++)
-		if (!ho_before(o, (int32_t)y->readers[i], x->writer, x->copy, wait))
+		if (!ho_before(o, (int32_t)y->readers[i], x, wait))
 			return false;
 	/* no writer: a graph input's replica, copied in before its readers run */
-	return y->writer < 0 || ho_before(o, y->writer, x->writer, x->copy, wait);
+	return y->writer < 0 || ho_before(o, y->writer, x, wait);
 }
 
 static int ho_by_size(const void *a, const void *b, void *arg)

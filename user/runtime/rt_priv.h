@@ -81,6 +81,7 @@ struct ho_mp_item {
 	uint64_t size;
 	int32_t writer;		 /* node that writes it (-1: written before the run) */
 	bool copy;		 /* written by a copy that starts once writer is done */
+	double copy_start;	 /* a copy: when the schedule starts it (s), or -1 */
 	bool permanent;		 /* inputs, constants: held from before the run, never shared */
 	bool to_end;		 /* outputs: from their write to the end of the run */
 	uint32_t prio;		 /* the writer's place in the schedule's order */

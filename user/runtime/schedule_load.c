@@ -25,6 +25,7 @@ void ho_rt_placement_free(struct ho_rt_placement *pl)
 	free(pl->node_prio);
 	free(pl->pred_start);
 	free(pl->pred_end);
+	free(pl->pred_copy_start);
 	free(pl);
 }
 
@@ -77,9 +78,8 @@ out:
 	return ret;
 }
 
-/* The device the member places a task on, by the task's name; -1 if none. */
-static int32_t ho_sched_task_device(const struct ho_rt_placement *pl, json_t *tasks,
-				    const int32_t *task_node, json_t *name)
+/* The graph node of a task, by the task's name; -1 if none. */
+static int32_t ho_sched_task_node(json_t *tasks, const int32_t *task_node, json_t *name)
 {
 	const char *n = json_string_value(name);
 	size_t k;
@@ -90,13 +90,26 @@ static int32_t ho_sched_task_device(const struct ho_rt_placement *pl, json_t *ta
 		const char *tn = json_string_value(json_object_get(tk, "name"));
 
 		if (n && tn && !strcmp(tn, n))
-			return pl->node_device[task_node[k]];
+			return task_node[k];
 	}
 	return -1;
 }
 
-static int ho_sched_member(struct ho_rt_placement *pl, json_t *m, json_t *tasks,
-			   const int32_t *task_node, uint32_t n_tasks, struct ho_error *err)
+/* The tensor node p makes that node c reads; -1 if none. */
+static int32_t ho_sched_edge_tensor(const struct ho_graph *g, int32_t p, int32_t c)
+{
+	for (uint32_t i = 0; p >= 0 && c >= 0 && i < g->nodes[c].n_inputs; i++) {
+		int32_t t = g->nodes[c].inputs[i];
+
+		if (t >= 0 && g->tensors[t].producer == p)
+			return t;
+	}
+	return -1;
+}
+
+static int ho_sched_member(struct ho_rt_placement *pl, const struct ho_graph *g, json_t *m,
+			   json_t *tasks, const int32_t *task_node, uint32_t n_tasks,
+			   struct ho_error *err)
 {
 	json_t *dev = json_object_get(m, "device"), *order = json_object_get(m, "order"),
 	       *st = json_object_get(m, "start_s"), *en = json_object_get(m, "end_s"),
@@ -139,18 +152,31 @@ static int ho_sched_member(struct ho_rt_placement *pl, json_t *m, json_t *tasks,
 	 * at its last hop (the one that reaches the consumer's device).  In-place
 	 * reads have no record.
 	 */
+	pl->pred_copy_start = malloc(((size_t)g->n_tensors * pl->n_devices + 1) * sizeof(double));
+	if (!pl->pred_copy_start)
+		return ho_err(err, -ENOMEM, "out of memory");
+	for (size_t k = 0; k < (size_t)g->n_tensors * pl->n_devices; k++)
+		pl->pred_copy_start[k] = -1;
 	json_array_foreach(xf, i, v)
 	{
 		const char *to = json_string_value(json_object_get(v, "to"));
-		int32_t prod =
-		    ho_sched_task_device(pl, tasks, task_node, json_object_get(v, "producer"));
-		int32_t cons =
-		    ho_sched_task_device(pl, tasks, task_node, json_object_get(v, "consumer"));
+		int32_t pn = ho_sched_task_node(tasks, task_node, json_object_get(v, "producer"));
+		int32_t cn = ho_sched_task_node(tasks, task_node, json_object_get(v, "consumer"));
+		int32_t cons = cn >= 0 ? pl->node_device[cn] : -1,
+			t = ho_sched_edge_tensor(g, pn, cn);
+		double start = json_number_value(json_object_get(v, "start_s"));
 
-		if (cons < 0 || !to || strcmp(to, pl->dev[cons].name))
+		if (cons < 0)
 			continue;
-		if (prod < 0)
-			prod = pl->host; /* a graph input */
+		/* the first hop's start: the copy's bytes are taken on the consumer's device */
+		if (t >= 0) {
+			double *cs = &pl->pred_copy_start[(size_t)t * pl->n_devices + (size_t)cons];
+
+			if (*cs < 0 || start < *cs)
+				*cs = start;
+		}
+		if (!to || strcmp(to, pl->dev[cons].name))
+			continue;
 		pl->pred_transfers++;
 		pl->pred_bytes += json_number_value(json_object_get(v, "bytes"));
 	}
@@ -247,7 +273,7 @@ int ho_rt_schedule_load(const char *path, int pick, const struct ho_graph *g, co
 	ret = ho_sched_devices(pl, json_object_get(root, "devices"), box_path, err);
 	if (ret)
 		goto out;
-	ret = ho_sched_member(pl, json_array_get(front, (size_t)pick), tasks, task_node, n_tasks,
+	ret = ho_sched_member(pl, g, json_array_get(front, (size_t)pick), tasks, task_node, n_tasks,
 			      err);
 out:
 	free(task_node);
