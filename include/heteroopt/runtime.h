@@ -85,8 +85,8 @@ struct ho_rt_report {
 	double makespan_s;
 	uint32_t transfers; /* pool copies made */
 	double bytes_moved;
-	uint32_t zero_copy;    /* cross-device edges served in place */
-	uint32_t fused;	       /* batch-norm and element-wise nodes folded into their Conv */
+	uint32_t zero_copy; /* cross-device edges served in place */
+	uint32_t fused;	    /* batch norm, bias and element-wise nodes folded into a Conv/MatMul */
 	uint32_t memory_waits; /* node pairs ordered so that one reuses the other's bytes */
 	const double *start_s; /* per graph node, from the run's start; < 0: did not run */
 	const double *end_s;

@@ -122,7 +122,8 @@ static void print_report(const struct ho_graph *g, const struct ho_rt_placement 
 	       "ms\n",
 	       timed ? start_abs / timed * 1e3 : 0, start_max * 1e3);
 	if (r->fused)
-		printf("  %u nodes folded into their convolution (batch norm, element-wise)\n",
+		printf("  %u nodes folded into the Conv or MatMul before them (batch norm, bias, "
+		       "element-wise)\n",
 		       r->fused);
 	if (r->memory_waits)
 		printf("  %u waits added so that buffers are reused as the timeline allows\n",

@@ -1113,6 +1113,55 @@ static int prep_gemm(const struct ho_graph *g, const struct ho_node *n, void *co
 	return 0;
 }
 
+/*
+ * MatMul by [K, N] weights with its bias Add (and an element-wise node) folded
+ * in: one oneDNN matmul, the bias and the post-op applied as it writes.
+ */
+static int prep_matmul_bias(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+			    const struct ho_node *add, const struct ho_node *post, void *const *buf,
+			    struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *a = in_t(g, n, 0), *w = in_t(g, n, 1);
+	int32_t bias = add->inputs[0] == n->outputs[0] ? add->inputs[1] : add->inputs[0];
+	int32_t y = post ? post->outputs[0] : add->outputs[0];
+	dnnl_matmul_desc_t d;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_primitive_attr_t attr = NULL;
+	dnnl_memory_desc_t am, wm, bm, ym;
+	int64_t kk, nn;
+	int ret = 0;
+
+	if (!a || !w || a->dtype != HO_DT_FLOAT || a->shape.rank < 2 || w->shape.rank != 2)
+		return unsupported(err, n, "folds a bias into float32 [..., K] x [K, N] only");
+	kk = w->shape.dim[0];
+	nn = w->shape.dim[1];
+	dnnl_memory_desc_init_by_tag(&am, 2, (dnnl_dims_t){ho_shape_numel(&a->shape) / kk, kk},
+				     dnnl_f32, dnnl_ab);
+	dnnl_memory_desc_init_by_tag(&wm, 2, (dnnl_dims_t){kk, nn}, dnnl_f32, dnnl_ab);
+	dnnl_memory_desc_init_by_tag(&bm, 2, (dnnl_dims_t){1, nn}, dnnl_f32, dnnl_ab);
+	dnnl_memory_desc_init_by_tag(&ym, 2, (dnnl_dims_t){ho_shape_numel(&a->shape) / kk, nn},
+				     dnnl_f32, dnnl_ab);
+	if (post && eltwise_attr(c, g, post, buf, false, &attr))
+		return ho_err(err, -ENOMEM, "node '%s': oneDNN post-ops failed", n->name);
+	if (dnnl_matmul_desc_init(&d, &am, &wm, &bm, &ym) != dnnl_success ||
+	    dnnl_primitive_desc_create(&pd, &d, attr ? attr : c->attr, c->eng, NULL) !=
+		dnnl_success) {
+		ret = unsupported(err, n, "(oneDNN) has no matmul for this");
+		goto out;
+	}
+	if (ho_mem(c, k, &am, buf[n->inputs[0]], DNNL_ARG_SRC) ||
+	    ho_mem(c, k, &wm, buf[n->inputs[1]], DNNL_ARG_WEIGHTS) ||
+	    ho_mem(c, k, &bm, buf[bias], DNNL_ARG_BIAS) ||
+	    ho_mem(c, k, &ym, buf[y], DNNL_ARG_DST) || ho_prim(c, k, pd))
+		ret = ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name);
+out:
+	if (pd)
+		dnnl_primitive_desc_destroy(pd);
+	if (attr)
+		dnnl_primitive_attr_destroy(attr);
+	return ret;
+}
+
 static int run_gemm(struct ho_kernel *k)
 {
 	for (int64_t bt = 0; bt < k->batch; bt++) {
@@ -1471,6 +1520,9 @@ static int cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t 
 		ret = prep_concat(c, g, n, buf, k, err);
 	else if (!strcmp(op, "Softmax"))
 		ret = prep_softmax(c, g, n, buf, k, err);
+	else if (!strcmp(op, "MatMul") && fuse && fuse->bn >= 0)
+		ret = prep_matmul_bias(c, g, n, &g->nodes[fuse->bn],
+				       fuse->post >= 0 ? &g->nodes[fuse->post] : NULL, buf, k, err);
 	else if (!strcmp(op, "Gemm") || !strcmp(op, "MatMul"))
 		ret = prep_gemm(g, n, buf, k, err);
 	else if (!strcmp(op, "Transpose"))

@@ -646,6 +646,55 @@ static int32_t ho_rt_sole_consumer(const struct ho_rt *rt, uint32_t i, int32_t t
  * instead of three.  What runs is still the schedule: every node, on the
  * device it chose, in its order.
  */
+/* A constant float tensor of n elements, all on the last of rank axes: a bias. */
+static bool ho_rt_is_bias(const struct ho_tensor *c, int64_t n, int rank)
+{
+	if (!(c->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED)) ||
+	    c->dtype != HO_DT_FLOAT || c->shape.rank < 1 || c->shape.rank > rank ||
+	    c->shape.dim[c->shape.rank - 1] != n)
+		return false;
+	return ho_shape_numel(&c->shape) == n;
+}
+
+/*
+ * MatMul by constant [K, N] weights, then an Add of a constant [N] bias, then
+ * maybe an element-wise node, on one device: one oneDNN matmul with the bias
+ * and the element-wise node as its post-op.  The Add goes where a Conv keeps
+ * its batch norm (bn[]).
+ */
+static void ho_rt_fuse_matmul(struct ho_rt *rt, uint32_t i)
+{
+	const struct ho_graph *g = rt->g;
+	const struct ho_node *n = &g->nodes[i];
+	int32_t t = n->outputs[0], w = n->n_inputs > 1 ? n->inputs[1] : -1, b, other;
+	const struct ho_tensor *wt, *y;
+
+	if (t < 0 || w < 0 || g->tensors[t].n_consumers != 1 || (g->tensors[t].flags & HO_T_OUTPUT))
+		return;
+	wt = &g->tensors[ho_rt_root(rt, w)]; /* weights may come through an Identity */
+	y = &g->tensors[t];
+	b = g->tensors[t].consumers[0];
+	if (!(wt->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED)) ||
+	    wt->shape.rank != 2 || wt->dtype != HO_DT_FLOAT || rt->node_dev[b] != rt->node_dev[i] ||
+	    rt->folded[b] >= 0 || strcmp(g->nodes[b].op_type, "Add") || g->nodes[b].n_inputs != 2 ||
+	    g->nodes[b].outputs[0] < 0 || rt->nhwc[t] || rt->nhwc[g->nodes[b].outputs[0]])
+		return;
+	other = g->nodes[b].inputs[0] == t ? g->nodes[b].inputs[1] : g->nodes[b].inputs[0];
+	if (other < 0 || other == t ||
+	    !ho_rt_is_bias(&g->tensors[ho_rt_root(rt, other)], wt->shape.dim[1], y->shape.rank) ||
+	    g->tensors[g->nodes[b].outputs[0]].shape.rank != y->shape.rank)
+		return;
+	rt->bn[i] = b;
+	rt->folded[b] = (int32_t)i;
+	rt->report.fused++;
+	b = ho_rt_sole_consumer(rt, i, g->nodes[b].outputs[0]);
+	if (b < 0 || !ho_cpu_op_fusable_post(g->nodes[b].op_type))
+		return;
+	rt->post[i] = b;
+	rt->folded[b] = (int32_t)i;
+	rt->report.fused++;
+}
+
 static void ho_rt_fuse(struct ho_rt *rt)
 {
 	const struct ho_graph *g = rt->g;
@@ -654,6 +703,10 @@ static void ho_rt_fuse(struct ho_rt *rt)
 		const struct ho_node *n = &g->nodes[i];
 		int32_t t = n->n_outputs ? n->outputs[0] : -1, b;
 
+		if (rt->node_dev[i] >= 0 && !strcmp(n->op_type, "MatMul")) {
+			ho_rt_fuse_matmul(rt, i);
+			continue;
+		}
 		if (rt->node_dev[i] < 0 ||
 		    (strcmp(n->op_type, "Conv") && strcmp(n->op_type, "ConvTranspose")))
 			continue;
@@ -716,14 +769,16 @@ static int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
 					  : rt->home[t] >= 0	? rt->buf[AT(rt, t, rt->home[t])]
 								: NULL;
 		}
-		if (rt->bn[id] >= 0) { /* the batch norm's parameters and output */
+		if (rt->bn[id] >= 0) { /* the batch norm's (bias Add's) parameters and output */
 			const struct ho_node *bn = &g->nodes[rt->bn[id]];
 
-			for (uint32_t k = 1; k < 5; k++)
-				view[bn->inputs[k]] =
-				    rt->buf[AT(rt, bn->inputs[k], d)]
-					? rt->buf[AT(rt, bn->inputs[k], d)]
-					: rt->buf[AT(rt, bn->inputs[k], rt->home[bn->inputs[k]])];
+			for (uint32_t k = 0; k < bn->n_inputs; k++)
+				if (bn->inputs[k] >= 0 && bn->inputs[k] != n->outputs[0])
+					view[bn->inputs[k]] =
+					    rt->buf[AT(rt, bn->inputs[k], d)]
+						? rt->buf[AT(rt, bn->inputs[k], d)]
+						: rt->buf[AT(rt, bn->inputs[k],
+							     rt->home[bn->inputs[k]])];
 			view[bn->outputs[0]] = rt->buf[AT(rt, bn->outputs[0], d)];
 		}
 		if (rt->post[id] >= 0) {

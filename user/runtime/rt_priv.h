@@ -20,6 +20,8 @@ struct ho_pool_buf;
 struct ho_pool_copy;
 
 /* Nodes folded into a Conv's kernel; -1 where none. */
+/* Nodes folded into a kernel: a Conv's batch norm or a MatMul's bias Add, then an
+ * element-wise node; -1 none. */
 struct ho_fusion {
 	int32_t bn, post;
 };
