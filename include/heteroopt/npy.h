@@ -22,12 +22,12 @@ extern "C" {
 #define HO_NPY_MAX_DIMS 16
 
 struct ho_npy {
-	char descr[8];     /* numpy dtype string, e.g. "<f4", "|u1" */
+	char descr[8]; /* numpy dtype string, e.g. "<f4", "|u1" */
 	uint32_t elem_size;
 	int ndim;
 	int64_t shape[HO_NPY_MAX_DIMS];
-	size_t count;      /* elements */
-	size_t nbytes;     /* count * elem_size */
+	size_t count;  /* elements */
+	size_t nbytes; /* count * elem_size */
 	void *data;
 };
 

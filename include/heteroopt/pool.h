@@ -26,11 +26,11 @@ extern "C" {
 struct ho_pool;
 
 struct ho_pool_buf {
-	void *ptr;       /* CPU mapping, page-aligned */
-	size_t size;     /* bytes, rounded up to pages */
-	int node;        /* NUMA node the pages are on */
+	void *ptr;	 /* CPU mapping, page-aligned */
+	size_t size;	 /* bytes, rounded up to pages */
+	int node;	 /* NUMA node the pages are on */
 	uint32_t handle; /* ump handle; 0 in the user-space pool */
-	int fd;          /* memfd in the user-space pool; -1 with ump */
+	int fd;		 /* memfd in the user-space pool; -1 with ump */
 };
 
 struct ho_pool_copy {

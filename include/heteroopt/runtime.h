@@ -35,14 +35,17 @@ extern "C" {
 struct ho_rt;
 
 #define HO_RT_MAX_DEVICES 16
+#define HO_RT_CORE_WORDS 4 /* CPU ids 0..255 */
 
 enum ho_rt_backend { HO_RT_CPU = 0, HO_RT_EMU = 1 };
 
 struct ho_rt_device {
 	char name[64];
-	int backend;   /* enum ho_rt_backend */
-	int threads;   /* oneDNN threads of its worker; 0 = OpenMP's choice */
-	int numa_node; /* where its region lives; -1 = anywhere */
+	int backend;			  /* enum ho_rt_backend */
+	int threads;			  /* oneDNN threads of its worker; 0 = OpenMP's choice */
+	int numa_node;			  /* where its region lives; -1 = anywhere */
+	uint64_t cores[HO_RT_CORE_WORDS]; /* CPU ids its worker is pinned to; none: any */
+	char numa_from[32];		  /* how numa_node was found: box, cores, pci ... */
 };
 
 /* Where each node runs and in what priority: a schedule, loaded by ho_rt_schedule_load(). */
@@ -96,6 +99,7 @@ struct ho_rt_report {
 	/* The memory plan: each device's region, and what it would be without reuse. */
 	uint64_t region_bytes[HO_RT_MAX_DEVICES];
 	uint64_t unshared_bytes[HO_RT_MAX_DEVICES];
+	int cpu_seen[HO_RT_MAX_DEVICES]; /* the CPU a device's first node ran on; -1 none */
 };
 
 /*

@@ -21,6 +21,7 @@ extern "C" {
 #endif
 
 #define HO_MAX_DEVICES 32
+#define HO_CORE_WORDS 4 /* CPU ids 0..255 as a bitmask */
 #define HO_NAME_LEN 32
 
 /* ---- box model (user/scheduler/box.c) ---- */
@@ -37,7 +38,9 @@ struct ho_device {
 	double launch_overhead;		/* s per node */
 	double efficiency[4];		/* per enum ho_op_class: fraction of peak reached */
 	int numa_node;
-	int threads; /* CPU devices: cores the runtime gives it */
+	int threads;		       /* CPU devices: cores the runtime gives it */
+	uint64_t cores[HO_CORE_WORDS]; /* CPU devices: the CPU ids it runs on; none: any */
+	char pci[16]; /* a PCI device's address (0000:03:00.0), for its NUMA node */
 	uint32_t n_unsupported;
 	char (*unsupported)[HO_NAME_LEN]; /* op types it cannot run */
 	uint32_t n_supported;
@@ -49,7 +52,7 @@ struct ho_link {
 	double bandwidth; /* bytes/s */
 	double latency;	  /* s */
 	double energy_per_byte;
-	bool p2p; /* peer-to-peer; else copies stage through the host */
+	bool p2p;	    /* peer-to-peer; else copies stage through the host */
 	bool shared_memory; /* both address one memory: consumers read in place, nothing moves */
 };
 

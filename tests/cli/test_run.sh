@@ -69,6 +69,14 @@ check "run a schedule: report against the prediction" 0 "emu (emulated" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/sq.json" -o "$tmp/out"
 check "paced emulator: reported node durations" 0 "node durations" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/sq.json" --pace -o "$tmp/out"
+# Two CPU devices of one core each: every worker runs on its own core, and the
+# region's NUMA node comes from that core.
+$EXE schedule --quiet --population 16 --generations 5 "$M/squeezenet1_1.onnx" --shape input=2x3x224x224 \
+	--box "$B/this-machine-2cpu.json" --pin Conv=cpu1 -o "$tmp/two.json" >/dev/null
+check "cpu0's worker runs on core 0" 0 "(its core 0's), first node ran on CPU 0" -- \
+	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/two.json" -o "$tmp/out"
+check "cpu1's worker runs on core 1" 0 "(its core 1's), first node ran on CPU 1" -- \
+	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/two.json" -o "$tmp/out"
 check "schedule for another model" 1 "for another model" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/r18.json" -o "$tmp/out"
 check "schedule for another box" 1 "another box" -- \

@@ -61,6 +61,8 @@ check "bad box names the field" 1 "devices[0] (cpu0).mem_bw_gbps must be a numbe
 printf '{"name": "x", "host": "cpu0", "devices": [' >"$tmp/trunc.json"
 check "truncated box JSON" 1 "trunc.json:1" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/trunc.json"
 printf '{"name": "x", "host": "cpu0", "devices": [{"name": "cpu0", "kind": "cpu", "peak_gflops": {"float32": 1}, "mem_bw_gbps": 3, "mem_gib": 1}, {"name": "cpu1", "kind": "cpu", "peak_gflops": {"float32": 1}, "mem_bw_gbps": 3, "mem_gib": 1}], "links": [{"a": "cpu0", "b": "cpu1", "shared_memory": "yes"}]}' >"$tmp/sharedbox.json"
+printf '{"name": "x", "host": "cpu0", "devices": [{"name": "cpu0", "kind": "cpu", "peak_gflops": {"float32": 1}, "mem_bw_gbps": 3, "mem_gib": 1, "cores": [0, -1]}], "links": []}' >"$tmp/corebox.json"
+check "a core id below 0 is named" 1 "devices[0] (cpu0).cores[1] must be a CPU id from 0 to 255" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/corebox.json"
 check "shared_memory must be a boolean" 1 "links[0].shared_memory must be true or false" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/sharedbox.json"
 # Two CPU devices of one memory: both work, and not a byte is copied between them.
 check "shared memory: in-place reads, no transfers" 0 "" -- sh -c "$S '$M/resnet18.onnx' --shape input=1x3x224x224 --box '$B/this-machine-2cpu.json' -o '$tmp/shared.json' >/dev/null && $PY -c \"

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <omp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1067,8 +1068,28 @@ static void *ho_rt_worker(void *arg)
 	const struct ho_graph *g = rt->g;
 	uint32_t next = 0; /* nodes before it in dv->nodes are done */
 
-	if (rt->n_dev > 1)
+	if (rt->n_dev > 1) {
+		cpu_set_t set;
+		bool pin = false;
+		int r = 0;
+
+		CPU_ZERO(&set);
+		for (int c = 0; c < 64 * HO_RT_CORE_WORDS && c < CPU_SETSIZE; c++)
+			if (rt->desc[dv->idx].cores[c / 64] >> (c % 64) & 1) {
+				CPU_SET(c, &set);
+				pin = true;
+			}
+		/* its cores, as the box gives them; OpenMP threads it starts inherit them */
+		if (pin && (r = pthread_setaffinity_np(pthread_self(), sizeof(set), &set))) {
+			struct ho_error e;
+
+			ho_err(&e, -r, "device %s: cannot run on the cores the box gives it: %s",
+			       rt->desc[dv->idx].name, strerror(r));
+			ho_rt_fail(rt, -r, &e);
+			return NULL;
+		}
 		omp_set_num_threads(rt->desc[dv->idx].threads > 0 ? rt->desc[dv->idx].threads : 1);
+	}
 	for (;;) {
 		uint32_t pick = UINT32_MAX, id;
 		struct ho_error e = {0};
@@ -1102,6 +1123,8 @@ static void *ho_rt_worker(void *arg)
 				;
 		t0 = ho_now();
 		rt->start[id] = t0 - rt->t0;
+		if (rt->report.cpu_seen[dv->idx] < 0)
+			rt->report.cpu_seen[dv->idx] = sched_getcpu();
 		ho_rt_count_in_place(rt, id, dv->idx);
 		if ((int32_t)id == rt->fail_node) {
 			rt->fail_node = -1; /* once: the plan must run again afterwards */
@@ -1202,6 +1225,8 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 			ho_rt_queue_copies(rt, (int32_t)t);
 	}
 	memset(rt->report.busy_s, 0, sizeof(rt->report.busy_s));
+	for (uint32_t d = 0; d < HO_RT_MAX_DEVICES; d++)
+		rt->report.cpu_seen[d] = -1;
 	memset(rt->report.nodes_run, 0, sizeof(rt->report.nodes_run));
 	rt->report.transfers = rt->report.zero_copy = 0;
 	rt->report.bytes_moved = 0;

@@ -7,6 +7,7 @@
  * the same order; anything else is another model's or another box's.
  */
 #include <errno.h>
+#include <numa.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,37 @@ void ho_rt_placement_free(struct ho_rt_placement *pl)
 static bool ho_is_task(const struct ho_node *n)
 {
 	return !(n->flags & HO_N_FOLDED) && strcmp(n->op_type, "Constant");
+}
+
+/*
+ * The NUMA node a device's region goes on: the box's numa_node when it says,
+ * else the node of a CPU device's first core (libnuma), else a PCI device's
+ * (sysfs); -1 when none is known.
+ */
+static void ho_sched_numa_node(struct ho_rt_device *rd, const struct ho_device *bd)
+{
+	char path[96];
+	FILE *f;
+
+	rd->numa_node = bd->numa_node;
+	snprintf(rd->numa_from, sizeof(rd->numa_from), bd->numa_node >= 0 ? "the box's" : "none given");
+	if (bd->numa_node >= 0)
+		return;
+	for (int c = 0; c < 64 * HO_CORE_WORDS; c++)
+		if (bd->cores[c / 64] >> (c % 64) & 1) {
+			rd->numa_node = numa_available() >= 0 ? numa_node_of_cpu(c) : -1;
+			snprintf(rd->numa_from, sizeof(rd->numa_from), "its core %d's", c);
+			return;
+		}
+	if (!*bd->pci)
+		return;
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/numa_node", bd->pci);
+	snprintf(rd->numa_from, sizeof(rd->numa_from), "PCI %s's", bd->pci);
+	f = fopen(path, "r");
+	if (!f || fscanf(f, "%d", &rd->numa_node) != 1)
+		rd->numa_node = -1;
+	if (f)
+		fclose(f);
 }
 
 static int ho_sched_devices(struct ho_rt_placement *pl, json_t *devs, const char *box_path,
@@ -70,7 +102,8 @@ static int ho_sched_devices(struct ho_rt_placement *pl, json_t *devs, const char
 		snprintf(pl->dev[d].name, sizeof(pl->dev[d].name), "%s", name);
 		pl->dev[d].backend = strcmp(box->dev[d].kind, "cpu") ? HO_RT_EMU : HO_RT_CPU;
 		pl->dev[d].threads = box->dev[d].threads;
-		pl->dev[d].numa_node = box->dev[d].numa_node;
+		memcpy(pl->dev[d].cores, box->dev[d].cores, sizeof(pl->dev[d].cores));
+		ho_sched_numa_node(&pl->dev[d], &box->dev[d]);
 	}
 	snprintf(pl->box, sizeof(pl->box), "%s", box_path);
 out:

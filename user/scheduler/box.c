@@ -160,7 +160,7 @@ static int ho_parse_device(json_t *o, uint32_t idx, struct ho_device *d, struct 
 	if ((ret = num(o, where, "launch_us", false, -1e-300, 0, &x, err)))
 		return ret;
 	d->launch_overhead = x * 1e-6;
-	if ((ret = num(o, where, "numa_node", false, -2, 0, &x, err)))
+	if ((ret = num(o, where, "numa_node", false, -2, -1, &x, err)))
 		return ret;
 	if (x > 4096 || x != (int)x)
 		return ho_err(err, -EINVAL, "%s.numa_node must be an integer from -1 to 4096",
@@ -171,6 +171,29 @@ static int ho_parse_device(json_t *o, uint32_t idx, struct ho_device *d, struct 
 	if (x > 65536 || x != (int)x)
 		return ho_err(err, -EINVAL, "%s.threads must be an integer from 1 to 65536", where);
 	d->threads = (int)x;
+	json_t *cores = json_object_get(o, "cores"), *core;
+	size_t ci;
+
+	if (cores && !json_is_array(cores))
+		return ho_err(err, -EINVAL, "%s.cores must be a list of CPU ids", where);
+	json_array_foreach(cores, ci, core)
+	{
+		json_int_t id = json_integer_value(core);
+
+		if (!json_is_integer(core) || id < 0 || id >= 64 * HO_CORE_WORDS)
+			return ho_err(err, -EINVAL, "%s.cores[%zu] must be a CPU id from 0 to %d",
+				      where, ci, 64 * HO_CORE_WORDS - 1);
+		d->cores[id / 64] |= 1ull << (id % 64);
+	}
+	json_t *pci = json_object_get(o, "pci");
+	unsigned dom, bus, dev, fn;
+	char tail;
+
+	if (pci && (!json_is_string(pci) || sscanf(json_string_value(pci), "%4x:%2x:%2x.%1x%c",
+						   &dom, &bus, &dev, &fn, &tail) != 4))
+		return ho_err(err, -EINVAL, "%s.pci must be an address like 0000:03:00.0", where);
+	if (pci)
+		snprintf(d->pci, sizeof(d->pci), "%04x:%02x:%02x.%x", dom, bus, dev, fn);
 	eff = json_object_get(o, "efficiency");
 	for (int c = 0; c < 4; c++) {
 		d->efficiency[c] = ho_default_eff[c];
