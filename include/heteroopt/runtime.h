@@ -59,6 +59,7 @@ struct ho_rt_placement {
 	double *pred_start;   /* per graph node, seconds: the schedule's timeline */
 	double *pred_end;
 	double *pred_copy_start; /* per tensor x device: when the schedule starts its copy, or -1 */
+	double *pred_copy_end;	 /* ... and when it is done reading the source (its first hop) */
 	double pred_makespan;	 /* s */
 	uint32_t pred_transfers; /* copies the schedule makes (in-place reads are none) */
 	double pred_bytes;

@@ -32,13 +32,11 @@ ways() { # ways MODEL INPUT_NAME SHAPE FILE OUTDIR [OP]: the four ways into OUTD
 	grep "copies:" "$5.4.log"
 }
 # Every device's planned memory within the simulator's predicted peak.  The
-# slack (8% + 0.02 MB) covers the printed rounding, 64-byte alignment per
-# buffer and small Constant outputs the simulator does not count (the
-# classifier's hundreds of tiny tensors: 2.6%), and one modelling gap: a
-# tensor copied to another device keeps its home bytes until the consumers
-# there have run, not only until the copy is done (the detector with every
-# Conv on the emulator: 6.7%).  Before the plan followed the timeline the
-# detector on two CPU devices planned 45% over.
+# slack (3% + 0.02 MB) covers the printed rounding, 64-byte alignment per
+# buffer and small Constant outputs the simulator does not count: the
+# classifier's and recogniser's hundreds of tiny tensors need up to 3%.
+# Before the plan followed the timeline the detector on two CPU devices
+# planned 45% over.
 memory_within() { # memory_within RUN_LOG WHAT
 	awk -v what="$2" '/MB planned/ {
 		for (i = 1; i <= NF; i++) {
@@ -46,7 +44,7 @@ memory_within() { # memory_within RUN_LOG WHAT
 			if ($i == "predicted") pred = $(i - 2)
 		}
 		printf "%s: %s %.2f MB planned, %.2f MB predicted\n", what, $1, plan, pred
-		if (plan > pred * 1.08 + 0.02) bad = 1
+		if (plan > pred * 1.03 + 0.02) bad = 1
 	} END { exit bad }' "$1" || { echo "$2: planned memory over the predicted peak"; exit 1; }
 }
 WAYS="one-cpu 2cpu-fastest cpu+emu-fastest cpu+emu-pinned-on-emu"

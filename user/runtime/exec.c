@@ -55,15 +55,16 @@ struct ho_rt {
 	const double *pred_start; /* per node, or NULL */
 	const double *pred_end;
 	const double *pred_copy_start; /* per tensor x device, or NULL */
-	int32_t *home;		       /* per tensor: device holding it */
-	void **buf;		       /* per tensor x device: its data there, NULL if absent */
-	uint8_t *is_copy;	       /* per tensor x device: a replica filled by a pool copy */
-	uint64_t *offset;	       /* per tensor x device: offset in the device's region */
-	uint8_t *is_set;	       /* per graph input: fed since the plan was made */
-	uint8_t *nhwc;		       /* per tensor: stored channels-last */
-	int32_t *post;		       /* per node: the element-wise node folded into it, or -1 */
-	int32_t *bn;		       /* per node: the BatchNormalization folded into it, or -1 */
-	int32_t *folded; /* per node: the Conv whose kernel it is folded into, or -1 */
+	const double *pred_copy_end;
+	int32_t *home;	  /* per tensor: device holding it */
+	void **buf;	  /* per tensor x device: its data there, NULL if absent */
+	uint8_t *is_copy; /* per tensor x device: a replica filled by a pool copy */
+	uint64_t *offset; /* per tensor x device: offset in the device's region */
+	uint8_t *is_set;  /* per graph input: fed since the plan was made */
+	uint8_t *nhwc;	  /* per tensor: stored channels-last */
+	int32_t *post;	  /* per node: the element-wise node folded into it, or -1 */
+	int32_t *bn;	  /* per node: the BatchNormalization folded into it, or -1 */
+	int32_t *folded;  /* per node: the Conv whose kernel it is folded into, or -1 */
 	struct ho_kernel **k;
 	/* run state, under lock */
 	pthread_mutex_t lock;
@@ -198,6 +199,7 @@ static int ho_rt_place(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_e
 	rt->pred_start = pl->pred_start;
 	rt->pred_end = pl->pred_end;
 	rt->pred_copy_start = pl->pred_copy_start;
+	rt->pred_copy_end = pl->pred_copy_end;
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		int32_t d = pl->node_device[i];
 
@@ -266,6 +268,35 @@ static int32_t ho_rt_writer(const struct ho_rt *rt, int32_t t)
 	return rt->folded[p] >= 0 ? rt->folded[p] : p;
 }
 
+/*
+ * A home's direct readers: its consumers that read it where it is, and for
+ * each replica of it (or of an alias of it) the copy that fills it, instead
+ * of that replica's consumers.  Into out; their count.
+ */
+static uint32_t ho_rt_direct_readers(const struct ho_rt *rt, uint32_t t, const int32_t *root,
+				     uint32_t n_alias, struct ho_mp_item *it, uint32_t *out)
+{
+	const struct ho_graph *g = rt->g;
+	uint32_t n = 0;
+
+	for (uint32_t a = n_alias ? 0 : t; a < (n_alias ? g->n_tensors : t + 1); a++) {
+		if (a != t && root[a] != (int32_t)t)
+			continue;
+		for (uint32_t d = 0; d < rt->n_dev; d++)
+			if (rt->is_copy[AT(rt, a, d)] == 1)
+				out[n++] = g->n_nodes + (uint32_t)AT(rt, a, d);
+		for (uint32_t c = 0; c < g->tensors[a].n_consumers; c++) {
+			int32_t d = rt->node_dev[g->tensors[a].consumers[c]];
+
+			if (d >= 0 && !rt->is_copy[AT(rt, a, d)])
+				out[n++] = (uint32_t)g->tensors[a].consumers[c];
+		}
+	}
+	it->direct = out;
+	it->n_direct = n;
+	return n;
+}
+
 /* A reuse the timeline allows: its writer waits for the earlier occupant's readers. */
 static int ho_rt_memory_waits(const struct ho_rt *rt, uint32_t d, const struct ho_mp_item *items,
 			      const struct ho_mp_plan *pl, uint32_t (**edges)[2], uint32_t *n_edges,
@@ -275,11 +306,15 @@ static int ho_rt_memory_waits(const struct ho_rt *rt, uint32_t d, const struct h
 		const struct ho_mp_item *x = &items[pl->waits[i].after],
 					*y = &items[pl->waits[i].before];
 
-		for (uint32_t k = 0; k <= y->n_readers; k++) {
-			int32_t r = k < y->n_readers ? (int32_t)y->readers[k] : y->writer;
+		const uint32_t *rd = pl->waits[i].direct ? y->direct : y->readers;
+		uint32_t n_rd = pl->waits[i].direct ? y->n_direct : y->n_readers;
+
+		for (uint32_t k = 0; k <= n_rd; k++) {
+			int32_t r = k < n_rd ? (int32_t)rd[k] : y->writer;
 
 			/* nodes that never run (folded shape arithmetic) release nothing */
-			if (r < 0 || r == x->writer || rt->node_dev[r] < 0)
+			if (r < 0 || r == x->writer ||
+			    (r < (int32_t)rt->g->n_nodes && rt->node_dev[r] < 0))
 				continue;
 			if (*n_edges == *cap) {
 				uint32_t c = *cap ? 2 * *cap : 256;
@@ -302,7 +337,7 @@ static int ho_rt_memory_waits(const struct ho_rt *rt, uint32_t d, const struct h
 /* The waits as lists per releasing node (CSR). */
 static int ho_rt_memory_waits_index(struct ho_rt *rt, uint32_t (*edges)[2], uint32_t n)
 {
-	uint32_t nn = rt->g->n_nodes;
+	uint32_t nn = rt->g->n_nodes + rt->g->n_tensors * rt->n_dev; /* nodes, then copies */
 
 	rt->mem_off = calloc(nn + 2, sizeof(uint32_t));
 	rt->mem_succ = calloc(n + 1, sizeof(uint32_t));
@@ -332,7 +367,8 @@ static int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 	uint32_t *refs = NULL, words = 0, *item_t = NULL, *item_d = NULL;
 	uint64_t *anc = ho_memplan_ancestors(g, &words);
 	double *seq = NULL;
-	struct ho_mp_order order = {anc, words, rt->pred_start, rt->pred_end, rt->prio};
+	struct ho_mp_order order = {anc,      words,	  rt->pred_start,   rt->pred_end,
+				    rt->prio, g->n_nodes, rt->pred_copy_end};
 	uint32_t(*edges)[2] = NULL, n_edges = 0, cap_edges = 0;
 	/* root[t]: the tensor whose bytes t shares; n_alias[t]: tensors sharing t's */
 	int32_t *root = calloc(g->n_tensors + 1, sizeof(int32_t));
@@ -346,7 +382,7 @@ static int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 		n_alias[root[t]] += root[t] != (int32_t)t;
 		/* every consumer edge is read through at most one home and one replica per device
 		 */
-		n_refs += (size_t)(rt->n_dev + 1) * g->tensors[t].n_consumers;
+		n_refs += 2 * (size_t)(rt->n_dev + 1) * g->tensors[t].n_consumers;
 		for (uint32_t d = 0; d < rt->n_dev; d++)
 			n_items += rt->home[t] == (int32_t)d || rt->is_copy[AT(rt, t, d)];
 	}
@@ -399,6 +435,11 @@ static int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 						    (uint32_t)g->tensors[a].consumers[c];
 			}
 			n_refs += it->n_readers;
+			it->direct = it->readers;
+			it->n_direct = it->n_readers;
+			if (home && rt->pred_copy_end)
+				n_refs += ho_rt_direct_readers(rt, t, root, n_alias[t], it,
+							       &refs[n_refs]);
 			item_t[n_items] = t;
 			item_d[n_items] = d;
 			n_items++;
@@ -429,7 +470,8 @@ static int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 		 * predicted peak assumes, and is used when the graph's alone does not
 		 * fit in it.
 		 */
-		struct ho_mp_order graph_only = {anc, words, NULL, NULL, rt->prio};
+		struct ho_mp_order graph_only = {anc,	   words,      NULL, NULL,
+						 rt->prio, g->n_nodes, NULL};
 		struct ho_mp_plan mp = {0};
 
 		ret = ho_memplan(mine, m, rt->n_dev == 1 ? &order : &graph_only, &mp);
@@ -1039,6 +1081,13 @@ static void *ho_rt_copier(void *arg)
 		}
 		pthread_mutex_lock(&rt->lock);
 		rt->copied[AT(rt, t, d)] = 1;
+		/* the bytes it read from may now be written over */
+		for (uint32_t k = rt->mem_off[g->n_nodes + AT(rt, t, d)];
+		     k < rt->mem_off[g->n_nodes + AT(rt, t, d) + 1]; k++)
+			if (rt->mem_succ[k] < g->n_nodes)
+				rt->waiting[rt->mem_succ[k]]--;
+			else
+				rt->copy_waiting[rt->mem_succ[k] - g->n_nodes]--;
 		rt->report.transfers++;
 		rt->report.bytes_moved += (double)g->tensors[t].bytes;
 		for (uint32_t k = 0; k < g->tensors[t].n_consumers; k++)
@@ -1200,7 +1249,7 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 		}
 	}
 	memset(rt->copy_waiting, 0, (size_t)g->n_tensors * rt->n_dev * sizeof(uint32_t));
-	for (uint32_t e = 0; e < rt->mem_off[g->n_nodes]; e++)
+	for (uint32_t e = 0; e < rt->mem_off[g->n_nodes + g->n_tensors * rt->n_dev]; e++)
 		if (rt->mem_succ[e] < g->n_nodes)
 			rt->waiting[rt->mem_succ[e]]++;
 		else

@@ -54,6 +54,18 @@ static bool ho_before(const struct ho_mp_order *o, int32_t r, const struct ho_mp
 {
 	int32_t w = x->writer;
 
+	if (r >= (int32_t)o->n_nodes) { /* a copy out of these bytes: by the timeline only */
+		double ce = o->copy_end ? o->copy_end[r - (int32_t)o->n_nodes] : -1, at;
+
+		if (!o->start || ce < 0)
+			return false;
+		at =
+		    x->copy ? (x->copy_start > o->end[w] ? x->copy_start : o->end[w]) : o->start[w];
+		if (ce > at) /* copies take time: a tie cannot be a dependency */
+			return false;
+		*wait = true;
+		return true;
+	}
 	if (r == w)
 		return x->copy; /* a copy starts once its producer is done */
 	if (o->anc[(size_t)w * o->words + (uint32_t)r / 64] >> ((uint32_t)r % 64) & 1)
@@ -64,7 +76,7 @@ static bool ho_before(const struct ho_mp_order *o, int32_t r, const struct ho_mp
 		/* the copy engine writes it when the schedule's transfer starts, or after w */
 		double at = x->copy_start > o->end[w] ? x->copy_start : o->end[w];
 
-		if (!(o->end[r] < at))
+		if (o->end[r] > at) /* a reader of x starts after it arrives: no tie */
 			return false;
 	} else if (o->end[r] > o->start[w] ||
 		   (o->start[r] == o->start[w] && o->prio[r] >= o->prio[w])) {
@@ -74,40 +86,144 @@ static bool ho_before(const struct ho_mp_order *o, int32_t r, const struct ho_mp
 	return true;
 }
 
-/* Every use of y (its write, its reads) is done before x's writer starts. */
-static bool ho_all_before(const struct ho_mp_item *y, const struct ho_mp_item *x,
-			  const struct ho_mp_order *o, bool *wait)
+static bool ho_list_before(const uint32_t *r, uint32_t n, const struct ho_mp_item *y,
+			   const struct ho_mp_item *x, const struct ho_mp_order *o, bool *wait)
 {
 	*wait = false;
-	if (y->permanent || y->to_end || x->permanent || x->writer < 0)
-		return false;
-	for (uint32_t i = 0; i < y->n_readers; i++)
-		if (!ho_before(o, (int32_t)y->readers[i], x, wait))
+	for (uint32_t i = 0; i < n; i++)
+		if (!ho_before(o, (int32_t)r[i], x, wait))
 			return false;
 	/* no writer: a graph input's replica, copied in before its readers run */
 	return y->writer < 0 || ho_before(o, y->writer, x, wait);
 }
 
-static int ho_by_size(const void *a, const void *b, void *arg)
+/*
+ * Every use of y (its write, its reads) is done before x is written: 0 no;
+ * 1 through its readers; 2 through its direct readers, where a copy out of y
+ * counts instead of the nodes that read the replica (with the timeline).
+ */
+static int ho_all_before(const struct ho_mp_item *y, const struct ho_mp_item *x,
+			 const struct ho_mp_order *o, bool *wait)
 {
-	const struct ho_mp_item *items = arg;
-	const struct ho_mp_item *x = &items[*(const uint32_t *)a],
-				*y = &items[*(const uint32_t *)b];
+	*wait = false;
+	if (y->permanent || y->to_end || x->permanent || x->writer < 0)
+		return 0;
+	if (ho_list_before(y->readers, y->n_readers, y, x, o, wait))
+		return 1;
+	if (o->start && y->direct && y->direct != y->readers &&
+	    ho_list_before(y->direct, y->n_direct, y, x, o, wait))
+		return 2;
+	return 0;
+}
 
-	if (x->size != y->size)
-		return x->size > y->size ? -1 : 1;
+/* Orders to place in: each lands differently in the gaps; the smallest wins. */
+struct ho_mp_key {
+	const struct ho_mp_item *items;
+	const double *born, *span; /* per item */
+	int by;			   /* 0: size, 1: birth, 2: size x lifetime */
+};
+
+static int ho_by_key(const void *a, const void *b, void *arg)
+{
+	const struct ho_mp_key *k = arg;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct ho_mp_item *x = &k->items[i], *y = &k->items[j];
+	double kx = (double)x->size, ky = (double)y->size;
+
+	if (k->by == 1 && k->born[i] != k->born[j])
+		return k->born[i] < k->born[j] ? -1 : 1;
+	if (k->by == 2) {
+		kx *= k->span[i];
+		ky *= k->span[j];
+	}
+	if (kx != ky)
+		return kx > ky ? -1 : 1;
 	return x->prio < y->prio ? -1 : x->prio > y->prio;
 }
 
 static int ho_by_offset(const void *a, const void *b, void *arg)
 {
-	const struct ho_mp_item *items = arg;
-	uint64_t x = items[*(const uint32_t *)a].offset, y = items[*(const uint32_t *)b].offset;
+	const uint64_t *off = arg;
+	uint64_t x = off[*(const uint32_t *)a], y = off[*(const uint32_t *)b];
 
 	return x < y ? -1 : x > y;
 }
 
-static int ho_add_wait(struct ho_mp_plan *pl, uint32_t before, uint32_t after)
+/* x and y may not share bytes; from the table when there is one. */
+static bool ho_conflict(const struct ho_mp_item *items, uint32_t n, const uint8_t *table,
+			uint32_t a, uint32_t b, const struct ho_mp_order *o)
+{
+	bool wait;
+
+	if (table)
+		return table[(size_t)a * n + b];
+	return !o->anc || (!ho_all_before(&items[a], &items[b], o, &wait) &&
+			   !ho_all_before(&items[b], &items[a], o, &wait));
+}
+
+/* Each item in order into the smallest gap its placed conflicts leave; the size of it all. */
+static uint64_t ho_place(const struct ho_mp_item *items, uint32_t n, const uint32_t *order,
+			 const uint8_t *table, const struct ho_mp_order *o, uint64_t *off,
+			 uint8_t *placed, uint32_t *near)
+{
+	uint64_t total = 0;
+
+	memset(placed, 0, n);
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t xi = order[k], n_near = 0;
+		uint64_t size = (items[xi].size + 63) & ~63ull, at = 0, best = UINT64_MAX,
+			 prev_end = 0;
+
+		off[xi] = 0;
+		if (!size)
+			continue;
+		for (uint32_t i = 0; i < n; i++)
+			if (placed[i] && ho_conflict(items, n, table, i, xi, o))
+				near[n_near++] = i;
+		qsort_r(near, n_near, sizeof(*near), ho_by_offset, off);
+		for (uint32_t i = 0; i < n_near; i++) {
+			uint64_t y_off = off[near[i]],
+				 y_end = y_off + ((items[near[i]].size + 63) & ~63ull);
+
+			if (y_off > prev_end && y_off - prev_end >= size &&
+			    y_off - prev_end < best) {
+				best = y_off - prev_end;
+				at = prev_end;
+			}
+			if (y_end > prev_end)
+				prev_end = y_end;
+		}
+		off[xi] = best == UINT64_MAX ? prev_end : at;
+		placed[xi] = 1;
+		if (off[xi] + size > total)
+			total = off[xi] + size;
+	}
+	return total;
+}
+
+/* When an item's bytes are first and last needed, by the timeline (or the order). */
+static void ho_lifetime(const struct ho_mp_item *x, const struct ho_mp_order *o, double *born,
+			double *dies)
+{
+	if (x->permanent || x->writer < 0 || !o->start) {
+		*born = x->permanent || x->writer < 0 ? -1.0 : (double)x->prio;
+		*dies = 1e300;
+		return;
+	}
+	*born = x->copy ? (x->copy_start > o->end[x->writer] ? x->copy_start : o->end[x->writer])
+			: o->start[x->writer];
+	*dies = x->to_end ? 1e300 : o->end[x->writer];
+	for (uint32_t k = 0; k < x->n_direct && !x->to_end; k++) {
+		uint32_t r = x->direct[k];
+		double e = r >= o->n_nodes ? (o->copy_end ? o->copy_end[r - o->n_nodes] : 1e300)
+					   : o->end[r];
+
+		if (e > *dies)
+			*dies = e;
+	}
+}
+
+static int ho_add_wait(struct ho_mp_plan *pl, uint32_t before, uint32_t after, bool direct)
 {
 	if (pl->n_waits == pl->cap_waits) {
 		uint32_t c = pl->cap_waits ? 2 * pl->cap_waits : 64;
@@ -119,75 +235,81 @@ static int ho_add_wait(struct ho_mp_plan *pl, uint32_t before, uint32_t after)
 		pl->cap_waits = c;
 	}
 	pl->waits[pl->n_waits].before = before;
+	pl->waits[pl->n_waits].direct = direct;
 	pl->waits[pl->n_waits++].after = after;
 	return 0;
 }
+
+/* Tables of conflicts up to this many items (n^2 bytes); beyond, one order. */
+#define HO_MP_TABLE_MAX 4096
 
 int ho_memplan(struct ho_mp_item *items, uint32_t n, const struct ho_mp_order *o,
 	       struct ho_mp_plan *pl)
 {
 	uint32_t *order = calloc(n + 1, sizeof(uint32_t)), *near = calloc(n + 1, sizeof(uint32_t));
-	uint8_t *placed = calloc(n + 1, 1);
-	int ret = -ENOMEM;
+	uint64_t *off = calloc(n + 1, sizeof(uint64_t)),
+		 *best_off = calloc(n + 1, sizeof(uint64_t));
+	double *born = calloc(n + 1, sizeof(double)), *span = calloc(n + 1, sizeof(double));
+	uint8_t *placed = calloc(n + 1, 1), *table = NULL;
+	struct ho_mp_key key = {items, born, span, 0};
+	int ret = -ENOMEM, n_orders = 1;
 
-	pl->total = 0;
-	if (!order || !near || !placed)
+	pl->total = UINT64_MAX;
+	if (!order || !near || !off || !best_off || !born || !span || !placed)
 		goto out;
-	for (uint32_t i = 0; i < n; i++)
-		order[i] = i;
-	qsort_r(order, n, sizeof(*order), ho_by_size, items);
-	for (uint32_t k = 0; k < n; k++) {
-		struct ho_mp_item *x = &items[order[k]];
-		uint64_t size = (x->size + 63) & ~63ull, at = 0, best = UINT64_MAX, prev_end = 0;
-		uint32_t n_near = 0;
-		bool wait;
+	for (uint32_t i = 0; i < n; i++) {
+		double dies;
 
-		x->offset = 0;
-		if (!size)
-			continue;
-		/* The placed items x cannot share bytes with, by offset. */
-		for (uint32_t i = 0; i < n; i++)
-			if (placed[i] && (!o->anc || (!ho_all_before(&items[i], x, o, &wait) &&
-						      !ho_all_before(x, &items[i], o, &wait))))
-				near[n_near++] = i;
-		qsort_r(near, n_near, sizeof(*near), ho_by_offset, items);
-		/* The smallest gap between them that fits, else above them all. */
-		for (uint32_t i = 0; i < n_near; i++) {
-			const struct ho_mp_item *y = &items[near[i]];
-			uint64_t y_end = y->offset + ((y->size + 63) & ~63ull);
-
-			if (y->offset > prev_end && y->offset - prev_end >= size &&
-			    y->offset - prev_end < best) {
-				best = y->offset - prev_end;
-				at = prev_end;
-			}
-			if (y_end > prev_end)
-				prev_end = y_end;
-		}
-		if (best == UINT64_MAX)
-			at = prev_end;
-		x->offset = at;
-		placed[order[k]] = 1;
-		if (at + size > pl->total)
-			pl->total = at + size;
+		ho_lifetime(&items[i], o, &born[i], &dies);
+		span[i] = dies - born[i];
 	}
+	if (n <= HO_MP_TABLE_MAX && o->anc && (table = malloc((size_t)n * n + 1))) {
+		for (uint32_t a = 0; a < n; a++)
+			for (uint32_t b = a; b < n; b++)
+				table[(size_t)a * n + b] = table[(size_t)b * n + a] =
+				    a != b && ho_conflict(items, n, NULL, a, b, o);
+		n_orders = o->start ? 3 : 2;
+	}
+	for (key.by = 0; key.by < n_orders; key.by++) {
+		uint64_t total;
+
+		for (uint32_t i = 0; i < n; i++)
+			order[i] = i;
+		qsort_r(order, n, sizeof(*order), ho_by_key, &key);
+		total = ho_place(items, n, order, table, o, off, placed, near);
+		if (total < pl->total) {
+			pl->total = total;
+			memcpy(best_off, off, n * sizeof(*off));
+		}
+	}
+	if (!n)
+		pl->total = 0;
+	for (uint32_t i = 0; i < n; i++)
+		items[i].offset = best_off[i];
 	/* Items sharing bytes by the timeline alone: the later one's writer waits. */
 	for (uint32_t i = 0; o->anc && i < n; i++)
 		for (uint32_t j = 0; j < n; j++) {
 			const struct ho_mp_item *x = &items[i], *y = &items[j];
 			uint64_t xs = (x->size + 63) & ~63ull, ys = (y->size + 63) & ~63ull;
 			bool wait;
+			int how;
 
 			if (i == j || !xs || !ys || x->offset >= y->offset + ys ||
 			    y->offset >= x->offset + xs)
 				continue;
-			if (ho_all_before(y, x, o, &wait) && wait && ho_add_wait(pl, j, i))
+			how = ho_all_before(y, x, o, &wait);
+			if (how && wait && ho_add_wait(pl, j, i, how == 2))
 				goto out;
 		}
 	ret = 0;
 out:
 	free(order);
 	free(near);
+	free(off);
+	free(best_off);
+	free(born);
+	free(span);
 	free(placed);
+	free(table);
 	return ret;
 }

@@ -89,6 +89,10 @@ struct ho_mp_item {
 	uint32_t prio;		 /* the writer's place in the schedule's order */
 	const uint32_t *readers; /* nodes that read it */
 	uint32_t n_readers;
+	/* What reads these very bytes: a home's readers through a replica are
+	 * replaced by the copy (n_nodes + tensor x device) that fills it. */
+	const uint32_t *direct;
+	uint32_t n_direct;
 	uint32_t tensor; /* the executor's: whose bytes these are */
 	uint64_t offset; /* out */
 };
@@ -98,6 +102,8 @@ struct ho_mp_order {
 	uint32_t words;
 	const double *start, *end; /* per node, the timeline the executor enforces; NULL: none */
 	const uint32_t *prio;	   /* per node: the schedule's order, tie-breaker of start */
+	uint32_t n_nodes;	   /* readers from n_nodes up are copies, */
+	const double *copy_end;	   /* their predicted completion (-1: unknown), or NULL */
 };
 /* Each node's ancestors as bitsets of words 64-bit words; NULL if too large. */
 uint64_t *ho_memplan_ancestors(const struct ho_graph *g, uint32_t *words);
@@ -106,6 +112,7 @@ struct ho_mp_plan {
 	uint64_t total;
 	struct ho_mp_wait {
 		uint32_t before, after; /* items: after's writer waits for before's readers */
+		bool direct;		/* ... its direct readers (copies included) */
 	} * waits;
 	uint32_t n_waits, cap_waits;
 };

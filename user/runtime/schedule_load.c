@@ -27,6 +27,7 @@ void ho_rt_placement_free(struct ho_rt_placement *pl)
 	free(pl->pred_start);
 	free(pl->pred_end);
 	free(pl->pred_copy_start);
+	free(pl->pred_copy_end);
 	free(pl);
 }
 
@@ -46,7 +47,8 @@ static void ho_sched_numa_node(struct ho_rt_device *rd, const struct ho_device *
 	FILE *f;
 
 	rd->numa_node = bd->numa_node;
-	snprintf(rd->numa_from, sizeof(rd->numa_from), bd->numa_node >= 0 ? "the box's" : "none given");
+	snprintf(rd->numa_from, sizeof(rd->numa_from),
+		 bd->numa_node >= 0 ? "the box's" : "none given");
 	if (bd->numa_node >= 0)
 		return;
 	for (int c = 0; c < 64 * HO_CORE_WORDS; c++)
@@ -186,10 +188,11 @@ static int ho_sched_member(struct ho_rt_placement *pl, const struct ho_graph *g,
 	 * reads have no record.
 	 */
 	pl->pred_copy_start = malloc(((size_t)g->n_tensors * pl->n_devices + 1) * sizeof(double));
-	if (!pl->pred_copy_start)
+	pl->pred_copy_end = malloc(((size_t)g->n_tensors * pl->n_devices + 1) * sizeof(double));
+	if (!pl->pred_copy_start || !pl->pred_copy_end)
 		return ho_err(err, -ENOMEM, "out of memory");
 	for (size_t k = 0; k < (size_t)g->n_tensors * pl->n_devices; k++)
-		pl->pred_copy_start[k] = -1;
+		pl->pred_copy_start[k] = pl->pred_copy_end[k] = -1;
 	json_array_foreach(xf, i, v)
 	{
 		const char *to = json_string_value(json_object_get(v, "to"));
@@ -201,12 +204,19 @@ static int ho_sched_member(struct ho_rt_placement *pl, const struct ho_graph *g,
 
 		if (cons < 0)
 			continue;
-		/* the first hop's start: the copy's bytes are taken on the consumer's device */
 		if (t >= 0) {
 			double *cs = &pl->pred_copy_start[(size_t)t * pl->n_devices + (size_t)cons];
 
-			if (*cs < 0 || start < *cs)
+			double *ce = &pl->pred_copy_end[(size_t)t * pl->n_devices + (size_t)cons];
+			double end = json_number_value(json_object_get(v, "end_s"));
+
+			/* the first hop: it takes the bytes on the consumer's device when it
+			 * starts and is done with the producer's when it ends (a staged
+			 * copy's second hop reads the bounce buffer) */
+			if (*cs < 0 || start < *cs) {
 				*cs = start;
+				*ce = end;
+			}
 		}
 		if (!to || strcmp(to, pl->dev[cons].name))
 			continue;
