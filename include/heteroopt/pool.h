@@ -53,6 +53,13 @@ void ho_pool_free(struct ho_pool *p, struct ho_pool_buf *b);
 int ho_pool_copy(struct ho_pool *p, const struct ho_pool_copy *c, unsigned int n);
 /* A new fd another process or driver can map: a dma-buf (ump) or the memfd. */
 int ho_pool_share_fd(struct ho_pool *p, const struct ho_pool_buf *b);
+/*
+ * Memory another driver or process exported as fd (a dma-buf with ump; any
+ * mappable fd, a memfd, in the user-space pool): mapped and copyable like a
+ * buffer of the pool, node -1.  It holds its own reference: the caller keeps
+ * fd.  ho_pool_free() releases it.
+ */
+int ho_pool_import(struct ho_pool *p, int fd, struct ho_pool_buf *b);
 
 #ifdef __cplusplus
 }

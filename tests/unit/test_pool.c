@@ -19,7 +19,6 @@
 
 #include "test_util.h"
 
-
 static void check_pool(struct ho_pool *p)
 {
 	const size_t size = (1 << 20) + 5;
@@ -42,7 +41,7 @@ static void check_pool(struct ho_pool *p)
 				int actual = -1;
 
 				T_REQUIRE(get_mempolicy(&actual, NULL, 0, (char *)x.ptr + off,
-						    MPOL_F_NODE | MPOL_F_ADDR) == 0);
+							MPOL_F_NODE | MPOL_F_ADDR) == 0);
 				if (actual != node) {
 					fprintf(stderr, "FAIL: page at +%zu on node %d, asked %d\n",
 						off, actual, node);
@@ -98,6 +97,28 @@ static void check_pool(struct ho_pool *p)
 		T_REQUIRE(((unsigned char *)b[1].ptr)[100] == m[100]);
 		munmap(m, 65536);
 		close(fd);
+	}
+	/* An import of that fd is the same memory, and copies go through it. */
+	{
+		int fd = ho_pool_share_fd(p, &b[0]), pfd[2];
+		struct ho_pool_buf imp;
+
+		T_REQUIRE(fd >= 0);
+		T_REQUIRE(ho_pool_import(p, fd, &imp) == 0);
+		close(fd); /* the import holds its own reference */
+		T_REQUIRE(imp.size >= 65536 && imp.ptr != b[0].ptr);
+		T_REQUIRE(!memcmp(imp.ptr, b[0].ptr, 65536));
+		((unsigned char *)imp.ptr)[5] ^= 0x5a;
+		T_REQUIRE(((unsigned char *)b[0].ptr)[5] == ((unsigned char *)imp.ptr)[5]);
+		c[0] = (struct ho_pool_copy){&imp, &b[1], 0, 4096, 4096};
+		T_REQUIRE(ho_pool_copy(p, c, 1) == 0);
+		T_REQUIRE(!memcmp((unsigned char *)b[1].ptr + 4096, b[0].ptr, 4096));
+		ho_pool_free(p, &imp);
+		T_REQUIRE(ho_pool_import(p, -1, &imp) == -EBADF);
+		T_REQUIRE(pipe(pfd) == 0);
+		T_REQUIRE(ho_pool_import(p, pfd[0], &imp) < 0); /* nothing to map */
+		close(pfd[0]);
+		close(pfd[1]);
 	}
 	ho_pool_free(p, &b[0]);
 	ho_pool_free(p, &b[1]);

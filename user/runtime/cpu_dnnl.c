@@ -1628,6 +1628,14 @@ static int cpu_export_fd(struct ho_backend *c, struct ho_pool *pool, const struc
 	return ho_pool_share_fd(pool, buf);
 }
 
+/* The CPU addresses any mappable memory: the pool maps it (and ump can copy through it). */
+static int cpu_import_fd(struct ho_backend *c, struct ho_pool *pool, int fd,
+			 struct ho_pool_buf *out)
+{
+	(void)c;
+	return ho_pool_import(pool, fd, out);
+}
+
 /* Copies into this device: the pool's (ump.ko's copy engines, or memmove). */
 static int cpu_copy(struct ho_backend *c, struct ho_pool *pool, const struct ho_pool_copy *cp)
 {
@@ -1644,9 +1652,9 @@ static int cpu_sync(struct ho_backend *c)
 #define HO_ONEDNN_OPS(open_fn)                                                                     \
 	{                                                                                          \
 		.open = open_fn, .close = cpu_close, .query = cpu_query, .alloc = cpu_alloc,       \
-		.free = cpu_free, .export_fd = cpu_export_fd, .prepare = cpu_prepare,              \
-		.launch = cpu_launch, .kernel_free = cpu_kernel_free, .copy = cpu_copy,            \
-		.sync = cpu_sync,                                                                  \
+		.free = cpu_free, .export_fd = cpu_export_fd, .import_fd = cpu_import_fd,          \
+		.prepare = cpu_prepare, .launch = cpu_launch, .kernel_free = cpu_kernel_free,      \
+		.copy = cpu_copy, .sync = cpu_sync,                                                \
 	}
 
 const struct ho_backend_ops ho_backend_cpu = HO_ONEDNN_OPS(cpu_open_dev);

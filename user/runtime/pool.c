@@ -21,6 +21,7 @@ struct ho_pool_ops {
 	void (*free)(struct ho_pool *p, struct ho_pool_buf *b);
 	int (*copy)(struct ho_pool *p, const struct ho_pool_copy *c, unsigned int n);
 	int (*share_fd)(struct ho_pool *p, const struct ho_pool_buf *b);
+	int (*import)(struct ho_pool *p, int fd, struct ho_pool_buf *b);
 };
 
 struct ho_pool {
@@ -87,11 +88,32 @@ static int ump_backend_share_fd(struct ho_pool *p, const struct ho_pool_buf *b)
 	return ump_export(&p->ump, b->handle);
 }
 
+/* A foreign dma-buf: ump holds a reference and copies through it, we map it. */
+static int ump_backend_import(struct ho_pool *p, int fd, struct ho_pool_buf *b)
+{
+	uint32_t h;
+	uint64_t size;
+	void *ptr;
+	int ret = ump_import(&p->ump, fd, &h, &size);
+
+	if (ret)
+		return ret;
+	ret = ump_mmap(&p->ump, h, (size_t)size, &ptr);
+	if (ret) {
+		ump_free(&p->ump, h);
+		return ret;
+	}
+	*b = (struct ho_pool_buf){
+	    .ptr = ptr, .size = (size_t)size, .node = -1, .handle = h, .fd = -1};
+	return 0;
+}
+
 static const struct ho_pool_ops ump_ops = {
     .alloc = ump_backend_alloc,
     .free = ump_backend_free,
     .copy = ump_backend_copy,
     .share_fd = ump_backend_share_fd,
+    .import = ump_backend_import,
 };
 
 /* ---- user-space fallback ------------------------------------------------ */
@@ -167,11 +189,37 @@ static int user_share_fd(struct ho_pool *p, const struct ho_pool_buf *b)
 	return fd < 0 ? -errno : fd;
 }
 
+/* A memfd (or any mappable fd): mapped shared, with a descriptor of its own. */
+static int user_import(struct ho_pool *p, int fd, struct ho_pool_buf *b)
+{
+	off_t size = lseek(fd, 0, SEEK_END);
+	void *ptr;
+	int own;
+
+	(void)p;
+	if (size < 0)
+		return -errno;
+	if (!size)
+		return -EINVAL;
+	ptr = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (ptr == MAP_FAILED)
+		return -errno;
+	own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (own < 0) {
+		own = -errno;
+		munmap(ptr, (size_t)size);
+		return own;
+	}
+	*b = (struct ho_pool_buf){.ptr = ptr, .size = (size_t)size, .node = -1, .fd = own};
+	return 0;
+}
+
 static const struct ho_pool_ops user_ops = {
     .alloc = user_alloc,
     .free = user_free,
     .copy = user_copy,
     .share_fd = user_share_fd,
+    .import = user_import,
 };
 
 /* ---- common ------------------------------------------------------------- */
@@ -253,4 +301,11 @@ int ho_pool_copy(struct ho_pool *p, const struct ho_pool_copy *c, unsigned int n
 int ho_pool_share_fd(struct ho_pool *p, const struct ho_pool_buf *b)
 {
 	return p->ops->share_fd(p, b);
+}
+
+int ho_pool_import(struct ho_pool *p, int fd, struct ho_pool_buf *b)
+{
+	if (fd < 0)
+		return -EBADF;
+	return p->ops->import(p, fd, b);
 }

@@ -44,6 +44,9 @@ struct ho_backend_ops {
 	void (*free)(struct ho_backend *b, struct ho_pool *pool, struct ho_pool_buf *buf);
 	/* An fd another process or driver can map the region by (dma-buf or memfd). */
 	int (*export_fd)(struct ho_backend *b, struct ho_pool *pool, const struct ho_pool_buf *buf);
+	/* Memory another device or process exported (a dma-buf, a memfd), as a buffer. */
+	int (*import_fd)(struct ho_backend *b, struct ho_pool *pool, int fd,
+			 struct ho_pool_buf *out);
 	/*
 	 * Build node's kernel over the tensors' buffers (buf, indexed by tensor
 	 * id; they stay where they are for the plan's life), channels_last[t]
