@@ -75,6 +75,7 @@ $EXE schedule --quiet --population 16 --generations 5 "$M/squeezenet1_1.onnx" --
 	--box "$B/this-machine-2cpu.json" --pin Conv=cpu1 -o "$tmp/two.json" >/dev/null
 check "cpu0's worker runs on core 0" 0 "(its core 0's), first node ran on CPU 0" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/two.json" -o "$tmp/out"
+check "--report lists every node run, measured against predicted" 0 "" -- sh -c "$EXE run '$M/squeezenet1_1.onnx' --input 'input=$tmp/x2.npy' --schedule '$tmp/two.json' --report -o '$tmp/out' | awk '/^node .*measured .*predicted/ { h = 1; next } h && /^\\/features/ && NF == 7 { n++ } END { exit !(h && n >= 50) }'"
 check "cpu1's worker runs on core 1" 0 "(its core 1's), first node ran on CPU 1" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/two.json" -o "$tmp/out"
 check "schedule for another model" 1 "for another model" -- \

@@ -22,8 +22,8 @@
 static void run_usage(void)
 {
 	printf("usage: heteroopt run MODEL.onnx --input NAME=FILE.npy ... [-o DIR] [--repeat N]\n"
-	       "                    [--threads N] [--schedule S.json [--pick N] [--box BOX.json]\n"
-	       "                    [--pace] [--inject-failure NODE]]\n\n"
+	       "                    [--threads N] [--report] [--schedule S.json [--pick N]\n"
+	       "                    [--box BOX.json] [--pace] [--inject-failure NODE]]\n\n"
 	       "Run MODEL and write each output as DIR/<output name>.npy (default DIR: .).\n"
 	       "Inputs are float32 .npy files; their shapes bind the model's inputs.\n"
 	       "Without --schedule every node runs on one CPU device (oneDNN kernels).  With\n"
@@ -31,8 +31,10 @@ static void run_usage(void)
 	       "cpu devices on oneDNN, every other kind on the emulated accelerator (the same\n"
 	       "kernels in a memory region of its own; --pace makes each of its nodes last\n"
 	       "its predicted time), and the run is reported against the prediction.\n"
-	       "--repeat N runs N more times and prints the median time.  --inject-failure\n"
-	       "makes that node fail at run time (for testing error paths).\n");
+	       "--repeat N runs N more times and prints the median time.  --report lists\n"
+	       "every node of the last run as it started: device, measured and predicted\n"
+	       "times.  --inject-failure makes that node fail at run time (for testing\n"
+	       "error paths).\n");
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -138,6 +140,42 @@ static void print_report(const struct ho_graph *g, const struct ho_rt_placement 
 	       r->transfers, r->bytes_moved, pl->pred_transfers, pl->pred_bytes, r->zero_copy);
 }
 
+/* --report: every node of the last run, in the order they started. */
+static int by_start(const void *a, const void *b, void *arg)
+{
+	const double *s = arg;
+	double x = s[*(const uint32_t *)a], y = s[*(const uint32_t *)b];
+
+	return x < y ? -1 : x > y;
+}
+
+static int print_nodes(const struct ho_graph *g, const struct ho_rt_placement *pl,
+		       const struct ho_rt_report *r)
+{
+	uint32_t *ids = calloc(g->n_nodes + 1, sizeof(uint32_t)), n = 0;
+
+	if (!ids)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		if (r->start_s[i] >= 0)
+			ids[n++] = i;
+	qsort_r(ids, n, sizeof(*ids), by_start, (void *)r->start_s);
+	printf("%-44s %-20s %-8s %21s %21s\n", "node", "op", "device", "measured (ms)",
+	       pl ? "predicted (ms)" : "");
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = ids[k];
+
+		printf("%-44.44s %-20.20s %-8s %10.3f-%10.3f", g->nodes[i].name,
+		       g->nodes[i].op_type, pl ? pl->dev[pl->node_device[i]].name : "cpu0",
+		       r->start_s[i] * 1e3, r->end_s[i] * 1e3);
+		if (pl)
+			printf(" %10.3f-%10.3f", pl->pred_start[i] * 1e3, pl->pred_end[i] * 1e3);
+		printf("\n");
+	}
+	free(ids);
+	return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	const char *model = NULL, *outdir = ".", *in_arg[RUN_MAX_INPUTS];
@@ -151,7 +189,7 @@ int cmd_run(int argc, char **argv)
 	struct ho_rt *rt = NULL;
 	struct ho_error err = {0};
 	double *times = NULL;
-	int n_in = 0, repeat = 0, rc = 1;
+	int n_in = 0, repeat = 0, rc = 1, report = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -191,6 +229,8 @@ int cmd_run(int argc, char **argv)
 				cli_error("run: --pick wants a front index, not '%s'", argv[i]);
 				return 2;
 			}
+		} else if (!strcmp(a, "--report")) {
+			report = 1;
 		} else if (!strcmp(a, "--pace")) {
 			ro.pace = 1;
 		} else if (!strcmp(a, "--inject-failure") && i + 1 < argc) {
@@ -272,6 +312,10 @@ int cmd_run(int argc, char **argv)
 	}
 	if (pl) /* the last run: after --repeat, warm */
 		print_report(g, pl, ho_rt_last_report(rt));
+	if (report && print_nodes(g, pl, ho_rt_last_report(rt))) {
+		cli_error("run: out of memory");
+		goto out;
+	}
 	if (repeat) {
 		if (!pl)
 			printf("run: memory %.2f MB planned (%.2f MB without reuse)\n",
