@@ -76,6 +76,22 @@ $EXE schedule --quiet --population 16 --generations 5 "$M/squeezenet1_1.onnx" --
 check "cpu0's worker runs on core 0" 0 "(its core 0's), first node ran on CPU 0" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/two.json" -o "$tmp/out"
 check "--report lists every node run, measured against predicted" 0 "" -- sh -c "$EXE run '$M/squeezenet1_1.onnx' --input 'input=$tmp/x2.npy' --schedule '$tmp/two.json' --report -o '$tmp/out' | awk '/^node .*measured .*predicted/ { h = 1; next } h && /^\\/features/ && NF == 7 { n++ } END { exit !(h && n >= 50) }'"
+# A timeline edited so that a task starts before its input is made would let
+# buffer reuse wait in a circle: refused when loaded.  A core this machine lacks
+# is an error, not a hang.
+$PY - "$tmp/two.json" "$tmp/edited.json" <<'PYEOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+m = s["front"][0]
+last = max(range(len(m["start_s"])), key=lambda t: m["start_s"][t])
+m["end_s"][last] = m["start_s"][last] = 0.0  # the last task, moved to the very start
+json.dump(s, open(sys.argv[2], "w"))
+PYEOF
+check "an edited timeline is refused" 1 "starts before its input" -- \
+	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/edited.json" --pick 0 -o "$tmp/out"
+sed 's/"cores": \[1\]/"cores": [255]/' "$B/this-machine-2cpu.json" >"$tmp/core255.json"
+check "a core this machine lacks" 1 "cpu1: cannot run on the cores the box gives it" -- \
+	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/two.json" --box "$tmp/core255.json" -o "$tmp/out"
 check "cpu1's worker runs on core 1" 0 "(its core 1's), first node ran on CPU 1" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/two.json" -o "$tmp/out"
 check "schedule for another model" 1 "for another model" -- \

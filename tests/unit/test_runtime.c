@@ -8,11 +8,13 @@
  * on one device, that a device failing mid-run gives a clear error and the
  * same plan then runs again correctly, and that bad inputs are refused.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "heteroopt/graph.h"
 #include "heteroopt/npy.h"
@@ -69,6 +71,8 @@ int main(void)
 	const struct ho_tensor *yt;
 	uint32_t runnable = 0, mid = 0;
 	int64_t bad[4] = {1, 3, 112, 112};
+
+	alarm(120); /* a hang is a failure, not a stuck suite */
 
 	if (t_model_path(model, sizeof(model), "squeezenet1_1.onnx") ||
 	    t_model_path(in_path, sizeof(in_path), "squeezenet1_1.ref_in.npy") ||
@@ -145,6 +149,28 @@ int main(void)
 		       (unsigned long long)r->unshared_bytes[1]);
 	}
 	ho_rt_free(rt);
+
+	/*
+	 * A timeline that runs the graph backwards (the API does not check it;
+	 * ho_rt_schedule_load does) with no memory to spare: buffer reuse then
+	 * waits in a circle.  The run must stop with an error, not hang.
+	 */
+	pl.pred_start = calloc(g->n_nodes, sizeof(double));
+	pl.pred_end = calloc(g->n_nodes, sizeof(double));
+	T_REQUIRE(pl.pred_start && pl.pred_end);
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		pl.pred_start[g->topo[i]] = (double)(g->n_nodes - i);
+		pl.pred_end[g->topo[i]] = (double)(g->n_nodes - i) + 0.5;
+	}
+	o.inject_failure = NULL;
+	T_REQUIRE(ho_rt_new(g, &o, &rt, &err) == 0);
+	T_REQUIRE(ho_rt_set_input(rt, "input", in.shape, in.ndim, in.data, &err) == 0);
+	T_CHECK(ho_rt_run(rt, &err) == -EDEADLK && strstr(err.msg, "wait on each other"),
+		"a backwards timeline did not stop with an error: %s", err.msg);
+	printf("  backwards timeline: %s\n", err.msg);
+	ho_rt_free(rt);
+	free(pl.pred_start);
+	free(pl.pred_end);
 	free(pl.node_device);
 	free(pl.node_prio);
 	ho_npy_free(&in);

@@ -77,6 +77,7 @@ struct ho_rt {
 	uint8_t *done;
 	uint8_t *copied; /* per tensor x device, this run */
 	uint32_t remaining;
+	uint32_t running, copying; /* nodes and copies in progress */
 	int run_err;
 	struct ho_error err;
 	double t0;
@@ -1032,6 +1033,28 @@ static void ho_rt_queue_copies(struct ho_rt *rt, int32_t t)
 
 static void ho_rt_fail(struct ho_rt *rt, int ret, const struct ho_error *e);
 
+/*
+ * Under lock: nothing runs, nothing is copied, and nothing can start, yet
+ * nodes remain: they wait on each other.  Loaded schedules are checked so
+ * that this cannot happen; it is the backstop that turns a bug into an error
+ * instead of a hang.
+ */
+static bool ho_rt_stalled(const struct ho_rt *rt)
+{
+	const struct ho_graph *g = rt->g;
+
+	if (rt->running || rt->copying || !rt->remaining || rt->run_err)
+		return false;
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		if (rt->node_dev[i] >= 0 && !rt->done[i] && !rt->waiting[i])
+			return false;
+	for (uint32_t d = 0; d < rt->n_dev; d++)
+		for (uint32_t k = rt->dev[d].cq_head; k < rt->dev[d].cq_tail; k++)
+			if (!rt->copy_waiting[AT(rt, rt->dev[d].cq[k], d)])
+				return false;
+	return true;
+}
+
 /* A device's copy engine: pool copies into its region, in the order producers finish. */
 static void *ho_rt_copier(void *arg)
 {
@@ -1065,6 +1088,7 @@ static void *ho_rt_copier(void *arg)
 		memmove(&dv->cq[dv->cq_head + 1], &dv->cq[dv->cq_head],
 			(pick - dv->cq_head) * sizeof(*dv->cq));
 		dv->cq_head++;
+		rt->copying++;
 		pthread_mutex_unlock(&rt->lock);
 		h = rt->home[t];
 		c = (struct ho_pool_copy){
@@ -1080,6 +1104,7 @@ static void *ho_rt_copier(void *arg)
 			return NULL;
 		}
 		pthread_mutex_lock(&rt->lock);
+		rt->copying--;
 		rt->copied[AT(rt, t, d)] = 1;
 		/* the bytes it read from may now be written over */
 		for (uint32_t k = rt->mem_off[g->n_nodes + AT(rt, t, d)];
@@ -1159,8 +1184,18 @@ static void *ho_rt_worker(void *arg)
 				}
 			if (pick != UINT32_MAX || next == dv->n_nodes)
 				break;
+			if (ho_rt_stalled(rt)) {
+				rt->run_err = -EDEADLK;
+				ho_err(&rt->err, -EDEADLK,
+				       "internal: %u nodes wait on each other and can never start",
+				       rt->remaining);
+				pthread_cond_broadcast(&rt->cond);
+				break;
+			}
 			pthread_cond_wait(&rt->cond, &rt->lock);
 		}
+		if (pick != UINT32_MAX)
+			rt->running++;
 		pthread_mutex_unlock(&rt->lock);
 		if (pick == UINT32_MAX)
 			return NULL;
@@ -1196,6 +1231,7 @@ static void *ho_rt_worker(void *arg)
 		rt->end[id] = ho_now() - rt->t0;
 		pthread_mutex_lock(&rt->lock);
 		rt->done[id] = 1;
+		rt->running--;
 		rt->report.nodes_run[dv->idx]++;
 		rt->report.busy_s[dv->idx] += rt->end[id] - rt->start[id];
 		for (uint32_t k = 0; k < g->nodes[id].n_outputs; k++) {
@@ -1280,6 +1316,7 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 	rt->report.transfers = rt->report.zero_copy = 0;
 	rt->report.bytes_moved = 0;
 	rt->run_err = 0;
+	rt->running = rt->copying = 0;
 	rt->t0 = ho_now();
 	for (uint32_t d = 0; d < rt->n_dev; d++)
 		if (rt->dev[d].cq_cap &&

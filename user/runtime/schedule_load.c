@@ -177,6 +177,33 @@ static int ho_sched_member(struct ho_rt_placement *pl, const struct ho_graph *g,
 			return ho_err(err, -EINVAL, "schedule: order[%zu] is not a task index", i);
 		pl->node_prio[task_node[t]] = (uint32_t)i;
 	}
+	/*
+	 * The executor orders buffer reuse by this timeline, so it must be one the
+	 * graph allows: a task starts after its inputs' producers end, and comes
+	 * after them in the order.  An edited timeline could otherwise make waits
+	 * that close a cycle.
+	 */
+	for (uint32_t t = 0; t < n_tasks; t++) {
+		const struct ho_node *c = &g->nodes[task_node[t]];
+		double cs = pl->pred_start[task_node[t]], ce = pl->pred_end[task_node[t]];
+
+		if (!(cs >= 0) || !(ce >= cs))
+			return ho_err(err, -EINVAL, "schedule: task '%s' has start %g s, end %g s",
+				      c->name, cs, ce);
+		for (uint32_t k = 0; k < c->n_inputs; k++) {
+			int32_t in = c->inputs[k], pr = in >= 0 ? g->tensors[in].producer : -1;
+
+			if (pr < 0 || pl->node_device[pr] < 0)
+				continue;
+			if (pl->pred_end[pr] > cs + 1e-9 ||
+			    pl->node_prio[pr] > pl->node_prio[task_node[t]])
+				return ho_err(
+				    err, -EINVAL,
+				    "schedule: task '%s' starts before its input from '%s' is "
+				    "made (timeline or order edited?)",
+				    c->name, g->nodes[pr].name);
+		}
+	}
 	pl->pred_makespan = json_number_value(json_object_get(obj, "latency_s"));
 	for (uint32_t d = 0; d < pl->n_devices; d++)
 		pl->pred_peak[d] = json_number_value(
