@@ -70,6 +70,8 @@ int ho_box_load(const char *path, struct ho_box **out, struct ho_error *err);
 int ho_box_parse(const char *json_text, struct ho_box **out, struct ho_error *err);
 void ho_box_free(struct ho_box *box);
 int ho_box_device(const struct ho_box *box, const char *name); /* index or -1 */
+/* The devices whose memory device dev reads in place (shared_memory links), as a mask. */
+uint64_t ho_box_in_place(const struct ho_box *box, int dev);
 bool ho_device_supports(const struct ho_device *d, const char *op_type);
 
 /* ---- the scheduling problem (user/scheduler/problem.c) ---- */

@@ -85,11 +85,6 @@ static int ho_sched_devices(struct ho_rt_placement *pl, json_t *devs, const char
 	}
 	pl->n_devices = box->n_devices;
 	pl->host = box->host;
-	for (uint32_t l = 0; l < box->n_links; l++)
-		if (box->links[l].shared_memory) {
-			pl->in_place[box->links[l].a] |= 1ull << box->links[l].b;
-			pl->in_place[box->links[l].b] |= 1ull << box->links[l].a;
-		}
 	for (uint32_t d = 0; d < box->n_devices; d++) {
 		const char *name = json_string_value(json_array_get(devs, d));
 
@@ -105,6 +100,7 @@ static int ho_sched_devices(struct ho_rt_placement *pl, json_t *devs, const char
 		pl->dev[d].backend = strcmp(box->dev[d].kind, "cpu") ? HO_RT_EMU : HO_RT_CPU;
 		pl->dev[d].threads = box->dev[d].threads;
 		memcpy(pl->dev[d].cores, box->dev[d].cores, sizeof(pl->dev[d].cores));
+		pl->in_place[d] = ho_box_in_place(box, (int)d);
 		ho_sched_numa_node(&pl->dev[d], &box->dev[d]);
 	}
 	snprintf(pl->box, sizeof(pl->box), "%s", box_path);

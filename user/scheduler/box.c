@@ -30,6 +30,18 @@ void ho_box_free(struct ho_box *box)
 	free(box);
 }
 
+uint64_t ho_box_in_place(const struct ho_box *box, int dev)
+{
+	uint64_t mask = 0;
+
+	for (uint32_t l = 0; l < box->n_links; l++)
+		if (box->links[l].shared_memory &&
+		    (box->links[l].a == dev || box->links[l].b == dev))
+			mask |= 1ull
+				<< (box->links[l].a == dev ? box->links[l].b : box->links[l].a);
+	return mask;
+}
+
 int ho_box_device(const struct ho_box *box, const char *name)
 {
 	for (uint32_t i = 0; i < box->n_devices; i++)

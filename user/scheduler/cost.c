@@ -196,13 +196,10 @@ static int ho_routes(struct ho_problem *p, const struct ho_box *box, struct ho_e
 			r[0] = r[1] = -1;
 			if (a == b)
 				continue;
-			for (uint32_t l = 0; l < box->n_links; l++)
-				if (box->links[l].shared_memory &&
-				    ((box->links[l].a == (int)a && box->links[l].b == (int)b) ||
-				     (box->links[l].a == (int)b && box->links[l].b == (int)a)))
-					p->in_place[b] |= 1ull << a;
-			if (p->in_place[b] >> a & 1)
+			if (ho_box_in_place(box, (int)b) >> a & 1) {
+				p->in_place[b] |= 1ull << a;
 				continue;
+			}
 			for (uint32_t l = 0; l < box->n_links; l++) {
 				const struct ho_link *k = &box->links[l];
 				bool ab = (k->a == (int)a && k->b == (int)b) ||

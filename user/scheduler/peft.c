@@ -41,8 +41,7 @@ int ho_plan_peft(const struct ho_problem *p, struct ho_plan *out, double *oct_ou
 
 						if (!(p->allowed[c] >> pk & 1) || !isfinite(w))
 							continue;
-						v = oct[c * d + pk] + w +
-						    (pk != pj ? cbar[k] : 0);
+						v = oct[c * d + pk] + w + (pk != pj ? cbar[k] : 0);
 						if (v < best)
 							best = v;
 					}

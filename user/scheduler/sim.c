@@ -43,6 +43,7 @@ struct ho_sim {
 	struct ho_mem_event *ev, *ev_tmp; /* frees, then allocations; sort scratch */
 	uint32_t cap_ev;
 	double *static_mem; /* d: weights resident */
+	size_t *use_idx;    /* per input of the task being placed: the m*d entry it keeps alive */
 	uint64_t *wmask;    /* n_weights device masks */
 	bool lazy_memory;   /* skip the exact sweep when a bound proves feasibility */
 	/* Each device's busy intervals: a task takes the earliest idle gap after its
@@ -60,6 +61,7 @@ void ho_sim_free(struct ho_sim *s)
 	if (!s)
 		return;
 	free(s->busy);
+	free(s->use_idx);
 	free(s->link_free);
 	free(s->link_busy);
 	free(s->start);
@@ -83,6 +85,7 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 {
 	struct ho_sim *s = calloc(1, sizeof(*s));
 	size_t md = (size_t)p->m * p->d + 1;
+	uint32_t max_in = 0;
 
 	if (!s)
 		return NULL;
@@ -105,9 +108,13 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 	s->ev_tmp = malloc(s->cap_ev * sizeof(*s->ev));
 	s->static_mem = calloc(p->d, sizeof(double));
 	s->wmask = calloc(p->n_weights + 1, sizeof(uint64_t));
-	if (!s->busy || !s->arr_stamp || !s->lu_stamp || !s->link_free || !s->link_busy ||
-	    !s->start || !s->end || !s->done || !s->arrival || !s->alloc_at || !s->last_use ||
-	    !s->out_end || !s->ev || !s->ev_tmp || !s->static_mem || !s->wmask ||
+	for (uint32_t v = 0; v < p->n; v++)
+		if (p->in_off[v + 1] - p->in_off[v] > max_in)
+			max_in = p->in_off[v + 1] - p->in_off[v];
+	s->use_idx = calloc(max_in + 1, sizeof(size_t));
+	if (!s->use_idx || !s->busy || !s->arr_stamp || !s->lu_stamp || !s->link_free ||
+	    !s->link_busy || !s->start || !s->end || !s->done || !s->arrival || !s->alloc_at ||
+	    !s->last_use || !s->out_end || !s->ev || !s->ev_tmp || !s->static_mem || !s->wmask ||
 	    ho_slots_init(s->slots, p->d, p->n)) {
 		ho_sim_free(s);
 		return NULL;
@@ -461,7 +468,12 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 			if (prod != HO_EXTERNAL && !s->done[prod])
 				return -EINVAL; /* order is not topological */
 			t = prod == HO_EXTERNAL ? 0 : s->end[prod];
-			if (src != dev && !ho_reads_in_place(p, src, dev)) {
+			/* read where it is (in place: keeping the producer's buffer alive), or a
+			 * copy */
+			bool here = src == dev || ho_reads_in_place(p, src, dev);
+
+			s->use_idx[e - p->in_off[v]] = (size_t)k * d + (size_t)(here ? src : dev);
+			if (!here) {
 				size_t idx = (size_t)k * d + dev;
 
 				if (!ho_has_copy(s, idx)) {
@@ -487,11 +499,8 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 		ev->obj[HO_OBJ_ENERGY] += p->energy[v * d + dev];
 		if (s->end[v] > makespan)
 			makespan = s->end[v];
-		/* An in-place read keeps the producer's buffer alive instead. */
-		for (uint32_t e = p->in_off[v]; e < p->in_off[v + 1]; e++) {
-			uint32_t k = p->in_items[e], prod = p->item_prod[k];
-			int src = prod == HO_EXTERNAL ? p->default_device : assign[prod];
-			size_t idx = (size_t)k * d + (ho_reads_in_place(p, src, dev) ? src : dev);
+		for (uint32_t e = 0; e < p->in_off[v + 1] - p->in_off[v]; e++) {
+			size_t idx = s->use_idx[e];
 
 			if (s->lu_stamp[idx] != s->gen || s->end[v] > s->last_use[idx]) {
 				s->last_use[idx] = s->end[v];
