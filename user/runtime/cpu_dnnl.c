@@ -36,7 +36,7 @@ struct ho_backend {
 	bool emulated;		      /* emu: the same kernels, standing in for an accelerator */
 };
 
-enum ho_cpu_kind { HO_K_PRIM, HO_K_GEMM, HO_K_TRANSPOSE, HO_K_NEAREST, HO_K_SLICE, HO_K_GATHER };
+enum ho_cpu_kind { HO_K_PRIM, HO_K_GEMM, HO_K_TRANSPOSE, HO_K_INDEX_MAP, HO_K_GATHER };
 
 struct ho_kernel {
 	int kind;
@@ -64,11 +64,10 @@ struct ho_kernel {
 	uint32_t elem;
 	const void *src;
 	void *dst;
-	/* HO_K_NEAREST: output dims in dims[], for each axis its source indices */
+	/* HO_K_INDEX_MAP (nearest Resize, Slice): output dims in dims[], input dims in
+	 * in_dims[], for each axis the input index of each output index */
 	int64_t in_dims[HO_MAX_RANK];
 	int64_t *map[HO_MAX_RANK];
-	/* HO_K_SLICE: output dims in dims[], input dims in in_dims[], first index and step */
-	int64_t first[HO_MAX_RANK], step[HO_MAX_RANK];
 	/* HO_K_GATHER: outer x n_idx x inner bytes; the axis has axis_dim entries */
 	int64_t outer, n_idx, inner, axis_dim;
 	const void *idx;
@@ -486,7 +485,6 @@ bool ho_cpu_op_fusable_post(const char *op)
 	return false;
 }
 
-/* Conv and ConvTranspose (oneDNN's deconvolution), 2-D, any group count. */
 /*
  * Conv then BatchNormalization, folded: y = gamma * (W x + b - mean) /
  * sqrt(var + eps) + beta is a convolution with each output channel's weights
@@ -520,6 +518,7 @@ static int ho_fold_bn(struct ho_kernel *k, const struct ho_graph *g, const struc
 	return 0;
 }
 
+/* Conv and ConvTranspose (oneDNN's deconvolution), 2-D, any group count. */
 static int prep_conv(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 		     const struct ho_node *bnn, const struct ho_node *post, void *const *buf,
 		     struct ho_kernel *k, struct ho_error *err)
@@ -528,8 +527,7 @@ static int prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 	int32_t yid = post ? post->outputs[0] : bnn ? bnn->outputs[0] : n->outputs[0];
 	const void *wptr = buf[n->inputs[1]],
 		   *bptr = n->n_inputs > 2 && n->inputs[2] >= 0 ? buf[n->inputs[2]] : NULL;
-	const struct ho_tensor *x = in_t(g, n, 0), *w = in_t(g, n, 1), *b = in_t(g, n, 2),
-			       *y = &g->tensors[yid];
+	const struct ho_tensor *x = in_t(g, n, 0), *w = in_t(g, n, 1), *y = &g->tensors[yid];
 	dnnl_primitive_attr_t attr = NULL;
 
 	if (bnn) {
@@ -539,8 +537,7 @@ static int prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 			return ho_err(err, -ENOMEM, "node '%s': cannot fold its batch norm",
 				      n->name);
 		wptr = fw;
-		bptr = fb;
-		b = w; /* a bias exists now, of w's output channels */
+		bptr = fb; /* the folded bias, whether or not the Conv had one */
 	}
 	bool deconv = !strcmp(n->op_type, "ConvTranspose");
 	int64_t group = attr_i(n, "group", 1), st[2], dl[2], pads[4], oc, ic;
@@ -624,7 +621,7 @@ static int prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 					     deconv ? dnnl_giohw : dnnl_goihw);
 		dnnl_memory_desc_init_by_tag(&wm, 5, wd, dnnl_f32, dnnl_format_tag_any);
 	}
-	if (b) {
+	if (bptr) {
 		dnnl_dims_t bd = {oc};
 
 		dnnl_memory_desc_init_by_tag(&bm, 1, bd, dnnl_f32, dnnl_a);
@@ -632,11 +629,11 @@ static int prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 	if (deconv)
 		st_init = dnnl_dilated_deconvolution_forward_desc_init(
 		    &d.deconv, dnnl_forward_inference, dnnl_deconvolution_direct, &conv_in, &wm,
-		    b ? &bm : NULL, &conv_out, strides, dil, pl, pr);
+		    bptr ? &bm : NULL, &conv_out, strides, dil, pl, pr);
 	else
 		st_init = dnnl_dilated_convolution_forward_desc_init(
 		    &d.conv, dnnl_forward_inference, dnnl_convolution_direct, &conv_in, &wm,
-		    b ? &bm : NULL, &conv_out, strides, dil, pl, pr);
+		    bptr ? &bm : NULL, &conv_out, strides, dil, pl, pr);
 	if (st_init != dnnl_success || dnnl_primitive_desc_create(&pd, &d, attr ? attr : c->attr,
 								  c->eng, NULL) != dnnl_success) {
 		if (attr)
@@ -645,7 +642,7 @@ static int prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 	}
 	if (ho_convert(c, k, &xm, buf[n->inputs[0]], &conv_in, DNNL_ARG_SRC, true) ||
 	    ho_convert(c, k, &ym, buf[yid], &conv_out, DNNL_ARG_DST, false) ||
-	    (b && ho_mem(c, k, &bm, (void *)bptr, DNNL_ARG_BIAS)))
+	    (bptr && ho_mem(c, k, &bm, (void *)bptr, DNNL_ARG_BIAS)))
 		goto out;
 	ret = ho_weights(c, k, pd, &wuser, (void *)wptr);
 	if (ret)
@@ -966,7 +963,8 @@ static int prep_resize(struct ho_backend *c, const struct ho_graph *g, const str
 	if (n->opset < 11)
 		coord = "asymmetric"; /* Upsample and Resize-10 */
 	if (!strcmp(mode, "nearest")) {
-		k->kind = HO_K_NEAREST;
+		k->kind = HO_K_INDEX_MAP;
+		k->elem = sizeof(float);
 		k->rank = r;
 		k->src = buf[n->inputs[0]];
 		k->dst = buf[n->outputs[0]];
@@ -1023,11 +1021,12 @@ static int prep_resize(struct ho_backend *c, const struct ho_graph *g, const str
 	}
 }
 
-static void run_nearest(const struct ho_kernel *k)
+/* Each output element from the input element its axes' maps name (nearest Resize, Slice). */
+static void run_index_map(const struct ho_kernel *k)
 {
 	int64_t in_stride[HO_MAX_RANK], idx[HO_MAX_RANK] = {0}, total = 1, s = 1;
-	const float *src = k->src;
-	float *dst = k->dst;
+	const char *src = k->src;
+	char *dst = k->dst;
 
 	for (int i = k->rank - 1; i >= 0; i--) {
 		in_stride[i] = s;
@@ -1039,7 +1038,10 @@ static void run_nearest(const struct ho_kernel *k)
 
 		for (int i = 0; i < k->rank; i++)
 			off += k->map[i][idx[i]] * in_stride[i];
-		dst[o] = src[off];
+		if (k->elem == sizeof(float))
+			memcpy(dst + o * sizeof(float), src + off * sizeof(float), sizeof(float));
+		else
+			memcpy(dst + o * k->elem, src + off * k->elem, k->elem);
 		for (int i = k->rank - 1; i >= 0; i--) {
 			if (++idx[i] < k->dims[i])
 				break;
@@ -1285,60 +1287,41 @@ static int prep_slice(const struct ho_graph *g, const struct ho_node *n, void *c
 		    (has_steps && int_input(g, n, 4, buf, steps, HO_MAX_RANK) != ns))
 			return unsupported(err, n, "needs constant starts, axes and steps");
 	}
-	for (int a = 0; a < r; a++) {
-		k->first[a] = 0;
-		k->step[a] = 1;
-	}
+	int64_t first[HO_MAX_RANK] = {0}, step[HO_MAX_RANK];
+
+	for (int a = 0; a < r; a++)
+		step[a] = 1;
 	for (int i = 0; i < ns; i++) {
-		int64_t a = has_axes ? axes[i] : i, dim, s, st;
+		int64_t a = has_axes ? axes[i] : i, dim, s, st, hi;
 
 		a += a < 0 ? r : 0;
 		if (a < 0 || a >= r)
 			return unsupported(err, n, "has an axis outside the input");
 		dim = x->shape.dim[a];
-		s = starts[i];
 		st = has_steps ? steps[i] : 1;
 		if (st == 0)
 			return unsupported(err, n, "has a step of 0");
-		s += s < 0 ? dim : 0;
-		/* ONNX clamps: [0, dim] going forward, [0, dim - 1] going back */
-		s = s < 0 ? 0 : s > (st > 0 ? dim : dim - 1) ? (st > 0 ? dim : dim - 1) : s;
-		k->first[a] = s;
-		k->step[a] = st;
+		s = starts[i] + (starts[i] < 0 ? dim : 0);
+		hi = st > 0 ? dim
+			    : dim - 1; /* ONNX clamps to [0, dim], or [0, dim - 1] going back */
+		first[a] = s < 0 ? 0 : s > hi ? hi : s;
+		step[a] = st;
 	}
-	k->kind = HO_K_SLICE;
+	k->kind = HO_K_INDEX_MAP;
 	k->rank = r;
-	memcpy(k->in_dims, x->shape.dim, (size_t)r * sizeof(int64_t));
-	memcpy(k->dims, y->shape.dim, (size_t)r * sizeof(int64_t));
 	k->elem = (uint32_t)ho_dtype_size(x->dtype);
 	k->src = buf[n->inputs[0]];
 	k->dst = buf[n->outputs[0]];
+	for (int a = 0; a < r; a++) {
+		k->in_dims[a] = x->shape.dim[a];
+		k->dims[a] = y->shape.dim[a];
+		k->map[a] = malloc((size_t)(k->dims[a] > 0 ? k->dims[a] : 1) * sizeof(int64_t));
+		if (!k->map[a])
+			return ho_err(err, -ENOMEM, "out of memory");
+		for (int64_t o = 0; o < k->dims[a]; o++)
+			k->map[a][o] = first[a] + o * step[a];
+	}
 	return 0;
-}
-
-static void run_slice(const struct ho_kernel *k)
-{
-	int64_t in_stride[HO_MAX_RANK], idx[HO_MAX_RANK] = {0}, total = 1, s = 1;
-	const char *src = k->src;
-	char *dst = k->dst;
-
-	for (int i = k->rank - 1; i >= 0; i--) {
-		in_stride[i] = s;
-		s *= k->in_dims[i];
-		total *= k->dims[i];
-	}
-	for (int64_t o = 0; o < total; o++) {
-		int64_t off = 0;
-
-		for (int i = 0; i < k->rank; i++)
-			off += (k->first[i] + idx[i] * k->step[i]) * in_stride[i];
-		memcpy(dst + o * k->elem, src + off * k->elem, k->elem);
-		for (int i = k->rank - 1; i >= 0; i--) {
-			if (++idx[i] < k->dims[i])
-				break;
-			idx[i] = 0;
-		}
-	}
 }
 
 static int prep_gather(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
@@ -1556,11 +1539,8 @@ static int cpu_launch(struct ho_backend *c, struct ho_kernel *k, struct ho_error
 	case HO_K_TRANSPOSE:
 		run_transpose(k);
 		return 0;
-	case HO_K_NEAREST:
-		run_nearest(k);
-		return 0;
-	case HO_K_SLICE:
-		run_slice(k);
+	case HO_K_INDEX_MAP:
+		run_index_map(k);
 		return 0;
 	case HO_K_GATHER:
 		if (run_gather(k))
