@@ -286,21 +286,35 @@ static int ho_prim(struct ho_backend *c, struct ho_kernel *k, dnnl_primitive_des
 	return dnnl_primitive_create(&k->prim, pd) == dnnl_success ? 0 : -EINVAL;
 }
 
-/* The kernel of a one-input, one-output node: its source, its destination, the primitive. */
-static int ho_src_dst_prim(struct ho_backend *c, struct ho_kernel *k, dnnl_primitive_desc_t pd,
-			   const dnnl_memory_desc_t *xm, const dnnl_memory_desc_t *ym,
-			   void *const *buf, const struct ho_node *n, struct ho_error *err)
-{
-	if (ho_mem(c, k, xm, buf[n->inputs[0]], DNNL_ARG_SRC) ||
-	    ho_mem(c, k, ym, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(c, k, pd))
-		return ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name);
-	return 0;
-}
-
 static int unsupported(struct ho_error *err, const struct ho_node *n, const char *why)
 {
 	return ho_err(err, -EOPNOTSUPP, "node '%s' (%s): the cpu backend %s", n->name, n->op_type,
 		      why);
+}
+
+/*
+ * The kernel of a one-input, one-output node from its operation descriptor
+ * (init: how initialising it went): its source, its destination, the
+ * primitive; "none" says what oneDNN lacks when it has no kernel for it.
+ */
+static int ho_src_dst_kernel(struct ho_backend *c, struct ho_kernel *k, dnnl_status_t init,
+			     const void *desc, dnnl_primitive_attr_t attr,
+			     const dnnl_memory_desc_t *xm, const dnnl_memory_desc_t *ym,
+			     void *const *buf, const struct ho_node *n, const char *none,
+			     struct ho_error *err)
+{
+	dnnl_primitive_desc_t pd;
+	int ret;
+
+	if (init != dnnl_success || dnnl_primitive_desc_create(&pd, desc, attr ? attr : c->attr,
+							       c->eng, NULL) != dnnl_success)
+		return unsupported(err, n, none);
+	ret = ho_mem(c, k, xm, buf[n->inputs[0]], DNNL_ARG_SRC) ||
+		      ho_mem(c, k, ym, buf[n->outputs[0]], DNNL_ARG_DST) || ho_prim(c, k, pd)
+		  ? ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name)
+		  : 0;
+	dnnl_primitive_desc_destroy(pd);
+	return ret;
 }
 
 /*
@@ -704,9 +718,7 @@ static int prep_pool(struct ho_backend *c, const struct ho_graph *g, const struc
 	dnnl_dims_t kernel, strides, dil, pl, pr;
 	dnnl_memory_desc_t xm, ym;
 	dnnl_pooling_v2_desc_t d;
-	dnnl_primitive_desc_t pd = NULL;
 	dnnl_alg_kind_t alg;
-	int ret;
 
 	if (!x || x->shape.rank != 4)
 		return unsupported(err, n, "pools rank-4 (NCHW) tensors only");
@@ -742,13 +754,11 @@ static int prep_pool(struct ho_backend *c, const struct ho_graph *g, const struc
 	 * input's, or oneDNN sees a layout change and takes its reference kernel
 	 * (68 ms of the PP-OCR detector's 200). */
 	t_md(c, &ym, global ? n->inputs[0] : n->outputs[0], &y->shape);
-	if (dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, alg, &xm, &ym, strides,
-					      kernel, dil, pl, pr) != dnnl_success ||
-	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
-		return unsupported(err, n, "(oneDNN) has no pooling for these shapes");
-	ret = ho_src_dst_prim(c, k, pd, &xm, &ym, buf, n, err);
-	dnnl_primitive_desc_destroy(pd);
-	return ret;
+	return ho_src_dst_kernel(
+	    c, k,
+	    dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, alg, &xm, &ym, strides,
+					      kernel, dil, pl, pr),
+	    &d, NULL, &xm, &ym, buf, n, "(oneDNN) has no pooling for these shapes", err);
 }
 
 static int prep_eltwise(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
@@ -756,29 +766,20 @@ static int prep_eltwise(struct ho_backend *c, const struct ho_graph *g, const st
 {
 	const struct ho_tensor *x = in_t(g, n, 0);
 	dnnl_eltwise_desc_t d;
-	dnnl_primitive_desc_t pd = NULL;
 	dnnl_primitive_attr_t attr = NULL;
 	dnnl_memory_desc_t md;
 	dnnl_alg_kind_t alg;
 	float alpha, beta;
-	int ret = 0;
+	int ret;
 
 	if (!x || x->dtype != HO_DT_FLOAT || !eltwise_params(g, n, buf, &alg, &alpha, &beta))
 		return unsupported(err, n, "runs float32 element-wise operators only");
 	if (eltwise_attr(c, g, n, buf, true, &attr))
 		return ho_err(err, -ENOMEM, "node '%s': oneDNN post-ops failed", n->name);
 	t_md(c, &md, n->inputs[0], &x->shape);
-	if (dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg, &md, alpha, beta) !=
-		dnnl_success ||
-	    dnnl_primitive_desc_create(&pd, &d, attr ? attr : c->attr, c->eng, NULL) !=
-		dnnl_success) {
-		ret = unsupported(err, n, "(oneDNN) has no element-wise kernel for this");
-		goto out;
-	}
-	ret = ho_src_dst_prim(c, k, pd, &md, &md, buf, n, err);
-out:
-	if (pd)
-		dnnl_primitive_desc_destroy(pd);
+	ret = ho_src_dst_kernel(
+	    c, k, dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg, &md, alpha, beta),
+	    &d, attr, &md, &md, buf, n, "(oneDNN) has no element-wise kernel for this", err);
 	if (attr)
 		dnnl_primitive_attr_destroy(attr);
 	return ret;
@@ -891,9 +892,7 @@ static int prep_softmax(struct ho_backend *c, const struct ho_graph *g, const st
 	const struct ho_tensor *x = in_t(g, n, 0);
 	int64_t axis = attr_i(n, "axis", n->opset >= 13 ? -1 : 1);
 	dnnl_softmax_desc_t d;
-	dnnl_primitive_desc_t pd = NULL;
 	dnnl_memory_desc_t md;
-	int ret;
 
 	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 1)
 		return unsupported(err, n, "runs float32 softmax only");
@@ -903,13 +902,9 @@ static int prep_softmax(struct ho_backend *c, const struct ho_graph *g, const st
 	if (n->opset < 13 && axis != x->shape.rank - 1)
 		return unsupported(err, n, "runs pre-13 softmax on the last axis only");
 	plain_md(&md, &x->shape);
-	if (dnnl_softmax_forward_desc_init(&d, dnnl_forward_inference, &md, (int)axis) !=
-		dnnl_success ||
-	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
-		return unsupported(err, n, "(oneDNN) has no softmax for this");
-	ret = ho_src_dst_prim(c, k, pd, &md, &md, buf, n, err);
-	dnnl_primitive_desc_destroy(pd);
-	return ret;
+	return ho_src_dst_kernel(
+	    c, k, dnnl_softmax_forward_desc_init(&d, dnnl_forward_inference, &md, (int)axis), &d,
+	    NULL, &md, &md, buf, n, "(oneDNN) has no softmax for this", err);
 }
 
 /* Resize's source coordinate of output index x on an axis (ONNX's formulas). */
@@ -1002,7 +997,6 @@ static int prep_resize(struct ho_backend *c, const struct ho_graph *g, const str
 	{
 		float factors[HO_MAX_RANK];
 		dnnl_resampling_desc_t d;
-		dnnl_primitive_desc_t pd = NULL;
 		dnnl_memory_desc_t xm, ym;
 		int ret;
 
@@ -1010,13 +1004,11 @@ static int prep_resize(struct ho_backend *c, const struct ho_graph *g, const str
 			factors[a - 2] = (float)y->shape.dim[a] / (float)x->shape.dim[a];
 		t_md(c, &xm, n->inputs[0], &x->shape);
 		t_md(c, &ym, n->outputs[0], &y->shape);
-		if (dnnl_resampling_forward_desc_init(&d, dnnl_forward_inference,
-						      dnnl_resampling_linear, factors, &xm,
-						      &ym) != dnnl_success ||
-		    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
-			return unsupported(err, n, "(oneDNN) has no resampling for this");
-		ret = ho_src_dst_prim(c, k, pd, &xm, &ym, buf, n, err);
-		dnnl_primitive_desc_destroy(pd);
+		ret = ho_src_dst_kernel(
+		    c, k,
+		    dnnl_resampling_forward_desc_init(&d, dnnl_forward_inference,
+						      dnnl_resampling_linear, factors, &xm, &ym),
+		    &d, NULL, &xm, &ym, buf, n, "(oneDNN) has no resampling for this", err);
 		return ret;
 	}
 }
@@ -1380,9 +1372,8 @@ static int prep_reduce_mean(struct ho_backend *c, const struct ho_graph *g, cons
 	const struct ho_attr *aa = ho_node_attr(n, "axes");
 	struct ho_shape ys;
 	dnnl_reduction_desc_t d;
-	dnnl_primitive_desc_t pd = NULL;
 	dnnl_memory_desc_t xm, ym;
-	int na = 0, ret;
+	int na = 0;
 
 	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 1)
 		return unsupported(err, n, "reduces float32 only");
@@ -1406,13 +1397,9 @@ static int prep_reduce_mean(struct ho_backend *c, const struct ho_graph *g, cons
 			ys.dim[a] = 1;
 	plain_md(&xm, &x->shape);
 	plain_md(&ym, &ys);
-	if (dnnl_reduction_desc_init(&d, dnnl_reduction_mean, &xm, &ym, 0.0f, 0.0f) !=
-		dnnl_success ||
-	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
-		return unsupported(err, n, "(oneDNN) has no reduction for this");
-	ret = ho_src_dst_prim(c, k, pd, &xm, &ym, buf, n, err);
-	dnnl_primitive_desc_destroy(pd);
-	return ret;
+	return ho_src_dst_kernel(
+	    c, k, dnnl_reduction_desc_init(&d, dnnl_reduction_mean, &xm, &ym, 0.0f, 0.0f), &d, NULL,
+	    &xm, &ym, buf, n, "(oneDNN) has no reduction for this", err);
 }
 
 /* LayerNormalization over the last axis (oneDNN's), scale and optional bias. */
@@ -1423,7 +1410,6 @@ static int prep_layer_norm(struct ho_backend *c, const struct ho_graph *g, const
 	int64_t axis = attr_i(n, "axis", -1);
 	unsigned flags = dnnl_use_scale;
 	dnnl_layer_normalization_desc_t d;
-	dnnl_primitive_desc_t pd = NULL;
 	dnnl_memory_desc_t md, cm;
 	struct ho_shape cs = {.rank = 1};
 	int ret;
@@ -1444,16 +1430,14 @@ static int prep_layer_norm(struct ho_backend *c, const struct ho_graph *g, const
 	flags |= b ? dnnl_use_shift : 0;
 	plain_md(&md, &x->shape);
 	plain_md(&cm, &cs);
-	if (dnnl_layer_normalization_forward_desc_init(&d, dnnl_forward_inference, &md, NULL,
-						       attr_f(n, "epsilon", 1e-5f),
-						       flags) != dnnl_success ||
-	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
-		return unsupported(err, n, "(oneDNN) has no layer normalisation for this");
-	ret = ho_src_dst_prim(c, k, pd, &md, &md, buf, n, err);
+	ret = ho_src_dst_kernel(
+	    c, k,
+	    dnnl_layer_normalization_forward_desc_init(&d, dnnl_forward_inference, &md, NULL,
+						       attr_f(n, "epsilon", 1e-5f), flags),
+	    &d, NULL, &md, &md, buf, n, "(oneDNN) has no layer normalisation for this", err);
 	if (!ret && (ho_mem(c, k, &cm, buf[n->inputs[1]], DNNL_ARG_SCALE) ||
 		     (b && ho_mem(c, k, &cm, buf[n->inputs[2]], DNNL_ARG_SHIFT))))
 		ret = ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name);
-	dnnl_primitive_desc_destroy(pd);
 	return ret;
 }
 
