@@ -269,35 +269,6 @@ static int32_t ho_rt_writer(const struct ho_rt *rt, int32_t t)
 	return rt->folded[p] >= 0 ? rt->folded[p] : p;
 }
 
-/*
- * A home's direct readers: its consumers that read it where it is, and for
- * each replica of it (or of an alias of it) the copy that fills it, instead
- * of that replica's consumers.  Into out; their count.
- */
-static uint32_t ho_rt_direct_readers(const struct ho_rt *rt, uint32_t t, const int32_t *root,
-				     uint32_t n_alias, struct ho_mp_item *it, uint32_t *out)
-{
-	const struct ho_graph *g = rt->g;
-	uint32_t n = 0;
-
-	for (uint32_t a = n_alias ? 0 : t; a < (n_alias ? g->n_tensors : t + 1); a++) {
-		if (a != t && root[a] != (int32_t)t)
-			continue;
-		for (uint32_t d = 0; d < rt->n_dev; d++)
-			if (rt->is_copy[AT(rt, a, d)] == 1)
-				out[n++] = g->n_nodes + (uint32_t)AT(rt, a, d);
-		for (uint32_t c = 0; c < g->tensors[a].n_consumers; c++) {
-			int32_t d = rt->node_dev[g->tensors[a].consumers[c]];
-
-			if (d >= 0 && !rt->is_copy[AT(rt, a, d)])
-				out[n++] = (uint32_t)g->tensors[a].consumers[c];
-		}
-	}
-	it->direct = out;
-	it->n_direct = n;
-	return n;
-}
-
 /* A reuse the timeline allows: its writer waits for the earlier occupant's readers. */
 static int ho_rt_memory_waits(const struct ho_rt *rt, uint32_t d, const struct ho_mp_item *items,
 			      const struct ho_mp_plan *pl, uint32_t (**edges)[2], uint32_t *n_edges,
@@ -363,9 +334,9 @@ static int ho_rt_memory_waits_index(struct ho_rt *rt, uint32_t (*edges)[2], uint
 static int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 {
 	const struct ho_graph *g = rt->g;
-	size_t n_items = 0, n_refs = 0;
+	size_t n_items = 0, n_refs = 0, n_drefs = 0;
 	struct ho_mp_item *items = NULL;
-	uint32_t *refs = NULL, words = 0, *item_t = NULL, *item_d = NULL;
+	uint32_t *refs = NULL, *drefs = NULL, words = 0, *item_t = NULL, *item_d = NULL;
 	uint64_t *anc = ho_memplan_ancestors(g, &words);
 	double *seq = NULL;
 	struct ho_mp_order order = {anc,      words,	  rt->pred_start,   rt->pred_end,
@@ -383,15 +354,17 @@ static int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 		n_alias[root[t]] += root[t] != (int32_t)t;
 		/* every consumer edge is read through at most one home and one replica per device
 		 */
-		n_refs += 2 * (size_t)(rt->n_dev + 1) * g->tensors[t].n_consumers;
+		n_refs += (size_t)(rt->n_dev + 1) * g->tensors[t].n_consumers;
 		for (uint32_t d = 0; d < rt->n_dev; d++)
 			n_items += rt->home[t] == (int32_t)d || rt->is_copy[AT(rt, t, d)];
 	}
 	items = calloc(n_items + 1, sizeof(*items));
 	refs = calloc(n_refs + 1, sizeof(uint32_t));
+	/* direct readers: a home's consumers, and a copy per replica of it and its aliases */
+	drefs = calloc(n_refs + (size_t)g->n_tensors * rt->n_dev + 1, sizeof(uint32_t));
 	item_t = calloc(n_items + 1, sizeof(uint32_t));
 	item_d = calloc(n_items + 1, sizeof(uint32_t));
-	if (!items || !refs || !item_t || !item_d)
+	if (!items || !refs || !drefs || !item_t || !item_d)
 		goto out;
 	n_items = n_refs = 0;
 	for (uint32_t t = 0; t < g->n_tensors; t++) {
@@ -420,8 +393,13 @@ static int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 			it->permanent = it->writer < 0 && !(it->copy && (tt->flags & HO_T_INPUT));
 			it->to_end = tt->flags & HO_T_OUTPUT;
 			it->readers = &refs[n_refs];
-			/* readers: t's consumers (on d, for a replica), and for a home the
-			 * consumers of every alias of t, anywhere */
+			it->direct = &drefs[n_drefs];
+			/*
+			 * readers: t's consumers (on d, for a replica), and for a home the
+			 * consumers of every alias of t, anywhere.  A home's direct readers
+			 * are those that read it where it is, and for each replica (of t or
+			 * an alias) the copy that fills it instead of that replica's readers.
+			 */
 			uint32_t a_end = home && n_alias[t] ? g->n_tensors : t + 1;
 
 			for (uint32_t a = home && n_alias[t] ? 0 : t; a < a_end; a++) {
@@ -429,18 +407,26 @@ static int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 					continue;
 				if (g->tensors[a].flags & HO_T_OUTPUT)
 					it->to_end = true;
-				for (uint32_t c = 0; c < g->tensors[a].n_consumers; c++)
-					if (home ||
-					    rt->node_dev[g->tensors[a].consumers[c]] == (int32_t)d)
-						refs[n_refs + it->n_readers++] =
-						    (uint32_t)g->tensors[a].consumers[c];
+				for (uint32_t e = 0; home && e < rt->n_dev; e++)
+					if (rt->is_copy[AT(rt, a, e)])
+						drefs[n_drefs + it->n_direct++] =
+						    g->n_nodes + (uint32_t)AT(rt, a, e);
+				for (uint32_t c = 0; c < g->tensors[a].n_consumers; c++) {
+					int32_t cn = g->tensors[a].consumers[c],
+						cd = rt->node_dev[cn];
+
+					if (home || cd == (int32_t)d)
+						refs[n_refs + it->n_readers++] = (uint32_t)cn;
+					if (home && cd >= 0 && !rt->is_copy[AT(rt, a, cd)])
+						drefs[n_drefs + it->n_direct++] = (uint32_t)cn;
+				}
 			}
 			n_refs += it->n_readers;
-			it->direct = it->readers;
-			it->n_direct = it->n_readers;
-			if (home && rt->pred_copy_end)
-				n_refs += ho_rt_direct_readers(rt, t, root, n_alias[t], it,
-							       &refs[n_refs]);
+			n_drefs += it->n_direct;
+			if (!home || !rt->pred_copy_end) { /* no copy ends to go by */
+				it->direct = it->readers;
+				it->n_direct = it->n_readers;
+			}
 			item_t[n_items] = t;
 			item_d[n_items] = d;
 			n_items++;
@@ -480,7 +466,8 @@ static int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 			mp.n_waits = 0;
 			ret = ho_memplan(mine, m, &order, &mp);
 		}
-		if (!ret)
+		/* one device alone runs in priority order: its waits hold already */
+		if (!ret && !seq)
 			ret = ho_rt_memory_waits(rt, d, mine, &mp, &edges, &n_edges, &cap_edges);
 		need[d] = mp.total;
 		free(mp.waits);
@@ -503,6 +490,7 @@ out:
 	free(anc);
 	free(items);
 	free(refs);
+	free(drefs);
 	free(item_t);
 	free(item_d);
 	return ret ? ho_err(err, ret, "out of memory planning tensor memory") : 0;
@@ -683,13 +671,6 @@ static int32_t ho_rt_sole_consumer(const struct ho_rt *rt, uint32_t i, int32_t t
 	return b;
 }
 
-/*
- * Conv + BatchNormalization + element-wise, each the only consumer of the
- * one before, on the same device: the batch norm goes into the weights and
- * the element-wise node runs as a oneDNN post-op, one pass over memory
- * instead of three.  What runs is still the schedule: every node, on the
- * device it chose, in its order.
- */
 /* A constant float tensor of n elements, all on the last of rank axes: a bias. */
 static bool ho_rt_is_bias(const struct ho_tensor *c, int64_t n, int rank)
 {
@@ -700,83 +681,99 @@ static bool ho_rt_is_bias(const struct ho_tensor *c, int64_t n, int rank)
 	return ho_shape_numel(&c->shape) == n;
 }
 
-/*
- * MatMul by constant [K, N] weights, then an Add of a constant [N] bias, then
- * maybe an element-wise node, on one device: one oneDNN matmul with the bias
- * and the element-wise node as its post-op.  The Add goes where a Conv keeps
- * its batch norm (bn[]).
- */
-static void ho_rt_fuse_matmul(struct ho_rt *rt, uint32_t i)
+/* A Conv's only consumer, a BatchNormalization with constant parameters; else -1. */
+static int32_t ho_rt_conv_bn(const struct ho_rt *rt, uint32_t i)
+{
+	const struct ho_graph *g = rt->g;
+	int32_t b = ho_rt_sole_consumer(rt, i, g->nodes[i].outputs[0]);
+
+	if (b < 0 || strcmp(g->nodes[i].op_type, "Conv") ||
+	    strcmp(g->nodes[b].op_type, "BatchNormalization") || g->nodes[b].n_inputs < 5)
+		return -1;
+	for (uint32_t k = 1; k < 5; k++)
+		if (g->nodes[b].inputs[k] < 0 ||
+		    !(g->tensors[g->nodes[b].inputs[k]].flags & (HO_T_INITIALIZER | HO_T_CONSTANT)))
+			return -1;
+	return b;
+}
+
+/* A MatMul by constant [K, N] weights: its only consumer, an Add of a constant [N] bias; else
+ * -1.  Weights and bias may come through an Identity. */
+static int32_t ho_rt_matmul_bias(const struct ho_rt *rt, uint32_t i)
 {
 	const struct ho_graph *g = rt->g;
 	const struct ho_node *n = &g->nodes[i];
 	int32_t t = n->outputs[0], w = n->n_inputs > 1 ? n->inputs[1] : -1, b, other;
-	const struct ho_tensor *wt, *y;
+	const struct ho_tensor *wt;
 
-	if (t < 0 || w < 0 || g->tensors[t].n_consumers != 1 || (g->tensors[t].flags & HO_T_OUTPUT))
-		return;
-	wt = &g->tensors[ho_rt_root(rt, w)]; /* weights may come through an Identity */
-	y = &g->tensors[t];
+	if (w < 0 || g->tensors[t].n_consumers != 1 || (g->tensors[t].flags & HO_T_OUTPUT))
+		return -1;
+	wt = &g->tensors[ho_rt_root(rt, w)];
 	b = g->tensors[t].consumers[0];
 	if (!(wt->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED)) ||
 	    wt->shape.rank != 2 || wt->dtype != HO_DT_FLOAT || rt->node_dev[b] != rt->node_dev[i] ||
 	    rt->folded[b] >= 0 || strcmp(g->nodes[b].op_type, "Add") || g->nodes[b].n_inputs != 2 ||
 	    g->nodes[b].outputs[0] < 0 || rt->nhwc[t] || rt->nhwc[g->nodes[b].outputs[0]])
-		return;
+		return -1;
 	other = g->nodes[b].inputs[0] == t ? g->nodes[b].inputs[1] : g->nodes[b].inputs[0];
 	if (other < 0 || other == t ||
-	    !ho_rt_is_bias(&g->tensors[ho_rt_root(rt, other)], wt->shape.dim[1], y->shape.rank) ||
-	    g->tensors[g->nodes[b].outputs[0]].shape.rank != y->shape.rank)
-		return;
-	rt->bn[i] = b;
-	rt->folded[b] = (int32_t)i;
-	rt->report.fused++;
-	b = ho_rt_sole_consumer(rt, i, g->nodes[b].outputs[0]);
-	if (b < 0 || !ho_cpu_op_fusable_post(g->nodes[b].op_type))
-		return;
-	rt->post[i] = b;
+	    !ho_rt_is_bias(&g->tensors[ho_rt_root(rt, other)], wt->shape.dim[1],
+			   g->tensors[t].shape.rank) ||
+	    g->tensors[g->nodes[b].outputs[0]].shape.rank != g->tensors[t].shape.rank)
+		return -1;
+	return b;
+}
+
+/* Node b runs inside node i's kernel. */
+static void ho_rt_fold(struct ho_rt *rt, uint32_t i, int32_t b)
+{
 	rt->folded[b] = (int32_t)i;
 	rt->report.fused++;
 }
 
+/*
+ * Conv + BatchNormalization + element-wise, and MatMul + bias Add +
+ * element-wise, each the only consumer of the one before, on the same
+ * device: the batch norm goes into the weights, the bias into the matmul,
+ * and the element-wise node runs as a oneDNN post-op, one pass over memory
+ * instead of three.  The middle node sits in bn[], the last in post[].  What
+ * runs is still the schedule: every node, on the device it chose, in its
+ * order.
+ */
 static void ho_rt_fuse(struct ho_rt *rt)
 {
 	const struct ho_graph *g = rt->g;
 
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
-		const struct ho_node *n = &g->nodes[i];
-		int32_t t = n->n_outputs ? n->outputs[0] : -1, b;
+		const char *op = g->nodes[i].op_type;
+		bool matmul = !strcmp(op, "MatMul");
+		int32_t mid, b;
 
-		if (rt->node_dev[i] >= 0 && !strcmp(n->op_type, "MatMul")) {
-			ho_rt_fuse_matmul(rt, i);
+		if (rt->node_dev[i] < 0 || !g->nodes[i].n_outputs || g->nodes[i].outputs[0] < 0 ||
+		    (!matmul && strcmp(op, "Conv") && strcmp(op, "ConvTranspose")))
 			continue;
+		mid = matmul ? ho_rt_matmul_bias(rt, i) : ho_rt_conv_bn(rt, i);
+		if (mid >= 0) {
+			rt->bn[i] = mid;
+			ho_rt_fold(rt, i, mid);
+		} else if (matmul) {
+			continue; /* the matmul kernel folds an element-wise node only after a bias
+				   */
 		}
-		if (rt->node_dev[i] < 0 ||
-		    (strcmp(n->op_type, "Conv") && strcmp(n->op_type, "ConvTranspose")))
-			continue;
-		b = ho_rt_sole_consumer(rt, i, t);
-		if (b >= 0 && !strcmp(n->op_type, "Conv") &&
-		    !strcmp(g->nodes[b].op_type, "BatchNormalization") &&
-		    g->nodes[b].n_inputs >= 5) {
-			bool constant = true;
-
-			for (uint32_t k = 1; k < 5; k++)
-				constant &= g->nodes[b].inputs[k] >= 0 &&
-					    (g->tensors[g->nodes[b].inputs[k]].flags &
-					     (HO_T_INITIALIZER | HO_T_CONSTANT));
-			if (constant) {
-				rt->bn[i] = b;
-				rt->folded[b] = (int32_t)i;
-				rt->report.fused++;
-				b = ho_rt_sole_consumer(rt, i, g->nodes[b].outputs[0]);
-			}
+		b = ho_rt_sole_consumer(rt, i, g->nodes[mid >= 0 ? mid : (int32_t)i].outputs[0]);
+		if (b >= 0 && ho_cpu_op_fusable_post(g->nodes[b].op_type)) {
+			rt->post[i] = b;
+			ho_rt_fold(rt, i, b);
 		}
-		if (b < 0 || !ho_cpu_op_fusable_post(g->nodes[b].op_type))
-			continue;
-		rt->post[i] = b;
-		rt->folded[b] = (int32_t)i;
-		rt->report.fused++;
 	}
+}
+
+/* What device d sees of tensor t: its own copy, else the home it shares; NULL if none. */
+static void *ho_rt_view(const struct ho_rt *rt, int32_t t, uint32_t d)
+{
+	if (rt->buf[AT(rt, t, d)])
+		return rt->buf[AT(rt, t, d)];
+	return rt->home[t] >= 0 ? rt->buf[AT(rt, t, rt->home[t])] : NULL;
 }
 
 static int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
@@ -803,26 +800,19 @@ static int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
 		 */
 		if (rt->n_dev > 1)
 			omp_set_num_threads(rt->desc[d].threads > 0 ? rt->desc[d].threads : 1);
-		/* What this device sees: its own copy, else the home it shares. */
+		/* an alias's output lives with its source, maybe in a memory it shares */
 		for (uint32_t k = 0; k < n->n_inputs + n->n_outputs; k++) {
 			int32_t t = k < n->n_inputs ? n->inputs[k] : n->outputs[k - n->n_inputs];
 
-			/* an alias's output lives with its source, maybe in a memory it shares */
 			if (t >= 0)
-				view[t] = rt->buf[AT(rt, t, d)] ? rt->buf[AT(rt, t, d)]
-					  : rt->home[t] >= 0	? rt->buf[AT(rt, t, rt->home[t])]
-								: NULL;
+				view[t] = ho_rt_view(rt, t, d);
 		}
 		if (rt->bn[id] >= 0) { /* the batch norm's (bias Add's) parameters and output */
 			const struct ho_node *bn = &g->nodes[rt->bn[id]];
 
 			for (uint32_t k = 0; k < bn->n_inputs; k++)
 				if (bn->inputs[k] >= 0 && bn->inputs[k] != n->outputs[0])
-					view[bn->inputs[k]] =
-					    rt->buf[AT(rt, bn->inputs[k], d)]
-						? rt->buf[AT(rt, bn->inputs[k], d)]
-						: rt->buf[AT(rt, bn->inputs[k],
-							     rt->home[bn->inputs[k]])];
+					view[bn->inputs[k]] = ho_rt_view(rt, bn->inputs[k], d);
 			view[bn->outputs[0]] = rt->buf[AT(rt, bn->outputs[0], d)];
 		}
 		if (rt->post[id] >= 0) {
@@ -1033,6 +1023,20 @@ static void ho_rt_queue_copies(struct ho_rt *rt, int32_t t)
 
 static void ho_rt_fail(struct ho_rt *rt, int ret, const struct ho_error *e);
 
+/* The counter a memory wait's target keeps: a node's, or (from n_nodes up) a copy's. */
+static uint32_t *ho_rt_wait_count(struct ho_rt *rt, uint32_t target)
+{
+	return target < rt->g->n_nodes ? &rt->waiting[target]
+				       : &rt->copy_waiting[target - rt->g->n_nodes];
+}
+
+/* Under lock: src (a node, or a copy from n_nodes up) is done; release what waits on it. */
+static void ho_rt_release(struct ho_rt *rt, size_t src)
+{
+	for (uint32_t k = rt->mem_off[src]; k < rt->mem_off[src + 1]; k++)
+		(*ho_rt_wait_count(rt, rt->mem_succ[k]))--;
+}
+
 /*
  * Under lock: nothing runs, nothing is copied, and nothing can start, yet
  * nodes remain: they wait on each other.  Loaded schedules are checked so
@@ -1106,13 +1110,7 @@ static void *ho_rt_copier(void *arg)
 		pthread_mutex_lock(&rt->lock);
 		rt->copying--;
 		rt->copied[AT(rt, t, d)] = 1;
-		/* the bytes it read from may now be written over */
-		for (uint32_t k = rt->mem_off[g->n_nodes + AT(rt, t, d)];
-		     k < rt->mem_off[g->n_nodes + AT(rt, t, d) + 1]; k++)
-			if (rt->mem_succ[k] < g->n_nodes)
-				rt->waiting[rt->mem_succ[k]]--;
-			else
-				rt->copy_waiting[rt->mem_succ[k] - g->n_nodes]--;
+		ho_rt_release(rt, g->n_nodes + AT(rt, t, d)); /* the bytes it read may be reused */
 		rt->report.transfers++;
 		rt->report.bytes_moved += (double)g->tensors[t].bytes;
 		for (uint32_t k = 0; k < g->tensors[t].n_consumers; k++)
@@ -1243,11 +1241,7 @@ static void *ho_rt_worker(void *arg)
 				if (rt->node_dev[g->tensors[t].consumers[c]] >= 0)
 					rt->waiting[g->tensors[t].consumers[c]]--;
 		}
-		for (uint32_t k = rt->mem_off[id]; k < rt->mem_off[id + 1]; k++)
-			if (rt->mem_succ[k] < g->n_nodes)
-				rt->waiting[rt->mem_succ[k]]--;
-			else
-				rt->copy_waiting[rt->mem_succ[k] - g->n_nodes]--;
+		ho_rt_release(rt, id);
 		rt->remaining--;
 		pthread_cond_broadcast(&rt->cond);
 		pthread_mutex_unlock(&rt->lock);
@@ -1286,10 +1280,7 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 	}
 	memset(rt->copy_waiting, 0, (size_t)g->n_tensors * rt->n_dev * sizeof(uint32_t));
 	for (uint32_t e = 0; e < rt->mem_off[g->n_nodes + g->n_tensors * rt->n_dev]; e++)
-		if (rt->mem_succ[e] < g->n_nodes)
-			rt->waiting[rt->mem_succ[e]]++;
-		else
-			rt->copy_waiting[rt->mem_succ[e] - g->n_nodes]++;
+		(*ho_rt_wait_count(rt, rt->mem_succ[e]))++;
 	for (size_t i = 0; i < (size_t)g->n_tensors * rt->n_dev; i++)
 		rt->copied[i] = 0;
 	/* A consumer of a replica also waits for its copy; data with no producer

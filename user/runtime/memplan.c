@@ -48,40 +48,44 @@ uint64_t *ho_memplan_ancestors(const struct ho_graph *g, uint32_t *words)
 	return anc;
 }
 
-/* Node r is done before x is written, by the graph (*wait untouched) or by the timeline. */
+/* When x's bytes are written, by the timeline: its writer's start, or for a copy the
+ * schedule's transfer start (never before its producer is done). */
+static double ho_written_at(const struct ho_mp_item *x, const struct ho_mp_order *o)
+{
+	if (!x->copy)
+		return o->start[x->writer];
+	return x->copy_start > o->end[x->writer] ? x->copy_start : o->end[x->writer];
+}
+
+/*
+ * Reader r (a node, or from n_nodes up a copy out of these bytes) is done
+ * before x is written: by the graph (*wait untouched) or by the timeline.
+ */
 static bool ho_before(const struct ho_mp_order *o, int32_t r, const struct ho_mp_item *x,
 		      bool *wait)
 {
 	int32_t w = x->writer;
+	bool copy_reader = r >= (int32_t)o->n_nodes;
+	double r_end;
 
-	if (r >= (int32_t)o->n_nodes) { /* a copy out of these bytes: by the timeline only */
-		double ce = o->copy_end ? o->copy_end[r - (int32_t)o->n_nodes] : -1, at;
-
-		if (!o->start || ce < 0)
-			return false;
-		at =
-		    x->copy ? (x->copy_start > o->end[w] ? x->copy_start : o->end[w]) : o->start[w];
-		if (ce > at) /* copies take time: a tie cannot be a dependency */
-			return false;
-		*wait = true;
-		return true;
+	if (!copy_reader) {
+		if (r == w)
+			return x->copy; /* a copy starts once its producer is done */
+		if (o->anc[(size_t)w * o->words + (uint32_t)r / 64] >> ((uint32_t)r % 64) & 1)
+			return true;
 	}
-	if (r == w)
-		return x->copy; /* a copy starts once its producer is done */
-	if (o->anc[(size_t)w * o->words + (uint32_t)r / 64] >> ((uint32_t)r % 64) & 1)
-		return true;
 	if (!o->start)
 		return false;
-	if (x->copy) {
-		/* the copy engine writes it when the schedule's transfer starts, or after w */
-		double at = x->copy_start > o->end[w] ? x->copy_start : o->end[w];
-
-		if (o->end[r] > at) /* a reader of x starts after it arrives: no tie */
-			return false;
-	} else if (o->end[r] > o->start[w] ||
-		   (o->start[r] == o->start[w] && o->prio[r] >= o->prio[w])) {
+	r_end = !copy_reader ? o->end[r] : o->copy_end ? o->copy_end[r - (int32_t)o->n_nodes] : -1;
+	if (r_end < 0 || r_end > ho_written_at(x, o))
+		return false; /* unknown, or later */
+	/*
+	 * A tie is an order only where it cannot hide a dependency: copies take
+	 * time, so a copy's end and a copy's start never meet through one; two
+	 * nodes starting together are ordered by the schedule's priority.
+	 */
+	if (!copy_reader && !x->copy && o->start[r] == o->start[w] && o->prio[r] >= o->prio[w])
 		return false;
-	}
 	*wait = true;
 	return true;
 }
@@ -210,8 +214,7 @@ static void ho_lifetime(const struct ho_mp_item *x, const struct ho_mp_order *o,
 		*dies = 1e300;
 		return;
 	}
-	*born = x->copy ? (x->copy_start > o->end[x->writer] ? x->copy_start : o->end[x->writer])
-			: o->start[x->writer];
+	*born = ho_written_at(x, o);
 	*dies = x->to_end ? 1e300 : o->end[x->writer];
 	for (uint32_t k = 0; k < x->n_direct && !x->to_end; k++) {
 		uint32_t r = x->direct[k];
@@ -286,8 +289,9 @@ int ho_memplan(struct ho_mp_item *items, uint32_t n, const struct ho_mp_order *o
 		pl->total = 0;
 	for (uint32_t i = 0; i < n; i++)
 		items[i].offset = best_off[i];
-	/* Items sharing bytes by the timeline alone: the later one's writer waits. */
-	for (uint32_t i = 0; o->anc && i < n; i++)
+	/* Items sharing bytes by the timeline alone (only it makes waits): the later one's
+	 * writer waits. */
+	for (uint32_t i = 0; o->anc && o->start && i < n; i++)
 		for (uint32_t j = 0; j < n; j++) {
 			const struct ho_mp_item *x = &items[i], *y = &items[j];
 			uint64_t xs = (x->size + 63) & ~63ull, ys = (y->size + 63) & ~63ull;

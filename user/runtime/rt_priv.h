@@ -19,7 +19,6 @@ struct ho_pool;
 struct ho_pool_buf;
 struct ho_pool_copy;
 
-/* Nodes folded into a Conv's kernel; -1 where none. */
 /* Nodes folded into a kernel: a Conv's batch norm or a MatMul's bias Add, then an
  * element-wise node; -1 none. */
 struct ho_fusion {
@@ -50,9 +49,9 @@ struct ho_backend_ops {
 	/*
 	 * Build node's kernel over the tensors' buffers (buf, indexed by tensor
 	 * id; they stay where they are for the plan's life), channels_last[t]
-	 * saying which are NHWC.  fuse (NULL: none) names nodes folded into a
-	 * Conv: a BatchNormalization, whose scale and shift go into the weights,
-	 * and an element-wise node, run as a post-op; the kernel then writes the
+	 * saying which are NHWC.  fuse (NULL: none) names nodes folded in: a
+	 * Conv's BatchNormalization (into the weights) or a MatMul's bias Add,
+	 * then an element-wise node run as a post-op; the kernel then writes the
 	 * last one's output.  *out is NULL for a node with nothing to do.
 	 */
 	int (*prepare)(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
