@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../tests/unit/randdag.h"
 #include "bench_util.h"
@@ -89,6 +90,15 @@ static double front_min(const struct ho_front *f, int m)
 
 	for (uint32_t i = 0; i < f->n; i++)
 		v = fmin(v, f->sol[i].ev.obj[m]);
+	return v;
+}
+
+static double front_max(const struct ho_front *f, int m)
+{
+	double v = -INFINITY;
+
+	for (uint32_t i = 0; i < f->n; i++)
+		v = fmax(v, f->sol[i].ev.obj[m]);
 	return v;
 }
 
@@ -187,49 +197,57 @@ static void bench_search(const struct ho_problem *p)
 	ho_plan_heft(p, h, NULL);
 	t_heft = now() - t_heft;
 	def = run_search(p, obj, 200, 0, false, seeds, n_seeds, &t_def);
-	printf("search   population 128 x 200 generations on %u tasks: %.2f s (%llu evaluations); "
-	       "HEFT %.3f s: "
-	       "ratio %.0fx\n",
-	       p->n, t_def, (unsigned long long)def->evaluations, t_heft, t_def / t_heft);
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+	/* The search's own individuals: crossover children leave more gaps than HEFT's plan. */
+	printf("search   population 128 x 200 generations on %u tasks: %.2f s (%llu evaluations, "
+	       "%.0f/s per core with the search's own work); HEFT %.3f s: ratio %.0fx\n",
+	       p->n, t_def, (unsigned long long)def->evaluations,
+	       def->evaluations / t_def / (cores > 0 ? cores : 1), t_heft, t_def / t_heft);
 	lng = run_search(p, obj, 2000, 0, false, seeds, n_seeds, &t_long);
-	double ref[HO_OBJ_COUNT] = {0};
+	/*
+	 * The usual normalisation: each objective from the best either front
+	 * reaches (the ideal point) to 1.1 times the span up to the worst.
+	 */
+	double lo[HO_OBJ_COUNT], ref[HO_OBJ_COUNT], hv_d, hv_l, hv_d0, hv_l0;
 
 	for (int m = 0; m < HO_OBJ_COUNT; m++) {
-		for (uint32_t i = 0; i < def->n; i++)
-			ref[m] = fmax(ref[m], def->sol[i].ev.obj[m]);
-		for (uint32_t i = 0; i < lng->n; i++)
-			ref[m] = fmax(ref[m], lng->sol[i].ev.obj[m]);
-		ref[m] *= 1.1;
-	}
-	double hv_d = ho_hypervolume(def, obj, ref), hv_l = ho_hypervolume(lng, obj, ref);
+		double hi = fmax(front_max(def, m), front_max(lng, m));
 
+		lo[m] = fmin(front_min(def, m), front_min(lng, m));
+		ref[m] = lo[m] + 1.1 * (hi - lo[m]);
+	}
+	ho_hypervolume(def, obj, lo, ref, &hv_d);
+	ho_hypervolume(lng, obj, lo, ref, &hv_l);
 	printf(
-	    "hv       default search %.4f vs 10x longer (%.1f s) %.4f: %.1f%%   [reference point: "
-	    "1.1 x the worst of both fronts]\n",
+	    "hv       default search %.4f vs 10x longer (%.1f s) %.4f: %.1f%%   [normalised from "
+	    "the ideal point to 1.1 x the nadir of both fronts, exact]\n",
 	    hv_d, t_long, hv_l, 100 * hv_d / hv_l);
-	/* The same against the schedule every ratio is normalised by: all on the default device. */
+	/* The same up to the schedule every ratio is normalised by: all on the default device. */
 	struct ho_sim *sim = ho_sim_new(p);
 	struct ho_eval dev0;
-	double hv_d0, hv_l0;
 
 	ho_sim_eval(sim, plans[p->default_device]->assign, plans[p->default_device]->order, NULL,
 		    &dev0, NULL);
-	hv_d0 = ho_hypervolume(def, obj, dev0.obj);
-	hv_l0 = ho_hypervolume(lng, obj, dev0.obj);
-	printf("hv       default search %.4f vs 10x longer %.4f: %.1f%%   [reference point: all on "
-	       "%s]\n",
+	ho_hypervolume(def, obj, lo, dev0.obj, &hv_d0);
+	ho_hypervolume(lng, obj, lo, dev0.obj, &hv_l0);
+	printf("hv       default search %.4f vs 10x longer %.4f: %.1f%%   [from the ideal point to "
+	       "all on %s]\n",
 	       hv_d0, hv_l0, 100 * hv_d0 / hv_l0, p->dev_name[p->default_device]);
 	printf("hv       extremes, default vs 10x: latency %.3f vs %.3f ms, energy %.4f vs %.4f J, "
-	       "period %.3f vs %.3f ms\n",
+	       "period %.3f vs %.3f ms; front sizes %u and %u\n",
 	       front_min(def, HO_OBJ_LATENCY) * 1e3, front_min(lng, HO_OBJ_LATENCY) * 1e3,
 	       front_min(def, HO_OBJ_ENERGY), front_min(lng, HO_OBJ_ENERGY),
-	       front_min(def, HO_OBJ_THROUGHPUT) * 1e3, front_min(lng, HO_OBJ_THROUGHPUT) * 1e3);
+	       front_min(def, HO_OBJ_THROUGHPUT) * 1e3, front_min(lng, HO_OBJ_THROUGHPUT) * 1e3,
+	       def->n, lng->n);
 	ho_sim_free(sim);
 	co = run_search(p, obj, 200, 0, true, seeds, n_seeds, &t_c);
+	double hv_c;
+
+	ho_hypervolume(co, obj, lo, ref, &hv_c);
 	printf("coarsen  chain coarsening: %.2f s, fastest %.3f ms, hypervolume %.4f (without: "
 	       "%.2f s, %.3f ms, %.4f)\n",
-	       t_c, co->sol[0].ev.obj[0] * 1e3, ho_hypervolume(co, obj, ref), t_def,
-	       def->sol[0].ev.obj[0] * 1e3, hv_d);
+	       t_c, co->sol[0].ev.obj[0] * 1e3, hv_c, t_def, def->sol[0].ev.obj[0] * 1e3, hv_d);
 	ho_front_free(def);
 	ho_front_free(lng);
 	ho_front_free(co);

@@ -266,8 +266,16 @@ void ho_search_defaults(struct ho_search_opts *o);
 int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct ho_front **out,
 	      struct ho_error *err);
 void ho_front_free(struct ho_front *f);
-/* Hypervolume of a front on the chosen objectives, normalised by ref (Monte Carlo, seeded). */
-double ho_hypervolume(const struct ho_front *f, uint32_t objectives, const double *ref);
+/*
+ * Hypervolume (user/scheduler/hypervolume.c): the share of the box [lo, ref]
+ * that the points dominate, exact up to three objectives, seeded Monte Carlo
+ * beyond.  pts[i][obj[m]] is point i's m-th objective; lo and ref have k
+ * entries.  ho_hypervolume takes lo and ref indexed by enum ho_objective.
+ */
+int ho_hypervolume_points(const double *const *pts, uint32_t n, const int *obj, uint32_t k,
+			  const double *lo, const double *ref, double *out);
+int ho_hypervolume(const struct ho_front *f, uint32_t objectives, const double *lo,
+		   const double *ref, double *out);
 
 /* ---- selection (user/scheduler/select.c) ---- */
 

@@ -51,10 +51,9 @@ struct ho_ga {
 	uint32_t shared_blocks;	      /* tasks whose device follows an identical block's */
 	uint64_t evaluations;
 	double lo[HO_OBJ_COUNT], hi[HO_OBJ_COUNT];
-	double *mc; /* Monte Carlo points for hypervolume */
+	const double **hv_pts; /* objectives of the first front */
 };
 
-#define HO_MC_POINTS 8192
 /*
  * Offspring pairs that are small moves of the fastest schedule along its
  * critical path, and of the best in each other objective; the rest come from
@@ -643,51 +642,18 @@ static uint32_t ho_tournament(struct ho_ga *ga, uint32_t n)
 
 /* ---- hypervolume ---- */
 
-static double ho_hv_points(const struct ho_ga *ga, struct ho_ind **pts, uint32_t np)
-{
-	uint32_t k = ga->k, hit = 0;
-
-	if (!np)
-		return 0;
-	if (k == 1) {
-		double best = INFINITY;
-
-		for (uint32_t i = 0; i < np; i++) {
-			double v =
-			    (pts[i]->ev.obj[ga->obj[0]] - ga->lo[0]) / (ga->hi[0] - ga->lo[0]);
-
-			if (v < best)
-				best = v;
-		}
-		return best < 1 ? 1 - (best > 0 ? best : 0) : 0;
-	}
-	for (uint32_t s = 0; s < HO_MC_POINTS; s++) {
-		const double *x = &ga->mc[s * k];
-
-		for (uint32_t i = 0; i < np; i++) {
-			bool dom = true;
-
-			for (uint32_t m = 0; m < k && dom; m++)
-				dom = (pts[i]->ev.obj[ga->obj[m]] - ga->lo[m]) /
-					  (ga->hi[m] - ga->lo[m]) <=
-				      x[m];
-			if (dom) {
-				hit++;
-				break;
-			}
-		}
-	}
-	return (double)hit / HO_MC_POINTS;
-}
-
+/* The first front's hypervolume in the box the initial population spans. */
 static double ho_front_hv(struct ho_ga *ga, uint32_t count)
 {
 	uint32_t np = 0;
+	double hv;
 
 	for (uint32_t i = 0; i < count; i++)
 		if (ga->pool[i].rank == 0 && feasible(&ga->pool[i]))
-			ga->sorted[np++] = &ga->pool[i];
-	return ho_hv_points(ga, ga->sorted, np);
+			ga->hv_pts[np++] = ga->pool[i].ev.obj;
+	if (ho_hypervolume_points(ga->hv_pts, np, ga->obj, ga->k, ga->lo, ga->hi, &hv))
+		return -1; /* out of memory: reads as no progress */
+	return hv;
 }
 
 /* ---- set-up ---- */
@@ -855,7 +821,7 @@ static void ho_ga_free(struct ho_ga *ga, uint32_t total)
 	free(ga->heap);
 	free(ga->indeg);
 	free(ga->group);
-	free(ga->mc);
+	free(ga->hv_pts);
 }
 
 static int ho_make_front(struct ho_ga *ga, uint32_t count, double hv, uint32_t gens,
@@ -952,8 +918,8 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 	ga.pos = calloc(p->n + total + HO_OBJ_COUNT + 1, sizeof(uint32_t));
 	ga.heap = calloc(p->n + total + HO_OBJ_COUNT + 1, sizeof(uint32_t));
 	ga.indeg = calloc(p->n + total + HO_OBJ_COUNT + 1, sizeof(uint32_t));
-	ga.mc = malloc(HO_MC_POINTS * ga.k * sizeof(double));
-	if (!ga.pool || !ga.sorted || !ga.tmp || !ga.pos || !ga.heap || !ga.indeg || !ga.mc)
+	ga.hv_pts = calloc(total + HO_OBJ_COUNT, sizeof(*ga.hv_pts));
+	if (!ga.pool || !ga.sorted || !ga.tmp || !ga.pos || !ga.heap || !ga.indeg || !ga.hv_pts)
 		goto nomem;
 	for (uint32_t i = 0; i < total + HO_OBJ_COUNT; i++) {
 		ga.pool[i].assign = calloc(p->n + 1, sizeof(uint16_t));
@@ -973,13 +939,6 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 	tl = ho_timeline_new(p);
 	if (!tl)
 		goto nomem;
-	{
-		struct ho_rng mc_rng;
-
-		ho_rng_seed(&mc_rng, o->seed ^ 0x6876u);
-		for (uint32_t i = 0; i < HO_MC_POINTS * ga.k; i++)
-			ga.mc[i] = ho_rng_unit(&mc_rng);
-	}
 
 	/* Initial population: seeds, then balanced and random individuals. */
 	for (uint32_t i = 0; i < np; i++) {
@@ -1185,34 +1144,4 @@ out:
 	ho_timeline_free(tl);
 	ho_ga_free(&ga, total + HO_OBJ_COUNT);
 	return ret;
-}
-
-double ho_hypervolume(const struct ho_front *f, uint32_t objectives, const double *ref)
-{
-	uint32_t k = 0, hit = 0, obj[HO_OBJ_COUNT];
-	struct ho_rng r;
-
-	for (int m = 0; m < HO_OBJ_COUNT; m++)
-		if (objectives >> m & 1)
-			obj[k++] = (uint32_t)m;
-	if (!k || !f->n)
-		return 0;
-	ho_rng_seed(&r, 0x6876);
-	for (uint32_t s = 0; s < HO_MC_POINTS; s++) {
-		double x[HO_OBJ_COUNT];
-
-		for (uint32_t m = 0; m < k; m++)
-			x[m] = ho_rng_unit(&r) * ref[obj[m]];
-		for (uint32_t i = 0; i < f->n; i++) {
-			bool dom = true;
-
-			for (uint32_t m = 0; m < k && dom; m++)
-				dom = f->sol[i].ev.obj[obj[m]] <= x[m];
-			if (dom) {
-				hit++;
-				break;
-			}
-		}
-	}
-	return (double)hit / HO_MC_POINTS;
 }
