@@ -38,6 +38,7 @@ int ho_slots_init(struct ho_slots *s, uint32_t d, uint32_t n)
 {
 	for (uint32_t j = 0; j < d; j++) {
 		s[j].n = 0;
+		s[j].min_gap = 0;
 		s[j].cap = n + 1;
 		s[j].s = malloc(s[j].cap * sizeof(double));
 		s[j].e = malloc(s[j].cap * sizeof(double));

@@ -50,13 +50,39 @@ static inline double ho_slots_earliest(const struct ho_slots *s, double ready, d
 
 static inline void ho_slots_insert(struct ho_slots *s, double start, double end)
 {
-	uint32_t i = s->n;
+	uint32_t i = 0, hi = s->n;
 
 	/* Empty intervals occupy nothing, and would break the sorted ends above. */
 	if (end <= start)
 		return;
-	while (i > 0 && s->s[i - 1] > start)
-		i--;
+	/* After the intervals that start at or before it: by bisection, since a gap
+	 * early in a long timeline would otherwise cost a walk back over all of it. */
+	while (i < hi) {
+		uint32_t mid = (i + hi) / 2;
+
+		if (s->s[mid] <= start)
+			i = mid + 1;
+		else
+			hi = mid;
+	}
+	bool left = i > 0 && start - s->e[i - 1] < s->min_gap,
+	     right = i < s->n && s->s[i] - end < s->min_gap;
+
+	if (left && right) { /* fills the gap but for slivers: one interval */
+		s->e[i - 1] = s->e[i];
+		memmove(&s->s[i], &s->s[i + 1], (s->n - i - 1) * sizeof(double));
+		memmove(&s->e[i], &s->e[i + 1], (s->n - i - 1) * sizeof(double));
+		s->n--;
+		return;
+	}
+	if (left) {
+		s->e[i - 1] = end;
+		return;
+	}
+	if (right) {
+		s->s[i] = start;
+		return;
+	}
 	if (i < s->n) { /* appending, the common case, moves nothing */
 		memmove(&s->s[i + 1], &s->s[i], (s->n - i) * sizeof(double));
 		memmove(&s->e[i + 1], &s->e[i], (s->n - i) * sizeof(double));
@@ -73,7 +99,11 @@ double ho_slots_book_gap(struct ho_slots *s, double ready, double dur);
 static inline double ho_slots_book(struct ho_slots *s, double ready, double dur)
 {
 	if (!s->n || ready >= s->e[s->n - 1]) { /* append: nothing to search or move */
-		if (dur > 0) {
+		if (dur <= 0)
+			return ready;
+		if (s->n && ready - s->e[s->n - 1] < s->min_gap) {
+			s->e[s->n - 1] = ready + dur;
+		} else {
 			s->s[s->n] = ready;
 			s->e[s->n++] = ready + dur;
 		}

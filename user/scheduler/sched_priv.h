@@ -34,6 +34,12 @@ double ho_comm_mean(const struct ho_problem *p, uint32_t k);
 struct ho_slots {
 	uint32_t n, cap;
 	double *s, *e; /* sorted busy intervals */
+	/*
+	 * Gaps shorter than this are booked as busy: no task on the device is that
+	 * short, so none could use them, and a timeline full of such slivers made
+	 * every insertion scan them.  0 (the default) keeps every gap.
+	 */
+	double min_gap;
 };
 
 /* xoshiro256** with an explicit state: reproducible and thread-free. */

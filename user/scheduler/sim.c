@@ -119,6 +119,15 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 		ho_sim_free(s);
 		return NULL;
 	}
+	/* The shortest task each device could run: shorter gaps are never filled. */
+	for (uint32_t j = 0; j < p->d; j++) {
+		double shortest = INFINITY;
+
+		for (uint32_t v = 0; v < p->n; v++)
+			if (isfinite(p->comp[v * p->d + j]))
+				shortest = fmin(shortest, p->comp[v * p->d + j]);
+		s->slots[j].min_gap = isfinite(shortest) ? shortest : 0;
+	}
 	return s;
 }
 
