@@ -232,6 +232,27 @@ static double check_decode(const struct ho_problem *p, const struct ho_plan *see
 			what, t);
 	check_timeline(p, assign, tl2, &rev, what);
 	lat = dev.obj[HO_OBJ_LATENCY];
+
+	/* A window re-chooses only its own stretch of the order, and replays the same. */
+	uint32_t from = p->n / 3, to = 2 * p->n / 3, moved = 0;
+
+	memcpy(assign, seed->assign, p->n * sizeof(*assign));
+	T_CHECK(ho_sim_decode_window(s, assign, seed->order, from, to, NULL, &dev, NULL) == 0,
+		"%s: window decode", what);
+	for (uint32_t i = 0; i < p->n; i++) {
+		uint32_t t = seed->order[i];
+
+		if (i < from || i >= to)
+			T_CHECK(assign[t] == seed->assign[t], "%s: task %u outside the window moved",
+				what, t);
+		moved += assign[t] != seed->assign[t];
+	}
+	T_CHECK(ho_sim_eval(s, assign, seed->order, NULL, &rev, NULL) == 0, "%s: replay", what);
+	for (int m = 0; m < HO_OBJ_COUNT; m++)
+		T_CHECK(rev.obj[m] == dev.obj[m], "%s: window objective %d %g replays as %g", what,
+			m, dev.obj[m], rev.obj[m]);
+	if (getenv("HO_TEST_VERBOSE"))
+		printf("  %s: the window re-chose %u of %u devices\n", what, moved, to - from);
 	free(assign);
 	ho_timeline_free(tl);
 	ho_timeline_free(tl2);

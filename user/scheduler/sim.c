@@ -435,9 +435,9 @@ static int ho_eft_choice(const struct ho_sim *s, const uint16_t *assign, uint32_
 	return best_dev;
 }
 
-static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode,
-		      const uint32_t *order, const struct ho_constraints *c, struct ho_eval *ev,
-		      struct ho_timeline *tl)
+static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode, uint32_t dfrom,
+		      uint32_t dto, const uint32_t *order, const struct ho_constraints *c,
+		      struct ho_eval *ev, struct ho_timeline *tl)
 {
 	const struct ho_problem *p = s->p;
 	uint32_t d = p->d;
@@ -466,7 +466,7 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 
 		if (v >= p->n || s->done[v] || assign[v] >= d)
 			return -EINVAL;
-		if (decode) /* an unplaced producer is caught below */
+		if (decode && i >= dfrom && i < dto) /* an unplaced producer is caught below */
 			decode[v] = (uint16_t)ho_eft_choice(s, assign, v);
 		dev = assign[v];
 		for (uint32_t e = p->in_off[v]; e < p->in_off[v + 1]; e++) {
@@ -575,11 +575,18 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 int ho_sim_eval(struct ho_sim *s, const uint16_t *assign, const uint32_t *order,
 		const struct ho_constraints *c, struct ho_eval *ev, struct ho_timeline *tl)
 {
-	return ho_sim_run(s, assign, NULL, order, c, ev, tl);
+	return ho_sim_run(s, assign, NULL, 0, 0, order, c, ev, tl);
 }
 
 int ho_sim_decode(struct ho_sim *s, uint16_t *assign, const uint32_t *order,
 		  const struct ho_constraints *c, struct ho_eval *ev, struct ho_timeline *tl)
 {
-	return ho_sim_run(s, assign, assign, order, c, ev, tl);
+	return ho_sim_run(s, assign, assign, 0, s->p->n, order, c, ev, tl);
+}
+
+int ho_sim_decode_window(struct ho_sim *s, uint16_t *assign, const uint32_t *order, uint32_t from,
+			 uint32_t to, const struct ho_constraints *c, struct ho_eval *ev,
+			 struct ho_timeline *tl)
+{
+	return ho_sim_run(s, assign, assign, from, to, order, c, ev, tl);
 }
