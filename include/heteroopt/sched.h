@@ -202,10 +202,18 @@ int ho_sim_eval(struct ho_sim *s, const uint16_t *assign, const uint32_t *order,
  */
 int ho_sim_decode(struct ho_sim *s, uint16_t *assign, const uint32_t *order,
 		  const struct ho_constraints *c, struct ho_eval *ev, struct ho_timeline *tl);
-/* The same, re-choosing only the tasks at order positions [from, to). */
-int ho_sim_decode_window(struct ho_sim *s, uint16_t *assign, const uint32_t *order, uint32_t from,
-			 uint32_t to, const struct ho_constraints *c, struct ho_eval *ev,
-			 struct ho_timeline *tl);
+/* Which tasks ho_sim_decode_window re-chooses, and by what. */
+struct ho_decode {
+	uint32_t from, to; /* order positions [from, to) */
+	/*
+	 * 0: earliest finish.  w > 0: finish + w * the task's energy there / the
+	 * box's idle power (the time the idle devices take to burn as much).
+	 */
+	double energy_weight;
+};
+int ho_sim_decode_window(struct ho_sim *s, uint16_t *assign, const uint32_t *order,
+			 const struct ho_decode *how, const struct ho_constraints *c,
+			 struct ho_eval *ev, struct ho_timeline *tl);
 /*
  * Lazy memory: compute the exact peak sweep only when an upper bound (every
  * buffer at once) exceeds a capacity, or a per-device limit or a timeline is

@@ -237,14 +237,16 @@ static double check_decode(const struct ho_problem *p, const struct ho_plan *see
 	uint32_t from = p->n / 3, to = 2 * p->n / 3, moved = 0;
 
 	memcpy(assign, seed->assign, p->n * sizeof(*assign));
-	T_CHECK(ho_sim_decode_window(s, assign, seed->order, from, to, NULL, &dev, NULL) == 0,
+	struct ho_decode window = {from, to, 0};
+
+	T_CHECK(ho_sim_decode_window(s, assign, seed->order, &window, NULL, &dev, NULL) == 0,
 		"%s: window decode", what);
 	for (uint32_t i = 0; i < p->n; i++) {
 		uint32_t t = seed->order[i];
 
 		if (i < from || i >= to)
-			T_CHECK(assign[t] == seed->assign[t], "%s: task %u outside the window moved",
-				what, t);
+			T_CHECK(assign[t] == seed->assign[t],
+				"%s: task %u outside the window moved", what, t);
 		moved += assign[t] != seed->assign[t];
 	}
 	T_CHECK(ho_sim_eval(s, assign, seed->order, NULL, &rev, NULL) == 0, "%s: replay", what);

@@ -46,6 +46,7 @@ struct ho_sim {
 	size_t *use_idx;    /* per input of the task being placed: the m*d entry it keeps alive */
 	uint64_t *wmask;    /* n_weights device masks */
 	bool lazy_memory;   /* skip the exact sweep when a bound proves feasibility */
+	double idle_power;  /* the box's, summed: the decoder's exchange rate for energy */
 	/* Each device's busy intervals: a task takes the earliest idle gap after its
 	 * inputs arrive (insertion, as HEFT does), through the same helpers. */
 	struct ho_slots slots[HO_MAX_DEVICES];
@@ -119,6 +120,8 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 		ho_sim_free(s);
 		return NULL;
 	}
+	for (uint32_t j = 0; j < p->d; j++)
+		s->idle_power += p->idle_power[j];
 	/* The shortest task each device could run: shorter gaps are never filled. */
 	for (uint32_t j = 0; j < p->d; j++) {
 		double shortest = INFINITY;
@@ -387,7 +390,8 @@ static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan,
  * Read-only; inputs of v that share a link are not queued behind each
  * other, so the estimate is optimistic there.  Ties keep the current device.
  */
-static int ho_eft_choice(const struct ho_sim *s, const uint16_t *assign, uint32_t v)
+static int ho_eft_choice(const struct ho_sim *s, const uint16_t *assign, uint32_t v,
+			 double energy_s)
 {
 	const struct ho_problem *p = s->p;
 	uint32_t d = p->d;
@@ -426,7 +430,8 @@ static int ho_eft_choice(const struct ho_sim *s, const uint16_t *assign, uint32_
 			if (t > ready)
 				ready = t;
 		}
-		fin = ho_slots_earliest_bounded(&s->slots[j], ready, cost, 32) + cost;
+		fin = ho_slots_earliest_bounded(&s->slots[j], ready, cost, 32) + cost +
+		      energy_s * p->energy[v * d + j];
 		if (fin < best || (fin == best && (int)j == assign[v])) {
 			best = fin;
 			best_dev = (int)j;
@@ -435,13 +440,14 @@ static int ho_eft_choice(const struct ho_sim *s, const uint16_t *assign, uint32_
 	return best_dev;
 }
 
-static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode, uint32_t dfrom,
-		      uint32_t dto, const uint32_t *order, const struct ho_constraints *c,
-		      struct ho_eval *ev, struct ho_timeline *tl)
+static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode,
+		      const struct ho_decode *how, const uint32_t *order,
+		      const struct ho_constraints *c, struct ho_eval *ev, struct ho_timeline *tl)
 {
 	const struct ho_problem *p = s->p;
-	uint32_t d = p->d;
-	double makespan = 0;
+	uint32_t d = p->d, dfrom = how ? how->from : 0, dto = how ? how->to : 0;
+	double makespan = 0,
+	       energy_s = how && s->idle_power > 0 ? how->energy_weight / s->idle_power : 0;
 
 	memset(ev, 0, sizeof(*ev));
 	memset(s->busy, 0, d * sizeof(double));
@@ -467,7 +473,7 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 		if (v >= p->n || s->done[v] || assign[v] >= d)
 			return -EINVAL;
 		if (decode && i >= dfrom && i < dto) /* an unplaced producer is caught below */
-			decode[v] = (uint16_t)ho_eft_choice(s, assign, v);
+			decode[v] = (uint16_t)ho_eft_choice(s, assign, v, energy_s);
 		dev = assign[v];
 		for (uint32_t e = p->in_off[v]; e < p->in_off[v + 1]; e++) {
 			uint32_t k = p->in_items[e], prod = p->item_prod[k];
@@ -575,18 +581,20 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 int ho_sim_eval(struct ho_sim *s, const uint16_t *assign, const uint32_t *order,
 		const struct ho_constraints *c, struct ho_eval *ev, struct ho_timeline *tl)
 {
-	return ho_sim_run(s, assign, NULL, 0, 0, order, c, ev, tl);
+	return ho_sim_run(s, assign, NULL, NULL, order, c, ev, tl);
 }
 
 int ho_sim_decode(struct ho_sim *s, uint16_t *assign, const uint32_t *order,
 		  const struct ho_constraints *c, struct ho_eval *ev, struct ho_timeline *tl)
 {
-	return ho_sim_run(s, assign, assign, 0, s->p->n, order, c, ev, tl);
+	struct ho_decode all = {0, s->p->n, 0};
+
+	return ho_sim_run(s, assign, assign, &all, order, c, ev, tl);
 }
 
-int ho_sim_decode_window(struct ho_sim *s, uint16_t *assign, const uint32_t *order, uint32_t from,
-			 uint32_t to, const struct ho_constraints *c, struct ho_eval *ev,
-			 struct ho_timeline *tl)
+int ho_sim_decode_window(struct ho_sim *s, uint16_t *assign, const uint32_t *order,
+			 const struct ho_decode *how, const struct ho_constraints *c,
+			 struct ho_eval *ev, struct ho_timeline *tl)
 {
-	return ho_sim_run(s, assign, assign, from, to, order, c, ev, tl);
+	return ho_sim_run(s, assign, assign, how, order, c, ev, tl);
 }
