@@ -10,6 +10,22 @@
 int ho_slots_init(struct ho_slots *s, uint32_t d, uint32_t n);
 void ho_slots_free(struct ho_slots *s, uint32_t d);
 
+/* First index of the sorted a[0..n) whose value is above x (n if none). */
+static inline uint32_t ho_first_above(const double *a, uint32_t n, double x)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (a[mid] <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /*
  * Earliest start >= ready of a gap of length dur (insertion policy of HEFT),
  * looking at no more than max_scan intervals before settling for the end.
@@ -18,20 +34,13 @@ void ho_slots_free(struct ho_slots *s, uint32_t d);
 static inline double ho_slots_earliest_bounded(const struct ho_slots *s, double ready, double dur,
 					       uint32_t max_scan)
 {
-	uint32_t lo = 0, hi = s->n;
+	uint32_t lo;
 	double t = ready;
 
 	if (!s->n || ready >= s->e[s->n - 1])
 		return ready; /* the common case: after everything booked */
 	/* Intervals never overlap, so their ends are sorted too: skip those over by ready. */
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-
-		if (s->e[mid] <= ready)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = ho_first_above(s->e, s->n, ready);
 	if (s->n - lo > max_scan)
 		return s->e[s->n - 1] > ready ? s->e[s->n - 1] : ready;
 	for (uint32_t i = lo; i < s->n; i++) {
@@ -50,21 +59,14 @@ static inline double ho_slots_earliest(const struct ho_slots *s, double ready, d
 
 static inline void ho_slots_insert(struct ho_slots *s, double start, double end)
 {
-	uint32_t i = 0, hi = s->n;
+	uint32_t i;
 
 	/* Empty intervals occupy nothing, and would break the sorted ends above. */
 	if (end <= start)
 		return;
 	/* After the intervals that start at or before it: by bisection, since a gap
 	 * early in a long timeline would otherwise cost a walk back over all of it. */
-	while (i < hi) {
-		uint32_t mid = (i + hi) / 2;
-
-		if (s->s[mid] <= start)
-			i = mid + 1;
-		else
-			hi = mid;
-	}
+	i = ho_first_above(s->s, s->n, start);
 	bool left = i > 0 && start - s->e[i - 1] < s->min_gap,
 	     right = i < s->n && s->s[i] - end < s->min_gap;
 
