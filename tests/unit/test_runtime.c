@@ -7,6 +7,8 @@
  * measured timeline respects every dependency and never overlaps two nodes
  * on one device, that a device failing mid-run gives a clear error and the
  * same plan then runs again correctly, and that bad inputs are refused.
+ * Then the transformer with its Reshapes off their sources' device: the
+ * copies must be the ones the scheduler's model implies.
  */
 #include <errno.h>
 #include <math.h>
@@ -57,6 +59,113 @@ static void check_timeline(const struct ho_graph *g, const struct ho_rt_placemen
 				    r->end_s[i] <= r->start_s[j] || r->end_s[j] <= r->start_s[i],
 				    "%s and %s overlap on one device", n->name, g->nodes[j].name);
 	}
+}
+
+/*
+ * The simulator's rule: a tensor is copied once to each other device that
+ * reads it, from the device its node ran on, alias ops (Reshape) included.
+ */
+static uint32_t placement_copies(const struct ho_graph *g, const struct ho_rt_placement *pl)
+{
+	uint32_t n = 0;
+
+	for (uint32_t t = 0; t < g->n_tensors; t++) {
+		const struct ho_tensor *tt = &g->tensors[t];
+		int32_t p = tt->producer, from = p >= 0 ? pl->node_device[p] : pl->host;
+		bool to[HO_RT_MAX_DEVICES] = {false};
+
+		if ((tt->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED)) || from < 0)
+			continue;
+		for (uint32_t c = 0; c < tt->n_consumers; c++) {
+			int32_t d = pl->node_device[tt->consumers[c]];
+
+			if (d >= 0 && d != from && !to[d]) {
+				to[d] = true;
+				n++;
+			}
+		}
+	}
+	return n;
+}
+
+/*
+ * The transformer with every Reshape, and what reads it, on emu0, the rest on
+ * cpu0: each Reshape then runs off its source's device.  Its output must be
+ * emu0's own tensor, as the scheduler models it: one copy in, none back.
+ */
+static void reshape_off_source(struct ho_rt_placement *pl)
+{
+	char model[4096];
+	struct ho_graph *g = NULL;
+	struct ho_error err;
+	struct ho_rt *rt = NULL;
+	struct ho_rt_opts o = {.placement = pl};
+	int64_t dims[3] = {1, 32, 256};
+	float *x = malloc(32 * 256 * sizeof(float)), *one = NULL;
+	const struct ho_tensor *yt;
+	uint32_t moved = 0;
+
+	T_REQUIRE(x);
+	for (int i = 0; i < 32 * 256; i++)
+		x[i] = (float)((i * 7919) % 1000) / 500.0f - 1.0f;
+	if (t_model_path(model, sizeof(model), "transformer_encoder.onnx") ||
+	    ho_onnx_load(model, NULL, &g, &err) || ho_graph_bind_input(g, "src", dims, 3, &err) ||
+	    ho_shape_infer(g, &err)) {
+		T_CHECK(0, "transformer_encoder.onnx: %s", err.msg);
+		free(x);
+		return;
+	}
+	free(pl->node_device);
+	free(pl->node_prio);
+	pl->node_device = calloc(g->n_nodes, sizeof(int32_t));
+	pl->node_prio = calloc(g->n_nodes, sizeof(uint32_t));
+	T_REQUIRE(pl->node_device && pl->node_prio);
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 0; i < g->n_nodes; i++) {
+			uint32_t id = (uint32_t)g->topo[i];
+			const struct ho_node *n = &g->nodes[id];
+
+			pl->node_prio[id] = i;
+			pl->node_device[id] = (n->flags & HO_N_FOLDED) ? -1 : 0;
+			if (!pass || pl->node_device[id] < 0 || !n->n_inputs || n->inputs[0] < 0)
+				continue;
+			int32_t src = g->tensors[n->inputs[0]].producer;
+			bool reshape = !strcmp(n->op_type, "Reshape"),
+			     reads_one = src >= 0 && !strcmp(g->nodes[src].op_type, "Reshape");
+
+			if (reshape || reads_one)
+				pl->node_device[id] = 1;
+			moved += reshape && src >= 0 && strcmp(g->nodes[src].op_type, "Reshape");
+		}
+		T_REQUIRE(ho_rt_new(g, &o, &rt, &err) == 0);
+		T_REQUIRE(ho_rt_set_input(rt, "src", dims, 3, x, &err) == 0);
+		T_REQUIRE(ho_rt_run(rt, &err) == 0);
+		const float *y = ho_rt_output(rt, 0, &yt);
+		const struct ho_rt_report *r = ho_rt_last_report(rt);
+
+		if (!pass) {
+			one = malloc(yt->bytes);
+			T_REQUIRE(one);
+			memcpy(one, y, yt->bytes);
+		} else {
+			double worst = 0;
+
+			for (size_t i = 0; i < yt->bytes / sizeof(float); i++)
+				worst = fmax(worst, fabs(y[i] - one[i]));
+			T_CHECK(worst <= 1e-5, "Reshapes on emu0: output off by %.2e", worst);
+			T_CHECK(r->transfers == placement_copies(g, pl),
+				"Reshapes on emu0: %u copies made, the placement implies %u",
+				r->transfers, placement_copies(g, pl));
+			printf(
+			    "  transformer, %u Reshapes off their source's device: %u copies (the "
+			    "placement implies %u); output against one device's %.1e\n",
+			    moved, r->transfers, placement_copies(g, pl), worst);
+		}
+		ho_rt_free(rt);
+	}
+	free(one);
+	free(x);
+	ho_graph_free(g);
 }
 
 int main(void)
@@ -132,6 +241,10 @@ int main(void)
 		T_CHECK(r->nodes_run[0] + r->nodes_run[1] == runnable, "%u + %u nodes ran, not %u",
 			r->nodes_run[0], r->nodes_run[1], runnable);
 		T_CHECK(r->transfers > 0 && r->bytes_moved > 0, "no copies into or out of emu0");
+		T_CHECK(r->transfers == placement_copies(g, &pl),
+			"%u copies made, the placement "
+			"implies %u",
+			r->transfers, placement_copies(g, &pl));
 		check_timeline(g, &pl, r);
 		/* The memory plan shares bytes between tensors whose lives cannot meet. */
 		for (int d = 0; d < 2; d++)
@@ -171,6 +284,8 @@ int main(void)
 	ho_rt_free(rt);
 	free(pl.pred_start);
 	free(pl.pred_end);
+	pl.pred_start = pl.pred_end = NULL;
+	reshape_off_source(&pl);
 	free(pl.node_device);
 	free(pl.node_prio);
 	ho_npy_free(&in);

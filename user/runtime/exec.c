@@ -65,6 +65,12 @@ struct ho_rt {
 	int32_t *post;	  /* per node: the element-wise node folded into it, or -1 */
 	int32_t *bn;	  /* per node: the BatchNormalization folded into it, or -1 */
 	int32_t *folded;  /* per node: the Conv whose kernel it is folded into, or -1 */
+	/*
+	 * per node: an alias op (Reshape, ...) the schedule put on a device that
+	 * cannot read its source: like the simulator, its output is then its own
+	 * tensor there, filled by a copy within the device's region.
+	 */
+	uint8_t *moves;
 	struct ho_kernel **k;
 	/* run state, under lock */
 	pthread_mutex_t lock;
@@ -161,6 +167,7 @@ void ho_rt_free(struct ho_rt *rt)
 	free(rt->post);
 	free(rt->bn);
 	free(rt->folded);
+	free(rt->moves);
 	free(rt->waiting);
 	free(rt->mem_off);
 	free(rt->mem_succ);
@@ -223,7 +230,7 @@ static int32_t ho_rt_root(const struct ho_rt *rt, int32_t t)
 		int32_t p = g->tensors[t].producer;
 
 		if (p < 0 || rt->node_dev[p] < 0 || !ho_cpu_op_is_alias(g->nodes[p].op_type) ||
-		    !g->nodes[p].n_inputs || g->nodes[p].inputs[0] < 0)
+		    !g->nodes[p].n_inputs || g->nodes[p].inputs[0] < 0 || rt->moves[p])
 			return t;
 		t = g->nodes[p].inputs[0];
 	}
@@ -513,13 +520,19 @@ static int ho_rt_layout(struct ho_rt *rt, struct ho_error *err)
 		else if (p >= 0 && rt->node_dev[p] >= 0)
 			rt->home[t] = rt->node_dev[p];
 	}
-	/* An alias output lives where its source does. */
+	/* An alias output lives where its source does, if its node can read it there. */
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
-		const struct ho_node *n = &g->nodes[g->topo[i]];
+		uint32_t id = (uint32_t)g->topo[i];
+		const struct ho_node *n = &g->nodes[id];
+		int32_t d = rt->node_dev[id];
 
-		if (rt->node_dev[g->topo[i]] >= 0 && ho_cpu_op_is_alias(n->op_type) &&
-		    n->n_inputs && n->inputs[0] >= 0 && n->outputs[0] >= 0)
+		if (d < 0 || !ho_cpu_op_is_alias(n->op_type) || !n->n_inputs || n->inputs[0] < 0 ||
+		    n->outputs[0] < 0)
+			continue;
+		if (rt->home[n->inputs[0]] < 0 || ho_shares_memory(rt, rt->home[n->inputs[0]], d))
 			rt->home[n->outputs[0]] = rt->home[n->inputs[0]];
+		else
+			rt->moves[id] = 1;
 	}
 	/* Replicas where a consumer cannot read the home. */
 	for (uint32_t t = 0; t < g->n_tensors; t++) {
@@ -569,7 +582,7 @@ static int ho_rt_layout(struct ho_rt *rt, struct ho_error *err)
 		const struct ho_node *n = &g->nodes[g->topo[i]];
 
 		if (rt->node_dev[g->topo[i]] < 0 || !ho_cpu_op_is_alias(n->op_type) ||
-		    !n->n_inputs || n->inputs[0] < 0 || n->outputs[0] < 0)
+		    !n->n_inputs || n->inputs[0] < 0 || n->outputs[0] < 0 || rt->moves[g->topo[i]])
 			continue;
 		/* a replica of the alias itself (its source has none there) keeps its own bytes */
 		for (uint32_t d = 0; d < rt->n_dev; d++)
@@ -776,6 +789,22 @@ static void *ho_rt_view(const struct ho_rt *rt, int32_t t, uint32_t d)
 	return rt->home[t] >= 0 ? rt->buf[AT(rt, t, rt->home[t])] : NULL;
 }
 
+/* An alias node off its source's device: its source's replica there into its own output. */
+static int ho_rt_move(struct ho_rt *rt, uint32_t id, uint32_t d, struct ho_error *err)
+{
+	const struct ho_node *n = &rt->g->nodes[id];
+	const struct ho_pool_buf *r = &rt->dev[d].region;
+	char *src = ho_rt_view(rt, n->inputs[0], d), *dst = rt->buf[AT(rt, n->outputs[0], d)];
+	struct ho_pool_copy c = {r, r, (size_t)(src - (char *)r->ptr),
+				 (size_t)(dst - (char *)r->ptr),
+				 (size_t)rt->g->tensors[n->outputs[0]].bytes};
+	int ret = rt->dev[d].ops->copy(rt->dev[d].be, rt->pool, &c);
+
+	return ret ? ho_err(err, ret, "node '%s' on %s: copying its input failed", n->name,
+			    rt->desc[d].name)
+		   : 0;
+}
+
 static int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
 {
 	const struct ho_graph *g = rt->g;
@@ -872,9 +901,10 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 	rt->post = calloc(g->n_nodes + 1, sizeof(int32_t));
 	rt->bn = calloc(g->n_nodes + 1, sizeof(int32_t));
 	rt->folded = calloc(g->n_nodes + 1, sizeof(int32_t));
+	rt->moves = calloc(g->n_nodes + 1, 1);
 	if (!rt->node_dev || !rt->prio || !rt->k || !rt->waiting || !rt->done || !rt->start ||
 	    !rt->end || !rt->is_set || !rt->home || !rt->nhwc || !rt->post || !rt->bn ||
-	    !rt->folded)
+	    !rt->folded || !rt->moves)
 		goto nomem;
 	ret = ho_rt_place(rt, o, err);
 	if (ret)
@@ -1216,6 +1246,10 @@ static void *ho_rt_worker(void *arg)
 			return NULL;
 		}
 		if (rt->k[id] && (ret = dv->ops->launch(dv->be, rt->k[id], &e))) {
+			ho_rt_fail(rt, ret, &e);
+			return NULL;
+		}
+		if (rt->moves[id] && (ret = ho_rt_move(rt, id, dv->idx, &e))) {
 			ho_rt_fail(rt, ret, &e);
 			return NULL;
 		}
