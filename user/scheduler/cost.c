@@ -188,18 +188,16 @@ static int ho_routes(struct ho_problem *p, const struct ho_box *box, struct ho_e
 		p->link_bw[l] = box->links[l].bandwidth;
 		p->link_epb[l] = box->links[l].energy_per_byte;
 	}
+	for (uint32_t b = 0; b < d; b++)
+		p->in_place[b] = ho_box_in_place(box, (int)b);
 	for (uint32_t a = 0; a < d; a++)
 		for (uint32_t b = 0; b < d; b++) {
 			int32_t *r = &p->route[(a * d + b) * 2], direct = -1, to_host = -1,
 				from_host = -1;
 
 			r[0] = r[1] = -1;
-			if (a == b)
+			if (a == b || p->in_place[b] >> a & 1)
 				continue;
-			if (ho_box_in_place(box, (int)b) >> a & 1) {
-				p->in_place[b] |= 1ull << a;
-				continue;
-			}
 			for (uint32_t l = 0; l < box->n_links; l++) {
 				const struct ho_link *k = &box->links[l];
 				bool ab = (k->a == (int)a && k->b == (int)b) ||

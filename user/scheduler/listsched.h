@@ -64,9 +64,9 @@ static inline void ho_slots_insert(struct ho_slots *s, double start, double end)
 	/* Empty intervals occupy nothing, and would break the sorted ends above. */
 	if (end <= start)
 		return;
-	/* After the intervals that start at or before it: by bisection, since a gap
-	 * early in a long timeline would otherwise cost a walk back over all of it. */
-	i = ho_first_above(s->s, s->n, start);
+	/* After the intervals that start at or before it: at the end (the common
+	 * case), else by bisection rather than a walk back over the timeline. */
+	i = !s->n || start >= s->s[s->n - 1] ? s->n : ho_first_above(s->s, s->n, start);
 	bool left = i > 0 && start - s->e[i - 1] < s->min_gap,
 	     right = i < s->n && s->s[i] - end < s->min_gap;
 
@@ -85,7 +85,7 @@ static inline void ho_slots_insert(struct ho_slots *s, double start, double end)
 		s->s[i] = start;
 		return;
 	}
-	if (i < s->n) { /* appending, the common case, moves nothing */
+	if (i < s->n) { /* appending moves nothing */
 		memmove(&s->s[i + 1], &s->s[i], (s->n - i) * sizeof(double));
 		memmove(&s->e[i + 1], &s->e[i], (s->n - i) * sizeof(double));
 	}
@@ -100,15 +100,8 @@ double ho_slots_book_gap(struct ho_slots *s, double ready, double dur);
 /* Earliest slot for dur at or after ready, booked; the simulator's per-task step. */
 static inline double ho_slots_book(struct ho_slots *s, double ready, double dur)
 {
-	if (!s->n || ready >= s->e[s->n - 1]) { /* append: nothing to search or move */
-		if (dur <= 0)
-			return ready;
-		if (s->n && ready - s->e[s->n - 1] < s->min_gap) {
-			s->e[s->n - 1] = ready + dur;
-		} else {
-			s->s[s->n] = ready;
-			s->e[s->n++] = ready + dur;
-		}
+	if (!s->n || ready >= s->e[s->n - 1]) { /* after everything booked: no gap to search */
+		ho_slots_insert(s, ready, ready + dur);
 		return ready;
 	}
 	return ho_slots_book_gap(s, ready, dur);

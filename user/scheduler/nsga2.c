@@ -33,8 +33,8 @@ struct ho_ind {
 	uint32_t *order;
 	int8_t ext; /* index of the extreme it is a small move of, -1 none */
 	uint8_t order_moved;
-	uint8_t decode;	      /* re-choose devices by contention-aware EFT while evaluating */
-	struct ho_decode dec; /* ... of these tasks only (dec.to 0: all) */
+	/* Devices to re-choose by contention-aware EFT while evaluating: none if dec.to is 0. */
+	struct ho_decode dec;
 	struct ho_eval ev;
 	uint32_t rank;
 	double crowd;
@@ -124,6 +124,12 @@ struct ho_eval_job {
 	int ret;
 };
 
+/* Re-choose every device (or none) while evaluating. */
+static struct ho_decode ho_whole_order(const struct ho_ga *ga, bool on)
+{
+	return (struct ho_decode){0, on ? ga->n : 0, 0};
+}
+
 static void *ho_eval_worker(void *arg)
 {
 	struct ho_eval_job *j = arg;
@@ -131,12 +137,10 @@ static void *ho_eval_worker(void *arg)
 	for (uint32_t i = 0; i < j->count && !j->ret; i++) {
 		struct ho_ind *c = &j->ind[i];
 
-		if (c->decode) {
-			struct ho_decode how =
-			    c->dec.to ? c->dec : (struct ho_decode){0, j->ga->n, 0};
+		if (c->dec.to) {
+			struct ho_decode how = c->dec;
 
-			c->decode = 0;
-			c->dec = (struct ho_decode){0};
+			c->dec.to = 0;
 			j->ret = ho_sim_decode_window(j->sim, c->assign, c->order, &how,
 						      &j->ga->o->constraints, &c->ev, NULL);
 			continue;
@@ -496,7 +500,6 @@ static void ho_window_mutant(struct ho_ga *ga, const struct ho_ind *b, struct ho
 	c->dec.from = at + w > ga->n ? ga->n - w : at;
 	c->dec.to = c->dec.from + w;
 	c->dec.energy_weight = energy_weight;
-	c->decode = 1;
 	c->order_moved = 0;
 	if (ho_rng_unit(&ga->rng) < HO_WINDOW_SHUFFLE) {
 		/* Keys: the position outside the stretch, a random one inside. */
@@ -586,7 +589,7 @@ static bool ho_combine_moves(struct ho_ga *ga, const struct ho_ind *b, int obj, 
 		used++;
 	}
 	c->ext = -1;
-	c->decode = 0;
+	c->dec.to = 0;
 	return used >= 2;
 }
 
@@ -1017,7 +1020,7 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 
 			memcpy(c->assign, s->assign, p->n * sizeof(uint16_t));
 			memcpy(c->order, s->order, p->n * sizeof(uint32_t));
-			c->decode = 1;
+			c->dec = ho_whole_order(&ga, true);
 		} else if (o->n_seeds && i < 3 * o->n_seeds && i < np / 2) {
 			/* mutated copies of the seeds */
 			const struct ho_plan *s = o->seeds[i - 2 * o->n_seeds];
@@ -1028,7 +1031,7 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 		} else {
 			/* Random orders: a few keep random devices, most get EFT-decoded ones. */
 			ho_random_individual(&ga, c, i % 4 == 0);
-			c->decode = i % 4 != 0 && i % 8 != 1;
+			c->dec = ho_whole_order(&ga, i % 4 != 0 && i % 8 != 1);
 		}
 	}
 	ret = ho_eval_all(&ga, ga.pool, np, sims, threads);
@@ -1134,8 +1137,8 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 			ho_mutate(&ga, c1);
 			ho_mutate(&ga, c2);
 			/* Some keep only their order: the decoder re-chooses their devices. */
-			c1->decode = ho_rng_unit(&ga.rng) < HO_DECODE_SHARE;
-			c2->decode = ho_rng_unit(&ga.rng) < HO_DECODE_SHARE;
+			c1->dec = ho_whole_order(&ga, ho_rng_unit(&ga.rng) < HO_DECODE_SHARE);
+			c2->dec = ho_whole_order(&ga, ho_rng_unit(&ga.rng) < HO_DECODE_SHARE);
 		}
 		/*
 		 * Local search on top of the offspring (half a population more): small
