@@ -61,10 +61,9 @@ static struct ho_problem *model_problem(const char *models, struct ho_graph **g,
 	return p;
 }
 
-static struct ho_front *run_search_seeded(const struct ho_problem *p, uint32_t obj, uint32_t gens,
-					  uint32_t stall, bool coarsen,
-					  const struct ho_plan *const *seeds, uint32_t n_seeds,
-					  uint64_t seed, double *secs)
+static struct ho_front *run_search(const struct ho_problem *p, uint32_t obj, uint32_t gens,
+				   uint32_t stall, bool coarsen, const struct ho_plan *const *seeds,
+				   uint32_t n_seeds, uint64_t seed, double *secs)
 {
 	struct ho_search_opts o;
 	struct ho_front *f = NULL;
@@ -86,13 +85,6 @@ static struct ho_front *run_search_seeded(const struct ho_problem *p, uint32_t o
 	return f;
 }
 
-static struct ho_front *run_search(const struct ho_problem *p, uint32_t obj, uint32_t gens,
-				   uint32_t stall, bool coarsen, const struct ho_plan *const *seeds,
-				   uint32_t n_seeds, double *secs)
-{
-	return run_search_seeded(p, obj, gens, stall, coarsen, seeds, n_seeds, 1, secs);
-}
-
 static double front_min(const struct ho_front *f, int m)
 {
 	double v = INFINITY;
@@ -102,13 +94,27 @@ static double front_min(const struct ho_front *f, int m)
 	return v;
 }
 
-static double front_max(const struct ho_front *f, int m)
+/*
+ * The usual reference box for comparing fronts a and b: each objective from
+ * the best either reaches (the ideal point) to 1.1 times the span up to the
+ * worst (the nadir).
+ */
+static void usual_box(const struct ho_front *a, const struct ho_front *b, double *lo, double *ref)
 {
-	double v = -INFINITY;
+	for (int m = 0; m < HO_OBJ_COUNT; m++) {
+		double hi = -INFINITY;
 
-	for (uint32_t i = 0; i < f->n; i++)
-		v = fmax(v, f->sol[i].ev.obj[m]);
-	return v;
+		lo[m] = INFINITY;
+		for (int k = 0; k < 2; k++) {
+			const struct ho_front *f = k ? b : a;
+
+			for (uint32_t i = 0; i < f->n; i++) {
+				lo[m] = fmin(lo[m], f->sol[i].ev.obj[m]);
+				hi = fmax(hi, f->sol[i].ev.obj[m]);
+			}
+		}
+		ref[m] = lo[m] + 1.1 * (hi - lo[m]);
+	}
 }
 
 static void bench_eval(const struct ho_problem *p)
@@ -219,25 +225,18 @@ static void bench_search(const struct ho_problem *p)
 	ho_sim_eval(sim, plans[p->default_device]->assign, plans[p->default_device]->order, NULL,
 		    &dev0, NULL);
 	for (int r = 0; r < HV_SEEDS; r++) {
-		def[r] = run_search_seeded(p, obj, 200, 0, false, seeds, n_seeds, r + 1, &t_def[r]);
-		lng[r] =
-		    run_search_seeded(p, obj, 2000, 0, false, seeds, n_seeds, r + 1, &t_long[r]);
+		def[r] = run_search(p, obj, 200, 0, false, seeds, n_seeds, r + 1, &t_def[r]);
+		lng[r] = run_search(p, obj, 2000, 0, false, seeds, n_seeds, r + 1, &t_long[r]);
 		evals += def[r]->evaluations;
 		/*
-		 * Two reference boxes.  The usual one: each objective from the best
-		 * either front reaches (the ideal point) to 1.1 times the span up to
-		 * the worst; the fronts' extremes differ by a few percent, and that is
-		 * most of such a box.  The lenient one: from the ideal point up to the
-		 * schedule every ratio is normalised by, all on the default device.
+		 * Two reference boxes.  The usual one (the fronts' extremes differ by a
+		 * few percent, and that is most of such a box), and a lenient one: from
+		 * the ideal point up to the schedule every ratio is normalised by, all on
+		 * the default device.
 		 */
 		double d, l;
 
-		for (int m = 0; m < HO_OBJ_COUNT; m++) {
-			double hi = fmax(front_max(def[r], m), front_max(lng[r], m));
-
-			lo[m] = fmin(front_min(def[r], m), front_min(lng[r], m));
-			ref[m] = lo[m] + 1.1 * (hi - lo[m]);
-		}
+		usual_box(def[r], lng[r], lo, ref);
 		ho_hypervolume(def[r], obj, lo, ref, &d);
 		ho_hypervolume(lng[r], obj, lo, ref, &l);
 		tight[r] = d / l;
@@ -271,13 +270,8 @@ static void bench_search(const struct ho_problem *p)
 	       HV_SEEDS, 100 * tight[HV_SEEDS / 2], 100 * loose[HV_SEEDS / 2],
 	       p->dev_name[p->default_device]);
 	/* Coarsening against seed 1's default run, in seed 1's usual box. */
-	for (int m = 0; m < HO_OBJ_COUNT; m++) {
-		double hi = fmax(front_max(def[0], m), front_max(lng[0], m));
-
-		lo[m] = fmin(front_min(def[0], m), front_min(lng[0], m));
-		ref[m] = lo[m] + 1.1 * (hi - lo[m]);
-	}
-	co = run_search(p, obj, 200, 0, true, seeds, n_seeds, &t_c);
+	usual_box(def[0], lng[0], lo, ref);
+	co = run_search(p, obj, 200, 0, true, seeds, n_seeds, 1, &t_c);
 	ho_hypervolume(co, obj, lo, ref, &hv_c);
 	printf("coarsen  chain coarsening: %.2f s, fastest %.3f ms, hypervolume %.4f (without: "
 	       "%.3f ms, %.4f)\n",
@@ -339,15 +333,9 @@ static void bench_quality(unsigned graphs)
 		ho_plan_peft(p, pe, NULL);
 		ho_sim_eval(s, h->assign, h->order, NULL, &hev, NULL);
 		const struct ho_plan *seeds[2] = {h, pe};
-		struct ho_front *f = run_search(p, 1u << HO_OBJ_LATENCY, 200,
-						getenv("STALL") ? atoi(getenv("STALL")) : 40, false,
-						seeds, 2, &secs);
-		double best = f->sol[0].ev.obj[HO_OBJ_LATENCY],
-		       g = 1 - best / hev.obj[HO_OBJ_LATENCY];
-
-		for (uint32_t k = 1; k < f->n; k++)
-			best = fmin(best, f->sol[k].ev.obj[HO_OBJ_LATENCY]);
-		g = 1 - best / hev.obj[HO_OBJ_LATENCY];
+		struct ho_front *f =
+		    run_search(p, 1u << HO_OBJ_LATENCY, 200, 40, false, seeds, 2, 1, &secs);
+		double best = front_min(f, HO_OBJ_LATENCY), g = 1 - best / hev.obj[HO_OBJ_LATENCY];
 		gain += g;
 		worst = fmin(worst, g);
 		lost += best > hev.obj[HO_OBJ_LATENCY] + 1e-9;
@@ -401,8 +389,8 @@ static void bench_stg(void)
 
 			ho_plan_heft(pr, h, NULL);
 			ho_plan_peft(pr, pe, NULL);
-			struct ho_front *fr =
-			    run_search(pr, 1u << HO_OBJ_LATENCY, 200, 40, false, seeds, 2, &secs);
+			struct ho_front *fr = run_search(pr, 1u << HO_OBJ_LATENCY, 200, 40, false,
+							 seeds, 2, 1, &secs);
 
 			at += fr->sol[0].ev.obj[0] == opt;
 			gap += (fr->sol[0].ev.obj[0] - opt) / opt;
