@@ -255,6 +255,32 @@ static double check_decode(const struct ho_problem *p, const struct ho_plan *see
 			m, dev.obj[m], rev.obj[m]);
 	if (getenv("HO_TEST_VERBOSE"))
 		printf("  %s: the window re-chose %u of %u devices\n", what, moved, to - from);
+
+	/* Energy weighed far above time: each task in the window to its least-energy device. */
+	double idle = 0;
+	uint32_t cheaper = 0;
+
+	for (uint32_t j = 0; j < p->d; j++)
+		idle += p->idle_power[j];
+	window.energy_weight = 1e12;
+	memcpy(assign, seed->assign, p->n * sizeof(*assign));
+	T_CHECK(ho_sim_decode_window(s, assign, seed->order, &window, NULL, &dev, NULL) == 0,
+		"%s: energy-weighted window decode", what);
+	for (uint32_t i = from; i < to && idle > 0; i++) {
+		uint32_t t = seed->order[i];
+		double least = INFINITY;
+
+		for (uint32_t j = 0; j < p->d; j++)
+			if ((p->allowed[t] >> j & 1) && isfinite(p->comp[t * p->d + j]))
+				least = fmin(least, p->energy[t * p->d + j]);
+		T_CHECK(p->energy[t * p->d + assign[t]] == least,
+			"%s: task %u decoded for energy onto %u (%g J), the least is %g J", what, t,
+			assign[t], p->energy[t * p->d + assign[t]], least);
+		cheaper += assign[t] != seed->assign[t];
+	}
+	if (getenv("HO_TEST_VERBOSE") && idle > 0)
+		printf("  %s: weighing energy moved %u of %u devices to their least-energy one\n",
+		       what, cheaper, to - from);
 	free(assign);
 	ho_timeline_free(tl);
 	ho_timeline_free(tl2);
