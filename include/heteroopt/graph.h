@@ -12,6 +12,7 @@
 #ifndef HETEROOPT_GRAPH_H
 #define HETEROOPT_GRAPH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -239,6 +240,12 @@ int ho_shape_infer(struct ho_graph *g, struct ho_error *err);
 /* Per-node cost features (user/scheduler/features.c); needs inferred shapes. */
 void ho_features_compute(struct ho_graph *g);
 const char *ho_op_class_name(int op_class);
+/*
+ * Ops whose output is their first input's bytes under another shape: the
+ * runtime points at the source instead of running them, wherever the device
+ * can read the source.
+ */
+bool ho_op_is_view(const char *op_type);
 
 #ifdef __cplusplus
 }

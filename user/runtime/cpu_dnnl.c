@@ -128,17 +128,6 @@ bool ho_cpu_op_any_layout(const char *op)
 	return ho_cpu_op_same_layout(op) || ho_in(op, mixed);
 }
 
-bool ho_cpu_op_is_alias(const char *op)
-{
-	static const char *const alias[] = {"Reshape", "Flatten",   "Identity",
-					    "Squeeze", "Unsqueeze", "Dropout"};
-
-	for (size_t i = 0; i < sizeof(alias) / sizeof(alias[0]); i++)
-		if (!strcmp(op, alias[i]))
-			return true;
-	return false;
-}
-
 static void cpu_close(struct ho_backend *c);
 
 static int cpu_open(int threads, struct ho_backend **out, struct ho_error *err)
@@ -1454,7 +1443,7 @@ static int cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t 
 	c->channels_last = channels_last;
 	if (*n->domain)
 		return unsupported(err, n, "runs the default ONNX domain only");
-	if (ho_cpu_op_is_alias(op) || !strcmp(op, "Constant"))
+	if (ho_op_is_view(op) || !strcmp(op, "Constant"))
 		return 0;
 	if (n->n_outputs < 1 || n->outputs[0] < 0)
 		return unsupported(err, n, "needs the first output");

@@ -229,7 +229,7 @@ static int32_t ho_rt_root(const struct ho_rt *rt, int32_t t)
 	for (;;) {
 		int32_t p = g->tensors[t].producer;
 
-		if (p < 0 || rt->node_dev[p] < 0 || !ho_cpu_op_is_alias(g->nodes[p].op_type) ||
+		if (p < 0 || rt->node_dev[p] < 0 || !ho_op_is_view(g->nodes[p].op_type) ||
 		    !g->nodes[p].n_inputs || g->nodes[p].inputs[0] < 0 || rt->moves[p])
 			return t;
 		t = g->nodes[p].inputs[0];
@@ -526,7 +526,7 @@ static int ho_rt_layout(struct ho_rt *rt, struct ho_error *err)
 		const struct ho_node *n = &g->nodes[id];
 		int32_t d = rt->node_dev[id];
 
-		if (d < 0 || !ho_cpu_op_is_alias(n->op_type) || !n->n_inputs || n->inputs[0] < 0 ||
+		if (d < 0 || !ho_op_is_view(n->op_type) || !n->n_inputs || n->inputs[0] < 0 ||
 		    n->outputs[0] < 0)
 			continue;
 		if (rt->home[n->inputs[0]] < 0 || ho_shares_memory(rt, rt->home[n->inputs[0]], d))
@@ -581,8 +581,8 @@ static int ho_rt_layout(struct ho_rt *rt, struct ho_error *err)
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		const struct ho_node *n = &g->nodes[g->topo[i]];
 
-		if (rt->node_dev[g->topo[i]] < 0 || !ho_cpu_op_is_alias(n->op_type) ||
-		    !n->n_inputs || n->inputs[0] < 0 || n->outputs[0] < 0 || rt->moves[g->topo[i]])
+		if (rt->node_dev[g->topo[i]] < 0 || !ho_op_is_view(n->op_type) || !n->n_inputs ||
+		    n->inputs[0] < 0 || n->outputs[0] < 0 || rt->moves[g->topo[i]])
 			continue;
 		/* a replica of the alias itself (its source has none there) keeps its own bytes */
 		for (uint32_t d = 0; d < rt->n_dev; d++)

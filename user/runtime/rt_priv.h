@@ -77,8 +77,6 @@ bool ho_cpu_op_fusable_post(const char *op_type);
 bool ho_cpu_op_any_layout(const char *op_type);
 bool ho_cpu_op_same_layout(const char *op_type);
 bool ho_cpu_op_binary(const char *op_type);
-/* Operators whose output is their first input's buffer, unchanged (Reshape, Flatten, ...). */
-bool ho_cpu_op_is_alias(const char *op_type);
 
 /* The memory plan (memplan.c): offsets in one device's region, reusing bytes. */
 struct ho_mp_item {

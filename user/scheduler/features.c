@@ -87,6 +87,17 @@ const char *ho_op_class_name(int op_class)
 	return op_class >= 0 && op_class < 4 ? names[op_class] : "?";
 }
 
+bool ho_op_is_view(const char *op_type)
+{
+	static const char *const views[] = {"Reshape", "Flatten",   "Identity",
+					    "Squeeze", "Unsqueeze", "Dropout"};
+
+	for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++)
+		if (!strcmp(op_type, views[i]))
+			return true;
+	return false;
+}
+
 static double numel(const struct ho_tensor *t)
 {
 	int64_t n = t ? ho_shape_numel(&t->shape) : -1;
