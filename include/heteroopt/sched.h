@@ -82,6 +82,9 @@ bool ho_device_supports(const struct ho_device *d, const char *op_type);
  * devices costs either item_comm[k] (classic cost-matrix problems: HEFT test
  * vectors, STG) or a transfer over the box's links.
  */
+#define HO_NOT_VIEW UINT32_MAX
+#define HO_VIEW_OF_WEIGHT (UINT32_MAX - 1)
+
 struct ho_problem {
 	uint32_t n, d, m;	/* tasks, devices, data items */
 	char (*task_name)[256]; /* graph node names, cut at 255 bytes */
@@ -98,6 +101,13 @@ struct ho_problem {
 	uint32_t *cons_off, *cons;		     /* consumers of each item (CSR, m+1) */
 	uint32_t *in_off, *in_items;		     /* items each task reads (CSR, n+1) */
 	uint32_t *pred_off, *pred, *succ_off, *succ; /* task adjacency (CSR, n+1) */
+	/*
+	 * Views (ho_op_is_view): the item task t shows under another shape, or
+	 * HO_VIEW_OF_WEIGHT, and the item it makes; HO_NOT_VIEW for other tasks.
+	 * Where its device reads the source, a view costs nothing and its item
+	 * is the source's bytes.  NULL for cost-matrix problems.
+	 */
+	uint32_t *view_src, *view_out;
 	/* weights resident on each device that runs a consumer */
 	uint32_t n_weights;
 	double *weight_bytes;

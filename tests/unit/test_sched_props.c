@@ -4,7 +4,7 @@
  * generator) and on real exported models on the shipped boxes:
  *  - precedence holds, no two tasks overlap on a device, no two copies on a link;
  *  - the peak memory recomputed by brute force from the timeline equals the
- *    simulator's sweep;
+ *    simulator's sweep, views read in place holding no bytes of their own;
  *  - every front member is non-dominated, and the front never loses to its
  *    HEFT seed on latency;
  *  - the same seed gives the same front, whatever the thread count;
@@ -20,9 +20,35 @@
 #define EXT UINT32_MAX
 #define EPS 1e-9
 
-static int dev_of(const struct ho_problem *p, const uint16_t *assign, uint32_t k)
+static bool in_place(const struct ho_problem *p, int src, int dst)
 {
-	return p->item_prod[k] == EXT ? p->default_device : assign[p->item_prod[k]];
+	return p->in_place && p->in_place[dst] >> src & 1;
+}
+
+/*
+ * Where each item's bytes are (home) and which items are views read in place
+ * (the source's bytes under another shape), following view chains from the
+ * graph's start.
+ */
+static void item_homes(const struct ho_problem *p, const uint16_t *assign, int *home,
+		       uint8_t *is_view)
+{
+	for (uint32_t k = 0; k < p->m; k++) {
+		home[k] = p->item_prod[k] == EXT ? p->default_device : assign[p->item_prod[k]];
+		is_view[k] = 0;
+	}
+	for (uint32_t i = 0; p->view_src && i < p->n; i++) {
+		uint32_t t = p->topo[i], src = p->view_src[t];
+		int h;
+
+		if (src == HO_NOT_VIEW)
+			continue;
+		h = src == HO_VIEW_OF_WEIGHT ? p->default_device : home[src];
+		if (h == assign[t] || in_place(p, h, assign[t])) {
+			home[p->view_out[t]] = h;
+			is_view[p->view_out[t]] = 1;
+		}
+	}
 }
 
 /* Arrival of item k on device dst according to the recorded transfers. */
@@ -49,7 +75,10 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 			   const struct ho_timeline *tl, const struct ho_eval *ev, const char *what)
 {
 	uint32_t d = p->d;
+	int *home = malloc(sizeof(int) * (p->m + 1));
+	uint8_t *is_view = malloc(p->m + 1);
 
+	item_homes(p, assign, home, is_view);
 	/* Precedence, including the copy time between devices. */
 	for (uint32_t t = 0; t < p->n; t++)
 		for (uint32_t e = p->in_off[t]; e < p->in_off[t + 1]; e++) {
@@ -57,8 +86,7 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 			double ready = prod == EXT ? 0 : tl->end[prod], alloc;
 
 			/* read in place: no copy, only the producer's end */
-			if (dev_of(p, assign, k) != assign[t] &&
-			    !(p->in_place && p->in_place[assign[t]] >> dev_of(p, assign, k) & 1)) {
+			if (home[k] != assign[t] && !in_place(p, home[k], assign[t])) {
 				ready = arrival(tl, assign, k, assign[t], &alloc);
 				T_CHECK(ready >= 0, "%s: item %u never reached task %s", what, k,
 					p->task_name[t]);
@@ -88,10 +116,14 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 						"%s: two copies overlap on link %d", what,
 						tl->xfer[i].link);
 	/* Peak memory by brute force: every buffer's interval, summed at every start. */
-	if (p->item_comm)
+	if (p->item_comm) {
+		free(home);
+		free(is_view);
 		return;
+	}
 	double *from = malloc(sizeof(double) * p->m * (2 * d + 1)),
-	       *to = malloc(sizeof(double) * p->m * (2 * d + 1));
+	       *to = malloc(sizeof(double) * p->m * (2 * d + 1)),
+	       *own_end = malloc(sizeof(double) * (p->m + 1));
 	double *bytes = malloc(sizeof(double) * p->m * (2 * d + 1)), stat[HO_MAX_DEVICES] = {0};
 	uint32_t *on = malloc(sizeof(uint32_t) * p->m * (2 * d + 1)), ni = 0;
 	double makespan = ev->obj[HO_OBJ_LATENCY];
@@ -111,15 +143,14 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 			if (mask >> j & 1)
 				stat[j] += p->weight_bytes[w];
 	}
+	/* Each item's own end at its home, before views extend their sources'. */
 	for (uint32_t k = 0; k < p->m; k++) {
 		uint32_t prod = p->item_prod[k];
-		int src = dev_of(p, assign, k);
-		double born = prod == EXT ? 0 : tl->start[prod],
-		       dies = prod == EXT ? 0 : tl->end[prod];
+		int src = home[k];
+		double dies = prod == EXT ? 0 : tl->end[prod];
 
 		for (uint32_t c = p->cons_off[k]; c < p->cons_off[k + 1]; c++)
-			if ((assign[p->cons[c]] == src ||
-			     (p->in_place && p->in_place[assign[p->cons[c]]] >> src & 1)) &&
+			if ((assign[p->cons[c]] == src || in_place(p, src, assign[p->cons[c]])) &&
 			    tl->end[p->cons[c]] > dies)
 				dies = tl->end[p->cons[c]];
 		for (uint32_t i = 0; i < tl->n_xfer; i++)
@@ -128,8 +159,26 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 				dies = tl->xfer[i].end;
 		if (p->item_pinned_out[k] || prod == EXT)
 			dies = makespan;
-		from[ni] = born, to[ni] = dies, bytes[ni] = p->item_bytes[k],
-		on[ni++] = (uint32_t)src;
+		own_end[k] = dies;
+	}
+	for (uint32_t k = 0; k < p->m; k++) {
+		uint32_t prod = p->item_prod[k];
+		int src = home[k];
+		double born = prod == EXT ? 0 : tl->start[prod], dies = own_end[k];
+
+		/* A view's bytes are its source's: the source (the first item up its
+		 * chain that is no view) holds them until every view of it is done. */
+		for (uint32_t a = 0; !is_view[k] && a < p->m; a++) {
+			uint32_t r = a;
+
+			while (is_view[r] && p->view_src[p->item_prod[r]] != HO_VIEW_OF_WEIGHT)
+				r = p->view_src[p->item_prod[r]];
+			if (a != k && is_view[a] && r == k && own_end[a] > dies)
+				dies = own_end[a];
+		}
+		if (!is_view[k])
+			from[ni] = born, to[ni] = dies, bytes[ni] = p->item_bytes[k],
+			on[ni++] = (uint32_t)src;
 		for (uint32_t j = 0; j < d; j++) {
 			double alloc, arr, last;
 
@@ -169,8 +218,11 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 	}
 	free(from);
 	free(to);
+	free(own_end);
 	free(bytes);
 	free(on);
+	free(home);
+	free(is_view);
 }
 
 static void check_front(const struct ho_problem *p, const struct ho_front *f, uint32_t objectives,

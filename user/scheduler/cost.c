@@ -301,7 +301,9 @@ int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 	if (!p || ho_problem_alloc_items(p, m, false))
 		goto nomem;
 	p->task_sig = calloc(n + 1, sizeof(uint64_t));
-	if (!p->task_sig)
+	p->view_src = malloc((n + 1) * sizeof(uint32_t));
+	p->view_out = malloc((n + 1) * sizeof(uint32_t));
+	if (!p->task_sig || !p->view_src || !p->view_out)
 		goto nomem;
 	p->box = box;
 	p->contention = true;
@@ -351,6 +353,15 @@ int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 			continue;
 		snprintf(p->task_name[t], sizeof(p->task_name[t]), "%s", nd->name);
 		snprintf(p->task_op[t], sizeof(p->task_op[t]), "%s", nd->op_type);
+		p->view_src[t] = p->view_out[t] = HO_NOT_VIEW;
+		if (ho_op_is_view(nd->op_type) && nd->n_inputs && nd->inputs[0] >= 0 &&
+		    nd->n_outputs && nd->outputs[0] >= 0 && item_of[nd->outputs[0]] >= 0 &&
+		    (item_of[nd->inputs[0]] >= 0 || weight_of[nd->inputs[0]] >= 0)) {
+			p->view_src[t] = item_of[nd->inputs[0]] >= 0
+					     ? (uint32_t)item_of[nd->inputs[0]]
+					     : HO_VIEW_OF_WEIGHT;
+			p->view_out[t] = (uint32_t)item_of[nd->outputs[0]];
+		}
 		p->task_sig[t] = ho_node_signature(g, nd);
 		p->allowed[t] = 0;
 		for (uint32_t k = 0; k < d; k++) {
@@ -416,6 +427,16 @@ int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 		}
 	}
 	memmove(p->wcons_off, p->wcons_off + 1, (nw + 1) * sizeof(uint32_t));
+	/* No view at all: NULL spares the simulator a test per task. */
+	bool any_view = false;
+
+	for (uint32_t t = 0; t < n && !any_view; t++)
+		any_view = p->view_src[t] != HO_NOT_VIEW;
+	if (!any_view) {
+		free(p->view_src);
+		free(p->view_out);
+		p->view_src = p->view_out = NULL;
+	}
 	ret = ho_problem_link(p, ne, ei, et, err);
 	goto out;
 nomem:

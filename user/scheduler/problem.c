@@ -37,6 +37,8 @@ void ho_problem_free(struct ho_problem *p)
 	free(p->pred);
 	free(p->succ_off);
 	free(p->succ);
+	free(p->view_src);
+	free(p->view_out);
 	free(p->weight_bytes);
 	free(p->wcons_off);
 	free(p->wcons);

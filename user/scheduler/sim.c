@@ -40,6 +40,10 @@ struct ho_sim {
 	uint32_t *arr_stamp, *lu_stamp; /* m*d: evaluation that wrote the entry */
 	uint32_t gen;	 /* this evaluation: stamps replace clearing m*d entries each time */
 	double *out_end; /* m: end of the last copy leaving its producer's device */
+	double *dies;	 /* m: when the bytes at the item's home are last needed */
+	uint16_t *home;	 /* n: where a viewed task's item lives (its source's home) */
+	uint8_t *viewed; /* n: 1 if v is a view its device reads in place: no bytes, no time */
+	uint32_t n_viewed;
 	struct ho_mem_event *ev, *ev_tmp; /* frees, then allocations; sort scratch */
 	uint32_t cap_ev;
 	double *static_mem; /* d: weights resident */
@@ -74,6 +78,9 @@ void ho_sim_free(struct ho_sim *s)
 	free(s->alloc_at);
 	free(s->last_use);
 	free(s->out_end);
+	free(s->dies);
+	free(s->home);
+	free(s->viewed);
 	free(s->ev);
 	free(s->ev_tmp);
 	free(s->static_mem);
@@ -103,6 +110,9 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 	s->alloc_at = calloc(md, sizeof(double));
 	s->last_use = calloc(md, sizeof(double));
 	s->out_end = calloc(p->m + 1, sizeof(double));
+	s->dies = calloc(p->m + 1, sizeof(double));
+	s->home = calloc(p->n + 1, sizeof(uint16_t));
+	s->viewed = calloc(p->n + 1, 1);
 	/* Per item: the producer's buffer, a copy and a staging buffer per other device. */
 	s->cap_ev = 2 * (p->m * (2 * p->d - 1)) + 2;
 	s->ev = malloc(s->cap_ev * sizeof(*s->ev));
@@ -116,7 +126,7 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 	if (!s->use_idx || !s->busy || !s->arr_stamp || !s->lu_stamp || !s->link_free ||
 	    !s->link_busy || !s->start || !s->end || !s->done || !s->arrival || !s->alloc_at ||
 	    !s->last_use || !s->out_end || !s->ev || !s->ev_tmp || !s->static_mem || !s->wmask ||
-	    ho_slots_init(s->slots, p->d, p->n)) {
+	    !s->dies || !s->home || !s->viewed || ho_slots_init(s->slots, p->d, p->n)) {
 		ho_sim_free(s);
 		return NULL;
 	}
@@ -282,6 +292,42 @@ static double ho_last_use(const struct ho_sim *s, size_t idx)
 	return s->lu_stamp[idx] == s->gen ? s->last_use[idx] : 0;
 }
 
+/* Item k is a view's, and holds no bytes of its own: they are its source's. */
+static bool ho_is_view_item(const struct ho_sim *s, uint32_t k)
+{
+	uint32_t prod = s->p->item_prod[k];
+
+	/* n_viewed first: a graph without views pays one test */
+	return s->n_viewed && prod != HO_EXTERNAL && s->viewed[prod] && s->p->view_out[prod] == k;
+}
+
+/* The device whose memory holds item k's bytes (valid once its producer is placed). */
+static int ho_item_home(const struct ho_sim *s, const uint16_t *assign, uint32_t k)
+{
+	uint32_t prod = s->p->item_prod[k];
+
+	if (prod == HO_EXTERNAL)
+		return s->p->default_device;
+	return ho_is_view_item(s, k) ? s->home[prod] : assign[prod];
+}
+
+/*
+ * Whether view task v on device dev reads its source where it lives, and so
+ * runs as a pointer to it (the runtime's alias): then *home is that place.
+ */
+static bool ho_view_in_place(const struct ho_sim *s, const uint16_t *assign, uint32_t v, int dev,
+			     int *home)
+{
+	const struct ho_problem *p = s->p;
+	uint32_t k;
+
+	if (!p->view_src || p->view_src[v] == HO_NOT_VIEW)
+		return false;
+	k = p->view_src[v];
+	*home = k == HO_VIEW_OF_WEIGHT ? p->default_device : ho_item_home(s, assign, k);
+	return *home == dev || ho_reads_in_place(p, *home, dev);
+}
+
 /*
  * Weights live on every device that runs one of their consumers, or in the
  * host's memory when that device reads it in place.
@@ -318,10 +364,10 @@ static bool ho_memory_bound_fits(struct ho_sim *s, const uint16_t *assign, struc
 
 	ho_weights_resident(p, assign, ev->peak_mem);
 	for (uint32_t k = 0; k < p->m; k++) {
-		uint32_t prod = p->item_prod[k];
-		int src = prod == HO_EXTERNAL ? p->default_device : assign[prod];
+		int src = ho_item_home(s, assign, k);
 
-		ev->peak_mem[src] += p->item_bytes[k];
+		if (!ho_is_view_item(s, k))
+			ev->peak_mem[src] += p->item_bytes[k];
 		for (uint32_t j = 0; j < d; j++)
 			if ((int)j != src && ho_has_copy(s, k * d + j)) {
 				ev->peak_mem[j] += p->item_bytes[k];
@@ -344,8 +390,7 @@ static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan,
 	ho_weights_resident(p, assign, s->static_mem);
 	for (uint32_t k = 0; k < p->m; k++) {
 		uint32_t prod = p->item_prod[k];
-		int src = prod == HO_EXTERNAL ? p->default_device : assign[prod];
-		double born = prod == HO_EXTERNAL ? 0 : s->start[prod];
+		int src = ho_item_home(s, assign, k);
 		double dies = ho_last_use(s, k * d + src);
 
 		if (s->out_end[k] > dies)
@@ -355,7 +400,7 @@ static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan,
 		/* the caller's input and the outputs are held for the whole run */
 		if (p->item_pinned_out[k] || prod == HO_EXTERNAL)
 			dies = makespan;
-		ho_push(s, &n_ev, (uint32_t)src, born, dies, p->item_bytes[k]);
+		s->dies[k] = dies;
 		for (uint32_t j = 0; j < d; j++) {
 			double arr = s->arrival[k * d + j], lu = ho_last_use(s, k * d + j);
 
@@ -368,6 +413,22 @@ static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan,
 				ho_push(s, &n_ev, (uint32_t)p->default_device,
 					s->alloc_at[k * d + j], arr, p->item_bytes[k]);
 		}
+	}
+	/* A view's item is its source's bytes: they live until the view's are done with. */
+	for (uint32_t i = p->n; s->n_viewed && i-- > 0;) {
+		uint32_t v = p->topo[i], src = p->view_src[v];
+
+		if (s->viewed[v] && src != HO_VIEW_OF_WEIGHT &&
+		    s->dies[p->view_out[v]] > s->dies[src])
+			s->dies[src] = s->dies[p->view_out[v]];
+	}
+	for (uint32_t k = 0; k < p->m; k++) {
+		uint32_t prod = p->item_prod[k];
+
+		if (!ho_is_view_item(s, k))
+			ho_push(s, &n_ev, (uint32_t)ho_item_home(s, assign, k),
+				prod == HO_EXTERNAL ? 0 : s->start[prod], s->dies[k],
+				p->item_bytes[k]);
 	}
 	/* Frees first, then allocations: the stable sort keeps that order on ties. */
 	memcpy(s->ev + n_ev, s->ev_tmp, n_ev * sizeof(*s->ev));
@@ -400,12 +461,15 @@ static int ho_eft_choice(const struct ho_sim *s, const uint16_t *assign, uint32_
 
 	for (uint32_t j = 0; j < d; j++) {
 		double cost = p->comp[v * d + j], ready = 0, fin;
+		int home;
 
 		if (!(p->allowed[v] >> j & 1) || !isfinite(cost))
 			continue;
+		if (ho_view_in_place(s, assign, v, (int)j, &home))
+			cost = 0;
 		for (uint32_t e = p->in_off[v]; e < p->in_off[v + 1]; e++) {
 			uint32_t k = p->in_items[e], prod = p->item_prod[k];
-			int src = prod == HO_EXTERNAL ? p->default_device : assign[prod];
+			int src = ho_item_home(s, assign, k);
 			double t = prod == HO_EXTERNAL ? 0 : s->end[prod];
 
 			if (src != (int)j && !ho_reads_in_place(p, src, (int)j)) {
@@ -430,8 +494,9 @@ static int ho_eft_choice(const struct ho_sim *s, const uint16_t *assign, uint32_
 			if (t > ready)
 				ready = t;
 		}
-		fin = ho_slots_earliest_bounded(&s->slots[j], ready, cost, 32) + cost +
-		      energy_s * p->energy[v * d + j];
+		fin = cost ? ho_slots_earliest_bounded(&s->slots[j], ready, cost, 32) + cost +
+				 energy_s * p->energy[v * d + j]
+			   : ready;
 		if (fin < best || (fin == best && (int)j == assign[v])) {
 			best = fin;
 			best_dev = (int)j;
@@ -457,6 +522,7 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 	memset(s->link_busy, 0, (p->n_links + 1) * sizeof(double));
 	memset(s->done, 0, p->n);
 	memset(s->out_end, 0, p->m * sizeof(double));
+	s->n_viewed = 0;
 	if (++s->gen == 0) { /* wrapped after 2^32 evaluations: clear once */
 		memset(s->arr_stamp, 0, (size_t)p->m * d * sizeof(uint32_t));
 		memset(s->lu_stamp, 0, (size_t)p->m * d * sizeof(uint32_t));
@@ -467,17 +533,26 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 
 	for (uint32_t i = 0; i < p->n; i++) {
 		uint32_t v = order[i];
-		int dev;
+		int dev, home;
 		double ready = 0, cost;
+		bool view;
 
 		if (v >= p->n || s->done[v] || assign[v] >= d)
 			return -EINVAL;
 		if (decode && i >= dfrom && i < dto) /* an unplaced producer is caught below */
 			decode[v] = (uint16_t)ho_eft_choice(s, assign, v, energy_s);
 		dev = assign[v];
+		view = false;
+		if (p->view_src) {
+			view = ho_view_in_place(s, assign, v, dev, &home);
+			s->viewed[v] = view;
+			if (view)
+				s->home[v] = (uint16_t)home;
+			s->n_viewed += view;
+		}
 		for (uint32_t e = p->in_off[v]; e < p->in_off[v + 1]; e++) {
 			uint32_t k = p->in_items[e], prod = p->item_prod[k];
-			int src = prod == HO_EXTERNAL ? p->default_device : assign[prod];
+			int src = ho_item_home(s, assign, k);
 			double t;
 
 			if (prod != HO_EXTERNAL && !s->done[prod])
@@ -507,11 +582,13 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 			if (!isfinite(cost))
 				cost = 0;
 		}
-		s->start[v] = ho_slots_book(&s->slots[dev], ready, cost);
+		if (view) /* a pointer to bytes already there: no work to book */
+			cost = 0;
+		s->start[v] = view ? ready : ho_slots_book(&s->slots[dev], ready, cost);
 		s->end[v] = s->start[v] + cost;
 		s->busy[dev] += cost;
 		s->done[v] = 1;
-		ev->obj[HO_OBJ_ENERGY] += p->energy[v * d + dev];
+		ev->obj[HO_OBJ_ENERGY] += view ? 0 : p->energy[v * d + dev];
 		if (s->end[v] > makespan)
 			makespan = s->end[v];
 		for (uint32_t e = 0; e < p->in_off[v + 1] - p->in_off[v]; e++) {
