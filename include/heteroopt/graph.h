@@ -247,6 +247,19 @@ const char *ho_op_class_name(int op_class);
  */
 bool ho_op_is_view(const char *op_type);
 
+/* Kernel fusion told from the graph alone (user/scheduler/fusion.c). */
+/* Element-wise ops a Conv or MatMul kernel applies as it writes. */
+bool ho_op_is_post_op(const char *op_type);
+/* The only reader of tensor t, reading it as its first input; -1 if none or t is an output. */
+int32_t ho_sole_reader(const struct ho_graph *g, int32_t t);
+/*
+ * What a Conv's kernel can take in: a constant BatchNormalization (bn; not
+ * after a ConvTranspose), then
+ * an element-wise node (post), each the sole reader of the one before; -1
+ * where there is none.  The chain fuses where all of it runs on one device.
+ */
+void ho_conv_chain(const struct ho_graph *g, uint32_t conv, int32_t *bn, int32_t *post);
+
 #ifdef __cplusplus
 }
 #endif

@@ -395,6 +395,7 @@ static float scalar_input(const struct ho_graph *g, const struct ho_node *n, uin
 	return buf[n->inputs[i]] ? *(const float *)buf[n->inputs[i]] : def;
 }
 
+/* Every op of ho_op_is_post_op (the fusions the scheduler charges) is here. */
 static const struct {
 	const char *op;
 	dnnl_alg_kind_t alg;
@@ -478,14 +479,6 @@ static int eltwise_attr(struct ho_backend *c, const struct ho_graph *g, const st
 		ret = 0;
 	dnnl_post_ops_destroy(po);
 	return ret;
-}
-
-bool ho_cpu_op_fusable_post(const char *op)
-{
-	for (size_t i = 0; i < sizeof(ho_eltwise_map) / sizeof(ho_eltwise_map[0]); i++)
-		if (!strcmp(ho_eltwise_map[i].op, op))
-			return true;
-	return false;
 }
 
 /*

@@ -668,21 +668,13 @@ static void ho_rt_layouts(struct ho_rt *rt)
 	}
 }
 
-/* t's only consumer, on the device of node i, reading it first, in t's layout; else -1. */
-static int32_t ho_rt_sole_consumer(const struct ho_rt *rt, uint32_t i, int32_t t)
+/* Node b, reading t, may run inside node i's kernel: same device, not taken, t's layout. */
+static bool ho_rt_can_fold(const struct ho_rt *rt, uint32_t i, int32_t t, int32_t b)
 {
-	const struct ho_graph *g = rt->g;
-	int32_t b;
-
-	if (t < 0 || g->tensors[t].n_consumers != 1 || (g->tensors[t].flags & HO_T_OUTPUT))
-		return -1;
-	b = g->tensors[t].consumers[0];
-	if (rt->node_dev[b] != rt->node_dev[i] || rt->folded[b] >= 0 ||
-	    g->nodes[b].inputs[0] != t || g->nodes[b].outputs[0] < 0 ||
-	    rt->nhwc[g->nodes[b].outputs[0]] != rt->nhwc[t])
-		return -1;
-	return b;
+	return b >= 0 && rt->node_dev[b] == rt->node_dev[i] && rt->folded[b] < 0 &&
+	       rt->nhwc[rt->g->nodes[b].outputs[0]] == rt->nhwc[t];
 }
+
 
 /* A constant float tensor of n elements, all on the last of rank axes: a bias. */
 static bool ho_rt_is_bias(const struct ho_tensor *c, int64_t n, int rank)
@@ -692,22 +684,6 @@ static bool ho_rt_is_bias(const struct ho_tensor *c, int64_t n, int rank)
 	    c->shape.dim[c->shape.rank - 1] != n)
 		return false;
 	return ho_shape_numel(&c->shape) == n;
-}
-
-/* A Conv's only consumer, a BatchNormalization with constant parameters; else -1. */
-static int32_t ho_rt_conv_bn(const struct ho_rt *rt, uint32_t i)
-{
-	const struct ho_graph *g = rt->g;
-	int32_t b = ho_rt_sole_consumer(rt, i, g->nodes[i].outputs[0]);
-
-	if (b < 0 || strcmp(g->nodes[i].op_type, "Conv") ||
-	    strcmp(g->nodes[b].op_type, "BatchNormalization") || g->nodes[b].n_inputs < 5)
-		return -1;
-	for (uint32_t k = 1; k < 5; k++)
-		if (g->nodes[b].inputs[k] < 0 ||
-		    !(g->tensors[g->nodes[b].inputs[k]].flags & (HO_T_INITIALIZER | HO_T_CONSTANT)))
-			return -1;
-	return b;
 }
 
 /* A MatMul by constant [K, N] weights: its only consumer, an Add of a constant [N] bias; else
@@ -765,16 +741,25 @@ static void ho_rt_fuse(struct ho_rt *rt)
 		if (rt->node_dev[i] < 0 || !g->nodes[i].n_outputs || g->nodes[i].outputs[0] < 0 ||
 		    (!matmul && strcmp(op, "Conv") && strcmp(op, "ConvTranspose")))
 			continue;
-		mid = matmul ? ho_rt_matmul_bias(rt, i) : ho_rt_conv_bn(rt, i);
+		if (matmul) {
+			mid = ho_rt_matmul_bias(rt, i);
+			if (mid < 0)
+				continue; /* the matmul kernel folds an element-wise node only after
+					     a bias */
+			b = ho_sole_reader(g, g->nodes[mid].outputs[0]);
+			if (b >= 0 && !ho_op_is_post_op(g->nodes[b].op_type))
+				b = -1;
+		} else {
+			/* The chain ho_conv_chain finds (the one the simulator charges), if it folds here. */
+			ho_conv_chain(g, i, &mid, &b);
+			if (mid >= 0 && !ho_rt_can_fold(rt, i, g->nodes[i].outputs[0], mid))
+				mid = b = -1; /* an element-wise node reads the batch norm */
+		}
 		if (mid >= 0) {
 			rt->bn[i] = mid;
 			ho_rt_fold(rt, i, mid);
-		} else if (matmul) {
-			continue; /* the matmul kernel folds an element-wise node only after a bias
-				   */
 		}
-		b = ho_rt_sole_consumer(rt, i, g->nodes[mid >= 0 ? mid : (int32_t)i].outputs[0]);
-		if (b >= 0 && ho_cpu_op_fusable_post(g->nodes[b].op_type)) {
+		if (ho_rt_can_fold(rt, i, g->nodes[mid >= 0 ? mid : (int32_t)i].outputs[0], b)) {
 			rt->post[i] = b;
 			ho_rt_fold(rt, i, b);
 		}

@@ -67,8 +67,6 @@ struct ho_backend_ops {
 /* cpu_dnnl.c: oneDNN on this machine's cores; emu: the same, as an accelerator. */
 extern const struct ho_backend_ops ho_backend_cpu, ho_backend_emu;
 
-/* ho_fusion.post: an element-wise node a convolution can end with. */
-bool ho_cpu_op_fusable_post(const char *op_type);
 /*
  * Layout classes: kernels that work on NHWC as well as NCHW and may mix
  * them (Conv, Concat), and among those the ones whose output must share the

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Kernel fusion told from the graph alone.  A Conv's kernel (oneDNN's, and
+ * any accelerator's worth the name) takes in a BatchNormalization after it
+ * (folded into its weights) and then one element-wise node (applied as it
+ * writes), each the only reader of the one before: one pass over memory
+ * instead of three.  The runtime fuses such a chain where all of it runs on
+ * one device; the simulator charges it likewise, so that splitting a chain
+ * over two devices costs what it costs: the lost fusion as well as the copy.
+ */
+#include <string.h>
+
+#include "graph_priv.h"
+
+bool ho_op_is_post_op(const char *op_type)
+{
+	/* The runtime's oneDNN element-wise algorithms (cpu_dnnl.c) cover each. */
+	static const char *const post[] = {"Relu", "LeakyRelu",	  "Sigmoid", "Tanh", "Exp",
+					   "Log",  "Sqrt",	  "Abs",     "Elu",  "Softplus",
+					   "Clip", "HardSigmoid", "Pow"};
+
+	for (size_t i = 0; i < sizeof(post) / sizeof(post[0]); i++)
+		if (!strcmp(op_type, post[i]))
+			return true;
+	return false;
+}
+
+int32_t ho_sole_reader(const struct ho_graph *g, int32_t t)
+{
+	int32_t b;
+
+	if (t < 0 || g->tensors[t].n_consumers != 1 || (g->tensors[t].flags & HO_T_OUTPUT))
+		return -1;
+	b = g->tensors[t].consumers[0];
+	if (!g->nodes[b].n_inputs || g->nodes[b].inputs[0] != t || !g->nodes[b].n_outputs ||
+	    g->nodes[b].outputs[0] < 0)
+		return -1;
+	return b;
+}
+
+/* b is a BatchNormalization whose four parameters are constants: foldable into weights. */
+static bool ho_constant_bn(const struct ho_graph *g, int32_t b)
+{
+	const struct ho_node *n = &g->nodes[b];
+
+	if (strcmp(n->op_type, "BatchNormalization") || n->n_inputs < 5)
+		return false;
+	for (uint32_t k = 1; k < 5; k++)
+		if (n->inputs[k] < 0 ||
+		    !(g->tensors[n->inputs[k]].flags & (HO_T_INITIALIZER | HO_T_CONSTANT)))
+			return false;
+	return true;
+}
+
+void ho_conv_chain(const struct ho_graph *g, uint32_t conv, int32_t *bn, int32_t *post)
+{
+	const struct ho_node *n = &g->nodes[conv];
+	int32_t b;
+
+	*bn = *post = -1;
+	if ((strcmp(n->op_type, "Conv") && strcmp(n->op_type, "ConvTranspose")) || !n->n_outputs)
+		return;
+	b = ho_sole_reader(g, n->outputs[0]);
+	if (b >= 0 && !strcmp(n->op_type, "Conv") && ho_constant_bn(g, b)) {
+		*bn = b;
+		b = ho_sole_reader(g, g->nodes[b].outputs[0]);
+	}
+	if (b >= 0 && ho_op_is_post_op(g->nodes[b].op_type))
+		*post = b;
+}
