@@ -84,6 +84,7 @@ bool ho_device_supports(const struct ho_device *d, const char *op_type);
  */
 #define HO_NOT_VIEW UINT32_MAX
 #define HO_VIEW_OF_WEIGHT (UINT32_MAX - 1)
+#define HO_NOT_FUSED UINT32_MAX
 
 struct ho_problem {
 	uint32_t n, d, m;	/* tasks, devices, data items */
@@ -108,6 +109,14 @@ struct ho_problem {
 	 * is the source's bytes.  NULL for cost-matrix problems.
 	 */
 	uint32_t *view_src, *view_out;
+	/*
+	 * Fusion (ho_conv_chain): the task before t in a Conv's chain, whose
+	 * output item t reads (fuse_in), and the chain's Conv (fuse_head);
+	 * HO_NOT_FUSED for tasks in no chain.  On the device of the task before
+	 * it, if that one is the Conv or fused itself, t runs inside the Conv's
+	 * kernel: no time, and fuse_in is never written.  NULL without chains.
+	 */
+	uint32_t *fuse_prev, *fuse_in, *fuse_head;
 	/* weights resident on each device that runs a consumer */
 	uint32_t n_weights;
 	double *weight_bytes;

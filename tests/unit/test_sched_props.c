@@ -4,7 +4,8 @@
  * generator) and on real exported models on the shipped boxes:
  *  - precedence holds, no two tasks overlap on a device, no two copies on a link;
  *  - the peak memory recomputed by brute force from the timeline equals the
- *    simulator's sweep, views read in place holding no bytes of their own;
+ *    simulator's sweep, views read in place holding no bytes of their own and
+ *    fused Conv chains writing only their result;
  *  - every front member is non-dominated, and the front never loses to its
  *    HEFT seed on latency;
  *  - the same seed gives the same front, whatever the thread count;
@@ -79,6 +80,17 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 	uint8_t *is_view = malloc(p->m + 1);
 
 	item_homes(p, assign, home, is_view);
+	/* Conv chains on one device: the Conv's kernel writes only the last result. */
+	uint8_t *fused = calloc(p->n + 1, 1), *unwritten = calloc(p->m + 1, 1);
+
+	for (uint32_t i = 0; p->fuse_prev && i < p->n; i++) {
+		uint32_t t = p->topo[i], u = p->fuse_prev[t];
+
+		fused[t] = u != HO_NOT_FUSED && assign[u] == assign[t] &&
+			   (p->fuse_prev[u] == HO_NOT_FUSED || fused[u]);
+		if (fused[t])
+			unwritten[p->fuse_in[t]] = 1;
+	}
 	/* Precedence, including the copy time between devices. */
 	for (uint32_t t = 0; t < p->n; t++)
 		for (uint32_t e = p->in_off[t]; e < p->in_off[t + 1]; e++) {
@@ -119,6 +131,8 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 	if (p->item_comm) {
 		free(home);
 		free(is_view);
+		free(fused);
+		free(unwritten);
 		return;
 	}
 	double *from = malloc(sizeof(double) * p->m * (2 * d + 1)),
@@ -176,7 +190,9 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 			if (a != k && is_view[a] && r == k && own_end[a] > dies)
 				dies = own_end[a];
 		}
-		if (!is_view[k])
+		if (prod != EXT && fused[prod])
+			born = tl->start[p->fuse_head[prod]];
+		if (!is_view[k] && !unwritten[k])
 			from[ni] = born, to[ni] = dies, bytes[ni] = p->item_bytes[k],
 			on[ni++] = (uint32_t)src;
 		for (uint32_t j = 0; j < d; j++) {
@@ -223,6 +239,8 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 	free(on);
 	free(home);
 	free(is_view);
+	free(fused);
+	free(unwritten);
 }
 
 static void check_front(const struct ho_problem *p, const struct ho_front *f, uint32_t objectives,

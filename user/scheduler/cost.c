@@ -264,6 +264,42 @@ static bool ho_is_weight(const struct ho_tensor *t)
 	return t->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED);
 }
 
+/* Each Conv's chain (ho_conv_chain) as links from a task to the one before it. */
+static void ho_problem_chains(const struct ho_graph *g, struct ho_problem *p,
+			      const int32_t *task_of, const int32_t *item_of)
+{
+	bool any = false;
+
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		int32_t chain[3], len = 1;
+
+		if (task_of[i] < 0)
+			continue;
+		chain[0] = (int32_t)i;
+		ho_conv_chain(g, i, &chain[1], &chain[2]);
+		for (int k = 1; k < 3; k++)
+			if (chain[k] >= 0)
+				chain[len++] = chain[k];
+		for (int k = 1; k < len; k++) {
+			int32_t prev = chain[k - 1], t = task_of[chain[k]],
+				in = item_of[g->nodes[prev].outputs[0]];
+
+			if (t < 0 || task_of[prev] < 0 || in < 0)
+				break;
+			p->fuse_prev[t] = (uint32_t)task_of[prev];
+			p->fuse_in[t] = (uint32_t)in;
+			p->fuse_head[t] = (uint32_t)task_of[i];
+			any = true;
+		}
+	}
+	if (!any) { /* NULL spares the simulator a test per task */
+		free(p->fuse_prev);
+		free(p->fuse_in);
+		free(p->fuse_head);
+		p->fuse_prev = p->fuse_in = p->fuse_head = NULL;
+	}
+}
+
 int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 			  const struct ho_profile *prof, struct ho_problem **out,
 			  struct ho_error *err)
@@ -303,8 +339,14 @@ int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 	p->task_sig = calloc(n + 1, sizeof(uint64_t));
 	p->view_src = malloc((n + 1) * sizeof(uint32_t));
 	p->view_out = malloc((n + 1) * sizeof(uint32_t));
-	if (!p->task_sig || !p->view_src || !p->view_out)
+	p->fuse_prev = malloc((n + 1) * sizeof(uint32_t));
+	p->fuse_in = malloc((n + 1) * sizeof(uint32_t));
+	p->fuse_head = malloc((n + 1) * sizeof(uint32_t));
+	if (!p->task_sig || !p->view_src || !p->view_out || !p->fuse_prev || !p->fuse_in ||
+	    !p->fuse_head)
 		goto nomem;
+	for (uint32_t t = 0; t < n; t++)
+		p->fuse_prev[t] = p->fuse_in[t] = p->fuse_head[t] = HO_NOT_FUSED;
 	p->box = box;
 	p->contention = true;
 	p->small_transfer = box->small_transfer;
@@ -427,6 +469,7 @@ int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 		}
 	}
 	memmove(p->wcons_off, p->wcons_off + 1, (nw + 1) * sizeof(uint32_t));
+	ho_problem_chains(g, p, task_of, item_of);
 	/* No view at all: NULL spares the simulator a test per task. */
 	bool any_view = false;
 

@@ -48,6 +48,16 @@ static double ho_moved_bytes(const struct ho_problem *p, const uint16_t *assign,
 
 static int ho_view_home(const struct ho_problem *p, const uint16_t *assign, uint32_t t);
 
+/* Task t runs inside its chain's Conv kernel: the simulator's rule (ho_conv_chain). */
+static bool ho_fused(const struct ho_problem *p, const uint16_t *assign, uint32_t t)
+{
+	uint32_t u;
+
+	if (!p->fuse_prev || (u = p->fuse_prev[t]) == HO_NOT_FUSED || assign[u] != assign[t])
+		return false;
+	return p->fuse_prev[u] == HO_NOT_FUSED || ho_fused(p, assign, u);
+}
+
 /* Where item k's bytes live: the simulator's rule, views read in place keep their source's. */
 static int ho_item_home(const struct ho_problem *p, const uint16_t *assign, uint32_t k)
 {
@@ -80,6 +90,12 @@ void ho_explain(const struct ho_problem *p, const uint16_t *assign, const struct
 	int here = assign[t], fastest = -1;
 	char a[32], b[32];
 	int view_home = ho_view_home(p, assign, t);
+
+	if (ho_fused(p, assign, t)) {
+		snprintf(buf, n, "fused into %s's kernel on this device: no time, no bytes between",
+			 p->task_name[p->fuse_head[t]]);
+		return;
+	}
 
 	if (view_home >= 0) {
 		snprintf(buf, n, "a view of its input where that lives (%s): no time, no bytes",

@@ -37,6 +37,9 @@ void ho_problem_free(struct ho_problem *p)
 	free(p->pred);
 	free(p->succ_off);
 	free(p->succ);
+	free(p->fuse_prev);
+	free(p->fuse_in);
+	free(p->fuse_head);
 	free(p->view_src);
 	free(p->view_out);
 	free(p->weight_bytes);

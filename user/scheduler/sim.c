@@ -44,6 +44,8 @@ struct ho_sim {
 	uint16_t *home;	 /* n: where a viewed task's item lives (its source's home) */
 	uint8_t *viewed; /* n: 1 if v is a view its device reads in place: no bytes, no time */
 	uint32_t n_viewed;
+	uint8_t *fused; /* n: 1 if v runs inside its chain's Conv kernel (ho_conv_chain) */
+	uint32_t n_fused;
 	struct ho_mem_event *ev, *ev_tmp; /* frees, then allocations; sort scratch */
 	uint32_t cap_ev;
 	double *static_mem; /* d: weights resident */
@@ -81,6 +83,7 @@ void ho_sim_free(struct ho_sim *s)
 	free(s->dies);
 	free(s->home);
 	free(s->viewed);
+	free(s->fused);
 	free(s->ev);
 	free(s->ev_tmp);
 	free(s->static_mem);
@@ -113,6 +116,7 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 	s->dies = calloc(p->m + 1, sizeof(double));
 	s->home = calloc(p->n + 1, sizeof(uint16_t));
 	s->viewed = calloc(p->n + 1, 1);
+	s->fused = calloc(p->n + 1, 1);
 	/* Per item: the producer's buffer, a copy and a staging buffer per other device. */
 	s->cap_ev = 2 * (p->m * (2 * p->d - 1)) + 2;
 	s->ev = malloc(s->cap_ev * sizeof(*s->ev));
@@ -126,7 +130,8 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 	if (!s->use_idx || !s->busy || !s->arr_stamp || !s->lu_stamp || !s->link_free ||
 	    !s->link_busy || !s->start || !s->end || !s->done || !s->arrival || !s->alloc_at ||
 	    !s->last_use || !s->out_end || !s->ev || !s->ev_tmp || !s->static_mem || !s->wmask ||
-	    !s->dies || !s->home || !s->viewed || ho_slots_init(s->slots, p->d, p->n)) {
+	    !s->dies || !s->home || !s->viewed || !s->fused ||
+	    ho_slots_init(s->slots, p->d, p->n)) {
 		ho_sim_free(s);
 		return NULL;
 	}
@@ -311,6 +316,29 @@ static int ho_item_home(const struct ho_sim *s, const uint16_t *assign, uint32_t
 	return ho_is_view_item(s, k) ? s->home[prod] : assign[prod];
 }
 
+/* Item k is what a fused chain passes inside one kernel: never written, no bytes. */
+static bool ho_is_unwritten_item(const struct ho_sim *s, uint32_t k)
+{
+	const struct ho_problem *p = s->p;
+	uint32_t c;
+
+	if (!s->n_fused || p->cons_off[k + 1] - p->cons_off[k] != 1)
+		return false;
+	c = p->cons[p->cons_off[k]];
+	return s->fused[c] && p->fuse_in[c] == k;
+}
+
+/* Whether task v on device dev would run inside its chain's Conv kernel. */
+static bool ho_fuses(const struct ho_sim *s, const uint16_t *assign, uint32_t v, int dev)
+{
+	const struct ho_problem *p = s->p;
+	uint32_t u;
+
+	if (!p->fuse_prev || (u = p->fuse_prev[v]) == HO_NOT_FUSED)
+		return false;
+	return assign[u] == dev && (p->fuse_prev[u] == HO_NOT_FUSED || s->fused[u]);
+}
+
 /*
  * Whether view task v on device dev reads its source where it lives, and so
  * runs as a pointer to it (the runtime's alias): then *home is that place.
@@ -366,7 +394,7 @@ static bool ho_memory_bound_fits(struct ho_sim *s, const uint16_t *assign, struc
 	for (uint32_t k = 0; k < p->m; k++) {
 		int src = ho_item_home(s, assign, k);
 
-		if (!ho_is_view_item(s, k))
+		if (!ho_is_view_item(s, k) && !ho_is_unwritten_item(s, k))
 			ev->peak_mem[src] += p->item_bytes[k];
 		for (uint32_t j = 0; j < d; j++)
 			if ((int)j != src && ho_has_copy(s, k * d + j)) {
@@ -425,10 +453,15 @@ static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan,
 	for (uint32_t k = 0; k < p->m; k++) {
 		uint32_t prod = p->item_prod[k];
 
-		if (!ho_is_view_item(s, k))
-			ho_push(s, &n_ev, (uint32_t)ho_item_home(s, assign, k),
-				prod == HO_EXTERNAL ? 0 : s->start[prod], s->dies[k],
-				p->item_bytes[k]);
+		double born = prod == HO_EXTERNAL ? 0 : s->start[prod];
+
+		if (ho_is_view_item(s, k) || ho_is_unwritten_item(s, k))
+			continue;
+		/* a fused chain's result is written by its Conv's kernel */
+		if (prod != HO_EXTERNAL && s->n_fused && s->fused[prod])
+			born = s->start[p->fuse_head[prod]];
+		ho_push(s, &n_ev, (uint32_t)ho_item_home(s, assign, k), born, s->dies[k],
+			p->item_bytes[k]);
 	}
 	/* Frees first, then allocations: the stable sort keeps that order on ties. */
 	memcpy(s->ev + n_ev, s->ev_tmp, n_ev * sizeof(*s->ev));
@@ -465,7 +498,7 @@ static int ho_eft_choice(const struct ho_sim *s, const uint16_t *assign, uint32_
 
 		if (!(p->allowed[v] >> j & 1) || !isfinite(cost))
 			continue;
-		if (ho_view_in_place(s, assign, v, (int)j, &home))
+		if (ho_view_in_place(s, assign, v, (int)j, &home) || ho_fuses(s, assign, v, (int)j))
 			cost = 0;
 		for (uint32_t e = p->in_off[v]; e < p->in_off[v + 1]; e++) {
 			uint32_t k = p->in_items[e], prod = p->item_prod[k];
@@ -522,7 +555,7 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 	memset(s->link_busy, 0, (p->n_links + 1) * sizeof(double));
 	memset(s->done, 0, p->n);
 	memset(s->out_end, 0, p->m * sizeof(double));
-	s->n_viewed = 0;
+	s->n_viewed = s->n_fused = 0;
 	if (++s->gen == 0) { /* wrapped after 2^32 evaluations: clear once */
 		memset(s->arr_stamp, 0, (size_t)p->m * d * sizeof(uint32_t));
 		memset(s->lu_stamp, 0, (size_t)p->m * d * sizeof(uint32_t));
@@ -535,7 +568,7 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 		uint32_t v = order[i];
 		int dev, home;
 		double ready = 0, cost;
-		bool view;
+		bool view, fused;
 
 		if (v >= p->n || s->done[v] || assign[v] >= d)
 			return -EINVAL;
@@ -549,6 +582,12 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 			if (view)
 				s->home[v] = (uint16_t)home;
 			s->n_viewed += view;
+		}
+		fused = false;
+		if (p->fuse_prev) {
+			fused = ho_fuses(s, assign, v, dev);
+			s->fused[v] = fused;
+			s->n_fused += fused;
 		}
 		for (uint32_t e = p->in_off[v]; e < p->in_off[v + 1]; e++) {
 			uint32_t k = p->in_items[e], prod = p->item_prod[k];
@@ -582,13 +621,14 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 			if (!isfinite(cost))
 				cost = 0;
 		}
-		if (view) /* a pointer to bytes already there: no work to book */
+		/* a pointer to bytes already there, or work done inside the Conv's kernel */
+		if (view || fused)
 			cost = 0;
-		s->start[v] = view ? ready : ho_slots_book(&s->slots[dev], ready, cost);
+		s->start[v] = view || fused ? ready : ho_slots_book(&s->slots[dev], ready, cost);
 		s->end[v] = s->start[v] + cost;
 		s->busy[dev] += cost;
 		s->done[v] = 1;
-		ev->obj[HO_OBJ_ENERGY] += view ? 0 : p->energy[v * d + dev];
+		ev->obj[HO_OBJ_ENERGY] += view || fused ? 0 : p->energy[v * d + dev];
 		if (s->end[v] > makespan)
 			makespan = s->end[v];
 		for (uint32_t e = 0; e < p->in_off[v + 1] - p->in_off[v]; e++) {
