@@ -298,7 +298,7 @@ static double ho_last_use(const struct ho_sim *s, size_t idx)
 }
 
 /* Item k is a view's, and holds no bytes of its own: they are its source's. */
-static bool ho_is_view_item(const struct ho_sim *s, uint32_t k)
+static inline bool ho_is_view_item(const struct ho_sim *s, uint32_t k)
 {
 	uint32_t prod = s->p->item_prod[k];
 
@@ -306,8 +306,11 @@ static bool ho_is_view_item(const struct ho_sim *s, uint32_t k)
 	return s->n_viewed && prod != HO_EXTERNAL && s->viewed[prod] && s->p->view_out[prod] == k;
 }
 
-/* The device whose memory holds item k's bytes (valid once its producer is placed). */
-static int ho_item_home(const struct ho_sim *s, const uint16_t *assign, uint32_t k)
+/*
+ * The device whose memory holds item k's bytes (valid once its producer is
+ * placed).  Inline: the simulator asks for every input of every task.
+ */
+static inline int ho_item_home(const struct ho_sim *s, const uint16_t *assign, uint32_t k)
 {
 	uint32_t prod = s->p->item_prod[k];
 
@@ -317,7 +320,7 @@ static int ho_item_home(const struct ho_sim *s, const uint16_t *assign, uint32_t
 }
 
 /* Item k is what a fused chain passes inside one kernel: never written, no bytes. */
-static bool ho_is_unwritten_item(const struct ho_sim *s, uint32_t k)
+static inline bool ho_is_unwritten_item(const struct ho_sim *s, uint32_t k)
 {
 	const struct ho_problem *p = s->p;
 	uint32_t c;
