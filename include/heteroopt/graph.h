@@ -259,6 +259,14 @@ int32_t ho_sole_reader(const struct ho_graph *g, int32_t t);
  * where there is none.  The chain fuses where all of it runs on one device.
  */
 void ho_conv_chain(const struct ho_graph *g, uint32_t conv, int32_t *bn, int32_t *post);
+/*
+ * The same for a MatMul by constant [K, N] weights: the Add of a constant
+ * [N] bias (add), then an element-wise node (post).  Weights and bias may
+ * come through views (which the kernel reads as they are placed).
+ */
+void ho_matmul_chain(const struct ho_graph *g, uint32_t mm, int32_t *add, int32_t *post);
+/* The tensor t shows through views (ho_op_is_view) run at run time; t if none. */
+int32_t ho_view_root(const struct ho_graph *g, int32_t t);
 
 #ifdef __cplusplus
 }

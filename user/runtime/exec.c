@@ -675,40 +675,18 @@ static bool ho_rt_can_fold(const struct ho_rt *rt, uint32_t i, int32_t t, int32_
 	       rt->nhwc[rt->g->nodes[b].outputs[0]] == rt->nhwc[t];
 }
 
-
-/* A constant float tensor of n elements, all on the last of rank axes: a bias. */
-static bool ho_rt_is_bias(const struct ho_tensor *c, int64_t n, int rank)
-{
-	if (!(c->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED)) ||
-	    c->dtype != HO_DT_FLOAT || c->shape.rank < 1 || c->shape.rank > rank ||
-	    c->shape.dim[c->shape.rank - 1] != n)
-		return false;
-	return ho_shape_numel(&c->shape) == n;
-}
-
-/* A MatMul by constant [K, N] weights: its only consumer, an Add of a constant [N] bias; else
- * -1.  Weights and bias may come through an Identity. */
-static int32_t ho_rt_matmul_bias(const struct ho_rt *rt, uint32_t i)
+/* ho_matmul_chain's Add, if it folds here: on the MatMul's device, in no blocked layout; else -1.
+ */
+static int32_t ho_rt_matmul_bias(const struct ho_rt *rt, uint32_t i, int32_t *post)
 {
 	const struct ho_graph *g = rt->g;
-	const struct ho_node *n = &g->nodes[i];
-	int32_t t = n->outputs[0], w = n->n_inputs > 1 ? n->inputs[1] : -1, b, other;
-	const struct ho_tensor *wt;
+	int32_t t = g->nodes[i].outputs[0], b;
 
-	if (w < 0 || g->tensors[t].n_consumers != 1 || (g->tensors[t].flags & HO_T_OUTPUT))
+	ho_matmul_chain(g, i, &b, post);
+	if (b < 0)
 		return -1;
-	wt = &g->tensors[ho_rt_root(rt, w)];
-	b = g->tensors[t].consumers[0];
-	if (!(wt->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED)) ||
-	    wt->shape.rank != 2 || wt->dtype != HO_DT_FLOAT || rt->node_dev[b] != rt->node_dev[i] ||
-	    rt->folded[b] >= 0 || strcmp(g->nodes[b].op_type, "Add") || g->nodes[b].n_inputs != 2 ||
-	    g->nodes[b].outputs[0] < 0 || rt->nhwc[t] || rt->nhwc[g->nodes[b].outputs[0]])
-		return -1;
-	other = g->nodes[b].inputs[0] == t ? g->nodes[b].inputs[1] : g->nodes[b].inputs[0];
-	if (other < 0 || other == t ||
-	    !ho_rt_is_bias(&g->tensors[ho_rt_root(rt, other)], wt->shape.dim[1],
-			   g->tensors[t].shape.rank) ||
-	    g->tensors[g->nodes[b].outputs[0]].shape.rank != g->tensors[t].shape.rank)
+	if (rt->node_dev[b] != rt->node_dev[i] || rt->folded[b] >= 0 || rt->nhwc[t] ||
+	    rt->nhwc[g->nodes[b].outputs[0]])
 		return -1;
 	return b;
 }
@@ -742,15 +720,13 @@ static void ho_rt_fuse(struct ho_rt *rt)
 		    (!matmul && strcmp(op, "Conv") && strcmp(op, "ConvTranspose")))
 			continue;
 		if (matmul) {
-			mid = ho_rt_matmul_bias(rt, i);
+			mid = ho_rt_matmul_bias(rt, i, &b);
 			if (mid < 0)
 				continue; /* the matmul kernel folds an element-wise node only after
 					     a bias */
-			b = ho_sole_reader(g, g->nodes[mid].outputs[0]);
-			if (b >= 0 && !ho_op_is_post_op(g->nodes[b].op_type))
-				b = -1;
 		} else {
-			/* The chain ho_conv_chain finds (the one the simulator charges), if it folds here. */
+			/* The chain ho_conv_chain finds (the one the simulator charges), if it
+			 * folds here. */
 			ho_conv_chain(g, i, &mid, &b);
 			if (mid >= 0 && !ho_rt_can_fold(rt, i, g->nodes[i].outputs[0], mid))
 				mid = b = -1; /* an element-wise node reads the batch norm */

@@ -4,9 +4,10 @@
  * any accelerator's worth the name) takes in a BatchNormalization after it
  * (folded into its weights) and then one element-wise node (applied as it
  * writes), each the only reader of the one before: one pass over memory
- * instead of three.  The runtime fuses such a chain where all of it runs on
- * one device; the simulator charges it likewise, so that splitting a chain
- * over two devices costs what it costs: the lost fusion as well as the copy.
+ * instead of three.  A MatMul by constant weights takes in the Add of a
+ * constant bias after it, and then one element-wise node.  The runtime fuses such a chain where all
+ * of it runs on one device; the simulator charges it likewise, so that splitting a chain over two
+ * devices costs what it costs: the lost fusion as well as the copy.
  */
 #include <string.h>
 
@@ -50,6 +51,62 @@ static bool ho_constant_bn(const struct ho_graph *g, int32_t b)
 		    !(g->tensors[n->inputs[k]].flags & (HO_T_INITIALIZER | HO_T_CONSTANT)))
 			return false;
 	return true;
+}
+
+int32_t ho_view_root(const struct ho_graph *g, int32_t t)
+{
+	for (;;) {
+		int32_t p = g->tensors[t].producer;
+
+		if (p < 0 || (g->nodes[p].flags & HO_N_FOLDED) ||
+		    !ho_op_is_view(g->nodes[p].op_type) || !g->nodes[p].n_inputs ||
+		    g->nodes[p].inputs[0] < 0)
+			return t;
+		t = g->nodes[p].inputs[0];
+	}
+}
+
+static bool ho_is_constant(const struct ho_tensor *t)
+{
+	return t->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED);
+}
+
+/* A constant float tensor of n elements, all on the last of rank axes: a bias. */
+static bool ho_is_bias(const struct ho_tensor *c, int64_t n, int rank)
+{
+	if (!ho_is_constant(c) || c->dtype != HO_DT_FLOAT || c->shape.rank < 1 ||
+	    c->shape.rank > rank || c->shape.dim[c->shape.rank - 1] != n)
+		return false;
+	return ho_shape_numel(&c->shape) == n;
+}
+
+void ho_matmul_chain(const struct ho_graph *g, uint32_t mm, int32_t *add, int32_t *post)
+{
+	const struct ho_node *n = &g->nodes[mm];
+	const struct ho_tensor *w;
+	int32_t t, b, other;
+
+	*add = *post = -1;
+	if (strcmp(n->op_type, "MatMul") || n->n_inputs < 2 || n->inputs[1] < 0 || !n->n_outputs ||
+	    (t = n->outputs[0]) < 0 || g->tensors[t].n_consumers != 1 ||
+	    (g->tensors[t].flags & HO_T_OUTPUT))
+		return;
+	w = &g->tensors[ho_view_root(g, n->inputs[1])];
+	b = g->tensors[t].consumers[0];
+	if (!ho_is_constant(w) || w->shape.rank != 2 || w->dtype != HO_DT_FLOAT ||
+	    strcmp(g->nodes[b].op_type, "Add") || g->nodes[b].n_inputs != 2 ||
+	    !g->nodes[b].n_outputs || g->nodes[b].outputs[0] < 0)
+		return;
+	other = g->nodes[b].inputs[0] == t ? g->nodes[b].inputs[1] : g->nodes[b].inputs[0];
+	if (other < 0 || other == t ||
+	    !ho_is_bias(&g->tensors[ho_view_root(g, other)], w->shape.dim[1],
+			g->tensors[t].shape.rank) ||
+	    g->tensors[g->nodes[b].outputs[0]].shape.rank != g->tensors[t].shape.rank)
+		return;
+	*add = b;
+	b = ho_sole_reader(g, g->nodes[b].outputs[0]);
+	if (b >= 0 && ho_op_is_post_op(g->nodes[b].op_type))
+		*post = b;
 }
 
 void ho_conv_chain(const struct ho_graph *g, uint32_t conv, int32_t *bn, int32_t *post)
