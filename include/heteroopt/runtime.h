@@ -62,6 +62,7 @@ struct ho_rt_placement {
 	double *pred_copy_end;	 /* ... and when it is done reading the source (its first hop) */
 	double pred_makespan;	 /* s */
 	uint32_t pred_transfers; /* copies the schedule makes (in-place reads are none) */
+	uint32_t pred_fused;	 /* nodes the schedule runs inside the kernel before them */
 	double pred_bytes;
 	double pred_peak[HO_RT_MAX_DEVICES]; /* bytes, the simulator's peak per device */
 	int pick;

@@ -110,11 +110,12 @@ struct ho_problem {
 	 */
 	uint32_t *view_src, *view_out;
 	/*
-	 * Fusion (ho_conv_chain): the task before t in a Conv's chain, whose
-	 * output item t reads (fuse_in), and the chain's Conv (fuse_head);
-	 * HO_NOT_FUSED for tasks in no chain.  On the device of the task before
-	 * it, if that one is the Conv or fused itself, t runs inside the Conv's
-	 * kernel: no time, and fuse_in is never written.  NULL without chains.
+	 * Fusion (ho_conv_chain, ho_matmul_chain): the task before t in a Conv's
+	 * or MatMul's chain, whose output item t reads (fuse_in), and the chain's
+	 * head (fuse_head); HO_NOT_FUSED for tasks in no chain.  On the device of
+	 * the task before it, if that one is the head or fused itself, t runs
+	 * inside the head's kernel: no time, and fuse_in is never written.  NULL
+	 * without chains.
 	 */
 	uint32_t *fuse_prev, *fuse_in, *fuse_head;
 	/* weights resident on each device that runs a consumer */
@@ -192,8 +193,14 @@ struct ho_transfer {
 	double start, end;
 };
 
+/* How a task ran in a timeline: its own kernel, a view read in place, inside its chain's head. */
+#define HO_TASK_RAN 0
+#define HO_TASK_VIEW 1
+#define HO_TASK_FUSED 2
+
 struct ho_timeline {
 	double *start, *end; /* n */
+	uint8_t *how;	     /* n: HO_TASK_* */
 	struct ho_transfer *xfer;
 	uint32_t n_xfer, cap_xfer;
 };
@@ -317,9 +324,9 @@ int ho_pick(const struct ho_front *f, enum ho_pick how, uint32_t objectives, con
 
 /* ---- explanations and output (user/scheduler/{explain,schedule_json}.c) ---- */
 
-/* One sentence on why task t runs on assign[t]. */
+/* One sentence on why task t runs on assign[t]; tl is that schedule's timeline. */
 void ho_explain(const struct ho_problem *p, const uint16_t *assign, const struct ho_eval *ev,
-		uint32_t t, char *buf, size_t n);
+		const struct ho_timeline *tl, uint32_t t, char *buf, size_t n);
 
 struct ho_baseline {
 	char name[48];

@@ -26,6 +26,16 @@ ways() { # ways MODEL INPUT_NAME SHAPE FILE OUTDIR [OP]: the four ways into OUTD
 	$S "$1" --shape "$2=$3" --box "$ROOT/boxes/this-machine-cpu-emu.json" --pin "${6:-Conv}=emu0" -o "$T/s4.json" >/dev/null
 	"$HO" run "$1" --input "$2=$4" --schedule "$T/s4.json" --pick 0 -o "$5.4" >"$5.4.log"
 	for i in 2 3 4; do memory_matches "$5.$i.log" "$1 way $i"; done
+	# Nodes folded into a kernel: the runtime's, as many as the schedule charged as fused.
+	for i in 2 3 4; do
+		if grep -q "nodes folded" "$5.$i.log" &&
+			! grep -Eq "([0-9]+) nodes folded .*schedule predicts \1$" "$5.$i.log"; then
+			echo "$1 way $i: folded nodes differ from the schedule's"
+			grep "nodes folded" "$5.$i.log"
+			exit 1
+		fi
+		sed -n "s|^ *\([0-9]* nodes folded\).*\(schedule predicts [0-9]*\)|$1 way $i: \1, \2|p" "$5.$i.log"
+	done
 	# Copies made must be the schedule's, count and bytes, and there must be some.
 	grep -Eq "copies: ([1-9][0-9]*) made \(([0-9]+) bytes\), schedule predicts \1 \(\2 bytes\)" "$5.4.log" ||
 		{ echo "$1: copies differ from the schedule's, or none"; cat "$5.4.log"; exit 1; }

@@ -80,7 +80,7 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 	uint8_t *is_view = malloc(p->m + 1);
 
 	item_homes(p, assign, home, is_view);
-	/* Conv chains on one device: the Conv's kernel writes only the last result. */
+	/* Chains on one device: the head's kernel writes only the last result. */
 	uint8_t *fused = calloc(p->n + 1, 1), *unwritten = calloc(p->m + 1, 1);
 
 	for (uint32_t i = 0; p->fuse_prev && i < p->n; i++) {
@@ -90,6 +90,19 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 			   (p->fuse_prev[u] == HO_NOT_FUSED || fused[u]);
 		if (fused[t])
 			unwritten[p->fuse_in[t]] = 1;
+	}
+	/* ... which is what the timeline says of each task, and those take no time */
+	for (uint32_t t = 0; t < p->n; t++) {
+		int how = fused[t] ? HO_TASK_FUSED
+			  : p->view_src && p->view_src[t] != HO_NOT_VIEW && is_view[p->view_out[t]]
+			      ? HO_TASK_VIEW
+			      : HO_TASK_RAN;
+
+		T_CHECK(tl->how[t] == how, "%s: task %s ran as %d, the rules say %d", what,
+			p->task_name[t], tl->how[t], how);
+		T_CHECK(how == HO_TASK_RAN || tl->end[t] == tl->start[t],
+			"%s: task %s is not run but takes %.9g s", what, p->task_name[t],
+			tl->end[t] - tl->start[t]);
 	}
 	/* Precedence, including the copy time between devices. */
 	for (uint32_t t = 0; t < p->n; t++)
@@ -444,12 +457,18 @@ static void random_dags(void)
 static void real_models(void)
 {
 	static const struct {
-		const char *model, *bind, *box;
+		const char *model, *bind, *box, *pin_op, *pin_dev;
 	} cases[] = {
-	    {"resnet18.onnx", "input=1x3x224x224", "boxes/edge-mlu370-ascend310p-u280.json"},
-	    {"ch_PP-OCRv4_det_infer.onnx", "x=1x3x320x320", "boxes/server-t4-ascend-xeon.json"},
-	    {"transformer_encoder.onnx", "src=1x32x256", "boxes/this-machine-2cpu.json"},
-	    {"mobilenet_v2.onnx", "input=1x3x224x224", "boxes/nvlink-2xa100-epyc.json"},
+	    {"resnet18.onnx", "input=1x3x224x224", "boxes/edge-mlu370-ascend310p-u280.json", NULL,
+	     NULL},
+	    {"ch_PP-OCRv4_det_infer.onnx", "x=1x3x320x320", "boxes/server-t4-ascend-xeon.json",
+	     NULL, NULL},
+	    {"transformer_encoder.onnx", "src=1x32x256", "boxes/this-machine-2cpu.json", NULL,
+	     NULL},
+	    /* emu0 reads no other memory: the Identity views of weights there copy */
+	    {"transformer_encoder.onnx", "src=1x32x256", "boxes/this-machine-cpu-emu.json",
+	     "Identity", "emu0"},
+	    {"mobilenet_v2.onnx", "input=1x3x224x224", "boxes/nvlink-2xa100-epyc.json", NULL, NULL},
 	};
 	uint32_t obj = 1u << HO_OBJ_LATENCY | 1u << HO_OBJ_MEMORY | 1u << HO_OBJ_ENERGY;
 
@@ -469,7 +488,9 @@ static void real_models(void)
 		    ho_parse_shape_arg(cases[c].bind, in, sizeof(in), dims, &rank, &err) ||
 		    ho_graph_bind_input(g, in, dims, rank, &err) || ho_shape_infer(g, &err) ||
 		    (ho_features_compute(g), ho_box_load(cases[c].box, &box, &err)) ||
-		    ho_problem_from_graph(g, box, NULL, &p, &err)) {
+		    ho_problem_from_graph(g, box, NULL, &p, &err) ||
+		    (cases[c].pin_op &&
+		     ho_problem_pin(p, cases[c].pin_op, cases[c].pin_dev, &err))) {
 			T_CHECK(0, "%s: %s", what, err.msg);
 			goto next;
 		}

@@ -128,10 +128,10 @@ static void print_report(const struct ho_graph *g, const struct ho_rt_placement 
 	printf("  node starts: measured against predicted, mean |difference| %.3f ms, largest %.3f "
 	       "ms\n",
 	       timed ? start_abs / timed * 1e3 : 0, start_max * 1e3);
-	if (r->fused)
+	if (r->fused || pl->pred_fused)
 		printf("  %u nodes folded into the Conv or MatMul before them (batch norm, bias, "
-		       "element-wise)\n",
-		       r->fused);
+		       "element-wise), schedule predicts %u\n",
+		       r->fused, pl->pred_fused);
 	if (r->memory_waits)
 		printf("  %u waits added so that buffers are reused as the timeline allows\n",
 		       r->memory_waits);

@@ -264,7 +264,7 @@ static bool ho_is_weight(const struct ho_tensor *t)
 	return t->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED);
 }
 
-/* Each Conv's chain (ho_conv_chain) as links from a task to the one before it. */
+/* Each Conv's and MatMul's chain (fusion.c) as links from a task to the one before it. */
 static void ho_problem_chains(const struct ho_graph *g, struct ho_problem *p,
 			      const int32_t *task_of, const int32_t *item_of)
 {
@@ -276,7 +276,11 @@ static void ho_problem_chains(const struct ho_graph *g, struct ho_problem *p,
 		if (task_of[i] < 0)
 			continue;
 		chain[0] = (int32_t)i;
-		ho_conv_chain(g, i, &chain[1], &chain[2]);
+		if (!strcmp(g->nodes[i].op_type, "MatMul")) {
+			ho_matmul_chain(g, i, &chain[1], &chain[2]);
+		} else {
+			ho_conv_chain(g, i, &chain[1], &chain[2]);
+		}
 		for (int k = 1; k < 3; k++)
 			if (chain[k] >= 0)
 				chain[len++] = chain[k];

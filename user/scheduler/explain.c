@@ -46,63 +46,22 @@ static double ho_moved_bytes(const struct ho_problem *p, const uint16_t *assign,
 	return bytes;
 }
 
-static int ho_view_home(const struct ho_problem *p, const uint16_t *assign, uint32_t t);
-
-/* Task t runs inside its chain's Conv kernel: the simulator's rule (ho_conv_chain). */
-static bool ho_fused(const struct ho_problem *p, const uint16_t *assign, uint32_t t)
-{
-	uint32_t u;
-
-	if (!p->fuse_prev || (u = p->fuse_prev[t]) == HO_NOT_FUSED || assign[u] != assign[t])
-		return false;
-	return p->fuse_prev[u] == HO_NOT_FUSED || ho_fused(p, assign, u);
-}
-
-/* Where item k's bytes live: the simulator's rule, views read in place keep their source's. */
-static int ho_item_home(const struct ho_problem *p, const uint16_t *assign, uint32_t k)
-{
-	uint32_t prod = p->item_prod[k];
-	int h;
-
-	if (prod == HO_EXTERNAL)
-		return p->default_device;
-	if (p->view_src && p->view_out[prod] == k && (h = ho_view_home(p, assign, prod)) >= 0)
-		return h;
-	return assign[prod];
-}
-
-/* The device whose memory view task t shows in place, or -1 (no view, or it reads a copy). */
-static int ho_view_home(const struct ho_problem *p, const uint16_t *assign, uint32_t t)
-{
-	uint32_t src;
-	int h;
-
-	if (!p->view_src || (src = p->view_src[t]) == HO_NOT_VIEW)
-		return -1;
-	h = src == HO_VIEW_OF_WEIGHT ? p->default_device : ho_item_home(p, assign, src);
-	return h == assign[t] || (p->in_place && p->in_place[assign[t]] >> h & 1) ? h : -1;
-}
-
 void ho_explain(const struct ho_problem *p, const uint16_t *assign, const struct ho_eval *ev,
-		uint32_t t, char *buf, size_t n)
+		const struct ho_timeline *tl, uint32_t t, char *buf, size_t n)
 {
 	uint32_t d = p->d;
 	int here = assign[t], fastest = -1;
 	char a[32], b[32];
-	int view_home = ho_view_home(p, assign, t);
 
-	if (ho_fused(p, assign, t)) {
+	if (tl && tl->how[t] == HO_TASK_FUSED) {
 		snprintf(buf, n, "fused into %s's kernel on this device: no time, no bytes between",
 			 p->task_name[p->fuse_head[t]]);
 		return;
 	}
-
-	if (view_home >= 0) {
-		snprintf(buf, n, "a view of its input where that lives (%s): no time, no bytes",
-			 p->dev_name[view_home]);
+	if (tl && tl->how[t] == HO_TASK_VIEW) {
+		snprintf(buf, n, "a view of its input, read where that lives: no time, no bytes");
 		return;
 	}
-
 	for (uint32_t j = 0; j < d; j++)
 		if ((p->allowed[t] >> j & 1) && isfinite(p->comp[t * d + j]) &&
 		    (fastest < 0 || p->comp[t * d + j] < p->comp[t * d + fastest]))

@@ -82,7 +82,8 @@ static json_t *solution_json(const struct ho_problem *p, struct ho_sim *sim, str
 			     const struct ho_constraints *c)
 {
 	json_t *s = json_object(), *a = json_array(), *ord = json_array(), *st = json_array();
-	json_t *en = json_array(), *xf = json_array();
+	json_t *en = json_array(), *xf = json_array(), *how = json_array();
+	static const char *const runs_as[] = {"kernel", "view", "fused"};
 	struct ho_eval ev;
 
 	ho_sim_eval(sim, assign, order, c, &ev, tl);
@@ -91,6 +92,7 @@ static json_t *solution_json(const struct ho_problem *p, struct ho_sim *sim, str
 		json_array_append_new(ord, json_integer(order[t]));
 		json_array_append_new(st, json_real(tl->start[t]));
 		json_array_append_new(en, json_real(tl->end[t]));
+		json_array_append_new(how, json_string(runs_as[tl->how[t]]));
 	}
 	for (uint32_t i = 0; i < tl->n_xfer; i++) {
 		const struct ho_transfer *x = &tl->xfer[i];
@@ -113,6 +115,7 @@ static json_t *solution_json(const struct ho_problem *p, struct ho_sim *sim, str
 	json_object_set_new(s, "order", ord);
 	json_object_set_new(s, "start_s", st);
 	json_object_set_new(s, "end_s", en);
+	json_object_set_new(s, "runs_as", how);
 	json_object_set_new(s, "transfers", xf);
 	return s;
 }
@@ -190,12 +193,16 @@ int ho_schedule_write(const char *path, const struct ho_schedule_doc *doc, struc
 			    json_string(doc->pick_method ? doc->pick_method : ""));
 	if (doc->picked >= 0) {
 		const struct ho_solution *s = &doc->front->sol[doc->picked];
+		const struct ho_timeline *ran = tl; /* the picked schedule's: how each task ran */
+		struct ho_eval ev;
 
+		if (ho_sim_eval(sim, s->assign, s->order, c, &ev, tl))
+			ran = NULL;
 		for (uint32_t t = 0; t < p->n; t++) {
 			char buf[256];
 			json_t *o = json_object();
 
-			ho_explain(p, s->assign, &s->ev, t, buf, sizeof(buf));
+			ho_explain(p, s->assign, &s->ev, ran, t, buf, sizeof(buf));
 			json_object_set_new(o, "task", json_string(p->task_name[t]));
 			json_object_set_new(o, "device", json_string(p->dev_name[s->assign[t]]));
 			json_object_set_new(o, "why", json_string(buf));

@@ -44,7 +44,7 @@ struct ho_sim {
 	uint16_t *home;	 /* n: where a viewed task's item lives (its source's home) */
 	uint8_t *viewed; /* n: 1 if v is a view its device reads in place: no bytes, no time */
 	uint32_t n_viewed;
-	uint8_t *fused; /* n: 1 if v runs inside its chain's Conv kernel (ho_conv_chain) */
+	uint8_t *fused; /* n: 1 if v runs inside its chain's head kernel (fusion.c) */
 	uint32_t n_fused;
 	struct ho_mem_event *ev, *ev_tmp; /* frees, then allocations; sort scratch */
 	uint32_t cap_ev;
@@ -157,9 +157,10 @@ struct ho_timeline *ho_timeline_new(const struct ho_problem *p)
 		return NULL;
 	tl->start = calloc(p->n + 1, sizeof(double));
 	tl->end = calloc(p->n + 1, sizeof(double));
+	tl->how = calloc(p->n + 1, 1);
 	tl->cap_xfer = 2 * p->m * (p->d > 1 ? p->d - 1 : 1) + 1;
 	tl->xfer = calloc(tl->cap_xfer, sizeof(*tl->xfer));
-	if (!tl->start || !tl->end || !tl->xfer) {
+	if (!tl->start || !tl->end || !tl->how || !tl->xfer) {
 		ho_timeline_free(tl);
 		return NULL;
 	}
@@ -172,6 +173,7 @@ void ho_timeline_free(struct ho_timeline *tl)
 		return;
 	free(tl->start);
 	free(tl->end);
+	free(tl->how);
 	free(tl->xfer);
 	free(tl);
 }
@@ -331,7 +333,7 @@ static inline bool ho_is_unwritten_item(const struct ho_sim *s, uint32_t k)
 	return s->fused[c] && p->fuse_in[c] == k;
 }
 
-/* Whether task v on device dev would run inside its chain's Conv kernel. */
+/* Whether task v on device dev would run inside its chain's head kernel. */
 static bool ho_fuses(const struct ho_sim *s, const uint16_t *assign, uint32_t v, int dev)
 {
 	const struct ho_problem *p = s->p;
@@ -460,7 +462,7 @@ static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan,
 
 		if (ho_is_view_item(s, k) || ho_is_unwritten_item(s, k))
 			continue;
-		/* a fused chain's result is written by its Conv's kernel */
+		/* a fused chain's result is written by its head's kernel */
 		if (prod != HO_EXTERNAL && s->n_fused && s->fused[prod])
 			born = s->start[p->fuse_head[prod]];
 		ho_push(s, &n_ev, (uint32_t)ho_item_home(s, assign, k), born, s->dies[k],
@@ -624,13 +626,15 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 			if (!isfinite(cost))
 				cost = 0;
 		}
-		/* a pointer to bytes already there, or work done inside the Conv's kernel */
+		/* a pointer to bytes already there, or work done inside the head's kernel */
 		if (view || fused)
 			cost = 0;
 		s->start[v] = view || fused ? ready : ho_slots_book(&s->slots[dev], ready, cost);
 		s->end[v] = s->start[v] + cost;
 		s->busy[dev] += cost;
 		s->done[v] = 1;
+		if (tl)
+			tl->how[v] = view ? HO_TASK_VIEW : fused ? HO_TASK_FUSED : HO_TASK_RAN;
 		ev->obj[HO_OBJ_ENERGY] += view || fused ? 0 : p->energy[v * d + dev];
 		if (s->end[v] > makespan)
 			makespan = s->end[v];
