@@ -15,6 +15,7 @@
  * leave, which lands close to the peak of live bytes.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -246,10 +247,77 @@ static int ho_add_wait(struct ho_mp_plan *pl, uint32_t before, uint32_t after, b
 /* Tables of conflicts up to this many items (n^2 bytes); beyond, one order. */
 #define HO_MP_TABLE_MAX 4096
 
+/*
+ * The most bytes live at once by the timeline: the simulator's peak, and what
+ * a placement cannot go under unless the graph's order lets two tensors the
+ * timeline overlaps share bytes.
+ */
+static uint64_t ho_live_peak(const struct ho_mp_item *items, uint32_t n, const double *born,
+			     const double *span)
+{
+	uint64_t bound = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t live = 0;
+
+		for (uint32_t j = 0; j < n; j++)
+			if (born[j] <= born[i] && born[i] < born[j] + span[j])
+				live += (items[j].size + 63) & ~63ull;
+		if (live > bound)
+			bound = live;
+	}
+	return bound;
+}
+
+/*
+ * Greedy orders can miss that peak by a tensor's size (the PP-OCRv4
+ * detector's cpu0 with its Convs on the emulator: 39.32 MB placed, 36.87 MB
+ * live at most).  Swap n / 8 random pairs of the best order, keep what packs
+ * tighter, until the peak is reached or the budget spent: n^2 work a try,
+ * 10^9 in all, 256 tries at most.  There six seeds reached the peak after 5
+ * to 53 tries, this one after 171.  A fixed seed keeps plans reproducible.
+ */
+static void ho_improve(const struct ho_mp_item *items, uint32_t n, const uint8_t *table,
+		       const struct ho_mp_order *o, uint64_t peak, uint32_t *best_order,
+		       uint64_t *best_off, uint64_t *total, uint32_t *order, uint64_t *off,
+		       uint8_t *placed, uint32_t *near)
+{
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	uint32_t tries = n ? (uint32_t)fmin(256, 1e9 / ((double)n * n)) : 0;
+
+	for (uint32_t t = 0; t < tries; t++) {
+		uint64_t placed_total;
+
+		if (*total <= peak)
+			break;
+
+		memcpy(order, best_order, n * sizeof(*order));
+		for (uint32_t k = 0; k < n / 8 + 1; k++) {
+			uint32_t i, j, x;
+
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			i = (uint32_t)(rng % n);
+			j = (uint32_t)((rng >> 32) % n);
+			x = order[i];
+			order[i] = order[j];
+			order[j] = x;
+		}
+		placed_total = ho_place(items, n, order, table, o, off, placed, near);
+		if (placed_total < *total) {
+			*total = placed_total;
+			memcpy(best_off, off, n * sizeof(*off));
+			memcpy(best_order, order, n * sizeof(*order));
+		}
+	}
+}
+
 int ho_memplan(struct ho_mp_item *items, uint32_t n, const struct ho_mp_order *o,
 	       struct ho_mp_plan *pl)
 {
-	uint32_t *order = calloc(n + 1, sizeof(uint32_t)), *near = calloc(n + 1, sizeof(uint32_t));
+	uint32_t *order = calloc(n + 1, sizeof(uint32_t)), *near = calloc(n + 1, sizeof(uint32_t)),
+		 *best_order = calloc(n + 1, sizeof(uint32_t));
 	uint64_t *off = calloc(n + 1, sizeof(uint64_t)),
 		 *best_off = calloc(n + 1, sizeof(uint64_t));
 	double *born = calloc(n + 1, sizeof(double)), *span = calloc(n + 1, sizeof(double));
@@ -258,7 +326,7 @@ int ho_memplan(struct ho_mp_item *items, uint32_t n, const struct ho_mp_order *o
 	int ret = -ENOMEM, n_orders = 1;
 
 	pl->total = UINT64_MAX;
-	if (!order || !near || !off || !best_off || !born || !span || !placed)
+	if (!order || !near || !off || !best_off || !born || !span || !placed || !best_order)
 		goto out;
 	for (uint32_t i = 0; i < n; i++) {
 		double dies;
@@ -283,8 +351,12 @@ int ho_memplan(struct ho_mp_item *items, uint32_t n, const struct ho_mp_order *o
 		if (total < pl->total) {
 			pl->total = total;
 			memcpy(best_off, off, n * sizeof(*off));
+			memcpy(best_order, order, n * sizeof(*order));
 		}
 	}
+	if (table && o->start)
+		ho_improve(items, n, table, o, ho_live_peak(items, n, born, span), best_order,
+			   best_off, &pl->total, order, off, placed, near);
 	if (!n)
 		pl->total = 0;
 	for (uint32_t i = 0; i < n; i++)
@@ -308,6 +380,7 @@ int ho_memplan(struct ho_mp_item *items, uint32_t n, const struct ho_mp_order *o
 	ret = 0;
 out:
 	free(order);
+	free(best_order);
 	free(near);
 	free(off);
 	free(best_off);
