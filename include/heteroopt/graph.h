@@ -254,9 +254,9 @@ bool ho_op_is_post_op(const char *op_type);
 int32_t ho_sole_reader(const struct ho_graph *g, int32_t t);
 /*
  * What a Conv's kernel can take in: a constant BatchNormalization (bn; not
- * after a ConvTranspose), then
- * an element-wise node (post), each the sole reader of the one before; -1
- * where there is none.  The chain fuses where all of it runs on one device.
+ * after a ConvTranspose), then an element-wise node (post), each the sole
+ * reader of the one before; -1 where there is none.  The chain fuses where
+ * all of it runs on one device.
  */
 void ho_conv_chain(const struct ho_graph *g, uint32_t conv, int32_t *bn, int32_t *post);
 /*

@@ -5,9 +5,10 @@
  * (folded into its weights) and then one element-wise node (applied as it
  * writes), each the only reader of the one before: one pass over memory
  * instead of three.  A MatMul by constant weights takes in the Add of a
- * constant bias after it, and then one element-wise node.  The runtime fuses such a chain where all
- * of it runs on one device; the simulator charges it likewise, so that splitting a chain over two
- * devices costs what it costs: the lost fusion as well as the copy.
+ * constant bias after it, and then one element-wise node.  The runtime
+ * fuses such a chain where all of it runs on one device; the simulator
+ * charges it likewise, so that splitting a chain over two devices costs
+ * what it costs: the lost fusion as well as the copy.
  */
 #include <string.h>
 
