@@ -41,11 +41,12 @@ struct ho_sim {
 	uint32_t gen;	 /* this evaluation: stamps replace clearing m*d entries each time */
 	double *out_end; /* m: end of the last copy leaving its producer's device */
 	double *dies;	 /* m: when the bytes at the item's home are last needed */
-	uint16_t *home;	 /* n: where a viewed task's item lives (its source's home) */
-	uint8_t *viewed; /* n: 1 if v is a view its device reads in place: no bytes, no time */
-	uint32_t n_viewed;
-	uint8_t *fused; /* n: 1 if v runs inside its chain's head kernel (fusion.c) */
-	uint32_t n_fused;
+	uint16_t *home;	 /* n: where a view's item lives (its source's home) */
+	/* n: how each task ran (HO_TASK_*: a view costs no bytes or time, nor does
+	 * a task fused into its chain's head); the counts let graphs without
+	 * either skip every test */
+	uint8_t *how;
+	uint32_t n_viewed, n_fused;
 	struct ho_mem_event *ev, *ev_tmp; /* frees, then allocations; sort scratch */
 	uint32_t cap_ev;
 	double *static_mem; /* d: weights resident */
@@ -82,8 +83,7 @@ void ho_sim_free(struct ho_sim *s)
 	free(s->out_end);
 	free(s->dies);
 	free(s->home);
-	free(s->viewed);
-	free(s->fused);
+	free(s->how);
 	free(s->ev);
 	free(s->ev_tmp);
 	free(s->static_mem);
@@ -115,8 +115,7 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 	s->out_end = calloc(p->m + 1, sizeof(double));
 	s->dies = calloc(p->m + 1, sizeof(double));
 	s->home = calloc(p->n + 1, sizeof(uint16_t));
-	s->viewed = calloc(p->n + 1, 1);
-	s->fused = calloc(p->n + 1, 1);
+	s->how = calloc(p->n + 1, 1);
 	/* Per item: the producer's buffer, a copy and a staging buffer per other device. */
 	s->cap_ev = 2 * (p->m * (2 * p->d - 1)) + 2;
 	s->ev = malloc(s->cap_ev * sizeof(*s->ev));
@@ -130,8 +129,7 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 	if (!s->use_idx || !s->busy || !s->arr_stamp || !s->lu_stamp || !s->link_free ||
 	    !s->link_busy || !s->start || !s->end || !s->done || !s->arrival || !s->alloc_at ||
 	    !s->last_use || !s->out_end || !s->ev || !s->ev_tmp || !s->static_mem || !s->wmask ||
-	    !s->dies || !s->home || !s->viewed || !s->fused ||
-	    ho_slots_init(s->slots, p->d, p->n)) {
+	    !s->dies || !s->home || !s->how || ho_slots_init(s->slots, p->d, p->n)) {
 		ho_sim_free(s);
 		return NULL;
 	}
@@ -305,7 +303,8 @@ static inline bool ho_is_view_item(const struct ho_sim *s, uint32_t k)
 	uint32_t prod = s->p->item_prod[k];
 
 	/* n_viewed first: a graph without views pays one test */
-	return s->n_viewed && prod != HO_EXTERNAL && s->viewed[prod] && s->p->view_out[prod] == k;
+	return s->n_viewed && prod != HO_EXTERNAL && s->how[prod] == HO_TASK_VIEW &&
+	       s->p->view_out[prod] == k;
 }
 
 /*
@@ -330,7 +329,7 @@ static inline bool ho_is_unwritten_item(const struct ho_sim *s, uint32_t k)
 	if (!s->n_fused || p->cons_off[k + 1] - p->cons_off[k] != 1)
 		return false;
 	c = p->cons[p->cons_off[k]];
-	return s->fused[c] && p->fuse_in[c] == k;
+	return s->how[c] == HO_TASK_FUSED && p->fuse_in[c] == k;
 }
 
 /* Whether task v on device dev would run inside its chain's head kernel. */
@@ -341,7 +340,7 @@ static bool ho_fuses(const struct ho_sim *s, const uint16_t *assign, uint32_t v,
 
 	if (!p->fuse_prev || (u = p->fuse_prev[v]) == HO_NOT_FUSED)
 		return false;
-	return assign[u] == dev && (p->fuse_prev[u] == HO_NOT_FUSED || s->fused[u]);
+	return assign[u] == dev && (p->fuse_prev[u] == HO_NOT_FUSED || s->how[u] == HO_TASK_FUSED);
 }
 
 /*
@@ -451,19 +450,18 @@ static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan,
 	for (uint32_t i = p->n; s->n_viewed && i-- > 0;) {
 		uint32_t v = p->topo[i], src = p->view_src[v];
 
-		if (s->viewed[v] && src != HO_VIEW_OF_WEIGHT &&
+		if (s->how[v] == HO_TASK_VIEW && src != HO_VIEW_OF_WEIGHT &&
 		    s->dies[p->view_out[v]] > s->dies[src])
 			s->dies[src] = s->dies[p->view_out[v]];
 	}
 	for (uint32_t k = 0; k < p->m; k++) {
 		uint32_t prod = p->item_prod[k];
-
 		double born = prod == HO_EXTERNAL ? 0 : s->start[prod];
 
 		if (ho_is_view_item(s, k) || ho_is_unwritten_item(s, k))
 			continue;
 		/* a fused chain's result is written by its head's kernel */
-		if (prod != HO_EXTERNAL && s->n_fused && s->fused[prod])
+		if (prod != HO_EXTERNAL && s->how[prod] == HO_TASK_FUSED)
 			born = s->start[p->fuse_head[prod]];
 		ho_push(s, &n_ev, (uint32_t)ho_item_home(s, assign, k), born, s->dies[k],
 			p->item_bytes[k]);
@@ -580,20 +578,14 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 		if (decode && i >= dfrom && i < dto) /* an unplaced producer is caught below */
 			decode[v] = (uint16_t)ho_eft_choice(s, assign, v, energy_s);
 		dev = assign[v];
-		view = false;
-		if (p->view_src) {
-			view = ho_view_in_place(s, assign, v, dev, &home);
-			s->viewed[v] = view;
-			if (view)
-				s->home[v] = (uint16_t)home;
-			s->n_viewed += view;
-		}
-		fused = false;
-		if (p->fuse_prev) {
-			fused = ho_fuses(s, assign, v, dev);
-			s->fused[v] = fused;
-			s->n_fused += fused;
-		}
+		/* tested here: graphs without views or chains make no call */
+		view = p->view_src && ho_view_in_place(s, assign, v, dev, &home);
+		fused = !view && p->fuse_prev && ho_fuses(s, assign, v, dev);
+		if (view)
+			s->home[v] = (uint16_t)home;
+		s->how[v] = view ? HO_TASK_VIEW : fused ? HO_TASK_FUSED : HO_TASK_RAN;
+		s->n_viewed += view;
+		s->n_fused += fused;
 		for (uint32_t e = p->in_off[v]; e < p->in_off[v + 1]; e++) {
 			uint32_t k = p->in_items[e], prod = p->item_prod[k];
 			int src = ho_item_home(s, assign, k);
@@ -633,8 +625,6 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 		s->end[v] = s->start[v] + cost;
 		s->busy[dev] += cost;
 		s->done[v] = 1;
-		if (tl)
-			tl->how[v] = view ? HO_TASK_VIEW : fused ? HO_TASK_FUSED : HO_TASK_RAN;
 		ev->obj[HO_OBJ_ENERGY] += view || fused ? 0 : p->energy[v * d + dev];
 		if (s->end[v] > makespan)
 			makespan = s->end[v];
@@ -698,6 +688,7 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 	if (tl) {
 		memcpy(tl->start, s->start, p->n * sizeof(double));
 		memcpy(tl->end, s->end, p->n * sizeof(double));
+		memcpy(tl->how, s->how, p->n);
 	}
 	return 0;
 }
