@@ -264,23 +264,57 @@ static bool ho_is_weight(const struct ho_tensor *t)
 	return t->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED);
 }
 
-/* Each Conv's and MatMul's chain (fusion.c) as links from a task to the one before it. */
-static void ho_problem_chains(const struct ho_graph *g, struct ho_problem *p,
-			      const int32_t *task_of, const int32_t *item_of)
+/* n task entries, each UINT32_MAX (HO_NOT_VIEW, HO_NOT_FUSED) until set; NULL on failure. */
+static uint32_t *ho_task_array(uint32_t n)
 {
-	bool any = false;
+	uint32_t *a = malloc((n + 1) * sizeof(uint32_t));
 
+	if (a)
+		memset(a, 0xff, (n + 1) * sizeof(uint32_t));
+	return a;
+}
+
+/*
+ * Each view task's source and item (ho_op_is_view).  The arrays are made at
+ * the first view: without any they stay NULL, and the simulator skips them.
+ */
+static int ho_problem_views(const struct ho_graph *g, struct ho_problem *p, const int32_t *task_of,
+			    const int32_t *item_of, const int32_t *weight_of)
+{
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ho_node *nd = &g->nodes[i];
+		int32_t t = task_of[i], in = nd->n_inputs ? nd->inputs[0] : -1;
+
+		if (t < 0 || !ho_op_is_view(nd->op_type) || in < 0 || !nd->n_outputs ||
+		    nd->outputs[0] < 0 || item_of[nd->outputs[0]] < 0 ||
+		    (item_of[in] < 0 && weight_of[in] < 0))
+			continue;
+		if (!p->view_src &&
+		    (!(p->view_src = ho_task_array(p->n)) || !(p->view_out = ho_task_array(p->n))))
+			return -ENOMEM;
+		p->view_src[t] = item_of[in] >= 0 ? (uint32_t)item_of[in] : HO_VIEW_OF_WEIGHT;
+		p->view_out[t] = (uint32_t)item_of[nd->outputs[0]];
+	}
+	return 0;
+}
+
+/*
+ * Each Conv's and MatMul's chain (fusion.c) as links from a task to the one
+ * before it; made at the first chain, NULL without any, like the views.
+ */
+static int ho_problem_chains(const struct ho_graph *g, struct ho_problem *p, const int32_t *task_of,
+			     const int32_t *item_of)
+{
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		int32_t chain[3], len = 1;
 
 		if (task_of[i] < 0)
 			continue;
 		chain[0] = (int32_t)i;
-		if (!strcmp(g->nodes[i].op_type, "MatMul")) {
+		if (!strcmp(g->nodes[i].op_type, "MatMul"))
 			ho_matmul_chain(g, i, &chain[1], &chain[2]);
-		} else {
+		else
 			ho_conv_chain(g, i, &chain[1], &chain[2]);
-		}
 		for (int k = 1; k < 3; k++)
 			if (chain[k] >= 0)
 				chain[len++] = chain[k];
@@ -290,18 +324,16 @@ static void ho_problem_chains(const struct ho_graph *g, struct ho_problem *p,
 
 			if (t < 0 || task_of[prev] < 0 || in < 0)
 				break;
+			if (!p->fuse_prev && (!(p->fuse_prev = ho_task_array(p->n)) ||
+					      !(p->fuse_in = ho_task_array(p->n)) ||
+					      !(p->fuse_head = ho_task_array(p->n))))
+				return -ENOMEM;
 			p->fuse_prev[t] = (uint32_t)task_of[prev];
 			p->fuse_in[t] = (uint32_t)in;
 			p->fuse_head[t] = (uint32_t)task_of[i];
-			any = true;
 		}
 	}
-	if (!any) { /* NULL spares the simulator a test per task */
-		free(p->fuse_prev);
-		free(p->fuse_in);
-		free(p->fuse_head);
-		p->fuse_prev = p->fuse_in = p->fuse_head = NULL;
-	}
+	return 0;
 }
 
 int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
@@ -341,16 +373,8 @@ int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 	if (!p || ho_problem_alloc_items(p, m, false))
 		goto nomem;
 	p->task_sig = calloc(n + 1, sizeof(uint64_t));
-	p->view_src = malloc((n + 1) * sizeof(uint32_t));
-	p->view_out = malloc((n + 1) * sizeof(uint32_t));
-	p->fuse_prev = malloc((n + 1) * sizeof(uint32_t));
-	p->fuse_in = malloc((n + 1) * sizeof(uint32_t));
-	p->fuse_head = malloc((n + 1) * sizeof(uint32_t));
-	if (!p->task_sig || !p->view_src || !p->view_out || !p->fuse_prev || !p->fuse_in ||
-	    !p->fuse_head)
+	if (!p->task_sig)
 		goto nomem;
-	for (uint32_t t = 0; t < n; t++)
-		p->fuse_prev[t] = p->fuse_in[t] = p->fuse_head[t] = HO_NOT_FUSED;
 	p->box = box;
 	p->contention = true;
 	p->small_transfer = box->small_transfer;
@@ -399,15 +423,6 @@ int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 			continue;
 		snprintf(p->task_name[t], sizeof(p->task_name[t]), "%s", nd->name);
 		snprintf(p->task_op[t], sizeof(p->task_op[t]), "%s", nd->op_type);
-		p->view_src[t] = p->view_out[t] = HO_NOT_VIEW;
-		if (ho_op_is_view(nd->op_type) && nd->n_inputs && nd->inputs[0] >= 0 &&
-		    nd->n_outputs && nd->outputs[0] >= 0 && item_of[nd->outputs[0]] >= 0 &&
-		    (item_of[nd->inputs[0]] >= 0 || weight_of[nd->inputs[0]] >= 0)) {
-			p->view_src[t] = item_of[nd->inputs[0]] >= 0
-					     ? (uint32_t)item_of[nd->inputs[0]]
-					     : HO_VIEW_OF_WEIGHT;
-			p->view_out[t] = (uint32_t)item_of[nd->outputs[0]];
-		}
 		p->task_sig[t] = ho_node_signature(g, nd);
 		p->allowed[t] = 0;
 		for (uint32_t k = 0; k < d; k++) {
@@ -473,17 +488,9 @@ int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 		}
 	}
 	memmove(p->wcons_off, p->wcons_off + 1, (nw + 1) * sizeof(uint32_t));
-	ho_problem_chains(g, p, task_of, item_of);
-	/* No view at all: NULL spares the simulator a test per task. */
-	bool any_view = false;
-
-	for (uint32_t t = 0; t < n && !any_view; t++)
-		any_view = p->view_src[t] != HO_NOT_VIEW;
-	if (!any_view) {
-		free(p->view_src);
-		free(p->view_out);
-		p->view_src = p->view_out = NULL;
-	}
+	if (ho_problem_views(g, p, task_of, item_of, weight_of) ||
+	    ho_problem_chains(g, p, task_of, item_of))
+		goto nomem;
 	ret = ho_problem_link(p, ne, ei, et, err);
 	goto out;
 nomem:
