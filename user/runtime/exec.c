@@ -675,8 +675,7 @@ static bool ho_rt_can_fold(const struct ho_rt *rt, uint32_t i, int32_t t, int32_
 	       rt->nhwc[rt->g->nodes[b].outputs[0]] == rt->nhwc[t];
 }
 
-/* ho_matmul_chain's Add, if it folds here: on the MatMul's device, in no blocked layout; else -1.
- */
+/* ho_matmul_chain's Add, if it folds here (the MatMul's device, no blocked layout); else -1. */
 static int32_t ho_rt_matmul_bias(const struct ho_rt *rt, uint32_t i, int32_t *post)
 {
 	const struct ho_graph *g = rt->g;
@@ -720,13 +719,12 @@ static void ho_rt_fuse(struct ho_rt *rt)
 		    (!matmul && strcmp(op, "Conv") && strcmp(op, "ConvTranspose")))
 			continue;
 		if (matmul) {
+			/* the matmul kernel folds an element-wise node after a bias only */
 			mid = ho_rt_matmul_bias(rt, i, &b);
 			if (mid < 0)
-				continue; /* the matmul kernel folds an element-wise node only after
-					     a bias */
+				continue;
 		} else {
-			/* The chain ho_conv_chain finds (the one the simulator charges), if it
-			 * folds here. */
+			/* The chain the simulator charges as fused, where it can fold here. */
 			ho_conv_chain(g, i, &mid, &b);
 			if (mid >= 0 && !ho_rt_can_fold(rt, i, g->nodes[i].outputs[0], mid))
 				mid = b = -1; /* an element-wise node reads the batch norm */
