@@ -118,3 +118,11 @@ $PY -c "import sys, numpy as np; np.save(sys.argv[1], np.random.default_rng(3).s
 node "$ROOT/tests/runtime/ort_ref.js" "$M/transformer_encoder.onnx" "$T/tr.ort" "src=$T/tr.in.npy"
 ways "$M/transformer_encoder.onnx" src 1x32x256 "$T/tr.in.npy" "$T/tr.ho" MatMul
 against_ort "$T/tr.ort" "$T/tr.ho" "transformer_encoder 1,32,256"
+# Transpose and Slice, run as index maps: a last axis gathered with a stride,
+# negative and non-unit steps, the default perm.  Pure data movement: exact.
+$PY -c "import sys, numpy as np; np.save(sys.argv[1], np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5))" "$T/ix.in.npy"
+node "$ROOT/tests/runtime/ort_ref.js" "$M/index_ops.onnx" "$T/ix.ort" "x=$T/ix.in.npy"
+"$HO" run "$M/index_ops.onnx" --input "x=$T/ix.in.npy" -o "$T/ix.ho" >/dev/null
+for ref in "$T/ix.ort"/*.npy; do
+	$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/ix.ho/$(basename "$ref")" "index_ops $(basename "$ref" .npy) vs ONNX Runtime" 0
+done

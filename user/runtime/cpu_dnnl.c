@@ -36,7 +36,7 @@ struct ho_backend {
 	bool emulated;		      /* emu: the same kernels, standing in for an accelerator */
 };
 
-enum ho_cpu_kind { HO_K_PRIM, HO_K_GEMM, HO_K_TRANSPOSE, HO_K_INDEX_MAP, HO_K_GATHER };
+enum ho_cpu_kind { HO_K_PRIM, HO_K_GEMM, HO_K_INDEX_MAP, HO_K_GATHER };
 
 struct ho_kernel {
 	int kind;
@@ -58,16 +58,19 @@ struct ho_kernel {
 	const float *a, *b, *bias;
 	int64_t bias_rows, bias_cols; /* the bias's extent, each 1 or the full one */
 	float *y;
-	/* HO_K_TRANSPOSE */
+	/*
+	 * HO_K_INDEX_MAP (Transpose, Slice, nearest Resize): output dims in dims[],
+	 * input dims in in_dims[]; output axis a walks input axis perm[a], and
+	 * map[a][x] is the byte offset its index x adds (an index while preparing)
+	 */
 	int rank;
 	int64_t dims[HO_MAX_RANK], perm[HO_MAX_RANK];
 	uint32_t elem;
 	const void *src;
 	void *dst;
-	/* HO_K_INDEX_MAP (nearest Resize, Slice): output dims in dims[], input dims in
-	 * in_dims[], for each axis the input index of each output index */
 	int64_t in_dims[HO_MAX_RANK];
 	int64_t *map[HO_MAX_RANK];
+	bool rows_contiguous; /* each last-axis row reads consecutive input bytes */
 	/* HO_K_GATHER: outer x n_idx x inner bytes; the axis has axis_dim entries */
 	int64_t outer, n_idx, inner, axis_dim;
 	const void *idx;
@@ -889,6 +892,28 @@ static int prep_softmax(struct ho_backend *c, const struct ho_graph *g, const st
 	    NULL, &md, &md, buf, n, "(oneDNN) has no softmax for this", err);
 }
 
+/*
+ * The maps' input indices to byte offsets, axis a's scaled by the stride of
+ * the input axis it walks (perm[a]).  Rows that read consecutive bytes are
+ * then copied whole.
+ */
+static void ho_map_to_bytes(struct ho_kernel *k)
+{
+	int64_t stride[HO_MAX_RANK], s = k->elem;
+	int last = k->rank - 1;
+
+	for (int i = last; i >= 0; i--) {
+		stride[i] = s;
+		s *= k->in_dims[i];
+	}
+	for (int a = 0; a <= last; a++)
+		for (int64_t x = 0; x < k->dims[a]; x++)
+			k->map[a][x] *= stride[k->perm[a]];
+	k->rows_contiguous = last >= 0;
+	for (int64_t x = 1; last >= 0 && x < k->dims[last]; x++)
+		k->rows_contiguous &= k->map[last][x] == k->map[last][x - 1] + k->elem;
+}
+
 /* Resize's source coordinate of output index x on an axis (ONNX's formulas). */
 static double resize_coord(const char *mode, int64_t x, int64_t in, int64_t out, double scale)
 {
@@ -967,7 +992,9 @@ static int prep_resize(struct ho_backend *c, const struct ho_graph *g, const str
 
 				k->map[p][o] = v < 0 ? 0 : v >= in ? in - 1 : v;
 			}
+			k->perm[p] = p;
 		}
+		ho_map_to_bytes(k);
 		return 0;
 	}
 	if (strcmp(mode, "linear") || r < 3 ||
@@ -995,32 +1022,45 @@ static int prep_resize(struct ho_backend *c, const struct ho_graph *g, const str
 	}
 }
 
-/* Each output element from the input element its axes' maps name (nearest Resize, Slice). */
+/*
+ * Row by row over the last output axis: the outer axes' offsets summed once
+ * a row, then one memcpy or a gather with a fixed element size.
+ */
 static void run_index_map(const struct ho_kernel *k)
 {
-	int64_t in_stride[HO_MAX_RANK], idx[HO_MAX_RANK] = {0}, total = 1, s = 1;
-	const char *src = k->src;
+	int last = k->rank - 1;
+	int64_t idx[HO_MAX_RANK] = {0}, rows = 1, n;
+	const int64_t *in;
 	char *dst = k->dst;
+	size_t row;
 
-	for (int i = k->rank - 1; i >= 0; i--) {
-		in_stride[i] = s;
-		s *= k->in_dims[i];
-		total *= k->dims[i];
+	if (k->rank == 0) {
+		memcpy(dst, k->src, k->elem);
+		return;
 	}
-	for (int64_t o = 0; o < total; o++) {
-		int64_t off = 0;
+	n = k->dims[last];
+	in = k->map[last];
+	row = (size_t)(n > 0 ? n : 0) * k->elem;
+	for (int i = 0; i < last; i++)
+		rows *= k->dims[i];
+	for (int64_t r = 0; r < rows && n > 0; r++, dst += row) {
+		const char *src = k->src;
 
-		for (int i = 0; i < k->rank; i++)
-			off += k->map[i][idx[i]] * in_stride[i];
-		if (k->elem == sizeof(float))
-			memcpy(dst + o * sizeof(float), src + off * sizeof(float), sizeof(float));
+		for (int i = 0; i < last; i++)
+			src += k->map[i][idx[i]];
+		if (k->rows_contiguous)
+			memcpy(dst, src + in[0], row);
+		else if (k->elem == 4)
+			for (int64_t x = 0; x < n; x++)
+				memcpy(dst + 4 * x, src + in[x], 4);
+		else if (k->elem == 8)
+			for (int64_t x = 0; x < n; x++)
+				memcpy(dst + 8 * x, src + in[x], 8);
 		else
-			memcpy(dst + o * k->elem, src + off * k->elem, k->elem);
-		for (int i = k->rank - 1; i >= 0; i--) {
-			if (++idx[i] < k->dims[i])
-				break;
+			for (int64_t x = 0; x < n; x++)
+				memcpy(dst + x * k->elem, src + in[x], k->elem);
+		for (int i = last - 1; i >= 0 && ++idx[i] == k->dims[i]; i--)
 			idx[i] = 0;
-		}
 	}
 }
 
@@ -1158,10 +1198,12 @@ static int run_gemm(struct ho_kernel *k)
 	return 0;
 }
 
+/* An index map whose output axis a walks input axis perm[a] in order. */
 static int prep_transpose(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			  struct ho_kernel *k, struct ho_error *err)
 {
 	const struct ho_tensor *x = in_t(g, n, 0);
+	unsigned seen = 0;
 	int r;
 
 	if (!x || !ho_dtype_size(x->dtype))
@@ -1172,38 +1214,27 @@ static int prep_transpose(const struct ho_graph *g, const struct ho_node *n, voi
 	if (!ho_node_attr(n, "perm"))
 		for (int i = 0; i < r; i++)
 			k->perm[i] = r - 1 - i;
-	k->kind = HO_K_TRANSPOSE;
+	for (int i = 0; i < r; i++) {
+		if (k->perm[i] < 0 || k->perm[i] >= r || seen >> k->perm[i] & 1)
+			return unsupported(err, n, "needs a perm that is a permutation");
+		seen |= 1u << k->perm[i];
+	}
+	k->kind = HO_K_INDEX_MAP;
 	k->rank = r;
-	memcpy(k->dims, x->shape.dim, (size_t)r * sizeof(int64_t));
 	k->elem = (uint32_t)ho_dtype_size(x->dtype);
 	k->src = buf[n->inputs[0]];
 	k->dst = buf[n->outputs[0]];
+	memcpy(k->in_dims, x->shape.dim, (size_t)r * sizeof(int64_t));
+	for (int a = 0; a < r; a++) {
+		k->dims[a] = x->shape.dim[k->perm[a]];
+		k->map[a] = malloc((size_t)(k->dims[a] > 0 ? k->dims[a] : 1) * sizeof(int64_t));
+		if (!k->map[a])
+			return ho_err(err, -ENOMEM, "out of memory");
+		for (int64_t o = 0; o < k->dims[a]; o++)
+			k->map[a][o] = o;
+	}
+	ho_map_to_bytes(k);
 	return 0;
-}
-
-/* A reference loop: oneDNN has no N-d transpose short of a reorder per shape. */
-static void run_transpose(const struct ho_kernel *k)
-{
-	int64_t in_stride[HO_MAX_RANK], idx[HO_MAX_RANK] = {0}, total = 1;
-	const char *src = k->src;
-	char *dst = k->dst;
-
-	for (int i = k->rank - 1; i >= 0; i--) {
-		in_stride[i] = total;
-		total *= k->dims[i];
-	}
-	for (int64_t o = 0; o < total; o++) {
-		int64_t off = 0;
-
-		for (int i = 0; i < k->rank; i++)
-			off += idx[i] * in_stride[k->perm[i]];
-		memcpy(dst + o * k->elem, src + off * k->elem, k->elem);
-		for (int i = k->rank - 1; i >= 0; i--) {
-			if (++idx[i] < k->dims[k->perm[i]])
-				break;
-			idx[i] = 0;
-		}
-	}
 }
 
 /* Input i as up to max integers (a constant: filled at plan time); its count, or -1. */
@@ -1294,7 +1325,9 @@ static int prep_slice(const struct ho_graph *g, const struct ho_node *n, void *c
 			return ho_err(err, -ENOMEM, "out of memory");
 		for (int64_t o = 0; o < k->dims[a]; o++)
 			k->map[a][o] = first[a] + o * step[a];
+		k->perm[a] = a;
 	}
+	ho_map_to_bytes(k);
 	return 0;
 }
 
@@ -1501,9 +1534,6 @@ static int cpu_launch(struct ho_backend *c, struct ho_kernel *k, struct ho_error
 		if (run_gemm(k))
 			return ho_err(err, -EIO, "node '%s' (%s): dnnl_sgemm failed", k->name,
 				      k->op);
-		return 0;
-	case HO_K_TRANSPOSE:
-		run_transpose(k);
 		return 0;
 	case HO_K_INDEX_MAP:
 		run_index_map(k);
