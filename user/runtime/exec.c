@@ -75,6 +75,7 @@ struct ho_rt {
 	/* run state, under lock */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
+	uint64_t progress; /* bumped with every broadcast; read without the lock by spinners */
 	uint32_t *waiting; /* per node: producer nodes not yet done */
 	/* Memory waits (memplan.c): node i's finish releases mem_succ[mem_off[i]..],
 	 * a node below n_nodes, else the copy AT(t, d) at n_nodes + AT(t, d) */
@@ -99,6 +100,49 @@ static double ho_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Something changed under the lock: wake whoever waits for it. */
+static void ho_rt_wake(struct ho_rt *rt)
+{
+	__atomic_add_fetch(&rt->progress, 1, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&rt->cond);
+}
+
+/*
+ * Wait, with the lock held, until something changes.  A thread asleep on a
+ * condition variable takes about 25 us to wake on the other core of a VM (the
+ * wake-up interrupt exits to the hypervisor), longer than many nodes run.
+ * So a device's worker, which has its core to itself, first watches the
+ * progress count with the lock released, for twice that: spinning then
+ * wastes at most what sleeping would have cost.  Copy threads share cores
+ * with the workers and sleep at once.
+ */
+#define HO_RT_SPIN_S 50e-6
+
+static inline void ho_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause(); /* frees the core's other hardware thread a moment */
+#endif
+}
+
+static void ho_rt_wait(struct ho_rt *rt, bool spin)
+{
+	uint64_t seen = __atomic_load_n(&rt->progress, __ATOMIC_RELAXED);
+
+	if (spin) {
+		double until = ho_now() + HO_RT_SPIN_S;
+
+		pthread_mutex_unlock(&rt->lock);
+		while (__atomic_load_n(&rt->progress, __ATOMIC_ACQUIRE) == seen && ho_now() < until)
+			ho_cpu_relax();
+		pthread_mutex_lock(&rt->lock);
+		/* Any change after the spin is made under the lock: it cannot be missed. */
+		if (__atomic_load_n(&rt->progress, __ATOMIC_RELAXED) != seen)
+			return;
+	}
+	pthread_cond_wait(&rt->cond, &rt->lock);
 }
 
 /* Weights, Constant outputs and folded values: their bytes. */
@@ -1073,7 +1117,7 @@ static void *ho_rt_copier(void *arg)
 					pick = i;
 			if (pick != UINT32_MAX || (dv->cq_head == dv->cq_tail && !rt->remaining))
 				break;
-			pthread_cond_wait(&rt->cond, &rt->lock);
+			ho_rt_wait(rt, false);
 		}
 		if (pick == UINT32_MAX)
 			break;
@@ -1105,7 +1149,7 @@ static void *ho_rt_copier(void *arg)
 		for (uint32_t k = 0; k < g->tensors[t].n_consumers; k++)
 			if (rt->node_dev[g->tensors[t].consumers[k]] == (int32_t)d)
 				rt->waiting[g->tensors[t].consumers[k]]--;
-		pthread_cond_broadcast(&rt->cond);
+		ho_rt_wake(rt);
 	}
 	pthread_mutex_unlock(&rt->lock);
 	return NULL;
@@ -1118,7 +1162,7 @@ static void ho_rt_fail(struct ho_rt *rt, int ret, const struct ho_error *e)
 		rt->run_err = ret;
 		rt->err = *e;
 	}
-	pthread_cond_broadcast(&rt->cond);
+	ho_rt_wake(rt);
 	pthread_mutex_unlock(&rt->lock);
 }
 
@@ -1176,10 +1220,10 @@ static void *ho_rt_worker(void *arg)
 				ho_err(&rt->err, -EDEADLK,
 				       "internal: %u nodes wait on each other and can never start",
 				       rt->remaining);
-				pthread_cond_broadcast(&rt->cond);
+				ho_rt_wake(rt);
 				break;
 			}
-			pthread_cond_wait(&rt->cond, &rt->lock);
+			ho_rt_wait(rt, rt->n_dev > 1);
 		}
 		if (pick != UINT32_MAX)
 			rt->running++;
@@ -1236,7 +1280,7 @@ static void *ho_rt_worker(void *arg)
 		}
 		ho_rt_release(rt, id);
 		rt->remaining--;
-		pthread_cond_broadcast(&rt->cond);
+		ho_rt_wake(rt);
 		pthread_mutex_unlock(&rt->lock);
 	}
 }
@@ -1333,7 +1377,7 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 			pthread_join(rt->dev[d].tid, NULL);
 	}
 	pthread_mutex_lock(&rt->lock);
-	pthread_cond_broadcast(&rt->cond); /* copy engines: nothing left to wait for */
+	ho_rt_wake(rt); /* copy engines: nothing left to wait for */
 	pthread_mutex_unlock(&rt->lock);
 	for (uint32_t d = 0; d < rt->n_dev; d++)
 		if (rt->dev[d].cq_cap)
