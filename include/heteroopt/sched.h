@@ -127,7 +127,7 @@ struct ho_problem {
 	uint32_t n_links;
 	double *link_lat, *link_bw, *link_epb;
 	int32_t *route;	      /* d*d*2 link ids per (src,dst): hop 1, hop 2 (-1 none) */
-	double *route_fixed;  /* d*d: latency + fixed cost of all hops */
+	double *route_fixed;  /* d*d: latency + fixed cost of all hops; in place: the hand-off */
 	double *route_inv_bw; /* d*d: sum over hops of 1 / bandwidth (s per byte) */
 	uint64_t *in_place;   /* d masks: the devices whose memory device j reads in place */
 	double small_transfer;

@@ -21,6 +21,18 @@
 #define EXT UINT32_MAX
 #define EPS 1e-9
 
+/* The latency of a shared-memory link between two devices, 0 if none. */
+static double handoff(const struct ho_problem *p, int a, int b)
+{
+	for (uint32_t l = 0; p->box && a != b && l < p->box->n_links; l++) {
+		const struct ho_link *k = &p->box->links[l];
+
+		if (k->shared_memory && ((k->a == a && k->b == b) || (k->a == b && k->b == a)))
+			return k->latency;
+	}
+	return 0;
+}
+
 static bool in_place(const struct ho_problem *p, int src, int dst)
 {
 	return p->in_place && p->in_place[dst] >> src & 1;
@@ -110,8 +122,12 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 			uint32_t k = p->in_items[e], prod = p->item_prod[k];
 			double ready = prod == EXT ? 0 : tl->end[prod], alloc;
 
-			/* read in place: no copy, only the producer's end */
-			if (home[k] != assign[t] && !in_place(p, home[k], assign[t])) {
+			/* read in place: no copy, only the producer's end, and from
+			 * another device the hand-off, the shared link's latency */
+			if (home[k] == assign[t] || in_place(p, home[k], assign[t])) {
+				if (prod != EXT)
+					ready += handoff(p, assign[prod], assign[t]);
+			} else {
 				ready = arrival(tl, assign, k, assign[t], &alloc);
 				T_CHECK(ready >= 0, "%s: item %u never reached task %s", what, k,
 					p->task_name[t]);

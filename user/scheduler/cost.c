@@ -196,13 +196,17 @@ static int ho_routes(struct ho_problem *p, const struct ho_box *box, struct ho_e
 				from_host = -1;
 
 			r[0] = r[1] = -1;
-			if (a == b || p->in_place[b] >> a & 1)
+			if (a == b)
 				continue;
 			for (uint32_t l = 0; l < box->n_links; l++) {
 				const struct ho_link *k = &box->links[l];
 				bool ab = (k->a == (int)a && k->b == (int)b) ||
 					  (k->a == (int)b && k->b == (int)a);
 
+				/* in place nothing moves, but b's worker must learn that
+				 * a's task is done: the shared link's latency */
+				if (ab && k->shared_memory)
+					p->route_fixed[a * d + b] = k->latency;
 				if (ab && (k->p2p || (int)a == box->host || (int)b == box->host))
 					direct = (int32_t)l;
 				if ((k->a == (int)a && k->b == box->host) ||
@@ -212,6 +216,8 @@ static int ho_routes(struct ho_problem *p, const struct ho_box *box, struct ho_e
 				    (k->b == box->host && k->a == (int)b))
 					from_host = (int32_t)l;
 			}
+			if (p->in_place[b] >> a & 1)
+				continue;
 			if (direct >= 0) {
 				r[0] = direct;
 			} else if (to_host >= 0 && from_host >= 0) {

@@ -287,6 +287,20 @@ static bool ho_reads_in_place(const struct ho_problem *p, int src, int dst)
 	return p->in_place && (p->in_place[dst] >> src & 1);
 }
 
+/*
+ * Read in place from another device: the reader waits until its device
+ * learns that the producer is done (a view's producer is the view itself,
+ * on the device that ran it).
+ */
+static inline double ho_handoff(const struct ho_problem *p, const uint16_t *assign, uint32_t prod,
+				int dev)
+{
+	int from = prod == HO_EXTERNAL ? dev : assign[prod];
+
+	return from != dev && ho_reads_in_place(p, from, dev) ? p->route_fixed[from * p->d + dev]
+							      : 0;
+}
+
 static bool ho_has_copy(const struct ho_sim *s, size_t idx)
 {
 	return s->arr_stamp[idx] == s->gen;
@@ -508,7 +522,9 @@ static int ho_eft_choice(const struct ho_sim *s, const uint16_t *assign, uint32_
 			int src = ho_item_home(s, assign, k);
 			double t = prod == HO_EXTERNAL ? 0 : s->end[prod];
 
-			if (src != (int)j && !ho_reads_in_place(p, src, (int)j)) {
+			if (src != (int)j && ho_reads_in_place(p, src, (int)j)) {
+				t += ho_handoff(p, assign, prod, (int)j);
+			} else if (src != (int)j) {
 				if (ho_has_copy(s, (size_t)k * d + j)) {
 					t = s->arrival[(size_t)k * d + j];
 				} else if (p->item_comm) {
@@ -608,6 +624,8 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 					s->arr_stamp[idx] = s->gen;
 				}
 				t = s->arrival[idx];
+			} else if (src != dev) {
+				t += ho_handoff(p, assign, prod, dev);
 			}
 			if (t > ready)
 				ready = t;
