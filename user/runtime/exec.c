@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "graph_priv.h"
 #include "heteroopt/pool.h"
@@ -76,6 +77,7 @@ struct ho_rt {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	uint64_t progress; /* bumped with every broadcast; read without the lock by spinners */
+	double spin_s;	   /* how long an idle worker watches it before it sleeps */
 	uint32_t *waiting; /* per node: producer nodes not yet done */
 	/* Memory waits (memplan.c): node i's finish releases mem_succ[mem_off[i]..],
 	 * a node below n_nodes, else the copy AT(t, d) at n_nodes + AT(t, d) */
@@ -110,15 +112,19 @@ static void ho_rt_wake(struct ho_rt *rt)
 }
 
 /*
- * Wait, with the lock held, until something changes.  A thread asleep on a
- * condition variable takes about 25 us to wake on the other core of a VM (the
- * wake-up interrupt exits to the hypervisor), longer than many nodes run.
- * So a device's worker, which has its core to itself, first watches the
- * progress count with the lock released, for twice that: spinning then
- * wastes at most what sleeping would have cost.  Copy threads share cores
- * with the workers and sleep at once.
+ * With the lock held: release it and watch the progress count until it
+ * moves, for at most rt->spin_s; true if it moved.  A thread asleep on a
+ * condition variable takes about 25 us to wake on the other core of a VM
+ * (the wake-up interrupt exits to the hypervisor), longer than many nodes
+ * run, and a device often waits out a long node on the other.  So a worker
+ * that has a core to itself watches for up to a millisecond before it
+ * sleeps: on the transformer split over two CPU devices, medians of 41
+ * runs were 3.05-3.66 ms spinning 50 us, 2.78-3.26 ms at 200 us, 2.60-2.86
+ * ms at 1 ms and 2.68-2.99 ms at 5 ms.  Where copy threads need cores too,
+ * spinning starves them (the transformer on cpu + emulator: 4.8-5.1 ms
+ * asleep at once, 5.7-6.0 ms spinning 50 us, 10 ms at 1 ms): none then.
  */
-#define HO_RT_SPIN_S 50e-6
+#define HO_RT_SPIN_S 1e-3
 
 static inline void ho_cpu_relax(void)
 {
@@ -127,22 +133,24 @@ static inline void ho_cpu_relax(void)
 #endif
 }
 
-static void ho_rt_wait(struct ho_rt *rt, bool spin)
+static bool ho_rt_spin(struct ho_rt *rt)
 {
 	uint64_t seen = __atomic_load_n(&rt->progress, __ATOMIC_RELAXED);
+	double until = ho_now() + rt->spin_s;
 
-	if (spin) {
-		double until = ho_now() + HO_RT_SPIN_S;
-
-		pthread_mutex_unlock(&rt->lock);
-		while (__atomic_load_n(&rt->progress, __ATOMIC_ACQUIRE) == seen && ho_now() < until)
+	pthread_mutex_unlock(&rt->lock);
+	while (__atomic_load_n(&rt->progress, __ATOMIC_ACQUIRE) == seen && ho_now() < until)
+		ho_cpu_relax();
+	/* The change is seen while its maker still holds the lock: a plain lock
+	 * would sleep until it lets go, the wake-up this spin is there to save. */
+	while (pthread_mutex_trylock(&rt->lock))
+		if (ho_now() < until) {
 			ho_cpu_relax();
-		pthread_mutex_lock(&rt->lock);
-		/* Any change after the spin is made under the lock: it cannot be missed. */
-		if (__atomic_load_n(&rt->progress, __ATOMIC_RELAXED) != seen)
-			return;
-	}
-	pthread_cond_wait(&rt->cond, &rt->lock);
+		} else {
+			pthread_mutex_lock(&rt->lock);
+			break;
+		}
+	return __atomic_load_n(&rt->progress, __ATOMIC_RELAXED) != seen;
 }
 
 /* Weights, Constant outputs and folded values: their bytes. */
@@ -1117,7 +1125,7 @@ static void *ho_rt_copier(void *arg)
 					pick = i;
 			if (pick != UINT32_MAX || (dv->cq_head == dv->cq_tail && !rt->remaining))
 				break;
-			ho_rt_wait(rt, false);
+			pthread_cond_wait(&rt->cond, &rt->lock);
 		}
 		if (pick == UINT32_MAX)
 			break;
@@ -1166,6 +1174,42 @@ static void ho_rt_fail(struct ho_rt *rt, int ret, const struct ho_error *e)
 	pthread_mutex_unlock(&rt->lock);
 }
 
+/* The CPUs the box gives device d; false if it gives none. */
+static bool ho_rt_cores(const struct ho_rt *rt, uint32_t d, cpu_set_t *set)
+{
+	bool any = false;
+
+	CPU_ZERO(set);
+	for (int c = 0; c < 64 * HO_RT_CORE_WORDS && c < CPU_SETSIZE; c++)
+		if (rt->desc[d].cores[c / 64] >> (c % 64) & 1) {
+			CPU_SET(c, set);
+			any = true;
+		}
+	return any;
+}
+
+static void *ho_rt_worker(void *arg);
+
+/*
+ * Device d's worker, started on its cores: started anywhere, it was seen
+ * queued behind the other device's busy worker for a whole time slice
+ * (its first node 1.1 ms late) before it could move itself.
+ */
+static int ho_rt_start_worker(struct ho_rt *rt, uint32_t d)
+{
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int r;
+
+	if (!ho_rt_cores(rt, d, &set) || pthread_attr_init(&attr))
+		return pthread_create(&rt->dev[d].tid, NULL, ho_rt_worker, &rt->dev[d]);
+	r = pthread_attr_setaffinity_np(&attr, sizeof(set), &set) ||
+	    pthread_create(&rt->dev[d].tid, &attr, ho_rt_worker, &rt->dev[d]);
+	pthread_attr_destroy(&attr);
+	/* cores it cannot have: the worker itself reports which */
+	return r ? pthread_create(&rt->dev[d].tid, NULL, ho_rt_worker, &rt->dev[d]) : 0;
+}
+
 static void *ho_rt_worker(void *arg)
 {
 	struct ho_rt_dev *dv = arg;
@@ -1175,15 +1219,9 @@ static void *ho_rt_worker(void *arg)
 
 	if (rt->n_dev > 1) {
 		cpu_set_t set;
-		bool pin = false;
+		bool pin = ho_rt_cores(rt, dv->idx, &set);
 		int r = 0;
 
-		CPU_ZERO(&set);
-		for (int c = 0; c < 64 * HO_RT_CORE_WORDS && c < CPU_SETSIZE; c++)
-			if (rt->desc[dv->idx].cores[c / 64] >> (c % 64) & 1) {
-				CPU_SET(c, &set);
-				pin = true;
-			}
 		/* its cores, as the box gives them; OpenMP threads it starts inherit them */
 		if (pin && (r = pthread_setaffinity_np(pthread_self(), sizeof(set), &set))) {
 			struct ho_error e;
@@ -1215,6 +1253,9 @@ static void *ho_rt_worker(void *arg)
 				}
 			if (pick != UINT32_MAX || next == dv->n_nodes)
 				break;
+			/* the stall check walks every node: only before sleeping */
+			if (rt->spin_s > 0 && ho_rt_spin(rt))
+				continue;
 			if (ho_rt_stalled(rt)) {
 				rt->run_err = -EDEADLK;
 				ho_err(&rt->err, -EDEADLK,
@@ -1223,7 +1264,7 @@ static void *ho_rt_worker(void *arg)
 				ho_rt_wake(rt);
 				break;
 			}
-			ho_rt_wait(rt, rt->n_dev > 1);
+			pthread_cond_wait(&rt->cond, &rt->lock);
 		}
 		if (pick != UINT32_MAX)
 			rt->running++;
@@ -1345,6 +1386,14 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 	rt->report.bytes_moved = 0;
 	rt->run_err = 0;
 	rt->running = rt->copying = 0;
+	/* Workers spin only if every thread of the run has a core (ho_rt_spin). */
+	long cores = sysconf(_SC_NPROCESSORS_ONLN), threads = 0;
+
+	/* a worker's OpenMP team (0: OpenMP's choice, every core), its copy thread */
+	for (uint32_t d = 0; d < rt->n_dev; d++)
+		threads += (rt->desc[d].threads > 0 ? rt->desc[d].threads : cores) +
+			   (rt->dev[d].cq_cap > 0);
+	rt->spin_s = 0; /* until every thread is started: see below */
 	rt->t0 = ho_now();
 	for (uint32_t d = 0; d < rt->n_dev; d++)
 		if (rt->dev[d].cq_cap &&
@@ -1363,7 +1412,7 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 		ho_rt_worker(&rt->dev[0]);
 	} else {
 		for (uint32_t d = 0; d < rt->n_dev; d++) {
-			if (pthread_create(&rt->dev[d].tid, NULL, ho_rt_worker, &rt->dev[d])) {
+			if (ho_rt_start_worker(rt, d)) {
 				struct ho_error e;
 
 				ho_err(&e, -EAGAIN, "cannot start the worker of %s",
@@ -1373,6 +1422,14 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 			}
 			started++;
 		}
+		/*
+		 * A worker spinning on this thread's core would keep it from starting
+		 * the next one for a whole time slice (cpu1's first node was seen
+		 * starting 1.1 ms late): spinning starts once all are running.
+		 */
+		pthread_mutex_lock(&rt->lock);
+		rt->spin_s = threads <= cores ? HO_RT_SPIN_S : 0;
+		pthread_mutex_unlock(&rt->lock);
 		for (uint32_t d = 0; d < started; d++)
 			pthread_join(rt->dev[d].tid, NULL);
 	}
