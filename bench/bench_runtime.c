@@ -5,14 +5,20 @@
  *   dispatch  a 10,000-node chain of tiny ops: the executor's time per node
  *             against launching the same oneDNN kernels in a bare loop, and
  *             StarPU running a chain of 10,000 dependent empty tasks
+ *   handoff   a chain whose every edge crosses between two CPU devices (cores 0
+ *             and 1) against the same chain on one of them, and two threads on
+ *             those cores passing a turn over a condition variable
  *   copy      pool copies between two regions against memcpy, by size
  * usage: bench_runtime MODELS_DIR
  */
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <starpu.h>
 
@@ -155,6 +161,132 @@ static void bench_dispatch(const char *models)
 	       exec_relu / sp, REPS);
 }
 
+/* The chain on two CPU devices pinned to cores 0 and 1: each node on cpu(i % 2), or all on cpu0. */
+static double chain_on_two_cpus(const struct ho_graph *g, bool alternate)
+{
+	struct ho_rt_placement pl = {.n_devices = 2, .host = 0, .in_place = {2, 1}};
+	struct ho_rt_opts o = {.placement = &pl};
+	struct ho_rt *rt = NULL;
+	struct ho_error err;
+	float x[4] = {1, -2, 3, -4};
+	int64_t shape[2] = {1, 4};
+	double t[REPS], res = NAN;
+
+	for (int d = 0; d < 2; d++) {
+		snprintf(pl.dev[d].name, sizeof(pl.dev[d].name), "cpu%d", d);
+		pl.dev[d].backend = HO_RT_CPU;
+		pl.dev[d].threads = 1;
+		pl.dev[d].numa_node = -1;
+		pl.dev[d].cores[0] = 1ull << d;
+	}
+	pl.node_device = calloc(g->n_nodes, sizeof(int32_t));
+	pl.node_prio = calloc(g->n_nodes, sizeof(uint32_t));
+	if (!pl.node_device || !pl.node_prio)
+		goto out;
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		pl.node_device[g->topo[i]] = alternate ? (int32_t)(i % 2) : 0;
+		pl.node_prio[g->topo[i]] = i;
+	}
+	if (ho_rt_new(g, &o, &rt, &err) || ho_rt_set_input(rt, "x", shape, 2, x, &err) ||
+	    ho_rt_run(rt, &err)) {
+		fprintf(stderr, "bench_runtime: %s\n", err.msg);
+		goto out;
+	}
+	for (int r = 0; r < REPS; r++) {
+		double t0 = now();
+
+		ho_rt_run(rt, &err);
+		t[r] = (now() - t0) / g->n_nodes;
+	}
+	res = median(t, REPS);
+out:
+	ho_rt_free(rt);
+	free(pl.node_device);
+	free(pl.node_prio);
+	return res;
+}
+
+struct pingpong {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int turn, rounds;
+};
+
+struct pingpong_side {
+	struct pingpong *pp;
+	int me;
+};
+
+static void *pingpong_side(void *arg)
+{
+	struct pingpong_side *s = arg;
+	struct pingpong *pp = s->pp;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(s->me, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	pthread_mutex_lock(&pp->lock);
+	for (int i = 0; i < pp->rounds; i++) {
+		while (pp->turn != s->me)
+			pthread_cond_wait(&pp->cond, &pp->lock);
+		pp->turn = !s->me;
+		pthread_cond_broadcast(&pp->cond);
+	}
+	pthread_mutex_unlock(&pp->lock);
+	return NULL;
+}
+
+/* One way, the turn passed between threads on cores 0 and 1 that sleep while they wait. */
+static double condvar_handoff(void)
+{
+	struct pingpong pp = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 2000};
+	struct pingpong_side side[2] = {{&pp, 0}, {&pp, 1}};
+	pthread_t tid[2];
+	double t[REPS];
+
+	for (int r = 0; r < REPS; r++) {
+		double t0 = now();
+
+		pp.turn = 0;
+		for (int i = 0; i < 2; i++)
+			if (pthread_create(&tid[i], NULL, pingpong_side, &side[i]))
+				return NAN;
+		for (int i = 0; i < 2; i++)
+			pthread_join(tid[i], NULL);
+		t[r] = (now() - t0) / (2.0 * pp.rounds);
+	}
+	return median(t, REPS);
+}
+
+static void bench_handoff(const char *models)
+{
+	char path[4096];
+	struct ho_graph *g = NULL;
+	struct ho_error err;
+	double one, two, cv;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("handoff  needs two cores: skipped\n");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/chain10000_relu.onnx", models);
+	if (ho_onnx_load(path, NULL, &g, &err) || ho_shape_infer(g, &err)) {
+		fprintf(stderr, "bench_runtime: %s\n", err.msg);
+		ho_graph_free(g);
+		return;
+	}
+	one = chain_on_two_cpus(g, false);
+	two = chain_on_two_cpus(g, true);
+	cv = condvar_handoff();
+	printf("handoff  10,000-node Relu chain over cpu0/cpu1 (cores 0, 1): %.2f us per node "
+	       "alternating, %.2f us all on cpu0: %.2f us per hand-off; two threads there "
+	       "passing a turn over a condition variable: %.2f us one way: ratio %.2f   "
+	       "[median of %d]\n",
+	       two * 1e6, one * 1e6, (two - one) * 1e6, cv * 1e6, (two - one) / cv, REPS);
+	ho_graph_free(g);
+}
+
 static void bench_copy(void)
 {
 	static const size_t sizes[] = {4096, 65536, 1 << 20, 16 << 20, 64 << 20};
@@ -210,6 +342,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	bench_dispatch(argv[1]);
+	bench_handoff(argv[1]);
 	bench_copy();
 	return 0;
 }

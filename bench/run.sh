@@ -15,7 +15,7 @@ echo
 echo "== scheduler: simulator, search time, quality against HEFT, STG optima, hypervolume"
 cd "$ROOT" && "$B/bench_sched" "$M"
 echo
-echo "== runtime: dispatch per node (vs bare oneDNN launches and StarPU), pool copies vs memcpy"
+echo "== runtime: dispatch per node (vs bare oneDNN launches and StarPU), hand-off between two CPU devices (vs a condition variable), pool copies vs memcpy"
 "$B/bench_runtime" "$M"
 echo
 echo "== runtime: end-to-end latency on one CPU device vs ONNX Runtime, same thread count (median of 21)"
