@@ -132,6 +132,7 @@ struct ho_problem {
 	uint64_t *in_place;   /* d masks: the devices whose memory device j reads in place */
 	double small_transfer;
 	bool contention;    /* a link carries one transfer at a time */
+	bool handoff;	    /* some in-place pair has a hand-off latency (route_fixed) */
 	double *capacity;   /* d usable bytes (capacity * safety); 0 = unlimited */
 	double *idle_power; /* d */
 	int default_device; /* reference for normalisation (the host) */

@@ -205,8 +205,10 @@ static int ho_routes(struct ho_problem *p, const struct ho_box *box, struct ho_e
 
 				/* in place nothing moves, but b's worker must learn that
 				 * a's task is done: the shared link's latency */
-				if (ab && k->shared_memory)
+				if (ab && k->shared_memory) {
 					p->route_fixed[a * d + b] = k->latency;
+					p->handoff |= k->latency > 0;
+				}
 				if (ab && (k->p2p || (int)a == box->host || (int)b == box->host))
 					direct = (int32_t)l;
 				if ((k->a == (int)a && k->b == box->host) ||

@@ -287,20 +287,6 @@ static bool ho_reads_in_place(const struct ho_problem *p, int src, int dst)
 	return p->in_place && (p->in_place[dst] >> src & 1);
 }
 
-/*
- * Read in place from another device: the reader waits until its device
- * learns that the producer is done (a view's producer is the view itself,
- * on the device that ran it).
- */
-static inline double ho_handoff(const struct ho_problem *p, const uint16_t *assign, uint32_t prod,
-				int dev)
-{
-	int from = prod == HO_EXTERNAL ? dev : assign[prod];
-
-	return from != dev && ho_reads_in_place(p, from, dev) ? p->route_fixed[from * p->d + dev]
-							      : 0;
-}
-
 static bool ho_has_copy(const struct ho_sim *s, size_t idx)
 {
 	return s->arr_stamp[idx] == s->gen;
@@ -501,6 +487,31 @@ static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan,
  * Read-only; inputs of v that share a link are not queued behind each
  * other, so the estimate is optimistic there.  Ties keep the current device.
  */
+/*
+ * ready, or later where v reads an input in place from another device: v's
+ * device learns that the producer is done only after the hand-off (a view's
+ * producer is the view itself, on the device that ran it).  A pass of its
+ * own, so that boxes without hand-offs run the input loop as before.
+ */
+static double ho_handoff_ready(const struct ho_sim *s, const uint16_t *assign, uint32_t v, int dev,
+			       double ready)
+{
+	const struct ho_problem *p = s->p;
+
+	for (uint32_t e = p->in_off[v]; e < p->in_off[v + 1]; e++) {
+		uint32_t k = p->in_items[e], prod = p->item_prod[k];
+		int src = ho_item_home(s, assign, k), from;
+
+		if (prod == HO_EXTERNAL || src == dev || !ho_reads_in_place(p, src, dev))
+			continue;
+		from = assign[prod];
+		if (from != dev && ho_reads_in_place(p, from, dev) &&
+		    s->end[prod] + p->route_fixed[from * p->d + dev] > ready)
+			ready = s->end[prod] + p->route_fixed[from * p->d + dev];
+	}
+	return ready;
+}
+
 static int ho_eft_choice(const struct ho_sim *s, const uint16_t *assign, uint32_t v,
 			 double energy_s)
 {
@@ -522,9 +533,7 @@ static int ho_eft_choice(const struct ho_sim *s, const uint16_t *assign, uint32_
 			int src = ho_item_home(s, assign, k);
 			double t = prod == HO_EXTERNAL ? 0 : s->end[prod];
 
-			if (src != (int)j && ho_reads_in_place(p, src, (int)j)) {
-				t += ho_handoff(p, assign, prod, (int)j);
-			} else if (src != (int)j) {
+			if (src != (int)j && !ho_reads_in_place(p, src, (int)j)) {
 				if (ho_has_copy(s, (size_t)k * d + j)) {
 					t = s->arrival[(size_t)k * d + j];
 				} else if (p->item_comm) {
@@ -546,6 +555,8 @@ static int ho_eft_choice(const struct ho_sim *s, const uint16_t *assign, uint32_
 			if (t > ready)
 				ready = t;
 		}
+		if (p->handoff)
+			ready = ho_handoff_ready(s, assign, v, (int)j, ready);
 		fin = cost ? ho_slots_earliest_bounded(&s->slots[j], ready, cost, 32) + cost +
 				 energy_s * p->energy[v * d + j]
 			   : ready;
@@ -565,6 +576,7 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 	uint32_t d = p->d, dfrom = how ? how->from : 0, dto = how ? how->to : 0;
 	double makespan = 0,
 	       energy_s = how && s->idle_power > 0 ? how->energy_weight / s->idle_power : 0;
+	const bool handoff = p->handoff; /* read once: the byte stores below may alias it */
 
 	memset(ev, 0, sizeof(*ev));
 	memset(s->busy, 0, d * sizeof(double));
@@ -624,12 +636,12 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 					s->arr_stamp[idx] = s->gen;
 				}
 				t = s->arrival[idx];
-			} else if (src != dev) {
-				t += ho_handoff(p, assign, prod, dev);
 			}
 			if (t > ready)
 				ready = t;
 		}
+		if (handoff)
+			ready = ho_handoff_ready(s, assign, v, dev, ready);
 		cost = p->comp[v * d + dev];
 		if (!(p->allowed[v] >> dev & 1) || !isfinite(cost)) {
 			ev->n_infeasible++;
