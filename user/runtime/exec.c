@@ -4,9 +4,10 @@
  * (graph inputs and constants: the host), plus a replica on each other device
  * that consumes it unless both devices address host memory; each device's
  * tensors are packed into one region of the pool on its NUMA node.  Run: one
- * worker per device takes, among its nodes whose producers are done, the one
- * first in the schedule's priority order; before a node runs, the worker
- * copies in the replicas it reads that this run has not filled yet.
+ * worker per device takes, among its nodes whose producers are done and whose
+ * replicas are filled, the one first in the schedule's priority order; a
+ * device's copy thread fills its replicas as producers finish, and its worker
+ * makes a queued copy itself when it has nothing else ready.
  */
 #include <errno.h>
 #include <omp.h>
@@ -1100,7 +1101,6 @@ static bool ho_rt_stalled(const struct ho_rt *rt)
 	return true;
 }
 
-/* A device's copy engine: pool copies into its region, in the order producers finish. */
 /*
  * Under lock: take the first queued copy into dv whose bytes are free
  * (memory waits), in queue order; UINT32_MAX if there is none.
@@ -1156,6 +1156,7 @@ static void ho_rt_copy(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t t)
 	ho_rt_wake(rt);
 }
 
+/* A device's copy engine: pool copies into its region, in the order producers finish. */
 static void *ho_rt_copier(void *arg)
 {
 	struct ho_rt_dev *dv = arg;
