@@ -30,24 +30,19 @@
 
 #define REPS 9
 
-/* The executor over the chain, per node; NAN if it cannot run. */
-static double executor_per_node(const char *path, struct ho_graph **gout)
+/* The executor over a chain with input x[1x4], per node; NAN if it cannot run. */
+static double chain_per_node(const struct ho_graph *g, const struct ho_rt_opts *o)
 {
-	struct ho_graph *g = NULL;
 	struct ho_rt *rt = NULL;
-	struct ho_rt_opts o = {.threads = 1};
 	struct ho_error err;
 	float x[4] = {1, -2, 3, -4};
 	int64_t shape[2] = {1, 4};
-	double t[REPS];
+	double t[REPS], res = NAN;
 
-	if (ho_onnx_load(path, NULL, &g, &err) || ho_shape_infer(g, &err) ||
-	    ho_rt_new(g, &o, &rt, &err) || ho_rt_set_input(rt, "x", shape, 2, x, &err) ||
+	if (ho_rt_new(g, o, &rt, &err) || ho_rt_set_input(rt, "x", shape, 2, x, &err) ||
 	    ho_rt_run(rt, &err)) {
 		fprintf(stderr, "bench_runtime: %s\n", err.msg);
-		ho_rt_free(rt);
-		ho_graph_free(g);
-		return NAN;
+		goto out;
 	}
 	for (int r = 0; r < REPS; r++) {
 		double t0 = now();
@@ -55,9 +50,25 @@ static double executor_per_node(const char *path, struct ho_graph **gout)
 		ho_rt_run(rt, &err);
 		t[r] = (now() - t0) / g->n_nodes;
 	}
+	res = median(t, REPS);
+out:
 	ho_rt_free(rt);
-	*gout = g;
-	return median(t, REPS);
+	return res;
+}
+
+/* The chain at path on one CPU device, one thread, per node; the graph is kept in *gout. */
+static double executor_per_node(const char *path, struct ho_graph **gout)
+{
+	struct ho_rt_opts o = {.threads = 1};
+	struct ho_error err;
+
+	if (ho_onnx_load(path, NULL, gout, &err) || ho_shape_infer(*gout, &err)) {
+		fprintf(stderr, "bench_runtime: %s\n", err.msg);
+		ho_graph_free(*gout);
+		*gout = NULL;
+		return NAN;
+	}
+	return chain_per_node(*gout, &o);
 }
 
 /* The same oneDNN kernels, one per node, launched back to back with no executor. */
@@ -166,11 +177,7 @@ static double chain_on_two_cpus(const struct ho_graph *g, bool alternate)
 {
 	struct ho_rt_placement pl = {.n_devices = 2, .host = 0, .in_place = {2, 1}};
 	struct ho_rt_opts o = {.placement = &pl};
-	struct ho_rt *rt = NULL;
-	struct ho_error err;
-	float x[4] = {1, -2, 3, -4};
-	int64_t shape[2] = {1, 4};
-	double t[REPS], res = NAN;
+	double res = NAN;
 
 	for (int d = 0; d < 2; d++) {
 		snprintf(pl.dev[d].name, sizeof(pl.dev[d].name), "cpu%d", d);
@@ -181,26 +188,13 @@ static double chain_on_two_cpus(const struct ho_graph *g, bool alternate)
 	}
 	pl.node_device = calloc(g->n_nodes, sizeof(int32_t));
 	pl.node_prio = calloc(g->n_nodes, sizeof(uint32_t));
-	if (!pl.node_device || !pl.node_prio)
-		goto out;
-	for (uint32_t i = 0; i < g->n_nodes; i++) {
-		pl.node_device[g->topo[i]] = alternate ? (int32_t)(i % 2) : 0;
-		pl.node_prio[g->topo[i]] = i;
+	if (pl.node_device && pl.node_prio) {
+		for (uint32_t i = 0; i < g->n_nodes; i++) {
+			pl.node_device[g->topo[i]] = alternate ? (int32_t)(i % 2) : 0;
+			pl.node_prio[g->topo[i]] = i;
+		}
+		res = chain_per_node(g, &o);
 	}
-	if (ho_rt_new(g, &o, &rt, &err) || ho_rt_set_input(rt, "x", shape, 2, x, &err) ||
-	    ho_rt_run(rt, &err)) {
-		fprintf(stderr, "bench_runtime: %s\n", err.msg);
-		goto out;
-	}
-	for (int r = 0; r < REPS; r++) {
-		double t0 = now();
-
-		ho_rt_run(rt, &err);
-		t[r] = (now() - t0) / g->n_nodes;
-	}
-	res = median(t, REPS);
-out:
-	ho_rt_free(rt);
 	free(pl.node_device);
 	free(pl.node_prio);
 	return res;
