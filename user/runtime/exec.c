@@ -1205,23 +1205,26 @@ static bool ho_rt_cores(const struct ho_rt *rt, uint32_t d, cpu_set_t *set)
 static void *ho_rt_worker(void *arg);
 
 /*
- * Device d's worker, started on its cores: started anywhere, it was seen
- * queued behind the other device's busy worker for a whole time slice
- * (its first node 1.1 ms late) before it could move itself.
+ * Device d's worker, created on the cores the box gives it (OpenMP threads it
+ * starts inherit them).  Created anywhere, a worker was seen queued behind
+ * the other device's busy one for a whole time slice (its first node 1.1 ms
+ * late) before it could move itself.
  */
-static int ho_rt_start_worker(struct ho_rt *rt, uint32_t d)
+static int ho_rt_start_worker(struct ho_rt *rt, uint32_t d, struct ho_error *err)
 {
 	pthread_attr_t attr;
 	cpu_set_t set;
-	int r;
+	int r = pthread_attr_init(&attr);
 
-	if (!ho_rt_cores(rt, d, &set) || pthread_attr_init(&attr))
-		return pthread_create(&rt->dev[d].tid, NULL, ho_rt_worker, &rt->dev[d]);
-	r = pthread_attr_setaffinity_np(&attr, sizeof(set), &set) ||
-	    pthread_create(&rt->dev[d].tid, &attr, ho_rt_worker, &rt->dev[d]);
+	if (!r && ho_rt_cores(rt, d, &set))
+		r = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	if (!r)
+		r = pthread_create(&rt->dev[d].tid, &attr, ho_rt_worker, &rt->dev[d]);
 	pthread_attr_destroy(&attr);
-	/* cores it cannot have: the worker itself reports which */
-	return r ? pthread_create(&rt->dev[d].tid, NULL, ho_rt_worker, &rt->dev[d]) : 0;
+	if (r == EINVAL)
+		return ho_err(err, -r, "device %s: cannot run on the cores the box gives it: %s",
+			      rt->desc[d].name, strerror(r));
+	return r ? ho_err(err, -r, "cannot start the worker of %s", rt->desc[d].name) : 0;
 }
 
 static void *ho_rt_worker(void *arg)
@@ -1231,22 +1234,8 @@ static void *ho_rt_worker(void *arg)
 	const struct ho_graph *g = rt->g;
 	uint32_t next = 0; /* nodes before it in dv->nodes are done */
 
-	if (rt->n_dev > 1) {
-		cpu_set_t set;
-		bool pin = ho_rt_cores(rt, dv->idx, &set);
-		int r = 0;
-
-		/* its cores, as the box gives them; OpenMP threads it starts inherit them */
-		if (pin && (r = pthread_setaffinity_np(pthread_self(), sizeof(set), &set))) {
-			struct ho_error e;
-
-			ho_err(&e, -r, "device %s: cannot run on the cores the box gives it: %s",
-			       rt->desc[dv->idx].name, strerror(r));
-			ho_rt_fail(rt, -r, &e);
-			return NULL;
-		}
+	if (rt->n_dev > 1)
 		omp_set_num_threads(rt->desc[dv->idx].threads > 0 ? rt->desc[dv->idx].threads : 1);
-	}
 	for (;;) {
 		uint32_t pick = UINT32_MAX, id, cp;
 		struct ho_error e = {0};
@@ -1435,21 +1424,17 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 		ho_rt_worker(&rt->dev[0]);
 	} else {
 		for (uint32_t d = 0; d < rt->n_dev; d++) {
-			if (ho_rt_start_worker(rt, d)) {
-				struct ho_error e;
+			struct ho_error e;
+			int r = ho_rt_start_worker(rt, d, &e);
 
-				ho_err(&e, -EAGAIN, "cannot start the worker of %s",
-				       rt->desc[d].name);
-				ho_rt_fail(rt, -EAGAIN, &e);
+			if (r) {
+				ho_rt_fail(rt, r, &e);
 				break;
 			}
 			started++;
 		}
-		/*
-		 * A worker spinning on this thread's core would keep it from starting
-		 * the next one for a whole time slice (cpu1's first node was seen
-		 * starting 1.1 ms late): spinning starts once all are running.
-		 */
+		/* A worker spinning on this thread's core could hold off the next
+		 * one's creation for a time slice: spinning starts once all exist. */
 		pthread_mutex_lock(&rt->lock);
 		rt->spin_s = threads <= cores ? HO_RT_SPIN_S : 0;
 		pthread_mutex_unlock(&rt->lock);
