@@ -482,12 +482,6 @@ static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan,
 }
 
 /*
- * When task v, its producers already placed, would finish on each device
- * given the links' queues as they stand: the device it finishes first on.
- * Read-only; inputs of v that share a link are not queued behind each
- * other, so the estimate is optimistic there.  Ties keep the current device.
- */
-/*
  * ready, or later where v reads an input in place from another device: v's
  * device learns that the producer is done only after the hand-off (a view's
  * producer is the view itself, on the device that ran it).  A pass of its
@@ -505,13 +499,18 @@ static double ho_handoff_ready(const struct ho_sim *s, const uint16_t *assign, u
 		if (prod == HO_EXTERNAL || src == dev || !ho_reads_in_place(p, src, dev))
 			continue;
 		from = assign[prod];
-		if (from != dev && ho_reads_in_place(p, from, dev) &&
-		    s->end[prod] + p->route_fixed[from * p->d + dev] > ready)
-			ready = s->end[prod] + p->route_fixed[from * p->d + dev];
+		if (from != dev && ho_reads_in_place(p, from, dev))
+			ready = fmax(ready, s->end[prod] + p->route_fixed[from * p->d + dev]);
 	}
 	return ready;
 }
 
+/*
+ * When task v, its producers already placed, would finish on each device
+ * given the links' queues as they stand: the device it finishes first on.
+ * Read-only; inputs of v that share a link are not queued behind each
+ * other, so the estimate is optimistic there.  Ties keep the current device.
+ */
 static int ho_eft_choice(const struct ho_sim *s, const uint16_t *assign, uint32_t v,
 			 double energy_s)
 {
