@@ -13,7 +13,8 @@ status=0
 # The serial console ends lines with CR LF.
 LOG=$RAW.txt
 tr -d '\r' <"$RAW" >"$LOG"
-grep -q '^==END==' "$LOG" || { echo "judge: the guest never finished (see $LOG)"; status=1; }
+finished=1
+grep -q '^==END==' "$LOG" || { echo "judge: the guest never finished (see $LOG)"; status=1; finished=0; }
 for r in insmod devnode $TESTS cli_status rmmod_busy accounting_zero rmmod proc_gone reload $DMA_RESULTS; do
 	rc=$(sed -n "s/^UMPRESULT $r \([0-9]*\).*/\1/p" "$LOG" | tail -1)
 	case $rc in
@@ -28,5 +29,11 @@ if grep -nE 'WARNING:|BUG:|BUG kmalloc|KASAN:|UBSAN:|possible circular locking|p
 	echo "judge: kernel reports in the guest's log:"
 	head -40 "$LOG.reports"
 	status=1
+fi
+# Where a guest stopped is the first thing to know about a hang; the
+# caller shows only the end of this output, so it comes last.
+if [ $finished = 0 ]; then
+	echo "judge: the guest's last lines:"
+	tail -8 "$LOG" | cut -c1-160 | sed 's/^/    /'
 fi
 exit $status
