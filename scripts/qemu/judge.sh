@@ -13,8 +13,10 @@ status=0
 # The serial console ends lines with CR LF.
 LOG=$RAW.txt
 tr -d '\r' <"$RAW" >"$LOG"
-finished=1
-grep -q '^==END==' "$LOG" || { echo "judge: the guest never finished (see $LOG)"; status=1; finished=0; }
+last_lines() { # the last lines of a serial log, where a guest stopped
+	tr -d '\r' <"$1" | tail -8 | cut -c1-160 | sed 's/^/    /'
+}
+grep -q '^==END==' "$LOG" || { echo "judge: the guest never finished (see $LOG)"; status=1; }
 for r in insmod devnode $TESTS cli_status rmmod_busy accounting_zero rmmod proc_gone reload $DMA_RESULTS; do
 	rc=$(sed -n "s/^UMPRESULT $r \([0-9]*\).*/\1/p" "$LOG" | tail -1)
 	case $rc in
@@ -32,8 +34,13 @@ if grep -nE 'WARNING:|BUG:|BUG kmalloc|KASAN:|UBSAN:|possible circular locking|p
 fi
 # Where a guest stopped is the first thing to know about a hang; the
 # caller shows only the end of this output, so it comes last.
-if [ $finished = 0 ]; then
+HUNG=$(dirname "$RAW")/serial.hung-boot.log
+if [ -f "$HUNG" ]; then
+	echo "judge: a first boot never reached /init and was retried; its last lines:"
+	last_lines "$HUNG"
+fi
+if ! grep -q '^==END==' "$LOG"; then
 	echo "judge: the guest's last lines:"
-	tail -8 "$LOG" | cut -c1-160 | sed 's/^/    /'
+	last_lines "$LOG"
 fi
 exit $status
