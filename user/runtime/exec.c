@@ -1216,7 +1216,9 @@ static int ho_rt_start_worker(struct ho_rt *rt, uint32_t d, struct ho_error *err
 	cpu_set_t set;
 	int r = pthread_attr_init(&attr);
 
-	if (!r && ho_rt_cores(rt, d, &set))
+	if (r)
+		return ho_err(err, -r, "cannot start the worker of %s", rt->desc[d].name);
+	if (ho_rt_cores(rt, d, &set))
 		r = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
 	if (!r)
 		r = pthread_create(&rt->dev[d].tid, &attr, ho_rt_worker, &rt->dev[d]);
