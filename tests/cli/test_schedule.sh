@@ -84,6 +84,13 @@ assert d['profile'] and d['fingerprint']['profile'] != '0000000000000000'
 \""
 printf '{"devices": {"npu7": {}}}' >"$tmp/badprof.json"
 check "profile naming a device the box lacks" 1 "devices.npu7 is not a device of box" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$B/server-t4-ascend-xeon.json" --profile "$tmp/badprof.json"
+# A measured time below zero, a zero rate, a profile of another box: refused by name.
+printf '{"devices": {"cpu0": {"node_us": {"/conv1/Conv": -5}}}}' >"$tmp/negprof.json"
+check "profile with a negative node time" 1 "devices.cpu0.node_us./conv1/Conv must be a number >= 0" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$B/server-t4-ascend-xeon.json" --profile "$tmp/negprof.json"
+printf '{"devices": {"cpu0": {"peak_gflops": {"float32": 0}}}}' >"$tmp/zeroprof.json"
+check "profile with a zero peak" 1 "devices.cpu0.peak_gflops.float32 must be a number > 0" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$B/server-t4-ascend-xeon.json" --profile "$tmp/zeroprof.json"
+printf '{"box": "this-machine-2cpu", "devices": {"cpu0": {}}}' >"$tmp/otherprof.json"
+check "profile of another box" 1 "measured on box 'this-machine-2cpu', not on 'server-t4-ascend-xeon'" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$B/server-t4-ascend-xeon.json" --profile "$tmp/otherprof.json"
 if [ -e "$ROOT/../shared/data/stg/50/rand0000.stg" ]; then
 	check "STG input" 0 "Pareto front" -- $EXE schedule --quiet --stg "$ROOT/../shared/data/stg/50/rand0000.stg" --procs 4 --objectives latency
 fi

@@ -39,6 +39,85 @@ void ho_profile_free(struct ho_profile *prof)
 	free(prof);
 }
 
+/* A number > 0 (or >= 0 where zero_ok) under key of obj, or absent. */
+static int ho_profile_number(const char *path, const char *dev, const char *key, json_t *x,
+			     bool zero_ok, double *out, struct ho_error *err)
+{
+	double v = json_number_value(x);
+
+	if (!json_is_number(x) || !(zero_ok ? v >= 0 : v > 0))
+		return ho_err(err, -EINVAL, "%s: devices.%s.%s must be a number %s 0", path, dev,
+			      key, zero_ok ? ">=" : ">");
+	*out = v;
+	return 0;
+}
+
+/*
+ * One device's entry.  Every figure is checked: a profile replaces the box's
+ * figures, and a negative time or a zero rate would give schedules that
+ * cannot be run as predicted, with no word of why.
+ */
+static int ho_profile_device(const char *path, const char *dev, json_t *v,
+			     struct ho_profile_dev *pd, struct ho_error *err)
+{
+	json_t *peak = json_object_get(v, "peak_gflops"), *x;
+	const char *key;
+	char what[320];
+	double val;
+
+	if (peak && !json_is_object(peak))
+		return ho_err(err, -EINVAL, "%s: devices.%s.peak_gflops must map types to rates",
+			      path, dev);
+	json_object_foreach(peak, key, x)
+	{
+		int k = 1;
+
+		while (k < HO_DT_COUNT && strcmp(ho_dtype_name(k), key))
+			k++;
+		if (k == HO_DT_COUNT)
+			return ho_err(err, -EINVAL, "%s: devices.%s.peak_gflops: unknown type '%s'",
+				      path, dev, key);
+		snprintf(what, sizeof(what), "peak_gflops.%s", key);
+		if (ho_profile_number(path, dev, what, x, false, &val, err))
+			return err->code;
+		pd->peak_flops[k] = val * 1e9;
+	}
+	if ((x = json_object_get(v, "mem_bw_gbps"))) {
+		if (ho_profile_number(path, dev, "mem_bw_gbps", x, false, &val, err))
+			return err->code;
+		pd->mem_bw = val * 1e9;
+	}
+	if ((x = json_object_get(v, "launch_us"))) {
+		if (ho_profile_number(path, dev, "launch_us", x, true, &val, err))
+			return err->code;
+		pd->launch = val * 1e-6;
+	}
+	pd->op_eff = json_object_get(v, "op_efficiency");
+	if (pd->op_eff && !json_is_object(pd->op_eff))
+		return ho_err(err, -EINVAL,
+			      "%s: devices.%s.op_efficiency must map op types to "
+			      "efficiencies",
+			      path, dev);
+	json_object_foreach(pd->op_eff, key, x)
+	{
+		if (!json_is_number(x) || !(json_number_value(x) > 0 && json_number_value(x) <= 1))
+			return ho_err(err, -EINVAL,
+				      "%s: devices.%s.op_efficiency.%s must be in (0, 1]", path,
+				      dev, key);
+	}
+	pd->node_time = json_object_get(v, "node_us");
+	if (pd->node_time && !json_is_object(pd->node_time))
+		return ho_err(err, -EINVAL, "%s: devices.%s.node_us must map node names to times",
+			      path, dev);
+	json_object_foreach(pd->node_time, key, x)
+	{
+		snprintf(what, sizeof(what), "node_us.%s", key);
+		if (ho_profile_number(path, dev, what, x, true, &val, err))
+			return err->code;
+	}
+	return 0;
+}
+
 int ho_profile_load(const char *path, const struct ho_box *box, struct ho_profile **out,
 		    struct ho_error *err)
 {
@@ -56,6 +135,12 @@ int ho_profile_load(const char *path, const struct ho_box *box, struct ho_profil
 		free(prof);
 		return ho_err(err, -EINVAL, "%s:%d: %s", path, je.line, je.text);
 	}
+	name = json_string_value(json_object_get(prof->root, "box"));
+	if (name && strcmp(name, box->name)) {
+		ho_err(err, -EINVAL, "%s: measured on box '%s', not on '%s'", path, name,
+		       box->name);
+		goto fail;
+	}
 	prof->n = box->n_devices;
 	for (uint32_t i = 0; i < box->n_devices; i++) {
 		prof->dev[i].mem_bw = -1;
@@ -67,29 +152,18 @@ int ho_profile_load(const char *path, const struct ho_box *box, struct ho_profil
 	json_object_foreach(devs, name, v)
 	{
 		int d = ho_box_device(box, name);
-		json_t *peak, *x;
-		const char *dt;
 
 		if (d < 0) {
 			ho_err(err, -EINVAL, "%s: devices.%s is not a device of box '%s'", path,
 			       name, box->name);
 			goto fail;
 		}
-		peak = json_object_get(v, "peak_gflops");
-		json_object_foreach(peak, dt, x) for (int k = 1; k < HO_DT_COUNT;
-						      k++) if (!strcmp(ho_dtype_name(k), dt) &&
-							       json_is_number(x) &&
-							       json_number_value(x) > 0)
-		    prof->dev[d]
-			.peak_flops[k] = json_number_value(x) * 1e9;
-		x = json_object_get(v, "mem_bw_gbps");
-		if (json_is_number(x) && json_number_value(x) > 0)
-			prof->dev[d].mem_bw = json_number_value(x) * 1e9;
-		x = json_object_get(v, "launch_us");
-		if (json_is_number(x) && json_number_value(x) >= 0)
-			prof->dev[d].launch = json_number_value(x) * 1e-6;
-		prof->dev[d].op_eff = json_object_get(v, "op_efficiency");
-		prof->dev[d].node_time = json_object_get(v, "node_us");
+		if (!json_is_object(v)) {
+			ho_err(err, -EINVAL, "%s: devices.%s must be an object", path, name);
+			goto fail;
+		}
+		if (ho_profile_device(path, name, v, &prof->dev[d], err))
+			goto fail;
 	}
 	*out = prof;
 	return 0;
