@@ -89,6 +89,23 @@ json.dump(s, open(sys.argv[2], "w"))
 PYEOF
 check "an edited timeline is refused" 1 "starts before its input" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/edited.json" --pick 0 -o "$tmp/out"
+# A task listed twice, or an order naming a task twice: refused by name when
+# loaded (they used to reach the executor, or a misleading timeline error).
+$PY - "$tmp/two.json" "$tmp" <<'PYEOF'
+import copy, json, sys
+s = json.load(open(sys.argv[1]))
+d = copy.deepcopy(s)
+d["tasks"][1] = d["tasks"][0]
+json.dump(d, open(sys.argv[2] + "/duptask.json", "w"))
+d = copy.deepcopy(s)
+m = d["front"][d["picked"]]
+m["order"][1] = m["order"][0]
+json.dump(d, open(sys.argv[2] + "/duporder.json", "w"))
+PYEOF
+check "a task listed twice" 1 "tasks 0 and 1 are both node" -- \
+	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/duptask.json" -o "$tmp/out"
+check "an order naming a task twice" 1 "order[1] repeats task" -- \
+	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/duporder.json" -o "$tmp/out"
 sed 's/"cores": \[1\]/"cores": [255]/' "$B/this-machine-2cpu.json" >"$tmp/core255.json"
 check "a core this machine lacks" 1 "cpu1: cannot run on the cores the box gives it" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/two.json" --box "$tmp/core255.json" -o "$tmp/out"

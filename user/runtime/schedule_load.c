@@ -165,14 +165,23 @@ static int ho_sched_member(struct ho_rt_placement *pl, const struct ho_graph *g,
 		pl->pred_start[task_node[t]] = json_number_value(json_array_get(st, t));
 		pl->pred_end[task_node[t]] = json_number_value(json_array_get(en, t));
 	}
+	/* node_prio starts at zero (calloc): it holds i + 1 while filled, so 0 is unseen. */
 	json_array_foreach(order, i, v)
 	{
 		json_int_t t = json_integer_value(v);
 
 		if (!json_is_integer(v) || t < 0 || t >= n_tasks)
 			return ho_err(err, -EINVAL, "schedule: order[%zu] is not a task index", i);
-		pl->node_prio[task_node[t]] = (uint32_t)i;
+		if (pl->node_prio[task_node[t]])
+			return ho_err(
+			    err, -EINVAL,
+			    "schedule: order[%zu] repeats task %lld ('%s'): the order must "
+			    "name every task once",
+			    i, (long long)t, g->nodes[task_node[t]].name);
+		pl->node_prio[task_node[t]] = (uint32_t)i + 1;
 	}
+	for (uint32_t t = 0; t < n_tasks; t++)
+		pl->node_prio[task_node[t]]--;
 	/*
 	 * The executor orders buffer reuse by this timeline, so it must be one the
 	 * graph allows: a task starts after its inputs' producers end, and comes
@@ -326,8 +335,17 @@ int ho_rt_schedule_load(const char *path, int pick, const struct ho_graph *g, co
 				     path, t, name ? name : "?", op ? op : "?");
 			goto out;
 		}
+		/* While the tasks are read, node_device holds the task that claimed the node. */
+		if (pl->node_device[i] >= 0) {
+			ret = ho_err(err, -EINVAL, "%s: tasks %d and %u are both node '%s'", path,
+				     pl->node_device[i], t, name);
+			goto out;
+		}
+		pl->node_device[i] = (int32_t)t;
 		task_node[t] = (int32_t)i;
 	}
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		pl->node_device[i] = -1;
 	if (n_tasks != n_graph_tasks) {
 		ret = ho_err(err, -EINVAL,
 			     "%s: %u tasks, the model has %u runnable nodes: the schedule is for "
