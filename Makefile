@@ -88,7 +88,11 @@ $(O)/fuzz/fuzz_box: tests/fuzz/fuzz_box.c $(SCHED_SRC) $(O)/gen/onnx.pb-c.c
 	@mkdir -p $(dir $@)
 	clang $(BASE_CFLAGS) $(WARN) $(FUZZ_FLAGS) $(shell pkg-config --cflags libprotobuf-c) -o $@ \
 		$< $(SCHED_SRC) $(O)/gen/onnx.pb-c.c $(LDLIBS)
-fuzz: $(O)/fuzz/fuzz_onnx $(O)/fuzz/fuzz_box
+$(O)/fuzz/fuzz_inputs: tests/fuzz/fuzz_inputs.c $(SCHED_SRC) $(RUNTIME_SRC) $(O)/gen/onnx.pb-c.c
+	@mkdir -p $(dir $@)
+	clang $(BASE_CFLAGS) $(WARN) $(FUZZ_FLAGS) $(shell pkg-config --cflags libprotobuf-c jansson) -o $@ \
+		$< $(SCHED_SRC) $(RUNTIME_SRC) $(O)/gen/onnx.pb-c.c $(LDLIBS)
+fuzz: $(O)/fuzz/fuzz_onnx $(O)/fuzz/fuzz_box $(O)/fuzz/fuzz_inputs
 
 deps:
 	sh scripts/deps.sh

@@ -452,7 +452,8 @@ int ho_problem_from_stg(const char *path, uint32_t n_procs, struct ho_problem **
 		ret = ho_err(err, -ENOMEM, "out of memory");
 		goto out;
 	}
-	memcpy(p->item_prod, prod, m * sizeof(uint32_t));
+	if (m) /* a graph of independent tasks has no edge array at all */
+		memcpy(p->item_prod, prod, m * sizeof(uint32_t));
 	ret = ho_problem_link(p, m, ei, et, err);
 out:
 	free(text);
