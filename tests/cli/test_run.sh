@@ -54,6 +54,8 @@ check "missing .npy file" 1 "nothere.npy" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/nothere.npy" -o "$tmp/out"
 check "--input without NAME=" 2 "expected NAME=FILE.npy" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "$tmp/x2.npy"
+check "--input without a file" 2 "--input 'input=': expected NAME=FILE.npy" -- \
+	$EXE run "$M/squeezenet1_1.onnx" --input "input="
 check "operator without a kernel names its node" 1 "the cpu backend" -- \
 	$EXE run "$M/control_flow.onnx" --input "x=$tmp/x23.npy" -o "$tmp/out"
 check "not a model" 1 "bad_not_a_model.onnx" -- \

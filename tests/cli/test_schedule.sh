@@ -55,6 +55,10 @@ check "pin on an unsupported device" 1 "cannot run on fpga0" -- $S "$M/transform
 check "population not a number" 2 "--population: 'many' is not a whole number" -- $S "$M/resnet18.onnx" --box "$B/server-t4-ascend-xeon.json" --population many
 check "generations overflow" 2 "--generations: '99999999999999999999999'" -- $S "$M/resnet18.onnx" --box "$B/server-t4-ascend-xeon.json" --generations 99999999999999999999999
 check "unknown objective" 2 "unknown objective 'speed'" -- $S "$M/resnet18.onnx" --box "$B/server-t4-ascend-xeon.json" --objectives speed
+check "weights, one too few" 2 "one non-negative weight per objective" -- $S "$M/resnet18.onnx" --box "$B/server-t4-ascend-xeon.json" --pick weighted --weights 1,2
+check "weights, one too many" 2 "more weights than --objectives" -- $S "$M/resnet18.onnx" --box "$B/server-t4-ascend-xeon.json" --pick weighted --weights 1,2,3,4
+check "weights all zero" 2 "all zero: nothing to choose by" -- $S "$M/resnet18.onnx" --box "$B/server-t4-ascend-xeon.json" --pick weighted --weights 0,0,0
+check "an empty objective list" 2 "--objectives: none given" -- $S "$M/resnet18.onnx" --box "$B/server-t4-ascend-xeon.json" --objectives ,
 check "malformed constraint" 1 "'soon' is not a time like 8ms" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$B/server-t4-ascend-xeon.json" --constraint "latency<=soon"
 printf '{"name": "x", "host": "cpu0", "devices": [{"name": "cpu0", "kind": "cpu", "peak_gflops": {"float32": 1}, "mem_bw_gbps": -3, "mem_gib": 1}], "links": []}' >"$tmp/badbox.json"
 check "bad box names the field" 1 "devices[0] (cpu0).mem_bw_gbps must be a number greater than 0" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/badbox.json"

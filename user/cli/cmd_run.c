@@ -253,7 +253,8 @@ int cmd_run(int argc, char **argv)
 	for (int i = 0; i < n_in; i++) {
 		const char *eq = strchr(in_arg[i], '=');
 
-		if (!eq || eq == in_arg[i] || (size_t)(eq - in_arg[i]) >= sizeof(in_name[i])) {
+		if (!eq || eq == in_arg[i] || !eq[1] ||
+		    (size_t)(eq - in_arg[i]) >= sizeof(in_name[i])) {
 			cli_error("run: --input '%s': expected NAME=FILE.npy", in_arg[i]);
 			rc = 2;
 			goto out;

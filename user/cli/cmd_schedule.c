@@ -88,7 +88,12 @@ static int parse_objectives(const char *s, uint32_t *mask)
 		}
 		*mask |= 1u << m;
 	}
-	return *mask ? 0 : -1;
+	if (!*mask) {
+		cli_error(
+		    "--objectives: none given (latency, memory, energy, throughput, balance)");
+		return -1;
+	}
+	return 0;
 }
 
 static int parse_quantity(const char *s, bool time, double *out)
@@ -412,6 +417,7 @@ int cmd_schedule(int argc, char **argv)
 	if (a.weights) {
 		char buf[256], *tok, *save = NULL;
 		int m = 0;
+		double sum = 0;
 
 		snprintf(buf, sizeof(buf), "%s", a.weights);
 		tok = strtok_r(buf, ",", &save);
@@ -427,7 +433,13 @@ int cmd_schedule(int argc, char **argv)
 				return 2;
 			}
 			weights[m] = w;
+			sum += w;
 			tok = strtok_r(NULL, ",", &save);
+		}
+		if (tok || !(sum > 0)) {
+			cli_error("--weights: %s", tok ? "more weights than --objectives"
+						       : "all zero: nothing to choose by");
+			return 2;
 		}
 	}
 	a.so.verbose = !a.quiet;
