@@ -115,7 +115,12 @@ void ho_rt_free(struct ho_rt *rt);
 /* Copy an input in: float32 data of exactly the bound shape's element count. */
 int ho_rt_set_input(struct ho_rt *rt, const char *name, const int64_t *shape, int rank,
 		    const float *data, struct ho_error *err);
-/* Run every node once; inputs must all have been set. */
+/*
+ * Run every node once; inputs must all have been set.  The first run of a
+ * plan over several devices starts its threads (a worker per device, a copy
+ * thread per device that receives copies); they serve every later run and
+ * end in ho_rt_free.  Runs of one plan must not overlap.
+ */
 int ho_rt_run(struct ho_rt *rt, struct ho_error *err);
 /* Output i (0..g->n_outputs-1) of the last run: its tensor and its data. */
 const float *ho_rt_output(const struct ho_rt *rt, uint32_t i, const struct ho_tensor **t);

@@ -6,7 +6,8 @@
  * is a real pool copy).  Checks the answer against PyTorch's, that the
  * measured timeline respects every dependency and never overlaps two nodes
  * on one device, that a device failing mid-run gives a clear error and the
- * same plan then runs again correctly, and that bad inputs are refused.
+ * same plan then runs again correctly, that its threads outlive a run and
+ * end with the plan, and that bad inputs are refused.
  * Then the transformer with its Reshapes off their sources' device: the
  * copies must be the ones the scheduler's model implies.
  */
@@ -22,6 +23,21 @@
 #include "heteroopt/npy.h"
 #include "heteroopt/runtime.h"
 #include "test_util.h"
+
+/* Threads of this process now. */
+static uint32_t live_threads(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	unsigned n = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %u", &n) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return n;
+}
 
 static double max_ratio(const float *y, const struct ho_npy *ref)
 {
@@ -261,7 +277,23 @@ int main(void)
 		       (unsigned long long)r->unshared_bytes[0],
 		       (unsigned long long)r->unshared_bytes[1]);
 	}
-	ho_rt_free(rt);
+	/* Workers and copy threads live from the first run to ho_rt_free: more runs start none. */
+	{
+		uint32_t live = live_threads(), after, freed;
+
+		for (int i = 0; i < 5; i++)
+			T_CHECK(ho_rt_run(rt, &err) == 0, "run %d of 5 more: %s", i + 1, err.msg);
+		after = live_threads();
+		ho_rt_free(rt);
+		freed = live_threads();
+		T_CHECK(live > 0 && after == live, "%u threads after 5 more runs, %u before", after,
+			live);
+		T_CHECK(freed < live, "%u threads after ho_rt_free, %u while the plan lived", freed,
+			live);
+		printf("  threads: %u while the plan lives (also after 5 more runs), %u after "
+		       "ho_rt_free\n",
+		       live, freed);
+	}
 
 	/*
 	 * A timeline that runs the graph backwards (the API does not check it;
