@@ -39,7 +39,7 @@ void ho_profile_free(struct ho_profile *prof)
 	free(prof);
 }
 
-/* A number > 0 (or >= 0 where zero_ok) under key of obj, or absent. */
+/* x, the value at a device's key: it must be a number > 0 (>= 0 where zero_ok). */
 static int ho_profile_number(const char *path, const char *dev, const char *key, json_t *x,
 			     bool zero_ok, double *out, struct ho_error *err)
 {
