@@ -23,6 +23,15 @@
 #include "heteroopt/pool.h"
 #include "rt_priv.h"
 
+/* A thread that serves every run of a plan, from its first to ho_rt_free. */
+struct ho_rt_thread {
+	struct ho_rt_dev *dv;
+	void *(*body)(void *); /* one run's part: ho_rt_worker or ho_rt_copier */
+	pthread_t tid;
+	bool up;
+	uint64_t last_run; /* the run it took part in last */
+};
+
 struct ho_rt_dev {
 	struct ho_rt *rt;
 	uint32_t idx;
@@ -33,14 +42,11 @@ struct ho_rt_dev {
 	uint64_t region_used;
 	uint32_t *nodes; /* its nodes, in priority order */
 	uint32_t n_nodes;
-	pthread_t tid;
-	bool has_worker, has_copier;	 /* threads started, until ho_rt_free */
-	uint64_t worker_run, copier_run; /* the last run each took part in */
 	/* Copies into this device's region: a queue filled as producers finish,
 	 * drained by a thread of its own so that copies overlap compute. */
 	uint32_t *cq; /* tensor ids */
 	uint32_t cq_cap, cq_head, cq_tail;
-	pthread_t ctid;
+	struct ho_rt_thread worker, copier;
 };
 
 struct ho_rt {
@@ -101,7 +107,7 @@ struct ho_rt {
 	pthread_cond_t run_cond; /* a run starts, a thread ends its part, or quit */
 	uint64_t run_id;	 /* bumped to start a run */
 	uint32_t workers_busy, copiers_busy;
-	bool threads_up, quit;
+	bool quit;
 	double t0;
 	double *start, *end;
 	struct ho_rt_report report;
@@ -1221,76 +1227,52 @@ static bool ho_rt_cores(const struct ho_rt *rt, uint32_t d, cpu_set_t *set)
 
 static void *ho_rt_worker(void *arg);
 
-/* Between runs: sleep until the next one starts; false when the thread is to end. */
-static bool ho_rt_await_run(struct ho_rt *rt, uint64_t *last)
-{
-	bool go;
-
-	pthread_mutex_lock(&rt->lock);
-	while (!rt->quit && *last == rt->run_id)
-		pthread_cond_wait(&rt->run_cond, &rt->lock);
-	go = !rt->quit;
-	*last = rt->run_id;
-	pthread_mutex_unlock(&rt->lock);
-	return go;
-}
-
-static void ho_rt_part_done(struct ho_rt *rt, uint32_t *busy)
-{
-	pthread_mutex_lock(&rt->lock);
-	if (--*busy == 0)
-		pthread_cond_broadcast(&rt->run_cond);
-	pthread_mutex_unlock(&rt->lock);
-}
-
-static void *ho_rt_worker_thread(void *arg)
-{
-	struct ho_rt_dev *dv = arg;
-
-	while (ho_rt_await_run(dv->rt, &dv->worker_run)) {
-		ho_rt_worker(dv);
-		ho_rt_part_done(dv->rt, &dv->rt->workers_busy);
-	}
-	return NULL;
-}
-
-static void *ho_rt_copier_thread(void *arg)
-{
-	struct ho_rt_dev *dv = arg;
-
-	while (ho_rt_await_run(dv->rt, &dv->copier_run)) {
-		ho_rt_copier(dv);
-		ho_rt_part_done(dv->rt, &dv->rt->copiers_busy);
-	}
-	return NULL;
-}
-
 /*
- * Device d's worker, created on the cores the box gives it (OpenMP threads it
- * starts inherit them).  Created anywhere, a worker was seen queued behind
- * the other device's busy one for a whole time slice (its first node 1.1 ms
- * late) before it could move itself.
+ * A worker's or copy thread's life: sleep until a run starts, do its part,
+ * say so; until ho_rt_free sets quit.
  */
-static int ho_rt_start_worker(struct ho_rt *rt, uint32_t d, struct ho_error *err)
+static void *ho_rt_thread(void *arg)
+{
+	struct ho_rt_thread *th = arg;
+	struct ho_rt *rt = th->dv->rt;
+	uint32_t *busy = th == &th->dv->worker ? &rt->workers_busy : &rt->copiers_busy;
+
+	pthread_mutex_lock(&rt->lock);
+	for (;;) {
+		while (!rt->quit && th->last_run == rt->run_id)
+			pthread_cond_wait(&rt->run_cond, &rt->lock);
+		if (rt->quit)
+			break;
+		th->last_run = rt->run_id;
+		pthread_mutex_unlock(&rt->lock);
+		th->body(th->dv);
+		pthread_mutex_lock(&rt->lock);
+		if (--*busy == 0)
+			pthread_cond_broadcast(&rt->run_cond);
+	}
+	pthread_mutex_unlock(&rt->lock);
+	return NULL;
+}
+
+/* Start th (not yet up) for device dv, on the CPUs in set when given. */
+static int ho_rt_thread_start(struct ho_rt_thread *th, struct ho_rt_dev *dv, void *(*body)(void *),
+			      const cpu_set_t *set)
 {
 	pthread_attr_t attr;
-	cpu_set_t set;
 	int r = pthread_attr_init(&attr);
 
 	if (r)
-		return ho_err(err, -r, "cannot start the worker of %s", rt->desc[d].name);
-	if (ho_rt_cores(rt, d, &set))
-		r = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+		return r;
+	if (set)
+		r = pthread_attr_setaffinity_np(&attr, sizeof(*set), set);
+	th->dv = dv;
+	th->body = body;
+	th->last_run = dv->rt->run_id;
 	if (!r)
-		r = pthread_create(&rt->dev[d].tid, &attr, ho_rt_worker_thread, &rt->dev[d]);
+		r = pthread_create(&th->tid, &attr, ho_rt_thread, th);
 	pthread_attr_destroy(&attr);
-	if (r == EINVAL)
-		return ho_err(err, -r, "device %s: cannot run on the cores the box gives it: %s",
-			      rt->desc[d].name, strerror(r));
-	if (r)
-		return ho_err(err, -r, "cannot start the worker of %s", rt->desc[d].name);
-	rt->dev[d].has_worker = true;
-	return 0;
+	th->up = !r;
+	return r;
 }
 
 /* Ends every thread started (none is in a run: ho_rt_run waits for them). */
@@ -1301,43 +1283,52 @@ static void ho_rt_stop_threads(struct ho_rt *rt)
 	pthread_cond_broadcast(&rt->run_cond);
 	pthread_mutex_unlock(&rt->lock);
 	for (uint32_t d = 0; d < rt->n_dev; d++) {
-		if (rt->dev[d].has_worker)
-			pthread_join(rt->dev[d].tid, NULL);
-		if (rt->dev[d].has_copier)
-			pthread_join(rt->dev[d].ctid, NULL);
-		rt->dev[d].has_worker = rt->dev[d].has_copier = false;
+		struct ho_rt_thread *th[2] = {&rt->dev[d].worker, &rt->dev[d].copier};
+
+		for (int k = 0; k < 2; k++)
+			if (th[k]->up)
+				pthread_join(th[k]->tid, NULL);
+		th[0]->up = th[1]->up = false;
 	}
 	rt->quit = false;
-	rt->threads_up = false;
 }
 
 /*
- * Before the first run: a copy thread per device that receives copies, and a
- * worker per device when there are several (one device runs on the caller).
+ * The threads a run needs and does not have yet (all of them before the
+ * first run): a copy thread per device that receives copies, and a worker
+ * per device when there are several (one device runs on the caller).  A
+ * worker is created on the cores the box gives it (OpenMP threads it starts
+ * inherit them): created anywhere, one was seen queued behind the other
+ * device's busy worker for a whole time slice (its first node 1.1 ms late)
+ * before it could move itself.
  */
 static int ho_rt_start_threads(struct ho_rt *rt, struct ho_error *err)
 {
-	int r;
-
 	for (uint32_t d = 0; d < rt->n_dev; d++) {
-		if (!rt->dev[d].cq_cap)
-			continue;
-		rt->dev[d].copier_run = rt->run_id;
-		if (pthread_create(&rt->dev[d].ctid, NULL, ho_rt_copier_thread, &rt->dev[d])) {
+		struct ho_rt_dev *dv = &rt->dev[d];
+		cpu_set_t set;
+		int r;
+
+		if (dv->cq_cap && !dv->copier.up &&
+		    ho_rt_thread_start(&dv->copier, dv, ho_rt_copier, NULL)) {
 			ho_rt_stop_threads(rt);
 			return ho_err(err, -EAGAIN, "cannot start the copy engine of %s",
 				      rt->desc[d].name);
 		}
-		rt->dev[d].has_copier = true;
-	}
-	for (uint32_t d = 0; rt->n_dev > 1 && d < rt->n_dev; d++) {
-		rt->dev[d].worker_run = rt->run_id;
-		if ((r = ho_rt_start_worker(rt, d, err))) {
+		if (rt->n_dev == 1 || dv->worker.up)
+			continue;
+		r = ho_rt_thread_start(&dv->worker, dv, ho_rt_worker,
+				       ho_rt_cores(rt, d, &set) ? &set : NULL);
+		if (r) {
 			ho_rt_stop_threads(rt);
-			return r;
+			if (r == EINVAL)
+				return ho_err(err, -r,
+					      "device %s: cannot run on the cores the box gives "
+					      "it: %s",
+					      rt->desc[d].name, strerror(r));
+			return ho_err(err, -r, "cannot start the worker of %s", rt->desc[d].name);
 		}
 	}
-	rt->threads_up = true;
 	return 0;
 }
 
@@ -1518,18 +1509,16 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 	for (uint32_t d = 0; d < rt->n_dev; d++)
 		threads += (rt->desc[d].threads > 0 ? rt->desc[d].threads : cores) +
 			   (rt->dev[d].cq_cap > 0);
-	if (!rt->threads_up) {
-		int r = ho_rt_start_threads(rt, err);
+	int r = ho_rt_start_threads(rt, err);
 
-		if (r)
-			return r;
-	}
+	if (r)
+		return r;
 	pthread_mutex_lock(&rt->lock);
 	rt->spin_s = rt->n_dev > 1 && threads <= cores ? HO_RT_SPIN_S : 0;
 	rt->workers_busy = rt->copiers_busy = 0;
 	for (uint32_t d = 0; d < rt->n_dev; d++) {
-		rt->workers_busy += rt->dev[d].has_worker;
-		rt->copiers_busy += rt->dev[d].has_copier;
+		rt->workers_busy += rt->dev[d].worker.up;
+		rt->copiers_busy += rt->dev[d].copier.up;
 	}
 	rt->t0 = ho_now();
 	rt->run_id++;
