@@ -335,7 +335,7 @@ int ho_rt_schedule_load(const char *path, int pick, const struct ho_graph *g, co
 				     path, t, name ? name : "?", op ? op : "?");
 			goto out;
 		}
-		/* While the tasks are read, node_device holds the task that claimed the node. */
+		/* node_device holds the claiming task until ho_sched_member writes devices. */
 		if (pl->node_device[i] >= 0) {
 			ret = ho_err(err, -EINVAL, "%s: tasks %d and %u are both node '%s'", path,
 				     pl->node_device[i], t, name);
@@ -344,8 +344,6 @@ int ho_rt_schedule_load(const char *path, int pick, const struct ho_graph *g, co
 		pl->node_device[i] = (int32_t)t;
 		task_node[t] = (int32_t)i;
 	}
-	for (uint32_t i = 0; i < g->n_nodes; i++)
-		pl->node_device[i] = -1;
 	if (n_tasks != n_graph_tasks) {
 		ret = ho_err(err, -EINVAL,
 			     "%s: %u tasks, the model has %u runnable nodes: the schedule is for "

@@ -204,7 +204,7 @@ double ho_cost_node(const struct ho_graph *g, const struct ho_node *nd, const st
 	if (pd && pd->op_eff) {
 		json_t *e = json_object_get(pd->op_eff, nd->op_type);
 
-		if (json_is_number(e) && json_number_value(e) > 0 && json_number_value(e) <= 1)
+		if (e) /* checked to be in (0, 1] when the profile loaded */
 			eff = json_number_value(e);
 	}
 	double t_compute = f->flops > 0 ? f->flops / (peak * eff) : 0;
