@@ -129,25 +129,22 @@ run "fuzz/box_parser_$((FUZZ_SECONDS / 3))s" fuzz_box
 
 # Schedules, JSON DAGs, STG files, profiles and .npy files: one target, the
 # first byte picks the reader (tests/fuzz/fuzz_inputs.c).
-fuzz_inputs() {
-	command -v clang >/dev/null || { echo "skipped: no clang"; return 77; }
-	make -s build/fuzz/fuzz_inputs || return 1
+fuzz_inputs() ( # a subshell: its trap removes the scratch folders however it ends
+	command -v clang >/dev/null || { echo "skipped: no clang"; exit 77; }
+	make -s build/fuzz/fuzz_inputs || exit 1
 	corpus=$(mktemp -d) seeds=$(mktemp -d)
+	trap 'rm -rf "$corpus" "$seeds"' EXIT
 	export FUZZ_MODEL="$M/index_ops.onnx" FUZZ_BOX=boxes/this-machine-2cpu.json
-	build/heteroopt schedule --quiet "$FUZZ_MODEL" --box "$FUZZ_BOX" -o "$seeds/s.json" >/dev/null ||
-		{ rm -rf "$corpus" "$seeds"; return 1; }
+	build/heteroopt schedule --quiet "$FUZZ_MODEL" --box "$FUZZ_BOX" -o "$seeds/s.json" >/dev/null || exit 1
 	{ printf '\000'; cat "$seeds/s.json"; } >"$seeds/schedule" && rm "$seeds/s.json"
 	printf '\001{"devices": ["a", "b"], "tasks": [{"name": "x", "cost": [1, 2]}, {"name": "y", "cost": [null, 1]}, {"name": "z", "cost": [3, 1]}], "edges": [{"from": 0, "to": 1, "comm": 0.5}, {"from": 0, "to": 2, "comm": 1}]}' >"$seeds/dag"
 	printf '\002 3\n 0 0 0\n 1 4 1 0\n 2 2 1 0\n 3 5 2 1 2\n 4 0 1 3\n' >"$seeds/stg"
 	printf '\003{"box": "this-machine-2cpu", "devices": {"cpu0": {"peak_gflops": {"float32": 90}, "mem_bw_gbps": 20, "launch_us": 3, "op_efficiency": {"Gather": 0.5}, "node_us": {"steps": 12}}, "cpu1": {"launch_us": 1}}}' >"$seeds/profile"
 	{ printf '\004'; cat "$M/resnet18.ref_out.npy"; } >"$seeds/npy"
-	build/fuzz/fuzz_inputs -error_exitcode=1 tests/fuzz/inputs-regressions/* || { rm -rf "$corpus" "$seeds"; return 1; }
+	build/fuzz/fuzz_inputs -error_exitcode=1 tests/fuzz/inputs-regressions/* || exit 1
 	build/fuzz/fuzz_inputs -error_exitcode=1 -timeout_exitcode=1 -seed=1 -max_total_time=$((FUZZ_SECONDS / 3)) -max_len=8192 -rss_limit_mb=2048 -timeout=10 \
 		-print_final_stats=1 -artifact_prefix=build/fuzz/inputs- "$corpus" "$seeds"
-	rc=$?
-	rm -rf "$corpus" "$seeds"
-	return $rc
-}
+)
 run "fuzz/schedule_dag_stg_profile_npy_$((FUZZ_SECONDS / 3))s" fuzz_inputs
 
 # --- ump.ko: static checks, then the tests in two kernels booted in QEMU ---

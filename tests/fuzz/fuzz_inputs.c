@@ -94,50 +94,35 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	struct ho_profile *prof = NULL;
 	struct ho_npy npy;
 	struct ho_error err;
+	int ret = -1; /* 0: p holds a problem */
 
-	if (size < 1)
+	if (size < 1 || write_scratch(data + 1, size - 1))
 		return 0;
 	switch (data[0] % 5) {
 	case 0:
-		if (write_scratch(data + 1, size - 1))
-			return 0;
 		if (!ho_rt_schedule_load(env.path, (int)(data[0] / 5) - 1, env.graph, env.box_path,
 					 &pl, &err))
 			ho_rt_placement_free(pl);
 		break;
 	case 1:
-		if (write_scratch(data + 1, size - 1))
-			return 0;
-		if (!ho_problem_from_dag_json(env.path, &p, &err)) {
-			exercise(p);
-			ho_problem_free(p);
-		}
+		ret = ho_problem_from_dag_json(env.path, &p, &err);
 		break;
 	case 2:
-		if (write_scratch(data + 1, size - 1))
-			return 0;
-		if (!ho_problem_from_stg(env.path, 1 + data[0] / 5 % 4, &p, &err)) {
-			exercise(p);
-			ho_problem_free(p);
-		}
+		ret = ho_problem_from_stg(env.path, 1 + data[0] / 5 % 4, &p, &err);
 		break;
 	case 3:
-		if (write_scratch(data + 1, size - 1))
-			return 0;
-		if (ho_profile_load(env.path, env.box, &prof, &err))
-			break;
-		if (!ho_problem_from_graph(env.graph, env.box, prof, &p, &err)) {
-			exercise(p);
-			ho_problem_free(p);
-		}
-		ho_profile_free(prof);
+		if (!ho_profile_load(env.path, env.box, &prof, &err))
+			ret = ho_problem_from_graph(env.graph, env.box, prof, &p, &err);
 		break;
 	default:
-		if (write_scratch(data + 1, size - 1))
-			return 0;
 		if (!ho_npy_read(env.path, &npy, &err))
 			ho_npy_free(&npy);
 		break;
 	}
+	if (!ret) {
+		exercise(p);
+		ho_problem_free(p);
+	}
+	ho_profile_free(prof);
 	return 0;
 }
