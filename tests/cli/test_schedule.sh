@@ -95,6 +95,8 @@ printf '{"devices": {"cpu0": {"peak_gflops": {"float32": 0}}}}' >"$tmp/zeroprof.
 check "profile with a zero peak" 1 "devices.cpu0.peak_gflops.float32 must be a number > 0" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$B/server-t4-ascend-xeon.json" --profile "$tmp/zeroprof.json"
 printf '{"box": "this-machine-2cpu", "devices": {"cpu0": {}}}' >"$tmp/otherprof.json"
 check "profile of another box" 1 "measured on box 'this-machine-2cpu', not on 'server-t4-ascend-xeon'" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$B/server-t4-ascend-xeon.json" --profile "$tmp/otherprof.json"
+printf '{"box": 7, "devices": {"cpu0": {}}}' >"$tmp/numboxprof.json"
+check "profile whose box is not a name" 1 "box: expected the box's name, a string" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$B/server-t4-ascend-xeon.json" --profile "$tmp/numboxprof.json"
 if [ -e "$ROOT/../shared/data/stg/50/rand0000.stg" ]; then
 	check "STG input" 0 "Pareto front" -- $EXE schedule --quiet --stg "$ROOT/../shared/data/stg/50/rand0000.stg" --procs 4 --objectives latency
 fi

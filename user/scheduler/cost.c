@@ -135,6 +135,11 @@ int ho_profile_load(const char *path, const struct ho_box *box, struct ho_profil
 		free(prof);
 		return ho_err(err, -EINVAL, "%s:%d: %s", path, je.line, je.text);
 	}
+	if (json_object_get(prof->root, "box") &&
+	    !json_is_string(json_object_get(prof->root, "box"))) {
+		ho_err(err, -EINVAL, "%s: box: expected the box's name, a string", path);
+		goto fail;
+	}
 	name = json_string_value(json_object_get(prof->root, "box"));
 	if (name && strcmp(name, box->name)) {
 		ho_err(err, -EINVAL, "%s: measured on box '%s', not on '%s'", path, name,
