@@ -45,6 +45,7 @@ struct ho_ga {
 	const struct ho_search_opts *o;
 	struct ho_rng rng;
 	uint32_t n, k;	       /* tasks, objectives in use */
+	bool trade;	       /* energy is an objective: aim at points between extremes */
 	int obj[HO_OBJ_COUNT]; /* their enum values */
 	uint32_t *group;       /* representative task of each task's chain */
 	struct ho_ind *pool;   /* 2 * population: parents then offspring */
@@ -88,6 +89,22 @@ struct ho_ga {
  */
 #define HO_ENERGY_WINDOW_SHARE 0.5
 #define HO_ENERGY_WINDOW_WEIGHT 4.0
+/*
+ * The schedules between the extremes, aimed at directly: the decoder charges
+ * energy at a weight drawn from [0, 12) (0: fastest), which picks a point of
+ * the trade-off.  The seeds' orders so decoded fill the first population up
+ * to three quarters, three quarters of the local-search section re-decode a
+ * stretch of a random first-front member, and half the decoded crossover
+ * children draw a weight.  Only while energy is an objective.  On the bench
+ * graph, 48 seeds against the union of twelve 10x fronts: hypervolume 95.4%
+ * -> 98.0%, fastest 1.711 -> 1.681 ms, least energy 0.1413 -> 0.1348 J, for
+ * 4% more time; against each seed's own 10x run (12 seeds) the median went
+ * from 97.0% to 98.2%.
+ */
+#define HO_TRADE_WEIGHT_MAX 12.0
+#define HO_TRADE_FIRST_SHARE 0.75
+#define HO_TRADE_LOCAL_SHARE 0.75
+#define HO_TRADE_DECODE_SHARE 0.5
 
 static bool feasible(const struct ho_ind *a)
 {
@@ -593,6 +610,12 @@ static bool ho_combine_moves(struct ho_ga *ga, const struct ho_ind *b, int obj, 
 	return used >= 2;
 }
 
+/* A random weight for the decoder: a random point of the energy-time trade-off. */
+static double ho_trade_weight(struct ho_ga *ga)
+{
+	return ga->trade ? HO_TRADE_WEIGHT_MAX * ho_rng_unit(&ga->rng) : 0;
+}
+
 /* ---- sorting and crowding ---- */
 
 static void ho_nondominated_sort(struct ho_ga *ga, struct ho_ind *ind, uint32_t count)
@@ -977,6 +1000,7 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 			ga.obj[ga.k++] = m;
 	if (!ga.k)
 		return ho_err(err, -EINVAL, "no objective chosen");
+	ga.trade = o->objectives >> HO_OBJ_ENERGY & 1;
 	ho_rng_seed(&ga.rng, o->seed);
 	ga.pool = calloc(total + HO_OBJ_COUNT, sizeof(*ga.pool));
 	ga.sorted = calloc(total + HO_OBJ_COUNT, sizeof(*ga.sorted));
@@ -1028,6 +1052,14 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 			memcpy(c->assign, s->assign, p->n * sizeof(uint16_t));
 			memcpy(c->order, s->order, p->n * sizeof(uint32_t));
 			ho_mutate(&ga, c);
+		} else if (ga.trade && o->n_seeds && i < np * HO_TRADE_FIRST_SHARE) {
+			/* the seeds' orders decoded at a point of the trade-off */
+			const struct ho_plan *s = o->seeds[i % o->n_seeds];
+
+			memcpy(c->assign, s->assign, p->n * sizeof(uint16_t));
+			memcpy(c->order, s->order, p->n * sizeof(uint32_t));
+			c->dec = ho_whole_order(&ga, true);
+			c->dec.energy_weight = ho_trade_weight(&ga);
 		} else {
 			/* Random orders: a few keep random devices, most get EFT-decoded ones. */
 			ho_random_individual(&ga, c, i % 4 == 0);
@@ -1139,6 +1171,10 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 			/* Some keep only their order: the decoder re-chooses their devices. */
 			c1->dec = ho_whole_order(&ga, ho_rng_unit(&ga.rng) < HO_DECODE_SHARE);
 			c2->dec = ho_whole_order(&ga, ho_rng_unit(&ga.rng) < HO_DECODE_SHARE);
+			if (ga.trade && c1->dec.to && ho_rng_unit(&ga.rng) < HO_TRADE_DECODE_SHARE)
+				c1->dec.energy_weight = ho_trade_weight(&ga);
+			if (ga.trade && c2->dec.to && ho_rng_unit(&ga.rng) < HO_TRADE_DECODE_SHARE)
+				c2->dec.energy_weight = ho_trade_weight(&ga);
 		}
 		/*
 		 * Local search on top of the offspring (half a population more): small
@@ -1148,7 +1184,15 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 		for (uint32_t i = 2 * np; i < total; i++) {
 			uint32_t pick = ho_rng_below(&ga.rng, n_ext + 1);
 
-			if (pick == n_ext && ncp) {
+			if (ga.trade && ho_rng_unit(&ga.rng) < HO_TRADE_LOCAL_SHARE) {
+				uint32_t a = ho_rng_below(&ga.rng, np);
+
+				for (uint32_t tries = 0; tries < 8 && ga.pool[a].rank; tries++)
+					a = ho_rng_below(&ga.rng, np);
+				ho_window_mutant(&ga, &ga.pool[a], &ga.pool[i],
+						 ho_rng_below(&ga.rng, p->n), ho_trade_weight(&ga));
+				ga.pool[i].ext = -1;
+			} else if (pick == n_ext && ncp) {
 				ho_cp_mutant(&ga, best, tl, &ga.pool[i], cp, ncp);
 				ga.pool[i].ext = 0;
 			} else if (n_ext) {
