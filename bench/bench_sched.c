@@ -196,18 +196,21 @@ static uint32_t baseline_seeds(const struct ho_problem *p, struct ho_plan **plan
 
 /*
  * The default search against one 10 times longer, both from the same seed,
- * for three seeds: a single run's front depends on its seed by a few percent.
+ * for 11 seeds (3 when quick): a single run's ratio moves with its seed by
+ * about a percent either way, so a median of three misreads a 98% target.
  */
-#define HV_SEEDS 3
+#define HV_SEEDS_MAX 11
 
-static void bench_search(const struct ho_problem *p)
+static void bench_search(const struct ho_problem *p, int n_hv)
 {
 	struct ho_plan *plans[HO_MAX_DEVICES + 3], *h = ho_plan_new(p->n);
 	const struct ho_plan *seeds[HO_MAX_DEVICES + 3];
 	uint32_t n_seeds = baseline_seeds(p, plans);
 	struct ho_search_opts defaults;
-	struct ho_front *def[HV_SEEDS], *lng[HV_SEEDS], *co;
-	double t_heft, t_def[HV_SEEDS], t_long[HV_SEEDS], t_c, tight[HV_SEEDS], loose[HV_SEEDS];
+	struct ho_front *def[HV_SEEDS_MAX], *lng[HV_SEEDS_MAX], *co;
+	double t_heft, t_def[HV_SEEDS_MAX], t_long[HV_SEEDS_MAX], t_c, tight[HV_SEEDS_MAX],
+	    loose[HV_SEEDS_MAX];
+	int at98 = 0;
 	double lo[HO_OBJ_COUNT], ref[HO_OBJ_COUNT], hv_d = 0, hv_c;
 	unsigned long long evals = 0;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -224,7 +227,7 @@ static void bench_search(const struct ho_problem *p)
 	t_heft = now() - t_heft;
 	ho_sim_eval(sim, plans[p->default_device]->assign, plans[p->default_device]->order, NULL,
 		    &dev0, NULL);
-	for (int r = 0; r < HV_SEEDS; r++) {
+	for (int r = 0; r < n_hv; r++) {
 		def[r] = run_search(p, obj, 200, 0, false, seeds, n_seeds, r + 1, &t_def[r]);
 		lng[r] = run_search(p, obj, 2000, 0, false, seeds, n_seeds, r + 1, &t_long[r]);
 		evals += def[r]->evaluations;
@@ -245,6 +248,7 @@ static void bench_search(const struct ho_problem *p)
 		ho_hypervolume(def[r], obj, lo, dev0.obj, &d);
 		ho_hypervolume(lng[r], obj, lo, dev0.obj, &l);
 		loose[r] = d / l;
+		at98 += loose[r] >= 0.98;
 		printf("hv       seed %d: default %.2f s vs 10x %.1f s: %.1f%% (ideal to 1.1 x "
 		       "nadir), "
 		       "%.1f%% (ideal to all on %s); extremes latency %.3f vs %.3f ms, energy "
@@ -255,20 +259,21 @@ static void bench_search(const struct ho_problem *p)
 		       front_min(lng[r], HO_OBJ_ENERGY), front_min(def[r], HO_OBJ_THROUGHPUT) * 1e3,
 		       front_min(lng[r], HO_OBJ_THROUGHPUT) * 1e3);
 	}
-	qsort(t_def, HV_SEEDS, sizeof(double), cmp_d);
-	qsort(tight, HV_SEEDS, sizeof(double), cmp_d);
-	qsort(loose, HV_SEEDS, sizeof(double), cmp_d);
+	qsort(t_def, n_hv, sizeof(double), cmp_d);
+	qsort(tight, n_hv, sizeof(double), cmp_d);
+	qsort(loose, n_hv, sizeof(double), cmp_d);
 	/* The search's own individuals: crossover children leave more gaps than HEFT's plan. */
 	printf("search   population 128 x 200 generations on %u tasks: median %.2f s (%llu "
 	       "evaluations, %.0f/s per core with the search's own work); HEFT %.3f s: ratio "
 	       "%.0fx   [%d seeds]\n",
-	       p->n, t_def[HV_SEEDS / 2], evals / HV_SEEDS,
-	       evals / HV_SEEDS / t_def[HV_SEEDS / 2] / (cores > 0 ? cores : 1), t_heft,
-	       t_def[HV_SEEDS / 2] / t_heft, HV_SEEDS);
+	       p->n, t_def[n_hv / 2], evals / n_hv,
+	       evals / n_hv / t_def[n_hv / 2] / (cores > 0 ? cores : 1), t_heft,
+	       t_def[n_hv / 2] / t_heft, n_hv);
 	printf("hv       default search vs 10x longer, median of %d seeds: %.1f%% from the ideal "
-	       "point to 1.1 x the nadir, %.1f%% from the ideal point to all on %s\n",
-	       HV_SEEDS, 100 * tight[HV_SEEDS / 2], 100 * loose[HV_SEEDS / 2],
-	       p->dev_name[p->default_device]);
+	       "point to 1.1 x the nadir, %.1f%% from the ideal point to all on %s (range "
+	       "%.1f-%.1f%%, %d of %d at >= 98%%)\n",
+	       n_hv, 100 * tight[n_hv / 2], 100 * loose[n_hv / 2], p->dev_name[p->default_device],
+	       100 * loose[0], 100 * loose[n_hv - 1], at98, n_hv);
 	/* Coarsening against seed 1's default run, in seed 1's usual box. */
 	usual_box(def[0], lng[0], lo, ref);
 	co = run_search(p, obj, 200, 0, true, seeds, n_seeds, 1, &t_c);
@@ -277,7 +282,7 @@ static void bench_search(const struct ho_problem *p)
 	       "%.3f ms, %.4f)\n",
 	       t_c, front_min(co, HO_OBJ_LATENCY) * 1e3, hv_c,
 	       front_min(def[0], HO_OBJ_LATENCY) * 1e3, hv_d);
-	for (int r = 0; r < HV_SEEDS; r++) {
+	for (int r = 0; r < n_hv; r++) {
 		ho_front_free(def[r]);
 		ho_front_free(lng[r]);
 	}
@@ -480,7 +485,7 @@ int main(int argc, char **argv)
 	if (strstr(only, "eval"))
 		bench_eval(p);
 	if (strstr(only, "search"))
-		bench_search(p);
+		bench_search(p, quick ? 3 : HV_SEEDS_MAX);
 	if (strstr(only, "quality"))
 		bench_quality(quick ? 20 : 100);
 	if (strstr(only, "stg"))
