@@ -12,10 +12,12 @@
  * also tried all together; other offspring re-choose the devices of a
  * stretch of the fastest schedule around a critical task.  Seeds and random
  * orders get their devices from a contention-aware EFT decoder
- * (ho_sim_decode).  Constraint domination (Deb 2000) ranks feasible before
- * infeasible and infeasible by total violation.  All randomness comes
- * from one seeded generator in the calling thread; worker threads only
- * evaluate, so a seed reproduces the front bit for bit.
+ * (ho_sim_decode); while energy is an objective, decoding at random energy
+ * weights aims at the schedules between the extremes.  Constraint
+ * domination (Deb 2000) ranks feasible before infeasible and infeasible by
+ * total violation.  All randomness comes from one seeded generator in the
+ * calling thread; worker threads only evaluate, so a seed reproduces the
+ * front bit for bit.
  */
 #include <errno.h>
 #include <math.h>
