@@ -123,7 +123,7 @@ int ho_profile_load(const char *path, const struct ho_box *box, struct ho_profil
 {
 	json_error_t je;
 	struct ho_profile *prof;
-	json_t *devs, *v;
+	json_t *devs, *v, *box_name;
 	const char *name;
 
 	*out = NULL;
@@ -135,12 +135,12 @@ int ho_profile_load(const char *path, const struct ho_box *box, struct ho_profil
 		free(prof);
 		return ho_err(err, -EINVAL, "%s:%d: %s", path, je.line, je.text);
 	}
-	if (json_object_get(prof->root, "box") &&
-	    !json_is_string(json_object_get(prof->root, "box"))) {
+	box_name = json_object_get(prof->root, "box");
+	if (box_name && !json_is_string(box_name)) {
 		ho_err(err, -EINVAL, "%s: box: expected the box's name, a string", path);
 		goto fail;
 	}
-	name = json_string_value(json_object_get(prof->root, "box"));
+	name = json_string_value(box_name);
 	if (name && strcmp(name, box->name)) {
 		ho_err(err, -EINVAL, "%s: measured on box '%s', not on '%s'", path, name,
 		       box->name);

@@ -615,7 +615,7 @@ static bool ho_combine_moves(struct ho_ga *ga, const struct ho_ind *b, int obj, 
 /* A random weight for the decoder: a random point of the energy-time trade-off. */
 static double ho_trade_weight(struct ho_ga *ga)
 {
-	return ga->trade ? HO_TRADE_WEIGHT_MAX * ho_rng_unit(&ga->rng) : 0;
+	return HO_TRADE_WEIGHT_MAX * ho_rng_unit(&ga->rng);
 }
 
 /* ---- sorting and crowding ---- */
