@@ -1,11 +1,13 @@
 #!/bin/sh
-# Install every Debian 12 package HeteroOpt needs to build, test and benchmark.
+# Install every Debian 12 package HeteroOpt needs to build, test and benchmark
+# (scripts/fresh-root.sh proves the list on a clean root: libomp-14-dev, clang's
+# omp.h, was once missing because our machines happen to have it).
 # Idempotent: packages already present are skipped by apt, and the apt index is
 # refreshed only when something is actually missing.
 set -eu
 
 PACKAGES="
-build-essential pkg-config make gcc clang llvm libclang-rt-14-dev valgrind
+build-essential pkg-config make gcc clang llvm libclang-rt-14-dev libomp-14-dev valgrind
 protobuf-c-compiler libprotobuf-c-dev libonnx-dev
 libjansson-dev libdnnl-dev libstarpu-dev
 python3 python3-numpy python3-onnx python3-torch python3-torchvision
