@@ -41,6 +41,8 @@ for i in range(2):
 PYEOF
 check "--repeat prints the median" 0 "median" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" -o "$tmp/out" --repeat 3
+check "--repeat with trailing garbage" 2 "--repeat: '5x' is not a whole number" -- $EXE run "$M/squeezenet1_1.onnx" --repeat 5x
+check "--pick with a sign" 2 "--pick: '-1' is not a whole number" -- $EXE run "$M/squeezenet1_1.onnx" --pick -1
 check "missing input" 1 "input 'input' was not given" -- $EXE run "$M/squeezenet1_1.onnx" -o "$tmp/out"
 check "unknown input name" 1 "no input named 'image'" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "image=$tmp/x2.npy" -o "$tmp/out"
@@ -69,6 +71,18 @@ $EXE schedule --quiet --population 16 --generations 5 "$M/resnet18.onnx" --shape
 	--box "$B/this-machine-cpu-emu.json" -o "$tmp/r18.json" >/dev/null
 check "run a schedule: report against the prediction" 0 "emu (emulated" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/sq.json" -o "$tmp/out"
+check "one run is reported as cold" 0 "(one cold run: --repeat N for warm runs)" -- \
+	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/sq.json" -o "$tmp/out"
+# The ratio against the prediction is the median of the warm runs printed below it.
+check "--repeat: the ratio uses the median of the warm runs" 0 "" -- sh -c "$EXE run '$M/squeezenet1_1.onnx' --input 'input=$tmp/x2.npy' --schedule '$tmp/sq.json' -o '$tmp/out' --repeat 5 | $PY -c \"
+import re, sys
+out = sys.stdin.read()
+m = re.search(r'latency: measured ([0-9.]+) ms \\(median of 5 warm runs\\), predicted ([0-9.]+) ms \\(ratio ([0-9.]+)\\)', out)
+med = re.search(r'median ([0-9.]+) ms over 5 runs', out)
+assert m and med, out
+assert m.group(1) == med.group(1), (m.group(1), med.group(1))
+assert abs(float(m.group(3)) - float(m.group(1)) / float(m.group(2))) < 0.006, m.groups()
+\""
 check "paced emulator: reported node durations" 0 "node durations" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/sq.json" --pace -o "$tmp/out"
 # Two CPU devices of one core each: every worker runs on its own core, and the

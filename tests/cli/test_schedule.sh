@@ -54,6 +54,24 @@ check "unknown pin device" 1 "no device 'tpu9'" -- $S "$M/resnet18.onnx" --shape
 check "pin on an unsupported device" 1 "cannot run on fpga0" -- $S "$M/transformer_encoder.onnx" --shape src=1x8x256 --box "$B/edge-mlu370-ascend310p-u280.json" --pin Softmax=fpga0
 check "population not a number" 2 "--population: 'many' is not a whole number" -- $S "$M/resnet18.onnx" --box "$B/server-t4-ascend-xeon.json" --population many
 check "generations overflow" 2 "--generations: '99999999999999999999999'" -- $S "$M/resnet18.onnx" --box "$B/server-t4-ascend-xeon.json" --generations 99999999999999999999999
+# Numbers are decimal and whole: no octal, no trailing garbage, no sign.
+check "--population 010 is ten, not octal eight" 0 "population 10," -- \
+	$EXE schedule --generations 1 "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$B/server-t4-ascend-xeon.json" --population 010
+check "--seed with trailing garbage" 2 "--seed: '5x' is not a whole number" -- $S "$M/resnet18.onnx" --box "$B/server-t4-ascend-xeon.json" --seed 5x
+check "--threads with a sign" 2 "--threads: '+2' is not a whole number" -- $S "$M/resnet18.onnx" --box "$B/server-t4-ascend-xeon.json" --threads +2
+check "--stall=N form" 2 "--stall: '' is not a whole number" -- $S "$M/resnet18.onnx" --box "$B/server-t4-ascend-xeon.json" --stall=
+check "a flag given a value" 2 "--quiet takes no value" -- $S "$M/resnet18.onnx" --box "$B/server-t4-ascend-xeon.json" --quiet=1
+check "an unknown option" 2 "unknown option '--popul'" -- $S "$M/resnet18.onnx" --box "$B/server-t4-ascend-xeon.json" --popul 3
+check "--version" 0 "heteroopt 0." -- $EXE --version
+check "schedule --version" 0 "heteroopt 0." -- $EXE schedule --version
+# --help explains every option with its unit and default.
+check "--help: threads' default" 0 "search threads; 0 is one per core (default 0)" -- $EXE schedule --help
+check "--help: stall's unit" 0 "gained less than 1e-4 over N" -- $EXE schedule --help
+check "--help: a bare latency is seconds" 0 "a bare number is seconds" -- $EXE schedule --help
+check "--help: pick constraint" 0 "constraint (the fastest schedule that meets every --constraint)" -- $EXE schedule --help
+check "--help: -o" 0 "-o, --output FILE.json" -- $EXE schedule --help
+check "--help: --box" 0 "--box BOX.json" -- $EXE schedule --help
+check "run --help: --threads' default" 0 "(default: OpenMP's choice, one per core)" -- $EXE run --help
 check "unknown objective" 2 "unknown objective 'speed'" -- $S "$M/resnet18.onnx" --box "$B/server-t4-ascend-xeon.json" --objectives speed
 check "weights, one too few" 2 "one non-negative weight per objective" -- $S "$M/resnet18.onnx" --box "$B/server-t4-ascend-xeon.json" --pick weighted --weights 1,2
 check "weights, one too many" 2 "more weights than --objectives" -- $S "$M/resnet18.onnx" --box "$B/server-t4-ascend-xeon.json" --pick weighted --weights 1,2,3,4

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The heteroopt command: one file per subcommand. */
+/* The heteroopt command: one file per subcommand, one option parser (opts.c). */
 #ifndef HO_CLI_H
 #define HO_CLI_H
+
+#include <stddef.h>
+#include <stdio.h>
 
 int cmd_inspect(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
@@ -10,5 +13,47 @@ int cmd_status(int argc, char **argv);
 
 /* Print "heteroopt: <msg>" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+enum cli_opt_kind {
+	CLI_FLAG,  /* bool, set when given */
+	CLI_TEXT,  /* const char *, the last one given */
+	CLI_LIST,  /* struct cli_list, repeatable */
+	CLI_COUNT, /* unsigned long long, decimal, in [lo, hi] */
+};
+
+#define CLI_LIST_MAX 32
+struct cli_list {
+	const char *v[CLI_LIST_MAX];
+	int n;
+};
+
+struct cli_opt {
+	const char *name;  /* "--box"; NULL ends a table */
+	const char *alias; /* "-o", or NULL */
+	int kind;	   /* enum cli_opt_kind */
+	const char *value; /* what the value looks like, for --help: "BOX.json" */
+	const char *help;  /* what it does, its unit and its default; '\n' breaks lines */
+	size_t at;	   /* offsetof the field in the command's argument struct */
+	unsigned long long lo, hi; /* CLI_COUNT: the accepted range */
+};
+
+struct cli_command {
+	const char *name;	/* "schedule" */
+	const char *usage;	/* what follows "heteroopt NAME" in the usage line */
+	const char *about;	/* a paragraph under the usage line, or NULL */
+	const char *positional; /* what the one bare argument is ("model"), or NULL */
+	size_t positional_at;	/* offsetof its const char * */
+	const struct cli_opt *opts;
+};
+
+/*
+ * Parse argv[1..] into args as c's table says.  0: parsed; 1: --help or
+ * --version was printed (exit 0); -1: an error was printed (exit 2).
+ */
+int cli_parse(const struct cli_command *c, int argc, char **argv, void *args);
+void cli_usage(const struct cli_command *c, FILE *f);
+/* A decimal whole number in [lo, hi] and nothing after it, or -1 with a message. */
+int cli_number(const char *opt, const char *text, unsigned long long lo, unsigned long long hi,
+	       unsigned long long *out);
 
 #endif

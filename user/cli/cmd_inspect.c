@@ -3,22 +3,13 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "heteroopt/graph.h"
-
-#define MAX_SHAPE_ARGS 32
-
-static void inspect_usage(FILE *f)
-{
-	fprintf(f, "usage: heteroopt inspect MODEL.onnx [--shape NAME=D0xD1x...]... [--json]\n"
-		   "  --shape NAME=DIMS  bind the dims of input NAME (needed for symbolic dims)\n"
-		   "  --json             print the graph, shapes and per-node costs as JSON\n"
-		   "  --top N            list the N largest tensors (default 5)\n");
-}
 
 static void fmt_shape(const struct ho_shape *s, char *buf, size_t n)
 {
@@ -296,73 +287,63 @@ static void print_text(const char *path, const struct ho_graph *g, int top)
 	free(order);
 }
 
+struct inspect_args {
+	const char *model;
+	struct cli_list shapes;
+	bool json;
+	unsigned long long top;
+};
+
+static const struct cli_opt inspect_opts[] = {
+    {"--shape", NULL, CLI_LIST, "NAME=D0xD1x...",
+     "bind the extents of input NAME (needed for symbolic ones);\nrepeatable",
+     offsetof(struct inspect_args, shapes), 0, 0},
+    {"--json", NULL, CLI_FLAG, NULL, "print the graph, shapes and per-node costs as JSON",
+     offsetof(struct inspect_args, json), 0, 0},
+    {"--top", NULL, CLI_COUNT, "N", "list the N largest tensors (default 5)",
+     offsetof(struct inspect_args, top), 0, 1000000},
+    {0},
+};
+
+static const struct cli_command inspect_cmd = {
+    .name = "inspect",
+    .usage = "MODEL.onnx [--shape NAME=D0xD1x...]... [--json] [--top N]",
+    .about = "Read an ONNX model, bind its inputs, infer every tensor's shape and print\n"
+	     "each node's operator, op class, output shape, FLOPs, bytes and intensity.",
+    .positional = "model",
+    .positional_at = offsetof(struct inspect_args, model),
+    .opts = inspect_opts,
+};
+
 int cmd_inspect(int argc, char **argv)
 {
-	const char *model = NULL, *shapes[MAX_SHAPE_ARGS];
-	int n_shapes = 0, top = 5;
-	bool json = false;
+	struct inspect_args a = {.top = 5};
 	struct ho_error err = {0};
 	struct ho_graph *g = NULL;
+	const char *model;
 	int ret = 1;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			inspect_usage(stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "--json")) {
-			json = true;
-		} else if (!strcmp(argv[i], "--shape") || !strcmp(argv[i], "--top")) {
-			if (i + 1 >= argc) {
-				cli_error("inspect: %s needs a value", argv[i]);
-				return 2;
-			}
-			if (!strcmp(argv[i], "--top")) {
-				char *end;
-				long t = strtol(argv[++i], &end, 10);
-
-				if (*end || end == argv[i] || t < 0 || t > 1000000) {
-					cli_error("inspect: --top '%s' is not a count", argv[i]);
-					return 2;
-				}
-				top = (int)t;
-			} else {
-				if (n_shapes == MAX_SHAPE_ARGS) {
-					cli_error("inspect: too many --shape options");
-					return 2;
-				}
-				shapes[n_shapes++] = argv[++i];
-			}
-		} else if (!strncmp(argv[i], "--shape=", 8)) {
-			if (n_shapes == MAX_SHAPE_ARGS) {
-				cli_error("inspect: too many --shape options");
-				return 2;
-			}
-			shapes[n_shapes++] = argv[i] + 8;
-		} else if (argv[i][0] == '-') {
-			cli_error("inspect: unknown option '%s'", argv[i]);
-			inspect_usage(stderr);
-			return 2;
-		} else if (!model) {
-			model = argv[i];
-		} else {
-			cli_error("inspect: more than one model given");
-			return 2;
-		}
-	}
-	if (!model) {
-		inspect_usage(stderr);
+	switch (cli_parse(&inspect_cmd, argc, argv, &a)) {
+	case 1:
+		return 0;
+	case -1:
 		return 2;
 	}
+	if (!a.model) {
+		cli_usage(&inspect_cmd, stderr);
+		return 2;
+	}
+	model = a.model;
 	if (ho_onnx_load(model, NULL, &g, &err)) {
 		cli_error("%s", err.msg);
 		return 1;
 	}
-	for (int i = 0; i < n_shapes; i++) {
+	for (int i = 0; i < a.shapes.n; i++) {
 		char name[256];
 		int64_t dims[HO_MAX_RANK];
 		int rank;
 
-		if (ho_parse_shape_arg(shapes[i], name, sizeof(name), dims, &rank, &err) ||
+		if (ho_parse_shape_arg(a.shapes.v[i], name, sizeof(name), dims, &rank, &err) ||
 		    ho_graph_bind_input(g, name, dims, rank, &err)) {
 			cli_error("%s", err.msg);
 			goto out;
@@ -373,10 +354,10 @@ int cmd_inspect(int argc, char **argv)
 		goto out;
 	}
 	ho_features_compute(g);
-	if (json)
+	if (a.json)
 		ret = print_json(model, g);
 	else {
-		print_text(model, g, top);
+		print_text(model, g, (int)a.top);
 		ret = 0;
 	}
 out:

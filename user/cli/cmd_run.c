@@ -6,6 +6,8 @@
  * the schedule predicted.
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,25 +19,64 @@
 
 #include "cli.h"
 
-#define RUN_MAX_INPUTS 16
+struct run_args {
+	const char *model, *outdir, *schedule, *box, *inject_failure;
+	struct cli_list inputs;
+	unsigned long long repeat, threads, pick;
+	bool report, pace;
+};
 
-static void run_usage(void)
-{
-	printf("usage: heteroopt run MODEL.onnx --input NAME=FILE.npy ... [-o DIR] [--repeat N]\n"
-	       "                    [--threads N] [--report] [--schedule S.json [--pick N]\n"
-	       "                    [--box BOX.json] [--pace] [--inject-failure NODE]]\n\n"
-	       "Run MODEL and write each output as DIR/<output name>.npy (default DIR: .).\n"
-	       "Inputs are float32 .npy files; their shapes bind the model's inputs.\n"
-	       "Without --schedule every node runs on one CPU device (oneDNN kernels).  With\n"
-	       "it, front member N (default: the schedule's pick) runs over the box's devices:\n"
-	       "cpu devices on oneDNN, every other kind on the emulated accelerator (the same\n"
-	       "kernels in a memory region of its own; --pace makes each of its nodes last\n"
-	       "its predicted time), and the run is reported against the prediction.\n"
-	       "--repeat N runs N more times and prints the median time.  --report lists\n"
-	       "every node of the last run as it started: device, measured and predicted\n"
-	       "times.  --inject-failure makes that node fail at run time (for testing\n"
-	       "error paths).\n");
-}
+#define RA(field) offsetof(struct run_args, field)
+static const struct cli_opt run_opts[] = {
+    {"--input", NULL, CLI_LIST, "NAME=FILE.npy",
+     "model input NAME from a float32 .npy file; its shape binds\n"
+     "the input's extents; one per model input",
+     RA(inputs), 0, 0},
+    {"--output", "-o", CLI_TEXT, "DIR",
+     "write each output as DIR/<output name>.npy (default .)", RA(outdir), 0, 0},
+    {"--repeat", NULL, CLI_COUNT, "N",
+     "after one warm-up run, run N times and print the median,\n"
+     "which the report compares with the prediction (default 0:\n"
+     "one run, reported cold)",
+     RA(repeat), 1, 100000},
+    {"--threads", NULL, CLI_COUNT, "N",
+     "without --schedule: oneDNN threads of the CPU device\n"
+     "(default: OpenMP's choice, one per core)",
+     RA(threads), 1, 1024},
+    {"--schedule", NULL, CLI_TEXT, "S.json",
+     "run a schedule from heteroopt schedule over its box's\n"
+     "devices: cpu devices on oneDNN, any other kind on the\n"
+     "emulated accelerator (the same kernels in a region of its\n"
+     "own); the run is reported against the prediction",
+     RA(schedule), 0, 0},
+    {"--pick", NULL, CLI_COUNT, "N",
+     "with --schedule: run front member N (default: the\nschedule's pick)", RA(pick), 0,
+     1000000},
+    {"--box", NULL, CLI_TEXT, "BOX.json",
+     "with --schedule: the box file, when not where the schedule\n"
+     "says (it must be the same box: its fingerprint is checked)",
+     RA(box), 0, 0},
+    {"--report", NULL, CLI_FLAG, NULL,
+     "list every node of the last run as it started: device,\n"
+     "measured and predicted times",
+     RA(report), 0, 0},
+    {"--pace", NULL, CLI_FLAG, NULL,
+     "each emulated accelerator node lasts its predicted time", RA(pace), 0, 0},
+    {"--inject-failure", NULL, CLI_TEXT, "NODE",
+     "make that node fail at run time (tests the error paths)", RA(inject_failure), 0, 0},
+    {0},
+};
+
+static const struct cli_command run_cmd = {
+    .name = "run",
+    .usage = "MODEL.onnx --input NAME=FILE.npy ... [-o DIR] [--repeat N] [options]",
+    .about = "Run MODEL on this machine and write its outputs as .npy files: on one CPU\n"
+	     "device (oneDNN kernels), or as a schedule from `heteroopt schedule` places\n"
+	     "it.  Input shapes come from the files.",
+    .positional = "model",
+    .positional_at = RA(model),
+    .opts = run_opts,
+};
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -85,8 +126,11 @@ static int check_inputs(const struct ho_graph *g, char (*names)[256], int n)
 
 /* The run against the schedule: time, per device, copies. */
 static void print_report(const struct ho_graph *g, const struct ho_rt_placement *pl,
-			 const struct ho_rt_report *r)
+			 const struct ho_rt_report *r, const double *times, int repeat)
 {
+	/* After --repeat, the median of the warm runs; else the one cold run. */
+	double measured = repeat ? times[repeat / 2] : r->makespan_s;
+
 	double dev_sum = 0, dev_max = 0, start_abs = 0, start_max = 0;
 	uint32_t timed = 0;
 
@@ -119,9 +163,16 @@ static void print_report(const struct ho_graph *g, const struct ho_rt_placement 
 		start_max = (ds < 0 ? -ds : ds) > start_max ? (ds < 0 ? -ds : ds) : start_max;
 		timed++;
 	}
-	printf("  latency: measured %.3f ms, predicted %.3f ms (ratio %.2f)\n", r->makespan_s * 1e3,
-	       pl->pred_makespan * 1e3,
-	       pl->pred_makespan > 0 ? r->makespan_s / pl->pred_makespan : 0);
+	if (repeat)
+		printf("  latency: measured %.3f ms (median of %d warm runs), predicted %.3f ms "
+		       "(ratio %.2f)\n",
+		       measured * 1e3, repeat, pl->pred_makespan * 1e3,
+		       pl->pred_makespan > 0 ? measured / pl->pred_makespan : 0);
+	else
+		printf("  latency: measured %.3f ms (one cold run: --repeat N for warm runs), "
+		       "predicted %.3f ms (ratio %.2f)\n",
+		       measured * 1e3, pl->pred_makespan * 1e3,
+		       pl->pred_makespan > 0 ? measured / pl->pred_makespan : 0);
 	printf("  node durations: measured minus predicted, mean %+.3f ms, largest %+.3f ms over "
 	       "%u nodes\n",
 	       timed ? dev_sum / timed * 1e3 : 0, dev_max * 1e3, timed);
@@ -178,74 +229,40 @@ static int print_nodes(const struct ho_graph *g, const struct ho_rt_placement *p
 
 int cmd_run(int argc, char **argv)
 {
-	const char *model = NULL, *outdir = ".", *in_arg[RUN_MAX_INPUTS];
-	struct ho_npy in[RUN_MAX_INPUTS] = {0};
-	char in_name[RUN_MAX_INPUTS][256];
+	struct run_args a = {.outdir = "."};
+	struct ho_npy in[CLI_LIST_MAX] = {0};
+	char in_name[CLI_LIST_MAX][256];
 	struct ho_rt_opts ro = {0};
 	struct ho_rt_placement *pl = NULL;
-	const char *sched = NULL, *box = NULL;
-	int pick = -1;
+	const char *model, *outdir;
 	struct ho_graph *g = NULL;
 	struct ho_rt *rt = NULL;
 	struct ho_error err = {0};
 	double *times = NULL;
-	int n_in = 0, repeat = 0, rc = 1, report = 0;
+	int n_in, repeat, rc = 1;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			run_usage();
-			return 0;
-		} else if (!strcmp(a, "--input") && i + 1 < argc) {
-			if (n_in == RUN_MAX_INPUTS) {
-				cli_error("run: at most %d inputs", RUN_MAX_INPUTS);
-				return 2;
-			}
-			in_arg[n_in++] = argv[++i];
-		} else if (!strcmp(a, "-o") && i + 1 < argc) {
-			outdir = argv[++i];
-		} else if (!strcmp(a, "--repeat") && i + 1 < argc) {
-			repeat = atoi(argv[++i]);
-			if (repeat < 1 || repeat > 100000) {
-				cli_error("run: --repeat wants 1..100000, not '%s'", argv[i]);
-				return 2;
-			}
-		} else if (!strcmp(a, "--threads") && i + 1 < argc) {
-			ro.threads = atoi(argv[++i]);
-			if (ro.threads < 1 || ro.threads > 1024) {
-				cli_error("run: --threads wants 1..1024, not '%s'", argv[i]);
-				return 2;
-			}
-		} else if (!strcmp(a, "--schedule") && i + 1 < argc) {
-			sched = argv[++i];
-		} else if (!strcmp(a, "--box") && i + 1 < argc) {
-			box = argv[++i];
-		} else if (!strcmp(a, "--pick") && i + 1 < argc) {
-			char *end;
-
-			pick = (int)strtol(argv[++i], &end, 10);
-			if (*end || pick < 0) {
-				cli_error("run: --pick wants a front index, not '%s'", argv[i]);
-				return 2;
-			}
-		} else if (!strcmp(a, "--report")) {
-			report = 1;
-		} else if (!strcmp(a, "--pace")) {
-			ro.pace = 1;
-		} else if (!strcmp(a, "--inject-failure") && i + 1 < argc) {
-			ro.inject_failure = argv[++i];
-		} else if (*a != '-' && !model) {
-			model = a;
-		} else {
-			cli_error("run: unexpected argument '%s' (see heteroopt run --help)", a);
-			return 2;
-		}
+	a.pick = ~0ull;
+	switch (cli_parse(&run_cmd, argc, argv, &a)) {
+	case 1:
+		return 0;
+	case -1:
+		return 2;
 	}
-	if (!model) {
+	if (!a.model) {
 		cli_error("run: no model given (see heteroopt run --help)");
 		return 2;
 	}
+	model = a.model;
+	outdir = a.outdir;
+	n_in = a.inputs.n;
+	repeat = (int)a.repeat;
+	ro.threads = (int)a.threads;
+	ro.pace = a.pace;
+	ro.inject_failure = a.inject_failure;
+	const char **in_arg = a.inputs.v;
+	const char *sched = a.schedule, *box = a.box;
+	int pick = a.pick == ~0ull ? -1 : (int)a.pick, report = a.report;
+
 	if (ho_onnx_load(model, NULL, &g, &err)) {
 		cli_error("run: %s", err.msg);
 		return 1;
@@ -311,8 +328,8 @@ int cmd_run(int argc, char **argv)
 		}
 		qsort(times, (size_t)repeat, sizeof(double), cmp_double);
 	}
-	if (pl) /* the last run: after --repeat, warm */
-		print_report(g, pl, ho_rt_last_report(rt));
+	if (pl) /* per node: the last run; in all: the median of the warm runs */
+		print_report(g, pl, ho_rt_last_report(rt), times, repeat);
 	if (report && print_nodes(g, pl, ho_rt_last_report(rt))) {
 		cli_error("run: out of memory");
 		goto out;

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,59 +15,90 @@
 #include "heteroopt/graph.h"
 #include "heteroopt/sched.h"
 
-#define MAX_ARGS 32
-
 struct sched_args {
 	const char *model, *box, *profile, *out, *stg, *dag;
-	const char *shapes[MAX_ARGS], *constraints[MAX_ARGS], *pins[MAX_ARGS];
-	int n_shapes, n_constraints, n_pins;
+	struct cli_list shapes, constraints, pins;
 	const char *objectives, *pick, *weights;
-	unsigned procs;
-	bool quiet;
+	unsigned long long procs, population, generations, seed, threads, stall;
+	bool quiet, coarsen, share_blocks;
 	struct ho_search_opts so;
 };
 
-static void schedule_usage(FILE *f)
-{
-	fprintf(
-	    f,
-	    "usage: heteroopt schedule MODEL.onnx --box BOX.json [options] [-o schedule.json]\n"
-	    "       heteroopt schedule --stg FILE.stg --procs P [options]\n"
-	    "       heteroopt schedule --dag FILE.json [options]\n"
-	    "  --shape NAME=DIMS        bind an input's dims (as for inspect)\n"
-	    "  --profile PROFILE.json   measured costs that override the box's figures\n"
-	    "  --objectives LIST        of latency,memory,energy,throughput,balance (default "
-	    "latency,throughput,energy;\n"
-	    "                           device capacity is always enforced, add memory when it is "
-	    "tight)\n"
-	    "  --constraint C           latency<=8ms, mem:gpu0<=12GiB (repeatable)\n"
-	    "  --pin KEY=DEVICE         keep tasks of that op type or node name on DEVICE "
-	    "(repeatable)\n"
-	    "  --pick weighted|topsis|constraint   how to choose from the front (default topsis)\n"
-	    "  --weights W,W,...        objective weights for weighted/topsis, in --objectives "
-	    "order\n"
-	    "  --population N --generations N --seed S --threads T --stall N\n"
-	    "  --coarsen                one device gene per single-producer/single-consumer chain\n"
-	    "  --share-blocks           one device gene per position of repeated identical blocks\n"
-	    "  --quiet                  no progress\n");
-}
+#define SA(field) offsetof(struct sched_args, field)
+static const struct cli_opt schedule_opts[] = {
+    {"--box", NULL, CLI_TEXT, "BOX.json",
+     "the box to schedule on: its devices, links and figures\n"
+     "(boxes/ has the shipped ones); needed with a model",
+     SA(box), 0, 0},
+    {"--shape", NULL, CLI_LIST, "NAME=D0xD1x...",
+     "bind the extents of model input NAME (as for inspect);\nrepeatable", SA(shapes), 0, 0},
+    {"--profile", NULL, CLI_TEXT, "PROFILE.json",
+     "measured figures that override the box's (default: none)", SA(profile), 0, 0},
+    {"--output", "-o", CLI_TEXT, "FILE.json",
+     "write the schedule JSON: the front, the pick, per-task\n"
+     "explanations and fingerprints (default: not written)",
+     SA(out), 0, 0},
+    {"--stg", NULL, CLI_TEXT, "FILE.stg",
+     "schedule a Standard Task Graph Set file instead of a model", SA(stg), 0, 0},
+    {"--procs", NULL, CLI_COUNT, "P",
+     "with --stg: the number of identical processors (default 4)", SA(procs), 1,
+     HO_MAX_DEVICES},
+    {"--dag", NULL, CLI_TEXT, "FILE.json",
+     "schedule a JSON DAG with a cost matrix instead of a model", SA(dag), 0, 0},
+    {"--objectives", NULL, CLI_TEXT, "LIST",
+     "comma-separated, of latency, memory, energy, throughput,\n"
+     "balance (default latency,throughput,energy); device capacity\n"
+     "is always enforced: add memory when it is tight",
+     SA(objectives), 0, 0},
+    {"--constraint", NULL, CLI_LIST, "C",
+     "latency<=TIME (units s, ms, us; a bare number is seconds) or\n"
+     "mem:DEVICE<=SIZE (B, KB, MB, GB, KiB, MiB, GiB; a bare number\n"
+     "is bytes); repeatable",
+     SA(constraints), 0, 0},
+    {"--pin", NULL, CLI_LIST, "KEY=DEVICE",
+     "keep every task whose op type or node name is KEY on DEVICE;\nrepeatable", SA(pins),
+     0, 0},
+    {"--pick", NULL, CLI_TEXT, "HOW",
+     "how to choose one schedule from the front (default topsis):\n"
+     "topsis (closest to the ideal point), weighted (least weighted\n"
+     "sum, each objective relative to all on the default device),\n"
+     "constraint (the fastest schedule that meets every --constraint)",
+     SA(pick), 0, 0},
+    {"--weights", NULL, CLI_TEXT, "W,W,...",
+     "objective weights for weighted and topsis, in --objectives\norder (default all 1)",
+     SA(weights), 0, 0},
+    {"--population", NULL, CLI_COUNT, "N", "NSGA-II population (default 128)", SA(population),
+     4, 1000000},
+    {"--generations", NULL, CLI_COUNT, "N", "at most N generations (default 200)",
+     SA(generations), 0, 1000000},
+    {"--stall", NULL, CLI_COUNT, "N",
+     "stop once the hypervolume gained less than 1e-4 over N\n"
+     "generations; 0 never stops early (default 40)",
+     SA(stall), 0, 1000000},
+    {"--seed", NULL, CLI_COUNT, "S",
+     "random seed: the same seed gives the same front, whatever\nthe thread count (default 1)",
+     SA(seed), 0, ~0ull},
+    {"--threads", NULL, CLI_COUNT, "T",
+     "search threads; 0 is one per core (default 0)", SA(threads), 0, 64},
+    {"--coarsen", NULL, CLI_FLAG, NULL,
+     "one device gene per single-producer/single-consumer chain", SA(coarsen), 0, 0},
+    {"--share-blocks", NULL, CLI_FLAG, NULL,
+     "one device gene per position of repeated identical blocks", SA(share_blocks), 0, 0},
+    {"--quiet", NULL, CLI_FLAG, NULL, "no progress on standard error", SA(quiet), 0, 0},
+    {0},
+};
 
-/* A whole number in [lo, hi], or a message naming the option. */
-static int parse_count(const char *opt, const char *v, unsigned long long lo, unsigned long long hi,
-		       unsigned long long *out)
-{
-	char *end;
-	unsigned long long x;
-
-	errno = 0;
-	x = strtoull(v, &end, 0);
-	if (errno || end == v || *end || *v == '-' || x < lo || x > hi) {
-		cli_error("%s: '%s' is not a whole number from %llu to %llu", opt, v, lo, hi);
-		return -1;
-	}
-	*out = x;
-	return 0;
-}
+static const struct cli_command schedule_cmd = {
+    .name = "schedule",
+    .usage = "MODEL.onnx --box BOX.json [options] [-o schedule.json]\n"
+	     "       heteroopt schedule --stg FILE.stg [--procs P] [options]\n"
+	     "       heteroopt schedule --dag FILE.json [options]",
+    .about = "Print the baselines (each device alone, greedy, HEFT, PEFT) and the Pareto\n"
+	     "front NSGA-II finds over the chosen objectives, and pick one schedule.",
+    .positional = "model",
+    .positional_at = SA(model),
+    .opts = schedule_opts,
+};
 
 static int parse_objectives(const char *s, uint32_t *mask)
 {
@@ -124,8 +156,8 @@ static int parse_quantity(const char *s, bool time, double *out)
 
 static int apply_constraints(struct sched_args *a, const struct ho_problem *p)
 {
-	for (int i = 0; i < a->n_constraints; i++) {
-		const char *c = a->constraints[i], *le = strstr(c, "<=");
+	for (int i = 0; i < a->constraints.n; i++) {
+		const char *c = a->constraints.v[i], *le = strstr(c, "<=");
 		double v;
 
 		if (!le) {
@@ -179,7 +211,7 @@ static int load_problem(struct sched_args *a, struct ho_graph **g, struct ho_box
 	struct ho_error err = {0};
 
 	if (a->stg)
-		return ho_problem_from_stg(a->stg, a->procs, p, &err) ? cli_error("%s", err.msg),
+		return ho_problem_from_stg(a->stg, (unsigned)a->procs, p, &err) ? cli_error("%s", err.msg),
 		       -1					      : 0;
 	if (a->dag)
 		return ho_problem_from_dag_json(a->dag, p, &err) ? cli_error("%s", err.msg), -1 : 0;
@@ -187,12 +219,12 @@ static int load_problem(struct sched_args *a, struct ho_graph **g, struct ho_box
 		cli_error("%s", err.msg);
 		return -1;
 	}
-	for (int i = 0; i < a->n_shapes; i++) {
+	for (int i = 0; i < a->shapes.n; i++) {
 		char name[256];
 		int64_t dims[HO_MAX_RANK];
 		int rank;
 
-		if (ho_parse_shape_arg(a->shapes[i], name, sizeof(name), dims, &rank, &err) ||
+		if (ho_parse_shape_arg(a->shapes.v[i], name, sizeof(name), dims, &rank, &err) ||
 		    ho_graph_bind_input(*g, name, dims, rank, &err)) {
 			cli_error("%s", err.msg);
 			return -1;
@@ -292,6 +324,7 @@ int cmd_schedule(int argc, char **argv)
 {
 	struct sched_args a = {
 	    .objectives = "latency,throughput,energy", .pick = "topsis", .procs = 4};
+
 	struct ho_graph *g = NULL;
 	struct ho_box *box = NULL;
 	struct ho_profile *prof = NULL;
@@ -306,112 +339,45 @@ int cmd_schedule(int argc, char **argv)
 	int ret = 1;
 
 	ho_search_defaults(&a.so);
-	for (int i = 1; i < argc; i++) {
-		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		bool takes = o[0] == '-' && strcmp(o, "--quiet") && strcmp(o, "--coarsen") &&
-			     strcmp(o, "--share-blocks") && strcmp(o, "--help") && strcmp(o, "-h");
-
-		if (takes && !v) {
-			cli_error("schedule: %s needs a value", o);
-			return 2;
-		}
-		if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
-			schedule_usage(stdout);
-			return 0;
-		} else if (!strcmp(o, "--box")) {
-			a.box = v;
-		} else if (!strcmp(o, "--profile")) {
-			a.profile = v;
-		} else if (!strcmp(o, "-o") || !strcmp(o, "--output")) {
-			a.out = v;
-		} else if (!strcmp(o, "--stg")) {
-			a.stg = v;
-		} else if (!strcmp(o, "--dag")) {
-			a.dag = v;
-		} else if (!strcmp(o, "--procs")) {
-			unsigned long long x;
-
-			if (parse_count(o, v, 1, HO_MAX_DEVICES, &x))
-				return 2;
-			a.procs = (unsigned)x;
-		} else if (!strcmp(o, "--shape") || !strcmp(o, "--constraint") ||
-			   !strcmp(o, "--pin")) {
-			int *n = o[2] == 's'   ? &a.n_shapes
-				 : o[2] == 'c' ? &a.n_constraints
-					       : &a.n_pins;
-			const char **arr = o[2] == 's'	 ? a.shapes
-					   : o[2] == 'c' ? a.constraints
-							 : a.pins;
-
-			if (*n == MAX_ARGS) {
-				cli_error("schedule: too many %s options", o);
-				return 2;
-			}
-			arr[(*n)++] = v;
-		} else if (!strcmp(o, "--objectives")) {
-			a.objectives = v;
-		} else if (!strcmp(o, "--pick")) {
-			a.pick = v;
-		} else if (!strcmp(o, "--weights")) {
-			a.weights = v;
-		} else if (!strcmp(o, "--population") || !strcmp(o, "--generations") ||
-			   !strcmp(o, "--seed") || !strcmp(o, "--threads") ||
-			   !strcmp(o, "--stall")) {
-			unsigned long long x;
-			bool seed = !strcmp(o, "--seed");
-
-			if (parse_count(o, v, !strcmp(o, "--population") ? 4 : 0,
-					seed			  ? ~0ull
-					: !strcmp(o, "--threads") ? 64
-								  : 1000000,
-					&x))
-				return 2;
-			if (!strcmp(o, "--population"))
-				a.so.population = (uint32_t)x;
-			else if (!strcmp(o, "--generations"))
-				a.so.generations = (uint32_t)x;
-			else if (seed)
-				a.so.seed = x;
-			else if (!strcmp(o, "--threads"))
-				a.so.threads = (uint32_t)x;
-			else
-				a.so.stall_window = (uint32_t)x;
-		} else if (!strcmp(o, "--coarsen")) {
-			a.so.coarsen_chains = true;
-			continue;
-		} else if (!strcmp(o, "--share-blocks")) {
-			a.so.share_blocks = true;
-			continue;
-		} else if (!strcmp(o, "--quiet")) {
-			a.quiet = true;
-			continue;
-		} else if (o[0] == '-') {
-			cli_error("schedule: unknown option '%s'", o);
-			schedule_usage(stderr);
-			return 2;
-		} else if (!a.model) {
-			a.model = o;
-			continue;
-		} else {
-			cli_error("schedule: more than one model given");
-			return 2;
-		}
-		i++;
+	a.population = a.so.population;
+	a.generations = a.so.generations;
+	a.seed = a.so.seed;
+	a.threads = a.so.threads;
+	a.stall = a.so.stall_window;
+	switch (cli_parse(&schedule_cmd, argc, argv, &a)) {
+	case 1:
+		return 0;
+	case -1:
+		return 2;
 	}
+	a.so.population = (uint32_t)a.population;
+	a.so.generations = (uint32_t)a.generations;
+	a.so.seed = a.seed;
+	a.so.threads = (uint32_t)a.threads;
+	a.so.stall_window = (uint32_t)a.stall;
+	a.so.coarsen_chains = a.coarsen;
+	a.so.share_blocks = a.share_blocks;
 	if (!a.stg && !a.dag && (!a.model || !a.box)) {
-		schedule_usage(stderr);
+		cli_usage(&schedule_cmd, stderr);
 		return 2;
 	}
 	if (parse_objectives(a.objectives, &a.so.objectives))
 		return 2;
-	enum ho_pick how = !strcmp(a.pick, "weighted")	   ? HO_PICK_WEIGHTED
-			   : !strcmp(a.pick, "topsis")	   ? HO_PICK_TOPSIS
-			   : !strcmp(a.pick, "constraint") ? HO_PICK_CONSTRAINT
-							   : (enum ho_pick) - 1;
-	if ((int)how < 0) {
-		cli_error("--pick: '%s' is not weighted, topsis or constraint", a.pick);
+	static const struct {
+		const char *name;
+		enum ho_pick how;
+	} picks[] = {{"topsis", HO_PICK_TOPSIS},
+		     {"weighted", HO_PICK_WEIGHTED},
+		     {"constraint", HO_PICK_CONSTRAINT}};
+	size_t pk = 0;
+
+	while (pk < sizeof(picks) / sizeof(picks[0]) && strcmp(a.pick, picks[pk].name))
+		pk++;
+	if (pk == sizeof(picks) / sizeof(picks[0])) {
+		cli_error("--pick: '%s' is not topsis, weighted or constraint", a.pick);
 		return 2;
 	}
+	enum ho_pick how = picks[pk].how;
 	double weights[HO_OBJ_COUNT] = {1, 1, 1, 1, 1};
 
 	if (a.weights) {
@@ -446,16 +412,16 @@ int cmd_schedule(int argc, char **argv)
 
 	if (load_problem(&a, &g, &box, &prof, &p))
 		goto out;
-	for (int i = 0; i < a.n_pins; i++) {
+	for (int i = 0; i < a.pins.n; i++) {
 		char key[128];
-		const char *eq = strchr(a.pins[i], '=');
+		const char *eq = strchr(a.pins.v[i], '=');
 
-		if (!eq || eq == a.pins[i] || (size_t)(eq - a.pins[i]) >= sizeof(key)) {
-			cli_error("--pin '%s': expected OP_OR_NODE=DEVICE", a.pins[i]);
+		if (!eq || eq == a.pins.v[i] || (size_t)(eq - a.pins.v[i]) >= sizeof(key)) {
+			cli_error("--pin '%s': expected OP_OR_NODE=DEVICE", a.pins.v[i]);
 			goto out;
 		}
-		memcpy(key, a.pins[i], (size_t)(eq - a.pins[i]));
-		key[eq - a.pins[i]] = '\0';
+		memcpy(key, a.pins.v[i], (size_t)(eq - a.pins.v[i]));
+		key[eq - a.pins.v[i]] = '\0';
 		if (ho_problem_pin(p, key, eq + 1, &err)) {
 			cli_error("%s", err.msg);
 			goto out;
@@ -567,9 +533,9 @@ int cmd_schedule(int argc, char **argv)
 			 a.so.objectives, a.so.population, a.so.generations,
 			 (unsigned long long)a.so.seed, a.so.coarsen_chains, a.so.share_blocks,
 			 a.pick);
-		for (int i = 0; i < a.n_shapes; i++)
+		for (int i = 0; i < a.shapes.n; i++)
 			snprintf(settings + strlen(settings), sizeof(settings) - strlen(settings),
-				 " shape=%s", a.shapes[i]);
+				 " shape=%s", a.shapes.v[i]);
 		doc.fp_settings =
 		    ho_fingerprint_bytes(0xcbf29ce484222325ull, settings, strlen(settings));
 		if (ho_schedule_write(a.out, &doc, &err)) {

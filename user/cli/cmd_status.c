@@ -12,20 +12,31 @@
 
 #include "cli.h"
 
+struct status_args {
+	const char *unused;
+};
+
+static const struct cli_opt status_opts[] = {{0}};
+
+static const struct cli_command status_cmd = {
+    .name = "status",
+    .usage = "",
+    .about = "Print the tensor memory pool this machine gives the runtime and, when\n"
+	     "ump.ko is loaded, its /proc/ump/status (regions, devices, engines).",
+    .opts = status_opts,
+};
+
 int cmd_status(int argc, char **argv)
 {
+	struct status_args a = {0};
 	struct ho_pool *pool;
 	char status[16384];
 	int ret;
 
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("usage: heteroopt status\n\n"
-		       "Print the tensor memory pool this machine gives the runtime and, when\n"
-		       "ump.ko is loaded, its /proc/ump/status (regions, devices, engines).\n");
+	switch (cli_parse(&status_cmd, argc, argv, &a)) {
+	case 1:
 		return 0;
-	}
-	if (argc > 1) {
-		cli_error("status: unexpected argument '%s'", argv[1]);
+	case -1:
 		return 2;
 	}
 	ret = ho_pool_open(0, &pool);

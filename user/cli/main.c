@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "heteroopt/version.h"
 
 static const struct {
 	const char *name;
@@ -13,7 +14,7 @@ static const struct {
 } commands[] = {
     {"inspect", cmd_inspect, "read an ONNX model, infer shapes, print per-node costs"},
     {"schedule", cmd_schedule, "find a Pareto front of schedules for a model on a box"},
-    {"run", cmd_run, "run a model on this machine's CPU (oneDNN), .npy in and out"},
+    {"run", cmd_run, "run a model here, on the CPU or as a schedule places it; .npy in and out"},
     {"status", cmd_status, "show the tensor memory pool (ump.ko or the fallback)"},
 };
 
@@ -33,7 +34,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: heteroopt COMMAND [ARGS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
-	fprintf(f, "\n'heteroopt COMMAND --help' describes one command.\n");
+	fprintf(f, "\n'heteroopt COMMAND --help' describes one command; 'heteroopt --version'\n"
+		   "prints the version.\n");
 }
 
 int main(int argc, char **argv)
@@ -44,6 +46,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("heteroopt %s\n", HO_VERSION_STRING);
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
