@@ -246,6 +246,8 @@ const char *ho_op_class_name(int op_class);
  * can read the source.
  */
 bool ho_op_is_view(const char *op_type);
+/* An operator of the default ONNX domain that shape inference has a rule for. */
+bool ho_op_known(const char *op_type);
 
 /* Kernel fusion told from the graph alone (user/scheduler/fusion.c). */
 /* Element-wise ops a Conv or MatMul kernel applies as it writes. */

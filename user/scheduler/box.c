@@ -13,8 +13,9 @@
 
 #include "graph_priv.h"
 #include "heteroopt/sched.h"
+#include "sched_priv.h"
 
-static const char *const ho_class_keys[4] = {"compute", "memory", "movement", "control"};
+static const char *const ho_class_keys[5] = {"compute", "memory", "movement", "control", NULL};
 static const double ho_default_eff[4] = {0.6, 0.8, 0.8, 1.0};
 
 void ho_box_free(struct ho_box *box)
@@ -63,6 +64,46 @@ bool ho_device_supports(const struct ho_device *d, const char *op)
 	return false;
 }
 
+int ho_json_known_keys(json_t *obj, const char *where, const char *const *keys,
+		       struct ho_error *err)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(obj, key, v)
+	{
+		char known[512] = "";
+		size_t i = 0, n = 0;
+
+		while (keys[i] && strcmp(keys[i], key))
+			i++;
+		if (keys[i])
+			continue;
+		for (i = 0; keys[i] && n < sizeof(known); i++)
+			n += (size_t)snprintf(known + n, sizeof(known) - n, "%s%s", i ? ", " : "",
+					      keys[i]);
+		/* "devices[0] (cpu0).key", but "file.json: key" after a path */
+		return ho_err(err, -EINVAL, "%s%s%s: unknown key (known: %s)", where,
+			      !*where ? "" : where[strlen(where) - 1] == ':' ? " " : ".", key,
+			      known);
+	}
+	return 0;
+}
+
+/* The kinds of device a box may have: cpu runs on the cpu backend, the others emulated. */
+static const char *const ho_device_kinds[] = {"cpu", "gpu", "npu", "fpga", "dsp", NULL};
+
+static const char *const ho_box_keys[] = {
+    "name", "description", "source", "host", "mem_safety", "small_transfer_us", "devices",
+    "links", NULL};
+static const char *const ho_device_keys[] = {
+    "name",	 "kind",	"description", "source",	  "peak_gflops", "mem_bw_gbps",
+    "mem_gib",	 "pj_per_flop", "pj_per_byte", "idle_w",	  "peak_w",	 "launch_us",
+    "numa_node", "threads",	"cores",       "pci",		  "efficiency",	 "unsupported_ops",
+    "supported_ops", NULL};
+static const char *const ho_link_keys[] = {
+    "a", "b", "gbps", "latency_us", "pj_per_byte", "p2p", "shared_memory", "source", NULL};
+
 /* Read a number field; required fields must be present and > min (or >= 0). */
 static int num(json_t *obj, const char *where, const char *key, bool required, double min_excl,
 	       double def, double *out, struct ho_error *err)
@@ -104,6 +145,9 @@ static int name_list(json_t *arr, const char *where, char (**out)[HO_NAME_LEN], 
 	{
 		if (!json_is_string(v) || strlen(json_string_value(v)) >= HO_NAME_LEN)
 			return ho_err(err, -EINVAL, "%s[%zu] must be an op type name", where, i);
+		if (!ho_op_known(json_string_value(v)))
+			return ho_err(err, -EINVAL, "%s[%zu]: '%s' is not an operator HeteroOpt knows",
+				      where, i, json_string_value(v));
 		snprintf((*out)[i], HO_NAME_LEN, "%s", json_string_value(v));
 	}
 	*n = (uint32_t)json_array_size(arr);
@@ -118,6 +162,8 @@ static int ho_parse_device(json_t *o, uint32_t idx, struct ho_device *d, struct 
 	double x;
 	int ret;
 
+	size_t kind;
+
 	snprintf(where, sizeof(where), "devices[%u]", idx);
 	if (!json_is_object(o))
 		return ho_err(err, -EINVAL, "%s must be an object", where);
@@ -129,9 +175,14 @@ static int ho_parse_device(json_t *o, uint32_t idx, struct ho_device *d, struct 
 			      HO_NAME_LEN);
 	snprintf(d->name, sizeof(d->name), "%s", json_string_value(v));
 	snprintf(where, sizeof(where), "devices[%u] (%s)", idx, d->name);
+	if ((ret = ho_json_known_keys(o, where, ho_device_keys, err)))
+		return ret;
 	v = json_object_get(o, "kind");
-	if (!json_is_string(v) || strlen(json_string_value(v)) >= HO_NAME_LEN)
-		return ho_err(err, -EINVAL, "%s.kind must be a string (cpu, gpu, npu, fpga, ...)",
+	for (kind = 0; json_is_string(v) && ho_device_kinds[kind]; kind++)
+		if (!strcmp(ho_device_kinds[kind], json_string_value(v)))
+			break;
+	if (!json_is_string(v) || !ho_device_kinds[kind])
+		return ho_err(err, -EINVAL, "%s.kind must be one of cpu, gpu, npu, fpga, dsp",
 			      where);
 	snprintf(d->kind, sizeof(d->kind), "%s", json_string_value(v));
 
@@ -207,6 +258,15 @@ static int ho_parse_device(json_t *o, uint32_t idx, struct ho_device *d, struct 
 	if (pci)
 		snprintf(d->pci, sizeof(d->pci), "%04x:%02x:%02x.%x", dom, bus, dev, fn);
 	eff = json_object_get(o, "efficiency");
+	if (eff && !json_is_object(eff))
+		return ho_err(err, -EINVAL, "%s.efficiency must map op classes to (0, 1]", where);
+	if (eff) {
+		char ewhere[80];
+
+		snprintf(ewhere, sizeof(ewhere), "%s.efficiency", where);
+		if ((ret = ho_json_known_keys(eff, ewhere, ho_class_keys, err)))
+			return ret;
+	}
 	for (int c = 0; c < 4; c++) {
 		d->efficiency[c] = ho_default_eff[c];
 		if (eff && (ret = num(eff, where, ho_class_keys[c], false, 0, ho_default_eff[c],
@@ -236,6 +296,8 @@ static int ho_parse_box(json_t *root, struct ho_box *box, struct ho_error *err)
 
 	if (!json_is_object(root))
 		return ho_err(err, -EINVAL, "the box must be a JSON object");
+	if ((ret = ho_json_known_keys(root, "", ho_box_keys, err)))
+		return ret;
 	v = json_object_get(root, "name");
 	if (!json_is_string(v))
 		return ho_err(err, -EINVAL, "name must be a string");
@@ -284,6 +346,10 @@ static int ho_parse_box(json_t *root, struct ho_box *box, struct ho_error *err)
 		char where[48];
 
 		snprintf(where, sizeof(where), "links[%zu]", i);
+		if (!json_is_object(v))
+			return ho_err(err, -EINVAL, "%s must be an object", where);
+		if ((ret = ho_json_known_keys(v, where, ho_link_keys, err)))
+			return ret;
 		if (!a || !b || (l->a = ho_box_device(box, a)) < 0 ||
 		    (l->b = ho_box_device(box, b)) < 0 || l->a == l->b)
 			return ho_err(err, -EINVAL, "%s.a and .b must name two different devices",

@@ -27,6 +27,7 @@ struct ho_profile_dev {
 
 struct ho_profile {
 	json_t *root;
+	char path[256]; /* for messages about it found later (node_us naming no node) */
 	uint32_t n;
 	struct ho_profile_dev dev[HO_MAX_DEVICES];
 };
@@ -57,6 +58,10 @@ static int ho_profile_number(const char *path, const char *dev, const char *key,
  * figures, and a negative time or a zero rate would give schedules that
  * cannot be run as predicted, with no word of why.
  */
+static const char *const ho_profile_keys[] = {"box", "description", "source", "devices", NULL};
+static const char *const ho_profile_dev_keys[] = {
+    "peak_gflops", "mem_bw_gbps", "launch_us", "op_efficiency", "node_us", "source", NULL};
+
 static int ho_profile_device(const char *path, const char *dev, json_t *v,
 			     struct ho_profile_dev *pd, struct ho_error *err)
 {
@@ -64,6 +69,10 @@ static int ho_profile_device(const char *path, const char *dev, json_t *v,
 	const char *key;
 	char what[320];
 	double val;
+
+	snprintf(what, sizeof(what), "%s: devices.%s", path, dev);
+	if (ho_json_known_keys(v, what, ho_profile_dev_keys, err))
+		return err->code;
 
 	if (peak && !json_is_object(peak))
 		return ho_err(err, -EINVAL, "%s: devices.%s.peak_gflops must map types to rates",
@@ -100,6 +109,11 @@ static int ho_profile_device(const char *path, const char *dev, json_t *v,
 			      path, dev);
 	json_object_foreach(pd->op_eff, key, x)
 	{
+		if (!ho_op_known(key))
+			return ho_err(err, -EINVAL,
+				      "%s: devices.%s.op_efficiency.%s: not an operator HeteroOpt "
+				      "knows",
+				      path, dev, key);
 		if (!json_is_number(x) || !(json_number_value(x) > 0 && json_number_value(x) <= 1))
 			return ho_err(err, -EINVAL,
 				      "%s: devices.%s.op_efficiency.%s must be in (0, 1]", path,
@@ -125,6 +139,7 @@ int ho_profile_load(const char *path, const struct ho_box *box, struct ho_profil
 	struct ho_profile *prof;
 	json_t *devs, *v, *box_name;
 	const char *name;
+	char what[300];
 
 	*out = NULL;
 	prof = calloc(1, sizeof(*prof));
@@ -135,6 +150,12 @@ int ho_profile_load(const char *path, const struct ho_box *box, struct ho_profil
 		free(prof);
 		return ho_err(err, -EINVAL, "%s:%d: %s", path, je.line, je.text);
 	}
+	snprintf(prof->path, sizeof(prof->path), "%s", path);
+	if (!json_is_object(prof->root))
+		goto bad;
+	snprintf(what, sizeof(what), "%s:", path);
+	if (ho_json_known_keys(prof->root, what, ho_profile_keys, err))
+		goto fail;
 	box_name = json_object_get(prof->root, "box");
 	if (box_name && !json_is_string(box_name)) {
 		ho_err(err, -EINVAL, "%s: box: expected the box's name, a string", path);
@@ -423,6 +444,30 @@ static int ho_problem_chains(const struct ho_graph *g, struct ho_problem *p, con
 	return 0;
 }
 
+/* Measured node times must name nodes of this model: a renamed one would keep the estimate. */
+static int ho_profile_check_nodes(const struct ho_profile *prof, const struct ho_graph *g,
+				  const struct ho_box *box, struct ho_error *err)
+{
+	for (uint32_t d = 0; d < prof->n; d++) {
+		const char *key;
+		json_t *v;
+
+		json_object_foreach(prof->dev[d].node_time, key, v)
+		{
+			uint32_t i = 0;
+
+			while (i < g->n_nodes && strcmp(g->nodes[i].name, key))
+				i++;
+			if (i == g->n_nodes)
+				return ho_err(err, -EINVAL,
+					      "%s: devices.%s.node_us.%s: the model has no node of "
+					      "that name",
+					      prof->path, box->dev[d].name, key);
+		}
+	}
+	return 0;
+}
+
 int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 			  const struct ho_profile *prof, struct ho_problem **out,
 			  struct ho_error *err)
@@ -434,6 +479,8 @@ int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 	int ret = -ENOMEM;
 
 	*out = NULL;
+	if (prof && (ret = ho_profile_check_nodes(prof, g, box, err)))
+		return ret;
 	task_of = malloc((g->n_nodes + 1) * sizeof(int32_t));
 	item_of = malloc((g->n_tensors + 1) * sizeof(int32_t));
 	weight_of = malloc((g->n_tensors + 1) * sizeof(int32_t));

@@ -3,6 +3,7 @@
 #ifndef HO_SCHED_PRIV_H
 #define HO_SCHED_PRIV_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "heteroopt/sched.h"
@@ -24,6 +25,13 @@ static inline int ho_problem_publish(struct ho_problem *p, int ret, struct ho_pr
 	*out = p;
 	return 0;
 }
+
+/*
+ * Refuse any key of obj not in keys (NULL-ended), naming it by its JSON path
+ * (where.key): a misspelt key would otherwise keep a default without a word.
+ */
+int ho_json_known_keys(json_t *obj, const char *where, const char *const *keys,
+		       struct ho_error *err);
 
 /* Uncontended time to move item k from device a to b (0 if a == b). */
 double ho_comm_time(const struct ho_problem *p, uint32_t k, int a, int b);

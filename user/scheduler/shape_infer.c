@@ -2211,6 +2211,14 @@ static const struct {
     {"Loop", infer_loop},
 };
 
+bool ho_op_known(const char *op_type)
+{
+	for (size_t i = 0; i < sizeof(ho_rules) / sizeof(ho_rules[0]); i++)
+		if (!strcmp(ho_rules[i].op, op_type))
+			return true;
+	return false;
+}
+
 static ho_infer_fn ho_rule(const struct ho_node *nd)
 {
 	if (*nd->domain)
