@@ -69,13 +69,28 @@ struct ho_rt_placement {
 	char box[256];
 };
 
+struct ho_rt_schedule_opts {
+	int pick;		/* front member to run; -1: the schedule's own pick */
+	const char *box_path;	/* NULL: the box the schedule names, from its folder */
+	const char *model_path; /* the file g was read from, checked against the schedule's
+				   model fingerprint; NULL: not checked */
+	const char *base_dir;	/* ho_rt_schedule_parse: where the schedule's relative paths
+				   start; NULL: the current folder */
+};
+
 /*
- * Read front member pick (-1: the schedule's own pick) of a schedule JSON
- * made for g.  box_path NULL: the box named in the file.  Fails with a
- * message when the schedule is for another model or box.
+ * Read a schedule JSON made for g (inputs bound, shapes inferred).  Fails
+ * with a message when it is for another model (other nodes, another model
+ * file's fingerprint), other input shapes, or another box (other devices, a
+ * box file with another fingerprint).  o may be NULL: the defaults above.
  */
-int ho_rt_schedule_load(const char *path, int pick, const struct ho_graph *g, const char *box_path,
-			struct ho_rt_placement **out, struct ho_error *err);
+int ho_rt_schedule_load(const char *path, const struct ho_rt_schedule_opts *o,
+			const struct ho_graph *g, struct ho_rt_placement **out,
+			struct ho_error *err);
+/* The same for a schedule held in memory (len bytes of JSON text). */
+int ho_rt_schedule_parse(const char *text, size_t len, const struct ho_rt_schedule_opts *o,
+			 const struct ho_graph *g, struct ho_rt_placement **out,
+			 struct ho_error *err);
 void ho_rt_placement_free(struct ho_rt_placement *pl);
 
 struct ho_rt_opts {

@@ -345,6 +345,7 @@ struct ho_schedule_doc {
 	const struct ho_baseline *baselines;
 	uint32_t n_baselines;
 	const char *model, *box, *profile; /* paths (profile may be NULL) */
+	const struct ho_graph *graph;	   /* its input shapes are recorded; NULL: none */
 	uint64_t fp_model, fp_box, fp_profile, fp_settings;
 };
 

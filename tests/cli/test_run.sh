@@ -123,8 +123,34 @@ check "a task listed twice" 1 "tasks 0 and 1 are both node" -- \
 check "an order naming a task twice" 1 "order[1] repeats task" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/duporder.json" -o "$tmp/out"
 sed 's/"cores": \[1\]/"cores": [255]/' "$B/this-machine-2cpu.json" >"$tmp/core255.json"
+$EXE schedule --quiet --population 16 --generations 5 "$M/squeezenet1_1.onnx" --shape input=2x3x224x224 \
+	--box "$tmp/core255.json" --pin Conv=cpu1 -o "$tmp/two255.json" >/dev/null
 check "a core this machine lacks" 1 "cpu1: cannot run on the cores the box gives it" -- \
+	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/two255.json" -o "$tmp/out"
+# What a schedule was made for is checked: the box file, the model file, the input shapes.
+check "a schedule with an edited box is refused" 1 "made for another box than $tmp/core255.json" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/two.json" --box "$tmp/core255.json" -o "$tmp/out"
+$PY -c "import numpy as np; np.save('$tmp/x1.npy', np.ones((1, 3, 224, 224), np.float32))"
+check "a schedule for batch 2 refuses a batch-1 input" 1 "made for input 'input' of 2x3x224x224, this run has 1x3x224x224" -- \
+	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x1.npy" --schedule "$tmp/two.json" -o "$tmp/out"
+$PY - "$M/squeezenet1_1.onnx" "$tmp/sq-edited.onnx" <<'PYEOF'
+import sys, onnx, numpy as np
+from onnx import numpy_helper
+m = onnx.load(sys.argv[1])
+w = m.graph.initializer[0]
+a = numpy_helper.to_array(w).copy()
+a.flat[0] += 1
+w.CopyFrom(numpy_helper.from_array(a, w.name))
+onnx.save(m, sys.argv[2])
+PYEOF
+check "a schedule for an edited model (same nodes, other weights) is refused" 1 "made for another model than $tmp/sq-edited.onnx" -- \
+	$EXE run "$tmp/sq-edited.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/two.json" -o "$tmp/out"
+# The schedule names its box from its own folder: it runs from anywhere.
+mkdir -p "$tmp/elsewhere"
+(cd "$B/.." && $EXE schedule --quiet --population 16 --generations 5 "$M/squeezenet1_1.onnx" --shape input=2x3x224x224 \
+	--box boxes/this-machine-2cpu.json -o "$tmp/relbox.json" >/dev/null)
+check "a schedule made with a relative box path runs from another folder" 0 "run: schedule front member" -- \
+	sh -c "cd '$tmp/elsewhere' && $EXE run '$M/squeezenet1_1.onnx' --input 'input=$tmp/x2.npy' --schedule '$tmp/relbox.json' -o '$tmp/out'"
 check "cpu1's worker runs on core 1" 0 "(its core 1's), first node ran on CPU 1" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/two.json" -o "$tmp/out"
 check "schedule for another model" 1 "for another model" -- \

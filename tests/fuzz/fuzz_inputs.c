@@ -100,9 +100,15 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		return 0;
 	switch (data[0] % 5) {
 	case 0:
-		if (!ho_rt_schedule_load(env.path, (int)(data[0] / 5) - 1, env.graph, env.box_path,
-					 &pl, &err))
+	{
+		struct ho_rt_schedule_opts so = {.pick = (int)(data[0] / 5) - 1,
+						 .box_path = env.box_path};
+
+		/* the in-memory reader: the file reader is a wrapper around it */
+		if (!ho_rt_schedule_parse((const char *)data + 1, size - 1, &so, env.graph, &pl,
+					  &err))
 			ho_rt_placement_free(pl);
+	}
 		break;
 	case 1:
 		ret = ho_problem_from_dag_json(env.path, &p, &err);

@@ -302,7 +302,9 @@ int cmd_run(int argc, char **argv)
 	if (ho_shape_infer(g, &err))
 		goto fail;
 	if (sched) {
-		if (ho_rt_schedule_load(sched, pick, g, box, &pl, &err))
+		struct ho_rt_schedule_opts so = {.pick = pick, .box_path = box, .model_path = model};
+
+		if (ho_rt_schedule_load(sched, &so, g, &pl, &err))
 			goto fail;
 		ro.placement = pl;
 	}

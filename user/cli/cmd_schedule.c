@@ -519,6 +519,7 @@ int cmd_schedule(int argc, char **argv)
 						       : a.stg ? a.stg
 							       : a.dag,
 					      .box = box ? a.box : NULL,
+					      .graph = g,
 					      .profile = a.profile};
 		char settings[512];
 

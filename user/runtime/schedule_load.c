@@ -7,6 +7,8 @@
  * the same order; anything else is another model's or another box's.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <numa.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,7 +105,7 @@ static int ho_sched_devices(struct ho_rt_placement *pl, json_t *devs, const char
 		pl->in_place[d] = ho_box_in_place(box, (int)d);
 		ho_sched_numa_node(&pl->dev[d], &box->dev[d]);
 	}
-	snprintf(pl->box, sizeof(pl->box), "%s", box_path);
+	snprintf(pl->box, sizeof(pl->box), "%.255s", box_path);
 out:
 	ho_box_free(box);
 	return ret;
@@ -263,40 +265,97 @@ static int ho_sched_member(struct ho_rt_placement *pl, const struct ho_graph *g,
 	return 0;
 }
 
-int ho_rt_schedule_load(const char *path, int pick, const struct ho_graph *g, const char *box_path,
-			struct ho_rt_placement **out, struct ho_error *err)
+/* The fingerprint the schedule recorded for what (model, box) against the file at path. */
+static int ho_sched_fingerprint(json_t *root, const char *name, const char *what,
+				const char *file, struct ho_error *err)
 {
-	struct ho_rt_placement *pl = calloc(1, sizeof(*pl));
-	json_error_t je;
-	json_t *root = json_load_file(path, 0, &je), *tasks, *front;
+	const char *want = json_string_value(json_object_get(json_object_get(root, "fingerprint"),
+							     what));
+	char have[24];
+	uint64_t h;
+	int ret;
+
+	if (!want || strlen(want) != 16)
+		return ho_err(err, -EINVAL, "%s: no fingerprint of its %s: not a schedule heteroopt "
+			      "wrote", name, what);
+	ret = ho_fingerprint_file(file, &h, err);
+	if (ret)
+		return ret;
+	snprintf(have, sizeof(have), "%016" PRIx64, h);
+	if (strcmp(have, want))
+		return ho_err(err, -EINVAL,
+			      "%s: made for another %s than %s (fingerprint %s, the file has %s): "
+			      "schedule it again",
+			      name, what, file, want, have);
+	return 0;
+}
+
+/* The input shapes it was scheduled for must be those bound now. */
+static int ho_sched_inputs(json_t *root, const char *name, const struct ho_graph *g,
+			   struct ho_error *err)
+{
+	json_t *ins = json_object_get(root, "inputs");
+
+	if (!json_is_object(ins) || json_object_size(ins) != g->n_inputs)
+		return ho_err(err, -EINVAL,
+			      "%s: does not record the model's %u input shapes: schedule it again",
+			      name, g->n_inputs);
+	for (uint32_t i = 0; i < g->n_inputs; i++) {
+		const struct ho_tensor *t = &g->tensors[g->inputs[i]];
+		json_t *dims = json_object_get(ins, t->name);
+		bool same = json_is_array(dims) && json_array_size(dims) == (size_t)t->shape.rank;
+		char want[160] = "?", have[160] = "";
+		int n = 0;
+
+		for (int k = 0; same && k < t->shape.rank; k++)
+			same = json_integer_value(json_array_get(dims, (size_t)k)) == t->shape.dim[k];
+		if (same)
+			continue;
+		for (size_t k = 0; json_is_array(dims) && k < json_array_size(dims) && n < 140; k++)
+			n += snprintf(want + n, sizeof(want) - (size_t)n, "%s%lld", k ? "x" : "",
+				      (long long)json_integer_value(json_array_get(dims, k)));
+		n = 0;
+		for (int k = 0; k < t->shape.rank && n < 140; k++)
+			n += snprintf(have + n, sizeof(have) - (size_t)n, "%s%lld", k ? "x" : "",
+				      (long long)t->shape.dim[k]);
+		return ho_err(err, -EINVAL,
+			      "%s: made for input '%s' of %s, this run has %s: schedule it again "
+			      "for these shapes",
+			      name, t->name, want, have);
+	}
+	return 0;
+}
+
+/*
+ * name: the schedule as messages call it; dir: the folder its relative
+ * paths start from.
+ */
+static int ho_sched_from_json(json_t *root, const char *name, const char *dir,
+			      const struct ho_rt_schedule_opts *o, const struct ho_graph *g,
+			      struct ho_rt_placement *pl, struct ho_error *err)
+{
+	json_t *tasks, *front;
 	int32_t *task_node = NULL;
 	uint32_t n_tasks, n_graph_tasks = 0;
-	int ret = -EINVAL;
+	const char *box_path = o ? o->box_path : NULL;
+	char box_buf[PATH_MAX];
+	int pick = o ? o->pick : -1, ret = -EINVAL;
 
-	*out = NULL;
-	if (!pl) {
-		json_decref(root);
-		return ho_err(err, -ENOMEM, "out of memory");
-	}
-	if (!root) {
-		ret = ho_err(err, -EINVAL, "%s: line %d: %s", path, je.line, je.text);
-		goto out;
-	}
 	if (!json_is_string(json_object_get(root, "format")) ||
 	    strcmp(json_string_value(json_object_get(root, "format")), "heteroopt-schedule/1")) {
-		ret = ho_err(err, -EINVAL, "%s: not a heteroopt-schedule/1 file", path);
+		ret = ho_err(err, -EINVAL, "%s: not a heteroopt-schedule/1 file", name);
 		goto out;
 	}
 	tasks = json_object_get(root, "tasks");
 	front = json_object_get(root, "front");
 	if (!json_is_array(tasks) || !json_is_array(front) || !json_array_size(front)) {
-		ret = ho_err(err, -EINVAL, "%s: needs tasks and a non-empty front", path);
+		ret = ho_err(err, -EINVAL, "%s: needs tasks and a non-empty front", name);
 		goto out;
 	}
 	if (pick < 0)
 		pick = (int)json_integer_value(json_object_get(root, "picked"));
 	if (pick < 0 || (size_t)pick >= json_array_size(front)) {
-		ret = ho_err(err, -EINVAL, "%s: front member %d asked for, it has %zu", path, pick,
+		ret = ho_err(err, -EINVAL, "%s: front member %d asked for, it has %zu", name, pick,
 			     json_array_size(front));
 		goto out;
 	}
@@ -318,27 +377,27 @@ int ho_rt_schedule_load(const char *path, int pick, const struct ho_graph *g, co
 	/* The same runnable nodes, by name and operator. */
 	for (uint32_t t = 0; t < n_tasks; t++) {
 		json_t *tk = json_array_get(tasks, t);
-		const char *name = json_string_value(json_object_get(tk, "name")),
+		const char *tname = json_string_value(json_object_get(tk, "name")),
 			   *op = json_string_value(json_object_get(tk, "op"));
 		uint32_t i;
 
 		/* The scheduler keeps 255 bytes of a name: a longer one matches by them. */
-		for (i = 0; name && i < g->n_nodes; i++)
-			if (strlen(name) < 255 ? !strcmp(g->nodes[i].name, name)
-					       : !strncmp(g->nodes[i].name, name, 255))
+		for (i = 0; tname && i < g->n_nodes; i++)
+			if (strlen(tname) < 255 ? !strcmp(g->nodes[i].name, tname)
+						: !strncmp(g->nodes[i].name, tname, 255))
 				break;
-		if (!name || !op || i == g->n_nodes || !ho_is_task(&g->nodes[i]) ||
+		if (!tname || !op || i == g->n_nodes || !ho_is_task(&g->nodes[i]) ||
 		    strcmp(g->nodes[i].op_type, op)) {
 			ret = ho_err(err, -EINVAL,
 				     "%s: task %u ('%s', %s) is not a node of this model: the "
 				     "schedule is for another model",
-				     path, t, name ? name : "?", op ? op : "?");
+				     name, t, tname ? tname : "?", op ? op : "?");
 			goto out;
 		}
 		/* node_device holds the claiming task until ho_sched_member writes devices. */
 		if (pl->node_device[i] >= 0) {
-			ret = ho_err(err, -EINVAL, "%s: tasks %d and %u are both node '%s'", path,
-				     pl->node_device[i], t, name);
+			ret = ho_err(err, -EINVAL, "%s: tasks %d and %u are both node '%s'", name,
+				     pl->node_device[i], t, tname);
 			goto out;
 		}
 		pl->node_device[i] = (int32_t)t;
@@ -348,15 +407,27 @@ int ho_rt_schedule_load(const char *path, int pick, const struct ho_graph *g, co
 		ret = ho_err(err, -EINVAL,
 			     "%s: %u tasks, the model has %u runnable nodes: the schedule is for "
 			     "another model (or other input shapes)",
-			     path, n_tasks, n_graph_tasks);
+			     name, n_tasks, n_graph_tasks);
 		goto out;
 	}
-	if (!box_path)
-		box_path = json_string_value(json_object_get(root, "box"));
+	/* The same nodes may still be another model's weights or another batch. */
+	if ((ret = ho_sched_inputs(root, name, g, err)) ||
+	    (o && o->model_path && (ret = ho_sched_fingerprint(root, name, "model", o->model_path,
+								err))))
+		goto out;
 	if (!box_path) {
-		ret = ho_err(err, -EINVAL, "%s: names no box; give one", path);
-		goto out;
+		const char *rel = json_string_value(json_object_get(root, "box"));
+
+		if (!rel || !*rel) {
+			ret = ho_err(err, -EINVAL, "%s: names no box; give one", name);
+			goto out;
+		}
+		snprintf(box_buf, sizeof(box_buf), "%s%s%s", *rel == '/' || !dir ? "" : dir,
+			 *rel == '/' || !dir ? "" : "/", rel);
+		box_path = box_buf;
 	}
+	if ((ret = ho_sched_fingerprint(root, name, "box", box_path, err)))
+		goto out;
 	ret = ho_sched_devices(pl, json_object_get(root, "devices"), box_path, err);
 	if (ret)
 		goto out;
@@ -364,11 +435,62 @@ int ho_rt_schedule_load(const char *path, int pick, const struct ho_graph *g, co
 			      err);
 out:
 	free(task_node);
-	json_decref(root);
+	return ret;
+}
+
+static int ho_sched_publish(struct ho_rt_placement *pl, int ret, struct ho_rt_placement **out)
+{
 	if (ret) {
 		ho_rt_placement_free(pl);
 		return ret;
 	}
 	*out = pl;
 	return 0;
+}
+
+int ho_rt_schedule_load(const char *path, const struct ho_rt_schedule_opts *o,
+			const struct ho_graph *g, struct ho_rt_placement **out,
+			struct ho_error *err)
+{
+	struct ho_rt_placement *pl = calloc(1, sizeof(*pl));
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	json_error_t je;
+	json_t *root;
+	int ret;
+
+	*out = NULL;
+	if (!pl)
+		return ho_err(err, -ENOMEM, "out of memory");
+	root = json_load_file(path, 0, &je);
+	if (!root)
+		return ho_sched_publish(
+		    pl, ho_err(err, -EINVAL, "%s: line %d: %s", path, je.line, je.text), out);
+	/* The schedule names its box from its own folder. */
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path + (slash == path)) : 1,
+		 slash ? path : ".");
+	ret = ho_sched_from_json(root, path, dir, o, g, pl, err);
+	json_decref(root);
+	return ho_sched_publish(pl, ret, out);
+}
+
+int ho_rt_schedule_parse(const char *text, size_t len, const struct ho_rt_schedule_opts *o,
+			 const struct ho_graph *g, struct ho_rt_placement **out,
+			 struct ho_error *err)
+{
+	struct ho_rt_placement *pl = calloc(1, sizeof(*pl));
+	json_error_t je;
+	json_t *root;
+	int ret;
+
+	*out = NULL;
+	if (!pl)
+		return ho_err(err, -ENOMEM, "out of memory");
+	root = json_loadb(text, len, 0, &je);
+	if (!root)
+		return ho_sched_publish(
+		    pl, ho_err(err, -EINVAL, "schedule: line %d: %s", je.line, je.text), out);
+	ret = ho_sched_from_json(root, "schedule", o ? o->base_dir : NULL, o, g, pl, err);
+	json_decref(root);
+	return ho_sched_publish(pl, ret, out);
 }
