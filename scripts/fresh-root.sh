@@ -47,6 +47,12 @@ if [ -e /etc/apt/sources.list.d/debian.sources ]; then
 	cp /etc/apt/sources.list.d/debian.sources "$DIR/etc/apt/sources.list.d/"
 	rm -f "$DIR/etc/apt/sources.list"
 fi
+# The network's own certificate authorities, as this machine has them: part of
+# the site's set-up (a proxy that inspects TLS), not of the project's.
+if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
+	mkdir -p "$DIR/usr/local/share/ca-certificates"
+	cp /usr/local/share/ca-certificates/*.crt "$DIR/usr/local/share/ca-certificates/"
+fi
 git clone -q "$ROOT" "$DIR/root/heteroopt"
 mount -t proc proc "$DIR/proc"
 mount -t sysfs sys "$DIR/sys"
