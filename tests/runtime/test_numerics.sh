@@ -2,9 +2,12 @@
 # The cpu backend's answers against references: PyTorch's own outputs for the
 # torchvision CNNs (saved when they were exported, random weights, BatchNorm
 # made non-trivial), ONNX Runtime for the real PaddleOCR models.
-# usage: test_numerics.sh HETEROOPT MODELS_DIR
+# usage: test_numerics.sh HETEROOPT MODELS_DIR [pytorch|ort|all]
+# The PyTorch half needs nothing beyond the models; only the ONNX Runtime
+# half skips (exit 77) when onnxruntime-node could not be installed.
 set -eu
-HO=$1 M=$2
+HO=$1 M=$2 PART=${3:-all}
+case $PART in pytorch | ort | all) ;; *) echo "test_numerics: part '$PART' is not pytorch, ort or all" >&2; exit 2 ;; esac
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PY=/usr/bin/python3
 CACHE=${HETEROOPT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/heteroopt}
@@ -66,7 +69,7 @@ memory_matches() { # memory_matches RUN_LOG WHAT
 }
 WAYS="one-cpu 2cpu-fastest cpu+emu-fastest cpu+emu-pinned-on-emu"
 
-for m in resnet18 mobilenet_v2 squeezenet1_1 efficientnet_b0; do
+[ "$PART" = ort ] || for m in resnet18 mobilenet_v2 squeezenet1_1 efficientnet_b0; do
 	ways "$M/$m.onnx" input 1x3x224x224 "$M/$m.ref_in.npy" "$T/$m"
 	i=1
 	for w in $WAYS; do
@@ -75,6 +78,7 @@ for m in resnet18 mobilenet_v2 squeezenet1_1 efficientnet_b0; do
 	done
 done
 
+[ "$PART" != pytorch ] || exit 0
 [ -d "$ORT_NODE_MODULE" ] || { echo "skipped: onnxruntime-node not in $ORT_NODE_MODULE"; exit 77; }
 # A page the models can read: dark text-like bars on white, normalised as
 # PaddleOCR does.  (On noise the detector's map is all ~1e-7, where ONNX
