@@ -1,0 +1,21 @@
+#!/bin/sh
+# The README's "Using it" commands, run as written: a user pastes them at the
+# clone's root, so each must work on the models the set-up fetches.  The
+# block runs in a scratch folder that sees the clone's build/, boxes/ and
+# examples/; the model cache is this run's.
+# usage: test_readme.sh HETEROOPT_ROOT MODELS_DIR
+set -eu
+ROOT=$1 M=$2
+[ -s "$M/ch_PP-OCRv4_det_infer.onnx" ] || { echo "skipped: no PP-OCRv4 model in $M"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for d in build boxes examples; do ln -s "$ROOT/$d" "$tmp/$d"; done
+# The block: from the line after "## Using it"'s ```sh to its closing ```.
+awk '/^## Using it/ { u = 1 } u && /^```sh/ { b = 1; next } b && /^```/ { exit } b' "$ROOT/README.md" |
+	sed "s|^M=~/.cache/heteroopt/models|M='$M'|" >"$tmp/readme.sh"
+n=$(grep -c '^build/heteroopt' "$tmp/readme.sh")
+[ "$n" -ge 8 ] || { echo "the README's block has $n heteroopt commands, expected 8 or more"; exit 1; }
+cd "$tmp"
+# -x: the log shows each command as it ran; -e: the first that fails ends the test.
+sh -ex readme.sh
+echo "README: $n heteroopt commands ran"
