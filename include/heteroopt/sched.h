@@ -270,6 +270,16 @@ int ho_plan_peft(const struct ho_problem *p, struct ho_plan *out, double *oct);
 
 /* ---- NSGA-II (user/scheduler/nsga2.c) ---- */
 
+/* Where a search stands, for a progress line. */
+struct ho_search_progress {
+	uint32_t generation, generations; /* generations run, and the most it will run */
+	uint64_t evaluations;
+	double hypervolume; /* of the first front so far */
+	double elapsed_s;
+	uint32_t shared_blocks; /* tasks that follow an identical earlier block (share_blocks) */
+	bool done;
+};
+
 struct ho_search_opts {
 	uint32_t population;  /* default 128 */
 	uint32_t generations; /* default 200 */
@@ -282,7 +292,9 @@ struct ho_search_opts {
 	bool coarsen_chains;   /* one device gene per single-producer/single-consumer chain */
 	bool share_blocks;     /* one device gene per position in repeated identical blocks */
 	struct ho_constraints constraints;
-	bool verbose;			    /* progress to stderr */
+	/* Called every 10 generations and once at the end (done); NULL: silent. */
+	void (*progress)(const struct ho_search_progress *sp, void *arg);
+	void *progress_arg;
 	const struct ho_plan *const *seeds; /* extra individuals (baselines) */
 	uint32_t n_seeds;
 };

@@ -36,6 +36,14 @@ assert "HEFT" in names and "PEFT" in names and "greedy" in names, names
 dev = d["devices"].index("tpu0")
 assert d["front"][d["picked"]]["objectives"]["peak_memory_bytes"]["tpu0"] <= 8 * 2**20 * 0.85
 PYEOF
+# Progress into a file: whole lines, no carriage returns.
+check "progress to a file is plain lines" 0 "" -- sh -c "$EXE schedule --generations 30 --population 32 '$M/resnet18.onnx' --shape input=1x3x224x224 --box '$B/server-t4-ascend-xeon.json' 2>'$tmp/progress.txt' >/dev/null"
+check "... no carriage returns, a line every 10 generations, a last word" 0 "" -- $PY -c "
+import re; t = open('$tmp/progress.txt', 'rb').read().decode()
+assert '\\r' not in t, repr(t[:200])
+gens = re.findall(r'^search: generation ([0-9]+)/30, hypervolume', t, re.M)
+assert gens == ['1', '11', '21', '30'], gens
+assert re.search(r'^search: done after 30 generations', t, re.M), t"
 check "same seed, same file" 0 "" -- sh -c "$S '$M/resnet18.onnx' --shape input=1x3x224x224 --box '$B/edge-mlu370-ascend310p-u280.json' -o '$tmp/r18b.json' >/dev/null && cmp '$tmp/r18.json' '$tmp/r18b.json'"
 check "pin keeps every Conv on cpu0" 0 "" -- sh -c "$S '$M/resnet18.onnx' --shape input=1x3x224x224 --box '$B/server-t4-ascend-xeon.json' --pin Conv=cpu0 -o '$tmp/pin.json' >/dev/null && $PY -c \"
 import json; d = json.load(open('$tmp/pin.json'))

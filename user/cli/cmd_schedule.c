@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "heteroopt/graph.h"
@@ -250,6 +251,38 @@ static int load_problem(struct sched_args *a, struct ho_graph **g, struct ho_box
 	return 0;
 }
 
+/*
+ * One line that updates in place on a terminal; plain lines, each a whole
+ * record, when standard error is a file or a pipe.
+ */
+struct progress {
+	bool tty, shown;
+};
+
+static void print_progress(const struct ho_search_progress *sp, void *arg)
+{
+	struct progress *pr = arg;
+	double rate = sp->elapsed_s > 0 ? (double)sp->evaluations / sp->elapsed_s : 0;
+
+	if (sp->done) {
+		if (pr->tty && pr->shown)
+			fputc('\n', stderr);
+		fprintf(stderr, "search: done after %u generations, %llu evaluations in %.2f s\n",
+			sp->generation, (unsigned long long)sp->evaluations, sp->elapsed_s);
+		if (sp->shared_blocks)
+			fprintf(stderr,
+				"search: %u tasks follow the device of an identical earlier "
+				"block\n",
+				sp->shared_blocks);
+		return;
+	}
+	fprintf(stderr,
+		"%ssearch: generation %u/%u, hypervolume %.4f, %llu evaluations (%.0f/s)%s",
+		pr->tty ? "\r\033[K" : "", sp->generation, sp->generations, sp->hypervolume,
+		(unsigned long long)sp->evaluations, rate, pr->tty ? "" : "\n");
+	pr->shown = true;
+}
+
 static void fmt_bytes(double b, char *buf, size_t n)
 {
 	if (b >= 1073741824.0)
@@ -408,7 +441,12 @@ int cmd_schedule(int argc, char **argv)
 			return 2;
 		}
 	}
-	a.so.verbose = !a.quiet;
+	struct progress pr = {.tty = isatty(STDERR_FILENO)};
+
+	if (!a.quiet) {
+		a.so.progress = print_progress;
+		a.so.progress_arg = &pr;
+	}
 
 	if (load_problem(&a, &g, &box, &prof, &p))
 		goto out;

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "graph_priv.h"
@@ -975,6 +976,14 @@ static int ho_make_front(struct ho_ga *ga, uint32_t count, double hv, uint32_t g
 	return 0;
 }
 
+static double ho_clock_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct ho_front **out,
 	      struct ho_error *err)
 {
@@ -984,7 +993,8 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 	struct ho_sim *sims[64] = {0};
 	struct ho_timeline *tl = NULL;
 	uint32_t cp[256];
-	double best_hv = -1;
+	double best_hv = -1, t0 = ho_clock_s();
+	struct ho_search_progress sp = {.generations = o->generations};
 	int ret = -ENOMEM;
 
 	*out = NULL;
@@ -1239,17 +1249,22 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 			gen++;
 			break;
 		}
-		if (o->verbose && (gen % 10 == 0 || gen + 1 == o->generations))
-			fprintf(stderr,
-				"\rsearch: generation %u/%u, hypervolume %.4f, %llu evaluations",
-				gen + 1, o->generations, hv, (unsigned long long)ga.evaluations);
+		if (o->progress && (gen % 10 == 0 || gen + 1 == o->generations)) {
+			sp.generation = gen + 1;
+			sp.hypervolume = hv;
+			sp.evaluations = ga.evaluations;
+			sp.elapsed_s = ho_clock_s() - t0;
+			o->progress(&sp, o->progress_arg);
+		}
 	}
-	if (o->verbose)
-		fprintf(stderr, "\n");
-	if (o->verbose && o->share_blocks)
-		fprintf(stderr,
-			"search: %u tasks follow the device of an identical earlier block\n",
-			ga.shared_blocks);
+	if (o->progress) {
+		sp.generation = gen;
+		sp.evaluations = ga.evaluations;
+		sp.elapsed_s = ho_clock_s() - t0;
+		sp.shared_blocks = ga.shared_blocks;
+		sp.done = true;
+		o->progress(&sp, o->progress_arg);
+	}
 	/* Exact peaks for what the user sees. */
 	ho_sim_lazy_memory(sims[0], false);
 	for (uint32_t i = 0; i < np; i++)
