@@ -6,6 +6,10 @@ CC ?= gcc
 O ?= build
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
 PREFIX ?= /usr/local
+# udev reads /etc/udev and /lib/udev, not /usr/local: a system install puts the
+# rule in /etc, any other PREFIX keeps it under PREFIX for a packager to place.
+UDEV_RULES_DIR ?= $(if $(filter /usr/local /usr,$(PREFIX)),/etc/udev/rules.d,$(PREFIX)/lib/udev/rules.d)
+VERSION := $(shell sed -n 's/^\#define HO_VERSION_STRING "\(.*\)"/\1/p' include/heteroopt/version.h)
 KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) $(wildcard /usr/src/linux-headers-*-amd64))
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
@@ -74,9 +78,9 @@ $(O)/bench/%: bench/%.c $(O)/libheteroopt.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(O)/libheteroopt.a $(LDLIBS)
 
-$(O)/heteroopt.pc: scripts/heteroopt.pc.in
+$(O)/heteroopt.pc: scripts/heteroopt.pc.in include/heteroopt/version.h
 	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|' $< > $@
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
 # libFuzzer target for the ONNX loader (clang only).
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
@@ -125,14 +129,17 @@ install: all
 	install -D -m 644 include/ump/libump.h $(DESTDIR)$(PREFIX)/include/ump/libump.h
 	install -D -m 644 include/ump/libump-uring.h $(DESTDIR)$(PREFIX)/include/ump/libump-uring.h
 	install -D -m 644 include/uapi/ump.h $(DESTDIR)$(PREFIX)/include/uapi/ump.h
-	sed -e 's|@PREFIX@|$(PREFIX)|' scripts/heteroopt.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/heteroopt.pc
-	install -D -m 644 udev/60-ump.rules $(DESTDIR)/etc/udev/rules.d/60-ump.rules
-	@if command -v dkms >/dev/null 2>&1 && [ -z "$(DESTDIR)" ]; then \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' scripts/heteroopt.pc.in \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/heteroopt.pc
+	install -d $(DESTDIR)$(PREFIX)/share/heteroopt/boxes
+	install -m 644 boxes/*.json $(DESTDIR)$(PREFIX)/share/heteroopt/boxes/
+	install -D -m 644 udev/60-ump.rules $(DESTDIR)$(UDEV_RULES_DIR)/60-ump.rules
+	@if command -v dkms >/dev/null 2>&1 && [ -z "$(DESTDIR)" ] && [ "$(PREFIX)" = /usr/local ]; then \
 		rm -rf /usr/src/ump-0.1.0 && mkdir -p /usr/src/ump-0.1.0 && \
 		cp -r Kbuild dkms.conf kernel include /usr/src/ump-0.1.0/ && \
 		dkms add -m ump -v 0.1.0 >/dev/null 2>&1 || true; \
 		echo "ump: registered with DKMS (dkms install -m ump -v 0.1.0 builds it)"; \
-	else echo "ump: dkms not installed, module not registered"; fi
+	else echo "ump: not registered with DKMS (no dkms, or DESTDIR or a PREFIX of its own)"; fi
 
 clean:
 	rm -rf $(O) build-asan

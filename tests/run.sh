@@ -51,6 +51,7 @@ run "cli/schedule" sh tests/cli/test_schedule.sh "$ROOT/build/heteroopt" "$HETER
 run "cli/status" sh tests/cli/test_status.sh "$ROOT/build/heteroopt"
 run "cli/run" sh tests/cli/test_run.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
 run "cli/readme_commands" sh tests/cli/test_readme.sh "$ROOT" "$HETEROOPT_MODELS"
+run "install/prefix_pkgconfig_embed" sh tests/install/test_install.sh "$ROOT" "$HETEROOPT_MODELS"
 run "runtime/numerics_cpu_vs_pytorch" sh tests/runtime/test_numerics.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS" pytorch
 run "runtime/numerics_cpu_vs_ort" sh tests/runtime/test_numerics.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS" ort
 

@@ -234,10 +234,13 @@ int ho_graph_bind_input(struct ho_graph *g, const char *name, const int64_t *dim
 int ho_parse_shape_arg(const char *arg, char *name, size_t name_len, int64_t *dims, int *rank,
 		       struct ho_error *err);
 
-/* Shape inference and constant folding (user/scheduler/shape_infer.c). */
+/*
+ * Shape inference and constant folding (user/scheduler/shape_infer.c); on
+ * success it also computes every node's cost features.
+ */
 int ho_shape_infer(struct ho_graph *g, struct ho_error *err);
 
-/* Per-node cost features (user/scheduler/features.c); needs inferred shapes. */
+/* Per-node cost features (user/scheduler/features.c), again: after shapes were changed by hand. */
 void ho_features_compute(struct ho_graph *g);
 const char *ho_op_class_name(int op_class);
 /*

@@ -353,7 +353,6 @@ int cmd_inspect(int argc, char **argv)
 		cli_error("%s: %s", model, err.msg);
 		goto out;
 	}
-	ho_features_compute(g);
 	if (a.json)
 		ret = print_json(model, g);
 	else {

@@ -235,7 +235,6 @@ static int load_problem(struct sched_args *a, struct ho_graph **g, struct ho_box
 		cli_error("%s: %s", a->model, err.msg);
 		return -1;
 	}
-	ho_features_compute(*g);
 	if (ho_box_load(a->box, box, &err)) {
 		cli_error("%s", err.msg);
 		return -1;

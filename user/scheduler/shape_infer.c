@@ -2349,5 +2349,10 @@ int ho_shape_infer(struct ho_graph *g, struct ho_error *err)
 				    "--shape %s=D0xD1x...",
 				    t->name, d, t->shape.sym[d] ? t->shape.sym[d] : "?", t->name);
 	}
-	return ho_infer_graph(g, err, 0);
+	int ret = ho_infer_graph(g, err, 0);
+
+	/* Costs follow from shapes: a caller that skipped them got 14x optimistic plans. */
+	if (!ret)
+		ho_features_compute(g);
+	return ret;
 }
