@@ -2,10 +2,35 @@
 /* heteroopt: command-line entry point and subcommand dispatch. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "heteroopt/version.h"
+
+/*
+ * The OpenMP wait policy, chosen before libgomp reads it.  libgomp's default
+ * spins 300,000 times at every barrier: on a busy machine a team thread then
+ * burns its time slice while its peer waits for a core, and resnet18 took
+ * 344 ms instead of 17 (two competing processes on two cores).  Passive
+ * waiting fixes that but costs 10-80% on an idle machine (mobilenet_v2 3.8
+ * against 7.0 ms).  3,000 spins kept the idle times and, beside the same
+ * load, gave 43 ms (bench/busy.sh measures it).  A user's own
+ * OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.  libgomp reads the environment in
+ * its constructor, before main(), and a preinit function runs too early for
+ * setenv to survive libc's own start, so the command starts itself again
+ * once with the variable set (about a millisecond).
+ */
+static void cli_wait_policy(char **argv)
+{
+	if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT"))
+		return;
+	if (setenv("GOMP_SPINCOUNT", "3000", 0))
+		return;
+	execv("/proc/self/exe", argv);
+	/* no /proc: run on with libgomp's default */
+}
 
 static const struct {
 	const char *name;
@@ -40,6 +65,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	cli_wait_policy(argv);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
