@@ -13,31 +13,57 @@ VERSION := $(shell sed -n 's/^\#define HO_VERSION_STRING "\(.*\)"/\1/p' include/
 KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) $(wildcard /usr/src/linux-headers-*-amd64))
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O2 -fPIC -Iinclude -Iuser/scheduler -I$(O)/gen
+# -MMD -MP: the compiler lists each object's headers (build/**/*.d), so a
+# changed header rebuilds exactly what includes it.
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O2 -fPIC -MMD -MP -Iinclude
 CFLAGS_ALL := $(BASE_CFLAGS) $(WARN) $(EXTRA_CFLAGS) $(shell pkg-config --cflags libprotobuf-c jansson)
 # Generated protobuf code is not ours to lint; -Werror would break on a new protoc-c.
 CFLAGS_GEN := $(BASE_CFLAGS) -w $(EXTRA_CFLAGS)
-LDLIBS := $(shell pkg-config --libs libprotobuf-c jansson) -ldnnl -lgomp -lnuma -lm -lpthread
 LDFLAGS += $(EXTRA_LDFLAGS)
 
+# The libraries, each on the ones before it; each links only what it needs
+# (the scheduler builds and tests without oneDNN, the ONNX fuzzer links the
+# graph library alone).  libheteroopt.a, the installed one, holds them all.
+#   common   errors, arena, RNG, fingerprint, clock      user/common
+#   graph    IR, ONNX import, shapes, features, fusion   user/graph
+#   sched    box, costs, simulator, planners, search     user/scheduler
+#   runtime  executor, backends, pool, .npy              user/runtime, user/libump
+COMMON_SRC := $(wildcard user/common/*.c)
+GRAPH_SRC := $(wildcard user/graph/*.c user/graph/*/*.c)
 SCHED_SRC := $(wildcard user/scheduler/*.c)
-RUNTIME_SRC := $(wildcard user/runtime/*.c) user/libump/libump.c
+RUNTIME_SRC := $(wildcard user/runtime/*.c user/runtime/*/*.c) user/libump/libump.c
 CLI_SRC := $(wildcard user/cli/*.c)
-LIB_OBJ := $(O)/gen/onnx.pb-c.o $(SCHED_SRC:%.c=$(O)/%.o) $(RUNTIME_SRC:%.c=$(O)/%.o)
+GRAPH_OBJ := $(COMMON_SRC:%.c=$(O)/%.o) $(O)/gen/onnx.pb-c.o $(GRAPH_SRC:%.c=$(O)/%.o)
+SCHED_OBJ := $(SCHED_SRC:%.c=$(O)/%.o)
+RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(O)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(O)/%.o)
+GRAPH_LIBS := $(shell pkg-config --libs libprotobuf-c) -lm
+SCHED_LIBS := $(GRAPH_LIBS) $(shell pkg-config --libs jansson) -lpthread
+RUNTIME_LIBS := $(SCHED_LIBS) -ldnnl -lgomp -lnuma
+LDLIBS := $(RUNTIME_LIBS)
+
+# Each library sees its own private header and the common one, no other's.
+$(O)/user/common/%.o: PRIV := -Iuser/common
+$(O)/user/graph/%.o: PRIV := -Iuser/common -Iuser/graph -I$(O)/gen
+$(O)/user/scheduler/%.o: PRIV := -Iuser/common -Iuser/scheduler
+$(O)/user/runtime/%.o: PRIV := -Iuser/common -Iuser/runtime
+$(O)/user/cli/%.o: PRIV := -Iuser/cli
+
+# Unit tests link the lowest library that holds what they test.
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
+UNIT_GRAPH := test_onnx_errors test_onnx_load
+UNIT_RUNTIME := test_npy test_pool test_runtime test_memplan
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 
-.PHONY: all deps models module check bench install clean demo fuzz
-all: $(O)/heteroopt $(O)/libheteroopt.a $(O)/libump.a $(UNIT_BIN) $(BENCH_BIN) $(O)/heteroopt.pc
+.PHONY: all tests test deps models module check bench install clean demo fuzz format-check
+# The product: the command, the libraries, the pkg-config file.
+all: $(O)/heteroopt $(O)/libheteroopt.a $(O)/libump.a $(O)/heteroopt.pc
+tests: $(UNIT_BIN)
 
 # libump, the client of /dev/ump: no dependency beyond libc (its io_uring
 # helper is header-only and needs liburing only in the program using it).
-$(O)/user/libump/libump.o: user/libump/libump.c include/ump/libump.h include/uapi/ump.h
-	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(WARN) $(EXTRA_CFLAGS) -c $< -o $@
 $(O)/libump.a: $(O)/user/libump/libump.o
 	rm -f $@ && ar rcs $@ $^
 
@@ -53,26 +79,37 @@ $(O)/gen/onnx.pb-c.h: $(O)/gen/onnx.pb-c.c
 $(O)/gen/onnx.pb-c.o: $(O)/gen/onnx.pb-c.c
 	$(CC) $(CFLAGS_GEN) $(shell pkg-config --cflags libprotobuf-c) -c $< -o $@
 
-$(O)/%.o: %.c $(O)/gen/onnx.pb-c.h $(wildcard include/heteroopt/*.h include/ump/*.h include/uapi/*.h user/scheduler/*.h user/runtime/*.h)
+$(O)/%.o: %.c | $(O)/gen/onnx.pb-c.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(PRIV) -c $< -o $@
 
-$(O)/libheteroopt.a: $(LIB_OBJ)
+$(O)/libho_graph.a: $(GRAPH_OBJ)
+$(O)/libho_sched.a: $(SCHED_OBJ)
+$(O)/libho_runtime.a: $(RUNTIME_OBJ)
+$(O)/libheteroopt.a: $(GRAPH_OBJ) $(SCHED_OBJ) $(RUNTIME_OBJ)
+$(O)/libho_graph.a $(O)/libho_sched.a $(O)/libho_runtime.a $(O)/libheteroopt.a:
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
 $(O)/heteroopt: $(CLI_OBJ) $(O)/libheteroopt.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(O)/tests/%: tests/unit/%.c $(O)/libheteroopt.a
+$(UNIT_GRAPH:%=$(O)/tests/%): $(O)/tests/%: tests/unit/%.c $(O)/libho_graph.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(O)/libheteroopt.a $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(O)/libho_graph.a $(GRAPH_LIBS)
+$(UNIT_RUNTIME:%=$(O)/tests/%): $(O)/tests/%: tests/unit/%.c $(O)/libho_runtime.a $(O)/libho_sched.a $(O)/libho_graph.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Iuser/common -Iuser/runtime $(LDFLAGS) -o $@ $< \
+		$(O)/libho_runtime.a $(O)/libho_sched.a $(O)/libho_graph.a $(RUNTIME_LIBS)
+$(O)/tests/%: tests/unit/%.c $(O)/libho_sched.a $(O)/libho_graph.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(O)/libho_sched.a $(O)/libho_graph.a $(SCHED_LIBS)
 
 # StarPU, only as the dispatch benchmark's point of comparison; its headers are not ours to lint.
 STARPU_CFLAGS = $(patsubst -I%,-isystem %,$(shell pkg-config --cflags starpu-1.3))
 $(O)/bench/bench_runtime: bench/bench_runtime.c $(O)/libheteroopt.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(STARPU_CFLAGS) $(LDFLAGS) -o $@ $< $(O)/libheteroopt.a $(LDLIBS) $(shell pkg-config --libs starpu-1.3)
+	$(CC) $(CFLAGS_ALL) -Iuser/common $(STARPU_CFLAGS) $(LDFLAGS) -o $@ $< $(O)/libheteroopt.a $(LDLIBS) $(shell pkg-config --libs starpu-1.3)
 
 $(O)/bench/%: bench/%.c $(O)/libheteroopt.a
 	@mkdir -p $(dir $@)
@@ -82,21 +119,23 @@ $(O)/heteroopt.pc: scripts/heteroopt.pc.in include/heteroopt/version.h
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
-# libFuzzer target for the ONNX loader (clang only).
+# libFuzzer targets (clang only), each on the libraries its reader lives in.
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-$(O)/fuzz/fuzz_onnx: tests/fuzz/fuzz_onnx.c $(SCHED_SRC) $(O)/gen/onnx.pb-c.c
+FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O2 -Iinclude -Iuser/common -I$(O)/gen $(WARN) $(FUZZ_FLAGS) \
+	$(shell pkg-config --cflags libprotobuf-c jansson)
+FUZZ_GRAPH := $(COMMON_SRC) $(GRAPH_SRC) $(O)/gen/onnx.pb-c.c
+$(O)/fuzz/fuzz_onnx: tests/fuzz/fuzz_onnx.c $(FUZZ_GRAPH)
 	@mkdir -p $(dir $@)
-	clang $(BASE_CFLAGS) $(WARN) $(FUZZ_FLAGS) $(shell pkg-config --cflags libprotobuf-c) -o $@ \
-		$< $(SCHED_SRC) $(O)/gen/onnx.pb-c.c $(LDLIBS)
-$(O)/fuzz/fuzz_box: tests/fuzz/fuzz_box.c $(SCHED_SRC) $(O)/gen/onnx.pb-c.c
+	clang $(FUZZ_CFLAGS) -Iuser/graph -o $@ $^ $(GRAPH_LIBS)
+$(O)/fuzz/fuzz_box: tests/fuzz/fuzz_box.c $(FUZZ_GRAPH) $(SCHED_SRC)
 	@mkdir -p $(dir $@)
-	clang $(BASE_CFLAGS) $(WARN) $(FUZZ_FLAGS) $(shell pkg-config --cflags libprotobuf-c) -o $@ \
-		$< $(SCHED_SRC) $(O)/gen/onnx.pb-c.c $(LDLIBS)
-$(O)/fuzz/fuzz_inputs: tests/fuzz/fuzz_inputs.c $(SCHED_SRC) $(RUNTIME_SRC) $(O)/gen/onnx.pb-c.c
+	clang $(FUZZ_CFLAGS) -Iuser/graph -Iuser/scheduler -o $@ $^ $(SCHED_LIBS)
+$(O)/fuzz/fuzz_inputs: tests/fuzz/fuzz_inputs.c $(FUZZ_GRAPH) $(SCHED_SRC) $(RUNTIME_SRC)
 	@mkdir -p $(dir $@)
-	clang $(BASE_CFLAGS) $(WARN) $(FUZZ_FLAGS) $(shell pkg-config --cflags libprotobuf-c jansson) -o $@ \
-		$< $(SCHED_SRC) $(RUNTIME_SRC) $(O)/gen/onnx.pb-c.c $(LDLIBS)
+	clang $(FUZZ_CFLAGS) -Iuser/graph -Iuser/scheduler -Iuser/runtime -o $@ $^ $(RUNTIME_LIBS)
 fuzz: $(O)/fuzz/fuzz_onnx $(O)/fuzz/fuzz_box $(O)/fuzz/fuzz_inputs
+
+-include $(shell find $(O) -name '*.d' 2>/dev/null)
 
 deps:
 	sh scripts/deps.sh
@@ -115,8 +154,12 @@ demo:
 check:
 	sh scripts/check.sh
 
+# The fast loop: unit, CLI and model tests, no apt, no QEMU (tests/run.sh --quick).
+test: all tests
+	sh tests/run.sh --quick
+
 bench: deps
-	$(MAKE) all
+	$(MAKE) all $(BENCH_BIN)
 	sh scripts/models.sh
 	sh bench/run.sh
 

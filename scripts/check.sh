@@ -6,7 +6,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 start=$(date +%s)
 sh scripts/deps.sh
-make -s -j"$(nproc)" all
+make -s -j"$(nproc)" all tests
 sh scripts/models.sh
 status=0
 sh tests/run.sh || status=$?

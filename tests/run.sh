@@ -3,7 +3,21 @@
 # "N passed, N failed, N skipped".  A test is a command: exit 0 passes,
 # 77 skips (a capability this machine lacks), anything else fails.
 # Logs: build/test-logs/NAME.log.
+#   tests/run.sh                 every test
+#   tests/run.sh --quick         unit, CLI, runtime and model tests: no sanitizer
+#                                build, no fuzzing, no kernel or QEMU (make test)
+#   tests/run.sh PATTERN...      only tests whose name matches a shell pattern
+#                                (cli/*, 'unit/test_pool', '*numerics*')
 set -u
+QUICK=0
+PATTERNS=""
+for a in "$@"; do
+	case $a in
+	--quick) QUICK=1 ;;
+	-*) echo "run.sh: unknown option $a" >&2; exit 2 ;;
+	*) PATTERNS="$PATTERNS $a" ;;
+	esac
+done
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 CACHE=${HETEROOPT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/heteroopt}
@@ -15,9 +29,24 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 mkdir -p "$LOGS"
 passed=0 failed=0 skipped=0 failed_names=""
 
+selected() { # selected NAME: asked for by the command line
+	if [ $QUICK = 1 ]; then
+		case $1 in asan/* | fuzz/* | kernel/*) return 1 ;; esac
+	fi
+	[ -z "$PATTERNS" ] && return 0
+	set -f
+	for p in $PATTERNS; do
+		# shellcheck disable=SC2254
+		case $1 in $p) set +f; return 0 ;; esac
+	done
+	set +f
+	return 1
+}
+
 run() { # run NAME command...
 	name=$1
 	shift
+	selected "$name" || return 0
 	log="$LOGS/$(echo "$name" | tr '/ ' '__').log"
 	start=$(date +%s)
 	"$@" >"$log" 2>&1
@@ -44,6 +73,7 @@ model_check() { # model_check FILE BINDINGS...
 
 # --- unit tests, normal build ---
 for t in build/tests/test_*; do
+	case $t in *.d) continue ;; esac # the compiler's header lists
 	run "unit/$(basename "$t")" "$t"
 done
 run "cli/inspect" sh tests/cli/test_inspect.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"

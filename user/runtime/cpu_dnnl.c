@@ -18,7 +18,7 @@
 
 #include <dnnl.h>
 
-#include "graph_priv.h"
+#include "common.h"
 #include "heteroopt/pool.h"
 #include "rt_priv.h"
 

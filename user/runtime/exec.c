@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "graph_priv.h"
+#include "common.h"
 #include "heteroopt/pool.h"
 #include "rt_priv.h"
 
@@ -115,14 +115,6 @@ struct ho_rt {
 
 #define AT(rt, t, d) ((size_t)(t) * (rt)->n_dev + (size_t)(d))
 
-static double ho_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Something changed under the lock: wake whoever waits for it. */
 static void ho_rt_wake(struct ho_rt *rt)
 {
@@ -155,15 +147,15 @@ static inline void ho_cpu_relax(void)
 static bool ho_rt_spin(struct ho_rt *rt)
 {
 	uint64_t seen = __atomic_load_n(&rt->progress, __ATOMIC_RELAXED);
-	double until = ho_now() + rt->spin_s;
+	double until = ho_clock_s() + rt->spin_s;
 
 	pthread_mutex_unlock(&rt->lock);
-	while (__atomic_load_n(&rt->progress, __ATOMIC_ACQUIRE) == seen && ho_now() < until)
+	while (__atomic_load_n(&rt->progress, __ATOMIC_ACQUIRE) == seen && ho_clock_s() < until)
 		ho_cpu_relax();
 	/* The change is seen while its maker still holds the lock: a plain lock
 	 * would sleep until it lets go, the wake-up this spin is there to save. */
 	while (pthread_mutex_trylock(&rt->lock))
-		if (ho_now() < until) {
+		if (ho_clock_s() < until) {
 			ho_cpu_relax();
 		} else {
 			pthread_mutex_lock(&rt->lock);
@@ -1392,9 +1384,9 @@ static void *ho_rt_worker(void *arg)
 		rt->done[id] = 2; /* taken: only this worker looks at its own nodes */
 		/* emu, paced: a node starts no earlier than the schedule says it does. */
 		if (rt->pace && rt->desc[dv->idx].backend == HO_RT_EMU && rt->pred_start)
-			while (ho_now() - rt->t0 < rt->pred_start[id])
+			while (ho_clock_s() - rt->t0 < rt->pred_start[id])
 				;
-		t0 = ho_now();
+		t0 = ho_clock_s();
 		rt->start[id] = t0 - rt->t0;
 		if (rt->report.cpu_seen[dv->idx] < 0)
 			rt->report.cpu_seen[dv->idx] = sched_getcpu();
@@ -1418,10 +1410,10 @@ static void *ho_rt_worker(void *arg)
 		if (rt->pace && rt->desc[dv->idx].backend == HO_RT_EMU && rt->pred_end) {
 			double want = rt->pred_end[id] - rt->pred_start[id];
 
-			while (ho_now() - t0 < want)
+			while (ho_clock_s() - t0 < want)
 				;
 		}
-		rt->end[id] = ho_now() - rt->t0;
+		rt->end[id] = ho_clock_s() - rt->t0;
 		pthread_mutex_lock(&rt->lock);
 		rt->done[id] = 1;
 		rt->running--;
@@ -1520,7 +1512,7 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 		rt->workers_busy += rt->dev[d].worker.up;
 		rt->copiers_busy += rt->dev[d].copier.up;
 	}
-	rt->t0 = ho_now();
+	rt->t0 = ho_clock_s();
 	rt->run_id++;
 	pthread_cond_broadcast(&rt->run_cond);
 	pthread_mutex_unlock(&rt->lock);
@@ -1533,7 +1525,7 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 	while (rt->copiers_busy)
 		pthread_cond_wait(&rt->run_cond, &rt->lock);
 	pthread_mutex_unlock(&rt->lock);
-	rt->report.makespan_s = ho_now() - rt->t0;
+	rt->report.makespan_s = ho_clock_s() - rt->t0;
 	if (rt->run_err) {
 		*err = rt->err;
 		return rt->run_err;

@@ -9,7 +9,7 @@
 
 #include <heteroopt/npy.h>
 
-#include "graph_priv.h" /* ho_err */
+#include "common.h"
 
 static const struct {
 	const char *descr;

@@ -16,7 +16,7 @@
 
 #include <jansson.h>
 
-#include "graph_priv.h"
+#include "common.h"
 #include "heteroopt/sched.h"
 #include "rt_priv.h"
 

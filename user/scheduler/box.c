@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph_priv.h"
 #include "heteroopt/sched.h"
 #include "sched_priv.h"
 

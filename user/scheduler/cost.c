@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph_priv.h"
 #include "sched_priv.h"
 
 struct ho_profile_dev {

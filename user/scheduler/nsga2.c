@@ -28,7 +28,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "graph_priv.h"
 #include "listsched.h"
 
 struct ho_ind {
@@ -974,14 +973,6 @@ static int ho_make_front(struct ho_ga *ga, uint32_t count, double hv, uint32_t g
 	f->evaluations = ga->evaluations;
 	*out = f;
 	return 0;
-}
-
-static double ho_clock_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct ho_front **out,

@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "common.h"
 #include "heteroopt/sched.h"
 
 #define HO_EXTERNAL UINT32_MAX /* item produced outside the graph (a graph input on the host) */
@@ -49,14 +50,5 @@ struct ho_slots {
 	 */
 	double min_gap;
 };
-
-/* xoshiro256** with an explicit state: reproducible and thread-free. */
-struct ho_rng {
-	uint64_t s[4];
-};
-void ho_rng_seed(struct ho_rng *r, uint64_t seed);
-uint64_t ho_rng_next(struct ho_rng *r);
-double ho_rng_unit(struct ho_rng *r);		     /* [0, 1) */
-uint32_t ho_rng_below(struct ho_rng *r, uint32_t n); /* [0, n) */
 
 #endif

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph_priv.h"
 #include "listsched.h"
 
 /* 16 bytes: the sort moves these around, so the device rides in the low bits. */

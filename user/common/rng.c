@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* xoshiro256** (Blackman & Vigna), seeded through splitmix64. */
-#include "sched_priv.h"
+#include "common.h"
 
 static uint64_t splitmix64(uint64_t *x)
 {

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* Bump allocator and name index for the graph IR. */
+/* Bump allocator and name index: the graph IR's objects, the search's block index. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph_priv.h"
+#include "common.h"
 
 struct ho_arena_chunk {
 	struct ho_arena_chunk *next;
@@ -139,17 +139,4 @@ int32_t ho_index_put(struct ho_name_index *ix, const char *key, int32_t id)
 		if (!strcmp(ix->keys[i], key))
 			return ix->ids[i];
 	}
-}
-
-int ho_err(struct ho_error *err, int code, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-		err->code = code;
-	}
-	return code;
 }

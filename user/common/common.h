@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What every HeteroOpt library shares (user/common): the error helper, the
+ * arena and name index, the random generator, the clock.  Not installed.
+ */
+#ifndef HO_COMMON_H
+#define HO_COMMON_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heteroopt/graph.h" /* struct ho_error */
+
+/* Fill err (may be NULL) and return code, a -errno: `return ho_err(err, -EINVAL, ...)`. */
+int ho_err(struct ho_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/*
+ * Every IR object lives in one arena per top-level graph so that a failed
+ * load can unwind with a single free and nothing can leak piecemeal.
+ */
+struct ho_arena_chunk;
+struct ho_arena {
+	struct ho_arena_chunk *head;
+	size_t total;
+};
+
+void *ho_arena_alloc(struct ho_arena *a, size_t size);
+void *ho_arena_calloc(struct ho_arena *a, size_t n, size_t size);
+char *ho_arena_strndup(struct ho_arena *a, const char *s, size_t n);
+char *ho_arena_strdup(struct ho_arena *a, const char *s);
+void ho_arena_release(struct ho_arena *a);
+
+/* Open-addressing name -> id index. */
+struct ho_name_index {
+	uint32_t cap; /* power of two */
+	uint32_t used;
+	const char **keys;
+	int32_t *ids;
+};
+
+int ho_index_init(struct ho_name_index *ix, struct ho_arena *a, uint32_t expected);
+int32_t ho_index_get(const struct ho_name_index *ix, const char *key);
+/* Returns the existing id if present (no insert), else inserts and returns -1. */
+int32_t ho_index_put(struct ho_name_index *ix, const char *key, int32_t id);
+
+/* xoshiro256** with an explicit state: reproducible and thread-free. */
+struct ho_rng {
+	uint64_t s[4];
+};
+void ho_rng_seed(struct ho_rng *r, uint64_t seed);
+uint64_t ho_rng_next(struct ho_rng *r);
+double ho_rng_unit(struct ho_rng *r);		     /* [0, 1) */
+uint32_t ho_rng_below(struct ho_rng *r, uint32_t n); /* [0, n) */
+
+/* Seconds on the monotonic clock. */
+double ho_clock_s(void);
+
+#endif

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* Internals of the graph IR shared by its files. Not installed. */
+#ifndef HO_GRAPH_PRIV_H
+#define HO_GRAPH_PRIV_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+
+#include "common.h"
+#include "heteroopt/graph.h"
+
+struct ho_graph_priv {
+	struct ho_arena *arena; /* shared with subgraphs; owned by the root */
+	struct ho_name_index tensors;
+	uint32_t cap_nodes, cap_tensors;
+	void *model; /* decoded protobuf kept for weights (root) */
+	void (*release_model)(void *model);
+	void **external; /* external-data buffers (root) */
+	uint32_t n_external, cap_external;
+	bool root;
+};
+
+/* Allocate a graph inside arena a (a NULL arena creates a root graph). */
+struct ho_graph *ho_graph_new(struct ho_arena *a, uint32_t cap_nodes, uint32_t cap_tensors,
+			      struct ho_error *err);
+int32_t ho_graph_add_tensor(struct ho_graph *g, const char *name, struct ho_error *err);
+
+/* Decode weight bytes into a small value (NULL when too big or not numeric). */
+struct ho_value *ho_value_from_data(struct ho_arena *a, int dtype, const void *data, uint64_t len,
+				    int64_t count);
+#define HO_FOLD_MAX_ELEMS 4096
+
+#endif
