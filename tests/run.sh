@@ -76,6 +76,7 @@ for t in build/tests/test_*; do
 	case $t in *.d) continue ;; esac # the compiler's header lists
 	run "unit/$(basename "$t")" "$t"
 done
+run "style/clang-format" sh tests/format.sh "$ROOT"
 run "cli/inspect" sh tests/cli/test_inspect.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
 run "cli/schedule" sh tests/cli/test_schedule.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
 run "cli/status" sh tests/cli/test_status.sh "$ROOT/build/heteroopt"

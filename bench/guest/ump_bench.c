@@ -27,7 +27,7 @@ static double median(double *v, int n)
 
 static void bandwidth(struct ump *u, int dst_node)
 {
-	static const uint64_t sizes[] = { 4096, 65536, 1 << 20, 16 << 20 };
+	static const uint64_t sizes[] = {4096, 65536, 1 << 20, 16 << 20};
 	const uint64_t total = 64ull << 20; /* bytes moved per measurement */
 	unsigned char *ms, *md;
 	uint32_t hs, hd;
@@ -48,8 +48,8 @@ static void bandwidth(struct ump *u, int dst_node)
 		int r;
 
 		for (k = 0; k < per; k++)
-			d[k] = (struct ump_copy_desc){ hs, hd, (k * n) % (16 << 20),
-						       (k * n) % (16 << 20), n };
+			d[k] = (struct ump_copy_desc){hs, hd, (k * n) % (16 << 20),
+						      (k * n) % (16 << 20), n};
 		for (r = 0; r < REPS; r++) {
 			uint64_t t0 = ump_now_ns();
 
@@ -61,7 +61,8 @@ static void bandwidth(struct ump *u, int dst_node)
 				memcpy(md + (k * n) % (16 << 20), ms + (k * n) % (16 << 20), n);
 			vm[r] = (double)total / (double)(ump_now_ns() - t0);
 		}
-		printf("copy host0->host%d %8llu B: ump %6.2f GB/s  memcpy %6.2f GB/s  ratio %.2fx  [median of %d]\n",
+		printf("copy host0->host%d %8llu B: ump %6.2f GB/s  memcpy %6.2f GB/s  ratio %.2fx "
+		       " [median of %d]\n",
 		       dst_node, (unsigned long long)n, median(vu, REPS), median(vm, REPS),
 		       median(vu, REPS) / median(vm, REPS), REPS);
 	}
@@ -82,7 +83,7 @@ static void chain_rate(struct ump *u)
 
 	T_OK(ump_alloc(u, UMP_REGION_HOST(0), 4096, &hs));
 	T_OK(ump_alloc(u, UMP_REGION_HOST(0), 4096, &hd));
-	d = (struct ump_copy_desc){ hs, hd, 0, 0, 64 };
+	d = (struct ump_copy_desc){hs, hd, 0, 0, 64};
 	T_OK(io_uring_queue_init(batch, &ring, 0));
 	for (r = 0; r < REPS; r++) {
 		uint64_t t0 = ump_now_ns();
@@ -108,8 +109,10 @@ static void chain_rate(struct ump *u)
 		}
 		vr[r] = nchains / ((double)(ump_now_ns() - t0) / 1e9);
 	}
-	printf("chains/s (1 x 64 B): ioctl submit+wait %8.0f  io_uring batches of %d %8.0f  ratio %.2fx  [median of %d]\n",
-	       median(vi, REPS), batch, median(vr, REPS), median(vr, REPS) / median(vi, REPS), REPS);
+	printf("chains/s (1 x 64 B): ioctl submit+wait %8.0f  io_uring batches of %d %8.0f  ratio "
+	       "%.2fx  [median of %d]\n",
+	       median(vi, REPS), batch, median(vr, REPS), median(vr, REPS) / median(vi, REPS),
+	       REPS);
 	io_uring_queue_exit(&ring);
 	T_OK(ump_free(u, hs));
 	T_OK(ump_free(u, hd));

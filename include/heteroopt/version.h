@@ -12,7 +12,7 @@
 #define HO_VERSION_PATCH 0
 #define HO_VERSION_STRING "0.2.0"
 
-#define HO_VERSION_OF(major, minor, patch) ((major) * 10000 + (minor) * 100 + (patch))
+#define HO_VERSION_OF(major, minor, patch) ((major)*10000 + (minor)*100 + (patch))
 #define HO_VERSION HO_VERSION_OF(HO_VERSION_MAJOR, HO_VERSION_MINOR, HO_VERSION_PATCH)
 
 #ifdef __cplusplus

@@ -23,20 +23,21 @@
 #define UMP_ABI_MINOR 0
 
 /* Feature bits of struct ump_version.features. */
-#define UMP_FEAT_HOST_NODES	(1ULL << 0)	/* allocation on a NUMA node */
-#define UMP_FEAT_P2PMEM		(1ULL << 1)	/* kernel has CONFIG_PCI_P2PDMA */
-#define UMP_FEAT_DMABUF_EXPORT	(1ULL << 2)
-#define UMP_FEAT_DMABUF_IMPORT	(1ULL << 3)
-#define UMP_FEAT_URING_CMD	(1ULL << 4)
-#define UMP_FEAT_DMA_ENGINE	(1ULL << 5)	/* a dmaengine memcpy channel is in use */
+#define UMP_FEAT_HOST_NODES (1ULL << 0) /* allocation on a NUMA node */
+#define UMP_FEAT_P2PMEM (1ULL << 1) /* kernel has CONFIG_PCI_P2PDMA */
+#define UMP_FEAT_DMABUF_EXPORT (1ULL << 2)
+#define UMP_FEAT_DMABUF_IMPORT (1ULL << 3)
+#define UMP_FEAT_URING_CMD (1ULL << 4)
+#define UMP_FEAT_DMA_ENGINE \
+	(1ULL << 5) /* a dmaengine memcpy channel is in use */
 
 struct ump_version {
-	__u32 abi_major;	/* out */
-	__u32 abi_minor;	/* out */
-	__u64 features;		/* out: UMP_FEAT_* */
-	__u32 nr_nodes;		/* out: host NUMA nodes with memory */
-	__u32 nr_devices;	/* out: federated PCI devices */
-	__u64 reserved[4];	/* must be zero */
+	__u32 abi_major; /* out */
+	__u32 abi_minor; /* out */
+	__u64 features; /* out: UMP_FEAT_* */
+	__u32 nr_nodes; /* out: host NUMA nodes with memory */
+	__u32 nr_devices; /* out: federated PCI devices */
+	__u64 reserved[4]; /* must be zero */
 };
 
 /*
@@ -44,66 +45,66 @@ struct ump_version {
  * NUMA nodes; P2P regions by the index of the federated device providing the
  * memory. Imported dma-bufs report UMP_REGION_IMPORTED.
  */
-#define UMP_REGION_HOST(node)	((__u32)(node))
-#define UMP_REGION_P2P(dev)	(0x10000u | (__u32)(dev))
-#define UMP_REGION_IMPORTED	0x20000u
-#define UMP_REGION_IS_P2P(r)	(((r) & 0xffff0000u) == 0x10000u)
+#define UMP_REGION_HOST(node) ((__u32)(node))
+#define UMP_REGION_P2P(dev) (0x10000u | (__u32)(dev))
+#define UMP_REGION_IMPORTED 0x20000u
+#define UMP_REGION_IS_P2P(r) (((r)&0xffff0000u) == 0x10000u)
 
 /* Buffers are zeroed and rounded up to whole pages. */
 struct ump_alloc {
-	__u64 size;		/* in: bytes, > 0 */
-	__u32 region;		/* in: UMP_REGION_HOST(n) or UMP_REGION_P2P(i) */
-	__u32 flags;		/* in: must be zero */
-	__u32 handle;		/* out */
-	__u32 pad;		/* must be zero */
-	__u64 reserved[2];	/* must be zero */
+	__u64 size; /* in: bytes, > 0 */
+	__u32 region; /* in: UMP_REGION_HOST(n) or UMP_REGION_P2P(i) */
+	__u32 flags; /* in: must be zero */
+	__u32 handle; /* out */
+	__u32 pad; /* must be zero */
+	__u64 reserved[2]; /* must be zero */
 };
 
 struct ump_handle_arg {
-	__u32 handle;		/* in */
-	__u32 flags;		/* in: must be zero */
-	__u64 reserved;		/* must be zero */
+	__u32 handle; /* in */
+	__u32 flags; /* in: must be zero */
+	__u64 reserved; /* must be zero */
 };
 
 struct ump_buf_info {
-	__u32 handle;		/* in */
-	__u32 region;		/* out */
-	__u64 size;		/* out: bytes addressable by copies */
-	__s32 numa_node;	/* out: -1 when unknown (imported, P2P) */
-	__u32 flags;		/* in: must be zero */
-	__u64 reserved[2];	/* must be zero */
+	__u32 handle; /* in */
+	__u32 region; /* out */
+	__u64 size; /* out: bytes addressable by copies */
+	__s32 numa_node; /* out: -1 when unknown (imported, P2P) */
+	__u32 flags; /* in: must be zero */
+	__u64 reserved[2]; /* must be zero */
 };
 
 /* Export a buffer as a dma-buf fd: mmap-able, importable by other drivers. */
-#define UMP_EXPORT_CLOEXEC	(1u << 0)
+#define UMP_EXPORT_CLOEXEC (1u << 0)
 struct ump_export {
-	__u32 handle;		/* in */
-	__u32 flags;		/* in: UMP_EXPORT_* */
-	__s32 fd;		/* out */
-	__u32 pad;		/* must be zero */
-	__u64 reserved[2];	/* must be zero */
+	__u32 handle; /* in */
+	__u32 flags; /* in: UMP_EXPORT_* */
+	__s32 fd; /* out */
+	__u32 pad; /* must be zero */
+	__u64 reserved[2]; /* must be zero */
 };
 
 /* Import a dma-buf fd exported by any driver (udmabuf, dma-heap, GPU, ...). */
 struct ump_import {
-	__s32 fd;		/* in */
-	__u32 flags;		/* in: must be zero */
-	__u32 handle;		/* out */
-	__u32 pad;		/* must be zero */
-	__u64 size;		/* out */
-	__u64 reserved[2];	/* must be zero */
+	__s32 fd; /* in */
+	__u32 flags; /* in: must be zero */
+	__u32 handle; /* out */
+	__u32 pad; /* must be zero */
+	__u64 size; /* out */
+	__u64 reserved[2]; /* must be zero */
 };
 
 /* One step of a chain. Ranges are checked when the step runs. */
 struct ump_copy_desc {
-	__u32 src;		/* buffer handle */
-	__u32 dst;		/* buffer handle */
+	__u32 src; /* buffer handle */
+	__u32 dst; /* buffer handle */
 	__u64 src_offset;
 	__u64 dst_offset;
-	__u64 length;		/* > 0 */
+	__u64 length; /* > 0 */
 };
 
-#define UMP_MAX_CHAIN_DESCS	4096
+#define UMP_MAX_CHAIN_DESCS 4096
 
 /*
  * Submit a chain: descriptors run in order and the chain completes as a
@@ -112,19 +113,19 @@ struct ump_copy_desc {
  * closed or the submitter exits are cancelled (-ECANCELED).
  */
 struct ump_submit {
-	__u64 descs;		/* in: pointer to struct ump_copy_desc[count] */
-	__u32 count;		/* in: 1..UMP_MAX_CHAIN_DESCS */
-	__u32 flags;		/* in: must be zero */
-	__u64 user_data;	/* in: returned by WAIT */
-	__u64 chain;		/* out: id for UMP_IOC_WAIT */
-	__u64 reserved[2];	/* must be zero */
+	__u64 descs; /* in: pointer to struct ump_copy_desc[count] */
+	__u32 count; /* in: 1..UMP_MAX_CHAIN_DESCS */
+	__u32 flags; /* in: must be zero */
+	__u64 user_data; /* in: returned by WAIT */
+	__u64 chain; /* out: id for UMP_IOC_WAIT */
+	__u64 reserved[2]; /* must be zero */
 };
 
 /* Engines a chain can run on (ump_wait.engine, /proc/ump/status). */
-#define UMP_ENGINE_CPU		1u
-#define UMP_ENGINE_DMA		2u
+#define UMP_ENGINE_CPU 1u
+#define UMP_ENGINE_DMA 2u
 
-#define UMP_TIMEOUT_INFINITE	(~0ULL)
+#define UMP_TIMEOUT_INFINITE (~0ULL)
 
 /*
  * Wait for a chain and reap it. timeout_ns is an absolute CLOCK_MONOTONIC
@@ -132,62 +133,62 @@ struct ump_submit {
  * already past polls. -ETIME when it passes, with the chain left to wait on.
  */
 struct ump_wait {
-	__u64 chain;		/* in */
-	__u64 timeout_ns;	/* in: absolute, or UMP_TIMEOUT_INFINITE */
-	__s32 status;		/* out: 0 or -errno of the failing descriptor */
-	__u32 engine;		/* out: UMP_ENGINE_* */
-	__u64 user_data;	/* out */
-	__u64 bytes;		/* out: bytes copied before completion or failure */
-	__u32 failed_index;	/* out: descriptor that failed, or count */
-	__u32 flags;		/* in: must be zero */
-	__u64 reserved[2];	/* must be zero */
+	__u64 chain; /* in */
+	__u64 timeout_ns; /* in: absolute, or UMP_TIMEOUT_INFINITE */
+	__s32 status; /* out: 0 or -errno of the failing descriptor */
+	__u32 engine; /* out: UMP_ENGINE_* */
+	__u64 user_data; /* out */
+	__u64 bytes; /* out: bytes copied before completion or failure */
+	__u32 failed_index; /* out: descriptor that failed, or count */
+	__u32 flags; /* in: must be zero */
+	__u64 reserved[2]; /* must be zero */
 };
 
 /* Federate a PCI device into the pool (CAP_SYS_ADMIN). */
 struct ump_dev_add {
-	__u32 pci_domain;	/* in */
-	__u32 pci_bdf;		/* in: bus << 8 | devfn */
-	__u32 flags;		/* in: must be zero */
-	__u32 index;		/* out */
-	__u64 reserved[2];	/* must be zero */
+	__u32 pci_domain; /* in */
+	__u32 pci_bdf; /* in: bus << 8 | devfn */
+	__u32 flags; /* in: must be zero */
+	__u32 index; /* out */
+	__u64 reserved[2]; /* must be zero */
 };
 
-#define UMP_MAX_DEVICES		16
+#define UMP_MAX_DEVICES 16
 
 /* P2P classification of a device pair (ump_dev_info.p2p_class[]). */
-#define UMP_P2P_SELF		0u	/* the same device */
-#define UMP_P2P_SWITCH		1u	/* below a common PCIe switch */
-#define UMP_P2P_HOST_BRIDGE	2u	/* through a host bridge that allows it */
-#define UMP_P2P_NOT_SUPPORTED	3u	/* copies stage through host memory */
-#define UMP_P2P_NO_KERNEL	4u	/* kernel built without CONFIG_PCI_P2PDMA */
+#define UMP_P2P_SELF 0u /* the same device */
+#define UMP_P2P_SWITCH 1u /* below a common PCIe switch */
+#define UMP_P2P_HOST_BRIDGE 2u /* through a host bridge that allows it */
+#define UMP_P2P_NOT_SUPPORTED 3u /* copies stage through host memory */
+#define UMP_P2P_NO_KERNEL 4u /* kernel built without CONFIG_PCI_P2PDMA */
 
 struct ump_dev_info {
-	__u32 index;		/* in */
-	__u32 flags;		/* in: must be zero */
-	__u32 pci_domain;	/* out */
-	__u32 pci_bdf;		/* out */
-	__s32 numa_node;	/* out */
-	__u32 ats;		/* out: 1 when ATS is enabled */
-	__u32 p2pmem;		/* out: 1 when it publishes P2P memory */
-	__u32 nr_devices;	/* out */
-	__u64 p2pmem_used;	/* out: bytes of it the pool has allocated */
-	__s32 p2p_distance[UMP_MAX_DEVICES];	/* out: -1 when not supported */
-	__u32 p2p_class[UMP_MAX_DEVICES];	/* out: UMP_P2P_* */
-	__u64 reserved[4];	/* must be zero */
+	__u32 index; /* in */
+	__u32 flags; /* in: must be zero */
+	__u32 pci_domain; /* out */
+	__u32 pci_bdf; /* out */
+	__s32 numa_node; /* out */
+	__u32 ats; /* out: 1 when ATS is enabled */
+	__u32 p2pmem; /* out: 1 when it publishes P2P memory */
+	__u32 nr_devices; /* out */
+	__u64 p2pmem_used; /* out: bytes of it the pool has allocated */
+	__s32 p2p_distance[UMP_MAX_DEVICES]; /* out: -1 when not supported */
+	__u32 p2p_class[UMP_MAX_DEVICES]; /* out: UMP_P2P_* */
+	__u64 reserved[4]; /* must be zero */
 };
 
 #define UMP_IOC_MAGIC 0xB9
 
-#define UMP_IOC_VERSION		_IOWR(UMP_IOC_MAGIC, 0x00, struct ump_version)
-#define UMP_IOC_ALLOC		_IOWR(UMP_IOC_MAGIC, 0x01, struct ump_alloc)
-#define UMP_IOC_FREE		_IOW(UMP_IOC_MAGIC, 0x02, struct ump_handle_arg)
-#define UMP_IOC_BUF_INFO	_IOWR(UMP_IOC_MAGIC, 0x03, struct ump_buf_info)
-#define UMP_IOC_EXPORT		_IOWR(UMP_IOC_MAGIC, 0x04, struct ump_export)
-#define UMP_IOC_IMPORT		_IOWR(UMP_IOC_MAGIC, 0x05, struct ump_import)
-#define UMP_IOC_SUBMIT		_IOWR(UMP_IOC_MAGIC, 0x06, struct ump_submit)
-#define UMP_IOC_WAIT		_IOWR(UMP_IOC_MAGIC, 0x07, struct ump_wait)
-#define UMP_IOC_DEV_ADD		_IOWR(UMP_IOC_MAGIC, 0x08, struct ump_dev_add)
-#define UMP_IOC_DEV_INFO	_IOWR(UMP_IOC_MAGIC, 0x09, struct ump_dev_info)
+#define UMP_IOC_VERSION _IOWR(UMP_IOC_MAGIC, 0x00, struct ump_version)
+#define UMP_IOC_ALLOC _IOWR(UMP_IOC_MAGIC, 0x01, struct ump_alloc)
+#define UMP_IOC_FREE _IOW(UMP_IOC_MAGIC, 0x02, struct ump_handle_arg)
+#define UMP_IOC_BUF_INFO _IOWR(UMP_IOC_MAGIC, 0x03, struct ump_buf_info)
+#define UMP_IOC_EXPORT _IOWR(UMP_IOC_MAGIC, 0x04, struct ump_export)
+#define UMP_IOC_IMPORT _IOWR(UMP_IOC_MAGIC, 0x05, struct ump_import)
+#define UMP_IOC_SUBMIT _IOWR(UMP_IOC_MAGIC, 0x06, struct ump_submit)
+#define UMP_IOC_WAIT _IOWR(UMP_IOC_MAGIC, 0x07, struct ump_wait)
+#define UMP_IOC_DEV_ADD _IOWR(UMP_IOC_MAGIC, 0x08, struct ump_dev_add)
+#define UMP_IOC_DEV_INFO _IOWR(UMP_IOC_MAGIC, 0x09, struct ump_dev_info)
 
 /*
  * io_uring: IORING_OP_URING_CMD on /dev/ump with cmd_op UMP_URING_SUBMIT and
@@ -195,11 +196,11 @@ struct ump_dev_info {
  * enough). The CQE arrives when the chain completes: res is 0 or the failing
  * descriptor's -errno, user_data is the SQE's.
  */
-#define UMP_URING_SUBMIT	0x01u
+#define UMP_URING_SUBMIT 0x01u
 struct ump_uring_submit {
-	__u64 descs;		/* pointer to struct ump_copy_desc[count] */
-	__u32 count;		/* 1..UMP_MAX_CHAIN_DESCS */
-	__u32 flags;		/* must be zero */
+	__u64 descs; /* pointer to struct ump_copy_desc[count] */
+	__u32 count; /* 1..UMP_MAX_CHAIN_DESCS */
+	__u32 flags; /* must be zero */
 };
 
 #endif /* _UAPI_UMP_H */

@@ -15,12 +15,12 @@
 #include <ump/libump.h>
 
 static inline void ump_prep_submit(struct io_uring_sqe *sqe, int ump_fd,
-				   const struct ump_copy_desc *descs,
-				   unsigned int count, uint64_t user_data)
+				   const struct ump_copy_desc *descs, unsigned int count,
+				   uint64_t user_data)
 {
 	struct ump_uring_submit cmd = {
-		.descs = (uint64_t)(uintptr_t)descs,
-		.count = count,
+	    .descs = (uint64_t)(uintptr_t)descs,
+	    .count = count,
 	};
 
 	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, ump_fd, NULL, 0, 0);

@@ -45,14 +45,12 @@ int ump_import(struct ump *u, int dmabuf_fd, uint32_t *handle, uint64_t *size);
 int ump_mmap(struct ump *u, uint32_t handle, size_t len, void **addr);
 
 /* Copy chains through ioctls. */
-int ump_submit(struct ump *u, const struct ump_copy_desc *descs,
-	       unsigned int count, uint64_t user_data, uint64_t *chain);
+int ump_submit(struct ump *u, const struct ump_copy_desc *descs, unsigned int count,
+	       uint64_t user_data, uint64_t *chain);
 /* timeout_ns: absolute CLOCK_MONOTONIC, or UMP_TIMEOUT_INFINITE. */
-int ump_wait(struct ump *u, uint64_t chain, uint64_t timeout_ns,
-	     struct ump_wait *result);
+int ump_wait(struct ump *u, uint64_t chain, uint64_t timeout_ns, struct ump_wait *result);
 /* Submit and wait; returns the chain's status. */
-int ump_copy_sync(struct ump *u, const struct ump_copy_desc *descs,
-		  unsigned int count);
+int ump_copy_sync(struct ump *u, const struct ump_copy_desc *descs, unsigned int count);
 
 /* Topology. pci: "0000:00:04.0". */
 int ump_dev_add(struct ump *u, const char *pci, uint32_t *index);

@@ -27,25 +27,25 @@ struct ump_engine_stats {
 	atomic64_t chains;
 	atomic64_t bytes;
 	atomic64_t errors;
-	atomic64_t staged;		/* bytes bounced through host memory */
+	atomic64_t staged; /* bytes bounced through host memory */
 };
 
 /* A PCI device federated into the pool. */
 struct ump_dev {
 	struct pci_dev *pdev;
 	unsigned int index;
-	struct device *sysdev;		/* /sys/class/ump/<pci address> */
+	struct device *sysdev; /* /sys/class/ump/<pci address> */
 	atomic64_t p2p_used;
 	atomic_t p2p_bufs;
 };
 
 struct ump_pool {
 	struct miscdevice misc;
-	struct workqueue_struct *copy_wq;	/* unbound: one worker pool per node */
-	struct dma_chan *dma;			/* NULL when no memcpy channel */
+	struct workqueue_struct *copy_wq; /* unbound: one worker pool per node */
+	struct dma_chan *dma; /* NULL when no memcpy channel */
 	struct proc_dir_entry *proc_dir;
 
-	struct mutex dev_lock;			/* devs[], nr_devs */
+	struct mutex dev_lock; /* devs[], nr_devs */
 	struct ump_dev *devs[UMP_MAX_DEVICES];
 	unsigned int nr_devs;
 	/*
@@ -62,28 +62,28 @@ struct ump_pool {
 	atomic64_t import_bytes;
 	atomic_t import_bufs;
 	atomic_t contexts;
-	atomic_t live_bufs;			/* every kind; must reach 0 */
+	atomic_t live_bufs; /* every kind; must reach 0 */
 	atomic_t live_chains;
-	struct ump_engine_stats engine[2];	/* [0] cpu, [1] dma */
+	struct ump_engine_stats engine[2]; /* [0] cpu, [1] dma */
 };
 
 extern struct ump_pool ump_pool;
 
-#define UMP_BUF_HOST	0
-#define UMP_BUF_P2P	1
-#define UMP_BUF_IMPORT	2
+#define UMP_BUF_HOST 0
+#define UMP_BUF_P2P 1
+#define UMP_BUF_IMPORT 2
 
 struct ump_buf {
 	struct kref ref;
 	u32 kind;
 	u32 region;
-	int node;			/* host NUMA node, NUMA_NO_NODE otherwise */
+	int node; /* host NUMA node, NUMA_NO_NODE otherwise */
 	size_t size;
-	void *vaddr;			/* kernel mapping the CPU engine copies through */
+	void *vaddr; /* kernel mapping the CPU engine copies through */
 	/* host */
 	struct page **pages;
 	unsigned long nr_pages;
-	dma_addr_t *dma;		/* per page, for the DMA channel; or NULL */
+	dma_addr_t *dma; /* per page, for the DMA channel; or NULL */
 	/* p2p */
 	struct ump_dev *dev;
 	/* imported */
@@ -94,31 +94,31 @@ struct ump_buf {
 
 struct ump_ctx {
 	struct kref ref;
-	struct xarray bufs;		/* handle -> struct ump_buf * */
-	struct xarray chains;		/* id -> struct ump_chain *, until reaped */
-	atomic_t nr_chains;		/* submitted and not yet freed */
-	bool closing;			/* file released: cancel what has not run */
+	struct xarray bufs; /* handle -> struct ump_buf * */
+	struct xarray chains; /* id -> struct ump_chain *, until reaped */
+	atomic_t nr_chains; /* submitted and not yet freed */
+	bool closing; /* file released: cancel what has not run */
 	u32 next_chain;
 };
 
 struct ump_chain {
 	struct work_struct work;
-	refcount_t users;		/* the ctx's xarray, the worker, waiters */
+	refcount_t users; /* the ctx's xarray, the worker, waiters */
 	struct ump_ctx *ctx;
-	u32 id;				/* 0 for io_uring chains */
+	u32 id; /* 0 for io_uring chains */
 	u32 count;
 	u64 user_data;
 	struct ump_copy_desc *descs;
-	struct ump_buf **bufs;		/* [2 * i] source, [2 * i + 1] destination */
+	struct ump_buf **bufs; /* [2 * i] source, [2 * i + 1] destination */
 	struct completion done;
-	struct completion dma_done;	/* the DMA engine's last descriptor */
+	struct completion dma_done; /* the DMA engine's last descriptor */
 	int status;
 	u32 failed_index;
 	u32 engine;
 	u64 bytes;
-	void *uring_cmd;		/* struct io_uring_cmd *, or NULL */
-	struct task_struct *task;	/* submitter: its exit cancels the chain */
-	void *bounce;			/* staging buffer, allocated on first use */
+	void *uring_cmd; /* struct io_uring_cmd *, or NULL */
+	struct task_struct *task; /* submitter: its exit cancels the chain */
+	void *bounce; /* staging buffer, allocated on first use */
 };
 
 /* ump_buf.c */

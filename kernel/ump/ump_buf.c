@@ -186,7 +186,8 @@ int ump_buf_alloc_p2p(struct ump_dev *dev, u64 size, struct ump_buf **out)
 	if (!IS_ENABLED(CONFIG_PCI_P2PDMA) || !pci_has_p2pmem(dev->pdev))
 		return -ENODEV;
 	size = PAGE_ALIGN(size);
-	buf = ump_buf_new(UMP_BUF_P2P, UMP_REGION_P2P(dev->index), NUMA_NO_NODE);
+	buf = ump_buf_new(UMP_BUF_P2P, UMP_REGION_P2P(dev->index),
+			  NUMA_NO_NODE);
 	if (!buf)
 		return -ENOMEM;
 	buf->vaddr = pci_alloc_p2pmem(dev->pdev, size);
@@ -298,8 +299,8 @@ static struct sg_table *ump_dmabuf_map(struct dma_buf_attachment *attach,
 		/* pci_alloc_p2pmem memory is contiguous in the BAR. */
 		ret = sg_alloc_table(sgt, 1, GFP_KERNEL);
 		if (!ret)
-			sg_set_page(sgt->sgl, virt_to_page(buf->vaddr), buf->size,
-				    offset_in_page(buf->vaddr));
+			sg_set_page(sgt->sgl, virt_to_page(buf->vaddr),
+				    buf->size, offset_in_page(buf->vaddr));
 	}
 	if (ret)
 		goto err_free;

@@ -209,12 +209,13 @@ static bool ump_chain_cancelled(const struct ump_chain *c)
 	return READ_ONCE(c->ctx->closing) || (c->task->flags & PF_EXITING);
 }
 
-
 /* ---- DMA engine ---------------------------------------------------------- */
 
 static bool ump_dma_enable = true;
 module_param_named(dma, ump_dma_enable, bool, 0444);
-MODULE_PARM_DESC(dma, "Run chains on a dmaengine DMA_MEMCPY channel when one exists (default: yes)");
+MODULE_PARM_DESC(
+	dma,
+	"Run chains on a dmaengine DMA_MEMCPY channel when one exists (default: yes)");
 
 /* Give up on a channel that has not finished one descriptor in this long. */
 #define UMP_DMA_TIMEOUT (10 * HZ)
@@ -239,7 +240,8 @@ static bool ump_chain_dma_capable(const struct ump_chain *c)
 		return false;
 	for (i = 0; i < c->count; i++)
 		if (!c->bufs[2 * i]->dma || !c->bufs[2 * i + 1]->dma ||
-		    ump_overlaps(&c->descs[i], c->bufs[2 * i], c->bufs[2 * i + 1]))
+		    ump_overlaps(&c->descs[i], c->bufs[2 * i],
+				 c->bufs[2 * i + 1]))
 			return false;
 	return true;
 }
@@ -255,7 +257,8 @@ static void ump_dma_callback(void *param)
  * completes in order, so the last piece done means all are.
  */
 static int ump_dma_copy_one(struct ump_chain *c, const struct ump_copy_desc *d,
-			    const struct ump_buf *src, const struct ump_buf *dst)
+			    const struct ump_buf *src,
+			    const struct ump_buf *dst)
 {
 	struct dma_chan *chan = ump_pool.dma;
 	struct dma_async_tx_descriptor *tx = NULL;
@@ -273,19 +276,20 @@ static int ump_dma_copy_one(struct ump_chain *c, const struct ump_copy_desc *d,
 				(u64)(PAGE_SIZE - offset_in_page(t)));
 		bool last = off + n == d->length;
 
-		tx = dmaengine_prep_dma_memcpy(chan,
-					       dst->dma[t >> PAGE_SHIFT] + offset_in_page(t),
-					       src->dma[s >> PAGE_SHIFT] + offset_in_page(s),
-					       n, last ? DMA_PREP_INTERRUPT : 0);
+		tx = dmaengine_prep_dma_memcpy(
+			chan, dst->dma[t >> PAGE_SHIFT] + offset_in_page(t),
+			src->dma[s >> PAGE_SHIFT] + offset_in_page(s), n,
+			last ? DMA_PREP_INTERRUPT : 0);
 		if (!tx) {
 			/* Out of descriptors: let the channel drain, once. */
 			dma_async_issue_pending(chan);
 			if (cookie)
 				dma_sync_wait(chan, cookie);
-			tx = dmaengine_prep_dma_memcpy(chan,
-					dst->dma[t >> PAGE_SHIFT] + offset_in_page(t),
-					src->dma[s >> PAGE_SHIFT] + offset_in_page(s),
-					n, last ? DMA_PREP_INTERRUPT : 0);
+			tx = dmaengine_prep_dma_memcpy(
+				chan,
+				dst->dma[t >> PAGE_SHIFT] + offset_in_page(t),
+				src->dma[s >> PAGE_SHIFT] + offset_in_page(s),
+				n, last ? DMA_PREP_INTERRUPT : 0);
 			if (!tx)
 				return -ENOMEM;
 		}
@@ -399,8 +403,8 @@ int ump_ioctl_wait(struct ump_ctx *ctx, struct ump_wait *arg)
 	long left;
 	int ret;
 
-	if (arg->flags || arg->reserved[0] || arg->reserved[1] ||
-	    !arg->chain || arg->chain > U32_MAX)
+	if (arg->flags || arg->reserved[0] || arg->reserved[1] || !arg->chain ||
+	    arg->chain > U32_MAX)
 		return -EINVAL;
 	xa_lock(&ctx->chains);
 	c = xa_load(&ctx->chains, arg->chain);
@@ -436,7 +440,7 @@ int ump_ioctl_wait(struct ump_ctx *ctx, struct ump_wait *arg)
 		ret = -ENOENT;
 		goto out;
 	}
-	ump_chain_put(c);	/* the xarray's reference */
+	ump_chain_put(c); /* the xarray's reference */
 	arg->status = c->status;
 	arg->engine = c->engine;
 	arg->user_data = c->user_data;

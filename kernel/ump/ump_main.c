@@ -17,11 +17,14 @@ struct ump_pool ump_pool;
 
 static char *devices;
 module_param(devices, charp, 0444);
-MODULE_PARM_DESC(devices, "PCI devices to federate, e.g. 0000:00:04.0,0000:00:05.0");
+MODULE_PARM_DESC(devices,
+		 "PCI devices to federate, e.g. 0000:00:04.0,0000:00:05.0");
 
 static unsigned long node_cap_mb;
 module_param(node_cap_mb, ulong, 0444);
-MODULE_PARM_DESC(node_cap_mb, "Cap on pool memory per NUMA node in MiB (default: half the node)");
+MODULE_PARM_DESC(
+	node_cap_mb,
+	"Cap on pool memory per NUMA node in MiB (default: half the node)");
 
 static void ump_ctx_release(struct kref *ref)
 {
@@ -177,9 +180,9 @@ static long ump_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 		memset(&a.version, 0, sizeof(a.version));
 		a.version.abi_major = UMP_ABI_MAJOR;
 		a.version.abi_minor = UMP_ABI_MINOR;
-		a.version.features = UMP_FEAT_HOST_NODES |
-				     UMP_FEAT_DMABUF_EXPORT |
-				     UMP_FEAT_DMABUF_IMPORT | UMP_FEAT_URING_CMD;
+		a.version.features =
+			UMP_FEAT_HOST_NODES | UMP_FEAT_DMABUF_EXPORT |
+			UMP_FEAT_DMABUF_IMPORT | UMP_FEAT_URING_CMD;
 		if (IS_ENABLED(CONFIG_PCI_P2PDMA))
 			a.version.features |= UMP_FEAT_P2PMEM;
 		if (ump_pool.dma)
@@ -257,8 +260,7 @@ static long ump_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 			ret = 0;
 		break;
 	case UMP_IOC_DEV_INFO:
-		if (a.dev_info.flags ||
-		    !ump_zero(a.dev_info.reserved, 4))
+		if (a.dev_info.flags || !ump_zero(a.dev_info.reserved, 4))
 			return -EINVAL;
 		ret = ump_dev_info(&a.dev_info);
 		break;
@@ -288,8 +290,8 @@ static void ump_set_caps(void)
 	for_each_node_state(nid, N_MEMORY) {
 		u64 present = (u64)node_present_pages(nid) << PAGE_SHIFT;
 
-		ump_pool.node_cap[nid] = node_cap_mb ?
-			(u64)node_cap_mb << 20 : present / 2;
+		ump_pool.node_cap[nid] = node_cap_mb ? (u64)node_cap_mb << 20 :
+						       present / 2;
 	}
 }
 

@@ -10,7 +10,6 @@
 
 #include "ump.h"
 
-
 static int ump_status_show(struct seq_file *m, void *v)
 {
 	static const char *const engines[] = { "cpu", "dma" };
@@ -23,7 +22,8 @@ static int ump_status_show(struct seq_file *m, void *v)
 	seq_printf(m, "buffers: %d\n", atomic_read(&ump_pool.live_bufs));
 	seq_printf(m, "chains: %d\n", atomic_read(&ump_pool.live_chains));
 	for_each_node_state(nid, N_MEMORY)
-		seq_printf(m, "region host%d capacity %llu used %lld buffers %d\n",
+		seq_printf(m,
+			   "region host%d capacity %llu used %lld buffers %d\n",
 			   nid, ump_pool.node_cap[nid],
 			   (long long)atomic64_read(&ump_pool.node_used[nid]),
 			   atomic_read(&ump_pool.node_bufs[nid]));
@@ -35,10 +35,12 @@ static int ump_status_show(struct seq_file *m, void *v)
 	for (i = 0; i < ump_pool.nr_devs; i++) {
 		struct ump_dev *d = ump_pool.devs[i];
 
-		seq_printf(m, "region p2p%u device %s p2pmem %d used %lld buffers %d\n",
-			   i, pci_name(d->pdev), pci_has_p2pmem(d->pdev),
-			   (long long)atomic64_read(&d->p2p_used),
-			   atomic_read(&d->p2p_bufs));
+		seq_printf(
+			m,
+			"region p2p%u device %s p2pmem %d used %lld buffers %d\n",
+			i, pci_name(d->pdev), pci_has_p2pmem(d->pdev),
+			(long long)atomic64_read(&d->p2p_used),
+			atomic_read(&d->p2p_bufs));
 	}
 	for (i = 0; i < ump_pool.nr_devs; i++) {
 		struct ump_dev *d = ump_pool.devs[i];
@@ -47,20 +49,23 @@ static int ump_status_show(struct seq_file *m, void *v)
 			   pci_name(d->pdev), dev_to_node(&d->pdev->dev),
 			   ump_dev_ats(d));
 		for (j = 0; j < ump_pool.nr_devs; j++)
-			seq_printf(m, " %d:%s", ump_pool.p2p_dist[i][j],
-				   ump_p2p_class_name(ump_pool.p2p_class[i][j]));
+			seq_printf(
+				m, " %d:%s", ump_pool.p2p_dist[i][j],
+				ump_p2p_class_name(ump_pool.p2p_class[i][j]));
 		seq_putc(m, '\n');
 	}
 	mutex_unlock(&ump_pool.dev_lock);
 
 	for (i = 0; i < ARRAY_SIZE(engines); i++)
-		seq_printf(m, "engine %s chains %lld bytes %lld errors %lld staged %lld%s\n",
-			   engines[i],
-			   (long long)atomic64_read(&ump_pool.engine[i].chains),
-			   (long long)atomic64_read(&ump_pool.engine[i].bytes),
-			   (long long)atomic64_read(&ump_pool.engine[i].errors),
-			   (long long)atomic64_read(&ump_pool.engine[i].staged),
-			   i == 1 && !ump_pool.dma ? " (no memcpy channel)" : "");
+		seq_printf(
+			m,
+			"engine %s chains %lld bytes %lld errors %lld staged %lld%s\n",
+			engines[i],
+			(long long)atomic64_read(&ump_pool.engine[i].chains),
+			(long long)atomic64_read(&ump_pool.engine[i].bytes),
+			(long long)atomic64_read(&ump_pool.engine[i].errors),
+			(long long)atomic64_read(&ump_pool.engine[i].staged),
+			i == 1 && !ump_pool.dma ? " (no memcpy channel)" : "");
 	return 0;
 }
 

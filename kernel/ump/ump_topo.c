@@ -15,7 +15,8 @@
 
 static bool ump_is_upstream_of(struct pci_dev *bridge, struct pci_dev *dev)
 {
-	for (dev = pci_upstream_bridge(dev); dev; dev = pci_upstream_bridge(dev))
+	for (dev = pci_upstream_bridge(dev); dev;
+	     dev = pci_upstream_bridge(dev))
 		if (dev == bridge)
 			return true;
 	return false;
@@ -47,7 +48,8 @@ static void ump_p2p_pair(struct ump_dev *a, struct ump_dev *b, s32 *dist,
 		return;
 	}
 	*cls = UMP_P2P_HOST_BRIDGE;
-	for (up = pci_upstream_bridge(a->pdev); up; up = pci_upstream_bridge(up))
+	for (up = pci_upstream_bridge(a->pdev); up;
+	     up = pci_upstream_bridge(up))
 		if (pci_pcie_type(up) != PCI_EXP_TYPE_ROOT_PORT &&
 		    ump_is_upstream_of(up, b->pdev))
 			*cls = UMP_P2P_SWITCH;
@@ -118,10 +120,11 @@ static ssize_t p2p_distances_show(struct device *d,
 
 	mutex_lock(&ump_pool.dev_lock);
 	for (i = 0; i < ump_pool.nr_devs; i++)
-		len += sysfs_emit_at(buf, len, "%s %d %s\n",
-				     pci_name(ump_pool.devs[i]->pdev),
-				     ump_pool.p2p_dist[dev->index][i],
-				     ump_p2p_names[ump_pool.p2p_class[dev->index][i]]);
+		len += sysfs_emit_at(
+			buf, len, "%s %d %s\n",
+			pci_name(ump_pool.devs[i]->pdev),
+			ump_pool.p2p_dist[dev->index][i],
+			ump_p2p_names[ump_pool.p2p_class[dev->index][i]]);
 	mutex_unlock(&ump_pool.dev_lock);
 	return len;
 }
@@ -225,7 +228,8 @@ int ump_dev_info(struct ump_dev_info *info)
 		info->p2p_distance[i] = -1;
 		info->p2p_class[i] = UMP_P2P_NOT_SUPPORTED;
 		if (i < ump_pool.nr_devs) {
-			info->p2p_distance[i] = ump_pool.p2p_dist[dev->index][i];
+			info->p2p_distance[i] =
+				ump_pool.p2p_dist[dev->index][i];
 			info->p2p_class[i] = ump_pool.p2p_class[dev->index][i];
 		}
 	}
@@ -261,7 +265,8 @@ int ump_topo_init(const char *devices)
 			continue;
 		if (sscanf(tok, "%x:%x:%x.%x", &dom, &bus, &slot, &fn) != 4 ||
 		    bus > 0xff || slot > 0x1f || fn > 7) {
-			pr_err("ump: devices=: '%s' is not a PCI address\n", tok);
+			pr_err("ump: devices=: '%s' is not a PCI address\n",
+			       tok);
 			ret = -EINVAL;
 			break;
 		}

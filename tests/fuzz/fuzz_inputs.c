@@ -99,8 +99,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	if (size < 1 || write_scratch(data + 1, size - 1))
 		return 0;
 	switch (data[0] % 5) {
-	case 0:
-	{
+	case 0: {
 		struct ho_rt_schedule_opts so = {.pick = (int)(data[0] / 5) - 1,
 						 .box_path = env.box_path};
 
@@ -108,8 +107,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		if (!ho_rt_schedule_parse((const char *)data + 1, size - 1, &so, env.graph, &pl,
 					  &err))
 			ho_rt_placement_free(pl);
-	}
-		break;
+	} break;
 	case 1:
 		ret = ho_problem_from_dag_json(env.path, &p, &err);
 		break;

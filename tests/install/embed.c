@@ -21,12 +21,12 @@
 #error "needs HeteroOpt 0.2.0: ho_rt_schedule_parse, the version macro"
 #endif
 
-#define CHECK(x)                                                                       \
-	do {                                                                           \
-		if (x) {                                                               \
-			fprintf(stderr, "embed: %s: %s\n", #x, err.msg);               \
-			return 1;                                                      \
-		}                                                                      \
+#define CHECK(x)                                                                                   \
+	do {                                                                                       \
+		if (x) {                                                                           \
+			fprintf(stderr, "embed: %s: %s\n", #x, err.msg);                           \
+			return 1;                                                                  \
+		}                                                                                  \
 	} while (0)
 
 int main(int argc, char **argv)
@@ -76,9 +76,15 @@ int main(int argc, char **argv)
 	CHECK(ho_search(p, &so, &front, &err));
 
 	/* the schedule JSON, written by the library, handed back from memory */
-	struct ho_schedule_doc doc = {.p = p, .front = front, .picked = 0, .pick_method = "first",
-				      .objectives = so.objectives, .search = &so,
-				      .model = argv[1], .box = boxpath, .graph = g};
+	struct ho_schedule_doc doc = {.p = p,
+				      .front = front,
+				      .picked = 0,
+				      .pick_method = "first",
+				      .objectives = so.objectives,
+				      .search = &so,
+				      .model = argv[1],
+				      .box = boxpath,
+				      .graph = g};
 	fd = mkstemp(sched);
 	if (fd < 0)
 		return 1;

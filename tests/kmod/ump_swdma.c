@@ -31,7 +31,7 @@ struct swdma {
 	struct dma_device dd;
 	struct dma_chan chan;
 	struct platform_device *pdev;
-	spinlock_t lock;		/* lists and cookies */
+	spinlock_t lock; /* lists and cookies */
 	struct list_head submitted;
 	struct list_head issued;
 	struct work_struct work;

@@ -64,8 +64,7 @@ static uint64_t rnd_size(uint64_t max)
 	return lo + rnd() % (hi - lo + 1);
 }
 
-static int worker(int id, struct totals *tot, uint64_t want_copies,
-		  uint64_t want_bytes)
+static int worker(int id, struct totals *tot, uint64_t want_copies, uint64_t want_bytes)
 {
 	struct t_region r[24];
 	struct rbuf rb[24];
@@ -89,8 +88,7 @@ static int worker(int id, struct totals *tot, uint64_t want_copies,
 		rb[i].shadow = malloc(rb[i].b.size);
 		if (!rb[i].shadow)
 			T_FAIL("malloc shadow");
-		t_fill(rb[i].b.map, rb[i].b.size, 0, rb[i].b.size, 1,
-		       (unsigned int)(id * 64 + i));
+		t_fill(rb[i].b.map, rb[i].b.size, 0, rb[i].b.size, 1, (unsigned int)(id * 64 + i));
 		memcpy(rb[i].shadow, rb[i].b.map, rb[i].b.size);
 	}
 
@@ -116,11 +114,11 @@ static int worker(int id, struct totals *tot, uint64_t want_copies,
 			if (len > max)
 				len = max;
 			d[k] = (struct ump_copy_desc){
-				.src = s->b.handle,
-				.dst = t->b.handle,
-				.src_offset = rnd() % (s->b.size - len + 1),
-				.dst_offset = rnd() % (t->b.size - len + 1),
-				.length = len,
+			    .src = s->b.handle,
+			    .dst = t->b.handle,
+			    .src_offset = rnd() % (s->b.size - len + 1),
+			    .dst_offset = rnd() % (t->b.size - len + 1),
+			    .length = len,
 			};
 			bytes += len;
 		}
@@ -145,17 +143,17 @@ static int worker(int id, struct totals *tot, uint64_t want_copies,
 		for (k = 0; k < n; k++) {
 			struct rbuf *t = &rb[di[k]];
 
-			if (memcmp(t->b.map + d[k].dst_offset,
-				   t->shadow + d[k].dst_offset, d[k].length))
-				T_FAIL("worker %d chain %llu desc %u: %s->%s len %llu wrong",
-				       id, chains, k, rb[si[k]].name, t->name,
+			if (memcmp(t->b.map + d[k].dst_offset, t->shadow + d[k].dst_offset,
+				   d[k].length))
+				T_FAIL("worker %d chain %llu desc %u: %s->%s len %llu wrong", id,
+				       chains, k, rb[si[k]].name, t->name,
 				       (unsigned long long)d[k].length);
 		}
 		if (++chains % 128 == 0 || atomic_load(&tot->stop))
 			for (i = 0; i < nr; i++)
 				if (memcmp(rb[i].b.map, rb[i].shadow, rb[i].b.size))
-					T_FAIL("worker %d: %s differs from its shadow",
-					       id, rb[i].name);
+					T_FAIL("worker %d: %s differs from its shadow", id,
+					       rb[i].name);
 		atomic_fetch_add(&tot->copies, n);
 		atomic_fetch_add(&tot->bytes, bytes);
 		atomic_fetch_add(&tot->chains, 1);
@@ -189,8 +187,7 @@ int main(void)
 
 	t_open(&probe);
 	ump_close(&probe);
-	tot = mmap(NULL, sizeof(*tot), PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	tot = mmap(NULL, sizeof(*tot), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (tot == MAP_FAILED)
 		T_FAIL("mmap");
 	memset(tot, 0, sizeof(*tot));
@@ -206,10 +203,10 @@ int main(void)
 			atomic_store(&tot->stop, 1);
 		}
 	}
-	printf("stress_copies: %d processes, %llu copies, %.2f GiB in %llu chains (%llu via io_uring), %.1f s\n",
-	       NPROC, (unsigned long long)tot->copies,
-	       (double)tot->bytes / (1ull << 30), (unsigned long long)tot->chains,
-	       (unsigned long long)tot->ring_chains,
+	printf("stress_copies: %d processes, %llu copies, %.2f GiB in %llu chains (%llu via "
+	       "io_uring), %.1f s\n",
+	       NPROC, (unsigned long long)tot->copies, (double)tot->bytes / (1ull << 30),
+	       (unsigned long long)tot->chains, (unsigned long long)tot->ring_chains,
 	       (double)(ump_now_ns() - t0) / 1e9);
 	if (failed)
 		T_FAIL("%d worker(s) failed", failed);

@@ -33,30 +33,28 @@ int main(void)
 			int n = 0, ret = 0;
 
 			while (n < MAXBUF &&
-			       !(ret = ump_alloc(&u, UMP_REGION_HOST(node), CHUNK,
-						 &h[n])))
+			       !(ret = ump_alloc(&u, UMP_REGION_HOST(node), CHUNK, &h[n])))
 				n++;
 			if (ret != -ENOMEM)
 				T_FAIL("node %d: allocation stopped with %d", node, ret);
 			if (node_field(node, "used") > cap)
 				T_FAIL("node %d: used above the cap", node);
 			/* Smaller pieces still fit into what is left. */
-			while (n < MAXBUF &&
-			       !ump_alloc(&u, UMP_REGION_HOST(node), 1 << 20, &h[n]))
+			while (n < MAXBUF && !ump_alloc(&u, UMP_REGION_HOST(node), 1 << 20, &h[n]))
 				n++;
 			if (first < 0)
 				first = n;
 			else if (n != first)
-				T_FAIL("node %d round %d: %d buffers, first round %d",
-				       node, round, n, first);
+				T_FAIL("node %d round %d: %d buffers, first round %d", node, round,
+				       n, first);
 			while (n--)
 				T_OK(ump_free(&u, h[n]));
 			if (node_field(node, "used") != base)
-				T_FAIL("node %d: used %lld after freeing, was %lld",
-				       node, node_field(node, "used"), base);
+				T_FAIL("node %d: used %lld after freeing, was %lld", node,
+				       node_field(node, "used"), base);
 		}
-		printf("node %d: %d buffers up to the %lld MiB cap, three times\n",
-		       node, first, cap >> 20);
+		printf("node %d: %d buffers up to the %lld MiB cap, three times\n", node, first,
+		       cap >> 20);
 	}
 	ump_close(&u);
 	return 0;

@@ -42,9 +42,8 @@ int main(void)
 	if (access(FS "probability", W_OK))
 		T_SKIPPED("no failslab in this kernel (CONFIG_FAILSLAB, debugfs)");
 	/* Only tasks that ask for it; quiet, or every failure dumps a stack. */
-	if (put(FS "task-filter", "Y") || put(FS "verbose", "0") ||
-	    put(FS "probability", "10") || put(FS "interval", "1") ||
-	    put(FS "times", "-1") || put(FS "ignore-gfp-wait", "N") ||
+	if (put(FS "task-filter", "Y") || put(FS "verbose", "0") || put(FS "probability", "10") ||
+	    put(FS "interval", "1") || put(FS "times", "-1") || put(FS "ignore-gfp-wait", "N") ||
 	    put("/proc/self/make-it-fail", "1"))
 		T_FAIL("cannot arm failslab");
 
@@ -83,7 +82,7 @@ int main(void)
 			T_FAIL("export: %d", fd);
 		}
 		for (int k = 0; k < 4; k++)
-			d[k] = (struct ump_copy_desc){ h[k & 1], h[!(k & 1)], 0, 0, 65536 };
+			d[k] = (struct ump_copy_desc){h[k & 1], h[!(k & 1)], 0, 0, 65536};
 		ret = ump_submit(&u, d, 4, 0, &chain);
 		if (!ok_or_nomem(ret))
 			T_FAIL("submit: %d", ret);
@@ -94,7 +93,7 @@ int main(void)
 		} else {
 			failures++;
 		}
-close:
+	close:
 		failures += ret != 0;
 		ump_close(&u);
 	}
@@ -119,7 +118,7 @@ close:
 		T_FAIL("left behind: %lld buffers %lld chains %lld contexts", bufs, chains, ctxs);
 	if (!failures)
 		T_FAIL("failslab armed but no call ever failed");
-	printf("stress_failslab: %ld rounds, %ld calls failed by injection, all cleanly\n",
-	       rounds, failures);
+	printf("stress_failslab: %ld rounds, %ld calls failed by injection, all cleanly\n", rounds,
+	       failures);
 	return 0;
 }

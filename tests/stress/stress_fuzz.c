@@ -22,17 +22,28 @@ static uint64_t rnd(void)
 }
 
 static const unsigned long cmds[] = {
-	UMP_IOC_VERSION, UMP_IOC_ALLOC,	 UMP_IOC_FREE,	  UMP_IOC_BUF_INFO,
-	UMP_IOC_EXPORT,	 UMP_IOC_IMPORT, UMP_IOC_SUBMIT,  UMP_IOC_WAIT,
-	UMP_IOC_DEV_ADD, UMP_IOC_DEV_INFO,
+    UMP_IOC_VERSION, UMP_IOC_ALLOC,  UMP_IOC_FREE, UMP_IOC_BUF_INFO, UMP_IOC_EXPORT,
+    UMP_IOC_IMPORT,  UMP_IOC_SUBMIT, UMP_IOC_WAIT, UMP_IOC_DEV_ADD,  UMP_IOC_DEV_INFO,
 };
 
 static int allowed(int err)
 {
 	switch (err) {
-	case 0: case EINVAL: case ENOENT: case ENOMEM: case EFAULT: case ENOTTY:
-	case EBADF: case ENODEV: case ERANGE: case EAGAIN: case ETIME:
-	case EEXIST: case ENOSPC: case EOPNOTSUPP: case EPERM:
+	case 0:
+	case EINVAL:
+	case ENOENT:
+	case ENOMEM:
+	case EFAULT:
+	case ENOTTY:
+	case EBADF:
+	case ENODEV:
+	case ERANGE:
+	case EAGAIN:
+	case ETIME:
+	case EEXIST:
+	case ENOSPC:
+	case EOPNOTSUPP:
+	case EPERM:
 		return 1;
 	}
 	return 0;
@@ -42,13 +53,20 @@ static int allowed(int err)
 static uint64_t pick(uint32_t live)
 {
 	switch (rnd() % 8) {
-	case 0: return rnd();
-	case 1: return 0;
-	case 2: return live;
-	case 3: return rnd() % 16;
-	case 4: return 1ull << (rnd() % 64);
-	case 5: return (1ull << (rnd() % 64)) - 1;
-	default: return rnd() % 70000;
+	case 0:
+		return rnd();
+	case 1:
+		return 0;
+	case 2:
+		return live;
+	case 3:
+		return rnd() % 16;
+	case 4:
+		return 1ull << (rnd() % 64);
+	case 5:
+		return (1ull << (rnd() % 64)) - 1;
+	default:
+		return rnd() % 70000;
 	}
 }
 
@@ -71,9 +89,9 @@ int main(void)
 		int ret, e;
 
 		for (k = 0; k < 64; k++)
-			descs[k] = (struct ump_copy_desc){
-				(uint32_t)pick(live), (uint32_t)pick(live),
-				pick(live), pick(live), pick(live) };
+			descs[k] =
+			    (struct ump_copy_desc){(uint32_t)pick(live), (uint32_t)pick(live),
+						   pick(live), pick(live), pick(live)};
 		if (rnd() % 4 == 0) {
 			/* io_uring: random command area, mostly our opcode. */
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
@@ -83,7 +101,7 @@ int main(void)
 			if (rnd() % 8 == 0)
 				sqe->cmd_op = (uint32_t)rnd();
 			if (rnd() % 8 == 0) {
-				uint64_t junk[2] = { rnd(), rnd() };
+				uint64_t junk[2] = {rnd(), rnd()};
 
 				memcpy(sqe->cmd, junk, 16);
 			}
@@ -132,7 +150,8 @@ int main(void)
 	}
 	if (bufs || chains)
 		T_FAIL("%lld buffers and %lld chains left after the fuzzer closed", bufs, chains);
-	printf("stress_fuzz: %ld calls (%ld through io_uring), %ld succeeded, all others a documented errno\n",
+	printf("stress_fuzz: %ld calls (%ld through io_uring), %ld succeeded, all others a "
+	       "documented errno\n",
 	       n, ring_calls, ok);
 	return 0;
 }

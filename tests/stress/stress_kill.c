@@ -24,14 +24,12 @@ static void child(int id)
 	if (ump_open(&u))
 		_exit(2);
 	for (i = 0; i < 4; i++)
-		if (ump_alloc(&u, UMP_REGION_HOST(i % t_nr_nodes(&u)), 8u << 20,
-			      &h[i]))
+		if (ump_alloc(&u, UMP_REGION_HOST(i % t_nr_nodes(&u)), 8u << 20, &h[i]))
 			_exit(3);
 	if (ump_mmap(&u, h[0], 8u << 20, &m))
 		_exit(4);
 	for (i = 0; i < 8; i++)
-		d[i] = (struct ump_copy_desc){ h[i % 4], h[(i + 1) % 4], 0, 0,
-					       8u << 20 };
+		d[i] = (struct ump_copy_desc){h[i % 4], h[(i + 1) % 4], 0, 0, 8u << 20};
 	if (io_uring_queue_init(64, &ring, 0))
 		_exit(5);
 	for (;;) {
@@ -82,7 +80,7 @@ int main(void)
 	srand(1);
 	for (r = 0; r < rounds; r++) {
 		pid_t pids[4];
-		struct timespec ts = { 0, (long)(rand() % 200) * 1000000L };
+		struct timespec ts = {0, (long)(rand() % 200) * 1000000L};
 
 		for (i = 0; i < 4; i++) {
 			pids[i] = fork();
@@ -103,9 +101,10 @@ int main(void)
 		usleep(100000);
 	}
 	if (memcmp(before, after, sizeof(before)))
-		T_FAIL("after %d kill rounds: buffers %lld->%lld chains %lld->%lld contexts %lld->%lld used %lld->%lld",
-		       rounds, before[0], after[0], before[1], after[1],
-		       before[2], after[2], before[3], after[3]);
+		T_FAIL("after %d kill rounds: buffers %lld->%lld chains %lld->%lld contexts "
+		       "%lld->%lld used %lld->%lld",
+		       rounds, before[0], after[0], before[1], after[1], before[2], after[2],
+		       before[3], after[3]);
 	printf("stress_kill: %d rounds of 4 processes killed mid-flight, pool back to its start\n",
 	       rounds);
 	return 0;

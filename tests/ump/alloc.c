@@ -33,12 +33,11 @@ int main(void)
 		T_OK(ump_buf_info(&u, h, &info));
 		if (info.size != 8192 || info.region != UMP_REGION_HOST(node) ||
 		    info.numa_node != node)
-			T_FAIL("info size %llu region %u node %d",
-			       (unsigned long long)info.size, info.region,
-			       info.numa_node);
+			T_FAIL("info size %llu region %u node %d", (unsigned long long)info.size,
+			       info.region, info.numa_node);
 		if (node_used_bytes(node) != before + 8192)
-			T_FAIL("node %d used %lld, want %lld", node,
-			       node_used_bytes(node), before + 8192);
+			T_FAIL("node %d used %lld, want %lld", node, node_used_bytes(node),
+			       before + 8192);
 		T_OK(ump_mmap(&u, h, 8192, (void **)&p));
 		for (i = 0; i < 8192; i++)
 			if (p[i])
@@ -58,12 +57,11 @@ int main(void)
 			T_FAIL("mapping lost its memory");
 		munmap(p, 8192);
 		if (node_used_bytes(node) != before)
-			T_FAIL("node %d not returned: %lld vs %lld", node,
-			       node_used_bytes(node), before);
+			T_FAIL("node %d not returned: %lld vs %lld", node, node_used_bytes(node),
+			       before);
 
 		/* Over the cap: ENOMEM, and nothing is charged. */
-		T_EXPECT(ump_alloc(&u, UMP_REGION_HOST(node), 1ull << 50, &h2),
-			 -ENOMEM);
+		T_EXPECT(ump_alloc(&u, UMP_REGION_HOST(node), 1ull << 50, &h2), -ENOMEM);
 		if (node_used_bytes(node) != before)
 			T_FAIL("failed alloc left a charge");
 	}

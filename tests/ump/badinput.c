@@ -43,39 +43,39 @@ int main(void)
 	T_EXPECT(xioctl(fd, UMP_IOC_WAIT, (void *)16), -EFAULT);
 
 	{
-		struct ump_alloc a = { .size = 4096, .flags = 1 };
+		struct ump_alloc a = {.size = 4096, .flags = 1};
 
 		T_EXPECT(xioctl(fd, UMP_IOC_ALLOC, &a), -EINVAL);
-		a = (struct ump_alloc){ .size = 4096, .pad = 1 };
+		a = (struct ump_alloc){.size = 4096, .pad = 1};
 		T_EXPECT(xioctl(fd, UMP_IOC_ALLOC, &a), -EINVAL);
-		a = (struct ump_alloc){ .size = 4096, .reserved[1] = 1 };
+		a = (struct ump_alloc){.size = 4096, .reserved[1] = 1};
 		T_EXPECT(xioctl(fd, UMP_IOC_ALLOC, &a), -EINVAL);
-		a = (struct ump_alloc){ .size = ~0ull };
+		a = (struct ump_alloc){.size = ~0ull};
 		T_EXPECT(xioctl(fd, UMP_IOC_ALLOC, &a), -ENOMEM);
 	}
 	{
-		struct ump_handle_arg a = { .handle = h, .reserved = 1 };
+		struct ump_handle_arg a = {.handle = h, .reserved = 1};
 
 		T_EXPECT(xioctl(fd, UMP_IOC_FREE, &a), -EINVAL);
-		a = (struct ump_handle_arg){ .handle = h, .flags = 2 };
+		a = (struct ump_handle_arg){.handle = h, .flags = 2};
 		T_EXPECT(xioctl(fd, UMP_IOC_FREE, &a), -EINVAL);
-		a = (struct ump_handle_arg){ .handle = 0 };
+		a = (struct ump_handle_arg){.handle = 0};
 		T_EXPECT(xioctl(fd, UMP_IOC_FREE, &a), -ENOENT);
-		a = (struct ump_handle_arg){ .handle = ~0u };
+		a = (struct ump_handle_arg){.handle = ~0u};
 		T_EXPECT(xioctl(fd, UMP_IOC_FREE, &a), -ENOENT);
 	}
 	{
-		struct ump_export e = { .handle = h, .flags = 2 };
+		struct ump_export e = {.handle = h, .flags = 2};
 
 		T_EXPECT(xioctl(fd, UMP_IOC_EXPORT, &e), -EINVAL);
-		e = (struct ump_export){ .handle = h, .fd = 5 };
+		e = (struct ump_export){.handle = h, .fd = 5};
 		/* fd is out-only: any value in is fine, pad is not. */
 		e.pad = 1;
 		T_EXPECT(xioctl(fd, UMP_IOC_EXPORT, &e), -EINVAL);
 		T_EXPECT(ump_export(&u, ho), -ENOENT);
 	}
 	{
-		struct ump_import i = { .fd = -1 };
+		struct ump_import i = {.fd = -1};
 
 		T_EXPECT(xioctl(fd, UMP_IOC_IMPORT, &i), -EBADF);
 		nul = open("/dev/null", O_RDWR);
@@ -84,12 +84,12 @@ int main(void)
 		i.fd = fd; /* /dev/ump itself is no dma-buf */
 		T_EXPECT(xioctl(fd, UMP_IOC_IMPORT, &i), -EINVAL);
 		close(nul);
-		i = (struct ump_import){ .fd = 0, .flags = 1 };
+		i = (struct ump_import){.fd = 0, .flags = 1};
 		T_EXPECT(xioctl(fd, UMP_IOC_IMPORT, &i), -EINVAL);
 	}
 	{
-		struct ump_copy_desc d = { h, h, 0, 0, 1 };
-		struct ump_submit s = { .descs = (uintptr_t)&d, .count = 1 };
+		struct ump_copy_desc d = {h, h, 0, 0, 1};
+		struct ump_submit s = {.descs = (uintptr_t)&d, .count = 1};
 
 		s.count = 0;
 		T_EXPECT(xioctl(fd, UMP_IOC_SUBMIT, &s), -EINVAL);
@@ -115,7 +115,7 @@ int main(void)
 		T_EXPECT(xioctl(fd, UMP_IOC_SUBMIT, &s), -ENOENT);
 	}
 	{
-		struct ump_wait w = { .chain = 0 };
+		struct ump_wait w = {.chain = 0};
 
 		T_EXPECT(xioctl(fd, UMP_IOC_WAIT, &w), -EINVAL);
 		w.chain = 1ull << 32;
@@ -130,19 +130,19 @@ int main(void)
 		T_EXPECT(xioctl(fd, UMP_IOC_WAIT, &w), -ENOENT);
 	}
 	{
-		struct ump_dev_info di = { .index = 0, .reserved[3] = 1 };
-		struct ump_dev_add da = { .flags = 1 };
-		struct ump_buf_info bi = { .handle = h, .flags = 1 };
+		struct ump_dev_info di = {.index = 0, .reserved[3] = 1};
+		struct ump_dev_add da = {.flags = 1};
+		struct ump_buf_info bi = {.handle = h, .flags = 1};
 
 		T_EXPECT(xioctl(fd, UMP_IOC_DEV_INFO, &di), -EINVAL);
 		T_EXPECT(xioctl(fd, UMP_IOC_DEV_ADD, &da), -EINVAL);
-		da = (struct ump_dev_add){ .pci_domain = 0x10000 };
+		da = (struct ump_dev_add){.pci_domain = 0x10000};
 		T_EXPECT(xioctl(fd, UMP_IOC_DEV_ADD, &da), -EINVAL);
 		T_EXPECT(xioctl(fd, UMP_IOC_BUF_INFO, &bi), -EINVAL);
 	}
 	/* A chain submitted and never waited for is freed with its file. */
 	{
-		struct ump_copy_desc d = { h, h, 0, 0, 1 };
+		struct ump_copy_desc d = {h, h, 0, 0, 1};
 		uint64_t chain;
 
 		T_OK(ump_submit(&u, &d, 1, 0, &chain));

@@ -29,34 +29,35 @@ int main(void)
 	memset(a + 4096, 0x22, 4096);
 
 	/* In order: a[0..4k) -> b[0..4k) -> a[8k..12k): a sees b's bytes. */
-	d[0] = (struct ump_copy_desc){ ha, hb, 0, 0, 4096 };
-	d[1] = (struct ump_copy_desc){ hb, ha, 0, 8192, 4096 };
+	d[0] = (struct ump_copy_desc){ha, hb, 0, 0, 4096};
+	d[1] = (struct ump_copy_desc){hb, ha, 0, 8192, 4096};
 	T_OK(ump_submit(&u, d, 2, 42, &good1));
 	T_OK(ump_wait(&u, good1, UMP_TIMEOUT_INFINITE, &w));
-	if (w.status || w.user_data != 42 || w.bytes != 8192 ||
-	    w.failed_index != 2 || w.engine == 0)
-		T_FAIL("wait: status %d user_data %llu bytes %llu idx %u",
-		       w.status, (unsigned long long)w.user_data,
-		       (unsigned long long)w.bytes, w.failed_index);
+	if (w.status || w.user_data != 42 || w.bytes != 8192 || w.failed_index != 2 ||
+	    w.engine == 0)
+		T_FAIL("wait: status %d user_data %llu bytes %llu idx %u", w.status,
+		       (unsigned long long)w.user_data, (unsigned long long)w.bytes,
+		       w.failed_index);
 	if (a[8192] != 0x11 || a[12287] != 0x11)
 		T_FAIL("descriptors not run in order");
 	/* Reaped: a second wait does not find it. */
 	T_EXPECT(ump_wait(&u, good1, UMP_TIMEOUT_INFINITE, &w), -ENOENT);
 
-	errors_before = (t_status_field("engine cpu", "errors") + t_status_field("engine dma", "errors"));
+	errors_before =
+	    (t_status_field("engine cpu", "errors") + t_status_field("engine dma", "errors"));
 
 	/* good, failing (past the end), good: the third must not run. */
 	memset(b, 0, 1 << 16);
-	d[0] = (struct ump_copy_desc){ ha, hb, 4096, 0, 100 };
-	d[1] = (struct ump_copy_desc){ ha, hb, (1 << 16) - 10, 0, 11 };
-	d[2] = (struct ump_copy_desc){ ha, hb, 4096, 200, 100 };
+	d[0] = (struct ump_copy_desc){ha, hb, 4096, 0, 100};
+	d[1] = (struct ump_copy_desc){ha, hb, (1 << 16) - 10, 0, 11};
+	d[2] = (struct ump_copy_desc){ha, hb, 4096, 200, 100};
 	T_OK(ump_submit(&u, d, 1, 1, &good1));
 	T_OK(ump_submit(&u, d, 3, 2, &bad));
 	T_OK(ump_submit(&u, &d[2], 1, 3, &good2));
 	T_OK(ump_wait(&u, bad, UMP_TIMEOUT_INFINITE, &w));
 	if (w.status != -ERANGE || w.failed_index != 1 || w.bytes != 100)
-		T_FAIL("failing chain: status %d idx %u bytes %llu", w.status,
-		       w.failed_index, (unsigned long long)w.bytes);
+		T_FAIL("failing chain: status %d idx %u bytes %llu", w.status, w.failed_index,
+		       (unsigned long long)w.bytes);
 	T_OK(ump_wait(&u, good1, UMP_TIMEOUT_INFINITE, &w));
 	T_EXPECT(w.status, 0);
 	T_OK(ump_wait(&u, good2, UMP_TIMEOUT_INFINITE, &w));
@@ -65,17 +66,18 @@ int main(void)
 		T_FAIL("bytes around the failing chain wrong");
 
 	/* Offset + length overflowing 64 bits fails the chain, not the box. */
-	d[0] = (struct ump_copy_desc){ ha, hb, ~0ull - 5, 0, 100 };
+	d[0] = (struct ump_copy_desc){ha, hb, ~0ull - 5, 0, 100};
 	T_EXPECT(ump_copy_sync(&u, d, 1), -ERANGE);
-	d[0] = (struct ump_copy_desc){ ha, hb, 0, 0, 0 };
+	d[0] = (struct ump_copy_desc){ha, hb, 0, 0, 0};
 	T_EXPECT(ump_copy_sync(&u, d, 1), -EINVAL);
 
-	errors_after = (t_status_field("engine cpu", "errors") + t_status_field("engine dma", "errors"));
+	errors_after =
+	    (t_status_field("engine cpu", "errors") + t_status_field("engine dma", "errors"));
 	if (errors_after < errors_before + 3)
 		T_FAIL("engine errors %lld -> %lld", errors_before, errors_after);
 
 	/* Timeouts are absolute CLOCK_MONOTONIC: a past one polls. */
-	d[0] = (struct ump_copy_desc){ ha, hb, 0, 0, 1 << 16 };
+	d[0] = (struct ump_copy_desc){ha, hb, 0, 0, 1 << 16};
 	T_OK(ump_submit(&u, d, 1, 9, &good1));
 	T_OK(ump_wait(&u, good1, ump_now_ns() + 5000000000ull, &w));
 	T_EXPECT(w.status, 0);
@@ -95,12 +97,12 @@ int main(void)
 		t_fill(m, size, 0, size, 1, 77);
 		memcpy(want, m, size);
 		memmove(want + 4099, want + 3, len);
-		d[0] = (struct ump_copy_desc){ hm, hm, 3, 4099, len };
+		d[0] = (struct ump_copy_desc){hm, hm, 3, 4099, len};
 		T_OK(ump_copy_sync(&u, d, 1));
 		if (memcmp(m, want, size))
 			T_FAIL("overlapping copy is not a memmove");
 		memmove(want + 5, want + 70001, len);
-		d[0] = (struct ump_copy_desc){ hm, hm, 70001, 5, len };
+		d[0] = (struct ump_copy_desc){hm, hm, 70001, 5, len};
 		T_OK(ump_copy_sync(&u, d, 1));
 		if (memcmp(m, want, size))
 			T_FAIL("overlapping copy downwards is not a memmove");

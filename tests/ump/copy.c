@@ -6,9 +6,8 @@
  */
 #include "regions.h"
 
-static const uint64_t sizes[] = { 1, 3, 64, 4095, 4096, 4097, 65539,
-				  (1 << 20) + 5, 16 << 20 };
-static const uint64_t aligns[] = { 0, 1, 63, 4095 };
+static const uint64_t sizes[] = {1, 3, 64, 4095, 4096, 4097, 65539, (1 << 20) + 5, 16 << 20};
+static const uint64_t aligns[] = {0, 1, 63, 4095};
 
 int main(void)
 {
@@ -39,11 +38,11 @@ int main(void)
 				for (sa = 0; sa < 4; sa++) {
 					for (da = 0; da < 4; da++) {
 						struct ump_copy_desc d = {
-							.src = src.handle,
-							.dst = dst.handle,
-							.src_offset = aligns[sa],
-							.dst_offset = aligns[da],
-							.length = n,
+						    .src = src.handle,
+						    .dst = dst.handle,
+						    .src_offset = aligns[sa],
+						    .dst_offset = aligns[da],
+						    .length = n,
 						};
 						long long bad;
 
@@ -53,22 +52,20 @@ int main(void)
 						seed++;
 						t_fill(src.map, src.size, d.src_offset,
 						       d.src_offset + n, 1, seed);
-						t_fill(dst.map, dst.size, ~0ull, 0, 0,
-						       seed + 7);
+						t_fill(dst.map, dst.size, ~0ull, 0, 0, seed + 7);
 						T_OK(ump_copy_sync(&u, &d, 1));
-						bad = t_check_dst(dst.map, dst.size,
-								  d.dst_offset,
-								  d.src_offset, n,
-								  seed, seed + 7);
+						bad = t_check_dst(dst.map, dst.size, d.dst_offset,
+								  d.src_offset, n, seed, seed + 7);
 						if (bad >= 0)
-							T_FAIL("%s->%s n=%llu soff=%llu doff=%llu: dst byte %lld wrong",
+							T_FAIL("%s->%s n=%llu soff=%llu doff=%llu: "
+							       "dst byte %lld wrong",
 							       r[a].name, r[b].name,
 							       (unsigned long long)n,
 							       (unsigned long long)d.src_offset,
 							       (unsigned long long)d.dst_offset,
 							       bad);
-						bad = t_check_src(src.map, src.size,
-								  d.src_offset, n, seed);
+						bad = t_check_src(src.map, src.size, d.src_offset,
+								  n, seed);
 						if (bad >= 0)
 							T_FAIL("%s->%s: source byte %lld modified",
 							       r[a].name, r[b].name, bad);

@@ -13,8 +13,8 @@
 
 int main(void)
 {
-	static const uint64_t sizes[] = { 1, 7, 4095, 4096, 4097, 65539, (1 << 20) + 3 };
-	static const uint64_t aligns[] = { 0, 1, 4095 };
+	static const uint64_t sizes[] = {1, 7, 4095, 4096, 4097, 65539, (1 << 20) + 3};
+	static const uint64_t aligns[] = {0, 1, 4095};
 	const uint64_t bsz = (2 << 20) + 8192;
 	unsigned char *ms, *md;
 	struct ump_copy_desc d[3];
@@ -41,7 +41,8 @@ int main(void)
 			for (b = 0; b < 3; b++) {
 				long long bad;
 
-				d[0] = (struct ump_copy_desc){ hs, hd, aligns[a], aligns[b], sizes[i] };
+				d[0] =
+				    (struct ump_copy_desc){hs, hd, aligns[a], aligns[b], sizes[i]};
 				seed++;
 				t_fill(ms, bsz, aligns[a], aligns[a] + sizes[i], 1, seed);
 				t_fill(md, bsz, ~0ull, 0, 0, seed + 3);
@@ -49,7 +50,8 @@ int main(void)
 				T_OK(ump_wait(&u, chain, UMP_TIMEOUT_INFINITE, &w));
 				if (w.status || w.engine != UMP_ENGINE_DMA)
 					T_FAIL("status %d engine %u", w.status, w.engine);
-				bad = t_check_dst(md, bsz, aligns[b], aligns[a], sizes[i], seed, seed + 3);
+				bad = t_check_dst(md, bsz, aligns[b], aligns[a], sizes[i], seed,
+						  seed + 3);
 				if (bad >= 0)
 					T_FAIL("n=%llu soff=%llu doff=%llu: byte %lld",
 					       (unsigned long long)sizes[i],
@@ -62,15 +64,15 @@ int main(void)
 
 	/* A failing descriptor stops the chain on this engine too. */
 	memset(md, 0, bsz);
-	d[0] = (struct ump_copy_desc){ hs, hd, 0, 0, 100 };
-	d[1] = (struct ump_copy_desc){ hs, hd, bsz - 1, 0, 2 };
-	d[2] = (struct ump_copy_desc){ hs, hd, 0, 200, 100 };
+	d[0] = (struct ump_copy_desc){hs, hd, 0, 0, 100};
+	d[1] = (struct ump_copy_desc){hs, hd, bsz - 1, 0, 2};
+	d[2] = (struct ump_copy_desc){hs, hd, 0, 200, 100};
 	T_OK(ump_submit(&u, d, 3, 0, &chain));
 	T_OK(ump_wait(&u, chain, UMP_TIMEOUT_INFINITE, &w));
 	if (w.status != -ERANGE || w.failed_index != 1 || w.engine != UMP_ENGINE_DMA ||
 	    md[200] != 0)
-		T_FAIL("failing chain: status %d index %u engine %u", w.status,
-		       w.failed_index, w.engine);
+		T_FAIL("failing chain: status %d index %u engine %u", w.status, w.failed_index,
+		       w.engine);
 
 	/* io_uring completions from the DMA callback path. */
 	{
@@ -79,7 +81,7 @@ int main(void)
 		int k;
 
 		T_OK(io_uring_queue_init(32, &ring, 0));
-		d[0] = (struct ump_copy_desc){ hs, hd, 0, 0, 1 << 20 };
+		d[0] = (struct ump_copy_desc){hs, hd, 0, 0, 1 << 20};
 		for (k = 0; k < 32; k++)
 			ump_prep_submit(io_uring_get_sqe(&ring), u.fd, d, 1, (uint64_t)k);
 		io_uring_submit_and_wait(&ring, 32);
@@ -95,15 +97,15 @@ int main(void)
 	}
 
 	/* Overlapping within one buffer: memmove semantics, so the CPU runs it. */
-	d[0] = (struct ump_copy_desc){ hs, hs, 0, 100, 4096 };
+	d[0] = (struct ump_copy_desc){hs, hs, 0, 100, 4096};
 	T_OK(ump_submit(&u, d, 1, 0, &chain));
 	T_OK(ump_wait(&u, chain, UMP_TIMEOUT_INFINITE, &w));
 	if (w.status || w.engine != UMP_ENGINE_CPU)
 		T_FAIL("overlapping chain: status %d engine %u", w.status, w.engine);
 
 	if (t_status_field("engine dma", "chains") < before + copies + 33)
-		T_FAIL("engine dma chains %lld, want >= %lld", t_status_field("engine dma", "chains"),
-		       before + copies + 33);
+		T_FAIL("engine dma chains %lld, want >= %lld",
+		       t_status_field("engine dma", "chains"), before + copies + 33);
 	munmap(ms, bsz);
 	munmap(md, bsz);
 	ump_close(&u);

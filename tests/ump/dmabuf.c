@@ -12,8 +12,7 @@ static long long live_buffers(void)
 	char status[8192];
 	long long v;
 
-	if (ump_read_status(status, sizeof(status)) < 0 ||
-	    ump_status_value(status, "buffers", &v))
+	if (ump_read_status(status, sizeof(status)) < 0 || ump_status_value(status, "buffers", &v))
 		T_FAIL("no buffers: line in status");
 	return v;
 }
@@ -42,7 +41,7 @@ int main(void)
 	T_EXPECT(size, 3 * 4096);
 	T_OK(ump_import(&v, fd, &hv, &size));
 	{
-		struct ump_copy_desc d = { hi, h, 0, 4096, 4096 };
+		struct ump_copy_desc d = {hi, h, 0, 4096, 4096};
 		struct ump_buf_info info;
 
 		T_OK(ump_buf_info(&u, hi, &info));
@@ -63,7 +62,7 @@ int main(void)
 	close(fd);
 	{
 		unsigned char *q;
-		struct ump_copy_desc d = { hv, hv, 0, 8192, 4096 };
+		struct ump_copy_desc d = {hv, hv, 0, 8192, 4096};
 
 		T_OK(ump_copy_sync(&v, &d, 1));
 		if (memcmp(p, p + 8192, 4096))
@@ -80,8 +79,7 @@ int main(void)
 	T_OK(ump_free(&v, hv));
 	munmap(p, 3 * 4096);
 	if (live_buffers() != base)
-		T_FAIL("buffers %lld after everything closed, want %lld",
-		       live_buffers(), base);
+		T_FAIL("buffers %lld after everything closed, want %lld", live_buffers(), base);
 
 	/* Foreign exporters. */
 	{
@@ -97,8 +95,7 @@ int main(void)
 			t_buf_new(&v, &r[i], 1 << 16, &b);
 			t_buf_new(&v, &r[0], 1 << 16, &host);
 			t_fill(b.map, 1 << 16, 0, 1 << 16, 1, 9);
-			d = (struct ump_copy_desc){ b.handle, host.handle, 0, 0,
-						    1 << 16 };
+			d = (struct ump_copy_desc){b.handle, host.handle, 0, 0, 1 << 16};
 			T_OK(ump_copy_sync(&v, &d, 1));
 			if (memcmp(b.map, host.map, 1 << 16))
 				T_FAIL("%s -> host copy wrong", r[i].name);
@@ -110,7 +107,8 @@ int main(void)
 	}
 	ump_close(&v);
 	if (!foreign)
-		T_SKIPPED("export/import round trips passed; no udmabuf or dma-heap in this kernel to import from");
+		T_SKIPPED("export/import round trips passed; no udmabuf or dma-heap in this kernel "
+			  "to import from");
 	printf("dmabuf: round trips and %d foreign exporter(s) ok\n", foreign);
 	return 0;
 }

@@ -38,34 +38,33 @@ static inline int t_regions(struct ump *u, struct t_region *r, int max)
 	int n = 0, i;
 
 	for (i = 0; i < t_nr_nodes(u) && n < max; i++) {
-		r[n] = (struct t_region){ T_HOST, UMP_REGION_HOST(i), "", 1ull << 30 };
+		r[n] = (struct t_region){T_HOST, UMP_REGION_HOST(i), "", 1ull << 30};
 		snprintf(r[n].name, sizeof(r[n].name), "host%d", i);
 		n++;
 	}
 	for (i = 0; i < (int)u->version.nr_devices && n < max; i++) {
 		if (ump_dev_info(u, (uint32_t)i, &di) || !di.p2pmem)
 			continue;
-		r[n] = (struct t_region){ T_P2P, UMP_REGION_P2P(i), "", 2ull << 20 };
+		r[n] = (struct t_region){T_P2P, UMP_REGION_P2P(i), "", 2ull << 20};
 		snprintf(r[n].name, sizeof(r[n].name), "p2p%d", i);
 		n++;
 	}
 	if (access("/dev/udmabuf", F_OK) == 0 && n < max)
-		r[n++] = (struct t_region){ T_UDMABUF, 0, "udmabuf", 1ull << 30 };
+		r[n++] = (struct t_region){T_UDMABUF, 0, "udmabuf", 1ull << 30};
 	if (access("/dev/dma_heap/system", F_OK) == 0 && n < max)
-		r[n++] = (struct t_region){ T_HEAP, 0, "dma-heap", 1ull << 30 };
+		r[n++] = (struct t_region){T_HEAP, 0, "dma-heap", 1ull << 30};
 	return n;
 }
 
 static inline int t_udmabuf(uint64_t size, int *memfd)
 {
-	struct udmabuf_create c = { 0 };
+	struct udmabuf_create c = {0};
 	int dev, fd, ret;
 
 	*memfd = memfd_create("ump-test", MFD_ALLOW_SEALING);
 	if (*memfd < 0)
 		return -errno;
-	if (ftruncate(*memfd, (off_t)size) ||
-	    fcntl(*memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
+	if (ftruncate(*memfd, (off_t)size) || fcntl(*memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
 		return -errno;
 	dev = open("/dev/udmabuf", O_RDWR);
 	if (dev < 0)
@@ -81,8 +80,8 @@ static inline int t_udmabuf(uint64_t size, int *memfd)
 static inline int t_heap(uint64_t size)
 {
 	struct dma_heap_allocation_data a = {
-		.len = size,
-		.fd_flags = O_RDWR | O_CLOEXEC,
+	    .len = size,
+	    .fd_flags = O_RDWR | O_CLOEXEC,
 	};
 	int heap = open("/dev/dma_heap/system", O_RDONLY | O_CLOEXEC);
 	int ret;
@@ -94,8 +93,8 @@ static inline int t_heap(uint64_t size)
 	return ret < 0 ? -errno : (int)a.fd;
 }
 
-static inline void t_buf_new(struct ump *u, const struct t_region *r,
-			     uint64_t size, struct t_buf *b)
+static inline void t_buf_new(struct ump *u, const struct t_region *r, uint64_t size,
+			     struct t_buf *b)
 {
 	int dmabuf = -1, memfd = -1;
 	uint64_t isz;
@@ -113,16 +112,14 @@ static inline void t_buf_new(struct ump *u, const struct t_region *r,
 		dmabuf = t_udmabuf(size, &memfd);
 		if (dmabuf < 0)
 			T_FAIL("udmabuf: %s", strerror(-dmabuf));
-		b->map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			      memfd, 0);
+		b->map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
 		b->fd = memfd;
 		break;
 	case T_HEAP:
 		dmabuf = t_heap(size);
 		if (dmabuf < 0)
 			T_FAIL("dma-heap: %s", strerror(-dmabuf));
-		b->map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			      dmabuf, 0);
+		b->map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, dmabuf, 0);
 		break;
 	}
 	if (b->map == MAP_FAILED)

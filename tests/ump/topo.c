@@ -64,15 +64,13 @@ int main(void)
 		int node;
 
 		T_OK(ump_dev_info(&u, i, &di));
-		snprintf(name, sizeof(name), "%04x:%02x:%02x.%x", di.pci_domain,
-			 di.pci_bdf >> 8, (di.pci_bdf >> 3) & 0x1f,
-			 di.pci_bdf & 7);
+		snprintf(name, sizeof(name), "%04x:%02x:%02x.%x", di.pci_domain, di.pci_bdf >> 8,
+			 (di.pci_bdf >> 3) & 0x1f, di.pci_bdf & 7);
 		snprintf(path, sizeof(path), "/sys/class/ump/%s/numa_node", name);
 		read_file(path, buf, sizeof(buf));
 		node = atoi(buf);
 		if (node != di.numa_node)
-			T_FAIL("%s: sysfs node %d, ioctl %d", name, node,
-			       di.numa_node);
+			T_FAIL("%s: sysfs node %d, ioctl %d", name, node, di.numa_node);
 		/* And both agree with the PCI core's own view. */
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/numa_node", name);
 		read_file(path, buf, sizeof(buf));
@@ -80,8 +78,7 @@ int main(void)
 			T_FAIL("%s: PCI core says node %d, ump %d", name, atoi(buf), node);
 		if (node == 1)
 			on_node1++;
-		snprintf(path, sizeof(path), "/sys/class/ump/%s/p2p_distances",
-			 name);
+		snprintf(path, sizeof(path), "/sys/class/ump/%s/p2p_distances", name);
 		read_file(path, buf, sizeof(buf));
 		if (!strstr(buf, "self"))
 			T_FAIL("%s: p2p_distances without self: %s", name, buf);
@@ -92,8 +89,8 @@ int main(void)
 				T_FAIL("class %u", di.p2p_class[j]);
 		if (!strstr(status, name))
 			T_FAIL("%s missing from /proc/ump/status", name);
-		printf("device %u %s node %d ats %u p2pmem %u:", i, name,
-		       di.numa_node, di.ats, di.p2pmem);
+		printf("device %u %s node %d ats %u p2pmem %u:", i, name, di.numa_node, di.ats,
+		       di.p2pmem);
 		for (j = 0; j < di.nr_devices; j++)
 			printf(" %d/%u", di.p2p_distance[j], di.p2p_class[j]);
 		printf("\n");
@@ -108,7 +105,7 @@ int main(void)
 			T_OK(ump_mmap(&u, hh, 1 << 16, (void **)&hm));
 			T_OK(ump_mmap(&u, hp, 1 << 16, (void **)&m));
 			memset(hm, 0x5a, 1 << 16);
-			d = (struct ump_copy_desc){ hh, hp, 0, 0, 1 << 16 };
+			d = (struct ump_copy_desc){hh, hp, 0, 0, 1 << 16};
 			T_OK(ump_copy_sync(&u, &d, 1));
 			if (m[0] != 0x5a || m[(1 << 16) - 1] != 0x5a)
 				T_FAIL("P2P memory does not hold the copy");
@@ -145,14 +142,14 @@ int main(void)
 			T_OK(ump_mmap(&u, hb, 1 << 16, (void **)&mb));
 			t_fill(ma, 1 << 16, 0, 1 << 16, 1, i * 16 + j);
 			s0 = t_status_field("engine cpu", "staged");
-			d = (struct ump_copy_desc){ ha, hb, 0, 0, 1 << 16 };
+			d = (struct ump_copy_desc){ha, hb, 0, 0, 1 << 16};
 			T_OK(ump_copy_sync(&u, &d, 1));
 			s1 = t_status_field("engine cpu", "staged");
 			if (memcmp(ma, mb, 1 << 16))
 				T_FAIL("p2p%u -> p2p%u copy wrong", i, j);
 			if (s1 - s0 != (staged ? 1 << 16 : 0))
-				T_FAIL("p2p%u -> p2p%u (class %u): %lld bytes staged",
-				       i, j, di.p2p_class[j], s1 - s0);
+				T_FAIL("p2p%u -> p2p%u (class %u): %lld bytes staged", i, j,
+				       di.p2p_class[j], s1 - s0);
 			printf("p2p%u -> p2p%u: %s\n", i, j,
 			       staged ? "staged through host memory" : "direct");
 			with_staging += staged;

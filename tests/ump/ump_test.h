@@ -18,30 +18,29 @@
 
 #define T_SKIP 77
 
-#define T_FAIL(...)                                                          \
-	do {                                                                 \
-		printf("FAIL %s:%d: ", __FILE__, __LINE__);                  \
-		printf(__VA_ARGS__);                                         \
-		printf("\n");                                                \
-		exit(1);                                                     \
+#define T_FAIL(...)                                                                                \
+	do {                                                                                       \
+		printf("FAIL %s:%d: ", __FILE__, __LINE__);                                        \
+		printf(__VA_ARGS__);                                                               \
+		printf("\n");                                                                      \
+		exit(1);                                                                           \
 	} while (0)
 
-#define T_SKIPPED(...)                                                       \
-	do {                                                                 \
-		printf("SKIP: ");                                            \
-		printf(__VA_ARGS__);                                         \
-		printf("\n");                                                \
-		exit(T_SKIP);                                                \
+#define T_SKIPPED(...)                                                                             \
+	do {                                                                                       \
+		printf("SKIP: ");                                                                  \
+		printf(__VA_ARGS__);                                                               \
+		printf("\n");                                                                      \
+		exit(T_SKIP);                                                                      \
 	} while (0)
 
 /* Expect a call returning 0 / -errno to give exactly want. */
-#define T_EXPECT(call, want)                                                 \
-	do {                                                                 \
-		long t_got_ = (long)(call);                                  \
-		if (t_got_ != (long)(want))                                  \
-			T_FAIL("%s = %ld (%s), want %ld", #call, t_got_,     \
-			       t_got_ < 0 ? strerror((int)-t_got_) : "ok",   \
-			       (long)(want));                                \
+#define T_EXPECT(call, want)                                                                       \
+	do {                                                                                       \
+		long t_got_ = (long)(call);                                                        \
+		if (t_got_ != (long)(want))                                                        \
+			T_FAIL("%s = %ld (%s), want %ld", #call, t_got_,                           \
+			       t_got_ < 0 ? strerror((int)-t_got_) : "ok", (long)(want));          \
 	} while (0)
 
 #define T_OK(call) T_EXPECT(call, 0)
@@ -72,21 +71,20 @@ static inline unsigned char t_mark(uint64_t pos, unsigned int seed)
 	return (unsigned char)((x >> 29) & 0x3f);
 }
 
-static inline void t_fill(unsigned char *p, uint64_t len, uint64_t lo,
-			  uint64_t hi, int src, unsigned int seed)
+static inline void t_fill(unsigned char *p, uint64_t len, uint64_t lo, uint64_t hi, int src,
+			  unsigned int seed)
 {
 	uint64_t i;
 
 	for (i = 0; i < len; i++)
-		p[i] = (unsigned char)((src ? T_SRC : 0) |
-				       (i >= lo && i < hi ? T_IN : 0) |
+		p[i] = (unsigned char)((src ? T_SRC : 0) | (i >= lo && i < hi ? T_IN : 0) |
 				       t_mark(i, seed));
 }
 
 /* Returns the first bad offset, or -1. */
-static inline long long t_check_dst(const unsigned char *dst, uint64_t len,
-				    uint64_t doff, uint64_t soff, uint64_t n,
-				    unsigned int sseed, unsigned int dseed)
+static inline long long t_check_dst(const unsigned char *dst, uint64_t len, uint64_t doff,
+				    uint64_t soff, uint64_t n, unsigned int sseed,
+				    unsigned int dseed)
 {
 	uint64_t i;
 
@@ -94,8 +92,7 @@ static inline long long t_check_dst(const unsigned char *dst, uint64_t len,
 		unsigned char want;
 
 		if (i >= doff && i < doff + n)
-			want = (unsigned char)(T_SRC | T_IN |
-					       t_mark(i - doff + soff, sseed));
+			want = (unsigned char)(T_SRC | T_IN | t_mark(i - doff + soff, sseed));
 		else
 			want = t_mark(i, dseed);
 		if (dst[i] != want)
@@ -104,16 +101,15 @@ static inline long long t_check_dst(const unsigned char *dst, uint64_t len,
 	return -1;
 }
 
-static inline long long t_check_src(const unsigned char *src, uint64_t len,
-				    uint64_t soff, uint64_t n,
-				    unsigned int seed)
+static inline long long t_check_src(const unsigned char *src, uint64_t len, uint64_t soff,
+				    uint64_t n, unsigned int seed)
 {
 	uint64_t i;
 
 	for (i = 0; i < len; i++) {
-		unsigned char want = (unsigned char)(
-			T_SRC | (i >= soff && i < soff + n ? T_IN : 0) |
-			t_mark(i, seed));
+		unsigned char want =
+		    (unsigned char)(T_SRC | (i >= soff && i < soff + n ? T_IN : 0) |
+				    t_mark(i, seed));
 		if (src[i] != want)
 			return (long long)i;
 	}
@@ -136,8 +132,8 @@ static inline long long t_status_field(const char *prefix, const char *field)
 		end = strchr(line, '\n');
 		if (end)
 			*end = '\0';
-		if (!strncmp(line, prefix, strlen(prefix)) &&
-		    line[strlen(prefix)] == ' ' && (f = strstr(line, pat)))
+		if (!strncmp(line, prefix, strlen(prefix)) && line[strlen(prefix)] == ' ' &&
+		    (f = strstr(line, pat)))
 			return atoll(f + strlen(pat));
 	}
 	T_FAIL("no '%s ... %s' in %s", prefix, field, UMP_STATUS_PATH);

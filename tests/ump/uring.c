@@ -39,23 +39,22 @@ int main(void)
 		uint64_t len = 1 + x % 255;
 
 		descs[i] = (struct ump_copy_desc){
-			.src = hs,
-			.dst = hi,
-			.src_offset = (x >> 8) % ((1 << 20) - 256),
-			.dst_offset = (uint64_t)i * 256,
-			.length = len,
+		    .src = hs,
+		    .dst = hi,
+		    .src_offset = (x >> 8) % ((1 << 20) - 256),
+		    .dst_offset = (uint64_t)i * 256,
+		    .length = len,
 		};
 		T_OK(ump_copy_sync(&u, &descs[i], 1));
 		descs[i].dst = hr;
 	}
 	/* One deliberately failing chain: its CQE must say so. */
-	struct ump_copy_desc badd = { hs, hr, 1 << 20, 0, 1 };
+	struct ump_copy_desc badd = {hs, hr, 1 << 20, 0, 1};
 
 	while (completed < NCHAINS + 1) {
 		struct io_uring_cqe *cqe;
 
-		while (submitted < NCHAINS + 1 &&
-		       submitted - completed < DEPTH) {
+		while (submitted < NCHAINS + 1 && submitted - completed < DEPTH) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
 
 			if (!sqe)
@@ -63,8 +62,7 @@ int main(void)
 			if (submitted == NCHAINS)
 				ump_prep_submit(sqe, u.fd, &badd, 1, 1u << 31);
 			else
-				ump_prep_submit(sqe, u.fd, &descs[submitted], 1,
-						submitted);
+				ump_prep_submit(sqe, u.fd, &descs[submitted], 1, submitted);
 			submitted++;
 		}
 		ret = io_uring_submit_and_wait(&ring, 1);

@@ -32,9 +32,8 @@ int main(void)
 	T_OK(ump_status_value(status, "contexts", &n));
 	if (n < 1)
 		T_FAIL("contexts %lld with one open", n);
-	printf("abi %u.%u features 0x%llx nodes %u devices %u\n",
-	       u.version.abi_major, u.version.abi_minor,
-	       (unsigned long long)u.version.features, u.version.nr_nodes,
+	printf("abi %u.%u features 0x%llx nodes %u devices %u\n", u.version.abi_major,
+	       u.version.abi_minor, (unsigned long long)u.version.features, u.version.nr_nodes,
 	       u.version.nr_devices);
 	ump_close(&u);
 	return 0;

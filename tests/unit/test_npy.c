@@ -15,14 +15,14 @@
 
 #include "test_util.h"
 
-
 static char dir[] = "/tmp/ho-npy-XXXXXX";
 
 static void py(const char *code)
 {
 	char cmd[4096];
 
-	snprintf(cmd, sizeof(cmd), "cd %s && /usr/bin/python3 -c \"import numpy as np\n%s\"", dir, code);
+	snprintf(cmd, sizeof(cmd), "cd %s && /usr/bin/python3 -c \"import numpy as np\n%s\"", dir,
+		 code);
 	T_REQUIRE(system(cmd) == 0);
 }
 
@@ -69,13 +69,14 @@ int main(void)
 	   "np.save('object.npy', np.array([1, 'a'], dtype=object), allow_pickle=True)\n"
 	   "open('trunc.npy', 'wb').write(open('f4.npy', 'rb').read()[:200])\n"
 	   "open('magic.npy', 'wb').write(b'PK' + b'0' * 100)\n"
-	   "d = open('f4.npy', 'rb').read(); open('hlen.npy', 'wb').write(d[:8] + bytes([255, 255]) + d[10:])\n"
+	   "d = open('f4.npy', 'rb').read(); open('hlen.npy', 'wb').write(d[:8] + bytes([255, "
+	   "255]) + d[10:])\n"
 	   "open('extra.npy', 'wb').write(open('u1.npy', 'rb').read() + b'x')\n");
 
 	path(p, "f4.npy");
 	T_REQUIRE(ho_npy_read(p, &n, &err) == 0);
 	T_REQUIRE(!strcmp(n.descr, "<f4") && n.ndim == 4 && n.shape[0] == 2 && n.shape[3] == 5 &&
-	      n.count == 120 && n.nbytes == 480);
+		  n.count == 120 && n.nbytes == 480);
 	for (int i = 0; i < 120; i++)
 		T_REQUIRE(((float *)n.data)[i] == (float)i / 7);
 	/* Written back, numpy must see the same array. */
@@ -87,7 +88,8 @@ int main(void)
 
 	path(p, "i8.npy");
 	T_REQUIRE(ho_npy_read(p, &n, &err) == 0);
-	T_REQUIRE(n.ndim == 2 && ((int64_t *)n.data)[1] == 1ll << 40 && ((int64_t *)n.data)[3] == -4);
+	T_REQUIRE(n.ndim == 2 && ((int64_t *)n.data)[1] == 1ll << 40 &&
+		  ((int64_t *)n.data)[3] == -4);
 	ho_npy_free(&n);
 	path(p, "b1.npy");
 	T_REQUIRE(ho_npy_read(p, &n, &err) == 0);
@@ -113,7 +115,8 @@ int main(void)
 		T_REQUIRE(ho_npy_write(p, "|u1", 1, shape, v, &err) == 0);
 	}
 	py("assert np.load('ours_scalar.npy') == 2.5 and np.load('ours_scalar.npy').shape == ()\n"
-	   "u = np.load('ours_u1.npy'); assert u.shape == (10,) and list(u) == [i * 3 for i in range(10)]");
+	   "u = np.load('ours_u1.npy'); assert u.shape == (10,) and list(u) == [i * 3 for i in "
+	   "range(10)]");
 
 	expect_refused("fortran.npy", "Fortran order");
 	expect_refused("bigend.npy", "not supported");

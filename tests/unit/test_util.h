@@ -26,7 +26,7 @@ static int t_failures;
 #define T_REQUIRE(cond)                                                                            \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: required: %s\n", __FILE__, __LINE__, #cond);        \
+			fprintf(stderr, "%s:%d: required: %s\n", __FILE__, __LINE__, #cond);       \
 			exit(1);                                                                   \
 		}                                                                                  \
 	} while (0)

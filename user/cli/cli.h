@@ -28,12 +28,12 @@ struct cli_list {
 };
 
 struct cli_opt {
-	const char *name;  /* "--box"; NULL ends a table */
-	const char *alias; /* "-o", or NULL */
-	int kind;	   /* enum cli_opt_kind */
-	const char *value; /* what the value looks like, for --help: "BOX.json" */
-	const char *help;  /* what it does, its unit and its default; '\n' breaks lines */
-	size_t at;	   /* offsetof the field in the command's argument struct */
+	const char *name;	   /* "--box"; NULL ends a table */
+	const char *alias;	   /* "-o", or NULL */
+	int kind;		   /* enum cli_opt_kind */
+	const char *value;	   /* what the value looks like, for --help: "BOX.json" */
+	const char *help;	   /* what it does, its unit and its default; '\n' breaks lines */
+	size_t at;		   /* offsetof the field in the command's argument struct */
 	unsigned long long lo, hi; /* CLI_COUNT: the accepted range */
 };
 

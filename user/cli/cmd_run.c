@@ -32,8 +32,8 @@ static const struct cli_opt run_opts[] = {
      "model input NAME from a float32 .npy file; its shape binds\n"
      "the input's extents; one per model input",
      RA(inputs), 0, 0},
-    {"--output", "-o", CLI_TEXT, "DIR",
-     "write each output as DIR/<output name>.npy (default .)", RA(outdir), 0, 0},
+    {"--output", "-o", CLI_TEXT, "DIR", "write each output as DIR/<output name>.npy (default .)",
+     RA(outdir), 0, 0},
     {"--repeat", NULL, CLI_COUNT, "N",
      "after one warm-up run, run N times and print the median,\n"
      "which the report compares with the prediction (default 0:\n"
@@ -50,8 +50,7 @@ static const struct cli_opt run_opts[] = {
      "own); the run is reported against the prediction",
      RA(schedule), 0, 0},
     {"--pick", NULL, CLI_COUNT, "N",
-     "with --schedule: run front member N (default: the\nschedule's pick)", RA(pick), 0,
-     1000000},
+     "with --schedule: run front member N (default: the\nschedule's pick)", RA(pick), 0, 1000000},
     {"--box", NULL, CLI_TEXT, "BOX.json",
      "with --schedule: the box file, when not where the schedule\n"
      "says (it must be the same box: its fingerprint is checked)",
@@ -60,8 +59,8 @@ static const struct cli_opt run_opts[] = {
      "list every node of the last run as it started: device,\n"
      "measured and predicted times",
      RA(report), 0, 0},
-    {"--pace", NULL, CLI_FLAG, NULL,
-     "each emulated accelerator node lasts its predicted time", RA(pace), 0, 0},
+    {"--pace", NULL, CLI_FLAG, NULL, "each emulated accelerator node lasts its predicted time",
+     RA(pace), 0, 0},
     {"--inject-failure", NULL, CLI_TEXT, "NODE",
      "make that node fail at run time (tests the error paths)", RA(inject_failure), 0, 0},
     {0},
@@ -302,7 +301,8 @@ int cmd_run(int argc, char **argv)
 	if (ho_shape_infer(g, &err))
 		goto fail;
 	if (sched) {
-		struct ho_rt_schedule_opts so = {.pick = pick, .box_path = box, .model_path = model};
+		struct ho_rt_schedule_opts so = {
+		    .pick = pick, .box_path = box, .model_path = model};
 
 		if (ho_rt_schedule_load(sched, &so, g, &pl, &err))
 			goto fail;

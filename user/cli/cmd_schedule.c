@@ -41,9 +41,8 @@ static const struct cli_opt schedule_opts[] = {
      SA(out), 0, 0},
     {"--stg", NULL, CLI_TEXT, "FILE.stg",
      "schedule a Standard Task Graph Set file instead of a model", SA(stg), 0, 0},
-    {"--procs", NULL, CLI_COUNT, "P",
-     "with --stg: the number of identical processors (default 4)", SA(procs), 1,
-     HO_MAX_DEVICES},
+    {"--procs", NULL, CLI_COUNT, "P", "with --stg: the number of identical processors (default 4)",
+     SA(procs), 1, HO_MAX_DEVICES},
     {"--dag", NULL, CLI_TEXT, "FILE.json",
      "schedule a JSON DAG with a cost matrix instead of a model", SA(dag), 0, 0},
     {"--objectives", NULL, CLI_TEXT, "LIST",
@@ -57,8 +56,7 @@ static const struct cli_opt schedule_opts[] = {
      "is bytes); repeatable",
      SA(constraints), 0, 0},
     {"--pin", NULL, CLI_LIST, "KEY=DEVICE",
-     "keep every task whose op type or node name is KEY on DEVICE;\nrepeatable", SA(pins),
-     0, 0},
+     "keep every task whose op type or node name is KEY on DEVICE;\nrepeatable", SA(pins), 0, 0},
     {"--pick", NULL, CLI_TEXT, "HOW",
      "how to choose one schedule from the front (default topsis):\n"
      "topsis (closest to the ideal point), weighted (least weighted\n"
@@ -68,10 +66,10 @@ static const struct cli_opt schedule_opts[] = {
     {"--weights", NULL, CLI_TEXT, "W,W,...",
      "objective weights for weighted and topsis, in --objectives\norder (default all 1)",
      SA(weights), 0, 0},
-    {"--population", NULL, CLI_COUNT, "N", "NSGA-II population (default 128)", SA(population),
-     4, 1000000},
-    {"--generations", NULL, CLI_COUNT, "N", "at most N generations (default 200)",
-     SA(generations), 0, 1000000},
+    {"--population", NULL, CLI_COUNT, "N", "NSGA-II population (default 128)", SA(population), 4,
+     1000000},
+    {"--generations", NULL, CLI_COUNT, "N", "at most N generations (default 200)", SA(generations),
+     0, 1000000},
     {"--stall", NULL, CLI_COUNT, "N",
      "stop once the hypervolume gained less than 1e-4 over N\n"
      "generations; 0 never stops early (default 40)",
@@ -79,10 +77,10 @@ static const struct cli_opt schedule_opts[] = {
     {"--seed", NULL, CLI_COUNT, "S",
      "random seed: the same seed gives the same front, whatever\nthe thread count (default 1)",
      SA(seed), 0, ~0ull},
-    {"--threads", NULL, CLI_COUNT, "T",
-     "search threads; 0 is one per core (default 0)", SA(threads), 0, 64},
-    {"--coarsen", NULL, CLI_FLAG, NULL,
-     "one device gene per single-producer/single-consumer chain", SA(coarsen), 0, 0},
+    {"--threads", NULL, CLI_COUNT, "T", "search threads; 0 is one per core (default 0)",
+     SA(threads), 0, 64},
+    {"--coarsen", NULL, CLI_FLAG, NULL, "one device gene per single-producer/single-consumer chain",
+     SA(coarsen), 0, 0},
     {"--share-blocks", NULL, CLI_FLAG, NULL,
      "one device gene per position of repeated identical blocks", SA(share_blocks), 0, 0},
     {"--quiet", NULL, CLI_FLAG, NULL, "no progress on standard error", SA(quiet), 0, 0},
@@ -212,8 +210,9 @@ static int load_problem(struct sched_args *a, struct ho_graph **g, struct ho_box
 	struct ho_error err = {0};
 
 	if (a->stg)
-		return ho_problem_from_stg(a->stg, (unsigned)a->procs, p, &err) ? cli_error("%s", err.msg),
-		       -1					      : 0;
+		return ho_problem_from_stg(a->stg, (unsigned)a->procs, p, &err)
+		       ? cli_error("%s", err.msg),
+		       -1 : 0;
 	if (a->dag)
 		return ho_problem_from_dag_json(a->dag, p, &err) ? cli_error("%s", err.msg), -1 : 0;
 	if (ho_onnx_load(a->model, NULL, g, &err)) {
@@ -275,8 +274,7 @@ static void print_progress(const struct ho_search_progress *sp, void *arg)
 				sp->shared_blocks);
 		return;
 	}
-	fprintf(stderr,
-		"%ssearch: generation %u/%u, hypervolume %.4f, %llu evaluations (%.0f/s)%s",
+	fprintf(stderr, "%ssearch: generation %u/%u, hypervolume %.4f, %llu evaluations (%.0f/s)%s",
 		pr->tty ? "\r\033[K" : "", sp->generation, sp->generations, sp->hypervolume,
 		(unsigned long long)sp->evaluations, rate, pr->tty ? "" : "\n");
 	pr->shown = true;

@@ -49,7 +49,7 @@ void ump_close(struct ump *u)
 
 int ump_alloc(struct ump *u, uint32_t region, uint64_t size, uint32_t *handle)
 {
-	struct ump_alloc a = { .size = size, .region = region };
+	struct ump_alloc a = {.size = size, .region = region};
 	int ret = ump_ioctl(u, UMP_IOC_ALLOC, &a);
 
 	if (!ret)
@@ -59,7 +59,7 @@ int ump_alloc(struct ump *u, uint32_t region, uint64_t size, uint32_t *handle)
 
 int ump_free(struct ump *u, uint32_t handle)
 {
-	struct ump_handle_arg a = { .handle = handle };
+	struct ump_handle_arg a = {.handle = handle};
 
 	return ump_ioctl(u, UMP_IOC_FREE, &a);
 }
@@ -73,7 +73,7 @@ int ump_buf_info(struct ump *u, uint32_t handle, struct ump_buf_info *info)
 
 int ump_export(struct ump *u, uint32_t handle)
 {
-	struct ump_export a = { .handle = handle, .flags = UMP_EXPORT_CLOEXEC };
+	struct ump_export a = {.handle = handle, .flags = UMP_EXPORT_CLOEXEC};
 	int ret = ump_ioctl(u, UMP_IOC_EXPORT, &a);
 
 	return ret ? ret : a.fd;
@@ -81,7 +81,7 @@ int ump_export(struct ump *u, uint32_t handle)
 
 int ump_import(struct ump *u, int dmabuf_fd, uint32_t *handle, uint64_t *size)
 {
-	struct ump_import a = { .fd = dmabuf_fd };
+	struct ump_import a = {.fd = dmabuf_fd};
 	int ret = ump_ioctl(u, UMP_IOC_IMPORT, &a);
 
 	if (!ret) {
@@ -108,13 +108,13 @@ int ump_mmap(struct ump *u, uint32_t handle, size_t len, void **addr)
 	return 0;
 }
 
-int ump_submit(struct ump *u, const struct ump_copy_desc *descs,
-	       unsigned int count, uint64_t user_data, uint64_t *chain)
+int ump_submit(struct ump *u, const struct ump_copy_desc *descs, unsigned int count,
+	       uint64_t user_data, uint64_t *chain)
 {
 	struct ump_submit a = {
-		.descs = (uint64_t)(uintptr_t)descs,
-		.count = count,
-		.user_data = user_data,
+	    .descs = (uint64_t)(uintptr_t)descs,
+	    .count = count,
+	    .user_data = user_data,
 	};
 	int ret = ump_ioctl(u, UMP_IOC_SUBMIT, &a);
 
@@ -123,8 +123,7 @@ int ump_submit(struct ump *u, const struct ump_copy_desc *descs,
 	return ret;
 }
 
-int ump_wait(struct ump *u, uint64_t chain, uint64_t timeout_ns,
-	     struct ump_wait *result)
+int ump_wait(struct ump *u, uint64_t chain, uint64_t timeout_ns, struct ump_wait *result)
 {
 	memset(result, 0, sizeof(*result));
 	result->chain = chain;
@@ -133,8 +132,7 @@ int ump_wait(struct ump *u, uint64_t chain, uint64_t timeout_ns,
 	return ump_ioctl(u, UMP_IOC_WAIT, result);
 }
 
-int ump_copy_sync(struct ump *u, const struct ump_copy_desc *descs,
-		  unsigned int count)
+int ump_copy_sync(struct ump *u, const struct ump_copy_desc *descs, unsigned int count)
 {
 	struct ump_wait w;
 	uint64_t chain;
@@ -149,11 +147,11 @@ int ump_copy_sync(struct ump *u, const struct ump_copy_desc *descs,
 int ump_dev_add(struct ump *u, const char *pci, uint32_t *index)
 {
 	unsigned int dom, bus, slot, fn;
-	struct ump_dev_add a = { 0 };
+	struct ump_dev_add a = {0};
 	int ret;
 
-	if (sscanf(pci, "%x:%x:%x.%x", &dom, &bus, &slot, &fn) != 4 ||
-	    bus > 0xff || slot > 0x1f || fn > 7)
+	if (sscanf(pci, "%x:%x:%x.%x", &dom, &bus, &slot, &fn) != 4 || bus > 0xff || slot > 0x1f ||
+	    fn > 7)
 		return -EINVAL;
 	a.pci_domain = dom;
 	a.pci_bdf = bus << 8 | slot << 3 | fn;

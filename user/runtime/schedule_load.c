@@ -266,18 +266,20 @@ static int ho_sched_member(struct ho_rt_placement *pl, const struct ho_graph *g,
 }
 
 /* The fingerprint the schedule recorded for what (model, box) against the file at path. */
-static int ho_sched_fingerprint(json_t *root, const char *name, const char *what,
-				const char *file, struct ho_error *err)
+static int ho_sched_fingerprint(json_t *root, const char *name, const char *what, const char *file,
+				struct ho_error *err)
 {
-	const char *want = json_string_value(json_object_get(json_object_get(root, "fingerprint"),
-							     what));
+	const char *want =
+	    json_string_value(json_object_get(json_object_get(root, "fingerprint"), what));
 	char have[24];
 	uint64_t h;
 	int ret;
 
 	if (!want || strlen(want) != 16)
-		return ho_err(err, -EINVAL, "%s: no fingerprint of its %s: not a schedule heteroopt "
-			      "wrote", name, what);
+		return ho_err(err, -EINVAL,
+			      "%s: no fingerprint of its %s: not a schedule heteroopt "
+			      "wrote",
+			      name, what);
 	ret = ho_fingerprint_file(file, &h, err);
 	if (ret)
 		return ret;
@@ -308,7 +310,8 @@ static int ho_sched_inputs(json_t *root, const char *name, const struct ho_graph
 		int n = 0;
 
 		for (int k = 0; same && k < t->shape.rank; k++)
-			same = json_integer_value(json_array_get(dims, (size_t)k)) == t->shape.dim[k];
+			same =
+			    json_integer_value(json_array_get(dims, (size_t)k)) == t->shape.dim[k];
 		if (same)
 			continue;
 		for (size_t k = 0; json_is_array(dims) && k < json_array_size(dims) && n < 140; k++)
@@ -412,8 +415,8 @@ static int ho_sched_from_json(json_t *root, const char *name, const char *dir,
 	}
 	/* The same nodes may still be another model's weights or another batch. */
 	if ((ret = ho_sched_inputs(root, name, g, err)) ||
-	    (o && o->model_path && (ret = ho_sched_fingerprint(root, name, "model", o->model_path,
-								err))))
+	    (o && o->model_path &&
+	     (ret = ho_sched_fingerprint(root, name, "model", o->model_path, err))))
 		goto out;
 	if (!box_path) {
 		const char *rel = json_string_value(json_object_get(root, "box"));

@@ -83,8 +83,10 @@ int ho_json_known_keys(json_t *obj, const char *where, const char *const *keys,
 					      keys[i]);
 		/* "devices[0] (cpu0).key", but "file.json: key" after a path */
 		return ho_err(err, -EINVAL, "%s%s%s: unknown key (known: %s)", where,
-			      !*where ? "" : where[strlen(where) - 1] == ':' ? " " : ".", key,
-			      known);
+			      !*where				? ""
+			      : where[strlen(where) - 1] == ':' ? " "
+								: ".",
+			      key, known);
 	}
 	return 0;
 }
@@ -92,14 +94,14 @@ int ho_json_known_keys(json_t *obj, const char *where, const char *const *keys,
 /* The kinds of device a box may have: cpu runs on the cpu backend, the others emulated. */
 static const char *const ho_device_kinds[] = {"cpu", "gpu", "npu", "fpga", "dsp", NULL};
 
-static const char *const ho_box_keys[] = {
-    "name", "description", "source", "host", "mem_safety", "small_transfer_us", "devices",
-    "links", NULL};
+static const char *const ho_box_keys[] = {"name",    "description", "source",
+					  "host",    "mem_safety",  "small_transfer_us",
+					  "devices", "links",	    NULL};
 static const char *const ho_device_keys[] = {
-    "name",	 "kind",	"description", "source",	  "peak_gflops", "mem_bw_gbps",
-    "mem_gib",	 "pj_per_flop", "pj_per_byte", "idle_w",	  "peak_w",	 "launch_us",
-    "numa_node", "threads",	"cores",       "pci",		  "efficiency",	 "unsupported_ops",
-    "supported_ops", NULL};
+    "name",	   "kind",	 "description",	    "source",	     "peak_gflops",
+    "mem_bw_gbps", "mem_gib",	 "pj_per_flop",	    "pj_per_byte",   "idle_w",
+    "peak_w",	   "launch_us",	 "numa_node",	    "threads",	     "cores",
+    "pci",	   "efficiency", "unsupported_ops", "supported_ops", NULL};
 static const char *const ho_link_keys[] = {
     "a", "b", "gbps", "latency_us", "pj_per_byte", "p2p", "shared_memory", "source", NULL};
 
@@ -145,8 +147,9 @@ static int name_list(json_t *arr, const char *where, char (**out)[HO_NAME_LEN], 
 		if (!json_is_string(v) || strlen(json_string_value(v)) >= HO_NAME_LEN)
 			return ho_err(err, -EINVAL, "%s[%zu] must be an op type name", where, i);
 		if (!ho_op_known(json_string_value(v)))
-			return ho_err(err, -EINVAL, "%s[%zu]: '%s' is not an operator HeteroOpt knows",
-				      where, i, json_string_value(v));
+			return ho_err(err, -EINVAL,
+				      "%s[%zu]: '%s' is not an operator HeteroOpt knows", where, i,
+				      json_string_value(v));
 		snprintf((*out)[i], HO_NAME_LEN, "%s", json_string_value(v));
 	}
 	*n = (uint32_t)json_array_size(arr);
