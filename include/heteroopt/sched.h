@@ -259,6 +259,21 @@ struct ho_plan {
 	double makespan;  /* as the algorithm itself computed it (HEFT/PEFT) */
 };
 
+/*
+ * A planner: one heuristic that makes a plan (user/scheduler/planners.c lists
+ * them).  per_device planners make one plan per device (dev = 0..d-1); the
+ * others ignore dev.  label names a plan in reports ("%s" takes the device).
+ */
+struct ho_planner {
+	const char *name, *label, *description;
+	bool per_device;
+	int (*plan)(const struct ho_problem *p, int dev, struct ho_plan *out);
+};
+/* The planners in the order baselines are reported; NULL ends the list. */
+extern const struct ho_planner *const ho_planners[];
+/* How many plans the planners make for p (each device alone counts d). */
+uint32_t ho_planner_plans(const struct ho_problem *p);
+
 struct ho_plan *ho_plan_new(uint32_t n);
 void ho_plan_free(struct ho_plan *pl);
 int ho_plan_single(const struct ho_problem *p, int dev, struct ho_plan *out);

@@ -360,12 +360,12 @@ int cmd_schedule(int argc, char **argv)
 	struct ho_profile *prof = NULL;
 	struct ho_problem *p = NULL;
 	struct ho_front *front = NULL;
-	struct ho_baseline base[HO_MAX_DEVICES + 3];
-	struct ho_plan *plans[HO_MAX_DEVICES + 3] = {0};
-	const struct ho_plan *seeds[HO_MAX_DEVICES + 3];
+	struct ho_baseline *base = NULL;
+	struct ho_plan **plans = NULL;
+	const struct ho_plan **seeds = NULL;
 	struct ho_sim *sim = NULL;
 	struct ho_error err = {0};
-	uint32_t nb = 0;
+	uint32_t nb = 0, n_plans = 0;
 	int ret = 1;
 
 	ho_search_defaults(&a.so);
@@ -465,39 +465,39 @@ int cmd_schedule(int argc, char **argv)
 	if (apply_constraints(&a, p))
 		goto out;
 
-	/* Baselines: each device alone, greedy, HEFT, PEFT. */
+	/* Baselines: every plan of every planner (each device alone, greedy, HEFT, PEFT). */
+	n_plans = ho_planner_plans(p);
 	sim = ho_sim_new(p);
-	if (!sim)
+	base = calloc(n_plans, sizeof(*base));
+	plans = calloc(n_plans, sizeof(*plans));
+	seeds = calloc(n_plans, sizeof(*seeds));
+	if (!sim || !base || !plans || !seeds)
 		goto nomem;
-	for (uint32_t j = 0; j <= p->d + 2; j++) {
-		struct ho_plan *pl = ho_plan_new(p->n);
-		int r;
+	for (const struct ho_planner *const *planner = ho_planners; *planner; planner++)
+		for (uint32_t j = 0; j < ((*planner)->per_device ? p->d : 1); j++) {
+			struct ho_plan *pl = ho_plan_new(p->n);
+			int r;
 
-		if (!pl)
-			goto nomem;
-		plans[nb] = pl;
-		if (j < p->d) {
-			r = ho_plan_single(p, (int)j, pl);
-			snprintf(base[nb].name, sizeof(base[nb].name), "%s alone", p->dev_name[j]);
-		} else if (j == p->d) {
-			r = ho_plan_greedy(p, pl);
-			snprintf(base[nb].name, sizeof(base[nb].name), "greedy");
-		} else if (j == p->d + 1) {
-			r = ho_plan_heft(p, pl, NULL);
-			snprintf(base[nb].name, sizeof(base[nb].name), "HEFT");
-		} else {
-			r = ho_plan_peft(p, pl, NULL);
-			snprintf(base[nb].name, sizeof(base[nb].name), "PEFT");
+			if (!pl)
+				goto nomem;
+			plans[nb] = pl;
+			if ((*planner)->per_device)
+				snprintf(base[nb].name, sizeof(base[nb].name), (*planner)->label,
+					 p->dev_name[j]);
+			else
+				snprintf(base[nb].name, sizeof(base[nb].name), "%s",
+					 (*planner)->label);
+			r = (*planner)->plan(p, (int)j, pl);
+			if (r) {
+				cli_error("baseline %s failed: %s", base[nb].name, strerror(-r));
+				goto out;
+			}
+			base[nb].plan = pl;
+			ho_sim_eval(sim, pl->assign, pl->order, &a.so.constraints, &base[nb].ev,
+				    NULL);
+			seeds[nb] = pl;
+			nb++;
 		}
-		if (r) {
-			cli_error("baseline %s failed: %s", base[nb].name, strerror(-r));
-			goto out;
-		}
-		base[nb].plan = pl;
-		ho_sim_eval(sim, pl->assign, pl->order, &a.so.constraints, &base[nb].ev, NULL);
-		seeds[nb] = pl;
-		nb++;
-	}
 	a.so.seeds = seeds;
 	a.so.n_seeds = nb;
 	if (!a.quiet)
@@ -585,8 +585,11 @@ int cmd_schedule(int argc, char **argv)
 nomem:
 	cli_error("out of memory");
 out:
-	for (uint32_t b = 0; b < nb + 1 && b < HO_MAX_DEVICES + 3; b++)
+	for (uint32_t b = 0; plans && b < nb + 1 && b < n_plans; b++)
 		ho_plan_free(plans[b]);
+	free(plans);
+	free(seeds);
+	free(base);
 	ho_sim_free(sim);
 	ho_front_free(front);
 	ho_problem_free(p);

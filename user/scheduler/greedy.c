@@ -24,3 +24,16 @@ int ho_plan_greedy(const struct ho_problem *p, struct ho_plan *out)
 	out->makespan = 0;
 	return 0;
 }
+
+static int ho_greedy_plan(const struct ho_problem *p, int dev, struct ho_plan *out)
+{
+	(void)dev;
+	return ho_plan_greedy(p, out);
+}
+
+const struct ho_planner ho_planner_greedy = {
+    .name = "greedy",
+    .label = "greedy",
+    .description = "each task on its locally fastest device, transfers ignored",
+    .plan = ho_greedy_plan,
+};

@@ -59,3 +59,16 @@ int ho_plan_heft(const struct ho_problem *p, struct ho_plan *out, double *rank_o
 	free(cbar);
 	return ret;
 }
+
+static int ho_heft_plan(const struct ho_problem *p, int dev, struct ho_plan *out)
+{
+	(void)dev;
+	return ho_plan_heft(p, out, NULL);
+}
+
+const struct ho_planner ho_planner_heft = {
+    .name = "heft",
+    .label = "HEFT",
+    .description = "upward rank order, earliest finish with insertion (Topcuoglu et al. 2002)",
+    .plan = ho_heft_plan,
+};

@@ -65,3 +65,16 @@ out:
 	free(cbar);
 	return ret;
 }
+
+static int ho_peft_plan(const struct ho_problem *p, int dev, struct ho_plan *out)
+{
+	(void)dev;
+	return ho_plan_peft(p, out, NULL);
+}
+
+const struct ho_planner ho_planner_peft = {
+    .name = "peft",
+    .label = "PEFT",
+    .description = "optimistic cost table for order and device (Arabnejad and Barbosa 2014)",
+    .plan = ho_peft_plan,
+};

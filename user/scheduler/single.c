@@ -15,3 +15,16 @@ int ho_plan_single(const struct ho_problem *p, int dev, struct ho_plan *out)
 	out->makespan = 0;
 	return 0;
 }
+
+static int ho_single_plan(const struct ho_problem *p, int dev, struct ho_plan *out)
+{
+	return ho_plan_single(p, dev, out);
+}
+
+const struct ho_planner ho_planner_single = {
+    .name = "single",
+    .label = "%s alone",
+    .description = "every task on one device, in topological order",
+    .per_device = true,
+    .plan = ho_single_plan,
+};
