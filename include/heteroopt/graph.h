@@ -249,7 +249,25 @@ const char *ho_op_class_name(int op_class);
  * can read the source.
  */
 bool ho_op_is_view(const char *op_type);
-/* An operator of the default ONNX domain that shape inference has a rule for. */
+
+/* What the operator table (user/graph/ops.c) knows of one operator. */
+#define HO_OP_VIEW 0x1u	  /* output: the first input's bytes under another shape */
+#define HO_OP_POST 0x2u	  /* element-wise, taken into a Conv or MatMul kernel after it */
+#define HO_OP_BINARY 0x4u /* element-wise with two broadcast inputs */
+enum ho_layout_class {
+	HO_LAYOUT_PLAIN, /* reads and writes plain (row-major) tensors */
+	HO_LAYOUT_SAME,	 /* works in any memory format, its output in its input's */
+	HO_LAYOUT_ANY,	 /* reads any memory format (Conv, Concat), writes its own */
+};
+struct ho_op_info {
+	const char *name;
+	int op_class;	       /* enum ho_op_class */
+	unsigned flags;	       /* HO_OP_* */
+	int layout;	       /* enum ho_layout_class */
+	double flops_per_elem; /* per output element, for the streaming classes */
+};
+/* The operator's entry; NULL when HeteroOpt does not know it (default domain only). */
+const struct ho_op_info *ho_op_info(const char *op_type);
 bool ho_op_known(const char *op_type);
 
 /* Kernel fusion told from the graph alone (user/scheduler/fusion.c). */

@@ -14,88 +14,11 @@
 
 #include "graph_priv.h"
 
-struct ho_class_rule {
-	const char *op;
-	int op_class;
-	double flops_per_elem; /* per output element, for the streaming classes */
-};
-
-static const struct ho_class_rule ho_classes[] = {
-    {"Conv", HO_OPC_COMPUTE, 0},
-    {"ConvTranspose", HO_OPC_COMPUTE, 0},
-    {"MatMul", HO_OPC_COMPUTE, 0},
-    {"Gemm", HO_OPC_COMPUTE, 0},
-    {"BatchNormalization", HO_OPC_MEMORY, 2},
-    {"InstanceNormalization", HO_OPC_MEMORY, 5},
-    {"LayerNormalization", HO_OPC_MEMORY, 5},
-    {"LpNormalization", HO_OPC_MEMORY, 3},
-    {"Softmax", HO_OPC_MEMORY, 3},
-    {"LogSoftmax", HO_OPC_MEMORY, 4},
-    {"HardSigmoid", HO_OPC_MEMORY, 3},
-    {"HardSwish", HO_OPC_MEMORY, 4},
-    {"Sigmoid", HO_OPC_MEMORY, 3},
-    {"Gelu", HO_OPC_MEMORY, 8},
-    {"Erf", HO_OPC_MEMORY, 8},
-    {"Clip", HO_OPC_MEMORY, 2},
-    {"Resize", HO_OPC_MEMORY, 4},
-    {"Upsample", HO_OPC_MEMORY, 4},
-    /* data movement */
-    {"Reshape", HO_OPC_MOVEMENT, 0},
-    {"Flatten", HO_OPC_MOVEMENT, 0},
-    {"Squeeze", HO_OPC_MOVEMENT, 0},
-    {"Unsqueeze", HO_OPC_MOVEMENT, 0},
-    {"Transpose", HO_OPC_MOVEMENT, 0},
-    {"Concat", HO_OPC_MOVEMENT, 0},
-    {"Split", HO_OPC_MOVEMENT, 0},
-    {"Slice", HO_OPC_MOVEMENT, 0},
-    {"Gather", HO_OPC_MOVEMENT, 0},
-    {"GatherElements", HO_OPC_MOVEMENT, 0},
-    {"ScatterND", HO_OPC_MOVEMENT, 0},
-    {"ScatterElements", HO_OPC_MOVEMENT, 0},
-    {"Expand", HO_OPC_MOVEMENT, 0},
-    {"Tile", HO_OPC_MOVEMENT, 0},
-    {"Pad", HO_OPC_MOVEMENT, 0},
-    {"Identity", HO_OPC_MOVEMENT, 0},
-    {"Cast", HO_OPC_MOVEMENT, 0},
-    {"CastLike", HO_OPC_MOVEMENT, 0},
-    {"DepthToSpace", HO_OPC_MOVEMENT, 0},
-    {"SpaceToDepth", HO_OPC_MOVEMENT, 0},
-    {"Dropout", HO_OPC_MOVEMENT, 0},
-    /* control and bookkeeping */
-    {"Shape", HO_OPC_CONTROL, 0},
-    {"Size", HO_OPC_CONTROL, 0},
-    {"Constant", HO_OPC_CONTROL, 0},
-    {"ConstantOfShape", HO_OPC_CONTROL, 0},
-    {"Range", HO_OPC_CONTROL, 0},
-    {"NonZero", HO_OPC_CONTROL, 0},
-    {"If", HO_OPC_CONTROL, 0},
-    {"Loop", HO_OPC_CONTROL, 0},
-};
-
-static const struct ho_class_rule *ho_class_of(const char *op)
-{
-	for (size_t i = 0; i < sizeof(ho_classes) / sizeof(ho_classes[0]); i++)
-		if (!strcmp(ho_classes[i].op, op))
-			return &ho_classes[i];
-	return NULL;
-}
-
 const char *ho_op_class_name(int op_class)
 {
 	static const char *const names[] = {"compute", "memory", "movement", "control"};
 
 	return op_class >= 0 && op_class < 4 ? names[op_class] : "?";
-}
-
-bool ho_op_is_view(const char *op_type)
-{
-	static const char *const views[] = {"Reshape", "Flatten",   "Identity",
-					    "Squeeze", "Unsqueeze", "Dropout"};
-
-	for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++)
-		if (!strcmp(op_type, views[i]))
-			return true;
-	return false;
 }
 
 static double numel(const struct ho_tensor *t)
@@ -190,7 +113,7 @@ static void ho_composite(const struct ho_graph *g, struct ho_node *nd)
 
 static void ho_node_features(const struct ho_graph *g, struct ho_node *nd)
 {
-	const struct ho_class_rule *rule = ho_class_of(nd->op_type);
+	const struct ho_op_info *rule = ho_op_info(nd->op_type);
 	struct ho_features *f = &nd->feat;
 	double out_elems = 0;
 

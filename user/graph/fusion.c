@@ -14,19 +14,6 @@
 
 #include "graph_priv.h"
 
-bool ho_op_is_post_op(const char *op_type)
-{
-	/* The runtime's oneDNN element-wise algorithms (cpu_dnnl.c) cover each. */
-	static const char *const post[] = {"Relu", "LeakyRelu",	  "Sigmoid", "Tanh", "Exp",
-					   "Log",  "Sqrt",	  "Abs",     "Elu",  "Softplus",
-					   "Clip", "HardSigmoid", "Pow"};
-
-	for (size_t i = 0; i < sizeof(post) / sizeof(post[0]); i++)
-		if (!strcmp(op_type, post[i]))
-			return true;
-	return false;
-}
-
 int32_t ho_sole_reader(const struct ho_graph *g, int32_t t)
 {
 	int32_t b;

@@ -77,58 +77,26 @@ struct ho_kernel {
 	bool idx64;
 };
 
-static bool ho_in(const char *op, const char *const *list)
-{
-	for (; *list; list++)
-		if (!strcmp(op, *list))
-			return true;
-	return false;
-}
-
+/* How the CPU backend treats layouts is the operator table's layout class. */
 bool ho_cpu_op_same_layout(const char *op)
 {
-	static const char *const same[] = {"BatchNormalization",
-					   "MaxPool",
-					   "AveragePool",
-					   "GlobalAveragePool",
-					   "GlobalMaxPool",
-					   "Relu",
-					   "LeakyRelu",
-					   "Sigmoid",
-					   "Tanh",
-					   "Exp",
-					   "Log",
-					   "Sqrt",
-					   "Abs",
-					   "Elu",
-					   "Softplus",
-					   "Clip",
-					   "HardSigmoid",
-					   "Pow",
-					   "Add",
-					   "Sub",
-					   "Mul",
-					   "Div",
-					   "Max",
-					   "Min",
-					   "Resize",
-					   NULL};
+	const struct ho_op_info *oi = ho_op_info(op);
 
-	return ho_in(op, same);
+	return oi && oi->layout == HO_LAYOUT_SAME;
 }
 
 bool ho_cpu_op_binary(const char *op)
 {
-	static const char *const bin[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", NULL};
+	const struct ho_op_info *oi = ho_op_info(op);
 
-	return ho_in(op, bin);
+	return oi && (oi->flags & HO_OP_BINARY);
 }
 
 bool ho_cpu_op_any_layout(const char *op)
 {
-	static const char *const mixed[] = {"Conv", "ConvTranspose", "Concat", NULL};
+	const struct ho_op_info *oi = ho_op_info(op);
 
-	return ho_cpu_op_same_layout(op) || ho_in(op, mixed);
+	return oi && oi->layout != HO_LAYOUT_PLAIN;
 }
 
 static void cpu_close(struct ho_backend *c);

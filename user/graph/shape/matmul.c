@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+/* Shape rules: Matrix products: MatMul with batch broadcasting, Gemm. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shape.h"
+
+int ho_infer_matmul(struct ho_infer *c)
+{
+	struct ho_tensor *a = in_t(c, 0), *b = in_t(c, 1);
+	struct ho_shape sa, sb, batch_a, batch_b, o;
+	int ret;
+
+	if (!a || !b)
+		return fail(c, "needs two inputs");
+	if (a->shape.rank < 0 || b->shape.rank < 0) {
+		set_out(c, 0, a->dtype, NULL);
+		return 0;
+	}
+	if (a->shape.rank == 0 || b->shape.rank == 0)
+		return fail(c, "inputs must not be scalars");
+	sa = a->shape;
+	sb = b->shape;
+	if (sa.rank == 1) { /* [K] -> [1,K] */
+		sa.rank = 2;
+		sa.dim[1] = sa.dim[0];
+		sa.dim[0] = 1;
+	}
+	if (sb.rank == 1) { /* [K] -> [K,1] */
+		sb.rank = 2;
+		sb.dim[1] = 1;
+	}
+	int64_t ka = sa.dim[sa.rank - 1], kb = sb.dim[sb.rank - 2];
+
+	if (ka >= 0 && kb >= 0 && ka != kb)
+		return fail(c, "inner dimensions differ: '%s' has %" PRId64 ", '%s' has %" PRId64,
+			    a->name, ka, b->name, kb);
+	batch_a = sa;
+	batch_a.rank -= 2;
+	batch_b = sb;
+	batch_b.rank -= 2;
+	ret = broadcast(c, &batch_a, &batch_b, &o);
+	if (ret)
+		return ret;
+	if (a->shape.rank != 1)
+		o.dim[o.rank++] = sa.dim[sa.rank - 2];
+	if (b->shape.rank != 1)
+		o.dim[o.rank++] = sb.dim[sb.rank - 1];
+	if (o.rank > HO_MAX_RANK)
+		return fail(c, "result rank too large");
+	set_out(c, 0, a->dtype, &o);
+	return 0;
+}
+
+int ho_infer_gemm(struct ho_infer *c)
+{
+	struct ho_tensor *a = in_t(c, 0), *b = in_t(c, 1), *bias = in_t(c, 2);
+	bool ta = attr_i(c, "transA", 0), tb = attr_i(c, "transB", 0);
+	struct ho_shape o;
+
+	if (!a || !b)
+		return fail(c, "needs A and B");
+	if (a->shape.rank != 2 || b->shape.rank != 2)
+		return fail(c, "A and B must be matrices (ranks %d and %d)", a->shape.rank,
+			    b->shape.rank);
+	int64_t m = a->shape.dim[ta ? 1 : 0], ka = a->shape.dim[ta ? 0 : 1];
+	int64_t kb = b->shape.dim[tb ? 1 : 0], n = b->shape.dim[tb ? 0 : 1];
+
+	if (ka >= 0 && kb >= 0 && ka != kb)
+		return fail(c, "inner dimensions differ: %" PRId64 " vs %" PRId64, ka, kb);
+	o.rank = 2;
+	o.dim[0] = m;
+	o.dim[1] = n;
+	if (bias) {
+		struct ho_shape tmp;
+		int ret = broadcast(c, &o, &bias->shape, &tmp);
+
+		if (ret)
+			return ret;
+	}
+	set_out(c, 0, a->dtype, &o);
+	return 0;
+}

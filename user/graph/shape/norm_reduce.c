@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+/* Shape rules: Normalisation, softmax, reductions and arg-min/max. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shape.h"
+
+int ho_infer_batchnorm(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	struct ho_shape ch = {.rank = 1};
+
+	if (!x)
+		return fail(c, "missing input");
+	for (uint32_t k = 1; k < 5 && k < c->nd->n_inputs; k++) {
+		struct ho_tensor *p = in_t(c, k);
+
+		if (p && x->shape.rank >= 2 && p->shape.rank == 1 && p->shape.dim[0] >= 0 &&
+		    x->shape.dim[1] >= 0 && p->shape.dim[0] != x->shape.dim[1])
+			return fail(
+			    c, "parameter '%s' has %" PRId64 " elements for %" PRId64 " channels",
+			    p->name, p->shape.dim[0], x->shape.dim[1]);
+	}
+	set_out(c, 0, x->dtype, &x->shape);
+	ch.dim[0] = x->shape.rank >= 2 ? x->shape.dim[1] : HO_DIM_UNKNOWN;
+	for (uint32_t k = 1; k < c->nd->n_outputs; k++)
+		set_out(c, k, x->dtype, &ch);
+	return 0;
+}
+
+int ho_infer_layernorm(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	struct ho_shape stat;
+	int axis, ret;
+
+	if (!x)
+		return fail(c, "missing input");
+	set_out(c, 0, x->dtype, &x->shape);
+	if (x->shape.rank < 0)
+		return 0;
+	ret = norm_axis(c, attr_i(c, "axis", -1), x->shape.rank, &axis);
+	if (ret)
+		return ret;
+	stat = x->shape;
+	for (int i = axis; i < stat.rank; i++)
+		stat.dim[i] = 1;
+	set_out(c, 1, (int)attr_i(c, "stash_type", HO_DT_FLOAT), &stat);
+	set_out(c, 2, (int)attr_i(c, "stash_type", HO_DT_FLOAT), &stat);
+	return 0;
+}
+
+int ho_infer_softmax(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	int axis;
+
+	if (!x)
+		return fail(c, "missing input");
+	if (x->shape.rank > 0) {
+		int ret = norm_axis(c, attr_i(c, "axis", c->nd->opset >= 13 ? -1 : 1),
+				    x->shape.rank, &axis);
+
+		if (ret)
+			return ret;
+	}
+	set_out(c, 0, x->dtype, &x->shape);
+	return 0;
+}
+
+int ho_infer_reduce(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	bool keep = attr_i(c, "keepdims", 1);
+	bool noop = attr_i(c, "noop_with_empty_axes", 0);
+	bool reduce[HO_MAX_RANK] = {0};
+	int64_t axes_buf[HO_MAX_RANK];
+	const int64_t *axes;
+	size_t n_axes;
+	struct ho_shape o;
+
+	if (!x)
+		return fail(c, "missing input");
+	axes = attr_ints(c, "axes", &n_axes);
+	if (c->nd->n_inputs >= 2 && in_t(c, 1)) {
+		const struct ho_value *v = in_v(c, 1);
+
+		if (!v) {
+			set_out(c, 0, x->dtype, NULL);
+			return 0;
+		}
+		n_axes = v->count > HO_MAX_RANK ? HO_MAX_RANK : v->count;
+		for (size_t k = 0; k < n_axes; k++)
+			axes_buf[k] = vgeti(v, k);
+		axes = axes_buf;
+	}
+	if (x->shape.rank < 0) {
+		set_out(c, 0, x->dtype, NULL);
+		return 0;
+	}
+	if (!n_axes && noop) {
+		set_out(c, 0, x->dtype, &x->shape);
+		return 0;
+	}
+	for (int i = 0; i < x->shape.rank; i++)
+		reduce[i] = n_axes == 0;
+	for (size_t k = 0; k < n_axes; k++) {
+		int ax, ret = norm_axis(c, axes[k], x->shape.rank, &ax);
+
+		if (ret)
+			return ret;
+		reduce[ax] = true;
+	}
+	o.rank = 0;
+	for (int i = 0; i < x->shape.rank; i++) {
+		if (!reduce[i])
+			o.dim[o.rank++] = x->shape.dim[i];
+		else if (keep)
+			o.dim[o.rank++] = 1;
+	}
+	set_out(c, 0, x->dtype, &o);
+	return 0;
+}
+
+int ho_infer_argminmax(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	struct ho_shape o;
+	int axis, ret;
+
+	if (!x || x->shape.rank < 1)
+		return fail(c, "needs an input of rank >= 1");
+	ret = norm_axis(c, attr_i(c, "axis", 0), x->shape.rank, &axis);
+	if (ret)
+		return ret;
+	o = x->shape;
+	if (attr_i(c, "keepdims", 1)) {
+		o.dim[axis] = 1;
+	} else {
+		memmove(&o.dim[axis], &o.dim[axis + 1],
+			(size_t)(o.rank - axis - 1) * sizeof(o.dim[0]));
+		o.rank--;
+	}
+	set_out(c, 0, HO_DT_INT64, &o);
+	return 0;
+}

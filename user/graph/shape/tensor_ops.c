@@ -1,0 +1,978 @@
+// SPDX-License-Identifier: MIT
+/* Shape rules: Shapes and data movement: Shape, Reshape, Transpose, Concat, Slice, Gather, Pad,
+ * Resize and the rest, folding shape arithmetic on the way. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shape.h"
+
+int ho_infer_shape_op(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	struct ho_shape o = {.rank = 1};
+	int64_t start, end;
+
+	if (!x)
+		return fail(c, "missing input");
+	if (x->shape.rank < 0) {
+		o.dim[0] = HO_DIM_UNKNOWN;
+		set_out(c, 0, HO_DT_INT64, &o);
+		return 0;
+	}
+	start = attr_i(c, "start", 0);
+	end = attr_i(c, "end", x->shape.rank);
+	if (start < 0)
+		start += x->shape.rank;
+	if (end < 0)
+		end += x->shape.rank;
+	start = start < 0 ? 0 : start > x->shape.rank ? x->shape.rank : start;
+	end = end < 0 ? 0 : end > x->shape.rank ? x->shape.rank : end;
+	o.dim[0] = end > start ? end - start : 0;
+	set_out(c, 0, HO_DT_INT64, &o);
+	struct ho_value *v = new_value(c, HO_DT_INT64, (size_t)o.dim[0]);
+
+	if (!v)
+		return 0;
+	for (int64_t i = start; i < end; i++) {
+		if (x->shape.dim[i] < 0)
+			return 0;
+		v->i[i - start] = x->shape.dim[i];
+	}
+	set_value(c, 0, v);
+	return 0;
+}
+
+int ho_infer_size(struct ho_infer *c)
+{
+	struct ho_shape o = {.rank = 0};
+	int64_t n;
+
+	if (!in_t(c, 0))
+		return fail(c, "missing input");
+	set_out(c, 0, HO_DT_INT64, &o);
+	n = ho_shape_numel(&in_t(c, 0)->shape);
+	if (n >= 0) {
+		struct ho_value *v = new_value(c, HO_DT_INT64, 1);
+
+		if (v) {
+			v->i[0] = n;
+			set_value(c, 0, v);
+		}
+	}
+	return 0;
+}
+
+int ho_infer_constant(struct ho_infer *c)
+{
+	struct ho_tensor *t = out_t(c, 0);
+
+	if (!t)
+		return fail(c, "has no output");
+	/* dtype and shape were filled from the attribute at import. */
+	if (t->dtype == HO_DT_UNDEFINED)
+		return fail(c, "has no value");
+	return 0;
+}
+
+static int values_to_dims(const struct ho_value *v, int64_t *dims, int max)
+{
+	if ((int)v->count > max)
+		return -1;
+	for (size_t k = 0; k < v->count; k++)
+		dims[k] = vgeti(v, k);
+	return (int)v->count;
+}
+
+int ho_infer_constant_of_shape(struct ho_infer *c)
+{
+	const struct ho_value *sv = in_v(c, 0);
+	const struct ho_attr *at = ho_node_attr(c->nd, "value");
+	int dtype = at && at->type == HO_ATTR_TENSOR ? at->t[0].dtype : HO_DT_FLOAT;
+	struct ho_shape o;
+
+	if (!in_t(c, 0))
+		return fail(c, "missing shape input");
+	if (!sv) {
+		o.rank = in_t(c, 0)->shape.rank == 1 ? (int)in_t(c, 0)->shape.dim[0] : -1;
+		if (o.rank > HO_MAX_RANK)
+			return fail(c, "rank too large");
+		for (int i = 0; i < o.rank; i++)
+			o.dim[i] = HO_DIM_UNKNOWN;
+		set_out(c, 0, dtype, &o);
+		return 0;
+	}
+	o.rank = values_to_dims(sv, o.dim, HO_MAX_RANK);
+	if (o.rank < 0)
+		return fail(c, "rank %zu too large", sv->count);
+	for (int i = 0; i < o.rank; i++)
+		if (o.dim[i] < 0)
+			return fail(c, "negative dimension %" PRId64, o.dim[i]);
+	set_out(c, 0, dtype, &o);
+	int64_t n = ho_shape_numel(&o);
+
+	if (n >= 0 && n <= HO_FOLD_MAX_ELEMS) {
+		struct ho_value *v = new_value(c, dtype, (size_t)n);
+		struct ho_value *fill = NULL;
+
+		if (!v)
+			return 0;
+		if (at && at->type == HO_ATTR_TENSOR)
+			fill = ho_value_from_data(c->a, at->t[0].dtype, at->t[0].data, at->t[0].len,
+						  1);
+		for (int64_t k = 0; k < n; k++)
+			vset(v, (size_t)k, fill ? vget(fill, 0) : 0, fill ? vgeti(fill, 0) : 0,
+			     fill && fill->i);
+		set_value(c, 0, v);
+	}
+	return 0;
+}
+
+int ho_infer_reshape(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	const struct ho_value *sv = in_v(c, 1);
+	bool allowzero = attr_i(c, "allowzero", 0);
+	struct ho_shape o;
+	int infer_at = -1;
+	int64_t prod = 1;
+
+	if (!x || !in_t(c, 1))
+		return fail(c, "needs data and shape");
+	if (!sv) {
+		struct ho_tensor *s = in_t(c, 1);
+
+		o.rank = s->shape.rank == 1 ? (int)s->shape.dim[0] : -1;
+		if (o.rank > HO_MAX_RANK)
+			return fail(c, "rank too large");
+		for (int i = 0; i < o.rank; i++)
+			o.dim[i] = HO_DIM_UNKNOWN;
+		set_out(c, 0, x->dtype, &o);
+		return 0;
+	}
+	o.rank = values_to_dims(sv, o.dim, HO_MAX_RANK);
+	if (o.rank < 0)
+		return fail(c, "target rank %zu too large", sv->count);
+	for (int i = 0; i < o.rank; i++) {
+		if (o.dim[i] == 0 && !allowzero) {
+			if (x->shape.rank >= 0 && i >= x->shape.rank)
+				return fail(c, "dim %d copies a dimension the input does not have",
+					    i);
+			o.dim[i] = x->shape.rank >= 0 ? x->shape.dim[i] : HO_DIM_UNKNOWN;
+		} else if (o.dim[i] == -1) {
+			if (infer_at >= 0)
+				return fail(c, "more than one -1 in the target shape");
+			infer_at = i;
+			continue;
+		} else if (o.dim[i] < -1) {
+			return fail(c, "invalid target dimension %" PRId64, o.dim[i]);
+		}
+		if (o.dim[i] < 0)
+			prod = -1;
+		else if (prod >= 0)
+			prod = dim_mul(prod, o.dim[i]);
+	}
+	int64_t n = ho_shape_numel(&x->shape);
+
+	if (infer_at >= 0) {
+		if (n < 0 || prod <= 0)
+			o.dim[infer_at] = HO_DIM_UNKNOWN;
+		else if (n % prod)
+			return fail(c,
+				    "cannot reshape %" PRId64
+				    " elements with -1 and a product of %" PRId64,
+				    n, prod);
+		else
+			o.dim[infer_at] = n / prod;
+	} else if (n >= 0 && prod >= 0 && n != prod) {
+		return fail(c, "cannot reshape %" PRId64 " elements into %" PRId64, n, prod);
+	}
+	set_out(c, 0, x->dtype, &o);
+	if (in_v(c, 0)) {
+		struct ho_value *v = (struct ho_value *)in_v(c, 0);
+
+		set_value(c, 0, v); /* same elements, new shape */
+	}
+	return 0;
+}
+
+int ho_infer_flatten(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	struct ho_shape o = {.rank = 2};
+	int64_t axis = attr_i(c, "axis", 1);
+
+	if (!x)
+		return fail(c, "missing input");
+	if (x->shape.rank < 0) {
+		set_out(c, 0, x->dtype, NULL);
+		return 0;
+	}
+	if (axis < 0)
+		axis += x->shape.rank;
+	if (axis < 0 || axis > x->shape.rank)
+		return fail(c, "axis out of range");
+	o.dim[0] = o.dim[1] = 1;
+	for (int i = 0; i < x->shape.rank; i++) {
+		int64_t *d = &o.dim[i < axis ? 0 : 1];
+
+		if (x->shape.dim[i] < 0 || *d < 0)
+			*d = HO_DIM_UNKNOWN;
+		else
+			*d = dim_mul(*d, x->shape.dim[i]);
+	}
+	set_out(c, 0, x->dtype, &o);
+	if (in_v(c, 0))
+		set_value(c, 0, (struct ho_value *)in_v(c, 0));
+	return 0;
+}
+
+int ho_infer_transpose(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	size_t np;
+	const int64_t *perm = attr_ints(c, "perm", &np);
+	bool seen[HO_MAX_RANK] = {0};
+	struct ho_shape o;
+
+	if (!x)
+		return fail(c, "missing input");
+	if (x->shape.rank < 0) {
+		set_out(c, 0, x->dtype, NULL);
+		return 0;
+	}
+	o.rank = x->shape.rank;
+	if (np && np != (size_t)o.rank)
+		return fail(c, "perm has %zu entries for rank %d", np, o.rank);
+	for (int i = 0; i < o.rank; i++) {
+		int64_t p = np ? perm[i] : o.rank - 1 - i;
+
+		if (p < 0 || p >= o.rank || seen[p])
+			return fail(c, "perm is not a permutation");
+		seen[p] = true;
+		o.dim[i] = x->shape.dim[p];
+	}
+	set_out(c, 0, x->dtype, &o);
+	return 0;
+}
+
+/* Axes from the attribute (old opsets) or the second input (new ones). */
+static int get_axes(struct ho_infer *c, int64_t *axes, size_t *n, bool *known_axes)
+{
+	size_t na;
+	const int64_t *a = attr_ints(c, "axes", &na);
+
+	*known_axes = true;
+	if (c->nd->n_inputs >= 2 && in_t(c, 1)) {
+		const struct ho_value *v = in_v(c, 1);
+
+		if (!v) {
+			*known_axes = false;
+			*n = 0;
+			return 0;
+		}
+		if (v->count > HO_MAX_RANK)
+			return fail(c, "too many axes");
+		for (size_t k = 0; k < v->count; k++)
+			axes[k] = vgeti(v, k);
+		*n = v->count;
+		return 0;
+	}
+	if (na > HO_MAX_RANK)
+		return fail(c, "too many axes");
+	if (na)
+		memcpy(axes, a, na * sizeof(*a));
+	*n = na;
+	return 0;
+}
+
+int ho_infer_squeeze(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	int64_t axes[HO_MAX_RANK];
+	bool drop[HO_MAX_RANK] = {0}, ka;
+	struct ho_shape o;
+	size_t n;
+	int ret;
+
+	if (!x)
+		return fail(c, "missing input");
+	ret = get_axes(c, axes, &n, &ka);
+	if (ret)
+		return ret;
+	if (x->shape.rank < 0 || !ka) {
+		set_out(c, 0, x->dtype, NULL);
+		return 0;
+	}
+	for (size_t k = 0; k < n; k++) {
+		int ax;
+
+		ret = norm_axis(c, axes[k], x->shape.rank, &ax);
+		if (ret)
+			return ret;
+		if (x->shape.dim[ax] >= 0 && x->shape.dim[ax] != 1)
+			return fail(c, "cannot squeeze axis %d of extent %" PRId64, ax,
+				    x->shape.dim[ax]);
+		drop[ax] = true;
+	}
+	o.rank = 0;
+	for (int i = 0; i < x->shape.rank; i++) {
+		if (!n && x->shape.dim[i] < 0) {
+			set_out(c, 0, x->dtype, NULL); /* which dims are 1 is unknown */
+			return 0;
+		}
+		if (n ? drop[i] : x->shape.dim[i] == 1)
+			continue;
+		o.dim[o.rank++] = x->shape.dim[i];
+	}
+	set_out(c, 0, x->dtype, &o);
+	if (in_v(c, 0))
+		set_value(c, 0, (struct ho_value *)in_v(c, 0));
+	return 0;
+}
+
+int ho_infer_unsqueeze(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	int64_t axes[HO_MAX_RANK];
+	bool ins[HO_MAX_RANK] = {0}, ka;
+	struct ho_shape o;
+	size_t n;
+	int ret;
+
+	if (!x)
+		return fail(c, "missing input");
+	ret = get_axes(c, axes, &n, &ka);
+	if (ret)
+		return ret;
+	if (x->shape.rank < 0 || !ka) {
+		set_out(c, 0, x->dtype, NULL);
+		return 0;
+	}
+	o.rank = x->shape.rank + (int)n;
+	if (o.rank > HO_MAX_RANK)
+		return fail(c, "result rank %d too large", o.rank);
+	for (size_t k = 0; k < n; k++) {
+		int ax;
+
+		ret = norm_axis(c, axes[k], o.rank, &ax);
+		if (ret)
+			return ret;
+		if (ins[ax])
+			return fail(c, "axis %d repeated", ax);
+		ins[ax] = true;
+	}
+	for (int i = 0, j = 0; i < o.rank; i++)
+		o.dim[i] = ins[i] ? 1 : x->shape.dim[j++];
+	set_out(c, 0, x->dtype, &o);
+	if (in_v(c, 0))
+		set_value(c, 0, (struct ho_value *)in_v(c, 0));
+	return 0;
+}
+
+int ho_infer_concat(struct ho_infer *c)
+{
+	struct ho_tensor *first = NULL;
+	struct ho_shape o;
+	int axis = 0, ret;
+	bool all_vals = true;
+	size_t total = 0;
+
+	for (uint32_t k = 0; k < c->nd->n_inputs; k++) {
+		struct ho_tensor *t = in_t(c, k);
+
+		if (!t)
+			continue;
+		if (!first) {
+			first = t;
+			o = t->shape;
+			if (o.rank < 0)
+				break;
+			if (o.rank == 0)
+				return fail(c, "cannot concatenate scalars");
+			ret = norm_axis(c, attr_i(c, "axis", 0), o.rank, &axis);
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (t->shape.rank < 0) {
+			o.rank = -1;
+			break;
+		}
+		if (t->shape.rank != o.rank)
+			return fail(c, "input '%s' has rank %d, '%s' has rank %d", t->name,
+				    t->shape.rank, first->name, o.rank);
+		for (int i = 0; i < o.rank; i++) {
+			if (i == axis) {
+				o.dim[i] = o.dim[i] < 0 || t->shape.dim[i] < 0
+					       ? HO_DIM_UNKNOWN
+					       : dim_add(o.dim[i], t->shape.dim[i]);
+			} else if (o.dim[i] < 0) {
+				o.dim[i] = t->shape.dim[i];
+			} else if (t->shape.dim[i] >= 0 && t->shape.dim[i] != o.dim[i]) {
+				return fail(c,
+					    "input '%s' has extent %" PRId64
+					    " on axis %d, expected %" PRId64,
+					    t->name, t->shape.dim[i], i, o.dim[i]);
+			}
+		}
+	}
+	if (!first)
+		return fail(c, "needs at least one input");
+	set_out(c, 0, first->dtype, o.rank >= 0 ? &o : NULL);
+
+	/* Fold 1-D concatenations (shape vectors). */
+	if (o.rank != 1)
+		return 0;
+	for (uint32_t k = 0; k < c->nd->n_inputs; k++) {
+		const struct ho_value *v = in_v(c, k);
+
+		if (in_t(c, k) && !v)
+			all_vals = false;
+		else if (v)
+			total += v->count;
+	}
+	if (!all_vals || (int64_t)total != o.dim[0])
+		return 0;
+	struct ho_value *v = new_value(c, first->dtype, total);
+	size_t p = 0;
+
+	if (!v)
+		return 0;
+	for (uint32_t k = 0; k < c->nd->n_inputs; k++) {
+		const struct ho_value *src = in_v(c, k);
+
+		for (size_t j = 0; src && j < src->count; j++, p++)
+			vset(v, p, vget(src, j), vgeti(src, j), src->i != NULL);
+	}
+	set_value(c, 0, v);
+	return 0;
+}
+
+int ho_infer_split(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	uint32_t nout = c->nd->n_outputs;
+	int64_t sizes[64];
+	size_t ns = 0;
+	int axis, ret;
+
+	if (!x)
+		return fail(c, "missing input");
+	if (x->shape.rank < 0) {
+		for (uint32_t k = 0; k < nout; k++)
+			set_out(c, k, x->dtype, NULL);
+		return 0;
+	}
+	ret = norm_axis(c, attr_i(c, "axis", 0), x->shape.rank, &axis);
+	if (ret)
+		return ret;
+	if (nout > 64)
+		return fail(c, "too many outputs");
+	if (c->nd->n_inputs >= 2 && in_t(c, 1)) {
+		const struct ho_value *v = in_v(c, 1);
+
+		if (!v) {
+			for (uint32_t k = 0; k < nout; k++) {
+				struct ho_shape o = x->shape;
+
+				o.dim[axis] = HO_DIM_UNKNOWN;
+				set_out(c, k, x->dtype, &o);
+			}
+			return 0;
+		}
+		ns = v->count;
+		if (ns != nout)
+			return fail(c, "split has %zu sizes for %u outputs", ns, nout);
+		for (size_t k = 0; k < ns; k++)
+			sizes[k] = vgeti(v, k);
+	} else {
+		size_t na;
+		const int64_t *a = attr_ints(c, "split", &na);
+
+		if (na) {
+			if (na != nout)
+				return fail(c, "split has %zu sizes for %u outputs", na, nout);
+			memcpy(sizes, a, na * sizeof(*a));
+			ns = na;
+		}
+	}
+	int64_t d = x->shape.dim[axis];
+
+	if (!ns) {
+		int64_t parts = attr_i(c, "num_outputs", nout);
+
+		if (parts < 1 || parts > 64)
+			return fail(c, "cannot split into %" PRId64 " parts", parts);
+		if (d >= 0) {
+			int64_t chunk = (d + parts - 1) / parts;
+
+			if (c->nd->opset < 18 && d % parts)
+				return fail(
+				    c, "extent %" PRId64 " does not split evenly into %" PRId64, d,
+				    parts);
+			for (uint32_t k = 0; k < nout; k++) {
+				int64_t left = d - chunk * k;
+
+				sizes[k] = left < chunk ? (left > 0 ? left : 0) : chunk;
+			}
+		} else {
+			for (uint32_t k = 0; k < nout; k++)
+				sizes[k] = HO_DIM_UNKNOWN;
+		}
+	} else if (d >= 0) {
+		int64_t sum = 0;
+
+		for (size_t k = 0; k < ns; k++) {
+			if (sizes[k] < 0)
+				return fail(c, "negative split size %" PRId64, sizes[k]);
+			sum = dim_add(sum, sizes[k]);
+		}
+		if (sum != d)
+			return fail(c, "split sizes add up to %" PRId64 ", extent is %" PRId64, sum,
+				    d);
+	}
+	for (uint32_t k = 0; k < nout; k++) {
+		struct ho_shape o = x->shape;
+
+		o.dim[axis] = sizes[k];
+		set_out(c, k, x->dtype, &o);
+	}
+	return 0;
+}
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+int ho_infer_slice(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	int64_t starts[HO_MAX_RANK], ends[HO_MAX_RANK], axes[HO_MAX_RANK], steps[HO_MAX_RANK];
+	int64_t first[HO_MAX_RANK] = {0}, step_of[HO_MAX_RANK];
+	size_t n;
+	struct ho_shape o;
+
+	if (!x)
+		return fail(c, "missing input");
+	if (c->nd->opset < 10 || c->nd->n_inputs == 1) {
+		size_t ns, ne, na;
+		const int64_t *s = attr_ints(c, "starts", &ns), *e = attr_ints(c, "ends", &ne);
+		const int64_t *a = attr_ints(c, "axes", &na);
+
+		if (ns != ne || (na && na != ns) || ns > HO_MAX_RANK)
+			return fail(c, "starts/ends/axes lengths differ");
+		n = ns;
+		for (size_t k = 0; k < n; k++) {
+			starts[k] = s[k];
+			ends[k] = e[k];
+			axes[k] = na ? a[k] : (int64_t)k;
+			steps[k] = 1;
+		}
+	} else {
+		const struct ho_value *vs = in_v(c, 1), *ve = in_v(c, 2);
+		const struct ho_value *va = in_t(c, 3) ? in_v(c, 3) : NULL;
+		const struct ho_value *vst = in_t(c, 4) ? in_v(c, 4) : NULL;
+
+		if (!vs || !ve || (in_t(c, 3) && !va) || (in_t(c, 4) && !vst) ||
+		    x->shape.rank < 0) {
+			o = x->shape;
+			for (int i = 0; i < o.rank; i++)
+				o.dim[i] = HO_DIM_UNKNOWN;
+			set_out(c, 0, x->dtype, o.rank >= 0 ? &o : NULL);
+			return 0;
+		}
+		n = vs->count;
+		if (ve->count != n || (va && va->count != n) || (vst && vst->count != n) ||
+		    n > HO_MAX_RANK)
+			return fail(c, "starts/ends/axes/steps lengths differ");
+		for (size_t k = 0; k < n; k++) {
+			starts[k] = vgeti(vs, k);
+			ends[k] = vgeti(ve, k);
+			axes[k] = va ? vgeti(va, k) : (int64_t)k;
+			steps[k] = vst ? vgeti(vst, k) : 1;
+		}
+	}
+	if (x->shape.rank < 0) {
+		set_out(c, 0, x->dtype, NULL);
+		return 0;
+	}
+	o = x->shape;
+	for (int i = 0; i < HO_MAX_RANK; i++)
+		step_of[i] = 1;
+	for (size_t k = 0; k < n; k++) {
+		int ax, ret = norm_axis(c, axes[k], o.rank, &ax);
+		int64_t d = x->shape.dim[ax], s = starts[k], e = ends[k], st = steps[k];
+
+		if (ret)
+			return ret;
+		if (st == 0)
+			return fail(c, "step is zero");
+		if (d < 0) {
+			o.dim[ax] = HO_DIM_UNKNOWN;
+			continue;
+		}
+		/* Clamp first: starts/ends like INT64_MAX are common and legal. */
+		s = clamp64(s, -HO_DIM_MAX - 1, HO_DIM_MAX + 1);
+		e = clamp64(e, -HO_DIM_MAX - 2, HO_DIM_MAX + 1);
+		if (st == INT64_MIN)
+			st = -INT64_MAX;
+		if (s < 0)
+			s += d;
+		if (e < 0)
+			e += d;
+		if (st > 0) {
+			s = clamp64(s, 0, d);
+			e = clamp64(e, 0, d);
+			o.dim[ax] = e > s ? (e - s - 1) / st + 1 : 0;
+		} else {
+			s = clamp64(s, 0, d - 1);
+			e = clamp64(e, -1, d - 1);
+			o.dim[ax] = s > e ? (s - e - 1) / (-st) + 1 : 0;
+		}
+		first[ax] = s;
+		step_of[ax] = st;
+	}
+	set_out(c, 0, x->dtype, &o);
+
+	/* Fold 1-D slices of known vectors. */
+	const struct ho_value *vx = in_v(c, 0);
+
+	if (vx && o.rank == 1 && o.dim[0] >= 0) {
+		struct ho_value *v = new_value(c, x->dtype, (size_t)o.dim[0]);
+
+		if (!v)
+			return 0;
+		for (int64_t k = 0; k < o.dim[0]; k++) {
+			int64_t at = first[0] + k * step_of[0];
+
+			if (at < 0 || (size_t)at >= vx->count)
+				return 0;
+			size_t idx = (size_t)at;
+
+			vset(v, (size_t)k, vget(vx, idx), vgeti(vx, idx), vx->i != NULL);
+		}
+		set_value(c, 0, v);
+	}
+	return 0;
+}
+
+int ho_infer_gather(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0), *idx = in_t(c, 1);
+	struct ho_shape o;
+	int axis, ret;
+
+	if (!x || !idx)
+		return fail(c, "needs data and indices");
+	if (x->shape.rank < 0 || idx->shape.rank < 0) {
+		set_out(c, 0, x->dtype, NULL);
+		return 0;
+	}
+	if (x->shape.rank == 0)
+		return fail(c, "data must have rank >= 1");
+	ret = norm_axis(c, attr_i(c, "axis", 0), x->shape.rank, &axis);
+	if (ret)
+		return ret;
+	o.rank = x->shape.rank - 1 + idx->shape.rank;
+	if (o.rank > HO_MAX_RANK)
+		return fail(c, "result rank too large");
+	int p = 0;
+
+	for (int i = 0; i < axis; i++)
+		o.dim[p++] = x->shape.dim[i];
+	for (int i = 0; i < idx->shape.rank; i++)
+		o.dim[p++] = idx->shape.dim[i];
+	for (int i = axis + 1; i < x->shape.rank; i++)
+		o.dim[p++] = x->shape.dim[i];
+	set_out(c, 0, x->dtype, &o);
+
+	/* Fold gathers from a known 1-D vector (Shape -> Gather). */
+	const struct ho_value *vx = in_v(c, 0), *vi = in_v(c, 1);
+
+	if (vx && vi && x->shape.rank == 1) {
+		struct ho_value *v = new_value(c, x->dtype, vi->count);
+		int64_t d = x->shape.dim[0];
+
+		if (!v)
+			return 0;
+		for (size_t k = 0; k < vi->count; k++) {
+			int64_t j = vgeti(vi, k);
+
+			if (j < 0)
+				j += d;
+			if (j < 0 || j >= d)
+				return fail(c, "index %" PRId64 " out of range for extent %" PRId64,
+					    vgeti(vi, k), d);
+			vset(v, k, vget(vx, (size_t)j), vgeti(vx, (size_t)j), vx->i != NULL);
+		}
+		set_value(c, 0, v);
+	}
+	return 0;
+}
+
+int ho_infer_same_as_input1(struct ho_infer *c)
+{
+	/* GatherElements: output has the indices' shape. */
+	if (!in_t(c, 0) || !in_t(c, 1))
+		return fail(c, "needs two inputs");
+	set_out(c, 0, in_t(c, 0)->dtype, &in_t(c, 1)->shape);
+	return 0;
+}
+
+int ho_infer_expand(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	const struct ho_value *sv = in_v(c, 1);
+	struct ho_shape target, o;
+	int ret;
+
+	if (!x || !in_t(c, 1))
+		return fail(c, "needs input and shape");
+	if (!sv) {
+		set_out(c, 0, x->dtype, NULL);
+		return 0;
+	}
+	target.rank = values_to_dims(sv, target.dim, HO_MAX_RANK);
+	if (target.rank < 0)
+		return fail(c, "target rank too large");
+	ret = broadcast(c, &x->shape, &target, &o);
+	if (ret)
+		return ret;
+	set_out(c, 0, x->dtype, &o);
+	return 0;
+}
+
+int ho_infer_tile(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	const struct ho_value *rv = in_v(c, 1);
+	struct ho_shape o;
+
+	if (!x || !in_t(c, 1))
+		return fail(c, "needs input and repeats");
+	o = x->shape;
+	if (!rv) {
+		for (int i = 0; i < o.rank; i++)
+			o.dim[i] = HO_DIM_UNKNOWN;
+	} else {
+		if ((int)rv->count != o.rank)
+			return fail(c, "repeats has %zu entries for rank %d", rv->count, o.rank);
+		for (int i = 0; i < o.rank; i++) {
+			int64_t r = vgeti(rv, (size_t)i);
+
+			if (r < 0)
+				return fail(c, "negative repeat %" PRId64, r);
+			o.dim[i] = o.dim[i] < 0 ? HO_DIM_UNKNOWN : dim_mul(o.dim[i], r);
+		}
+	}
+	set_out(c, 0, x->dtype, o.rank >= 0 ? &o : NULL);
+	return 0;
+}
+
+int ho_infer_pad(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	int64_t pads[2 * HO_MAX_RANK];
+	struct ho_shape o;
+	size_t n;
+
+	if (!x)
+		return fail(c, "missing input");
+	o = x->shape;
+	if (c->nd->n_inputs >= 2 && in_t(c, 1)) {
+		const struct ho_value *v = in_v(c, 1);
+
+		if (!v || o.rank < 0 || c->nd->n_inputs >= 4) {
+			for (int i = 0; i < o.rank; i++)
+				o.dim[i] = HO_DIM_UNKNOWN;
+			set_out(c, 0, x->dtype, o.rank >= 0 ? &o : NULL);
+			return 0;
+		}
+		n = v->count;
+		if (n > 2 * HO_MAX_RANK)
+			return fail(c, "too many pads");
+		for (size_t k = 0; k < n; k++)
+			pads[k] = vgeti(v, k);
+	} else {
+		const int64_t *p = attr_ints(c, "pads", &n);
+
+		if (n > 2 * HO_MAX_RANK)
+			return fail(c, "too many pads");
+		if (n)
+			memcpy(pads, p, n * sizeof(*p));
+	}
+	if (o.rank < 0) {
+		set_out(c, 0, x->dtype, NULL);
+		return 0;
+	}
+	if (n != (size_t)o.rank * 2)
+		return fail(c, "pads has %zu entries for rank %d", n, o.rank);
+	for (int i = 0; i < o.rank; i++) {
+		if (o.dim[i] < 0)
+			continue;
+		o.dim[i] = dim_add(o.dim[i], dim_add(pads[i], pads[i + o.rank]));
+		if (o.dim[i] < 0)
+			return fail(c, "padding makes axis %d negative", i);
+	}
+	set_out(c, 0, x->dtype, &o);
+	return 0;
+}
+
+int ho_infer_resize(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	bool upsample = !strcmp(c->nd->op_type, "Upsample");
+	const struct ho_value *scales = NULL, *sizes = NULL;
+	struct ho_shape o;
+
+	if (!x)
+		return fail(c, "missing input");
+	if (upsample || c->nd->opset < 11) {
+		size_t nsc;
+		const struct ho_attr *at = ho_node_attr(c->nd, "scales");
+
+		if (at && at->type == HO_ATTR_FLOATS) {
+			struct ho_value *v = new_value(c, HO_DT_FLOAT, at->n);
+
+			if (!v)
+				return fail(c, "out of memory");
+			for (size_t k = 0; k < at->n; k++)
+				v->f[k] = at->floats[k];
+			scales = v;
+		} else {
+			scales = in_v(c, 1);
+		}
+		(void)nsc;
+	} else {
+		if (in_t(c, 3))
+			sizes = in_v(c, 3);
+		if (in_t(c, 2) && !sizes)
+			scales = in_v(c, 2);
+		/* An empty scales tensor means "use sizes". */
+		if (scales && scales->count == 0)
+			scales = NULL;
+	}
+	o = x->shape;
+	if (o.rank < 0) {
+		set_out(c, 0, x->dtype, NULL);
+		return 0;
+	}
+	if (sizes) {
+		if ((int)sizes->count != o.rank)
+			return fail(c, "sizes has %zu entries for rank %d", sizes->count, o.rank);
+		for (int i = 0; i < o.rank; i++)
+			o.dim[i] = vgeti(sizes, (size_t)i);
+	} else if (scales) {
+		if ((int)scales->count != o.rank)
+			return fail(c, "scales has %zu entries for rank %d", scales->count, o.rank);
+		for (int i = 0; i < o.rank; i++) {
+			if (o.dim[i] < 0)
+				continue;
+			/* onnx multiplies in float precision, then floors. */
+			o.dim[i] = f2i(floorf((float)o.dim[i] * (float)vget(scales, (size_t)i)));
+			if (o.dim[i] < 0)
+				return fail(c, "scale %g gives a negative extent",
+					    vget(scales, (size_t)i));
+		}
+	} else {
+		for (int i = 0; i < o.rank; i++)
+			o.dim[i] = HO_DIM_UNKNOWN;
+	}
+	set_out(c, 0, x->dtype, &o);
+	return 0;
+}
+
+int ho_infer_range(struct ho_infer *c)
+{
+	const struct ho_value *s = in_v(c, 0), *l = in_v(c, 1), *d = in_v(c, 2);
+	struct ho_shape o = {.rank = 1};
+
+	if (!in_t(c, 0) || !in_t(c, 1) || !in_t(c, 2))
+		return fail(c, "needs start, limit and delta");
+	o.dim[0] = HO_DIM_UNKNOWN;
+	if (s && l && d && s->count == 1 && l->count == 1 && d->count == 1) {
+		double n = ceil((vget(l, 0) - vget(s, 0)) / vget(d, 0));
+
+		if (vget(d, 0) == 0)
+			return fail(c, "delta is zero");
+		o.dim[0] = n > 0 ? f2i(n) : 0;
+	}
+	set_out(c, 0, in_t(c, 0)->dtype, &o);
+	if (o.dim[0] >= 0 && o.dim[0] <= HO_FOLD_MAX_ELEMS) {
+		struct ho_value *v = new_value(c, in_t(c, 0)->dtype, (size_t)o.dim[0]);
+
+		if (v) {
+			for (int64_t k = 0; k < o.dim[0]; k++)
+				vset(v, (size_t)k, vget(s, 0) + (double)k * vget(d, 0),
+				     wrap_add(vgeti(s, 0), wrap_mul(k, vgeti(d, 0))), s->i != NULL);
+			set_value(c, 0, v);
+		}
+	}
+	return 0;
+}
+
+int ho_infer_topk(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	struct ho_shape o;
+	int axis, ret;
+	int64_t k = attr_i(c, "k", -1);
+
+	if (!x || x->shape.rank < 1)
+		return fail(c, "needs an input of rank >= 1");
+	ret = norm_axis(c, attr_i(c, "axis", -1), x->shape.rank, &axis);
+	if (ret)
+		return ret;
+	if (in_t(c, 1)) {
+		const struct ho_value *v = in_v(c, 1);
+
+		k = v && v->count == 1 ? vgeti(v, 0) : HO_DIM_UNKNOWN;
+	}
+	if (k < HO_DIM_UNKNOWN)
+		return fail(c, "negative k %" PRId64, k);
+	o = x->shape;
+	o.dim[axis] = k;
+	set_out(c, 0, x->dtype, &o);
+	set_out(c, 1, HO_DT_INT64, &o);
+	return 0;
+}
+
+int ho_infer_nonzero(struct ho_infer *c)
+{
+	struct ho_shape o = {.rank = 2};
+
+	if (!in_t(c, 0))
+		return fail(c, "missing input");
+	o.dim[0] = in_t(c, 0)->shape.rank >= 0 ? in_t(c, 0)->shape.rank : HO_DIM_UNKNOWN;
+	o.dim[1] = HO_DIM_UNKNOWN; /* data dependent */
+	set_out(c, 0, HO_DT_INT64, &o);
+	return 0;
+}
+
+int ho_infer_depth_space(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	int64_t b = attr_i(c, "blocksize", 0);
+	bool d2s = !strcmp(c->nd->op_type, "DepthToSpace");
+	struct ho_shape o;
+
+	if (!x || x->shape.rank != 4 || b < 1)
+		return fail(c, "needs a rank-4 input and a positive blocksize");
+	o = x->shape;
+	if (d2s) {
+		o.dim[1] = o.dim[1] < 0 ? -1 : o.dim[1] / (b * b);
+		o.dim[2] = o.dim[2] < 0 ? -1 : o.dim[2] * b;
+		o.dim[3] = o.dim[3] < 0 ? -1 : o.dim[3] * b;
+	} else {
+		o.dim[1] = o.dim[1] < 0 ? -1 : o.dim[1] * b * b;
+		o.dim[2] = o.dim[2] < 0 ? -1 : o.dim[2] / b;
+		o.dim[3] = o.dim[3] < 0 ? -1 : o.dim[3] / b;
+	}
+	set_out(c, 0, x->dtype, &o);
+	return 0;
+}
