@@ -31,7 +31,8 @@ LDFLAGS += $(EXTRA_LDFLAGS)
 COMMON_SRC := $(wildcard user/common/*.c)
 GRAPH_SRC := $(wildcard user/graph/*.c user/graph/*/*.c)
 SCHED_SRC := $(wildcard user/scheduler/*.c)
-RUNTIME_SRC := $(wildcard user/runtime/*.c user/runtime/*/*.c) user/libump/libump.c
+RUNTIME_SRC := $(wildcard user/runtime/*.c user/runtime/backends/*.c user/runtime/backends/*/*.c) \
+	user/libump/libump.c
 CLI_SRC := $(wildcard user/cli/*.c)
 GRAPH_OBJ := $(COMMON_SRC:%.c=$(O)/%.o) $(O)/gen/onnx.pb-c.o $(GRAPH_SRC:%.c=$(O)/%.o)
 SCHED_OBJ := $(SCHED_SRC:%.c=$(O)/%.o)

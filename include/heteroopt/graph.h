@@ -200,7 +200,7 @@ struct ho_graph {
 	struct ho_graph_priv *priv;
 };
 
-/* Loading (user/scheduler/onnx_import.c). */
+/* Loading (user/graph/onnx_import.c). */
 struct ho_load_opts {
 	/*
 	 * Folder that external-data locations are relative to; NULL: the
@@ -216,7 +216,7 @@ int ho_onnx_load_buffer(const void *buf, size_t len, const struct ho_load_opts *
 			struct ho_graph **out, struct ho_error *err);
 void ho_graph_free(struct ho_graph *g);
 
-/* Graph queries and checks (user/scheduler/graph.c). */
+/* Graph queries and checks (user/graph/graph.c). */
 int32_t ho_graph_find_tensor(const struct ho_graph *g, const char *name);
 int ho_graph_validate(struct ho_graph *g, struct ho_error *err);
 const char *ho_dtype_name(int dtype);
@@ -235,12 +235,12 @@ int ho_parse_shape_arg(const char *arg, char *name, size_t name_len, int64_t *di
 		       struct ho_error *err);
 
 /*
- * Shape inference and constant folding (user/scheduler/shape_infer.c); on
+ * Shape inference and constant folding (user/graph/shape/); on
  * success it also computes every node's cost features.
  */
 int ho_shape_infer(struct ho_graph *g, struct ho_error *err);
 
-/* Per-node cost features (user/scheduler/features.c), again: after shapes were changed by hand. */
+/* Per-node cost features (user/graph/features.c), again: after shapes were changed by hand. */
 void ho_features_compute(struct ho_graph *g);
 const char *ho_op_class_name(int op_class);
 /*
@@ -270,7 +270,7 @@ struct ho_op_info {
 const struct ho_op_info *ho_op_info(const char *op_type);
 bool ho_op_known(const char *op_type);
 
-/* Kernel fusion told from the graph alone (user/scheduler/fusion.c). */
+/* Kernel fusion told from the graph alone (user/graph/fusion.c). */
 /* Element-wise ops a Conv or MatMul kernel applies as it writes. */
 bool ho_op_is_post_op(const char *op_type);
 /* The only reader of tensor t, reading it as its first input; -1 if none or t is an output. */

@@ -955,8 +955,12 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 	for (uint32_t d = 0; d < rt->n_dev; d++) {
 		rt->dev[d].rt = rt;
 		rt->dev[d].idx = d;
-		rt->dev[d].ops =
-		    rt->desc[d].backend == HO_RT_CPU ? &ho_backend_cpu : &ho_backend_emu;
+		rt->dev[d].ops = ho_backend_ops_of(rt->desc[d].backend);
+		if (!rt->dev[d].ops) {
+			ret = ho_err(err, -EINVAL, "device %s: backend %d does not exist",
+				     rt->desc[d].name, rt->desc[d].backend);
+			goto fail;
+		}
 		ret = rt->dev[d].ops->open(&rt->desc[d], rt->n_dev == 1 ? rt->desc[d].threads : 0,
 					   &rt->dev[d].be, err);
 		if (ret)

@@ -64,8 +64,12 @@ struct ho_backend_ops {
 	int (*sync)(struct ho_backend *b);
 };
 
-/* cpu_dnnl.c: oneDNN on this machine's cores; emu: the same, as an accelerator. */
+/* backends/cpu: oneDNN on this machine's cores; backends/emu: the same, as an accelerator. */
 extern const struct ho_backend_ops ho_backend_cpu, ho_backend_emu;
+/* The registry (backends/backends.c): the ops of an enum ho_rt_backend (NULL: none). */
+const struct ho_backend_ops *ho_backend_ops_of(int backend);
+/* The backend a box device of this kind runs on (cpu: cpu; any other: emu). */
+int ho_backend_for_kind(const char *kind);
 
 /*
  * Layout classes: kernels that work on NHWC as well as NCHW and may mix

@@ -99,7 +99,7 @@ static int ho_sched_devices(struct ho_rt_placement *pl, json_t *devs, const char
 			goto out;
 		}
 		snprintf(pl->dev[d].name, sizeof(pl->dev[d].name), "%s", name);
-		pl->dev[d].backend = strcmp(box->dev[d].kind, "cpu") ? HO_RT_EMU : HO_RT_CPU;
+		pl->dev[d].backend = ho_backend_for_kind(box->dev[d].kind);
 		pl->dev[d].threads = box->dev[d].threads;
 		memcpy(pl->dev[d].cores, box->dev[d].cores, sizeof(pl->dev[d].cores));
 		pl->in_place[d] = ho_box_in_place(box, (int)d);

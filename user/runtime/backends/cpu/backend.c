@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The cpu backend: ONNX operators on oneDNN's C API (Debian's libdnnl, 2.x).
+ *
+ * Activations stay in plain row-major layout (NCHW), so every kernel reads
+ * what the previous one wrote with no reorder between them; convolution
+ * weights are reordered once, at plan time, into the layout oneDNN's kernel
+ * asks for.  Gemm and MatMul go through dnnl_sgemm.  Operators that only
+ * relabel a buffer (Reshape, Flatten, ...) cost nothing: the executor gives
+ * their output the input's buffer.
+ */
+#include <errno.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+#include "heteroopt/pool.h"
+
+/* How the CPU backend treats layouts is the operator table's layout class. */
+bool ho_cpu_op_same_layout(const char *op)
+{
+	const struct ho_op_info *oi = ho_op_info(op);
+
+	return oi && oi->layout == HO_LAYOUT_SAME;
+}
+
+bool ho_cpu_op_binary(const char *op)
+{
+	const struct ho_op_info *oi = ho_op_info(op);
+
+	return oi && (oi->flags & HO_OP_BINARY);
+}
+
+bool ho_cpu_op_any_layout(const char *op)
+{
+	const struct ho_op_info *oi = ho_op_info(op);
+
+	return oi && oi->layout != HO_LAYOUT_PLAIN;
+}
+
+int ho_cpu_open(int threads, struct ho_backend **out, struct ho_error *err)
+{
+	struct ho_backend *c = calloc(1, sizeof(*c));
+
+	*out = NULL;
+	if (!c)
+		return ho_err(err, -ENOMEM, "out of memory");
+	if (threads > 0)
+		omp_set_num_threads(threads);
+	if (dnnl_engine_create(&c->eng, dnnl_cpu, 0) != dnnl_success ||
+	    dnnl_stream_create(&c->stream, c->eng, dnnl_stream_default_flags) != dnnl_success ||
+	    dnnl_primitive_attr_create(&c->attr) != dnnl_success ||
+	    dnnl_primitive_attr_set_scratchpad_mode(c->attr, dnnl_scratchpad_mode_user) !=
+		dnnl_success) {
+		ho_cpu_close(c);
+		return ho_err(err, -ENODEV, "oneDNN: cannot create a CPU engine");
+	}
+	*out = c;
+	return 0;
+}
+
+void ho_cpu_close(struct ho_backend *c)
+{
+	if (!c)
+		return;
+	if (c->attr)
+		dnnl_primitive_attr_destroy(c->attr);
+	if (c->stream)
+		dnnl_stream_destroy(c->stream);
+	if (c->eng)
+		dnnl_engine_destroy(c->eng);
+	free(c);
+}
+
+void ho_cpu_kernel_free(struct ho_kernel *k)
+{
+	if (!k)
+		return;
+	if (k->prim)
+		dnnl_primitive_destroy(k->prim);
+	free(k->fold);
+	if (k->pre)
+		dnnl_primitive_destroy(k->pre);
+	if (k->post)
+		dnnl_primitive_destroy(k->post);
+	for (int i = 0; i < k->n_owned; i++)
+		dnnl_memory_destroy(k->owned[i]);
+	for (int i = 0; i < HO_MAX_RANK; i++)
+		free(k->map[i]);
+	free(k);
+}
+
+int ho_cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t node,
+		   const struct ho_fusion *fuse, void *const *buf, const uint8_t *channels_last,
+		   struct ho_kernel **out, struct ho_error *err)
+{
+	const struct ho_node *n = &g->nodes[node];
+	const char *op = n->op_type;
+	struct ho_kernel *k;
+	int ret;
+
+	*out = NULL;
+	c->channels_last = channels_last;
+	if (*n->domain)
+		return ho_cpu_unsupported(err, n, "runs the default ONNX domain only");
+	if (ho_op_is_view(op) || !strcmp(op, "Constant"))
+		return 0;
+	if (n->n_outputs < 1 || n->outputs[0] < 0)
+		return ho_cpu_unsupported(err, n, "needs the first output");
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return ho_err(err, -ENOMEM, "out of memory");
+	k->name = n->name;
+	k->op = op;
+	const struct ho_cpu_kernel_reg *reg = ho_cpu_kernel_reg(op);
+
+	ret = reg ? reg->prepare(c, g, n, fuse, buf, k, err)
+		  : ho_cpu_unsupported(err, n, "has no kernel for this operator yet");
+	if (ret) {
+		ho_cpu_kernel_free(k);
+		return ret;
+	}
+	*out = k;
+	return 0;
+}
+
+int ho_cpu_launch(struct ho_backend *c, struct ho_kernel *k, struct ho_error *err)
+{
+	switch (k->kind) {
+	case HO_K_GEMM:
+		if (ho_cpu_run_gemm(k))
+			return ho_err(err, -EIO, "node '%s' (%s): dnnl_sgemm failed", k->name,
+				      k->op);
+		return 0;
+	case HO_K_INDEX_MAP:
+		ho_cpu_run_index_map(k);
+		return 0;
+	case HO_K_GATHER:
+		if (ho_cpu_run_gather(k))
+			return ho_err(err, -EINVAL, "node '%s' (Gather): an index is out of range",
+				      k->name);
+		return 0;
+	default:
+		if ((k->pre && dnnl_primitive_execute(k->pre, c->stream, k->n_pre_args,
+						      k->pre_args) != dnnl_success) ||
+		    dnnl_primitive_execute(k->prim, c->stream, k->nargs, k->args) != dnnl_success ||
+		    (k->post && dnnl_primitive_execute(k->post, c->stream, k->n_post_args,
+						       k->post_args) != dnnl_success) ||
+		    dnnl_stream_wait(c->stream) != dnnl_success)
+			return ho_err(err, -EIO, "node '%s' (%s): oneDNN execution failed", k->name,
+				      k->op);
+		return 0;
+	}
+}
+
+static int cpu_open_dev(const struct ho_rt_device *dev, int threads, struct ho_backend **out,
+			struct ho_error *err)
+{
+	(void)dev;
+	return ho_cpu_open(threads, out, err);
+}
+
+void ho_cpu_query(const struct ho_backend *c, struct ho_backend_info *info)
+{
+	info->name = c->emulated ? "emu (emulated, oneDNN)" : "cpu (oneDNN)";
+	info->emulated = c->emulated;
+	/* An emulated accelerator owns its memory: nothing of it is read in place. */
+	info->host_memory = !c->emulated;
+}
+
+/* Tensor memory: a region of the pool on the device's node, mapped for the kernels. */
+int ho_cpu_alloc(struct ho_backend *c, struct ho_pool *pool, size_t bytes, int node,
+		 struct ho_pool_buf *out)
+{
+	(void)c;
+	return ho_pool_alloc(pool, bytes, node, out);
+}
+
+void ho_cpu_free(struct ho_backend *c, struct ho_pool *pool, struct ho_pool_buf *buf)
+{
+	(void)c;
+	ho_pool_free(pool, buf);
+}
+
+int ho_cpu_export_fd(struct ho_backend *c, struct ho_pool *pool, const struct ho_pool_buf *buf)
+{
+	(void)c;
+	return ho_pool_share_fd(pool, buf);
+}
+
+/* The CPU addresses any mappable memory: the pool maps it (and ump can copy through it). */
+int ho_cpu_import_fd(struct ho_backend *c, struct ho_pool *pool, int fd, struct ho_pool_buf *out)
+{
+	(void)c;
+	return ho_pool_import(pool, fd, out);
+}
+
+/* Copies into this device: the pool's (ump.ko's copy engines, or memmove). */
+int ho_cpu_copy(struct ho_backend *c, struct ho_pool *pool, const struct ho_pool_copy *cp)
+{
+	(void)c;
+	return ho_pool_copy(pool, cp, 1);
+}
+
+int ho_cpu_sync(struct ho_backend *c)
+{
+	return dnnl_stream_wait(c->stream) == dnnl_success ? 0 : -EIO;
+}
+
+const struct ho_backend_ops ho_backend_cpu = HO_ONEDNN_OPS(cpu_open_dev);

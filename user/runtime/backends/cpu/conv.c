@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: MIT
+/* Convolution and transposed convolution (oneDNN), a following batch norm folded into the weights,
+ * an element-wise node as a post-op. */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+
+/*
+ * Conv then BatchNormalization, folded: y = gamma * (W x + b - mean) /
+ * sqrt(var + eps) + beta is a convolution with each output channel's weights
+ * scaled and a new bias.  Computed once, into memory the kernel owns.
+ */
+static int ho_fold_bn(struct ho_kernel *k, const struct ho_graph *g, const struct ho_node *n,
+		      const struct ho_node *bn, void *const *buf, const float **w_out,
+		      const float **b_out)
+{
+	const struct ho_tensor *w = ho_cpu_in_t(g, n, 1);
+	int64_t oc = w->shape.dim[0], per = ho_shape_numel(&w->shape) / oc;
+	const float *wv = buf[n->inputs[1]], *bv = ho_cpu_in_t(g, n, 2) ? buf[n->inputs[2]] : NULL;
+	const float *gamma = buf[bn->inputs[1]], *beta = buf[bn->inputs[2]],
+		    *mean = buf[bn->inputs[3]], *var = buf[bn->inputs[4]];
+	float eps = ho_cpu_attr_f(bn, "epsilon", 1e-5f), *fw, *fb;
+
+	k->fold = aligned_alloc(64, (size_t)((oc * per + oc) * 4 + 63) & ~(size_t)63);
+	if (!k->fold)
+		return -ENOMEM;
+	fw = k->fold;
+	fb = fw + oc * per;
+	for (int64_t o = 0; o < oc; o++) {
+		float scale = gamma[o] / sqrtf(var[o] + eps);
+
+		for (int64_t j = 0; j < per; j++)
+			fw[o * per + j] = wv[o * per + j] * scale;
+		fb[o] = ((bv ? bv[o] : 0.0f) - mean[o]) * scale + beta[o];
+	}
+	*w_out = fw;
+	*b_out = fb;
+	return 0;
+}
+
+/* Conv and ConvTranspose (oneDNN's deconvolution), 2-D, any group count. */
+int ho_cpu_prep_conv(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		     const struct ho_node *bnn, const struct ho_node *post, void *const *buf,
+		     struct ho_kernel *k, struct ho_error *err)
+{
+	/* bnn, post: nodes folded in (see ho_fusion); the last one's output is written */
+	int32_t yid = post ? post->outputs[0] : bnn ? bnn->outputs[0] : n->outputs[0];
+	const void *wptr = buf[n->inputs[1]],
+		   *bptr = n->n_inputs > 2 && n->inputs[2] >= 0 ? buf[n->inputs[2]] : NULL;
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *w = ho_cpu_in_t(g, n, 1),
+			       *y = &g->tensors[yid];
+	dnnl_primitive_attr_t attr = NULL;
+
+	if (bnn) {
+		const float *fw, *fb;
+
+		if (!w || w->shape.rank != 4 || ho_fold_bn(k, g, n, bnn, buf, &fw, &fb))
+			return ho_err(err, -ENOMEM, "node '%s': cannot fold its batch norm",
+				      n->name);
+		wptr = fw;
+		bptr = fb; /* the folded bias, whether or not the Conv had one */
+	}
+	bool deconv = !strcmp(n->op_type, "ConvTranspose");
+	int64_t group = ho_cpu_attr_i(n, "group", 1), st[2], dl[2], pads[4], oc, ic;
+	dnnl_memory_desc_t xm, wm, bm, ym, wuser, conv_in, conv_out;
+	dnnl_dims_t strides, dil, pl, pr, wd;
+	union {
+		dnnl_convolution_desc_t conv;
+		dnnl_deconvolution_desc_t deconv;
+	} d;
+	dnnl_primitive_desc_t pd = NULL;
+	const struct ho_attr *apa = ho_node_attr(n, "auto_pad");
+	const char *ap = apa && apa->type == HO_ATTR_STRING ? apa->s : "NOTSET";
+	dnnl_status_t st_init;
+	int ret = -ENOMEM;
+
+	if (!x || !w || x->shape.rank != 4 || w->shape.rank != 4 || x->dtype != HO_DT_FLOAT)
+		return ho_cpu_unsupported(err, n,
+					  "runs float32 2-D convolutions (rank-4 tensors) only");
+	if (!ho_cpu_attr_ints(n, "strides", st, 2, 1) ||
+	    !ho_cpu_attr_ints(n, "dilations", dl, 2, 1) || !ho_cpu_attr_ints(n, "pads", pads, 4, 0))
+		return ho_cpu_unsupported(err, n,
+					  "needs strides/dilations of 2 and pads of 4 values");
+	if (group < 1 || x->shape.dim[1] % group)
+		return ho_cpu_unsupported(err, n, "needs a group count that divides the channels");
+	for (int i = 0; i < 2; i++) {
+		int64_t in = x->shape.dim[2 + i], out = y->shape.dim[2 + i],
+			kk = w->shape.dim[2 + i], span = (kk - 1) * dl[i] + 1, total;
+
+		strides[i] = st[i];
+		dil[i] = dl[i] - 1; /* oneDNN counts the gaps */
+		if (deconv) {
+			/* The right pad (with output_padding) that gives the inferred size. */
+			pl[i] = strcmp(ap, "NOTSET") ? 0 : pads[i];
+			pr[i] = (in - 1) * st[i] + span - pl[i] - out;
+			continue;
+		}
+		total = (out - 1) * st[i] + span - in;
+		if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
+			total = total > 0 ? total : 0;
+			pl[i] = !strcmp(ap, "SAME_UPPER") ? total / 2 : total - total / 2;
+			pr[i] = total - pl[i];
+		} else if (!strcmp(ap, "VALID")) {
+			pl[i] = 0;
+			pr[i] = total > 0 ? total : 0;
+		} else {
+			pl[i] = pads[i];
+			pr[i] = pads[2 + i];
+		}
+	}
+	ho_cpu_t_md(c, &xm, n->inputs[0], &x->shape);
+	ho_cpu_t_md(c, &ym, yid, &y->shape);
+	if (post && ho_cpu_eltwise_attr(c, g, post, buf, false, &attr))
+		return ho_err(err, -ENOMEM, "node '%s': oneDNN post-ops failed", n->name);
+	/*
+	 * oneDNN has fast kernels for NCHW -> NCHW and NHWC -> NHWC only: the other
+	 * way round a mixed pair falls to its reference kernel (resnet18's first
+	 * conv: 1.6 s).  Convert the odd side on the way in or out instead.
+	 */
+	conv_in = xm;
+	conv_out = ym;
+	if (c->channels_last && (c->channels_last[n->inputs[0]] || c->channels_last[yid])) {
+		ho_cpu_t_md_nhwc(&conv_in, &x->shape);
+		ho_cpu_t_md_nhwc(&conv_out, &y->shape);
+	}
+	/* ONNX weights: Conv [OC, IC/g, kh, kw], ConvTranspose [IC, OC/g, kh, kw]. */
+	oc = y->shape.dim[1];
+	ic = x->shape.dim[1];
+	if (group == 1) {
+		wd[0] = oc;
+		wd[1] = ic;
+		wd[2] = w->shape.dim[2];
+		wd[3] = w->shape.dim[3];
+		dnnl_memory_desc_init_by_tag(&wuser, 4, wd, dnnl_f32,
+					     deconv ? dnnl_iohw : dnnl_oihw);
+		dnnl_memory_desc_init_by_tag(&wm, 4, wd, dnnl_f32, dnnl_format_tag_any);
+	} else {
+		wd[0] = group;
+		wd[1] = oc / group;
+		wd[2] = ic / group;
+		wd[3] = w->shape.dim[2];
+		wd[4] = w->shape.dim[3];
+		dnnl_memory_desc_init_by_tag(&wuser, 5, wd, dnnl_f32,
+					     deconv ? dnnl_giohw : dnnl_goihw);
+		dnnl_memory_desc_init_by_tag(&wm, 5, wd, dnnl_f32, dnnl_format_tag_any);
+	}
+	if (bptr) {
+		dnnl_dims_t bd = {oc};
+
+		dnnl_memory_desc_init_by_tag(&bm, 1, bd, dnnl_f32, dnnl_a);
+	}
+	if (deconv)
+		st_init = dnnl_dilated_deconvolution_forward_desc_init(
+		    &d.deconv, dnnl_forward_inference, dnnl_deconvolution_direct, &conv_in, &wm,
+		    bptr ? &bm : NULL, &conv_out, strides, dil, pl, pr);
+	else
+		st_init = dnnl_dilated_convolution_forward_desc_init(
+		    &d.conv, dnnl_forward_inference, dnnl_convolution_direct, &conv_in, &wm,
+		    bptr ? &bm : NULL, &conv_out, strides, dil, pl, pr);
+	if (st_init != dnnl_success || dnnl_primitive_desc_create(&pd, &d, attr ? attr : c->attr,
+								  c->eng, NULL) != dnnl_success) {
+		if (attr)
+			dnnl_primitive_attr_destroy(attr);
+		return ho_cpu_unsupported(err, n, "(oneDNN) has no kernel for these shapes");
+	}
+	if (ho_cpu_convert(c, k, &xm, buf[n->inputs[0]], &conv_in, DNNL_ARG_SRC, true) ||
+	    ho_cpu_convert(c, k, &ym, buf[yid], &conv_out, DNNL_ARG_DST, false) ||
+	    (bptr && ho_cpu_mem(c, k, &bm, (void *)bptr, DNNL_ARG_BIAS)))
+		goto out;
+	ret = ho_cpu_weights(c, k, pd, &wuser, (void *)wptr);
+	if (ret)
+		goto out;
+	ret = ho_cpu_prim(c, k, pd);
+out:
+	dnnl_primitive_desc_destroy(pd);
+	if (attr)
+		dnnl_primitive_attr_destroy(attr);
+	return ret ? ho_err(err, ret, "node '%s' (%s): oneDNN set-up failed", n->name, n->op_type)
+		   : 0;
+}

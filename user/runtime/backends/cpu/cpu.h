@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cpu backend's internals (user/runtime/backends/cpu), one file per
+ * kernel family; backend.c holds the ops table and the kernel table that
+ * maps each operator to its family's prepare function.  Not installed.
+ */
+#ifndef HO_CPU_H
+#define HO_CPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <dnnl.h>
+
+#include "common.h"
+#include "rt_priv.h"
+#define HO_CPU_MAX_ARGS 16
+
+struct ho_backend {
+	dnnl_engine_t eng;
+	dnnl_stream_t stream;
+	/*
+	 * Every primitive gets its own scratchpad (user mode): the library's
+	 * shared one is not safe when devices' workers run primitives at once.
+	 */
+	dnnl_primitive_attr_t attr;
+	const uint8_t *channels_last; /* per tensor, from the executor's layout plan */
+	bool emulated;		      /* emu: the same kernels, standing in for an accelerator */
+};
+
+enum ho_cpu_kind { HO_K_PRIM, HO_K_GEMM, HO_K_INDEX_MAP, HO_K_GATHER };
+
+struct ho_kernel {
+	int kind;
+	const char *name, *op;
+	dnnl_primitive_t prim;
+	float *fold; /* a Conv's weights and bias with its batch norm folded in */
+	/* layout conversions around it (a convolution between NCHW and NHWC) */
+	dnnl_primitive_t pre, post;
+	dnnl_exec_arg_t pre_args[3], post_args[3];
+	int n_pre_args, n_post_args;
+	int nargs;
+	dnnl_exec_arg_t args[HO_CPU_MAX_ARGS];
+	dnnl_memory_t owned[HO_CPU_MAX_ARGS]; /* memory objects to destroy */
+	int n_owned;
+	/* HO_K_GEMM: batch x (M x K) . (K x N) (+ bias broadcast) */
+	char ta, tb;
+	int64_t batch, m, n, k, a_step, b_step, y_step;
+	float alpha, beta;
+	const float *a, *b, *bias;
+	int64_t bias_rows, bias_cols; /* the bias's extent, each 1 or the full one */
+	float *y;
+	/*
+	 * HO_K_INDEX_MAP (Transpose, Slice, nearest Resize): output dims in dims[],
+	 * input dims in in_dims[]; output axis a walks input axis perm[a], and
+	 * map[a][x] is the byte offset its index x adds (an index while preparing)
+	 */
+	int rank;
+	int64_t dims[HO_MAX_RANK], perm[HO_MAX_RANK];
+	uint32_t elem;
+	const void *src;
+	void *dst;
+	int64_t in_dims[HO_MAX_RANK];
+	int64_t *map[HO_MAX_RANK];
+	bool rows_contiguous; /* each last-axis row reads consecutive input bytes */
+	/* HO_K_GATHER: outer x n_idx x inner bytes; the axis has axis_dim entries */
+	int64_t outer, n_idx, inner, axis_dim;
+	const void *idx;
+	bool idx64;
+};
+
+int ho_cpu_open(int threads, struct ho_backend **out, struct ho_error *err);
+void ho_cpu_close(struct ho_backend *c);
+void ho_cpu_kernel_free(struct ho_kernel *k);
+const struct ho_tensor *ho_cpu_in_t(const struct ho_graph *g, const struct ho_node *n, uint32_t i);
+int64_t ho_cpu_attr_i(const struct ho_node *n, const char *name, int64_t def);
+float ho_cpu_attr_f(const struct ho_node *n, const char *name, float def);
+bool ho_cpu_attr_ints(const struct ho_node *n, const char *name, int64_t *v, size_t want,
+		      int64_t def);
+void ho_cpu_plain_md(dnnl_memory_desc_t *md, const struct ho_shape *s);
+void ho_cpu_t_md(const struct ho_backend *c, dnnl_memory_desc_t *md, int32_t t,
+		 const struct ho_shape *s);
+void ho_cpu_t_md_nhwc(dnnl_memory_desc_t *md, const struct ho_shape *s);
+int ho_cpu_mem(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc_t *md, void *ptr,
+	       int arg);
+int ho_cpu_prim(struct ho_backend *c, struct ho_kernel *k, dnnl_primitive_desc_t pd);
+int ho_cpu_unsupported(struct ho_error *err, const struct ho_node *n, const char *why);
+int ho_cpu_src_dst_kernel(struct ho_backend *c, struct ho_kernel *k, dnnl_status_t init,
+			  const void *desc, dnnl_primitive_attr_t attr,
+			  const dnnl_memory_desc_t *xm, const dnnl_memory_desc_t *ym,
+			  void *const *buf, const struct ho_node *n, const char *none,
+			  struct ho_error *err);
+int ho_cpu_convert(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc_t *tmd,
+		   void *ptr, const dnnl_memory_desc_t *kmd, int arg, bool input);
+int ho_cpu_weights(struct ho_backend *c, struct ho_kernel *k, const_dnnl_primitive_desc_t pd,
+		   const dnnl_memory_desc_t *user, void *ptr);
+float ho_cpu_scalar_input(const struct ho_graph *g, const struct ho_node *n, uint32_t i,
+			  void *const *buf, float def);
+int ho_cpu_eltwise_attr(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+			void *const *buf, bool first, dnnl_primitive_attr_t *attr);
+int ho_cpu_prep_conv(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		     const struct ho_node *bnn, const struct ho_node *post, void *const *buf,
+		     struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_bnorm(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		      void *const *buf, struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_pool(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		     void *const *buf, struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_eltwise(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+			void *const *buf, struct ho_kernel *k, struct ho_error *err);
+struct ho_shape ho_cpu_lift(const struct ho_shape *s, int r);
+int ho_cpu_prep_binary(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		       void *const *buf, struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_concat(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		       void *const *buf, struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_softmax(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+			void *const *buf, struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_resize(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		       void *const *buf, struct ho_kernel *k, struct ho_error *err);
+void ho_cpu_run_index_map(const struct ho_kernel *k);
+int ho_cpu_prep_gemm(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		     struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_matmul_bias(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+			    const struct ho_node *add, const struct ho_node *post, void *const *buf,
+			    struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_run_gemm(struct ho_kernel *k);
+int ho_cpu_prep_transpose(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			  struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_int_input(const struct ho_graph *g, const struct ho_node *n, uint32_t i,
+		     void *const *buf, int64_t *v, int max);
+int ho_cpu_prep_slice(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		      struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_gather(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		       struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_run_gather(const struct ho_kernel *k);
+int ho_cpu_prep_reduce_mean(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+			    void *const *buf, struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_layer_norm(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+			   void *const *buf, struct ho_kernel *k, struct ho_error *err);
+/*
+ * The kernel table (kernels.c): each operator this backend runs, the
+ * prepare function of its kernel family and, for the element-wise ones
+ * (every HO_OP_POST operator is one: the scheduler charges their fusion),
+ * oneDNN's algorithm.
+ */
+typedef int (*ho_cpu_prep_fn)(struct ho_backend *c, const struct ho_graph *g,
+			      const struct ho_node *n, const struct ho_fusion *fuse,
+			      void *const *buf, struct ho_kernel *k, struct ho_error *err);
+struct ho_cpu_kernel_reg {
+	const char *op;
+	ho_cpu_prep_fn prepare;
+	dnnl_alg_kind_t eltwise_alg; /* 0 (dnnl_alg_kind_undef): not element-wise */
+};
+const struct ho_cpu_kernel_reg *ho_cpu_kernel_reg(const char *op_type);
+
+int ho_cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t node,
+		   const struct ho_fusion *fuse, void *const *buf, const uint8_t *channels_last,
+		   struct ho_kernel **out, struct ho_error *err);
+int ho_cpu_launch(struct ho_backend *c, struct ho_kernel *k, struct ho_error *err);
+void ho_cpu_query(const struct ho_backend *c, struct ho_backend_info *info);
+int ho_cpu_alloc(struct ho_backend *c, struct ho_pool *pool, size_t bytes, int node,
+		 struct ho_pool_buf *out);
+void ho_cpu_free(struct ho_backend *c, struct ho_pool *pool, struct ho_pool_buf *buf);
+int ho_cpu_export_fd(struct ho_backend *c, struct ho_pool *pool, const struct ho_pool_buf *buf);
+int ho_cpu_import_fd(struct ho_backend *c, struct ho_pool *pool, int fd, struct ho_pool_buf *out);
+int ho_cpu_copy(struct ho_backend *c, struct ho_pool *pool, const struct ho_pool_copy *cp);
+int ho_cpu_sync(struct ho_backend *c);
+
+/* cpu and emu differ only in how they open (emu marks itself emulated). */
+#define HO_ONEDNN_OPS(open_fn)                                                                     \
+	{                                                                                          \
+		.open = open_fn, .close = ho_cpu_close, .query = ho_cpu_query,                     \
+		.alloc = ho_cpu_alloc, .free = ho_cpu_free, .export_fd = ho_cpu_export_fd,         \
+		.import_fd = ho_cpu_import_fd, .prepare = ho_cpu_prepare, .launch = ho_cpu_launch, \
+		.kernel_free = ho_cpu_kernel_free, .copy = ho_cpu_copy, .sync = ho_cpu_sync,       \
+	}
+
+#endif

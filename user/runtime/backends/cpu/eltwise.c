@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+/* Element-wise kernels, one input (oneDNN eltwise, also as post-ops of a Conv or MatMul) and two
+ * with broadcasting (oneDNN binary). */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+
+/* An element-wise node as oneDNN's algorithm and parameters; false if it is not one. */
+static bool eltwise_params(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			   dnnl_alg_kind_t *alg, float *alpha, float *beta)
+{
+	const struct ho_cpu_kernel_reg *reg = ho_cpu_kernel_reg(n->op_type);
+
+	if (!reg || !reg->eltwise_alg)
+		return false;
+	*alg = reg->eltwise_alg;
+	*alpha = *beta = 0;
+	if (!strcmp(n->op_type, "HardSigmoid")) {
+		*alpha = ho_cpu_attr_f(n, "alpha", 0.2f);
+		*beta = ho_cpu_attr_f(n, "beta", 0.5f);
+	} else if (!strcmp(n->op_type, "LeakyRelu")) {
+		*alpha = ho_cpu_attr_f(n, "alpha", 0.01f);
+	} else if (!strcmp(n->op_type, "Elu")) {
+		*alpha = ho_cpu_attr_f(n, "alpha", 1.0f);
+	} else if (!strcmp(n->op_type, "Pow")) {
+		const struct ho_tensor *e = ho_cpu_in_t(g, n, 1);
+
+		if (!e || ho_shape_numel(&e->shape) != 1 ||
+		    !(e->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED)))
+			return false; /* an exponent per element, or computed: not element-wise */
+		*alpha = 1.0f;
+		*beta = ho_cpu_scalar_input(g, n, 1, buf, 1.0f);
+	} else if (!strcmp(n->op_type, "Clip")) {
+		/* opset 11+: bounds are inputs; before: attributes */
+		*alpha = ho_cpu_scalar_input(g, n, 1, buf, ho_cpu_attr_f(n, "min", -FLT_MAX));
+		*beta = ho_cpu_scalar_input(g, n, 2, buf, ho_cpu_attr_f(n, "max", FLT_MAX));
+	}
+	return true;
+}
+
+/*
+ * An attribute with n (an element-wise node) as post-ops: after a kernel's
+ * own work, or alone (first = true: n's first step is the kernel itself).
+ */
+int ho_cpu_eltwise_attr(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+			void *const *buf, bool first, dnnl_primitive_attr_t *attr)
+{
+	dnnl_post_ops_t po = NULL;
+	dnnl_alg_kind_t alg;
+	float alpha, beta;
+	int ret = -ENOMEM;
+
+	*attr = NULL;
+	if (!eltwise_params(g, n, buf, &alg, &alpha, &beta))
+		return -EINVAL;
+	if (first && strcmp(n->op_type, "HardSigmoid"))
+		return 0; /* nothing after the kernel */
+	if (dnnl_post_ops_create(&po) != dnnl_success)
+		return -ENOMEM;
+	if ((first || dnnl_post_ops_append_eltwise(po, 1.0f, alg, alpha, beta) == dnnl_success) &&
+	    (strcmp(n->op_type, "HardSigmoid") ||
+	     dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip_v2, 0.0f, 1.0f) ==
+		 dnnl_success) &&
+	    dnnl_primitive_attr_clone(attr, c->attr) == dnnl_success &&
+	    dnnl_primitive_attr_set_post_ops(*attr, po) == dnnl_success)
+		ret = 0;
+	dnnl_post_ops_destroy(po);
+	return ret;
+}
+
+int ho_cpu_prep_eltwise(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+			void *const *buf, struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0);
+	dnnl_eltwise_desc_t d;
+	dnnl_primitive_attr_t attr = NULL;
+	dnnl_memory_desc_t md;
+	dnnl_alg_kind_t alg;
+	float alpha, beta;
+	int ret;
+
+	if (!x || x->dtype != HO_DT_FLOAT || !eltwise_params(g, n, buf, &alg, &alpha, &beta))
+		return ho_cpu_unsupported(err, n, "runs float32 element-wise operators only");
+	if (ho_cpu_eltwise_attr(c, g, n, buf, true, &attr))
+		return ho_err(err, -ENOMEM, "node '%s': oneDNN post-ops failed", n->name);
+	ho_cpu_t_md(c, &md, n->inputs[0], &x->shape);
+	ret = ho_cpu_src_dst_kernel(
+	    c, k, dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg, &md, alpha, beta),
+	    &d, attr, &md, &md, buf, n, "(oneDNN) has no element-wise kernel for this", err);
+	if (attr)
+		dnnl_primitive_attr_destroy(attr);
+	return ret;
+}
+
+/* s with leading 1s up to rank r (numpy broadcasting aligns the last axes). */
+struct ho_shape ho_cpu_lift(const struct ho_shape *s, int r)
+{
+	struct ho_shape o = {.rank = r};
+	int sr = s->rank > 0 ? s->rank : 0;
+
+	for (int i = 0; i < r; i++)
+		o.dim[i] = i < r - sr ? 1 : s->dim[i - (r - sr)];
+	return o;
+}
+
+int ho_cpu_prep_binary(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		       void *const *buf, struct ho_kernel *k, struct ho_error *err)
+{
+	static const struct {
+		const char *op;
+		dnnl_alg_kind_t alg;
+		bool commutes;
+	} map[] = {
+	    {"Add", dnnl_binary_add, true},  {"Mul", dnnl_binary_mul, true},
+	    {"Sub", dnnl_binary_sub, false}, {"Div", dnnl_binary_div, false},
+	    {"Max", dnnl_binary_max, true},  {"Min", dnnl_binary_min, true},
+	};
+	const struct ho_tensor *a = ho_cpu_in_t(g, n, 0), *b = ho_cpu_in_t(g, n, 1),
+			       *y = &g->tensors[n->outputs[0]];
+	int r = y->shape.rank > 0 ? y->shape.rank : 1;
+	struct ho_shape sa, sb, sy = ho_cpu_lift(&y->shape, r);
+	dnnl_memory_desc_t ma, mb, my;
+	dnnl_binary_desc_t d;
+	dnnl_primitive_desc_t pd = NULL;
+	int32_t ia, ib;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(map[i].op, n->op_type))
+			break;
+	if (!a || !b || n->n_inputs != 2 || a->dtype != HO_DT_FLOAT || b->dtype != HO_DT_FLOAT)
+		return ho_cpu_unsupported(err, n, "runs two-input float32 binary operators only");
+	sa = ho_cpu_lift(&a->shape, r);
+	sb = ho_cpu_lift(&b->shape, r);
+	ia = n->inputs[0];
+	ib = n->inputs[1];
+	/* oneDNN broadcasts its second source only: swap when the first is smaller. */
+	if (memcmp(sa.dim, sy.dim, (size_t)r * sizeof(int64_t))) {
+		struct ho_shape t = sa;
+
+		if (!map[i].commutes || memcmp(sb.dim, sy.dim, (size_t)r * sizeof(int64_t)))
+			return ho_cpu_unsupported(
+			    err, n,
+			    "broadcasts the second input only (or both, for a "
+			    "commutative operator)");
+		sa = sb;
+		sb = t;
+		ia = n->inputs[1];
+		ib = n->inputs[0];
+	}
+	ho_cpu_t_md(c, &ma, g->tensors[ia].shape.rank == r ? ia : -1, &sa);
+	ho_cpu_t_md(c, &mb, g->tensors[ib].shape.rank == r ? ib : -1, &sb);
+	ho_cpu_t_md(c, &my, n->outputs[0], &sy);
+	if (dnnl_binary_desc_init(&d, map[i].alg, &ma, &mb, &my) != dnnl_success ||
+	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
+		return ho_cpu_unsupported(err, n, "(oneDNN) has no binary kernel for these shapes");
+	ret = ho_cpu_mem(c, k, &ma, buf[ia], DNNL_ARG_SRC_0) ||
+		      ho_cpu_mem(c, k, &mb, buf[ib], DNNL_ARG_SRC_1) ||
+		      ho_cpu_mem(c, k, &my, buf[n->outputs[0]], DNNL_ARG_DST) ||
+		      ho_cpu_prim(c, k, pd)
+		  ? ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name)
+		  : 0;
+	dnnl_primitive_desc_destroy(pd);
+	return ret;
+}

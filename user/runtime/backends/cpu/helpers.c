@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+/* Helpers every CPU kernel uses: attributes, memory descriptors, oneDNN memory and primitives,
+ * weight reorders. */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+
+const struct ho_tensor *ho_cpu_in_t(const struct ho_graph *g, const struct ho_node *n, uint32_t i)
+{
+	return i < n->n_inputs && n->inputs[i] >= 0 ? &g->tensors[n->inputs[i]] : NULL;
+}
+
+int64_t ho_cpu_attr_i(const struct ho_node *n, const char *name, int64_t def)
+{
+	const struct ho_attr *a = ho_node_attr(n, name);
+
+	return a && a->type == HO_ATTR_INT ? a->i : def;
+}
+
+float ho_cpu_attr_f(const struct ho_node *n, const char *name, float def)
+{
+	const struct ho_attr *a = ho_node_attr(n, name);
+
+	return a && a->type == HO_ATTR_FLOAT ? (float)a->f : def;
+}
+
+/* INTS attribute into v[0..want-1]; def where absent. false if present with another length. */
+bool ho_cpu_attr_ints(const struct ho_node *n, const char *name, int64_t *v, size_t want,
+		      int64_t def)
+{
+	const struct ho_attr *a = ho_node_attr(n, name);
+
+	for (size_t i = 0; i < want; i++)
+		v[i] = def;
+	if (!a)
+		return true;
+	if (a->type != HO_ATTR_INTS || a->n != want)
+		return false;
+	memcpy(v, a->ints, want * sizeof(int64_t));
+	return true;
+}
+
+void ho_cpu_plain_md(dnnl_memory_desc_t *md, const struct ho_shape *s)
+{
+	static const dnnl_format_tag_t tags[] = {dnnl_a,      dnnl_a,	    dnnl_ab,
+						 dnnl_abc,    dnnl_abcd,    dnnl_abcde,
+						 dnnl_abcdef, dnnl_abcdefg, dnnl_abcdefgh};
+	dnnl_dims_t d;
+	int r = s->rank > 0 ? s->rank : 1;
+
+	for (int i = 0; i < r; i++)
+		d[i] = s->rank > 0 ? s->dim[i] : 1;
+	dnnl_memory_desc_init_by_tag(md, r, d, dnnl_f32, tags[r]);
+}
+
+/* Tensor t's memory: NHWC where the layout plan chose it, else plain row-major. */
+void ho_cpu_t_md(const struct ho_backend *c, dnnl_memory_desc_t *md, int32_t t,
+		 const struct ho_shape *s)
+{
+	if (t >= 0 && c->channels_last && c->channels_last[t] && s->rank == 4) {
+		dnnl_dims_t d = {s->dim[0], s->dim[1], s->dim[2], s->dim[3]};
+
+		dnnl_memory_desc_init_by_tag(md, 4, d, dnnl_f32, dnnl_acdb);
+		return;
+	}
+	ho_cpu_plain_md(md, s);
+}
+
+void ho_cpu_t_md_nhwc(dnnl_memory_desc_t *md, const struct ho_shape *s)
+{
+	dnnl_dims_t d = {s->dim[0], s->dim[1], s->dim[2], s->dim[3]};
+
+	dnnl_memory_desc_init_by_tag(md, 4, d, dnnl_f32, dnnl_acdb);
+}
+
+int ho_cpu_mem(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc_t *md, void *ptr,
+	       int arg)
+{
+	dnnl_memory_t m;
+
+	if (dnnl_memory_create(&m, md, c->eng, ptr ? ptr : DNNL_MEMORY_ALLOCATE) != dnnl_success)
+		return -ENOMEM;
+	k->owned[k->n_owned++] = m;
+	if (arg >= 0)
+		k->args[k->nargs++] = (dnnl_exec_arg_t){arg, m};
+	return 0;
+}
+
+int ho_cpu_prim(struct ho_backend *c, struct ho_kernel *k, dnnl_primitive_desc_t pd)
+{
+	const dnnl_memory_desc_t *sp =
+	    dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+
+	if (sp && dnnl_memory_desc_get_size(sp) && ho_cpu_mem(c, k, sp, NULL, DNNL_ARG_SCRATCHPAD))
+		return -ENOMEM;
+	return dnnl_primitive_create(&k->prim, pd) == dnnl_success ? 0 : -EINVAL;
+}
+
+int ho_cpu_unsupported(struct ho_error *err, const struct ho_node *n, const char *why)
+{
+	return ho_err(err, -EOPNOTSUPP, "node '%s' (%s): the cpu backend %s", n->name, n->op_type,
+		      why);
+}
+
+/*
+ * The kernel of a one-input, one-output node from its operation descriptor
+ * (init: how initialising it went): its source, its destination, the
+ * primitive; "none" says what oneDNN lacks when it has no kernel for it.
+ */
+int ho_cpu_src_dst_kernel(struct ho_backend *c, struct ho_kernel *k, dnnl_status_t init,
+			  const void *desc, dnnl_primitive_attr_t attr,
+			  const dnnl_memory_desc_t *xm, const dnnl_memory_desc_t *ym,
+			  void *const *buf, const struct ho_node *n, const char *none,
+			  struct ho_error *err)
+{
+	dnnl_primitive_desc_t pd;
+	int ret;
+
+	if (init != dnnl_success || dnnl_primitive_desc_create(&pd, desc, attr ? attr : c->attr,
+							       c->eng, NULL) != dnnl_success)
+		return ho_cpu_unsupported(err, n, none);
+	ret = ho_cpu_mem(c, k, xm, buf[n->inputs[0]], DNNL_ARG_SRC) ||
+		      ho_cpu_mem(c, k, ym, buf[n->outputs[0]], DNNL_ARG_DST) ||
+		      ho_cpu_prim(c, k, pd)
+		  ? ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name)
+		  : 0;
+	dnnl_primitive_desc_destroy(pd);
+	return ret;
+}
+
+/*
+ * The kernel's argument arg in layout kmd, the tensor (at ptr) in layout
+ * tmd: the same memory when they agree, else a buffer of the kernel's own
+ * and a reorder run before (input) or after (output) the kernel.
+ */
+int ho_cpu_convert(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc_t *tmd,
+		   void *ptr, const dnnl_memory_desc_t *kmd, int arg, bool input)
+{
+	dnnl_primitive_desc_t rpd = NULL;
+	dnnl_primitive_t *r = input ? &k->pre : &k->post;
+	dnnl_exec_arg_t *a = input ? k->pre_args : k->post_args;
+	int *na = input ? &k->n_pre_args : &k->n_post_args;
+	dnnl_memory_t user, own;
+	int ret = -EINVAL;
+
+	if (dnnl_memory_desc_equal(tmd, kmd))
+		return ho_cpu_mem(c, k, tmd, ptr, arg);
+	if (ho_cpu_mem(c, k, tmd, ptr, -1) || ho_cpu_mem(c, k, kmd, NULL, arg))
+		return -ENOMEM;
+	user = k->owned[k->n_owned - 2];
+	own = k->owned[k->n_owned - 1];
+	a[0] = (dnnl_exec_arg_t){DNNL_ARG_FROM, input ? user : own};
+	a[1] = (dnnl_exec_arg_t){DNNL_ARG_TO, input ? own : user};
+	*na = 2;
+	if (dnnl_reorder_primitive_desc_create(&rpd, input ? tmd : kmd, c->eng, input ? kmd : tmd,
+					       c->eng, c->attr) == dnnl_success) {
+		const dnnl_memory_desc_t *sp =
+		    dnnl_primitive_desc_query_md(rpd, dnnl_query_scratchpad_md, 0);
+
+		ret = 0;
+		if (sp && dnnl_memory_desc_get_size(sp)) {
+			ret = ho_cpu_mem(c, k, sp, NULL, -1);
+			a[(*na)++] =
+			    (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, k->owned[k->n_owned - 1]};
+		}
+		if (!ret && dnnl_primitive_create(r, rpd) != dnnl_success)
+			ret = -EINVAL;
+		dnnl_primitive_desc_destroy(rpd);
+	}
+	return ret;
+}
+
+/*
+ * Weights in the layout pd's kernel wants: used in place when the model's
+ * layout already is that, else reordered once into memory the kernel owns.
+ */
+int ho_cpu_weights(struct ho_backend *c, struct ho_kernel *k, const_dnnl_primitive_desc_t pd,
+		   const dnnl_memory_desc_t *user, void *ptr)
+{
+	const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+	dnnl_primitive_desc_t rpd = NULL;
+	dnnl_primitive_t r = NULL;
+	dnnl_exec_arg_t ra[2];
+	int ret = -EINVAL;
+
+	if (dnnl_memory_desc_equal(want, user))
+		return ho_cpu_mem(c, k, user, ptr, DNNL_ARG_WEIGHTS);
+	if (ho_cpu_mem(c, k, user, ptr, -1) || ho_cpu_mem(c, k, want, NULL, DNNL_ARG_WEIGHTS))
+		return -ENOMEM;
+	ra[0] = (dnnl_exec_arg_t){DNNL_ARG_FROM, k->owned[k->n_owned - 2]};
+	ra[1] = (dnnl_exec_arg_t){DNNL_ARG_TO, k->owned[k->n_owned - 1]};
+	if (dnnl_reorder_primitive_desc_create(&rpd, user, c->eng, want, c->eng, NULL) ==
+		dnnl_success &&
+	    dnnl_primitive_create(&r, rpd) == dnnl_success &&
+	    dnnl_primitive_execute(r, c->stream, 2, ra) == dnnl_success &&
+	    dnnl_stream_wait(c->stream) == dnnl_success)
+		ret = 0;
+	if (r)
+		dnnl_primitive_destroy(r);
+	if (rpd)
+		dnnl_primitive_desc_destroy(rpd);
+	return ret;
+}
+
+/* A scalar operand (Clip's bounds): its value, or def when omitted. */
+float ho_cpu_scalar_input(const struct ho_graph *g, const struct ho_node *n, uint32_t i,
+			  void *const *buf, float def)
+{
+	const struct ho_tensor *t = ho_cpu_in_t(g, n, i);
+
+	if (!t || t->dtype != HO_DT_FLOAT)
+		return def;
+	if (t->value && t->value->f && t->value->count)
+		return (float)t->value->f[0];
+	return buf[n->inputs[i]] ? *(const float *)buf[n->inputs[i]] : def;
+}
+
+/* Input i as up to max integers (a constant: filled at plan time); its count, or -1. */
+int ho_cpu_int_input(const struct ho_graph *g, const struct ho_node *n, uint32_t i,
+		     void *const *buf, int64_t *v, int max)
+{
+	const struct ho_tensor *t = ho_cpu_in_t(g, n, i);
+	int64_t cnt;
+
+	if (!t || !(t->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED)))
+		return -1; /* absent, or computed at run time */
+	cnt = ho_shape_numel(&t->shape);
+	if (cnt < 0 || cnt > max || !buf[n->inputs[i]])
+		return -1;
+	for (int64_t k = 0; k < cnt; k++)
+		if (t->dtype == HO_DT_INT64)
+			v[k] = ((const int64_t *)buf[n->inputs[i]])[k];
+		else if (t->dtype == HO_DT_INT32)
+			v[k] = ((const int32_t *)buf[n->inputs[i]])[k];
+		else
+			return -1;
+	return (int)cnt;
+}

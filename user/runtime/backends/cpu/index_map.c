@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: MIT
+/* Index maps: Transpose, Slice, nearest Resize and Gather as byte-offset tables walked at run time;
+ * linear Resize on oneDNN. */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+
+/*
+ * The maps' input indices to byte offsets, axis a's scaled by the stride of
+ * the input axis it walks (perm[a]).  Rows that read consecutive bytes are
+ * then copied whole.
+ */
+static void ho_map_to_bytes(struct ho_kernel *k)
+{
+	int64_t stride[HO_MAX_RANK], s = k->elem;
+	int last = k->rank - 1;
+
+	for (int i = last; i >= 0; i--) {
+		stride[i] = s;
+		s *= k->in_dims[i];
+	}
+	for (int a = 0; a <= last; a++)
+		for (int64_t x = 0; x < k->dims[a]; x++)
+			k->map[a][x] *= stride[k->perm[a]];
+	k->rows_contiguous = last >= 0;
+	for (int64_t x = 1; last >= 0 && x < k->dims[last]; x++)
+		k->rows_contiguous &= k->map[last][x] == k->map[last][x - 1] + k->elem;
+}
+
+/* Resize's source coordinate of output index x on an axis (ONNX's formulas). */
+static double resize_coord(const char *mode, int64_t x, int64_t in, int64_t out, double scale)
+{
+	if (!strcmp(mode, "half_pixel"))
+		return (x + 0.5) / scale - 0.5;
+	if (!strcmp(mode, "pytorch_half_pixel"))
+		return out > 1 ? (x + 0.5) / scale - 0.5 : 0;
+	if (!strcmp(mode, "align_corners"))
+		return out > 1 ? (double)x * (in - 1) / (out - 1) : 0;
+	if (!strcmp(mode, "tf_half_pixel_for_nn"))
+		return (x + 0.5) / scale;
+	return x / scale; /* asymmetric */
+}
+
+static int64_t resize_nearest(const char *mode, double v)
+{
+	double f = floor(v);
+
+	if (!strcmp(mode, "floor"))
+		return (int64_t)f;
+	if (!strcmp(mode, "ceil"))
+		return (int64_t)ceil(v);
+	if (v - f == 0.5)
+		return (int64_t)(!strcmp(mode, "round_prefer_ceil") ? f + 1 : f);
+	return (int64_t)floor(v + 0.5); /* round_prefer_floor, the default */
+}
+
+/*
+ * Resize / Upsample.  Nearest is data movement: a reference loop over
+ * precomputed source indices, exact for every coordinate and rounding mode.
+ * Linear with half-pixel centres on the last two axes is oneDNN's resampling.
+ */
+int ho_cpu_prep_resize(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		       void *const *buf, struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	const struct ho_tensor *sc = ho_cpu_in_t(g, n, n->opset >= 11 ? 2 : 1);
+	const struct ho_attr *ma = ho_node_attr(n, "mode"),
+			     *ca = ho_node_attr(n, "coordinate_transformation_mode"),
+			     *na = ho_node_attr(n, "nearest_mode");
+	const char *mode = ma && ma->type == HO_ATTR_STRING ? ma->s : "nearest",
+		   *coord = ca && ca->type == HO_ATTR_STRING ? ca->s : "half_pixel",
+		   *nearest = na && na->type == HO_ATTR_STRING ? na->s : "round_prefer_floor";
+	int r;
+
+	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank != y->shape.rank || x->shape.rank < 1)
+		return ho_cpu_unsupported(err, n, "resizes float32 tensors only");
+	r = x->shape.rank;
+	if (n->opset < 11)
+		coord = "asymmetric"; /* Upsample and Resize-10 */
+	if (!strcmp(mode, "nearest")) {
+		k->kind = HO_K_INDEX_MAP;
+		k->elem = sizeof(float);
+		k->rank = r;
+		k->src = buf[n->inputs[0]];
+		k->dst = buf[n->outputs[0]];
+		/* Axes in memory order: an NHWC tensor is walked N, H, W, C. */
+		static const int nhwc[4] = {0, 2, 3, 1};
+		bool cl = r == 4 && c->channels_last && c->channels_last[n->inputs[0]];
+
+		for (int p = 0; p < r; p++) {
+			int a = cl ? nhwc[p] : p;
+			int64_t in = x->shape.dim[a], out = y->shape.dim[a];
+			double scale = (double)out / (double)in;
+
+			if (sc && sc->value && sc->value->f && sc->value->count == (size_t)r)
+				scale = sc->value->f[a];
+			k->dims[p] = out;
+			k->in_dims[p] = in;
+			k->map[p] = malloc((size_t)(out > 0 ? out : 1) * sizeof(int64_t));
+			if (!k->map[p])
+				return ho_err(err, -ENOMEM, "out of memory");
+			for (int64_t o = 0; o < out; o++) {
+				int64_t v =
+				    resize_nearest(nearest, resize_coord(coord, o, in, out, scale));
+
+				k->map[p][o] = v < 0 ? 0 : v >= in ? in - 1 : v;
+			}
+			k->perm[p] = p;
+		}
+		ho_map_to_bytes(k);
+		return 0;
+	}
+	if (strcmp(mode, "linear") || r < 3 ||
+	    (strcmp(coord, "half_pixel") && strcmp(coord, "pytorch_half_pixel")))
+		return ho_cpu_unsupported(err, n, "resizes linearly only with half-pixel centres");
+	for (int a = 0; a < 2; a++)
+		if (x->shape.dim[a] != y->shape.dim[a])
+			return ho_cpu_unsupported(err, n, "resizes the spatial axes only");
+	{
+		float factors[HO_MAX_RANK];
+		dnnl_resampling_desc_t d;
+		dnnl_memory_desc_t xm, ym;
+		int ret;
+
+		for (int a = 2; a < r; a++)
+			factors[a - 2] = (float)y->shape.dim[a] / (float)x->shape.dim[a];
+		ho_cpu_t_md(c, &xm, n->inputs[0], &x->shape);
+		ho_cpu_t_md(c, &ym, n->outputs[0], &y->shape);
+		ret = ho_cpu_src_dst_kernel(
+		    c, k,
+		    dnnl_resampling_forward_desc_init(&d, dnnl_forward_inference,
+						      dnnl_resampling_linear, factors, &xm, &ym),
+		    &d, NULL, &xm, &ym, buf, n, "(oneDNN) has no resampling for this", err);
+		return ret;
+	}
+}
+
+/*
+ * Row by row over the last output axis: the outer axes' offsets summed once
+ * a row, then one memcpy or a gather with a fixed element size.
+ */
+void ho_cpu_run_index_map(const struct ho_kernel *k)
+{
+	int last = k->rank - 1;
+	int64_t idx[HO_MAX_RANK] = {0}, rows = 1, n;
+	const int64_t *in;
+	char *dst = k->dst;
+	size_t row;
+
+	if (k->rank == 0) {
+		memcpy(dst, k->src, k->elem);
+		return;
+	}
+	n = k->dims[last];
+	in = k->map[last];
+	row = (size_t)(n > 0 ? n : 0) * k->elem;
+	for (int i = 0; i < last; i++)
+		rows *= k->dims[i];
+	for (int64_t r = 0; r < rows && n > 0; r++, dst += row) {
+		const char *src = k->src;
+
+		for (int i = 0; i < last; i++)
+			src += k->map[i][idx[i]];
+		if (k->rows_contiguous)
+			memcpy(dst, src + in[0], row);
+		else if (k->elem == 4)
+			for (int64_t x = 0; x < n; x++)
+				memcpy(dst + 4 * x, src + in[x], 4);
+		else if (k->elem == 8)
+			for (int64_t x = 0; x < n; x++)
+				memcpy(dst + 8 * x, src + in[x], 8);
+		else
+			for (int64_t x = 0; x < n; x++)
+				memcpy(dst + x * k->elem, src + in[x], k->elem);
+		for (int i = last - 1; i >= 0 && ++idx[i] == k->dims[i]; i--)
+			idx[i] = 0;
+	}
+}
+
+/* An index map whose output axis a walks input axis perm[a] in order. */
+int ho_cpu_prep_transpose(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			  struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0);
+	unsigned seen = 0;
+	int r;
+
+	if (!x || !ho_dtype_size(x->dtype))
+		return ho_cpu_unsupported(err, n, "transposes fixed-size elements only");
+	r = x->shape.rank;
+	if (!ho_cpu_attr_ints(n, "perm", k->perm, (size_t)r, 0))
+		return ho_cpu_unsupported(err, n, "needs a perm of the input's rank");
+	if (!ho_node_attr(n, "perm"))
+		for (int i = 0; i < r; i++)
+			k->perm[i] = r - 1 - i;
+	for (int i = 0; i < r; i++) {
+		if (k->perm[i] < 0 || k->perm[i] >= r || seen >> k->perm[i] & 1)
+			return ho_cpu_unsupported(err, n, "needs a perm that is a permutation");
+		seen |= 1u << k->perm[i];
+	}
+	k->kind = HO_K_INDEX_MAP;
+	k->rank = r;
+	k->elem = (uint32_t)ho_dtype_size(x->dtype);
+	k->src = buf[n->inputs[0]];
+	k->dst = buf[n->outputs[0]];
+	memcpy(k->in_dims, x->shape.dim, (size_t)r * sizeof(int64_t));
+	for (int a = 0; a < r; a++) {
+		k->dims[a] = x->shape.dim[k->perm[a]];
+		k->map[a] = malloc((size_t)(k->dims[a] > 0 ? k->dims[a] : 1) * sizeof(int64_t));
+		if (!k->map[a])
+			return ho_err(err, -ENOMEM, "out of memory");
+		for (int64_t o = 0; o < k->dims[a]; o++)
+			k->map[a][o] = o;
+	}
+	ho_map_to_bytes(k);
+	return 0;
+}
+
+/* Slice: the first index and the step on each axis; the output's dims are inferred. */
+int ho_cpu_prep_slice(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		      struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	int64_t starts[HO_MAX_RANK], axes[HO_MAX_RANK], steps[HO_MAX_RANK];
+	int ns, na, r;
+	bool has_axes, has_steps;
+
+	if (!x || !ho_dtype_size(x->dtype))
+		return ho_cpu_unsupported(err, n, "slices fixed-size elements only");
+	r = x->shape.rank;
+	if (n->opset < 10) { /* starts, ends and axes were attributes */
+		const struct ho_attr *sa = ho_node_attr(n, "starts"), *aa = ho_node_attr(n, "axes");
+
+		if (!sa || sa->type != HO_ATTR_INTS || sa->n > HO_MAX_RANK ||
+		    (aa && (aa->type != HO_ATTR_INTS || aa->n != sa->n)))
+			return ho_cpu_unsupported(err, n, "needs starts (and axes) of one length");
+		ns = na = (int)sa->n;
+		memcpy(starts, sa->ints, sa->n * sizeof(int64_t));
+		if (aa)
+			memcpy(axes, aa->ints, aa->n * sizeof(int64_t));
+		has_axes = aa != NULL;
+		has_steps = false;
+	} else {
+		has_axes = ho_cpu_in_t(g, n, 3) != NULL;
+		has_steps = ho_cpu_in_t(g, n, 4) != NULL;
+		ns = ho_cpu_int_input(g, n, 1, buf, starts, HO_MAX_RANK);
+		na = has_axes ? ho_cpu_int_input(g, n, 3, buf, axes, HO_MAX_RANK) : ns;
+		if (ns < 0 || na != ns ||
+		    (has_steps && ho_cpu_int_input(g, n, 4, buf, steps, HO_MAX_RANK) != ns))
+			return ho_cpu_unsupported(err, n, "needs constant starts, axes and steps");
+	}
+	int64_t first[HO_MAX_RANK] = {0}, step[HO_MAX_RANK];
+
+	for (int a = 0; a < r; a++)
+		step[a] = 1;
+	for (int i = 0; i < ns; i++) {
+		int64_t a = has_axes ? axes[i] : i, dim, s, st, hi;
+
+		a += a < 0 ? r : 0;
+		if (a < 0 || a >= r)
+			return ho_cpu_unsupported(err, n, "has an axis outside the input");
+		dim = x->shape.dim[a];
+		st = has_steps ? steps[i] : 1;
+		if (st == 0)
+			return ho_cpu_unsupported(err, n, "has a step of 0");
+		s = starts[i] + (starts[i] < 0 ? dim : 0);
+		hi = st > 0 ? dim
+			    : dim - 1; /* ONNX clamps to [0, dim], or [0, dim - 1] going back */
+		first[a] = s < 0 ? 0 : s > hi ? hi : s;
+		step[a] = st;
+	}
+	k->kind = HO_K_INDEX_MAP;
+	k->rank = r;
+	k->elem = (uint32_t)ho_dtype_size(x->dtype);
+	k->src = buf[n->inputs[0]];
+	k->dst = buf[n->outputs[0]];
+	for (int a = 0; a < r; a++) {
+		k->in_dims[a] = x->shape.dim[a];
+		k->dims[a] = y->shape.dim[a];
+		k->map[a] = malloc((size_t)(k->dims[a] > 0 ? k->dims[a] : 1) * sizeof(int64_t));
+		if (!k->map[a])
+			return ho_err(err, -ENOMEM, "out of memory");
+		for (int64_t o = 0; o < k->dims[a]; o++)
+			k->map[a][o] = first[a] + o * step[a];
+		k->perm[a] = a;
+	}
+	ho_map_to_bytes(k);
+	return 0;
+}
+
+int ho_cpu_prep_gather(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		       struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *ix = ho_cpu_in_t(g, n, 1);
+	int64_t axis = ho_cpu_attr_i(n, "axis", 0);
+
+	if (!x || !ix || !ho_dtype_size(x->dtype) ||
+	    (ix->dtype != HO_DT_INT64 && ix->dtype != HO_DT_INT32))
+		return ho_cpu_unsupported(
+		    err, n, "gathers fixed-size elements by int32/int64 indices only");
+	axis += axis < 0 ? x->shape.rank : 0;
+	if (axis < 0 || axis >= x->shape.rank)
+		return ho_cpu_unsupported(err, n, "has an axis outside the input");
+	k->kind = HO_K_GATHER;
+	k->outer = 1;
+	k->inner = (int64_t)ho_dtype_size(x->dtype);
+	for (int a = 0; a < x->shape.rank; a++)
+		if (a < axis)
+			k->outer *= x->shape.dim[a];
+		else if (a > axis)
+			k->inner *= x->shape.dim[a];
+	k->axis_dim = x->shape.dim[axis];
+	k->n_idx = ho_shape_numel(&ix->shape);
+	k->idx = buf[n->inputs[1]];
+	k->idx64 = ix->dtype == HO_DT_INT64;
+	k->src = buf[n->inputs[0]];
+	k->dst = buf[n->outputs[0]];
+	return 0;
+}
+
+int ho_cpu_run_gather(const struct ho_kernel *k)
+{
+	const char *src = k->src;
+	char *dst = k->dst;
+
+	for (int64_t j = 0; j < k->n_idx; j++) {
+		int64_t i = k->idx64 ? ((const int64_t *)k->idx)[j] : ((const int32_t *)k->idx)[j];
+
+		i += i < 0 ? k->axis_dim : 0;
+		if (i < 0 || i >= k->axis_dim)
+			return -EINVAL; /* an index from the data: checked at run time */
+		for (int64_t o = 0; o < k->outer; o++)
+			memcpy(dst + (o * k->n_idx + j) * k->inner,
+			       src + (o * k->axis_dim + i) * k->inner, (size_t)k->inner);
+	}
+	return 0;
+}

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The cpu backend's kernel table: one line per operator it runs, naming the
+ * prepare function of its kernel family (one file each beside this one).
+ * Adding a kernel is a line here and a function in its family's file.
+ */
+#include <string.h>
+
+#include "cpu.h"
+
+#define HO_FUSED(fuse, which) ((fuse) && (fuse)->which >= 0 ? &g->nodes[(fuse)->which] : NULL)
+
+static int k_conv(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		  const struct ho_fusion *fuse, void *const *buf, struct ho_kernel *k,
+		  struct ho_error *err)
+{
+	return ho_cpu_prep_conv(c, g, n, HO_FUSED(fuse, bn), HO_FUSED(fuse, post), buf, k, err);
+}
+
+/* MatMul with its bias Add folded in runs on oneDNN matmul, alone on sgemm. */
+static int k_matmul(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		    const struct ho_fusion *fuse, void *const *buf, struct ho_kernel *k,
+		    struct ho_error *err)
+{
+	if (fuse && fuse->bn >= 0)
+		return ho_cpu_prep_matmul_bias(c, g, n, &g->nodes[fuse->bn], HO_FUSED(fuse, post),
+					       buf, k, err);
+	return ho_cpu_prep_gemm(g, n, buf, k, err);
+}
+
+/* The families whose prepare takes neither fused nodes nor (some) the backend. */
+#define HO_PLAIN(name, call)                                                                       \
+	static int name(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,   \
+			const struct ho_fusion *fuse, void *const *buf, struct ho_kernel *k,       \
+			struct ho_error *err)                                                      \
+	{                                                                                          \
+		(void)c;                                                                           \
+		(void)fuse;                                                                        \
+		return call;                                                                       \
+	}
+HO_PLAIN(k_bnorm, ho_cpu_prep_bnorm(c, g, n, buf, k, err))
+HO_PLAIN(k_resize, ho_cpu_prep_resize(c, g, n, buf, k, err))
+HO_PLAIN(k_pool, ho_cpu_prep_pool(c, g, n, buf, k, err))
+HO_PLAIN(k_eltwise, ho_cpu_prep_eltwise(c, g, n, buf, k, err))
+HO_PLAIN(k_binary, ho_cpu_prep_binary(c, g, n, buf, k, err))
+HO_PLAIN(k_concat, ho_cpu_prep_concat(c, g, n, buf, k, err))
+HO_PLAIN(k_softmax, ho_cpu_prep_softmax(c, g, n, buf, k, err))
+HO_PLAIN(k_gemm, ho_cpu_prep_gemm(g, n, buf, k, err))
+HO_PLAIN(k_transpose, ho_cpu_prep_transpose(g, n, buf, k, err))
+HO_PLAIN(k_slice, ho_cpu_prep_slice(g, n, buf, k, err))
+HO_PLAIN(k_gather, ho_cpu_prep_gather(g, n, buf, k, err))
+HO_PLAIN(k_reduce_mean, ho_cpu_prep_reduce_mean(c, g, n, buf, k, err))
+HO_PLAIN(k_layer_norm, ho_cpu_prep_layer_norm(c, g, n, buf, k, err))
+
+static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
+    /* convolution (conv.c) */
+    {"Conv", k_conv, 0},
+    {"ConvTranspose", k_conv, 0},
+    /* normalisation and reductions (norm.c) */
+    {"BatchNormalization", k_bnorm, 0},
+    {"Softmax", k_softmax, 0},
+    {"ReduceMean", k_reduce_mean, 0},
+    {"LayerNormalization", k_layer_norm, 0},
+    /* pooling (pool.c) */
+    {"MaxPool", k_pool, 0},
+    {"AveragePool", k_pool, 0},
+    {"GlobalAveragePool", k_pool, 0},
+    {"GlobalMaxPool", k_pool, 0},
+    /* element-wise, one input (eltwise.c): also post-ops of a Conv or MatMul */
+    {"Relu", k_eltwise, dnnl_eltwise_relu},
+    {"LeakyRelu", k_eltwise, dnnl_eltwise_relu},
+    {"Sigmoid", k_eltwise, dnnl_eltwise_logistic},
+    {"Tanh", k_eltwise, dnnl_eltwise_tanh},
+    {"Exp", k_eltwise, dnnl_eltwise_exp},
+    {"Log", k_eltwise, dnnl_eltwise_log},
+    {"Sqrt", k_eltwise, dnnl_eltwise_sqrt},
+    {"Abs", k_eltwise, dnnl_eltwise_abs},
+    {"Elu", k_eltwise, dnnl_eltwise_elu},
+    {"Softplus", k_eltwise, dnnl_eltwise_soft_relu},
+    {"Clip", k_eltwise, dnnl_eltwise_clip_v2},
+    {"HardSigmoid", k_eltwise, dnnl_eltwise_linear}, /* then clipped to [0, 1] by a post-op */
+    {"Pow", k_eltwise, dnnl_eltwise_pow},	     /* by a constant scalar exponent */
+    /* element-wise, two inputs with broadcasting (eltwise.c) */
+    {"Add", k_binary, 0},
+    {"Sub", k_binary, 0},
+    {"Mul", k_binary, 0},
+    {"Div", k_binary, 0},
+    {"Max", k_binary, 0},
+    {"Min", k_binary, 0},
+    /* matrix products (matmul.c) */
+    {"MatMul", k_matmul, 0},
+    {"Gemm", k_gemm, 0},
+    /* concatenation (concat.c) */
+    {"Concat", k_concat, 0},
+    /* index maps (index_map.c) */
+    {"Transpose", k_transpose, 0},
+    {"Slice", k_slice, 0},
+    {"Gather", k_gather, 0},
+    {"Resize", k_resize, 0},
+    {"Upsample", k_resize, 0},
+};
+
+const struct ho_cpu_kernel_reg *ho_cpu_kernel_reg(const char *op_type)
+{
+	for (size_t i = 0; i < sizeof(ho_cpu_kernels) / sizeof(ho_cpu_kernels[0]); i++)
+		if (!strcmp(ho_cpu_kernels[i].op, op_type))
+			return &ho_cpu_kernels[i];
+	return NULL;
+}

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+/* Normalisation and reductions: batch norm, softmax, ReduceMean, layer normalisation (oneDNN). */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+
+/* Inference batch normalization: per-channel mean, variance, scale and shift. */
+int ho_cpu_prep_bnorm(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		      void *const *buf, struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0);
+	dnnl_batch_normalization_desc_t d;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_memory_desc_t md, cm;
+	static const int arg[4] = {DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_MEAN,
+				   DNNL_ARG_VARIANCE};
+	int ret = 0;
+
+	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 2 || n->n_inputs < 5)
+		return ho_cpu_unsupported(err, n,
+					  "runs float32 inference batch normalization only");
+	for (uint32_t i = 1; i < 5; i++)
+		if (!ho_cpu_in_t(g, n, i) ||
+		    ho_shape_numel(&ho_cpu_in_t(g, n, i)->shape) != x->shape.dim[1])
+			return ho_cpu_unsupported(
+			    err, n, "needs scale, bias, mean and variance per channel");
+	ho_cpu_t_md(c, &md, n->inputs[0], &x->shape);
+	{
+		dnnl_dims_t cd = {x->shape.dim[1]};
+
+		dnnl_memory_desc_init_by_tag(&cm, 1, cd, dnnl_f32, dnnl_a);
+	}
+	if (dnnl_batch_normalization_forward_desc_init(
+		&d, dnnl_forward_inference, &md, ho_cpu_attr_f(n, "epsilon", 1e-5f),
+		dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift) != dnnl_success ||
+	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
+		return ho_cpu_unsupported(err, n, "(oneDNN) has no batch normalization for this");
+	ret = ho_cpu_mem(c, k, &md, buf[n->inputs[0]], DNNL_ARG_SRC) ||
+	      ho_cpu_mem(c, k, &md, buf[n->outputs[0]], DNNL_ARG_DST);
+	for (uint32_t i = 0; i < 4 && !ret; i++)
+		ret = ho_cpu_mem(c, k, &cm, buf[n->inputs[1 + i]], arg[i]);
+	if (ret || ho_cpu_prim(c, k, pd))
+		ret = ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name);
+	dnnl_primitive_desc_destroy(pd);
+	return ret;
+}
+
+int ho_cpu_prep_softmax(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+			void *const *buf, struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0);
+	int64_t axis = ho_cpu_attr_i(n, "axis", n->opset >= 13 ? -1 : 1);
+	dnnl_softmax_desc_t d;
+	dnnl_memory_desc_t md;
+
+	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 1)
+		return ho_cpu_unsupported(err, n, "runs float32 softmax only");
+	if (axis < 0)
+		axis += x->shape.rank;
+	/* Before opset 13 the input is flattened at axis: the same only on the last one. */
+	if (n->opset < 13 && axis != x->shape.rank - 1)
+		return ho_cpu_unsupported(err, n, "runs pre-13 softmax on the last axis only");
+	ho_cpu_plain_md(&md, &x->shape);
+	return ho_cpu_src_dst_kernel(
+	    c, k, dnnl_softmax_forward_desc_init(&d, dnnl_forward_inference, &md, (int)axis), &d,
+	    NULL, &md, &md, buf, n, "(oneDNN) has no softmax for this", err);
+}
+
+int ho_cpu_prep_reduce_mean(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+			    void *const *buf, struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0);
+	int64_t axes[HO_MAX_RANK];
+	const struct ho_attr *aa = ho_node_attr(n, "axes");
+	struct ho_shape ys;
+	dnnl_reduction_desc_t d;
+	dnnl_memory_desc_t xm, ym;
+	int na = 0;
+
+	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 1)
+		return ho_cpu_unsupported(err, n, "reduces float32 only");
+	if (aa && aa->type == HO_ATTR_INTS && aa->n <= HO_MAX_RANK) {
+		na = (int)aa->n;
+		memcpy(axes, aa->ints, aa->n * sizeof(int64_t));
+	} else if (ho_cpu_in_t(g, n, 1) &&
+		   (na = ho_cpu_int_input(g, n, 1, buf, axes, HO_MAX_RANK)) < 0) {
+		return ho_cpu_unsupported(err, n, "needs constant axes");
+	}
+	/* The output with kept dims: the same bytes whatever keepdims says. */
+	ys = x->shape;
+	for (int i = 0; i < na; i++) {
+		int64_t a = axes[i] + (axes[i] < 0 ? x->shape.rank : 0);
+
+		if (a < 0 || a >= x->shape.rank)
+			return ho_cpu_unsupported(err, n, "has an axis outside the input");
+		ys.dim[a] = 1;
+	}
+	if (!na && !ho_cpu_attr_i(n, "noop_with_empty_axes", 0))
+		for (int a = 0; a < ys.rank; a++)
+			ys.dim[a] = 1;
+	ho_cpu_plain_md(&xm, &x->shape);
+	ho_cpu_plain_md(&ym, &ys);
+	return ho_cpu_src_dst_kernel(
+	    c, k, dnnl_reduction_desc_init(&d, dnnl_reduction_mean, &xm, &ym, 0.0f, 0.0f), &d, NULL,
+	    &xm, &ym, buf, n, "(oneDNN) has no reduction for this", err);
+}
+
+/* LayerNormalization over the last axis (oneDNN's), scale and optional bias. */
+int ho_cpu_prep_layer_norm(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+			   void *const *buf, struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *sc = ho_cpu_in_t(g, n, 1),
+			       *b = ho_cpu_in_t(g, n, 2);
+	int64_t axis = ho_cpu_attr_i(n, "axis", -1);
+	unsigned flags = dnnl_use_scale;
+	dnnl_layer_normalization_desc_t d;
+	dnnl_memory_desc_t md, cm;
+	struct ho_shape cs = {.rank = 1};
+	int ret;
+
+	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 1 || !sc || sc->dtype != HO_DT_FLOAT ||
+	    (b && b->dtype != HO_DT_FLOAT))
+		return ho_cpu_unsupported(err, n, "normalises float32 with a scale only");
+	axis += axis < 0 ? x->shape.rank : 0;
+	if (axis != x->shape.rank - 1)
+		return ho_cpu_unsupported(err, n, "normalises over the last axis only");
+	for (uint32_t o = 1; o < n->n_outputs; o++)
+		if (n->outputs[o] >= 0 && g->tensors[n->outputs[o]].n_consumers)
+			return ho_cpu_unsupported(err, n, "does not output the mean and deviation");
+	cs.dim[0] = x->shape.dim[axis];
+	if (ho_shape_numel(&sc->shape) != cs.dim[0] ||
+	    (b && ho_shape_numel(&b->shape) != cs.dim[0]))
+		return ho_cpu_unsupported(err, n, "needs a scale and bias per normalised element");
+	flags |= b ? dnnl_use_shift : 0;
+	ho_cpu_plain_md(&md, &x->shape);
+	ho_cpu_plain_md(&cm, &cs);
+	ret = ho_cpu_src_dst_kernel(
+	    c, k,
+	    dnnl_layer_normalization_forward_desc_init(&d, dnnl_forward_inference, &md, NULL,
+						       ho_cpu_attr_f(n, "epsilon", 1e-5f), flags),
+	    &d, NULL, &md, &md, buf, n, "(oneDNN) has no layer normalisation for this", err);
+	if (!ret && (ho_cpu_mem(c, k, &cm, buf[n->inputs[1]], DNNL_ARG_SCALE) ||
+		     (b && ho_cpu_mem(c, k, &cm, buf[n->inputs[2]], DNNL_ARG_SHIFT))))
+		ret = ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name);
+	return ret;
+}
