@@ -98,6 +98,9 @@ struct ho_rt_opts {
 	const struct ho_rt_placement *placement; /* NULL: every node on one CPU device */
 	int pace; /* emu nodes start no earlier and last no shorter than predicted */
 	const char *inject_failure; /* tests: the node of this name fails in the next run */
+	/* For comparison, what the plan does by default undone: */
+	int plain_layout; /* every tensor row-major: no channels-last between kernels */
+	int no_fusion;	  /* every node its own kernel: no batch norm, bias or post-op folded */
 };
 
 /* What the last run did, against what the schedule predicted. */

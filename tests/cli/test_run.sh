@@ -83,6 +83,13 @@ assert m and med, out
 assert m.group(1) == med.group(1), (m.group(1), med.group(1))
 assert abs(float(m.group(3)) - float(m.group(1)) / float(m.group(2))) < 0.006, m.groups()
 \""
+# What the plan does by default, undone for comparison: the same answer either way.
+check "--no-fusion: every node its own kernel" 0 "0 nodes folded into the Conv or MatMul before them" -- \
+	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/sq.json" --no-fusion -o "$tmp/nofuse"
+check "--plain-layout and --no-fusion give the default's outputs" 0 "" -- sh -c "$EXE run '$M/squeezenet1_1.onnx' --input 'input=$tmp/x2.npy' --plain-layout -o '$tmp/plain' >/dev/null && $EXE run '$M/squeezenet1_1.onnx' --input 'input=$tmp/x2.npy' -o '$tmp/dflt' >/dev/null && $PY -c \"
+import numpy as np
+a, b, c = (np.load('$tmp/%s/logits.npy' % d) for d in ('dflt', 'plain', 'nofuse'))
+assert np.abs(a - b).max() <= 1e-5 * np.abs(a).max() and np.abs(a - c).max() <= 1e-5 * np.abs(a).max()\""
 check "paced emulator: reported node durations" 0 "node durations" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/sq.json" --pace -o "$tmp/out"
 # Two CPU devices of one core each: every worker runs on its own core, and the

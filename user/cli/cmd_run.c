@@ -23,7 +23,7 @@ struct run_args {
 	const char *model, *outdir, *schedule, *box, *inject_failure;
 	struct cli_list inputs;
 	unsigned long long repeat, threads, pick;
-	bool report, pace;
+	bool report, pace, plain_layout, no_fusion;
 };
 
 #define RA(field) offsetof(struct run_args, field)
@@ -61,6 +61,13 @@ static const struct cli_opt run_opts[] = {
      RA(report), 0, 0},
     {"--pace", NULL, CLI_FLAG, NULL, "each emulated accelerator node lasts its predicted time",
      RA(pace), 0, 0},
+    {"--plain-layout", NULL, CLI_FLAG, NULL,
+     "keep every tensor row-major (NCHW): no channels-last\nbetween kernels, for comparison",
+     RA(plain_layout), 0, 0},
+    {"--no-fusion", NULL, CLI_FLAG, NULL,
+     "run every node as its own kernel: no batch norm, bias or\nelement-wise node folded, for "
+     "comparison",
+     RA(no_fusion), 0, 0},
     {"--inject-failure", NULL, CLI_TEXT, "NODE",
      "make that node fail at run time (tests the error paths)", RA(inject_failure), 0, 0},
     {0},
@@ -257,6 +264,8 @@ int cmd_run(int argc, char **argv)
 	repeat = (int)a.repeat;
 	ro.threads = (int)a.threads;
 	ro.pace = a.pace;
+	ro.plain_layout = a.plain_layout;
+	ro.no_fusion = a.no_fusion;
 	ro.inject_failure = a.inject_failure;
 	const char **in_arg = a.inputs.v;
 	const char *sched = a.schedule, *box = a.box;

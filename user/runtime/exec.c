@@ -981,11 +981,11 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 		if (!rt->dev[d].nodes)
 			goto nomem;
 	}
-	if (!getenv("HO_RT_NCHW")) /* the plain layout everywhere, for comparison */
+	if (!(o && o->plain_layout))
 		ho_rt_layouts(rt);
 	for (uint32_t i = 0; i < g->n_nodes; i++)
 		rt->post[i] = rt->bn[i] = rt->folded[i] = -1;
-	if (!getenv("HO_RT_NOFUSE")) /* every node its own kernel, for comparison */
+	if (!(o && o->no_fusion))
 		ho_rt_fuse(rt);
 	ret = ho_rt_layout(rt, err);
 	if (ret)
