@@ -8,6 +8,7 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/nospec.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -134,142 +135,187 @@ static int ump_do_alloc(struct ump_ctx *ctx, struct ump_alloc *a)
 	return ump_add_handle(ctx, buf, &a->handle);
 }
 
+/*
+ * One function per ioctl, each given the argument already copied in, behind
+ * one table indexed by the ioctl's number (as drm_ioctl.c does).  A command
+ * whose number, direction or size is not the table's is -ENOTTY.
+ */
+union ump_ioctl_arg {
+	struct ump_version version;
+	struct ump_alloc alloc;
+	struct ump_handle_arg handle;
+	struct ump_buf_info info;
+	struct ump_export exp;
+	struct ump_import imp;
+	struct ump_submit submit;
+	struct ump_wait wait;
+	struct ump_dev_add dev_add;
+	struct ump_dev_info dev_info;
+};
+
+static int ump_ioctl_version(struct ump_ctx *ctx, union ump_ioctl_arg *a)
+{
+	if (!ump_zero(a->version.reserved, 4))
+		return -EINVAL;
+	memset(&a->version, 0, sizeof(a->version));
+	a->version.abi_major = UMP_ABI_MAJOR;
+	a->version.abi_minor = UMP_ABI_MINOR;
+	a->version.features = UMP_FEAT_HOST_NODES | UMP_FEAT_DMABUF_EXPORT |
+			      UMP_FEAT_DMABUF_IMPORT | UMP_FEAT_URING_CMD;
+	if (IS_ENABLED(CONFIG_PCI_P2PDMA))
+		a->version.features |= UMP_FEAT_P2PMEM;
+	if (ump_pool.dma)
+		a->version.features |= UMP_FEAT_DMA_ENGINE;
+	a->version.nr_nodes = num_node_state(N_MEMORY);
+	a->version.nr_devices = ump_pool.nr_devs;
+	return 0;
+}
+
+static int ump_ioctl_alloc(struct ump_ctx *ctx, union ump_ioctl_arg *a)
+{
+	return ump_do_alloc(ctx, &a->alloc);
+}
+
+static int ump_ioctl_free(struct ump_ctx *ctx, union ump_ioctl_arg *a)
+{
+	struct ump_buf *buf;
+
+	if (a->handle.flags || a->handle.reserved)
+		return -EINVAL;
+	buf = xa_erase(&ctx->bufs, a->handle.handle);
+	if (!buf)
+		return -ENOENT;
+	ump_buf_put(buf);
+	return 0;
+}
+
+static int ump_ioctl_buf_info(struct ump_ctx *ctx, union ump_ioctl_arg *a)
+{
+	struct ump_buf *buf;
+
+	if (a->info.flags || !ump_zero(a->info.reserved, 2))
+		return -EINVAL;
+	buf = ump_ctx_buf_get(ctx, a->info.handle);
+	if (!buf)
+		return -ENOENT;
+	a->info.region = buf->region;
+	a->info.size = buf->size;
+	a->info.numa_node = buf->node;
+	ump_buf_put(buf);
+	return 0;
+}
+
+static int ump_ioctl_export(struct ump_ctx *ctx, union ump_ioctl_arg *a)
+{
+	struct ump_buf *buf;
+	int ret;
+
+	if (a->exp.flags & ~UMP_EXPORT_CLOEXEC || a->exp.pad ||
+	    !ump_zero(a->exp.reserved, 2))
+		return -EINVAL;
+	buf = ump_ctx_buf_get(ctx, a->exp.handle);
+	if (!buf)
+		return -ENOENT;
+	ret = ump_buf_export(buf, a->exp.flags);
+	ump_buf_put(buf);
+	if (ret < 0)
+		return ret;
+	/*
+	 * The fd is installed; if user space cannot learn its number we
+	 * must not leave it dangling, but close_fd() on a number another
+	 * thread may already use would be worse. Report -EFAULT and let
+	 * the fd leak into the process, as other drivers do.
+	 */
+	a->exp.fd = ret;
+	return 0;
+}
+
+static int ump_ioctl_import(struct ump_ctx *ctx, union ump_ioctl_arg *a)
+{
+	struct ump_buf *buf;
+	int ret;
+
+	if (a->imp.flags || a->imp.pad || !ump_zero(a->imp.reserved, 2))
+		return -EINVAL;
+	ret = ump_buf_import(a->imp.fd, &buf);
+	if (ret)
+		return ret;
+	a->imp.size = buf->size;
+	return ump_add_handle(ctx, buf, &a->imp.handle);
+}
+
+static int ump_ioctl_submit_arg(struct ump_ctx *ctx, union ump_ioctl_arg *a)
+{
+	return ump_ioctl_submit(ctx, &a->submit);
+}
+
+static int ump_ioctl_wait_arg(struct ump_ctx *ctx, union ump_ioctl_arg *a)
+{
+	return ump_ioctl_wait(ctx, &a->wait);
+}
+
+static int ump_ioctl_dev_add(struct ump_ctx *ctx, union ump_ioctl_arg *a)
+{
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (a->dev_add.flags || !ump_zero(a->dev_add.reserved, 2))
+		return -EINVAL;
+	ret = ump_dev_add(a->dev_add.pci_domain, a->dev_add.pci_bdf,
+			  &a->dev_add.index);
+	return ret == -EEXIST ? 0 : ret;
+}
+
+static int ump_ioctl_dev_info(struct ump_ctx *ctx, union ump_ioctl_arg *a)
+{
+	if (a->dev_info.flags || !ump_zero(a->dev_info.reserved, 4))
+		return -EINVAL;
+	return ump_dev_info(&a->dev_info);
+}
+
+struct ump_ioctl_desc {
+	unsigned int cmd;
+	int (*fn)(struct ump_ctx *ctx, union ump_ioctl_arg *a);
+};
+
+#define UMP_IOCTL(ioc, func) \
+	[_IOC_NR(UMP_IOC_##ioc)] = { .cmd = UMP_IOC_##ioc, .fn = func }
+
+static const struct ump_ioctl_desc ump_ioctls[] = {
+	UMP_IOCTL(VERSION, ump_ioctl_version),
+	UMP_IOCTL(ALLOC, ump_ioctl_alloc),
+	UMP_IOCTL(FREE, ump_ioctl_free),
+	UMP_IOCTL(BUF_INFO, ump_ioctl_buf_info),
+	UMP_IOCTL(EXPORT, ump_ioctl_export),
+	UMP_IOCTL(IMPORT, ump_ioctl_import),
+	UMP_IOCTL(SUBMIT, ump_ioctl_submit_arg),
+	UMP_IOCTL(WAIT, ump_ioctl_wait_arg),
+	UMP_IOCTL(DEV_ADD, ump_ioctl_dev_add),
+	UMP_IOCTL(DEV_INFO, ump_ioctl_dev_info),
+};
+
 static long ump_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 {
 	struct ump_ctx *ctx = file->private_data;
 	void __user *up = (void __user *)uarg;
-	union {
-		struct ump_version version;
-		struct ump_alloc alloc;
-		struct ump_handle_arg handle;
-		struct ump_buf_info info;
-		struct ump_export exp;
-		struct ump_import imp;
-		struct ump_submit submit;
-		struct ump_wait wait;
-		struct ump_dev_add dev_add;
-		struct ump_dev_info dev_info;
-	} a;
-	struct ump_buf *buf;
-	unsigned int size;
+	const struct ump_ioctl_desc *d;
+	union ump_ioctl_arg a;
+	unsigned int nr = _IOC_NR(cmd), size = _IOC_SIZE(cmd);
 	int ret;
 
-	switch (cmd) {
-	case UMP_IOC_VERSION:
-	case UMP_IOC_ALLOC:
-	case UMP_IOC_FREE:
-	case UMP_IOC_BUF_INFO:
-	case UMP_IOC_EXPORT:
-	case UMP_IOC_IMPORT:
-	case UMP_IOC_SUBMIT:
-	case UMP_IOC_WAIT:
-	case UMP_IOC_DEV_ADD:
-	case UMP_IOC_DEV_INFO:
-		break;
-	default:
+	if (_IOC_TYPE(cmd) != UMP_IOC_MAGIC || nr >= ARRAY_SIZE(ump_ioctls))
 		return -ENOTTY;
-	}
-	size = _IOC_SIZE(cmd);
+	nr = array_index_nospec(nr, ARRAY_SIZE(ump_ioctls));
+	d = &ump_ioctls[nr];
+	if (!d->fn || d->cmd != cmd || size > sizeof(a))
+		return -ENOTTY;
 	if (copy_from_user(&a, up, size))
 		return -EFAULT;
-
-	switch (cmd) {
-	case UMP_IOC_VERSION:
-		if (!ump_zero(a.version.reserved, 4))
-			return -EINVAL;
-		memset(&a.version, 0, sizeof(a.version));
-		a.version.abi_major = UMP_ABI_MAJOR;
-		a.version.abi_minor = UMP_ABI_MINOR;
-		a.version.features =
-			UMP_FEAT_HOST_NODES | UMP_FEAT_DMABUF_EXPORT |
-			UMP_FEAT_DMABUF_IMPORT | UMP_FEAT_URING_CMD;
-		if (IS_ENABLED(CONFIG_PCI_P2PDMA))
-			a.version.features |= UMP_FEAT_P2PMEM;
-		if (ump_pool.dma)
-			a.version.features |= UMP_FEAT_DMA_ENGINE;
-		a.version.nr_nodes = num_node_state(N_MEMORY);
-		a.version.nr_devices = ump_pool.nr_devs;
-		ret = 0;
-		break;
-	case UMP_IOC_ALLOC:
-		ret = ump_do_alloc(ctx, &a.alloc);
-		break;
-	case UMP_IOC_FREE:
-		if (a.handle.flags || a.handle.reserved)
-			return -EINVAL;
-		buf = xa_erase(&ctx->bufs, a.handle.handle);
-		if (!buf)
-			return -ENOENT;
-		ump_buf_put(buf);
-		return 0;
-	case UMP_IOC_BUF_INFO:
-		if (a.info.flags || !ump_zero(a.info.reserved, 2))
-			return -EINVAL;
-		buf = ump_ctx_buf_get(ctx, a.info.handle);
-		if (!buf)
-			return -ENOENT;
-		a.info.region = buf->region;
-		a.info.size = buf->size;
-		a.info.numa_node = buf->node;
-		ump_buf_put(buf);
-		ret = 0;
-		break;
-	case UMP_IOC_EXPORT:
-		if (a.exp.flags & ~UMP_EXPORT_CLOEXEC || a.exp.pad ||
-		    !ump_zero(a.exp.reserved, 2))
-			return -EINVAL;
-		buf = ump_ctx_buf_get(ctx, a.exp.handle);
-		if (!buf)
-			return -ENOENT;
-		ret = ump_buf_export(buf, a.exp.flags);
-		ump_buf_put(buf);
-		if (ret < 0)
-			return ret;
-		a.exp.fd = ret;
-		/*
-		 * The fd is installed; if user space cannot learn its number we
-		 * must not leave it dangling, but close_fd() on a number another
-		 * thread may already use would be worse. Report -EFAULT and let
-		 * the fd leak into the process, as other drivers do.
-		 */
-		ret = 0;
-		break;
-	case UMP_IOC_IMPORT:
-		if (a.imp.flags || a.imp.pad || !ump_zero(a.imp.reserved, 2))
-			return -EINVAL;
-		ret = ump_buf_import(a.imp.fd, &buf);
-		if (ret)
-			return ret;
-		a.imp.size = buf->size;
-		ret = ump_add_handle(ctx, buf, &a.imp.handle);
-		break;
-	case UMP_IOC_SUBMIT:
-		ret = ump_ioctl_submit(ctx, &a.submit);
-		break;
-	case UMP_IOC_WAIT:
-		ret = ump_ioctl_wait(ctx, &a.wait);
-		break;
-	case UMP_IOC_DEV_ADD:
-		if (!capable(CAP_SYS_ADMIN))
-			return -EPERM;
-		if (a.dev_add.flags || !ump_zero(a.dev_add.reserved, 2))
-			return -EINVAL;
-		ret = ump_dev_add(a.dev_add.pci_domain, a.dev_add.pci_bdf,
-				  &a.dev_add.index);
-		if (ret == -EEXIST)
-			ret = 0;
-		break;
-	case UMP_IOC_DEV_INFO:
-		if (a.dev_info.flags || !ump_zero(a.dev_info.reserved, 4))
-			return -EINVAL;
-		ret = ump_dev_info(&a.dev_info);
-		break;
-	default:
-		return -ENOTTY;
-	}
+	ret = d->fn(ctx, &a);
 	if (ret)
 		return ret;
-	if (copy_to_user(up, &a, size))
+	if ((_IOC_DIR(cmd) & _IOC_READ) && copy_to_user(up, &a, size))
 		return -EFAULT;
 	return 0;
 }
