@@ -16,34 +16,7 @@
 
 #include <ump/libump.h>
 
-#define T_SKIP 77
-
-#define T_FAIL(...)                                                                                \
-	do {                                                                                       \
-		printf("FAIL %s:%d: ", __FILE__, __LINE__);                                        \
-		printf(__VA_ARGS__);                                                               \
-		printf("\n");                                                                      \
-		exit(1);                                                                           \
-	} while (0)
-
-#define T_SKIPPED(...)                                                                             \
-	do {                                                                                       \
-		printf("SKIP: ");                                                                  \
-		printf(__VA_ARGS__);                                                               \
-		printf("\n");                                                                      \
-		exit(T_SKIP);                                                                      \
-	} while (0)
-
-/* Expect a call returning 0 / -errno to give exactly want. */
-#define T_EXPECT(call, want)                                                                       \
-	do {                                                                                       \
-		long t_got_ = (long)(call);                                                        \
-		if (t_got_ != (long)(want))                                                        \
-			T_FAIL("%s = %ld (%s), want %ld", #call, t_got_,                           \
-			       t_got_ < 0 ? strerror((int)-t_got_) : "ok", (long)(want));          \
-	} while (0)
-
-#define T_OK(call) T_EXPECT(call, 0)
+#include "../test_helpers.h"
 
 static inline void t_open(struct ump *u)
 {

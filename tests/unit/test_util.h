@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Tiny helpers shared by the unit test programs (exit 77 = skipped). */
+/* What the unit test programs share beyond tests/test_helpers.h: the models' folder. */
 #ifndef HO_TEST_UTIL_H
 #define HO_TEST_UTIL_H
 
@@ -8,28 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define T_SKIP 77
-
-static int t_failures;
-
-#define T_CHECK(cond, ...)                                                                         \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);   \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fputc('\n', stderr);                                                       \
-			t_failures++;                                                              \
-		}                                                                                  \
-	} while (0)
-
-/* A check later steps depend on: report it and stop. */
-#define T_REQUIRE(cond)                                                                            \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: required: %s\n", __FILE__, __LINE__, #cond);       \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "../test_helpers.h"
 
 /* Folder of the generated models (scripts/models.sh). */
 static inline const char *t_models_dir(void)
