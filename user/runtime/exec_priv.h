@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The executor's state, shared by its two halves: plan.c makes a plan once
+ * (placement, layouts, fusion, the memory plan, the kernels), run.c runs it
+ * (the workers, copy threads and their hand-offs).  Not installed.
+ */
+#ifndef HO_EXEC_PRIV_H
+#define HO_EXEC_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "heteroopt/pool.h"
+#include "rt_priv.h"
+
+/* A thread that serves every run of a plan, from its first to ho_rt_free. */
+struct ho_rt_thread {
+	struct ho_rt_dev *dv;
+	void *(*body)(void *); /* one run's part: ho_rt_worker or ho_rt_copier */
+	pthread_t tid;
+	bool up;
+	uint64_t last_run; /* the run it took part in last */
+};
+
+struct ho_rt_dev {
+	struct ho_rt *rt;
+	uint32_t idx;
+	const struct ho_backend_ops *ops;
+	struct ho_backend *be;
+	struct ho_backend_info info;
+	struct ho_pool_buf region;
+	uint64_t region_used;
+	uint32_t *nodes; /* its nodes, in priority order */
+	uint32_t n_nodes;
+	/* Copies into this device's region: a queue filled as producers finish,
+	 * drained by a thread of its own so that copies overlap compute. */
+	uint32_t *cq; /* tensor ids */
+	uint32_t cq_cap, cq_head, cq_tail;
+	struct ho_rt_thread worker, copier;
+};
+
+struct ho_rt {
+	const struct ho_graph *g;
+	uint32_t n_dev;
+	struct ho_rt_device desc[HO_RT_MAX_DEVICES];
+	struct ho_rt_dev dev[HO_RT_MAX_DEVICES];
+	int host;
+	uint64_t in_place[HO_RT_MAX_DEVICES]; /* per device: devices whose memory it reads */
+	double pred_peak[HO_RT_MAX_DEVICES];  /* bytes, the simulator's peak per device */
+	int pace;
+	int32_t fail_node;
+	struct ho_pool *pool;
+	int32_t *node_dev;	  /* per node; -1: nothing to run */
+	uint32_t *prio;		  /* per node */
+	const double *pred_start; /* per node, or NULL */
+	const double *pred_end;
+	const double *pred_copy_start; /* per tensor x device, or NULL */
+	const double *pred_copy_end;
+	int32_t *home;	  /* per tensor: device holding it */
+	void **buf;	  /* per tensor x device: its data there, NULL if absent */
+	uint8_t *is_copy; /* per tensor x device: a replica filled by a pool copy */
+	uint64_t *offset; /* per tensor x device: offset in the device's region */
+	uint8_t *is_set;  /* per graph input: fed since the plan was made */
+	uint8_t *nhwc;	  /* per tensor: stored channels-last */
+	int32_t *post;	  /* per node: the element-wise node folded into it, or -1 */
+	int32_t *bn;	  /* per node: the BatchNormalization folded into it, or -1 */
+	int32_t *folded;  /* per node: the Conv whose kernel it is folded into, or -1 */
+	/*
+	 * per node: an alias op (Reshape, ...) the schedule put on a device that
+	 * cannot read its source: like the simulator, its output is then its own
+	 * tensor there, filled by a copy within the device's region.
+	 */
+	uint8_t *moves;
+	struct ho_kernel **k;
+	/* run state, under lock */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	uint64_t progress; /* bumped with every broadcast; read without the lock by spinners */
+	double spin_s;	   /* how long an idle worker watches it before it sleeps */
+	uint32_t *waiting; /* per node: producer nodes not yet done */
+	/* Memory waits (memplan.c): node i's finish releases mem_succ[mem_off[i]..],
+	 * a node below n_nodes, else the copy AT(t, d) at n_nodes + AT(t, d) */
+	uint32_t *mem_off, *mem_succ;
+	uint32_t *copy_waiting; /* per tensor x device: nodes the copy still waits for */
+	uint8_t *done;
+	uint8_t *copied; /* per tensor x device, this run */
+	uint32_t remaining;
+	uint32_t running, copying; /* nodes and copies in progress */
+	int run_err;
+	struct ho_error err;
+	/*
+	 * Workers and copy threads live from the first run to ho_rt_free and
+	 * sleep on run_cond between runs.  Made for every run, they cost the
+	 * transformer split over two CPU devices 0.3 ms a run (medians of 41:
+	 * 2.54-2.88 ms against 2.25-2.48 ms) and a 3-node split half its time.
+	 */
+	pthread_cond_t run_cond; /* a run starts, a thread ends its part, or quit */
+	uint64_t run_id;	 /* bumped to start a run */
+	uint32_t workers_busy, copiers_busy;
+	bool quit;
+	double t0;
+	double *start, *end;
+	struct ho_rt_report report;
+};
+
+#define AT(rt, t, d) ((size_t)(t) * (rt)->n_dev + (size_t)(d))
+
+/* Shared by the two halves. */
+int ho_rt_move(struct ho_rt *rt, uint32_t id, uint32_t d, struct ho_error *err);
+void ho_rt_stop_threads(struct ho_rt *rt);
+
+#endif

@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The executor, running (exec_priv.h): one worker per device takes, among
+ * its nodes whose producers are done and whose replicas are filled, the one
+ * first in the schedule's priority order; a device's copy thread fills its
+ * replicas as producers finish, and its worker makes a queued copy itself
+ * when it has nothing else ready.
+ */
+#include <errno.h>
+#include <omp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "exec_priv.h"
+#include "heteroopt/pool.h"
+
+static void ho_rt_fail(struct ho_rt *rt, int ret, const struct ho_error *e);
+static void *ho_rt_worker(void *arg);
+
+/* Something changed under the lock: wake whoever waits for it. */
+static void ho_rt_wake(struct ho_rt *rt)
+{
+	__atomic_add_fetch(&rt->progress, 1, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&rt->cond);
+}
+
+/*
+ * With the lock held: release it and watch the progress count until it
+ * moves, for at most rt->spin_s; true if it moved.  A thread asleep on a
+ * condition variable takes about 25 us to wake on the other core of a VM
+ * (the wake-up interrupt exits to the hypervisor), longer than many nodes
+ * run, and a device often waits out a long node on the other.  So a worker
+ * that has a core to itself watches for up to a millisecond before it
+ * sleeps: on the transformer split over two CPU devices, medians of 41
+ * runs were 3.05-3.66 ms spinning 50 us, 2.78-3.26 ms at 200 us, 2.60-2.86
+ * ms at 1 ms and 2.68-2.99 ms at 5 ms.  Where copy threads need cores too,
+ * spinning starves them (the transformer on cpu + emulator: 4.8-5.1 ms
+ * asleep at once, 5.7-6.0 ms spinning 50 us, 10 ms at 1 ms): none then.
+ */
+#define HO_RT_SPIN_S 1e-3
+
+static inline void ho_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause(); /* frees the core's other hardware thread a moment */
+#endif
+}
+
+static bool ho_rt_spin(struct ho_rt *rt)
+{
+	uint64_t seen = __atomic_load_n(&rt->progress, __ATOMIC_RELAXED);
+	double until = ho_clock_s() + rt->spin_s;
+
+	pthread_mutex_unlock(&rt->lock);
+	while (__atomic_load_n(&rt->progress, __ATOMIC_ACQUIRE) == seen && ho_clock_s() < until)
+		ho_cpu_relax();
+	/* The change is seen while its maker still holds the lock: a plain lock
+	 * would sleep until it lets go, the wake-up this spin is there to save. */
+	while (pthread_mutex_trylock(&rt->lock))
+		if (ho_clock_s() < until) {
+			ho_cpu_relax();
+		} else {
+			pthread_mutex_lock(&rt->lock);
+			break;
+		}
+	return __atomic_load_n(&rt->progress, __ATOMIC_RELAXED) != seen;
+}
+
+/* Count the cross-device inputs node id reads in place (memory both devices address). */
+static void ho_rt_count_in_place(struct ho_rt *rt, uint32_t id, uint32_t d)
+{
+	const struct ho_node *n = &rt->g->nodes[id];
+
+	for (uint32_t k = 0; k < n->n_inputs; k++) {
+		int32_t t = n->inputs[k], h;
+
+		if (t < 0 || (h = rt->home[t]) < 0 || h == (int32_t)d ||
+		    rt->is_copy[AT(rt, t, d)] || rt->copied[AT(rt, t, d)])
+			continue;
+		rt->copied[AT(rt, t, d)] = 1; /* counted once per run */
+		__atomic_add_fetch(&rt->report.zero_copy, 1, __ATOMIC_RELAXED);
+	}
+}
+
+/* Under lock: queue tensor t's copies into the devices that need one. */
+static void ho_rt_queue_copies(struct ho_rt *rt, int32_t t)
+{
+	for (uint32_t d = 0; d < rt->n_dev; d++)
+		if (rt->is_copy[AT(rt, t, d)] == 1 && rt->dev[d].cq_tail < rt->dev[d].cq_cap)
+			rt->dev[d].cq[rt->dev[d].cq_tail++] = (uint32_t)t;
+}
+
+/* The counter a memory wait's target keeps: a node's, or (from n_nodes up) a copy's. */
+static uint32_t *ho_rt_wait_count(struct ho_rt *rt, uint32_t target)
+{
+	return target < rt->g->n_nodes ? &rt->waiting[target]
+				       : &rt->copy_waiting[target - rt->g->n_nodes];
+}
+
+/* Under lock: src (a node, or a copy from n_nodes up) is done; release what waits on it. */
+static void ho_rt_release(struct ho_rt *rt, size_t src)
+{
+	for (uint32_t k = rt->mem_off[src]; k < rt->mem_off[src + 1]; k++)
+		(*ho_rt_wait_count(rt, rt->mem_succ[k]))--;
+}
+
+/*
+ * Under lock: nothing runs, nothing is copied, and nothing can start, yet
+ * nodes remain: they wait on each other.  Loaded schedules are checked so
+ * that this cannot happen; it is the backstop that turns a bug into an error
+ * instead of a hang.
+ */
+static bool ho_rt_stalled(const struct ho_rt *rt)
+{
+	const struct ho_graph *g = rt->g;
+
+	if (rt->running || rt->copying || !rt->remaining || rt->run_err)
+		return false;
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		if (rt->node_dev[i] >= 0 && !rt->done[i] && !rt->waiting[i])
+			return false;
+	for (uint32_t d = 0; d < rt->n_dev; d++)
+		for (uint32_t k = rt->dev[d].cq_head; k < rt->dev[d].cq_tail; k++)
+			if (!rt->copy_waiting[AT(rt, rt->dev[d].cq[k], d)])
+				return false;
+	return true;
+}
+
+/*
+ * Under lock: take the first queued copy into dv whose bytes are free
+ * (memory waits), in queue order; UINT32_MAX if there is none.
+ */
+static uint32_t ho_rt_take_copy(struct ho_rt *rt, struct ho_rt_dev *dv)
+{
+	uint32_t pick = UINT32_MAX, t;
+
+	for (uint32_t i = dv->cq_head; i < dv->cq_tail && pick == UINT32_MAX; i++)
+		if (!rt->copy_waiting[AT(rt, dv->cq[i], dv->idx)])
+			pick = i;
+	if (pick == UINT32_MAX)
+		return UINT32_MAX;
+	t = dv->cq[pick];
+	memmove(&dv->cq[dv->cq_head + 1], &dv->cq[dv->cq_head],
+		(pick - dv->cq_head) * sizeof(*dv->cq));
+	dv->cq_head++;
+	rt->copying++;
+	return t;
+}
+
+/* Under lock, released while it copies: fill tensor t's replica on dv, taken above. */
+static void ho_rt_copy(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t t)
+{
+	const struct ho_graph *g = rt->g;
+	uint32_t d = dv->idx;
+	int32_t h = rt->home[t];
+	struct ho_pool_copy c = {
+	    &rt->dev[h].region, &rt->dev[d].region,
+	    (size_t)((char *)rt->buf[AT(rt, t, h)] - (char *)rt->dev[h].region.ptr),
+	    (size_t)((char *)rt->buf[AT(rt, t, d)] - (char *)rt->dev[d].region.ptr),
+	    (size_t)g->tensors[t].bytes};
+	struct ho_error e;
+	int ret;
+
+	pthread_mutex_unlock(&rt->lock);
+	ret = dv->ops->copy(dv->be, rt->pool, &c);
+	if (ret) {
+		ho_err(&e, ret, "copying '%s' to %s failed", g->tensors[t].name, rt->desc[d].name);
+		ho_rt_fail(rt, ret, &e);
+		pthread_mutex_lock(&rt->lock);
+		return;
+	}
+	pthread_mutex_lock(&rt->lock);
+	rt->copying--;
+	rt->copied[AT(rt, t, d)] = 1;
+	ho_rt_release(rt, g->n_nodes + AT(rt, t, d)); /* the bytes it read may be reused */
+	rt->report.transfers++;
+	rt->report.bytes_moved += (double)g->tensors[t].bytes;
+	for (uint32_t k = 0; k < g->tensors[t].n_consumers; k++)
+		if (rt->node_dev[g->tensors[t].consumers[k]] == (int32_t)d)
+			rt->waiting[g->tensors[t].consumers[k]]--;
+	ho_rt_wake(rt);
+}
+
+/* A device's copy engine: pool copies into its region, in the order producers finish. */
+static void *ho_rt_copier(void *arg)
+{
+	struct ho_rt_dev *dv = arg;
+	struct ho_rt *rt = dv->rt;
+
+	pthread_mutex_lock(&rt->lock);
+	while (!rt->run_err) {
+		uint32_t t = ho_rt_take_copy(rt, dv);
+
+		if (t != UINT32_MAX)
+			ho_rt_copy(rt, dv, t);
+		else if (dv->cq_head == dv->cq_tail && !rt->remaining)
+			break;
+		else
+			pthread_cond_wait(&rt->cond, &rt->lock);
+	}
+	pthread_mutex_unlock(&rt->lock);
+	return NULL;
+}
+
+static void ho_rt_fail(struct ho_rt *rt, int ret, const struct ho_error *e)
+{
+	pthread_mutex_lock(&rt->lock);
+	if (!rt->run_err) {
+		rt->run_err = ret;
+		rt->err = *e;
+	}
+	ho_rt_wake(rt);
+	pthread_mutex_unlock(&rt->lock);
+}
+
+/* The CPUs the box gives device d; false if it gives none. */
+static bool ho_rt_cores(const struct ho_rt *rt, uint32_t d, cpu_set_t *set)
+{
+	bool any = false;
+
+	CPU_ZERO(set);
+	for (int c = 0; c < 64 * HO_RT_CORE_WORDS && c < CPU_SETSIZE; c++)
+		if (rt->desc[d].cores[c / 64] >> (c % 64) & 1) {
+			CPU_SET(c, set);
+			any = true;
+		}
+	return any;
+}
+
+/*
+ * A worker's or copy thread's life: sleep until a run starts, do its part,
+ * say so; until ho_rt_free sets quit.
+ */
+static void *ho_rt_thread(void *arg)
+{
+	struct ho_rt_thread *th = arg;
+	struct ho_rt *rt = th->dv->rt;
+	uint32_t *busy = th == &th->dv->worker ? &rt->workers_busy : &rt->copiers_busy;
+
+	pthread_mutex_lock(&rt->lock);
+	for (;;) {
+		while (!rt->quit && th->last_run == rt->run_id)
+			pthread_cond_wait(&rt->run_cond, &rt->lock);
+		if (rt->quit)
+			break;
+		th->last_run = rt->run_id;
+		pthread_mutex_unlock(&rt->lock);
+		th->body(th->dv);
+		pthread_mutex_lock(&rt->lock);
+		if (--*busy == 0)
+			pthread_cond_broadcast(&rt->run_cond);
+	}
+	pthread_mutex_unlock(&rt->lock);
+	return NULL;
+}
+
+/* Start th (not yet up) for device dv, on the CPUs in set when given. */
+static int ho_rt_thread_start(struct ho_rt_thread *th, struct ho_rt_dev *dv, void *(*body)(void *),
+			      const cpu_set_t *set)
+{
+	pthread_attr_t attr;
+	int r = pthread_attr_init(&attr);
+
+	if (r)
+		return r;
+	if (set)
+		r = pthread_attr_setaffinity_np(&attr, sizeof(*set), set);
+	th->dv = dv;
+	th->body = body;
+	th->last_run = dv->rt->run_id;
+	if (!r)
+		r = pthread_create(&th->tid, &attr, ho_rt_thread, th);
+	pthread_attr_destroy(&attr);
+	th->up = !r;
+	return r;
+}
+
+/* Ends every thread started (none is in a run: ho_rt_run waits for them). */
+void ho_rt_stop_threads(struct ho_rt *rt)
+{
+	pthread_mutex_lock(&rt->lock);
+	rt->quit = true;
+	pthread_cond_broadcast(&rt->run_cond);
+	pthread_mutex_unlock(&rt->lock);
+	for (uint32_t d = 0; d < rt->n_dev; d++) {
+		struct ho_rt_thread *th[2] = {&rt->dev[d].worker, &rt->dev[d].copier};
+
+		for (int k = 0; k < 2; k++)
+			if (th[k]->up)
+				pthread_join(th[k]->tid, NULL);
+		th[0]->up = th[1]->up = false;
+	}
+	rt->quit = false;
+}
+
+/*
+ * The threads a run needs and does not have yet (all of them before the
+ * first run): a copy thread per device that receives copies, and a worker
+ * per device when there are several (one device runs on the caller).  A
+ * worker is created on the cores the box gives it (OpenMP threads it starts
+ * inherit them): created anywhere, one was seen queued behind the other
+ * device's busy worker for a whole time slice (its first node 1.1 ms late)
+ * before it could move itself.
+ */
+static int ho_rt_start_threads(struct ho_rt *rt, struct ho_error *err)
+{
+	for (uint32_t d = 0; d < rt->n_dev; d++) {
+		struct ho_rt_dev *dv = &rt->dev[d];
+		cpu_set_t set;
+		int r;
+
+		if (dv->cq_cap && !dv->copier.up &&
+		    ho_rt_thread_start(&dv->copier, dv, ho_rt_copier, NULL)) {
+			ho_rt_stop_threads(rt);
+			return ho_err(err, -EAGAIN, "cannot start the copy engine of %s",
+				      rt->desc[d].name);
+		}
+		if (rt->n_dev == 1 || dv->worker.up)
+			continue;
+		r = ho_rt_thread_start(&dv->worker, dv, ho_rt_worker,
+				       ho_rt_cores(rt, d, &set) ? &set : NULL);
+		if (r) {
+			ho_rt_stop_threads(rt);
+			if (r == EINVAL)
+				return ho_err(err, -r,
+					      "device %s: cannot run on the cores the box gives "
+					      "it: %s",
+					      rt->desc[d].name, strerror(r));
+			return ho_err(err, -r, "cannot start the worker of %s", rt->desc[d].name);
+		}
+	}
+	return 0;
+}
+
+static void *ho_rt_worker(void *arg)
+{
+	struct ho_rt_dev *dv = arg;
+	struct ho_rt *rt = dv->rt;
+	const struct ho_graph *g = rt->g;
+	uint32_t next = 0; /* nodes before it in dv->nodes are done */
+
+	if (rt->n_dev > 1)
+		omp_set_num_threads(rt->desc[dv->idx].threads > 0 ? rt->desc[dv->idx].threads : 1);
+	for (;;) {
+		uint32_t pick = UINT32_MAX, id, cp;
+		struct ho_error e = {0};
+		double t0;
+		int ret;
+
+		pthread_mutex_lock(&rt->lock);
+		for (;;) {
+			if (rt->run_err || next == dv->n_nodes)
+				break;
+			while (next < dv->n_nodes && rt->done[dv->nodes[next]])
+				next++;
+			/* First ready node in priority order. */
+			for (uint32_t i = next; i < dv->n_nodes; i++)
+				if (!rt->done[dv->nodes[i]] && !rt->waiting[dv->nodes[i]]) {
+					pick = i;
+					break;
+				}
+			if (pick != UINT32_MAX || next == dv->n_nodes)
+				break;
+			/*
+			 * Idle, with a copy into this device nobody has started: make it
+			 * here rather than wait for the copy thread to wake and then wake
+			 * this one (the two wake-ups took 82 us a copy on this VM).
+			 */
+			if ((cp = ho_rt_take_copy(rt, dv)) != UINT32_MAX) {
+				ho_rt_copy(rt, dv, cp);
+				continue;
+			}
+			/* the stall check walks every node: only before sleeping */
+			if (rt->spin_s > 0 && ho_rt_spin(rt))
+				continue;
+			if (ho_rt_stalled(rt)) {
+				rt->run_err = -EDEADLK;
+				ho_err(&rt->err, -EDEADLK,
+				       "internal: %u nodes wait on each other and can never start",
+				       rt->remaining);
+				ho_rt_wake(rt);
+				break;
+			}
+			pthread_cond_wait(&rt->cond, &rt->lock);
+		}
+		if (pick != UINT32_MAX)
+			rt->running++;
+		pthread_mutex_unlock(&rt->lock);
+		if (pick == UINT32_MAX)
+			return NULL;
+		id = dv->nodes[pick];
+		rt->done[id] = 2; /* taken: only this worker looks at its own nodes */
+		/* emu, paced: a node starts no earlier than the schedule says it does. */
+		if (rt->pace && rt->desc[dv->idx].backend == HO_RT_EMU && rt->pred_start)
+			while (ho_clock_s() - rt->t0 < rt->pred_start[id])
+				;
+		t0 = ho_clock_s();
+		rt->start[id] = t0 - rt->t0;
+		if (rt->report.cpu_seen[dv->idx] < 0)
+			rt->report.cpu_seen[dv->idx] = sched_getcpu();
+		ho_rt_count_in_place(rt, id, dv->idx);
+		if ((int32_t)id == rt->fail_node) {
+			rt->fail_node = -1; /* once: the plan must run again afterwards */
+			ho_err(&e, -EIO, "node '%s' on %s: device failure (injected)",
+			       g->nodes[id].name, rt->desc[dv->idx].name);
+			ho_rt_fail(rt, -EIO, &e);
+			return NULL;
+		}
+		if (rt->k[id] && (ret = dv->ops->launch(dv->be, rt->k[id], &e))) {
+			ho_rt_fail(rt, ret, &e);
+			return NULL;
+		}
+		if (rt->moves[id] && (ret = ho_rt_move(rt, id, dv->idx, &e))) {
+			ho_rt_fail(rt, ret, &e);
+			return NULL;
+		}
+		/* emu: a node lasts at least as long as the schedule predicts. */
+		if (rt->pace && rt->desc[dv->idx].backend == HO_RT_EMU && rt->pred_end) {
+			double want = rt->pred_end[id] - rt->pred_start[id];
+
+			while (ho_clock_s() - t0 < want)
+				;
+		}
+		rt->end[id] = ho_clock_s() - rt->t0;
+		pthread_mutex_lock(&rt->lock);
+		rt->done[id] = 1;
+		rt->running--;
+		rt->report.nodes_run[dv->idx]++;
+		rt->report.busy_s[dv->idx] += rt->end[id] - rt->start[id];
+		for (uint32_t k = 0; k < g->nodes[id].n_outputs; k++) {
+			int32_t t = g->nodes[id].outputs[k];
+
+			if (t >= 0)
+				ho_rt_queue_copies(rt, t);
+			for (uint32_t c = 0; t >= 0 && c < g->tensors[t].n_consumers; c++)
+				if (rt->node_dev[g->tensors[t].consumers[c]] >= 0)
+					rt->waiting[g->tensors[t].consumers[c]]--;
+		}
+		ho_rt_release(rt, id);
+		rt->remaining--;
+		ho_rt_wake(rt);
+		pthread_mutex_unlock(&rt->lock);
+	}
+}
+
+int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
+{
+	const struct ho_graph *g = rt->g;
+
+	for (uint32_t i = 0; i < g->n_inputs; i++)
+		if (!rt->is_set[i])
+			return ho_err(err, -EINVAL, "input '%s' was not given",
+				      g->tensors[g->inputs[i]].name);
+	/* Dependencies, counted exactly as a finishing node releases them. */
+	rt->remaining = 0;
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		rt->waiting[i] = 0;
+		rt->done[i] = rt->node_dev[i] < 0;
+		rt->start[i] = rt->end[i] = -1;
+	}
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ho_node *n = &g->nodes[i];
+
+		if (rt->node_dev[i] < 0)
+			continue;
+		rt->remaining++;
+		for (uint32_t k = 0; k < n->n_outputs; k++) {
+			int32_t t = n->outputs[k];
+
+			for (uint32_t c = 0; t >= 0 && c < g->tensors[t].n_consumers; c++)
+				if (rt->node_dev[g->tensors[t].consumers[c]] >= 0)
+					rt->waiting[g->tensors[t].consumers[c]]++;
+		}
+	}
+	memset(rt->copy_waiting, 0, (size_t)g->n_tensors * rt->n_dev * sizeof(uint32_t));
+	for (uint32_t e = 0; e < rt->mem_off[g->n_nodes + g->n_tensors * rt->n_dev]; e++)
+		(*ho_rt_wait_count(rt, rt->mem_succ[e]))++;
+	for (size_t i = 0; i < (size_t)g->n_tensors * rt->n_dev; i++)
+		rt->copied[i] = 0;
+	/* A consumer of a replica also waits for its copy; data with no producer
+	 * to run (the graph's inputs) is copied from the start. */
+	for (uint32_t d = 0; d < rt->n_dev; d++)
+		rt->dev[d].cq_head = rt->dev[d].cq_tail = 0;
+	for (uint32_t t = 0; t < g->n_tensors; t++) {
+		int32_t p = g->tensors[t].producer;
+
+		for (uint32_t d = 0; d < rt->n_dev; d++) {
+			if (rt->is_copy[AT(rt, t, d)] != 1)
+				continue;
+			for (uint32_t c = 0; c < g->tensors[t].n_consumers; c++)
+				if (rt->node_dev[g->tensors[t].consumers[c]] == (int32_t)d)
+					rt->waiting[g->tensors[t].consumers[c]]++;
+		}
+		if (p < 0 || rt->node_dev[p] < 0)
+			ho_rt_queue_copies(rt, (int32_t)t);
+	}
+	memset(rt->report.busy_s, 0, sizeof(rt->report.busy_s));
+	for (uint32_t d = 0; d < HO_RT_MAX_DEVICES; d++)
+		rt->report.cpu_seen[d] = -1;
+	memset(rt->report.nodes_run, 0, sizeof(rt->report.nodes_run));
+	rt->report.transfers = rt->report.zero_copy = 0;
+	rt->report.bytes_moved = 0;
+	rt->run_err = 0;
+	rt->running = rt->copying = 0;
+	/* Workers spin only if every thread of the run has a core (ho_rt_spin). */
+	long cores = sysconf(_SC_NPROCESSORS_ONLN), threads = 0;
+
+	/* a worker's OpenMP team (0: OpenMP's choice, every core), its copy thread */
+	for (uint32_t d = 0; d < rt->n_dev; d++)
+		threads += (rt->desc[d].threads > 0 ? rt->desc[d].threads : cores) +
+			   (rt->dev[d].cq_cap > 0);
+	int r = ho_rt_start_threads(rt, err);
+
+	if (r)
+		return r;
+	pthread_mutex_lock(&rt->lock);
+	rt->spin_s = rt->n_dev > 1 && threads <= cores ? HO_RT_SPIN_S : 0;
+	rt->workers_busy = rt->copiers_busy = 0;
+	for (uint32_t d = 0; d < rt->n_dev; d++) {
+		rt->workers_busy += rt->dev[d].worker.up;
+		rt->copiers_busy += rt->dev[d].copier.up;
+	}
+	rt->t0 = ho_clock_s();
+	rt->run_id++;
+	pthread_cond_broadcast(&rt->run_cond);
+	pthread_mutex_unlock(&rt->lock);
+	if (rt->n_dev == 1)
+		ho_rt_worker(&rt->dev[0]);
+	pthread_mutex_lock(&rt->lock);
+	while (rt->workers_busy)
+		pthread_cond_wait(&rt->run_cond, &rt->lock);
+	ho_rt_wake(rt); /* copy engines: nothing left to wait for */
+	while (rt->copiers_busy)
+		pthread_cond_wait(&rt->run_cond, &rt->lock);
+	pthread_mutex_unlock(&rt->lock);
+	rt->report.makespan_s = ho_clock_s() - rt->t0;
+	if (rt->run_err) {
+		*err = rt->err;
+		return rt->run_err;
+	}
+	if (rt->remaining)
+		return ho_err(err, -EDEADLK, "%u nodes never became ready", rt->remaining);
+	return 0;
+}
+
+const float *ho_rt_output(const struct ho_rt *rt, uint32_t i, const struct ho_tensor **t)
+{
+	int32_t id;
+
+	if (i >= rt->g->n_outputs)
+		return NULL;
+	id = rt->g->outputs[i];
+	if (t)
+		*t = &rt->g->tensors[id];
+	return rt->home[id] >= 0 ? rt->buf[AT(rt, id, rt->home[id])] : NULL;
+}
+
+const struct ho_rt_report *ho_rt_last_report(const struct ho_rt *rt)
+{
+	return &rt->report;
+}
