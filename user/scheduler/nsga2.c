@@ -975,6 +975,177 @@ static int ho_make_front(struct ho_ga *ga, uint32_t count, double hv, uint32_t g
 	return 0;
 }
 
+/*
+ * What a generation aims its moves at: the fastest feasible member and its
+ * critical path, and the member best at each other objective (energy,
+ * throughput) that moves are aimed at.
+ */
+struct ho_targets {
+	struct ho_ind *best;
+	uint32_t ncp, cp[256];
+	struct ho_ind *ext[HO_OBJ_COUNT];
+	int ext_obj[HO_OBJ_COUNT];
+	uint32_t n_ext;
+};
+
+/* Step 1 of a generation: find the targets in the np members of the population. */
+static void ho_find_targets(struct ho_ga *ga, uint32_t np, struct ho_sim *sim,
+			    struct ho_timeline *tl, struct ho_targets *tg)
+{
+	tg->best = NULL;
+	tg->ncp = 0;
+	tg->n_ext = 0;
+	for (uint32_t i = 0; i < np; i++)
+		if (feasible(&ga->pool[i]) && (!tg->best || ga->pool[i].ev.obj[HO_OBJ_LATENCY] <
+								tg->best->ev.obj[HO_OBJ_LATENCY]))
+			tg->best = &ga->pool[i];
+	if (tg->best && tl)
+		tg->ncp = ho_critical_path(ga, tg->best, sim, tl, tg->cp, 256);
+	for (uint32_t m = 0; m < ga->k; m++) {
+		int ob = ga->obj[m];
+		struct ho_ind *e = NULL;
+
+		if (ob == HO_OBJ_LATENCY || (ob != HO_OBJ_ENERGY && ob != HO_OBJ_THROUGHPUT))
+			continue;
+		for (uint32_t i = 0; i < np; i++)
+			if (feasible(&ga->pool[i]) &&
+			    (!e || ga->pool[i].ev.obj[ob] < e->ev.obj[ob]))
+				e = &ga->pool[i];
+		if (e) {
+			tg->ext_obj[tg->n_ext] = ob;
+			tg->ext[tg->n_ext++] = e;
+		}
+	}
+}
+
+/*
+ * Step 2: np offspring into pool[np, 2 np): moves of the extremes, moves
+ * along the critical path, and tournament crossover with mutation.
+ */
+static void ho_make_offspring(struct ho_ga *ga, uint32_t np, struct ho_timeline *tl,
+			      const struct ho_targets *tg)
+{
+	for (uint32_t i = np; i < 2 * np; i += 2) {
+		double u = ho_rng_unit(&ga->rng);
+
+		if (tg->n_ext && u >= HO_CP_SHARE && u < HO_CP_SHARE + HO_EXTREME_SHARE) {
+			uint32_t e = ho_rng_below(&ga->rng, tg->n_ext);
+
+			bool window = tg->ext_obj[e] == HO_OBJ_ENERGY &&
+				      ho_rng_unit(&ga->rng) < HO_ENERGY_WINDOW_SHARE;
+
+			for (uint32_t k = i; k < i + 2; k++)
+				if (window)
+					ho_window_mutant(ga, tg->ext[e], &ga->pool[k],
+							 ho_rng_below(&ga->rng, ga->p->n),
+							 HO_ENERGY_WINDOW_WEIGHT);
+				else
+					ho_extreme_mutant(ga, tg->ext[e], tg->ext_obj[e],
+							  &ga->pool[k]);
+			ga->pool[i].ext = ga->pool[i + 1].ext = (int8_t)(e + 1);
+			continue;
+		}
+		if (tg->ncp && u < HO_CP_SHARE) {
+			for (uint32_t k = i; k < i + 2; k++)
+				if (ho_rng_unit(&ga->rng) < HO_WINDOW_SHARE)
+					ho_window_mutant(ga, tg->best, &ga->pool[k],
+							 tg->cp[ho_rng_below(&ga->rng, tg->ncp)],
+							 0);
+				else
+					ho_cp_mutant(ga, tg->best, tl, &ga->pool[k], tg->cp,
+						     tg->ncp);
+			ga->pool[i].ext = ga->pool[i + 1].ext = 0;
+			continue;
+		}
+		struct ho_ind *a = &ga->pool[ho_tournament(ga, np)],
+			      *b = &ga->pool[ho_tournament(ga, np)];
+		struct ho_ind *c1 = &ga->pool[i], *c2 = &ga->pool[i + 1];
+
+		c1->ext = c2->ext = -1;
+		if (ho_rng_unit(&ga->rng) < ga->o->crossover) {
+			uint32_t cut = ho_rng_below(&ga->rng, ga->p->n);
+
+			for (uint32_t t = 0; t < ga->p->n; t++) {
+				c1->assign[t] = t < cut ? a->assign[t] : b->assign[t];
+				c2->assign[t] = t < cut ? b->assign[t] : a->assign[t];
+			}
+			ho_order_crossover(ga, a->order, b->order, c1->order);
+			ho_order_crossover(ga, b->order, a->order, c2->order);
+		} else {
+			memcpy(c1->assign, a->assign, ga->p->n * sizeof(uint16_t));
+			memcpy(c2->assign, b->assign, ga->p->n * sizeof(uint16_t));
+			memcpy(c1->order, a->order, ga->p->n * sizeof(uint32_t));
+			memcpy(c2->order, b->order, ga->p->n * sizeof(uint32_t));
+		}
+		ho_mutate(ga, c1);
+		ho_mutate(ga, c2);
+		/* Some keep only their order: the decoder re-chooses their devices. */
+		c1->dec = ho_whole_order(ga, ho_rng_unit(&ga->rng) < HO_DECODE_SHARE);
+		c2->dec = ho_whole_order(ga, ho_rng_unit(&ga->rng) < HO_DECODE_SHARE);
+		if (ga->trade && c1->dec.to && ho_rng_unit(&ga->rng) < HO_TRADE_DECODE_SHARE)
+			c1->dec.energy_weight = ho_trade_weight(ga);
+		if (ga->trade && c2->dec.to && ho_rng_unit(&ga->rng) < HO_TRADE_DECODE_SHARE)
+			c2->dec.energy_weight = ho_trade_weight(ga);
+	}
+}
+
+/*
+ * Step 3: local search on top of the offspring (half a population more, in
+ * pool[2 np, total)): small moves of the extremes, and (while energy is an
+ * objective) mostly stretches of first-front members re-decoded at a
+ * trade-off weight.  Step 4 evaluates steps 2 and 3 at once.
+ */
+static void ho_local_search(struct ho_ga *ga, uint32_t np, uint32_t total, struct ho_timeline *tl,
+			    const struct ho_targets *tg)
+{
+	for (uint32_t i = 2 * np; i < total; i++) {
+		uint32_t pick = ho_rng_below(&ga->rng, tg->n_ext + 1);
+
+		if (ga->trade && ho_rng_unit(&ga->rng) < HO_TRADE_LOCAL_SHARE) {
+			uint32_t a = ho_rng_below(&ga->rng, np);
+
+			for (uint32_t tries = 0; tries < 8 && ga->pool[a].rank; tries++)
+				a = ho_rng_below(&ga->rng, np);
+			ho_window_mutant(ga, &ga->pool[a], &ga->pool[i],
+					 ho_rng_below(&ga->rng, ga->p->n), ho_trade_weight(ga));
+			ga->pool[i].ext = -1;
+		} else if (pick == tg->n_ext && tg->ncp) {
+			ho_cp_mutant(ga, tg->best, tl, &ga->pool[i], tg->cp, tg->ncp);
+			ga->pool[i].ext = 0;
+		} else if (tg->n_ext) {
+			pick %= tg->n_ext;
+			ho_extreme_mutant(ga, tg->ext[pick], tg->ext_obj[pick], &ga->pool[i]);
+			ga->pool[i].ext = (int8_t)(pick + 1);
+		} else {
+			struct ho_ind *a = &ga->pool[ho_tournament(ga, np)];
+
+			memcpy(ga->pool[i].assign, a->assign, ga->p->n * sizeof(uint16_t));
+			memcpy(ga->pool[i].order, a->order, ga->p->n * sizeof(uint32_t));
+			ho_mutate(ga, &ga->pool[i]);
+			ga->pool[i].ext = -1;
+		}
+	}
+}
+
+/*
+ * Step 5 (after evaluating the offspring): up to one more individual per
+ * extreme at pool[total...], its improving moves together; how many.
+ */
+static uint32_t ho_combine_extremes(struct ho_ga *ga, uint32_t np, uint32_t total,
+				    const struct ho_targets *tg)
+{
+	uint32_t ncomb = 0;
+
+	if (tg->best && ho_combine_moves(ga, tg->best, HO_OBJ_LATENCY, 0, &ga->pool[np], total - np,
+					 &ga->pool[total + ncomb]))
+		ncomb++;
+	for (uint32_t e = 0; e < tg->n_ext; e++)
+		if (ho_combine_moves(ga, tg->ext[e], tg->ext_obj[e], (int8_t)(e + 1), &ga->pool[np],
+				     total - np, &ga->pool[total + ncomb]))
+			ncomb++;
+	return ncomb;
+}
+
 int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct ho_front **out,
 	      struct ho_error *err)
 {
@@ -983,7 +1154,6 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 		 stall = 0;
 	struct ho_sim *sims[64] = {0};
 	struct ho_timeline *tl = NULL;
-	uint32_t cp[256];
 	double best_hv = -1, t0 = ho_clock_s();
 	struct ho_search_progress sp = {.generations = o->generations};
 	int ret = -ENOMEM;
@@ -1089,143 +1259,24 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 	}
 	ho_environmental_selection(&ga, np);
 
+	/*
+	 * A generation: find the targets, make offspring, the local-search
+	 * section, evaluate them, combine the extremes' improving moves,
+	 * evaluate those, select, and stop when the hypervolume stalls.
+	 */
 	for (gen = 0; gen < o->generations; gen++) {
-		struct ho_ind *best = NULL;
-		uint32_t ncp = 0;
+		struct ho_targets tg;
 
-		for (uint32_t i = 0; i < np; i++)
-			if (feasible(&ga.pool[i]) && (!best || ga.pool[i].ev.obj[HO_OBJ_LATENCY] <
-								   best->ev.obj[HO_OBJ_LATENCY]))
-				best = &ga.pool[i];
-		if (best && tl)
-			ncp = ho_critical_path(&ga, best, sims[0], tl, cp, 256);
-		struct ho_ind *ext[HO_OBJ_COUNT] = {0};
-		uint32_t n_ext = 0;
-		int ext_obj[HO_OBJ_COUNT];
-
-		for (uint32_t m = 0; m < ga.k; m++) {
-			int ob = ga.obj[m];
-			struct ho_ind *e = NULL;
-
-			if (ob == HO_OBJ_LATENCY ||
-			    (ob != HO_OBJ_ENERGY && ob != HO_OBJ_THROUGHPUT))
-				continue;
-			for (uint32_t i = 0; i < np; i++)
-				if (feasible(&ga.pool[i]) &&
-				    (!e || ga.pool[i].ev.obj[ob] < e->ev.obj[ob]))
-					e = &ga.pool[i];
-			if (e) {
-				ext_obj[n_ext] = ob;
-				ext[n_ext++] = e;
-			}
-		}
-		for (uint32_t i = np; i < 2 * np; i += 2) {
-			double u = ho_rng_unit(&ga.rng);
-
-			if (n_ext && u >= HO_CP_SHARE && u < HO_CP_SHARE + HO_EXTREME_SHARE) {
-				uint32_t e = ho_rng_below(&ga.rng, n_ext);
-
-				bool window = ext_obj[e] == HO_OBJ_ENERGY &&
-					      ho_rng_unit(&ga.rng) < HO_ENERGY_WINDOW_SHARE;
-
-				for (uint32_t k = i; k < i + 2; k++)
-					if (window)
-						ho_window_mutant(&ga, ext[e], &ga.pool[k],
-								 ho_rng_below(&ga.rng, p->n),
-								 HO_ENERGY_WINDOW_WEIGHT);
-					else
-						ho_extreme_mutant(&ga, ext[e], ext_obj[e],
-								  &ga.pool[k]);
-				ga.pool[i].ext = ga.pool[i + 1].ext = (int8_t)(e + 1);
-				continue;
-			}
-			if (ncp && u < HO_CP_SHARE) {
-				for (uint32_t k = i; k < i + 2; k++)
-					if (ho_rng_unit(&ga.rng) < HO_WINDOW_SHARE)
-						ho_window_mutant(&ga, best, &ga.pool[k],
-								 cp[ho_rng_below(&ga.rng, ncp)], 0);
-					else
-						ho_cp_mutant(&ga, best, tl, &ga.pool[k], cp, ncp);
-				ga.pool[i].ext = ga.pool[i + 1].ext = 0;
-				continue;
-			}
-			struct ho_ind *a = &ga.pool[ho_tournament(&ga, np)],
-				      *b = &ga.pool[ho_tournament(&ga, np)];
-			struct ho_ind *c1 = &ga.pool[i], *c2 = &ga.pool[i + 1];
-
-			c1->ext = c2->ext = -1;
-			if (ho_rng_unit(&ga.rng) < o->crossover) {
-				uint32_t cut = ho_rng_below(&ga.rng, p->n);
-
-				for (uint32_t t = 0; t < p->n; t++) {
-					c1->assign[t] = t < cut ? a->assign[t] : b->assign[t];
-					c2->assign[t] = t < cut ? b->assign[t] : a->assign[t];
-				}
-				ho_order_crossover(&ga, a->order, b->order, c1->order);
-				ho_order_crossover(&ga, b->order, a->order, c2->order);
-			} else {
-				memcpy(c1->assign, a->assign, p->n * sizeof(uint16_t));
-				memcpy(c2->assign, b->assign, p->n * sizeof(uint16_t));
-				memcpy(c1->order, a->order, p->n * sizeof(uint32_t));
-				memcpy(c2->order, b->order, p->n * sizeof(uint32_t));
-			}
-			ho_mutate(&ga, c1);
-			ho_mutate(&ga, c2);
-			/* Some keep only their order: the decoder re-chooses their devices. */
-			c1->dec = ho_whole_order(&ga, ho_rng_unit(&ga.rng) < HO_DECODE_SHARE);
-			c2->dec = ho_whole_order(&ga, ho_rng_unit(&ga.rng) < HO_DECODE_SHARE);
-			if (ga.trade && c1->dec.to && ho_rng_unit(&ga.rng) < HO_TRADE_DECODE_SHARE)
-				c1->dec.energy_weight = ho_trade_weight(&ga);
-			if (ga.trade && c2->dec.to && ho_rng_unit(&ga.rng) < HO_TRADE_DECODE_SHARE)
-				c2->dec.energy_weight = ho_trade_weight(&ga);
-		}
-		/*
-		 * Local search on top of the offspring (half a population more): small
-		 * moves of the extremes, and (while energy is an objective) mostly
-		 * stretches of first-front members re-decoded at a trade-off weight.
-		 */
-		for (uint32_t i = 2 * np; i < total; i++) {
-			uint32_t pick = ho_rng_below(&ga.rng, n_ext + 1);
-
-			if (ga.trade && ho_rng_unit(&ga.rng) < HO_TRADE_LOCAL_SHARE) {
-				uint32_t a = ho_rng_below(&ga.rng, np);
-
-				for (uint32_t tries = 0; tries < 8 && ga.pool[a].rank; tries++)
-					a = ho_rng_below(&ga.rng, np);
-				ho_window_mutant(&ga, &ga.pool[a], &ga.pool[i],
-						 ho_rng_below(&ga.rng, p->n), ho_trade_weight(&ga));
-				ga.pool[i].ext = -1;
-			} else if (pick == n_ext && ncp) {
-				ho_cp_mutant(&ga, best, tl, &ga.pool[i], cp, ncp);
-				ga.pool[i].ext = 0;
-			} else if (n_ext) {
-				pick %= n_ext;
-				ho_extreme_mutant(&ga, ext[pick], ext_obj[pick], &ga.pool[i]);
-				ga.pool[i].ext = (int8_t)(pick + 1);
-			} else {
-				struct ho_ind *a = &ga.pool[ho_tournament(&ga, np)];
-
-				memcpy(ga.pool[i].assign, a->assign, p->n * sizeof(uint16_t));
-				memcpy(ga.pool[i].order, a->order, p->n * sizeof(uint32_t));
-				ho_mutate(&ga, &ga.pool[i]);
-				ga.pool[i].ext = -1;
-			}
-		}
+		ho_find_targets(&ga, np, sims[0], tl, &tg);
+		ho_make_offspring(&ga, np, tl, &tg);
+		ho_local_search(&ga, np, total, tl, &tg);
 		ret = ho_eval_all(&ga, &ga.pool[np], total - np, sims, threads);
 		if (ret) {
 			ho_err(err, ret, "internal error: offspring order not topological");
 			goto out;
 		}
-		/* Up to one more individual per extreme: its improving moves together. */
-		uint32_t ncomb = 0;
+		uint32_t ncomb = ho_combine_extremes(&ga, np, total, &tg);
 
-		if (best && ho_combine_moves(&ga, best, HO_OBJ_LATENCY, 0, &ga.pool[np], total - np,
-					     &ga.pool[total + ncomb]))
-			ncomb++;
-		for (uint32_t e = 0; e < n_ext; e++)
-			if (ho_combine_moves(&ga, ext[e], ext_obj[e], (int8_t)(e + 1), &ga.pool[np],
-					     total - np, &ga.pool[total + ncomb]))
-				ncomb++;
 		if (ncomb && (ret = ho_eval_all(&ga, &ga.pool[total], ncomb, sims, threads))) {
 			ho_err(err, ret, "internal error: offspring order not topological");
 			goto out;
