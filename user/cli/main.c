@@ -24,12 +24,22 @@
  */
 static void cli_wait_policy(char **argv)
 {
+	const char *preload = getenv("LD_PRELOAD");
+	char self[4096];
+	ssize_t n;
+
 	if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT"))
 		return;
-	if (setenv("GOMP_SPINCOUNT", "3000", 0))
+	/* Under valgrind a restart would leave it (its preload names itself). */
+	if (preload && strstr(preload, "vgpreload"))
 		return;
-	execv("/proc/self/exe", argv);
-	/* no /proc: run on with libgomp's default */
+	/* The file itself, not /proc/self/exe, which a tool may stand behind. */
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0 || setenv("GOMP_SPINCOUNT", "3000", 0))
+		return;
+	self[n] = '\0';
+	execv(self, argv);
+	/* not restarted: run on with libgomp's default */
 }
 
 static const struct {
