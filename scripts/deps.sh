@@ -7,7 +7,7 @@
 set -eu
 
 PACKAGES="
-build-essential pkg-config make gcc clang llvm libclang-rt-14-dev libomp-14-dev valgrind
+build-essential pkg-config make gcc clang llvm libclang-rt-14-dev libomp-14-dev clang-format valgrind
 protobuf-c-compiler libprotobuf-c-dev libonnx-dev
 libjansson-dev libdnnl-dev libstarpu-dev
 python3 python3-numpy python3-onnx python3-torch python3-torchvision

@@ -58,6 +58,10 @@ mount -t proc proc "$DIR/proc"
 mount -t sysfs sys "$DIR/sys"
 mount --bind /dev "$DIR/dev"
 mount --bind /dev/pts "$DIR/dev/pts"
+# A user who cloned has git; the root gets it as such a machine would.
+chroot "$DIR" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+	sh -c 'apt-get update -qq && apt-get install -y -qq --no-install-recommends git ca-certificates' \
+	>"$DIR.git.log" 2>&1 || { tail -20 "$DIR.git.log"; exit 1; }
 
 run_in_root() { # NAME COMMAND
 	start=$(date +%s)

@@ -8,6 +8,8 @@ set -u
 ROOT=$1
 cd "$ROOT" || exit 1
 command -v clang-format >/dev/null || { echo "skipped: no clang-format"; exit 77; }
+files=$(git ls-files 2>/dev/null) || { echo "format.sh: not a git checkout (git ls-files failed)"; exit 1; }
+[ -n "$files" ] || { echo "format.sh: git lists no files"; exit 1; }
 bad=0 n=0
 check() { # check FILE [STYLE]
 	n=$((n + 1))
