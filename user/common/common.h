@@ -55,6 +55,11 @@ uint64_t ho_rng_next(struct ho_rng *r);
 double ho_rng_unit(struct ho_rng *r);		     /* [0, 1) */
 uint32_t ho_rng_below(struct ho_rng *r, uint32_t n); /* [0, n) */
 
+/* The folder path is in ("." for a bare name). */
+void ho_path_dir(const char *path, char *out, size_t n);
+/* target's path from folder dir ("../boxes/b.json"); target as given if either is not found. */
+void ho_path_relative(const char *target, const char *dir, char *out, size_t n);
+
 /* Seconds on the monotonic clock. */
 double ho_clock_s(void);
 

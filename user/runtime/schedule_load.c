@@ -456,7 +456,6 @@ int ho_rt_schedule_load(const char *path, const struct ho_rt_schedule_opts *o,
 			struct ho_error *err)
 {
 	struct ho_rt_placement *pl = calloc(1, sizeof(*pl));
-	const char *slash = strrchr(path, '/');
 	char dir[PATH_MAX];
 	json_error_t je;
 	json_t *root;
@@ -470,8 +469,7 @@ int ho_rt_schedule_load(const char *path, const struct ho_rt_schedule_opts *o,
 		return ho_sched_publish(
 		    pl, ho_err(err, -EINVAL, "%s: line %d: %s", path, je.line, je.text), out);
 	/* The schedule names its box from its own folder. */
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path + (slash == path)) : 1,
-		 slash ? path : ".");
+	ho_path_dir(path, dir, sizeof(dir));
 	ret = ho_sched_from_json(root, path, dir, o, g, pl, err);
 	json_decref(root);
 	return ho_sched_publish(pl, ret, out);

@@ -32,32 +32,6 @@ static json_t *hex64(uint64_t v)
 	return json_string(s);
 }
 
-/*
- * target's path from folder dir, both made absolute ("../boxes/b.json"), so
- * that a schedule names its box wherever it is read from, as long as the two
- * move together.  The path as given when either cannot be resolved.
- */
-static void ho_relative_path(const char *target, const char *dir, char *out, size_t n)
-{
-	char t[PATH_MAX], d[PATH_MAX];
-	size_t dl, common = 0;
-	int len = 0;
-
-	if (!realpath(target, t) || !realpath(dir, d)) {
-		snprintf(out, n, "%s", target);
-		return;
-	}
-	dl = strcmp(d, "/") ? strlen(d) : 0;
-	/* the longest common leading folders: d[0, common) == t[0, common), t[common] == '/' */
-	for (size_t i = 0; i <= dl; i++)
-		if ((i == dl || d[i] == '/') && t[i] == '/' && !strncmp(t, d, i))
-			common = i;
-	for (size_t i = common; i < dl; i++)
-		if (d[i] == '/')
-			len += snprintf(out + len, n - (size_t)len, "../");
-	snprintf(out + len, n - (size_t)len, "%s", t + common + 1);
-}
-
 static json_t *objectives_json(const struct ho_eval *ev, const struct ho_problem *p)
 {
 	json_t *o = json_object(), *mem = json_object();
@@ -145,15 +119,13 @@ int ho_schedule_write(const char *path, const struct ho_schedule_doc *doc, struc
 	json_object_set_new(root, "fingerprint", fp);
 	/* Paths from the schedule's own folder: the runtime resolves them from there. */
 	char dir[PATH_MAX], rel[PATH_MAX];
-	const char *slash = strrchr(path, '/');
 
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path + (slash == path)) : 1,
-		 slash ? path : ".");
-	ho_relative_path(doc->model ? doc->model : "", dir, rel, sizeof(rel));
+	ho_path_dir(path, dir, sizeof(dir));
+	ho_path_relative(doc->model ? doc->model : "", dir, rel, sizeof(rel));
 	json_object_set_new(root, "model", json_string(doc->model ? rel : ""));
-	ho_relative_path(doc->box ? doc->box : "", dir, rel, sizeof(rel));
+	ho_path_relative(doc->box ? doc->box : "", dir, rel, sizeof(rel));
 	json_object_set_new(root, "box", json_string(doc->box ? rel : ""));
-	ho_relative_path(doc->profile ? doc->profile : "", dir, rel, sizeof(rel));
+	ho_path_relative(doc->profile ? doc->profile : "", dir, rel, sizeof(rel));
 	json_object_set_new(root, "profile", doc->profile ? json_string(rel) : json_null());
 	/* The input shapes it was made for: a schedule for batch 2 is not one for batch 1. */
 	if (doc->graph) {
