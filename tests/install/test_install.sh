@@ -10,9 +10,13 @@ ROOT=$1 M=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 P=$tmp/prefix
+touch "$tmp/before"
 make -s -C "$ROOT" PREFIX="$P" install >"$tmp/install.log" 2>&1 ||
 	{ cat "$tmp/install.log"; exit 1; }
 test -f "$P/lib/udev/rules.d/60-ump.rules" || { echo "udev rule not under PREFIX"; exit 1; }
+# Where a system install writes (udev, DKMS, /usr/local): nothing new of ours.
+outside=$(find /etc /usr/src /usr/local -newer "$tmp/before" \( -name '*ump*' -o -name '*heteroopt*' \) 2>/dev/null)
+[ -z "$outside" ] || { echo "make install PREFIX=$P wrote outside it: $outside"; exit 1; }
 test -f "$P/share/heteroopt/boxes/this-machine-cpu-emu.json" || { echo "boxes not installed"; exit 1; }
 test -f "$P/include/heteroopt/version.h" || { echo "version.h not installed"; exit 1; }
 export PKG_CONFIG_PATH="$P/lib/pkgconfig"
