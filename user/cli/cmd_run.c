@@ -240,14 +240,13 @@ int cmd_run(int argc, char **argv)
 	char in_name[CLI_LIST_MAX][256];
 	struct ho_rt_opts ro = {0};
 	struct ho_rt_placement *pl = NULL;
-	const char *model, *outdir;
 	struct ho_graph *g = NULL;
 	struct ho_rt *rt = NULL;
 	struct ho_error err = {0};
 	double *times = NULL;
 	int n_in, repeat, rc = 1;
 
-	a.pick = ~0ull;
+	a.pick = ~0ull; /* none given: the schedule's own */
 	switch (cli_parse(&run_cmd, argc, argv, &a)) {
 	case 1:
 		return 0;
@@ -258,8 +257,6 @@ int cmd_run(int argc, char **argv)
 		cli_error("run: no model given (see heteroopt run --help)");
 		return 2;
 	}
-	model = a.model;
-	outdir = a.outdir;
 	n_in = a.inputs.n;
 	repeat = (int)a.repeat;
 	ro.threads = (int)a.threads;
@@ -267,30 +264,26 @@ int cmd_run(int argc, char **argv)
 	ro.plain_layout = a.plain_layout;
 	ro.no_fusion = a.no_fusion;
 	ro.inject_failure = a.inject_failure;
-	const char **in_arg = a.inputs.v;
-	const char *sched = a.schedule, *box = a.box;
-	int pick = a.pick == ~0ull ? -1 : (int)a.pick, report = a.report;
-
-	if (ho_onnx_load(model, NULL, &g, &err)) {
+	if (ho_onnx_load(a.model, NULL, &g, &err)) {
 		cli_error("run: %s", err.msg);
 		return 1;
 	}
 	for (int i = 0; i < n_in; i++) {
-		const char *eq = strchr(in_arg[i], '=');
+		const char *eq = strchr(a.inputs.v[i], '=');
 
-		if (!eq || eq == in_arg[i] || !eq[1] ||
-		    (size_t)(eq - in_arg[i]) >= sizeof(in_name[i])) {
-			cli_error("run: --input '%s': expected NAME=FILE.npy", in_arg[i]);
+		if (!eq || eq == a.inputs.v[i] || !eq[1] ||
+		    (size_t)(eq - a.inputs.v[i]) >= sizeof(in_name[i])) {
+			cli_error("run: --input '%s': expected NAME=FILE.npy", a.inputs.v[i]);
 			rc = 2;
 			goto out;
 		}
-		memcpy(in_name[i], in_arg[i], (size_t)(eq - in_arg[i]));
-		in_name[i][eq - in_arg[i]] = '\0';
+		memcpy(in_name[i], a.inputs.v[i], (size_t)(eq - a.inputs.v[i]));
+		in_name[i][eq - a.inputs.v[i]] = '\0';
 	}
 	if (check_inputs(g, in_name, n_in))
 		goto out;
 	for (int i = 0; i < n_in; i++) {
-		const char *eq = strchr(in_arg[i], '=');
+		const char *eq = strchr(a.inputs.v[i], '=');
 
 		if (ho_npy_read(eq + 1, &in[i], &err))
 			goto fail;
@@ -309,11 +302,12 @@ int cmd_run(int argc, char **argv)
 	}
 	if (ho_shape_infer(g, &err))
 		goto fail;
-	if (sched) {
-		struct ho_rt_schedule_opts so = {
-		    .pick = pick, .box_path = box, .model_path = model};
+	if (a.schedule) {
+		struct ho_rt_schedule_opts so = {.pick = a.pick == ~0ull ? -1 : (int)a.pick,
+						 .box_path = a.box,
+						 .model_path = a.model};
 
-		if (ho_rt_schedule_load(sched, &so, g, &pl, &err))
+		if (ho_rt_schedule_load(a.schedule, &so, g, &pl, &err))
 			goto fail;
 		ro.placement = pl;
 	}
@@ -341,7 +335,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (pl) /* per node: the last run; in all: the median of the warm runs */
 		print_report(g, pl, ho_rt_last_report(rt), times, repeat);
-	if (report && print_nodes(g, pl, ho_rt_last_report(rt))) {
+	if (a.report && print_nodes(g, pl, ho_rt_last_report(rt))) {
 		cli_error("run: out of memory");
 		goto out;
 	}
@@ -354,8 +348,8 @@ int cmd_run(int argc, char **argv)
 		       g->n_nodes, pl ? "the schedule's devices" : "cpu0 (oneDNN)",
 		       times[repeat / 2] * 1e3, repeat, times[0] * 1e3, times[repeat - 1] * 1e3);
 	}
-	if (mkdir(outdir, 0777) && errno != EEXIST) {
-		cli_error("run: cannot create %s: %s", outdir, strerror(errno));
+	if (mkdir(a.outdir, 0777) && errno != EEXIST) {
+		cli_error("run: cannot create %s: %s", a.outdir, strerror(errno));
 		goto out;
 	}
 	for (uint32_t i = 0; i < g->n_outputs; i++) {
@@ -369,7 +363,7 @@ int cmd_run(int argc, char **argv)
 			goto out;
 		}
 		/* Output names like "save_infer_model/scale_0.tmp_1" are not file names. */
-		int len = snprintf(path, sizeof(path), "%s/", outdir);
+		int len = snprintf(path, sizeof(path), "%s/", a.outdir);
 
 		for (const char *c = t->name; *c && len < (int)sizeof(path) - 5; c++)
 			path[len++] = (*c == '/' || *c == '\\') ? '_' : *c;
