@@ -218,6 +218,8 @@ void ho_graph_free(struct ho_graph *g);
 
 /* Graph queries and checks (user/graph/graph.c). */
 int32_t ho_graph_find_tensor(const struct ho_graph *g, const char *name);
+/* A node that runs: not folded at load time, not a Constant (the scheduler's tasks). */
+bool ho_node_is_task(const struct ho_node *n);
 int ho_graph_validate(struct ho_graph *g, struct ho_error *err);
 const char *ho_dtype_name(int dtype);
 int ho_dtype_size(int dtype);			  /* bytes per element, 0 if not fixed-size */

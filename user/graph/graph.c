@@ -119,6 +119,11 @@ int32_t ho_graph_add_tensor(struct ho_graph *g, const char *name, struct ho_erro
 	return id;
 }
 
+bool ho_node_is_task(const struct ho_node *n)
+{
+	return !(n->flags & HO_N_FOLDED) && strcmp(n->op_type, "Constant");
+}
+
 int32_t ho_graph_find_tensor(const struct ho_graph *g, const char *name)
 {
 	return ho_index_get(&g->priv->tensors, name);

@@ -799,7 +799,7 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 	if (!rt->buf || !rt->is_copy || !rt->copied || !rt->offset)
 		goto nomem;
 	for (uint32_t i = 0; i < g->n_nodes; i++)
-		if (g->nodes[i].flags & HO_N_FOLDED || !strcmp(g->nodes[i].op_type, "Constant"))
+		if (!ho_node_is_task(&g->nodes[i]))
 			rt->node_dev[i] = -1;
 	ret = ho_pool_open(0, &rt->pool);
 	if (ret) {

@@ -33,11 +33,6 @@ void ho_rt_placement_free(struct ho_rt_placement *pl)
 	free(pl);
 }
 
-static bool ho_is_task(const struct ho_node *n)
-{
-	return !(n->flags & HO_N_FOLDED) && strcmp(n->op_type, "Constant");
-}
-
 /*
  * The NUMA node a device's region goes on: the box's numa_node when it says,
  * else the node of a CPU device's first core (libnuma), else a PCI device's
@@ -375,7 +370,7 @@ static int ho_sched_from_json(json_t *root, const char *name, const char *dir,
 	}
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		pl->node_device[i] = -1;
-		n_graph_tasks += ho_is_task(&g->nodes[i]);
+		n_graph_tasks += ho_node_is_task(&g->nodes[i]);
 	}
 	/* The same runnable nodes, by name and operator. */
 	for (uint32_t t = 0; t < n_tasks; t++) {
@@ -389,7 +384,7 @@ static int ho_sched_from_json(json_t *root, const char *name, const char *dir,
 			if (strlen(tname) < 255 ? !strcmp(g->nodes[i].name, tname)
 						: !strncmp(g->nodes[i].name, tname, 255))
 				break;
-		if (!tname || !op || i == g->n_nodes || !ho_is_task(&g->nodes[i]) ||
+		if (!tname || !op || i == g->n_nodes || !ho_node_is_task(&g->nodes[i]) ||
 		    strcmp(g->nodes[i].op_type, op)) {
 			ret = ho_err(err, -EINVAL,
 				     "%s: task %u ('%s', %s) is not a node of this model: the "

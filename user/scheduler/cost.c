@@ -361,11 +361,6 @@ static uint64_t ho_node_signature(const struct ho_graph *g, const struct ho_node
 	return h;
 }
 
-static bool ho_is_task(const struct ho_node *nd)
-{
-	return !(nd->flags & HO_N_FOLDED) && strcmp(nd->op_type, "Constant");
-}
-
 static bool ho_is_weight(const struct ho_tensor *t)
 {
 	return t->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED);
@@ -486,7 +481,7 @@ int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 	if (!task_of || !item_of || !weight_of)
 		goto nomem;
 	for (uint32_t i = 0; i < g->n_nodes; i++)
-		task_of[i] = ho_is_task(&g->nodes[i]) ? (int32_t)n++ : -1;
+		task_of[i] = ho_node_is_task(&g->nodes[i]) ? (int32_t)n++ : -1;
 	for (uint32_t i = 0; i < g->n_tensors; i++) {
 		const struct ho_tensor *t = &g->tensors[i];
 
