@@ -272,6 +272,33 @@ struct ho_op_info {
 const struct ho_op_info *ho_op_info(const char *op_type);
 bool ho_op_known(const char *op_type);
 
+/*
+ * Kernel classes and families (user/graph/family.c), what the probes measure
+ * and the cost model predicts from.  A class gets one fitted cost model; a
+ * family is one kernel with all but its extent fixed (a Conv's weights,
+ * strides, pads, group and fused chain), whose time grows with its work.
+ */
+enum ho_kernel_class {
+	HO_KC_CONV,
+	HO_KC_CONV_DW, /* group == input channels */
+	HO_KC_MATMUL,  /* MatMul, Gemm */
+	HO_KC_ELTWISE,
+	HO_KC_POOL,
+	HO_KC_NORM,
+	HO_KC_SOFTMAX,
+	HO_KC_REDUCE,
+	HO_KC_MOVEMENT,
+	HO_KC_OTHER,
+	HO_KC_COUNT
+};
+int ho_kernel_class(const struct ho_graph *g, const struct ho_node *n);
+const char *ho_kernel_class_name(int kc);
+int ho_kernel_class_find(const char *name); /* -1 if none */
+/* The family key of node id ("Conv float32 w=64x64x3x3 strides=1x1 ... +Relu"); returns its class. */
+int ho_node_family(const struct ho_graph *g, uint32_t id, char *buf, size_t len);
+/* A node's work for scaling within a family: its FLOPs, or its bytes where it has none. */
+double ho_node_work(const struct ho_node *n);
+
 /* Kernel fusion told from the graph alone (user/graph/fusion.c). */
 /* Element-wise ops a Conv or MatMul kernel applies as it writes. */
 bool ho_op_is_post_op(const char *op_type);

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Kernel classes and families: what a measurement of one node says about
+ * another.  A class (convolution, depthwise convolution, matmul, ...) is what
+ * the probes fit one cost model to; a family is a kernel with everything but
+ * its extent fixed (a Conv's channels, kernel, stride, group and the chain it
+ * fuses; an element-wise op and its type), whose time grows with its work.
+ * A family measured at 640x640 then predicts the same layer at 320x320.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "graph_priv.h"
+
+static const char *const ho_kernel_class_names[HO_KC_COUNT] = {
+    [HO_KC_CONV] = "conv",	 [HO_KC_CONV_DW] = "conv_depthwise",
+    [HO_KC_MATMUL] = "matmul",	 [HO_KC_ELTWISE] = "eltwise",
+    [HO_KC_POOL] = "pool",	 [HO_KC_NORM] = "norm",
+    [HO_KC_SOFTMAX] = "softmax", [HO_KC_REDUCE] = "reduce",
+    [HO_KC_MOVEMENT] = "movement", [HO_KC_OTHER] = "other",
+};
+
+const char *ho_kernel_class_name(int kc)
+{
+	return kc >= 0 && kc < HO_KC_COUNT ? ho_kernel_class_names[kc] : "?";
+}
+
+int ho_kernel_class_find(const char *name)
+{
+	for (int k = 0; k < HO_KC_COUNT; k++)
+		if (!strcmp(ho_kernel_class_names[k], name))
+			return k;
+	return -1;
+}
+
+static const struct ho_tensor *ho_fam_in(const struct ho_graph *g, const struct ho_node *n,
+					 uint32_t k)
+{
+	return k < n->n_inputs && n->inputs[k] >= 0 ? &g->tensors[n->inputs[k]] : NULL;
+}
+
+static bool ho_is_depthwise(const struct ho_graph *g, const struct ho_node *n)
+{
+	const struct ho_attr *group = ho_node_attr(n, "group");
+	const struct ho_tensor *x = ho_fam_in(g, n, 0);
+
+	return group && group->i > 1 && x && x->shape.rank >= 2 && x->shape.dim[1] == group->i;
+}
+
+int ho_kernel_class(const struct ho_graph *g, const struct ho_node *n)
+{
+	const char *op = n->op_type;
+	const struct ho_op_info *info = ho_op_info(op);
+
+	if (!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose"))
+		return ho_is_depthwise(g, n) ? HO_KC_CONV_DW : HO_KC_CONV;
+	if (!strcmp(op, "MatMul") || !strcmp(op, "Gemm"))
+		return HO_KC_MATMUL;
+	if (strstr(op, "Pool"))
+		return HO_KC_POOL;
+	if (strstr(op, "Normalization"))
+		return HO_KC_NORM;
+	if (strstr(op, "Softmax"))
+		return HO_KC_SOFTMAX;
+	if (!strncmp(op, "Reduce", 6) || !strcmp(op, "ArgMax") || !strcmp(op, "ArgMin"))
+		return HO_KC_REDUCE;
+	if (!info)
+		return HO_KC_OTHER;
+	switch (info->op_class) {
+	case HO_OPC_MEMORY:
+		return HO_KC_ELTWISE;
+	case HO_OPC_MOVEMENT:
+		return HO_KC_MOVEMENT;
+	default:
+		return HO_KC_OTHER;
+	}
+}
+
+/* Append to the key; a key cut at len still names a family (a longer one). */
+static void __attribute__((format(printf, 3, 4)))
+ho_fam_put(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t at = strlen(buf);
+	va_list ap;
+
+	if (at + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + at, len - at, fmt, ap);
+	va_end(ap);
+}
+
+/* " name=v0xv1..." of an INTS attribute, or nothing. */
+static void ho_fam_ints(char *buf, size_t len, const struct ho_node *n, const char *name)
+{
+	const struct ho_attr *a = ho_node_attr(n, name);
+
+	if (!a || a->type != HO_ATTR_INTS)
+		return;
+	ho_fam_put(buf, len, " %s", name);
+	for (size_t i = 0; i < a->n; i++)
+		ho_fam_put(buf, len, "%s%lld", i ? "x" : "=", (long long)a->ints[i]);
+}
+
+int ho_node_family(const struct ho_graph *g, uint32_t id, char *buf, size_t len)
+{
+	const struct ho_node *n = &g->nodes[id];
+	const struct ho_tensor *x = ho_fam_in(g, n, 0), *w = ho_fam_in(g, n, 1);
+	const struct ho_tensor *y = n->n_outputs && n->outputs[0] >= 0 ? &g->tensors[n->outputs[0]]
+								       : NULL;
+	int kc = ho_kernel_class(g, n);
+	int32_t a = -1, b = -1;
+
+	if (!len)
+		return kc;
+	buf[0] = '\0';
+	ho_fam_put(buf, len, "%s %s", n->op_type, y ? ho_dtype_name(y->dtype) : "?");
+	if (kc == HO_KC_CONV || kc == HO_KC_CONV_DW) {
+		/* the weights fix channels and kernel, the attributes the walk over them */
+		for (int i = 0; w && i < w->shape.rank; i++)
+			ho_fam_put(buf, len, "%s%lld", i ? "x" : " w=", (long long)w->shape.dim[i]);
+		ho_fam_ints(buf, len, n, "strides");
+		ho_fam_ints(buf, len, n, "dilations");
+		ho_fam_ints(buf, len, n, "pads");
+		ho_fam_put(buf, len, " group=%lld",
+			   ho_node_attr(n, "group") ? (long long)ho_node_attr(n, "group")->i : 1);
+		ho_conv_chain(g, id, &a, &b);
+	} else if (kc == HO_KC_MATMUL) {
+		/* K and N; the rows (batch, sequence) are the extent */
+		if (w && w->shape.rank >= 2)
+			ho_fam_put(buf, len, " k=%lld n=%lld %s",
+				   (long long)w->shape.dim[w->shape.rank - 2],
+				   (long long)w->shape.dim[w->shape.rank - 1],
+				   w->data ? "const" : "act");
+		if (!strcmp(n->op_type, "MatMul"))
+			ho_matmul_chain(g, id, &a, &b);
+	} else if (kc == HO_KC_POOL) {
+		if (x && x->shape.rank >= 2)
+			ho_fam_put(buf, len, " c=%lld", (long long)x->shape.dim[1]);
+		ho_fam_ints(buf, len, n, "kernel_shape");
+		ho_fam_ints(buf, len, n, "strides");
+	} else if (x) {
+		/* the rank, and whether a second input broadcasts */
+		ho_fam_put(buf, len, " rank=%d", x->shape.rank);
+		if (w && y && ho_shape_numel(&w->shape) != ho_shape_numel(&y->shape))
+			ho_fam_put(buf, len, " bcast");
+	}
+	if (a >= 0)
+		ho_fam_put(buf, len, " +%s", g->nodes[a].op_type);
+	if (b >= 0)
+		ho_fam_put(buf, len, " +%s", g->nodes[b].op_type);
+	return kc;
+}
+
+double ho_node_work(const struct ho_node *n)
+{
+	return n->feat.flops > 0 ? n->feat.flops
+				 : (double)(n->feat.bytes_read + n->feat.bytes_written);
+}
