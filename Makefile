@@ -28,15 +28,18 @@ LDFLAGS += $(EXTRA_LDFLAGS)
 #   graph    IR, ONNX import, shapes, features, fusion   user/graph
 #   sched    box, costs, simulator, planners, search     user/scheduler
 #   runtime  executor, backends, pool, .npy              user/runtime, user/libump
+#   probe    measures this machine, writes the profile   probes
 COMMON_SRC := $(wildcard user/common/*.c)
 GRAPH_SRC := $(wildcard user/graph/*.c user/graph/*/*.c)
 SCHED_SRC := $(wildcard user/scheduler/*.c)
 RUNTIME_SRC := $(wildcard user/runtime/*.c user/runtime/backends/*.c user/runtime/backends/*/*.c) \
 	user/libump/libump.c
+PROBE_SRC := $(wildcard probes/*.c)
 CLI_SRC := $(wildcard user/cli/*.c)
 GRAPH_OBJ := $(COMMON_SRC:%.c=$(O)/%.o) $(O)/gen/onnx.pb-c.o $(GRAPH_SRC:%.c=$(O)/%.o)
 SCHED_OBJ := $(SCHED_SRC:%.c=$(O)/%.o)
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(O)/%.o)
+PROBE_OBJ := $(PROBE_SRC:%.c=$(O)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(O)/%.o)
 GRAPH_LIBS := $(shell pkg-config --libs libprotobuf-c) -lm
 SCHED_LIBS := $(GRAPH_LIBS) $(shell pkg-config --libs jansson) -lpthread
@@ -48,6 +51,7 @@ $(O)/user/common/%.o: PRIV := -Iuser/common
 $(O)/user/graph/%.o: PRIV := -Iuser/common -Iuser/graph -I$(O)/gen
 $(O)/user/scheduler/%.o: PRIV := -Iuser/common -Iuser/scheduler
 $(O)/user/runtime/%.o: PRIV := -Iuser/common -Iuser/runtime
+$(O)/probes/%.o: PRIV := -Iuser/common -Iprobes -I$(O)/gen
 $(O)/user/cli/%.o: PRIV := -Iuser/cli
 
 # Unit tests link the lowest library that holds what they test.
@@ -87,8 +91,9 @@ $(O)/%.o: %.c | $(O)/gen/onnx.pb-c.h
 $(O)/libho_graph.a: $(GRAPH_OBJ)
 $(O)/libho_sched.a: $(SCHED_OBJ)
 $(O)/libho_runtime.a: $(RUNTIME_OBJ)
-$(O)/libheteroopt.a: $(GRAPH_OBJ) $(SCHED_OBJ) $(RUNTIME_OBJ)
-$(O)/libho_graph.a $(O)/libho_sched.a $(O)/libho_runtime.a $(O)/libheteroopt.a:
+$(O)/libho_probe.a: $(PROBE_OBJ)
+$(O)/libheteroopt.a: $(GRAPH_OBJ) $(SCHED_OBJ) $(RUNTIME_OBJ) $(PROBE_OBJ)
+$(O)/libho_graph.a $(O)/libho_sched.a $(O)/libho_runtime.a $(O)/libho_probe.a $(O)/libheteroopt.a:
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 

@@ -18,7 +18,7 @@ check() { # check FILE [STYLE]
 		bad=$((bad + 1))
 	fi
 }
-for f in $(git ls-files 'user/*.[ch]' 'include/heteroopt/*.h' 'include/ump/*.h' 'tests/*.[ch]' 'bench/*.[ch]' |
+for f in $(git ls-files 'user/*.[ch]' 'probes/*.[ch]' 'include/heteroopt/*.h' 'include/ump/*.h' 'tests/*.[ch]' 'bench/*.[ch]' |
 	grep -v '^tests/kmod/'); do
 	check "$f"
 done

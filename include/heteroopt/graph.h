@@ -294,7 +294,8 @@ enum ho_kernel_class {
 int ho_kernel_class(const struct ho_graph *g, const struct ho_node *n);
 const char *ho_kernel_class_name(int kc);
 int ho_kernel_class_find(const char *name); /* -1 if none */
-/* The family key of node id ("Conv float32 w=64x64x3x3 strides=1x1 ... +Relu"); returns its class. */
+/* The family key of node id ("Conv float32 w=64x64x3x3 strides=1x1 ... +Relu"); returns its class.
+ */
 int ho_node_family(const struct ho_graph *g, uint32_t id, char *buf, size_t len);
 /* A node's work for scaling within a family: its FLOPs, or its bytes where it has none. */
 double ho_node_work(const struct ho_node *n);

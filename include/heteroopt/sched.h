@@ -138,6 +138,13 @@ struct ho_problem {
 	int default_device; /* reference for normalisation (the host) */
 	uint32_t *topo;	    /* n tasks in a topological order */
 	uint64_t *task_sig; /* n structural signatures (op, shapes, weights); NULL if unknown */
+	/*
+	 * Interference (a profile's): work of class c (0 memory-bound, 1
+	 * compute-bound) on device i takes slowdown[(c * d + i) * d + j] times
+	 * as long while device j runs; task_class[t] is task t's c.  NULL: none.
+	 */
+	double *slowdown;
+	uint8_t *task_class;
 };
 
 void ho_problem_free(struct ho_problem *p);
@@ -162,6 +169,8 @@ struct ho_profile;
 int ho_profile_load(const char *path, const struct ho_box *box, struct ho_profile **out,
 		    struct ho_error *err);
 void ho_profile_free(struct ho_profile *prof);
+/* The launch overhead the cost model adds to every node on device dev, s. */
+double ho_cost_launch(const struct ho_box *box, int dev, const struct ho_profile *prof);
 /* Seconds for node on device (INFINITY if unsupported). */
 double ho_cost_node(const struct ho_graph *g, const struct ho_node *nd, const struct ho_box *box,
 		    int dev, const struct ho_profile *prof);
@@ -372,6 +381,7 @@ struct ho_schedule_doc {
 	const struct ho_baseline *baselines;
 	uint32_t n_baselines;
 	const char *model, *box, *profile; /* paths (profile may be NULL) */
+	const struct ho_profile *prof;	   /* its machine is recorded; NULL: none */
 	const struct ho_graph *graph;	   /* its input shapes are recorded; NULL: none */
 	uint64_t fp_model, fp_box, fp_profile, fp_settings;
 };

@@ -71,17 +71,18 @@ $EXE schedule --quiet --population 16 --generations 5 "$M/resnet18.onnx" --shape
 	--box "$B/this-machine-cpu-emu.json" -o "$tmp/r18.json" >/dev/null
 check "run a schedule: report against the prediction" 0 "emu (emulated" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/sq.json" -o "$tmp/out"
-check "one run is reported as cold" 0 "(one cold run: --repeat N for warm runs)" -- \
+check "runs are reported warm by default" 0 "(median of 10 warm runs)" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/sq.json" -o "$tmp/out"
 # The ratio against the prediction is the median of the warm runs printed below it.
 check "--repeat: the ratio uses the median of the warm runs" 0 "" -- sh -c "$EXE run '$M/squeezenet1_1.onnx' --input 'input=$tmp/x2.npy' --schedule '$tmp/sq.json' -o '$tmp/out' --repeat 5 | $PY -c \"
 import re, sys
 out = sys.stdin.read()
-m = re.search(r'latency: measured ([0-9.]+) ms \\(median of 5 warm runs\\), predicted ([0-9.]+) ms \\(ratio ([0-9.]+)\\)', out)
+m = re.search(r'latency: measured ([0-9.]+) ms \\(median of 5 warm runs\\), predicted ([0-9.]+) ms \\(ratio ([0-9.]+)\\); P90 ([0-9.]+) ms, P99 ([0-9.]+) ms, after 2 warm-up runs', out)
 med = re.search(r'median ([0-9.]+) ms over 5 runs', out)
 assert m and med, out
 assert m.group(1) == med.group(1), (m.group(1), med.group(1))
 assert abs(float(m.group(3)) - float(m.group(1)) / float(m.group(2))) < 0.006, m.groups()
+assert float(m.group(1)) <= float(m.group(4)) <= float(m.group(5)), m.groups()
 \""
 # What the plan does by default, undone for comparison: the same answer either way.
 check "--no-fusion: every node its own kernel" 0 "0 nodes folded into the Conv or MatMul before them" -- \

@@ -10,7 +10,14 @@ int cmd_inspect(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 
+/*
+ * Warn on stderr when the file (a profile or a schedule: what) records a
+ * machine other than this one, naming what differs.
+ */
+void cli_warn_machine(const char *path, const char *what);
 /* Print "heteroopt: <msg>" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -22,7 +22,7 @@
 struct run_args {
 	const char *model, *outdir, *schedule, *box, *inject_failure;
 	struct cli_list inputs;
-	unsigned long long repeat, threads, pick;
+	unsigned long long repeat, warmup, threads, pick;
 	bool report, pace, plain_layout, no_fusion;
 };
 
@@ -35,10 +35,12 @@ static const struct cli_opt run_opts[] = {
     {"--output", "-o", CLI_TEXT, "DIR", "write each output as DIR/<output name>.npy (default .)",
      RA(outdir), 0, 0},
     {"--repeat", NULL, CLI_COUNT, "N",
-     "after one warm-up run, run N times and print the median,\n"
-     "which the report compares with the prediction (default 0:\n"
-     "one run, reported cold)",
+     "warm runs measured: their median, P90 and P99 are printed\n"
+     "and the median is held against the prediction (default 10)",
      RA(repeat), 1, 100000},
+    {"--warmup", NULL, CLI_COUNT, "N",
+     "runs before measuring: threads start, caches and pages\nwarm (default 2, at least 1)",
+     RA(warmup), 1, 1000},
     {"--threads", NULL, CLI_COUNT, "N",
      "without --schedule: oneDNN threads of the CPU device\n"
      "(default: OpenMP's choice, one per core)",
@@ -130,12 +132,19 @@ static int check_inputs(const struct ho_graph *g, char (*names)[256], int n)
 	return 0;
 }
 
+/* The q-quantile of n sorted times (nearest rank). */
+static double run_quantile(const double *sorted, int n, double q)
+{
+	int k = (int)(q * n + 0.999999) - 1;
+
+	return sorted[k < 0 ? 0 : k >= n ? n - 1 : k];
+}
+
 /* The run against the schedule: time, per device, copies. */
 static void print_report(const struct ho_graph *g, const struct ho_rt_placement *pl,
-			 const struct ho_rt_report *r, const double *times, int repeat)
+			 const struct ho_rt_report *r, const double *times, int repeat, int warmup)
 {
-	/* After --repeat, the median of the warm runs; else the one cold run. */
-	double measured = repeat ? times[repeat / 2] : r->makespan_s;
+	double measured = times[repeat / 2];
 
 	double dev_sum = 0, dev_max = 0, start_abs = 0, start_max = 0;
 	uint32_t timed = 0;
@@ -169,16 +178,12 @@ static void print_report(const struct ho_graph *g, const struct ho_rt_placement 
 		start_max = (ds < 0 ? -ds : ds) > start_max ? (ds < 0 ? -ds : ds) : start_max;
 		timed++;
 	}
-	if (repeat)
-		printf("  latency: measured %.3f ms (median of %d warm runs), predicted %.3f ms "
-		       "(ratio %.2f)\n",
-		       measured * 1e3, repeat, pl->pred_makespan * 1e3,
-		       pl->pred_makespan > 0 ? measured / pl->pred_makespan : 0);
-	else
-		printf("  latency: measured %.3f ms (one cold run: --repeat N for warm runs), "
-		       "predicted %.3f ms (ratio %.2f)\n",
-		       measured * 1e3, pl->pred_makespan * 1e3,
-		       pl->pred_makespan > 0 ? measured / pl->pred_makespan : 0);
+	printf("  latency: measured %.3f ms (median of %d warm runs), predicted %.3f ms "
+	       "(ratio %.2f); P90 %.3f ms, P99 %.3f ms, after %d warm-up runs\n",
+	       measured * 1e3, repeat, pl->pred_makespan * 1e3,
+	       pl->pred_makespan > 0 ? measured / pl->pred_makespan : 0,
+	       run_quantile(times, repeat, 0.9) * 1e3, run_quantile(times, repeat, 0.99) * 1e3,
+	       warmup);
 	printf("  node durations: measured minus predicted, mean %+.3f ms, largest %+.3f ms over "
 	       "%u nodes\n",
 	       timed ? dev_sum / timed * 1e3 : 0, dev_max * 1e3, timed);
@@ -235,7 +240,7 @@ static int print_nodes(const struct ho_graph *g, const struct ho_rt_placement *p
 
 int cmd_run(int argc, char **argv)
 {
-	struct run_args a = {.outdir = "."};
+	struct run_args a = {.outdir = ".", .repeat = 10, .warmup = 2};
 	struct ho_npy in[CLI_LIST_MAX] = {0};
 	char in_name[CLI_LIST_MAX][256];
 	struct ho_rt_opts ro = {0};
@@ -309,6 +314,7 @@ int cmd_run(int argc, char **argv)
 
 		if (ho_rt_schedule_load(a.schedule, &so, g, &pl, &err))
 			goto fail;
+		cli_warn_machine(a.schedule, "schedule");
 		ro.placement = pl;
 	}
 	if (ho_rt_new(g, &ro, &rt, &err))
@@ -316,38 +322,38 @@ int cmd_run(int argc, char **argv)
 	for (int i = 0; i < n_in; i++)
 		if (ho_rt_set_input(rt, in_name[i], in[i].shape, in[i].ndim, in[i].data, &err))
 			goto fail;
-	if (ho_rt_run(rt, &err))
-		goto fail;
-	if (repeat) {
-		times = calloc((size_t)repeat, sizeof(double));
-		if (!times) {
-			cli_error("run: out of memory");
-			goto out;
-		}
-		for (int r = 0; r < repeat; r++) {
-			double t0 = now_s();
-
-			if (ho_rt_run(rt, &err))
-				goto fail;
-			times[r] = now_s() - t0;
-		}
-		qsort(times, (size_t)repeat, sizeof(double), cmp_double);
+	for (unsigned long long w = 0; w < a.warmup; w++)
+		if (ho_rt_run(rt, &err))
+			goto fail;
+	times = calloc((size_t)repeat, sizeof(double));
+	if (!times) {
+		cli_error("run: out of memory");
+		goto out;
 	}
+	for (int r = 0; r < repeat; r++) {
+		double t0 = now_s();
+
+		if (ho_rt_run(rt, &err))
+			goto fail;
+		times[r] = now_s() - t0;
+	}
+	qsort(times, (size_t)repeat, sizeof(double), cmp_double);
 	if (pl) /* per node: the last run; in all: the median of the warm runs */
-		print_report(g, pl, ho_rt_last_report(rt), times, repeat);
+		print_report(g, pl, ho_rt_last_report(rt), times, repeat, (int)a.warmup);
 	if (a.report && print_nodes(g, pl, ho_rt_last_report(rt))) {
 		cli_error("run: out of memory");
 		goto out;
 	}
-	if (repeat) {
-		if (!pl)
-			printf("run: memory %.2f MB planned (%.2f MB without reuse)\n",
-			       ho_rt_last_report(rt)->region_bytes[0] / 1e6,
-			       ho_rt_last_report(rt)->unshared_bytes[0] / 1e6);
-		printf("run: %u nodes on %s: median %.3f ms over %d runs (min %.3f, max %.3f)\n",
-		       g->n_nodes, pl ? "the schedule's devices" : "cpu0 (oneDNN)",
-		       times[repeat / 2] * 1e3, repeat, times[0] * 1e3, times[repeat - 1] * 1e3);
-	}
+	if (!pl)
+		printf("run: memory %.2f MB planned (%.2f MB without reuse)\n",
+		       ho_rt_last_report(rt)->region_bytes[0] / 1e6,
+		       ho_rt_last_report(rt)->unshared_bytes[0] / 1e6);
+	printf("run: %u nodes on %s: median %.3f ms over %d runs (P90 %.3f, P99 %.3f, min %.3f, "
+	       "max %.3f; %llu warm-up runs before)\n",
+	       g->n_nodes, pl ? "the schedule's devices" : "cpu0 (oneDNN)", times[repeat / 2] * 1e3,
+	       repeat, run_quantile(times, repeat, 0.9) * 1e3,
+	       run_quantile(times, repeat, 0.99) * 1e3, times[0] * 1e3, times[repeat - 1] * 1e3,
+	       a.warmup);
 	if (mkdir(a.outdir, 0777) && errno != EEXIST) {
 		cli_error("run: cannot create %s: %s", a.outdir, strerror(errno));
 		goto out;

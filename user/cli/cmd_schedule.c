@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <heteroopt/probe.h>
+
 #include "cli.h"
 #include "heteroopt/graph.h"
 #include "heteroopt/sched.h"
@@ -242,6 +244,8 @@ static int load_problem(struct sched_args *a, struct ho_graph **g, struct ho_box
 		cli_error("%s", err.msg);
 		return -1;
 	}
+	if (a->profile)
+		cli_warn_machine(a->profile, "profile");
 	if (ho_problem_from_graph(*g, *box, *prof, p, &err)) {
 		cli_error("%s", err.msg);
 		return -1;
@@ -555,7 +559,8 @@ int cmd_schedule(int argc, char **argv)
 							       : a.dag,
 					      .box = box ? a.box : NULL,
 					      .graph = g,
-					      .profile = a.profile};
+					      .profile = a.profile,
+					      .prof = prof};
 		char settings[512];
 
 		if ((a.model && ho_fingerprint_file(a.model, &doc.fp_model, &err)) ||

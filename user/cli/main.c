@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <heteroopt/probe.h>
+
 #include "cli.h"
 #include "heteroopt/version.h"
 
@@ -50,6 +52,8 @@ static const struct {
     {"inspect", cmd_inspect, "read an ONNX model, infer shapes, print per-node costs"},
     {"schedule", cmd_schedule, "find a Pareto front of schedules for a model on a box"},
     {"run", cmd_run, "run a model here, on the CPU or as a schedule places it; .npy in and out"},
+    {"probe", cmd_probe, "measure this machine: the profile the cost model reads, or a box"},
+    {"calibrate", cmd_calibrate, "run a model's plan here: predicted against measured, a refit"},
     {"status", cmd_status, "show the tensor memory pool (ump.ko or the fallback)"},
 };
 
@@ -62,6 +66,18 @@ void cli_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+void cli_warn_machine(const char *path, const char *what)
+{
+	struct ho_machine here;
+	char diff[1024];
+
+	ho_machine_read(&here);
+	if (ho_machine_compare(path, &here, diff, sizeof(diff)) == 1)
+		cli_error("warning: %s %s was measured on another machine (%s): its figures may "
+			  "not hold here; heteroopt probe measures this one",
+			  what, path, diff);
 }
 
 static void usage(FILE *f)

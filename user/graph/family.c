@@ -14,10 +14,10 @@
 #include "graph_priv.h"
 
 static const char *const ho_kernel_class_names[HO_KC_COUNT] = {
-    [HO_KC_CONV] = "conv",	 [HO_KC_CONV_DW] = "conv_depthwise",
-    [HO_KC_MATMUL] = "matmul",	 [HO_KC_ELTWISE] = "eltwise",
-    [HO_KC_POOL] = "pool",	 [HO_KC_NORM] = "norm",
-    [HO_KC_SOFTMAX] = "softmax", [HO_KC_REDUCE] = "reduce",
+    [HO_KC_CONV] = "conv",	   [HO_KC_CONV_DW] = "conv_depthwise",
+    [HO_KC_MATMUL] = "matmul",	   [HO_KC_ELTWISE] = "eltwise",
+    [HO_KC_POOL] = "pool",	   [HO_KC_NORM] = "norm",
+    [HO_KC_SOFTMAX] = "softmax",   [HO_KC_REDUCE] = "reduce",
     [HO_KC_MOVEMENT] = "movement", [HO_KC_OTHER] = "other",
 };
 
@@ -107,8 +107,8 @@ int ho_node_family(const struct ho_graph *g, uint32_t id, char *buf, size_t len)
 {
 	const struct ho_node *n = &g->nodes[id];
 	const struct ho_tensor *x = ho_fam_in(g, n, 0), *w = ho_fam_in(g, n, 1);
-	const struct ho_tensor *y = n->n_outputs && n->outputs[0] >= 0 ? &g->tensors[n->outputs[0]]
-								       : NULL;
+	const struct ho_tensor *y =
+	    n->n_outputs && n->outputs[0] >= 0 ? &g->tensors[n->outputs[0]] : NULL;
 	int kc = ho_kernel_class(g, n);
 	int32_t a = -1, b = -1;
 

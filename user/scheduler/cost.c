@@ -4,10 +4,17 @@
  * (item, route), and the measured profile that overrides them.  Also builds a
  * struct ho_problem from a graph with inferred shapes and a box.
  *
- * Profile format (written by the probes; Documentation/schedule-format.md):
- *   {"box": "name", "devices": {"cpu0": {"peak_gflops": {"float32": 95.1},
- *     "mem_bw_gbps": 11.2, "launch_us": 1.5, "op_efficiency": {"Conv": 0.55},
- *     "node_us": {"/conv1/Conv": 812.0}}}}
+ * Profile format (written by heteroopt probe; Documentation/schedule-format.md):
+ *   {"box": "name", "machine": {...}, "devices": {"cpu0": {"launch_us": 1.5,
+ *     "peak_gflops": {"float32": 95.1}, "mem_bw_gbps": 11.2,
+ *     "kernel_models": {"conv": {"fixed_us": 2, "gflops": 110, "gbps": 30}},
+ *     "families": {"Conv float32 w=64x64x3x3 ...": [[work, us], ...]},
+ *     "op_efficiency": {"Conv": 0.55}, "node_us": {"/conv1/Conv": 812.0}}},
+ *    "links": [{"a": "cpu0", "b": "cpu1", "latency_us": 2, "gbps": 40}],
+ *    "interference": [{"device": "cpu0", "beside": "cpu1", "memory": 1.6, "compute": 1}]}
+ * A node's time on a device: its node_us; else its family's measured points,
+ * scaled by its work between them; else its class's fitted model; else the
+ * roofline of the device's figures.  Then the device's launch_us.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -18,10 +25,16 @@
 
 #include "sched_priv.h"
 
+struct ho_class_model {
+	bool set;
+	double fixed, rate, bw; /* s, FLOP/s, bytes/s (0: no such term) */
+};
+
 struct ho_profile_dev {
-	double peak_flops[HO_DT_COUNT]; /* 0: keep the box's */
-	double mem_bw, launch;		/* < 0: keep the box's */
-	json_t *op_eff, *node_time;	/* borrowed from root */
+	double peak_flops[HO_DT_COUNT];		  /* 0: keep the box's */
+	double mem_bw, launch;			  /* < 0: keep the box's */
+	json_t *op_eff, *node_time, *families;	  /* borrowed from root */
+	struct ho_class_model model[HO_KC_COUNT]; /* kernel_models */
 };
 
 struct ho_profile {
@@ -29,6 +42,10 @@ struct ho_profile {
 	char path[256]; /* for messages about it found later (node_us naming no node) */
 	uint32_t n;
 	struct ho_profile_dev dev[HO_MAX_DEVICES];
+	double link_lat[HO_MAX_DEVICES][HO_MAX_DEVICES]; /* s, < 0: the box's */
+	double link_bw[HO_MAX_DEVICES][HO_MAX_DEVICES];	 /* bytes/s, <= 0: the box's */
+	double slow[2][HO_MAX_DEVICES]
+		   [HO_MAX_DEVICES]; /* memory, compute: work on i while j runs */
 };
 
 void ho_profile_free(struct ho_profile *prof)
@@ -57,9 +74,108 @@ static int ho_profile_number(const char *path, const char *dev, const char *key,
  * figures, and a negative time or a zero rate would give schedules that
  * cannot be run as predicted, with no word of why.
  */
-static const char *const ho_profile_keys[] = {"box", "description", "source", "devices", NULL};
-static const char *const ho_profile_dev_keys[] = {
-    "peak_gflops", "mem_bw_gbps", "launch_us", "op_efficiency", "node_us", "source", NULL};
+static const char *const ho_profile_keys[] = {
+    "box",     "box_file", "description",  "source",	  "machine", "probe",
+    "devices", "links",	   "interference", "calibration", NULL};
+static const char *const ho_profile_dev_keys[] = {"peak_gflops",
+						  "mem_bw_gbps",
+						  "launch_us",
+						  "op_efficiency",
+						  "node_us",
+						  "source",
+						  "kernel_models",
+						  "families",
+						  "dispatch_us",
+						  "bandwidth_by_size",
+						  "bandwidth_by_stride",
+						  "sweep",
+						  NULL};
+static const char *const ho_profile_model_keys[] = {"fixed_us", "gflops",    "gbps",
+						    "points",	"fit_error", NULL};
+static const char *const ho_profile_link_keys[] = {"a", "b", "latency_us", "gbps", "copy", NULL};
+static const char *const ho_profile_slow_keys[] = {"device", "beside", "memory", "compute", NULL};
+
+/* kernel_models: per class, a fitted model; every figure a number >= 0. */
+static int ho_profile_models(const char *path, const char *dev, json_t *v,
+			     struct ho_profile_dev *pd, struct ho_error *err)
+{
+	const char *key;
+	json_t *m;
+	char what[320];
+
+	if (!json_is_object(v))
+		return ho_err(err, -EINVAL,
+			      "%s: devices.%s.kernel_models must map classes to models", path, dev);
+	json_object_foreach(v, key, m)
+	{
+		int kc = ho_kernel_class_find(key);
+		struct ho_class_model *cm = &pd->model[kc < 0 ? 0 : kc];
+		double x[3];
+		const char *const fields[3] = {"fixed_us", "gflops", "gbps"};
+
+		if (kc < 0)
+			return ho_err(err, -EINVAL,
+				      "%s: devices.%s.kernel_models.%s: not a kernel class", path,
+				      dev, key);
+		snprintf(what, sizeof(what), "%s: devices.%s.kernel_models.%s", path, dev, key);
+		if (!json_is_object(m))
+			return ho_err(err, -EINVAL, "%s must be an object", what);
+		if (ho_json_known_keys(m, what, ho_profile_model_keys, err))
+			return err->code;
+		for (int f = 0; f < 3; f++) {
+			json_t *n = json_object_get(m, fields[f]);
+
+			if (!json_is_number(n) || !(json_number_value(n) >= 0) ||
+			    json_number_value(n) > 1e15)
+				return ho_err(err, -EINVAL, "%s.%s must be a number >= 0", what,
+					      fields[f]);
+			x[f] = json_number_value(n);
+		}
+		if (x[0] == 0 && x[1] == 0 && x[2] == 0)
+			return ho_err(err, -EINVAL, "%s predicts no time at all", what);
+		*cm = (struct ho_class_model){true, x[0] * 1e-6, x[1] * 1e9, x[2] * 1e9};
+	}
+	return 0;
+}
+
+/* families: per key, [work, us] points of increasing work, both > 0. */
+static int ho_profile_families(const char *path, const char *dev, json_t *v, struct ho_error *err)
+{
+	const char *key;
+	json_t *pts;
+
+	if (!json_is_object(v))
+		return ho_err(err, -EINVAL, "%s: devices.%s.families must map kernels to points",
+			      path, dev);
+	json_object_foreach(v, key, pts)
+	{
+		double last = 0;
+		size_t i;
+		json_t *pt;
+
+		if (!json_is_array(pts) || !json_array_size(pts))
+			return ho_err(
+			    err, -EINVAL,
+			    "%s: devices.%s.families[\"%s\"] must be a list of [work, us]", path,
+			    dev, key);
+		json_array_foreach(pts, i, pt)
+		{
+			double w = json_number_value(json_array_get(pt, 0)),
+			       t = json_number_value(json_array_get(pt, 1));
+
+			if (json_array_size(pt) != 2 || !json_is_number(json_array_get(pt, 0)) ||
+			    !json_is_number(json_array_get(pt, 1)) || !(w > 0) || !(t > 0) ||
+			    w < last || w > 1e18 || t > 1e12)
+				return ho_err(
+				    err, -EINVAL,
+				    "%s: devices.%s.families[\"%s\"][%zu] must be [work, us], "
+				    "both > 0, in increasing work",
+				    path, dev, key, i);
+			last = w;
+		}
+	}
+	return 0;
+}
 
 static int ho_profile_device(const char *path, const char *dev, json_t *v,
 			     struct ho_profile_dev *pd, struct ho_error *err)
@@ -118,6 +234,24 @@ static int ho_profile_device(const char *path, const char *dev, json_t *v,
 				      "%s: devices.%s.op_efficiency.%s must be in (0, 1]", path,
 				      dev, key);
 	}
+	if ((x = json_object_get(v, "kernel_models")) && ho_profile_models(path, dev, x, pd, err))
+		return err->code;
+	pd->families = json_object_get(v, "families");
+	if (pd->families && ho_profile_families(path, dev, pd->families, err))
+		return err->code;
+	/* what the probe saw, kept for people: only its shape is checked */
+	{
+		static const char *const kept[] = {"bandwidth_by_size", "bandwidth_by_stride",
+						   "sweep"};
+
+		for (int k = 0; k < 3; k++)
+			if ((x = json_object_get(v, kept[k])) && !json_is_array(x))
+				return ho_err(err, -EINVAL, "%s: devices.%s.%s must be a list",
+					      path, dev, kept[k]);
+		if ((x = json_object_get(v, "dispatch_us")) && !json_is_object(x))
+			return ho_err(err, -EINVAL, "%s: devices.%s.dispatch_us must be an object",
+				      path, dev);
+	}
 	pd->node_time = json_object_get(v, "node_us");
 	if (pd->node_time && !json_is_object(pd->node_time))
 		return ho_err(err, -EINVAL, "%s: devices.%s.node_us must map node names to times",
@@ -129,6 +263,100 @@ static int ho_profile_device(const char *path, const char *dev, json_t *v,
 			return err->code;
 	}
 	return 0;
+}
+
+/* The device of box named by obj's key, or an error naming the entry. */
+static int ho_profile_pair_dev(const struct ho_profile *prof, const struct ho_box *box, json_t *obj,
+			       const char *key, const char *what, struct ho_error *err)
+{
+	const char *name = json_string_value(json_object_get(obj, key));
+	int d = name ? ho_box_device(box, name) : -1;
+
+	if (d < 0)
+		return ho_err(err, -EINVAL, "%s: %s.%s must name a device of box '%s'", prof->path,
+			      what, key, box->name);
+	return d;
+}
+
+/* links and interference: measured between pairs of the box's devices. */
+static int ho_profile_pairs(struct ho_profile *prof, const struct ho_box *box, struct ho_error *err)
+{
+	json_t *links = json_object_get(prof->root, "links"),
+	       *slow = json_object_get(prof->root, "interference"), *v;
+	char what[64];
+	size_t i;
+
+	for (uint32_t a = 0; a < HO_MAX_DEVICES; a++)
+		for (uint32_t b = 0; b < HO_MAX_DEVICES; b++) {
+			prof->link_lat[a][b] = -1;
+			prof->link_bw[a][b] = 0;
+			prof->slow[0][a][b] = prof->slow[1][a][b] = 1;
+		}
+	if ((links && !json_is_array(links)) || (slow && !json_is_array(slow)))
+		return ho_err(err, -EINVAL, "%s: links and interference must be lists", prof->path);
+	json_array_foreach(links, i, v)
+	{
+		int a, b;
+		json_t *lat, *bw;
+
+		snprintf(what, sizeof(what), "links[%zu]", i);
+		if (!json_is_object(v))
+			return ho_err(err, -EINVAL, "%s: %s must be an object", prof->path, what);
+		if (ho_json_known_keys(v, what, ho_profile_link_keys, err))
+			return err->code;
+		if ((a = ho_profile_pair_dev(prof, box, v, "a", what, err)) < 0 ||
+		    (b = ho_profile_pair_dev(prof, box, v, "b", what, err)) < 0)
+			return err->code;
+		lat = json_object_get(v, "latency_us");
+		bw = json_object_get(v, "gbps");
+		if ((lat && (!json_is_number(lat) || !(json_number_value(lat) >= 0))) ||
+		    (bw && (!json_is_number(bw) || !(json_number_value(bw) > 0))))
+			return ho_err(err, -EINVAL, "%s: %s: latency_us must be >= 0 and gbps > 0",
+				      prof->path, what);
+		if (lat)
+			prof->link_lat[a][b] = prof->link_lat[b][a] = json_number_value(lat) * 1e-6;
+		if (bw)
+			prof->link_bw[a][b] = prof->link_bw[b][a] = json_number_value(bw) * 1e9;
+	}
+	json_array_foreach(slow, i, v)
+	{
+		int a, b;
+
+		snprintf(what, sizeof(what), "interference[%zu]", i);
+		if (!json_is_object(v))
+			return ho_err(err, -EINVAL, "%s: %s must be an object", prof->path, what);
+		if (ho_json_known_keys(v, what, ho_profile_slow_keys, err))
+			return err->code;
+		if ((a = ho_profile_pair_dev(prof, box, v, "device", what, err)) < 0 ||
+		    (b = ho_profile_pair_dev(prof, box, v, "beside", what, err)) < 0)
+			return err->code;
+		for (int c = 0; c < 2; c++) {
+			json_t *f = json_object_get(v, c ? "compute" : "memory");
+
+			if (!json_is_number(f) || !(json_number_value(f) >= 1) ||
+			    json_number_value(f) > 100)
+				return ho_err(err, -EINVAL,
+					      "%s: %s.%s must be a slowdown from 1 to 100",
+					      prof->path, what, c ? "compute" : "memory");
+			prof->slow[c][a][b] = json_number_value(f);
+		}
+	}
+	return 0;
+}
+
+static bool ho_profile_interferes(const struct ho_profile *prof, uint32_t d)
+{
+	for (uint32_t c = 0; c < 2; c++)
+		for (uint32_t i = 0; i < d; i++)
+			for (uint32_t j = 0; j < d; j++)
+				if (prof->slow[c][i][j] > 1)
+					return true;
+	return false;
+}
+
+json_t *ho_profile_machine(const struct ho_profile *prof)
+{
+	return prof ? json_object_get(prof->root, "machine") : NULL;
 }
 
 int ho_profile_load(const char *path, const struct ho_box *box, struct ho_profile **out,
@@ -190,6 +418,8 @@ int ho_profile_load(const char *path, const struct ho_box *box, struct ho_profil
 		if (ho_profile_device(path, name, v, &prof->dev[d], err))
 			goto fail;
 	}
+	if (ho_profile_pairs(prof, box, err))
+		goto fail;
 	*out = prof;
 	return 0;
 bad:
@@ -197,6 +427,63 @@ bad:
 fail:
 	ho_profile_free(prof);
 	return err->code;
+}
+
+/*
+ * A family's time at work w from its points: log-log between the two around
+ * it (kernels grow a little faster or slower than their work), at the
+ * nearest point's rate beyond the largest, and down to the class's fixed
+ * cost below the smallest (a small kernel costs its launch, not zero).
+ */
+static double ho_family_time(json_t *pts, double w, double fixed)
+{
+	size_t n = json_array_size(pts);
+	double w0 = json_number_value(json_array_get(json_array_get(pts, 0), 0)),
+	       t0 = json_number_value(json_array_get(json_array_get(pts, 0), 1)) * 1e-6;
+
+	if (w <= w0) {
+		fixed = fixed < t0 ? fixed : 0;
+		return fixed + (t0 - fixed) * w / w0;
+	}
+	for (size_t i = 1; i < n; i++) {
+		double w1 = json_number_value(json_array_get(json_array_get(pts, i), 0)),
+		       t1 = json_number_value(json_array_get(json_array_get(pts, i), 1)) * 1e-6;
+
+		if (w <= w1) {
+			if (w1 <= w0 * (1 + 1e-9))
+				return t1;
+			return exp(log(t0) +
+				   (log(t1) - log(t0)) * (log(w) - log(w0)) / (log(w1) - log(w0)));
+		}
+		w0 = w1;
+		t0 = t1;
+	}
+	return t0 * w / w0;
+}
+
+/* From what the probes measured: the node's family, else its class's model; < 0: neither. */
+static double ho_cost_measured(const struct ho_graph *g, const struct ho_node *nd,
+			       const struct ho_profile_dev *pd)
+{
+	char key[256];
+	int kc = ho_node_family(g, (uint32_t)(nd - g->nodes), key, sizeof(key));
+	const struct ho_class_model *cm = &pd->model[kc];
+	json_t *pts = pd->families ? json_object_get(pd->families, key) : NULL;
+	double bytes = (double)(nd->feat.bytes_read + nd->feat.bytes_written);
+
+	if (pts)
+		return ho_family_time(pts, ho_node_work(nd), cm->set ? cm->fixed : 0);
+	if (!cm->set)
+		return -1;
+	return cm->fixed + (cm->rate > 0 ? nd->feat.flops / cm->rate : 0) +
+	       (cm->bw > 0 ? bytes / cm->bw : 0);
+}
+
+double ho_cost_launch(const struct ho_box *box, int dev, const struct ho_profile *prof)
+{
+	if (prof && prof->dev[dev].launch >= 0)
+		return prof->dev[dev].launch;
+	return box->dev[dev].launch_overhead;
 }
 
 double ho_cost_node(const struct ho_graph *g, const struct ho_node *nd, const struct ho_box *box,
@@ -216,6 +503,13 @@ double ho_cost_node(const struct ho_graph *g, const struct ho_node *nd, const st
 		if (json_is_number(t))
 			return json_number_value(t) * 1e-6;
 	}
+	launch = pd && pd->launch >= 0 ? pd->launch : d->launch_overhead;
+	if (pd) {
+		double t = ho_cost_measured(g, nd, pd);
+
+		if (t >= 0)
+			return t + launch;
+	}
 	if (nd->n_outputs && nd->outputs[0] >= 0 && g->tensors[nd->outputs[0]].dtype)
 		dt = g->tensors[nd->outputs[0]].dtype;
 	peak = pd && pd->peak_flops[dt] > 0 ? pd->peak_flops[dt] : d->peak_flops[dt];
@@ -225,7 +519,6 @@ double ho_cost_node(const struct ho_graph *g, const struct ho_node *nd, const st
 	if (peak <= 0 && f->flops > 0)
 		return INFINITY; /* the device has no arithmetic for this element type */
 	bw = pd && pd->mem_bw > 0 ? pd->mem_bw : d->mem_bw;
-	launch = pd && pd->launch >= 0 ? pd->launch : d->launch_overhead;
 	if (pd && pd->op_eff) {
 		json_t *e = json_object_get(pd->op_eff, nd->op_type);
 
@@ -267,7 +560,8 @@ double ho_comm_mean(const struct ho_problem *p, uint32_t k)
  * (the consumer reads in place), a direct P2P link, else two hops through
  * the host.
  */
-static int ho_routes(struct ho_problem *p, const struct ho_box *box, struct ho_error *err)
+static int ho_routes(struct ho_problem *p, const struct ho_box *box, const struct ho_profile *prof,
+		     struct ho_error *err)
 {
 	uint32_t d = box->n_devices;
 
@@ -286,6 +580,11 @@ static int ho_routes(struct ho_problem *p, const struct ho_box *box, struct ho_e
 		p->link_lat[l] = box->links[l].latency;
 		p->link_bw[l] = box->links[l].bandwidth;
 		p->link_epb[l] = box->links[l].energy_per_byte;
+		/* measured on this machine: the probe's hand-off and copy rate */
+		if (prof && prof->link_lat[box->links[l].a][box->links[l].b] >= 0)
+			p->link_lat[l] = prof->link_lat[box->links[l].a][box->links[l].b];
+		if (prof && prof->link_bw[box->links[l].a][box->links[l].b] > 0)
+			p->link_bw[l] = prof->link_bw[box->links[l].a][box->links[l].b];
 	}
 	for (uint32_t b = 0; b < d; b++)
 		p->in_place[b] = ho_box_in_place(box, (int)b);
@@ -305,8 +604,8 @@ static int ho_routes(struct ho_problem *p, const struct ho_box *box, struct ho_e
 				/* in place nothing moves, but b's worker must learn that
 				 * a's task is done: the shared link's latency */
 				if (ab && k->shared_memory) {
-					p->route_fixed[a * d + b] = k->latency;
-					p->handoff |= k->latency > 0;
+					p->route_fixed[a * d + b] = p->link_lat[l];
+					p->handoff |= p->link_lat[l] > 0;
 				}
 				if (ab && (k->p2p || (int)a == box->host || (int)b == box->host))
 					direct = (int32_t)l;
@@ -331,9 +630,8 @@ static int ho_routes(struct ho_problem *p, const struct ho_box *box, struct ho_e
 			for (int h = 0; h < 2; h++)
 				if (r[h] >= 0) {
 					p->route_fixed[a * d + b] +=
-					    box->links[r[h]].latency + box->small_transfer;
-					p->route_inv_bw[a * d + b] +=
-					    1.0 / box->links[r[h]].bandwidth;
+					    p->link_lat[r[h]] + box->small_transfer;
+					p->route_inv_bw[a * d + b] += 1.0 / p->link_bw[r[h]];
 				}
 		}
 	return 0;
@@ -503,6 +801,22 @@ int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 	p->task_sig = calloc(n + 1, sizeof(uint64_t));
 	if (!p->task_sig)
 		goto nomem;
+	if (prof && ho_profile_interferes(prof, d)) {
+		p->slowdown = malloc(2 * (size_t)d * d * sizeof(double));
+		p->task_class = calloc(n + 1, 1);
+		if (!p->slowdown || !p->task_class)
+			goto nomem;
+		for (uint32_t c = 0; c < 2; c++)
+			for (uint32_t i = 0; i < d; i++)
+				for (uint32_t j = 0; j < d; j++)
+					p->slowdown[(c * d + i) * d + j] = prof->slow[c][i][j];
+		for (uint32_t i = 0; i < g->n_nodes; i++) {
+			int kc = ho_kernel_class(g, &g->nodes[i]);
+
+			if (task_of[i] >= 0)
+				p->task_class[task_of[i]] = kc == HO_KC_CONV || kc == HO_KC_MATMUL;
+		}
+	}
 	p->box = box;
 	p->contention = true;
 	p->small_transfer = box->small_transfer;
@@ -512,7 +826,7 @@ int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 		p->capacity[k] = box->dev[k].mem_capacity * box->mem_safety;
 		p->idle_power[k] = box->dev[k].idle_power;
 	}
-	ret = ho_routes(p, box, err);
+	ret = ho_routes(p, box, prof, err);
 	if (ret)
 		goto out;
 	for (uint32_t i = 0; i < g->n_tensors; i++) {

@@ -64,6 +64,16 @@ double ho_slots_book_gap(struct ho_slots *s, double ready, double dur)
 	return t;
 }
 
+double ho_slots_overlap(const struct ho_slots *s, double from, double to)
+{
+	double sum = 0;
+
+	/* ends are sorted: start at the first interval that ends after from */
+	for (uint32_t i = ho_first_above(s->e, s->n, from); i < s->n && s->s[i] < to; i++)
+		sum += (s->e[i] < to ? s->e[i] : to) - (s->s[i] > from ? s->s[i] : from);
+	return sum;
+}
+
 /* Data-ready time of task t on device dev, given placed predecessors. */
 double ho_ready_time(const struct ho_problem *p, uint32_t t, int dev, const uint16_t *assign,
 		     const double *aft)

@@ -96,6 +96,8 @@ static inline void ho_slots_insert(struct ho_slots *s, double start, double end)
 
 /* Out of line: filling a gap is rare, and inlining it bloats the simulator's loop. */
 double ho_slots_book_gap(struct ho_slots *s, double ready, double dur);
+/* How much of [from, to) the booked intervals cover. */
+double ho_slots_overlap(const struct ho_slots *s, double from, double to);
 
 /* Earliest slot for dur at or after ready, booked; the simulator's per-task step. */
 static inline double ho_slots_book(struct ho_slots *s, double ready, double dur)

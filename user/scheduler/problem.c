@@ -55,6 +55,8 @@ void ho_problem_free(struct ho_problem *p)
 	free(p->idle_power);
 	free(p->topo);
 	free(p->task_sig);
+	free(p->slowdown);
+	free(p->task_class);
 	free(p);
 }
 

@@ -31,6 +31,8 @@ static inline int ho_problem_publish(struct ho_problem *p, int ret, struct ho_pr
  * Refuse any key of obj not in keys (NULL-ended), naming it by its JSON path
  * (where.key): a misspelt key would otherwise keep a default without a word.
  */
+/* The profile's "machine" object (borrowed), or NULL. */
+json_t *ho_profile_machine(const struct ho_profile *prof);
 int ho_json_known_keys(json_t *obj, const char *where, const char *const *keys,
 		       struct ho_error *err);
 

@@ -127,6 +127,9 @@ int ho_schedule_write(const char *path, const struct ho_schedule_doc *doc, struc
 	json_object_set_new(root, "box", json_string(doc->box ? rel : ""));
 	ho_path_relative(doc->profile ? doc->profile : "", dir, rel, sizeof(rel));
 	json_object_set_new(root, "profile", doc->profile ? json_string(rel) : json_null());
+	/* where the profile was measured: a run elsewhere warns, naming what differs */
+	if (ho_profile_machine(doc->prof))
+		json_object_set_new(root, "machine", json_deep_copy(ho_profile_machine(doc->prof)));
 	/* The input shapes it was made for: a schedule for batch 2 is not one for batch 1. */
 	if (doc->graph) {
 		json_t *ins = json_object();

@@ -566,6 +566,25 @@ static int ho_eft_choice(const struct ho_sim *s, const uint16_t *assign, uint32_
 	return best_dev;
 }
 
+/*
+ * A task stretched by the devices that run beside it: for each, the part of
+ * its window that device is busy, times that pair's slowdown less one.  The
+ * window is where it would start; only tasks already placed count, so of
+ * two that overlap the later one carries the slowdown (the pair's makespan
+ * comes out right, the earlier one's end a little early).
+ */
+static double ho_interfered(const struct ho_sim *s, uint32_t v, int dev, double ready, double cost)
+{
+	const struct ho_problem *p = s->p;
+	const double *f = p->slowdown + ((size_t)p->task_class[v] * p->d + (uint32_t)dev) * p->d;
+	double t = ho_slots_earliest(&s->slots[dev], ready, cost), extra = 0;
+
+	for (uint32_t j = 0; j < p->d; j++)
+		if (f[j] > 1 && j != (uint32_t)dev)
+			extra += (f[j] - 1) * ho_slots_overlap(&s->slots[j], t, t + cost);
+	return cost + extra;
+}
+
 static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode,
 		      const struct ho_decode *how, const uint32_t *order,
 		      const struct ho_constraints *c, struct ho_eval *ev, struct ho_timeline *tl)
@@ -649,6 +668,8 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 		/* a pointer to bytes already there, or work done inside the head's kernel */
 		if (view || fused)
 			cost = 0;
+		if (p->slowdown && !view && !fused && cost > 0)
+			cost = ho_interfered(s, v, dev, ready, cost);
 		s->start[v] = view || fused ? ready : ho_slots_book(&s->slots[dev], ready, cost);
 		s->end[v] = s->start[v] + cost;
 		s->busy[dev] += cost;

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One cost model per kernel class, fitted to the sweep: time = fixed +
+ * flops / rate + bytes / bandwidth.  It is linear in (fixed, 1/rate,
+ * 1/bandwidth), so least squares on each point's relative error (rows
+ * divided by the measured time: a 20 us kernel counts as much as a 20 ms
+ * one) solves it.  Streaming classes fit no FLOP term: an element-wise
+ * op's FLOPs and bytes grow together, and the fit would split the time
+ * between them at random.  A term that comes out negative is dropped and the rest
+ * refitted, so every term is a time, never a credit.
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "heteroopt/probe.h"
+
+/* Solve the k x k system a x = b (k <= 3) by Gaussian elimination; -1 if singular. */
+static int fit_solve(double a[3][3], double b[3], int k, double x[3])
+{
+	for (int c = 0; c < k; c++) {
+		int piv = c;
+
+		for (int r = c + 1; r < k; r++)
+			if (fabs(a[r][c]) > fabs(a[piv][c]))
+				piv = r;
+		if (fabs(a[piv][c]) < 1e-300)
+			return -1;
+		for (int j = 0; j < k; j++) {
+			double t = a[c][j];
+
+			a[c][j] = a[piv][j];
+			a[piv][j] = t;
+		}
+		double t = b[c];
+
+		b[c] = b[piv];
+		b[piv] = t;
+		for (int r = c + 1; r < k; r++) {
+			double f = a[r][c] / a[c][c];
+
+			for (int j = c; j < k; j++)
+				a[r][j] -= f * a[c][j];
+			b[r] -= f * b[c];
+		}
+	}
+	for (int c = k - 1; c >= 0; c--) {
+		double s = b[c];
+
+		for (int j = c + 1; j < k; j++)
+			s -= a[c][j] * x[j];
+		x[c] = s / a[c][c];
+	}
+	return 0;
+}
+
+static double fit_feature(const struct ho_fit_point *p, int term)
+{
+	return term == 0 ? 1 : term == 1 ? p->flops : p->bytes;
+}
+
+int ho_fit_kernel_model(const struct ho_fit_point *pts, uint32_t n, bool flops_term,
+			struct ho_kernel_model *out)
+{
+	bool on[3] = {true, false, false};
+	double coef[3] = {0};
+
+	memset(out, 0, sizeof(*out));
+	if (!n)
+		return -EINVAL;
+	for (uint32_t i = 0; i < n; i++) {
+		on[1] |= flops_term && pts[i].flops > 0;
+		on[2] |= pts[i].bytes > 0;
+	}
+	for (int tries = 0; tries < 3; tries++) {
+		double a[3][3] = {{0}}, b[3] = {0}, x[3] = {0};
+		int idx[3], k = 0, neg = -1;
+
+		for (int t = 0; t < 3; t++)
+			if (on[t])
+				idx[k++] = t;
+		if (!k)
+			return -EINVAL;
+		for (uint32_t i = 0; i < n; i++) {
+			double w = pts[i].seconds > 0 ? 1 / pts[i].seconds : 0;
+
+			for (int r = 0; r < k; r++) {
+				double fr = fit_feature(&pts[i], idx[r]) * w;
+
+				for (int c = 0; c < k; c++)
+					a[r][c] += fr * fit_feature(&pts[i], idx[c]) * w;
+				b[r] += fr * pts[i].seconds * w;
+			}
+		}
+		if (fit_solve(a, b, k, x)) {
+			/* too few distinct points: drop the last term */
+			on[idx[k - 1]] = false;
+			continue;
+		}
+		for (int r = 0; r < k; r++)
+			if (x[r] < 0 && (neg < 0 || x[r] < x[neg]))
+				neg = r;
+		if (neg < 0) {
+			memset(coef, 0, sizeof(coef));
+			for (int r = 0; r < k; r++)
+				coef[idx[r]] = x[r];
+			break;
+		}
+		on[idx[neg]] = false;
+	}
+	out->fixed_s = coef[0];
+	out->rate = coef[1] > 0 ? 1 / coef[1] : 0;
+	out->bandwidth = coef[2] > 0 ? 1 / coef[2] : 0;
+	out->points = n;
+	for (uint32_t i = 0; i < n; i++)
+		out->fit_error +=
+		    fabs(ho_kernel_model_time(out, pts[i].flops, pts[i].bytes) - pts[i].seconds) /
+		    pts[i].seconds;
+	out->fit_error /= n;
+	return 0;
+}
+
+double ho_kernel_model_time(const struct ho_kernel_model *m, double flops, double bytes)
+{
+	return m->fixed_s + (m->rate > 0 ? flops / m->rate : 0) +
+	       (m->bandwidth > 0 ? bytes / m->bandwidth : 0);
+}

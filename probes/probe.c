@@ -1,0 +1,658 @@
+// SPDX-License-Identifier: MIT
+/*
+ * heteroopt probe: measure a box's devices on this machine and write the
+ * profile.  Per device: the kernel sweep (kernels.c), fitted per class
+ * (fit.c); bandwidth by size and stride; dispatch overhead; the families of
+ * the models named, measured in place.  Per pair of devices: the hand-off
+ * from one to the other, pool copies by size, and how much each slows the
+ * other when both run.  The profile is written whole or not at all.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <heteroopt/pool.h>
+
+#include "probe_priv.h"
+
+struct probe {
+	const struct ho_box *box;
+	const struct ho_probe_opts *o;
+	struct ho_probe_method m;
+	uint32_t step, steps;
+	json_t *flagged;
+	struct ho_error *err;
+};
+
+static void probe_progress(struct probe *pr, const char *fmt, const char *a, const char *b)
+{
+	char what[160];
+
+	pr->step++;
+	if (!pr->o->progress)
+		return;
+	snprintf(what, sizeof(what), fmt, a, b);
+	pr->o->progress(what, pr->step, pr->steps, pr->o->progress_arg);
+}
+
+static bool probe_stopped(const struct probe *pr)
+{
+	return pr->o->stop && *pr->o->stop;
+}
+
+/* Measure run r as the method says; a wide one is flagged in the profile. */
+static int probe_time(struct probe *pr, struct ho_probe_run *r, const char *dev, const char *what,
+		      struct ho_probe_stat *st)
+{
+	int ret = ho_probe_measure(ho_probe_run_once, r, &pr->m, pr->o->stop, st);
+
+	if (ret == -EINTR)
+		return ho_err(pr->err, ret, "probe: interrupted");
+	if (ret)
+		return ho_err(pr->err, ret, "probe: %s on %s failed to run", what, dev);
+	if (st->flagged) {
+		char line[200];
+
+		snprintf(line, sizeof(line), "%s: %s (spread %.0f%% after %u rounds)", dev, what,
+			 st->spread * 100, st->rounds);
+		json_array_append_new(pr->flagged, json_string(line));
+	}
+	return 0;
+}
+
+static json_t *probe_stat_json(const struct ho_probe_stat *st)
+{
+	return json_pack("{s:f, s:f, s:i, s:b}", "us", st->median * 1e6, "spread", st->spread,
+			 "dropped", (int)st->dropped, "flagged", st->flagged);
+}
+
+static void probe_family_add(json_t *families, const char *key, double work, double seconds)
+{
+	json_t *pts = json_object_get(families, key);
+
+	if (!pts) {
+		pts = json_array();
+		json_object_set_new(families, key, pts);
+	}
+	json_array_append_new(pts, json_pack("[f, f]", work, seconds * 1e6));
+}
+
+/* Class fits take each family point: (flops, bytes, seconds) of its node. */
+struct probe_points {
+	struct ho_fit_point *v[HO_KC_COUNT];
+	uint32_t n[HO_KC_COUNT], cap[HO_KC_COUNT];
+};
+
+static void probe_point(struct probe_points *pp, int kc, const struct ho_node *nd, double s)
+{
+	if (pp->n[kc] == pp->cap[kc]) {
+		uint32_t cap = pp->cap[kc] ? 2 * pp->cap[kc] : 32;
+		struct ho_fit_point *v = realloc(pp->v[kc], cap * sizeof(*v));
+
+		if (!v)
+			return;
+		pp->v[kc] = v;
+		pp->cap[kc] = cap;
+	}
+	pp->v[kc][pp->n[kc]++] = (struct ho_fit_point){
+	    nd->feat.flops, (double)(nd->feat.bytes_read + nd->feat.bytes_written), s};
+}
+
+struct probe_dev_out {
+	json_t *dev, *families, *sweep, *by_size, *by_stride;
+	double best_gflops, best_gbps, chain_us, model_us, run_us;
+	uint32_t model_nodes;
+	double interfere_alone[2]; /* memory, compute rows alone: seconds */
+};
+
+static int probe_sweep(struct probe *pr, int d, struct probe_points *pp, struct probe_dev_out *po)
+{
+	const char *dev = pr->box->dev[d].name;
+
+	for (const struct ho_probe_case *c = ho_probe_cases; c->what; c++) {
+		struct ho_probe_run r;
+		struct ho_graph *g;
+		struct ho_probe_stat st;
+		char key[256];
+		int ret, kc;
+
+		if (pr->o->quick && !c->quick)
+			continue;
+		probe_progress(pr, "%s: %s", dev, c->what);
+		if ((ret = ho_probe_case_open(pr->box, c, d, &r, pr->err)) ||
+		    (ret = probe_time(pr, &r, dev, c->what, &st))) {
+			ho_probe_run_close(&r);
+			return ret;
+		}
+		g = r.g;
+		uint32_t mn = ho_probe_main_node(g);
+		const struct ho_node *nd = &g->nodes[mn];
+		double bytes = (double)(nd->feat.bytes_read + nd->feat.bytes_written);
+		json_t *row = probe_stat_json(&st);
+
+		kc = ho_node_family(g, mn, key, sizeof(key));
+		json_object_set_new(row, "kernel", json_string(c->what));
+		json_object_set_new(row, "class", json_string(ho_kernel_class_name(kc)));
+		if (nd->feat.flops > 0)
+			json_object_set_new(row, "gflops",
+					    json_real(nd->feat.flops / st.median / 1e9));
+		json_object_set_new(row, "gbps", json_real(bytes / st.median / 1e9));
+		json_array_append_new(po->sweep, row);
+		/* a family holds kernels timed in place: the sandwiched convolutions here,
+		 * every node of a model; a lone streaming kernel only informs its class */
+		if (kc == HO_KC_CONV || kc == HO_KC_CONV_DW)
+			probe_family_add(po->families, key, ho_node_work(nd), st.median);
+		probe_point(pp, kc, nd, st.median);
+		if (kc == HO_KC_CONV && nd->feat.flops / st.median / 1e9 > po->best_gflops)
+			po->best_gflops = nd->feat.flops / st.median / 1e9;
+		if (c->role == HO_PROBE_BANDWIDTH || c->role == HO_PROBE_INTERFERE_MEM) {
+			json_array_append_new(po->by_size,
+					      json_pack("{s:f, s:f}", "bytes", bytes, "gbps",
+							bytes / st.median / 1e9));
+			if (bytes >= 8e6 && bytes / st.median / 1e9 > po->best_gbps)
+				po->best_gbps = bytes / st.median / 1e9;
+		}
+		if (c->role == HO_PROBE_STRIDE)
+			json_array_append_new(po->by_stride,
+					      json_pack("{s:i, s:f}", "step", (int)c->a[1], "gbps",
+							bytes / st.median / 1e9));
+		if (c->role == HO_PROBE_INTERFERE_MEM)
+			po->interfere_alone[0] = st.median;
+		if (c->role == HO_PROBE_INTERFERE_COMPUTE)
+			po->interfere_alone[1] = st.median;
+		ho_probe_run_close(&r);
+	}
+	return 0;
+}
+
+/* A chain of n tiny nodes on devs (alternating when two), timed whole. */
+static int probe_chain(struct probe *pr, const int *devs, uint32_t n_devs, uint32_t n,
+		       struct ho_probe_stat *st, double *kernel_s)
+{
+	struct ho_probe_run r;
+	struct ho_graph *g = NULL;
+	struct ho_pb *pb = ho_pb_new(1);
+	uint8_t *node_dev = NULL;
+	int ret;
+
+	if (!pb)
+		return ho_err(pr->err, -ENOMEM, "probe: out of memory");
+	ret = ho_probe_build_chain(pb, n);
+	ret =
+	    ret ? ho_err(pr->err, ret, "probe: chain does not build") : ho_pb_load(pb, &g, pr->err);
+	ho_pb_free(pb);
+	if (ret || (ret = ho_shape_infer(g, pr->err))) {
+		ho_graph_free(g);
+		return ret;
+	}
+	node_dev = calloc(g->n_nodes + 1, 1);
+	if (!node_dev) {
+		ho_graph_free(g);
+		return ho_err(pr->err, -ENOMEM, "probe: out of memory");
+	}
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		node_dev[g->topo[i]] = (uint8_t)(i % n_devs);
+	ret = ho_probe_run_open(&r, g, pr->box, devs, n_devs, node_dev, pr->err);
+	free(node_dev);
+	r.wall = true;
+	if (!ret)
+		ret = probe_time(pr, &r, pr->box->dev[devs[0]].name, "dispatch chain", st);
+	*kernel_s = r.last_kernel_s;
+	ho_probe_run_close(&r);
+	return ret;
+}
+
+static int probe_dispatch(struct probe *pr, int d, struct probe_dev_out *po)
+{
+	struct ho_probe_stat one, many;
+	double k1 = 0, kn = 0;
+	int ret;
+
+	probe_progress(pr, "%s: %s", pr->box->dev[d].name, "dispatch overhead");
+	if ((ret = probe_chain(pr, &d, 1, 1, &one, &k1)) ||
+	    (ret = probe_chain(pr, &d, 1, 33, &many, &kn)))
+		return ret;
+	po->chain_us = fmax(0, ((many.median - kn) - (one.median - k1)) / 32) * 1e6;
+	po->run_us = fmax(0, one.median - k1) * 1e6;
+	return 0;
+}
+
+static int probe_model_error(struct probe *pr, const char *path)
+{
+	char msg[sizeof(pr->err->msg)];
+
+	snprintf(msg, sizeof(msg), "%s", pr->err->msg);
+	return ho_err(pr->err, pr->err->code, "probe: --model %s: %s", path, msg);
+}
+
+/*
+ * Each model named, run whole on device d exactly as a schedule of it runs
+ * (ho_calibrate: the timeline drives the memory plan, so buffers are reused
+ * and caches warm as they will be): every node's kernel time in place.
+ */
+static int probe_models(struct probe *pr, int d, struct probe_points *pp, struct probe_dev_out *po)
+{
+	const char *dev = pr->box->dev[d].name;
+	uint32_t runs = pr->o->quick ? 5 : 15;
+
+	for (uint32_t k = 0; k < pr->o->n_models; k++) {
+		const struct ho_probe_model *mm = &pr->o->models[k];
+		struct ho_graph *g = NULL;
+		struct ho_problem *p = NULL;
+		struct ho_plan *plan = NULL;
+		struct ho_calibration *c = NULL;
+		int ret;
+
+		probe_progress(pr, "%s: model %s", dev, mm->path);
+		if (probe_stopped(pr))
+			return ho_err(pr->err, -EINTR, "probe: interrupted");
+		if ((ret = ho_onnx_load(mm->path, NULL, &g, pr->err)))
+			return ret; /* the message names the file */
+		for (uint32_t s = 0; s < mm->n_shapes && !ret; s++) {
+			char name[256];
+			int64_t dims[HO_MAX_RANK];
+			int rank;
+
+			ret = ho_parse_shape_arg(mm->shapes[s], name, sizeof(name), dims, &rank,
+						 pr->err);
+			/* a binding for another model's input is not this one's */
+			if (!ret && ho_graph_find_tensor(g, name) >= 0)
+				ret = ho_graph_bind_input(g, name, dims, rank, pr->err);
+		}
+		if (!ret)
+			ret = ho_shape_infer(g, pr->err);
+		if (!ret)
+			ret = ho_problem_from_graph(g, pr->box, NULL, &p, pr->err);
+		if (!ret && !(plan = ho_plan_new(p->n)))
+			ret = ho_err(pr->err, -ENOMEM, "probe: out of memory");
+		if (!ret)
+			ret = ho_plan_single(p, d, plan);
+		if (!ret)
+			ret = ho_calibrate(g, pr->box, NULL, p, plan->assign, plan->order, runs, &c,
+					   pr->err);
+		if (ret) {
+			ret = probe_model_error(pr, mm->path);
+			goto next;
+		}
+		double sum = 0;
+		uint32_t timed = 0;
+
+		for (uint32_t i = 0; i < g->n_nodes; i++) {
+			const struct ho_calib_node *cn = &c->node[i];
+			char key[256];
+			int kc;
+
+			if (cn->dev < 0)
+				continue;
+			sum += cn->measured;
+			timed++;
+			/* views and nodes folded into a kernel have no time of their own */
+			if (cn->how != HO_TASK_RAN || !(cn->measured > 0))
+				continue;
+			kc = ho_node_family(g, i, key, sizeof(key));
+			probe_family_add(po->families, key, ho_node_work(&g->nodes[i]),
+					 cn->measured);
+			probe_point(pp, kc, &g->nodes[i], cn->measured);
+		}
+		/* the time between kernels: the worker's own, per node */
+		po->model_us += fmax(0, c->measured - sum) * 1e6;
+		po->model_nodes += timed;
+	next:
+		ho_calibration_free(c);
+		ho_plan_free(plan);
+		ho_problem_free(p);
+		ho_graph_free(g);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Merge a family's points: one per work, the median time where repeated. */
+static void probe_families_sort(json_t *families)
+{
+	const char *key;
+	json_t *pts;
+
+	json_object_foreach(families, key, pts)
+	{
+		size_t n = json_array_size(pts);
+
+		/* insertion sort by work: a family has a few points */
+		for (size_t i = 1; i < n; i++)
+			for (size_t j = i; j > 0; j--) {
+				json_t *a = json_array_get(pts, j - 1), *b = json_array_get(pts, j);
+
+				if (json_number_value(json_array_get(a, 0)) <=
+				    json_number_value(json_array_get(b, 0)))
+					break;
+				json_incref(a);
+				json_array_set(pts, j - 1, b);
+				json_array_set_new(pts, j, a);
+			}
+	}
+}
+
+static int probe_device(struct probe *pr, int d, json_t *devices, double *alone)
+{
+	struct probe_points pp = {0};
+	struct probe_dev_out po = {0};
+	json_t *models = json_object();
+	int ret;
+
+	po.dev = json_object();
+	po.families = json_object();
+	po.sweep = json_array();
+	po.by_size = json_array();
+	po.by_stride = json_array();
+	json_object_set_new(devices, pr->box->dev[d].name, po.dev);
+	if ((ret = probe_sweep(pr, d, &pp, &po)) || (ret = probe_dispatch(pr, d, &po)) ||
+	    (ret = probe_models(pr, d, &pp, &po)))
+		goto out;
+	probe_families_sort(po.families);
+	for (int kc = 0; kc < HO_KC_COUNT; kc++) {
+		struct ho_kernel_model km;
+
+		if (!pp.n[kc] || ho_fit_kernel_model(pp.v[kc], pp.n[kc], kc <= HO_KC_MATMUL, &km))
+			continue;
+		json_object_set_new(models, ho_kernel_class_name(kc),
+				    json_pack("{s:f, s:f, s:f, s:i, s:f}", "fixed_us",
+					      km.fixed_s * 1e6, "gflops", km.rate / 1e9, "gbps",
+					      km.bandwidth / 1e9, "points", (int)km.points,
+					      "fit_error", km.fit_error));
+	}
+	double launch = po.model_nodes ? po.model_us / po.model_nodes : po.chain_us;
+
+	json_object_set_new(po.dev, "peak_gflops",
+			    json_pack("{s:f}", "float32", fmax(po.best_gflops, 0.001)));
+	json_object_set_new(po.dev, "mem_bw_gbps", json_real(fmax(po.best_gbps, 0.001)));
+	json_object_set_new(po.dev, "launch_us", json_real(launch));
+	json_object_set_new(po.dev, "dispatch_us",
+			    po.model_nodes
+				? json_pack("{s:f, s:f, s:f}", "chain", po.chain_us, "models",
+					    launch, "run", po.run_us)
+				: json_pack("{s:f, s:f}", "chain", po.chain_us, "run", po.run_us));
+	json_object_set(po.dev, "kernel_models", models);
+	json_object_set_new(po.dev, "families", po.families);
+	json_object_set_new(po.dev, "bandwidth_by_size", po.by_size);
+	json_object_set_new(po.dev, "bandwidth_by_stride", po.by_stride);
+	json_object_set_new(po.dev, "sweep", po.sweep);
+	po.families = po.sweep = po.by_size = po.by_stride = NULL;
+	alone[0] = po.interfere_alone[0];
+	alone[1] = po.interfere_alone[1];
+out:
+	json_decref(models);
+	json_decref(po.families);
+	json_decref(po.sweep);
+	json_decref(po.by_size);
+	json_decref(po.by_stride);
+	for (int kc = 0; kc < HO_KC_COUNT; kc++)
+		free(pp.v[kc]);
+	return ret;
+}
+
+struct probe_copy_arg {
+	struct ho_pool *p;
+	struct ho_pool_copy c;
+};
+
+static double probe_copy_once(void *arg)
+{
+	struct probe_copy_arg *a = arg;
+	double t0 = ho_clock_s();
+
+	return ho_pool_copy(a->p, &a->c, 1) ? -1 : ho_clock_s() - t0;
+}
+
+/* Pool copies from a buffer on node na to one on nb, by size. */
+static int probe_copies(struct probe *pr, int na, int nb, json_t *link)
+{
+	static const size_t quick_max = 16u << 20, full_max = 256u << 20;
+	size_t max = pr->o->quick ? quick_max : full_max;
+	struct ho_pool *pool;
+	struct ho_pool_buf a = {0}, b = {0};
+	json_t *by_size = json_array();
+	double lat = 0, best = 0, saturates = 0;
+	int ret;
+
+	if ((ret = ho_pool_open(0, &pool))) {
+		json_decref(by_size);
+		return ho_err(pr->err, ret, "probe: the memory pool does not open: %s",
+			      strerror(-ret));
+	}
+	if ((ret = ho_pool_alloc(pool, max, na, &a)) || (ret = ho_pool_alloc(pool, max, nb, &b))) {
+		ho_err(pr->err, ret, "probe: %zu MiB of pool memory on nodes %d and %d: %s",
+		       max >> 20, na, nb, strerror(-ret));
+		goto out;
+	}
+	for (size_t sz = 4096; sz <= max; sz *= 4) {
+		struct ho_probe_method m = pr->m;
+		struct ho_probe_stat st;
+		struct probe_copy_arg arg = {pool, {&a, &b, 0, 0, sz}};
+		m.repeats = sz >= (64u << 20) ? 5 : m.repeats;
+		if ((ret = ho_probe_measure(probe_copy_once, &arg, &m, pr->o->stop, &st))) {
+			ho_err(pr->err, ret,
+			       ret == -EINTR ? "probe: interrupted" : "probe: pool copy failed");
+			goto out;
+		}
+		if (sz == 4096)
+			lat = st.median;
+		json_array_append_new(by_size, json_pack("[f, f, f]", (double)sz, st.median * 1e6,
+							 sz / st.median / 1e9));
+		best = fmax(best, sz / st.median);
+	}
+	/* the smallest size that reaches 90% of the best bandwidth */
+	for (size_t i = 0; i < json_array_size(by_size); i++) {
+		json_t *row = json_array_get(by_size, i);
+
+		if (json_number_value(json_array_get(row, 2)) * 1e9 >= 0.9 * best) {
+			saturates = json_number_value(json_array_get(row, 0));
+			break;
+		}
+	}
+	json_object_set_new(link, "gbps", json_real(best / 1e9));
+	json_object_set_new(link, "copy",
+			    json_pack("{s:s, s:f, s:f, s:o}", "pool", ho_pool_describe(pool),
+				      "latency_us", lat * 1e6, "saturates_at_bytes", saturates,
+				      "by_size", by_size));
+	by_size = NULL;
+out:
+	json_decref(by_size);
+	if (a.ptr)
+		ho_pool_free(pool, &a);
+	if (b.ptr)
+		ho_pool_free(pool, &b);
+	ho_pool_close(pool);
+	return ret;
+}
+
+struct probe_busy {
+	struct ho_probe_run *r;
+	volatile int stop;
+};
+
+static void *probe_busy_loop(void *arg)
+{
+	struct probe_busy *b = arg;
+
+	while (!b->stop && ho_probe_run_once(b->r) >= 0)
+		;
+	return NULL;
+}
+
+/* How much slower row c runs on device a while device b runs it too, against alone. */
+static int probe_interfere(struct probe *pr, int role, int a, int b, double alone, double *factor)
+{
+	const struct ho_probe_case *c = ho_probe_cases;
+	struct ho_probe_run ra, rb;
+	struct probe_busy busy = {&rb, 0};
+	struct ho_probe_stat st;
+	pthread_t th;
+	int ret;
+
+	while (c->what && c->role != role)
+		c++;
+	*factor = 1;
+	if (!c->what || alone <= 0)
+		return 0;
+	if ((ret = ho_probe_case_open(pr->box, c, a, &ra, pr->err)) ||
+	    (ret = ho_probe_case_open(pr->box, c, b, &rb, pr->err)))
+		goto out;
+	if (pthread_create(&th, NULL, probe_busy_loop, &busy)) {
+		ret = ho_err(pr->err, -EAGAIN, "probe: no thread for the interference probe");
+		goto out;
+	}
+	ret = probe_time(pr, &ra, pr->box->dev[a].name, c->what, &st);
+	busy.stop = 1;
+	pthread_join(th, NULL);
+	if (!ret)
+		*factor = fmax(1, st.median / alone);
+out:
+	ho_probe_run_close(&ra);
+	ho_probe_run_close(&rb);
+	return ret;
+}
+
+static int probe_pairs(struct probe *pr, const int *cpu, uint32_t n, double (*alone)[2],
+		       json_t *links, json_t *interference)
+{
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = 0; j < n; j++) {
+			int pair[2] = {cpu[i], cpu[j]}, ret;
+			const char *an = pr->box->dev[cpu[i]].name, *bn = pr->box->dev[cpu[j]].name;
+			double fm, fc;
+
+			if (i == j)
+				continue;
+			probe_progress(pr, "%s beside %s", an, bn);
+			if ((ret = probe_interfere(pr, HO_PROBE_INTERFERE_MEM, cpu[i], cpu[j],
+						   alone[i][0], &fm)) ||
+			    (ret = probe_interfere(pr, HO_PROBE_INTERFERE_COMPUTE, cpu[i], cpu[j],
+						   alone[i][1], &fc)))
+				return ret;
+			json_array_append_new(interference,
+					      json_pack("{s:s, s:s, s:f, s:f}", "device", an,
+							"beside", bn, "memory", fm, "compute", fc));
+			if (j < i)
+				continue;
+			/* the hand-off: a chain alternating between the two, against one device */
+			struct ho_probe_stat one, two;
+			double k1, k2;
+			json_t *link;
+
+			probe_progress(pr, "%s and %s: hand-off and copies", an, bn);
+			if ((ret = probe_chain(pr, pair, 1, 33, &one, &k1)) ||
+			    (ret = probe_chain(pr, pair, 2, 33, &two, &k2)))
+				return ret;
+			link = json_pack("{s:s, s:s, s:f}", "a", an, "b", bn, "latency_us",
+					 fmax(0, (two.median - one.median) / 32) * 1e6);
+			json_array_append_new(links, link);
+			ret = probe_copies(
+			    pr,
+			    pr->box->dev[cpu[i]].numa_node < 0 ? 0 : pr->box->dev[cpu[i]].numa_node,
+			    pr->box->dev[cpu[j]].numa_node < 0 ? 0 : pr->box->dev[cpu[j]].numa_node,
+			    link);
+			if (ret)
+				return ret;
+		}
+	return 0;
+}
+
+/* The whole file or nothing: a temporary beside it, renamed when complete. */
+static int probe_write(json_t *doc, const char *path, struct ho_error *err)
+{
+	char tmp[4096];
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return ho_err(err, -ENAMETOOLONG, "%s: path too long", path);
+	if (json_dump_file(doc, tmp, JSON_INDENT(1) | JSON_REAL_PRECISION(6))) {
+		unlink(tmp);
+		return ho_err(err, -EIO, "%s: cannot write: %s", tmp, strerror(errno));
+	}
+	if (rename(tmp, path)) {
+		int e = errno;
+
+		unlink(tmp);
+		return ho_err(err, -e, "%s: cannot rename into place: %s", path, strerror(e));
+	}
+	return 0;
+}
+
+int ho_probe_box(const struct ho_box *box, const char *box_path, const struct ho_probe_opts *o,
+		 const char *path, struct ho_error *err)
+{
+	struct probe pr = {.box = box, .o = o, .err = err};
+	struct ho_machine mach;
+	int cpu[HO_MAX_DEVICES];
+	double alone[HO_MAX_DEVICES][2] = {{0}};
+	uint32_t n = 0, per_dev = 0;
+	json_t *doc, *devices, *links, *interference;
+	double t0 = ho_clock_s();
+	int ret = 0;
+
+	for (uint32_t d = 0; d < box->n_devices; d++) {
+		if (strcmp(box->dev[d].kind, "cpu"))
+			return ho_err(
+			    err, -ENODEV,
+			    "probe: %s is a %s; this machine's runtime drives cpu devices "
+			    "only, and a profile must not hold figures nobody measured "
+			    "(probe a box of this machine: heteroopt probe --write-box)",
+			    box->dev[d].name, box->dev[d].kind);
+		for (uint32_t w = 0; w < HO_CORE_WORDS; w++)
+			for (int b = 0; b < 64; b++)
+				if (box->dev[d].cores[w] >> b & 1 &&
+				    (w * 64 + (uint32_t)b) >=
+					(uint32_t)sysconf(_SC_NPROCESSORS_ONLN))
+					return ho_err(
+					    err, -ENODEV,
+					    "probe: %s runs on CPU %u, which this machine "
+					    "lacks (it has %ld)",
+					    box->dev[d].name, w * 64 + b,
+					    sysconf(_SC_NPROCESSORS_ONLN));
+		cpu[n++] = (int)d;
+	}
+	pr.m = (struct ho_probe_method){.warmup = o->quick ? 1 : 3,
+					.repeats = o->quick ? 5 : 11,
+					.rounds = 3,
+					.max_spread = 0.10,
+					.min_seconds = o->quick ? 0.02 : 0.06};
+	for (const struct ho_probe_case *c = ho_probe_cases; c->what; c++)
+		per_dev += !o->quick || c->quick;
+	pr.steps = n * (per_dev + 1 + o->n_models) + n * (n - 1) + n * (n - 1) / 2;
+	doc = json_object();
+	devices = json_object();
+	links = json_array();
+	interference = json_array();
+	pr.flagged = json_array();
+	ho_machine_read(&mach);
+	json_object_set_new(doc, "box", json_string(box->name));
+	if (box_path)
+		json_object_set_new(doc, "box_file", json_string(box_path));
+	json_object_set_new(doc, "description",
+			    json_string("measured by heteroopt probe with the runtime's own "
+					"kernels and pool; figures are medians over repeats"));
+	json_object_set_new(doc, "machine", ho_machine_json(&mach));
+	json_object_set_new(doc, "devices", devices);
+	json_object_set_new(doc, "links", links);
+	json_object_set_new(doc, "interference", interference);
+	for (uint32_t i = 0; i < n && !ret; i++)
+		ret = probe_device(&pr, cpu[i], devices, alone[i]);
+	if (!ret)
+		ret = probe_pairs(&pr, cpu, n, alone, links, interference);
+	if (!ret) {
+		json_object_set_new(doc, "probe",
+				    json_pack("{s:b, s:f, s:i, s:i, s:f, s:O}", "quick", o->quick,
+					      "seconds", ho_clock_s() - t0, "warmup",
+					      (int)pr.m.warmup, "repeats", (int)pr.m.repeats,
+					      "max_spread", pr.m.max_spread, "flagged",
+					      pr.flagged));
+		ret = probe_write(doc, path, err);
+	}
+	json_decref(pr.flagged);
+	json_decref(doc);
+	return ret;
+}

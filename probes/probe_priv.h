@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/* Inside the probes: the in-memory model builder, the runner and the kernel sweep. */
+#ifndef HO_PROBE_PRIV_H
+#define HO_PROBE_PRIV_H
+
+#include <heteroopt/probe.h>
+#include <heteroopt/runtime.h>
+
+#include <jansson.h>
+
+#include "common.h"
+
+/* machine.c: the machine as a profile records it. */
+json_t *ho_machine_json(const struct ho_machine *m);
+
+/* onnx_build.c: one small model, read back through the importer. */
+struct ho_pb;
+struct ho_pb *ho_pb_new(uint64_t seed);
+void ho_pb_free(struct ho_pb *pb);
+int ho_pb_input(struct ho_pb *pb, const char *name, int rank, const int64_t *dims);
+int ho_pb_output(struct ho_pb *pb, const char *name);
+int ho_pb_weight(struct ho_pb *pb, const char *name, int rank, const int64_t *dims);
+int ho_pb_weight_i64(struct ho_pb *pb, const char *name, int count, const int64_t *values);
+/* inputs: comma-separated names, an empty one for an omitted optional input; node index */
+int ho_pb_node(struct ho_pb *pb, const char *op, const char *inputs, const char *output);
+/* Name the node "main": the one its probe times (default: the first). */
+int ho_pb_main(struct ho_pb *pb, int node);
+int ho_pb_attr_int(struct ho_pb *pb, int node, const char *name, int64_t v);
+int ho_pb_attr_float(struct ho_pb *pb, int node, const char *name, float v);
+int ho_pb_attr_ints(struct ho_pb *pb, int node, const char *name, int n, const int64_t *v);
+int ho_pb_load(struct ho_pb *pb, struct ho_graph **out, struct ho_error *err);
+
+/* runner.c: a graph planned on some of a box's devices, inputs random. */
+struct ho_probe_run {
+	struct ho_graph *g;
+	struct ho_rt *rt;
+	struct ho_rt_placement pl;
+	double last_kernel_s; /* the last run: the sum of its nodes' own times */
+	double last_wall_s;   /* ... and the run from start to end */
+	bool wall;	      /* once() reports the wall time, not the kernels' */
+	int32_t main;	      /* >= 0: once() reports this node's time alone */
+};
+/* The node a probe graph times: the one named main, else its first task. */
+uint32_t ho_probe_main_node(const struct ho_graph *g);
+/* The runtime's device for box device d. */
+void ho_probe_rt_device(const struct ho_box *box, int d, struct ho_rt_device *out);
+/*
+ * Plan g (taken: freed with the run) with node i on devs[node_dev[i]] (NULL:
+ * all on devs[0]); in-place reads as the box's shared-memory links allow.
+ */
+int ho_probe_run_open(struct ho_probe_run *r, struct ho_graph *g, const struct ho_box *box,
+		      const int *devs, uint32_t n_devs, const uint8_t *node_dev,
+		      struct ho_error *err);
+double ho_probe_run_once(void *run); /* for ho_probe_measure */
+void ho_probe_run_close(struct ho_probe_run *r);
+
+/* kernels.c: the sweep, one row per probed kernel. */
+struct ho_probe_case {
+	const char *what; /* "conv 64>64 56x56 k3 s1" */
+	int (*build)(struct ho_pb *pb, const int64_t *a);
+	int64_t a[7];
+	bool quick; /* also in --quick */
+	int role;   /* HO_PROBE_* below: what else the row measures */
+};
+#define HO_PROBE_SWEEP 0
+#define HO_PROBE_BANDWIDTH 1 /* Relu by size: bandwidth by buffer size */
+#define HO_PROBE_STRIDE 2    /* Slice by step: bandwidth by stride */
+#define HO_PROBE_INTERFERE_MEM 3
+#define HO_PROBE_INTERFERE_COMPUTE 4
+extern const struct ho_probe_case ho_probe_cases[];
+/* Row c's graph, planned on box device d. */
+int ho_probe_case_open(const struct ho_box *box, const struct ho_probe_case *c, int d,
+		       struct ho_probe_run *r, struct ho_error *err);
+int ho_probe_build_chain(struct ho_pb *pb, uint32_t n); /* n Relu nodes on 16 floats */
+
+#endif

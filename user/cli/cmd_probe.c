@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+/*
+ * heteroopt probe: measure this machine and write the profile the cost
+ * model reads (probes/), or, with --write-box, a box describing it.
+ */
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <heteroopt/probe.h>
+
+#include "cli.h"
+
+struct probe_args {
+	const char *box, *out;
+	struct cli_list models, shapes;
+	unsigned long long split;
+	bool quick, write_box, quiet;
+};
+
+#define PA(field) offsetof(struct probe_args, field)
+static const struct cli_opt probe_opts[] = {
+    {"--box", NULL, CLI_TEXT, "BOX.json",
+     "the box whose devices are measured (cpu devices, each on\nits cores and threads)", PA(box), 0,
+     0},
+    {"--output", "-o", CLI_TEXT, "FILE.json",
+     "where the profile (or, with --write-box, the box) goes;\nwritten whole or not at all",
+     PA(out), 0, 0},
+    {"--quick", NULL, CLI_FLAG, NULL,
+     "fewer shapes and repeats (under 20 s on two cores); the\ndefault is the full sweep (under "
+     "2 minutes)",
+     PA(quick), 0, 0},
+    {"--model", NULL, CLI_LIST, "M.onnx",
+     "also measure every node of this model in place, as a\nfamily the cost model scales to other "
+     "sizes (repeatable)",
+     PA(models), 0, 0},
+    {"--shape", NULL, CLI_LIST, "NAME=D0xD1...", "bind a symbolic input of the --model that has it",
+     PA(shapes), 0, 0},
+    {"--write-box", NULL, CLI_FLAG, NULL,
+     "write a box of this machine instead: its CPUs, NUMA\nnodes and memory, split into --split "
+     "devices",
+     PA(write_box), 0, 0},
+    {"--split", NULL, CLI_COUNT, "N", "with --write-box: that many CPU devices (default 1)",
+     PA(split), 1, 32},
+    {"--quiet", "-q", CLI_FLAG, NULL, "no progress line", PA(quiet), 0, 0},
+    {0},
+};
+
+static const struct cli_command probe_cmd = {
+    .name = "probe",
+    .usage = "--box BOX.json [--quick] [--model M.onnx ...] -o PROFILE.json\n"
+	     "       heteroopt probe --write-box [--split N] -o BOX.json",
+    .about = "Measure the box's devices on this machine with the runtime's own kernels and\n"
+	     "pool: a sweep of kernels per class, fitted per class; bandwidth by size and\n"
+	     "stride; dispatch overhead; copies and hand-offs between devices; how much\n"
+	     "devices slow each other.  Every figure is a median over repeats; one that\n"
+	     "stays noisy is flagged in the profile.  Ctrl-C leaves no file.",
+    .opts = probe_opts,
+};
+
+static volatile sig_atomic_t probe_stop;
+
+static void probe_on_signal(int sig)
+{
+	(void)sig;
+	probe_stop = 1;
+}
+
+static void probe_progress_line(const char *step, uint32_t done, uint32_t total, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "\r\033[Kprobe [%3u/%3u] %.70s", done, total, step);
+	fflush(stderr);
+}
+
+int cmd_probe(int argc, char **argv)
+{
+	struct probe_args a = {.split = 1};
+	struct ho_probe_model models[CLI_LIST_MAX];
+	struct ho_probe_opts po = {0};
+	struct sigaction sa = {0};
+	struct ho_error err = {0};
+	struct ho_box *box = NULL;
+	bool tty;
+	int ret;
+
+	switch (cli_parse(&probe_cmd, argc, argv, &a)) {
+	case 1:
+		return 0;
+	case -1:
+		return 2;
+	}
+	if (!a.out) {
+		cli_error("probe: no output given (-o FILE.json)");
+		return 2;
+	}
+	if (a.write_box) {
+		if (a.box || a.models.n || a.quick) {
+			cli_error("probe: --write-box takes only --split and -o");
+			return 2;
+		}
+		if (ho_probe_write_box(a.out, (unsigned)a.split, &err)) {
+			cli_error("%s", err.msg);
+			return 1;
+		}
+		printf("probe: wrote %s: this machine as %llu CPU device%s\n", a.out, a.split,
+		       a.split > 1 ? "s" : "");
+		return 0;
+	}
+	if (!a.box) {
+		cli_error("probe: no box given (--box BOX.json; heteroopt probe --write-box -o "
+			  "BOX.json writes one of this machine)");
+		return 2;
+	}
+	if (ho_box_load(a.box, &box, &err)) {
+		cli_error("probe: %s: %s", a.box, err.msg);
+		return 1;
+	}
+	for (int i = 0; i < a.models.n; i++)
+		models[i] =
+		    (struct ho_probe_model){a.models.v[i], a.shapes.v, (uint32_t)a.shapes.n};
+	tty = !a.quiet && isatty(STDERR_FILENO);
+	po.quick = a.quick;
+	po.models = models;
+	po.n_models = (uint32_t)a.models.n;
+	po.progress = tty ? probe_progress_line : NULL;
+	po.stop = &probe_stop;
+	sa.sa_handler = probe_on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	ret = ho_probe_box(box, a.box, &po, a.out, &err);
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+	ho_box_free(box);
+	if (ret) {
+		cli_error("%s%s", err.msg, probe_stop ? "; nothing was written" : "");
+		return probe_stop ? 130 : 1;
+	}
+	printf("probe: wrote %s\n", a.out);
+	return 0;
+}
