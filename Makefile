@@ -58,7 +58,7 @@ $(O)/user/cli/%.o: PRIV := -Iuser/cli
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
 UNIT_GRAPH := test_onnx_errors test_onnx_load
-UNIT_RUNTIME := test_npy test_pool test_runtime test_memplan
+UNIT_RUNTIME := test_npy test_pool test_runtime test_memplan test_probe_fit
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 
@@ -103,10 +103,10 @@ $(O)/heteroopt: $(CLI_OBJ) $(O)/libheteroopt.a
 $(UNIT_GRAPH:%=$(O)/tests/%): $(O)/tests/%: tests/unit/%.c $(O)/libho_graph.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(O)/libho_graph.a $(GRAPH_LIBS)
-$(UNIT_RUNTIME:%=$(O)/tests/%): $(O)/tests/%: tests/unit/%.c $(O)/libho_runtime.a $(O)/libho_sched.a $(O)/libho_graph.a
+$(UNIT_RUNTIME:%=$(O)/tests/%): $(O)/tests/%: tests/unit/%.c $(O)/libho_probe.a $(O)/libho_runtime.a $(O)/libho_sched.a $(O)/libho_graph.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Iuser/common -Iuser/runtime $(LDFLAGS) -o $@ $< \
-		$(O)/libho_runtime.a $(O)/libho_sched.a $(O)/libho_graph.a $(RUNTIME_LIBS)
+		$(O)/libho_probe.a $(O)/libho_runtime.a $(O)/libho_sched.a $(O)/libho_graph.a $(RUNTIME_LIBS)
 $(O)/tests/%: tests/unit/%.c $(O)/libho_sched.a $(O)/libho_graph.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(O)/libho_sched.a $(O)/libho_graph.a $(SCHED_LIBS)

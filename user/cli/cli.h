@@ -4,6 +4,7 @@
 #define HO_CLI_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 int cmd_inspect(int argc, char **argv);
@@ -18,6 +19,14 @@ int cmd_calibrate(int argc, char **argv);
  * machine other than this one, naming what differs.
  */
 void cli_warn_machine(const char *path, const char *what);
+/*
+ * --resume (resume.c): the front of an earlier schedule of problem p as
+ * plans (*n of them, the caller frees each and the array); -1 with a
+ * message when it is of another problem.
+ */
+struct ho_problem;
+struct ho_plan;
+int cli_resume(const char *path, const struct ho_problem *p, struct ho_plan ***out, uint32_t *n);
 /* Print "heteroopt: <msg>" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -19,7 +19,7 @@
 #include "heteroopt/sched.h"
 
 struct sched_args {
-	const char *model, *box, *profile, *out, *stg, *dag;
+	const char *model, *box, *profile, *out, *stg, *dag, *resume;
 	struct cli_list shapes, constraints, pins;
 	const char *objectives, *pick, *weights;
 	unsigned long long procs, population, generations, seed, threads, stall;
@@ -85,6 +85,10 @@ static const struct cli_opt schedule_opts[] = {
      SA(coarsen), 0, 0},
     {"--share-blocks", NULL, CLI_FLAG, NULL,
      "one device gene per position of repeated identical blocks", SA(share_blocks), 0, 0},
+    {"--resume", NULL, CLI_TEXT, "OLD.json",
+     "start from an earlier schedule of this problem: its front\njoins the first population "
+     "(after a new profile, say)",
+     SA(resume), 0, 0},
     {"--quiet", NULL, CLI_FLAG, NULL, "no progress on standard error", SA(quiet), 0, 0},
     {0},
 };
@@ -367,9 +371,10 @@ int cmd_schedule(int argc, char **argv)
 	struct ho_baseline *base = NULL;
 	struct ho_plan **plans = NULL;
 	const struct ho_plan **seeds = NULL;
+	struct ho_plan **resumed = NULL;
 	struct ho_sim *sim = NULL;
 	struct ho_error err = {0};
-	uint32_t nb = 0, n_plans = 0;
+	uint32_t nb = 0, n_plans = 0, n_resumed = 0;
 	int ret = 1;
 
 	ho_search_defaults(&a.so);
@@ -471,10 +476,12 @@ int cmd_schedule(int argc, char **argv)
 
 	/* Baselines: every plan of every planner (each device alone, greedy, HEFT, PEFT). */
 	n_plans = ho_planner_plans(p);
+	if (a.resume && cli_resume(a.resume, p, &resumed, &n_resumed))
+		goto out;
 	sim = ho_sim_new(p);
 	base = calloc(n_plans, sizeof(*base));
 	plans = calloc(n_plans, sizeof(*plans));
-	seeds = calloc(n_plans, sizeof(*seeds));
+	seeds = calloc(n_plans + n_resumed, sizeof(*seeds));
 	if (!sim || !base || !plans || !seeds)
 		goto nomem;
 	for (const struct ho_planner *const *planner = ho_planners; *planner; planner++)
@@ -502,8 +509,13 @@ int cmd_schedule(int argc, char **argv)
 			seeds[nb] = pl;
 			nb++;
 		}
+	for (uint32_t k = 0; k < n_resumed; k++)
+		seeds[nb + k] = resumed[k];
 	a.so.seeds = seeds;
-	a.so.n_seeds = nb;
+	a.so.n_seeds = nb + n_resumed;
+	if (n_resumed && !a.quiet)
+		fprintf(stderr, "schedule: %u plans of %s in the first population\n", n_resumed,
+			a.resume);
 	if (!a.quiet)
 		fprintf(stderr,
 			"schedule: %u tasks, %u devices, %u data items; population %u, up to %u "
@@ -593,6 +605,9 @@ out:
 	for (uint32_t b = 0; plans && b < nb + 1 && b < n_plans; b++)
 		ho_plan_free(plans[b]);
 	free(plans);
+	for (uint32_t k = 0; k < n_resumed; k++)
+		ho_plan_free(resumed[k]);
+	free(resumed);
 	free(seeds);
 	free(base);
 	ho_sim_free(sim);

@@ -1,0 +1,147 @@
+#!/bin/sh
+# heteroopt probe, calibrate and schedule --resume as a user meets them: a
+# box and a profile of this machine, a profile the scheduler plans on and
+# that predicts better than the box alone, and every bad input (a device
+# the machine lacks, a corrupt, hand-edited or foreign profile, a probe
+# killed half-way) refused or warned about, naming the problem, with
+# nothing half-written.
+# usage: test_probe.sh HETEROOPT MODELS_DIR BOXES_DIR
+set -u
+EXE=$1
+M=$2
+B=$3
+PY=/usr/bin/python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+SQ=$M/squeezenet1_1.onnx
+
+check "--write-box: this machine as two CPU devices" 0 "this machine as 2 CPU devices" -- \
+	$EXE probe --write-box --split 2 -o "$tmp/box.json"
+check "the box is this machine's: every online CPU once, threads per core" 0 "" -- $PY - "$tmp/box.json" <<'PYEOF'
+import json, os, sys
+b = json.load(open(sys.argv[1]))
+cores = [c for d in b["devices"] for c in d["cores"]]
+assert sorted(cores) == sorted(os.sched_getaffinity(0)), cores
+assert all(d["threads"] == len(d["cores"]) and d["kind"] == "cpu" for d in b["devices"]), b
+assert all(d["peak_gflops"]["float32"] > 0 and d["mem_bw_gbps"] > 0 for d in b["devices"]), b
+assert [(l["a"], l["b"], l["shared_memory"]) for l in b["links"]] == [("cpu0", "cpu1", True)], b
+PYEOF
+ONE_LINE_ERRORS=1
+check "--split more devices than CPUs" 1 "--split 32: this machine has" -- \
+	$EXE probe --write-box --split 32 -o "$tmp/nope.json"
+check "no output named" 2 "no output given" -- $EXE probe --box "$tmp/box.json"
+check "no box named" 2 "no box given" -- $EXE probe -o "$tmp/nope.json"
+check "a device of a kind this runtime cannot drive" 1 "emu0 is a npu" -- \
+	$EXE probe --box "$B/this-machine-cpu-emu.json" --quick -o "$tmp/nope.json"
+$PY -c "
+import json, sys
+b = json.load(open('$tmp/box.json')); b['devices'][1]['cores'] = [250]
+json.dump(b, open('$tmp/nocpu.json', 'w'))"
+check "a device on a CPU the machine lacks" 1 "runs on CPU 250, which this machine lacks" -- \
+	$EXE probe --box "$tmp/nocpu.json" --quick -o "$tmp/nope.json"
+check "a model that does not load" 1 "bad_not_a_model.onnx" -- \
+	$EXE probe --box "$tmp/box.json" --quick --model "$M/bad_not_a_model.onnx" -o "$tmp/nope.json"
+check "nothing was written by the refused probes" 0 "" -- sh -c "! ls '$tmp' | grep -q nope"
+ONE_LINE_ERRORS=0
+
+check "--quick probe with a model measured in place" 0 "probe: wrote $tmp/p.json" -- \
+	$EXE probe --box "$tmp/box.json" --quick --model "$SQ" --shape input=1x3x224x224 -o "$tmp/p.json"
+check "the profile holds what the probes measured" 0 "" -- $PY - "$tmp/p.json" <<'PYEOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+cpu = [l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")][0]
+assert p["machine"]["cpu"] == cpu and p["machine"]["cpus"] >= 2, p["machine"]
+assert sorted(p["devices"]) == ["cpu0", "cpu1"], p["devices"].keys()
+for name, d in p["devices"].items():
+    for cls in ("conv", "conv_depthwise", "matmul", "eltwise", "pool", "norm", "movement"):
+        m = d["kernel_models"][cls]
+        assert m["points"] >= 1 and m["fixed_us"] + m["gflops"] + m["gbps"] > 0, (name, cls, m)
+    # squeezenet's first layer, measured in place inside the model
+    first = [k for k in d["families"] if k.startswith("Conv float32 w=64x3x3x3 strides=2x2")]
+    assert first, sorted(d["families"])[:5]
+    sizes = [r["bytes"] for r in d["bandwidth_by_size"]]
+    assert sizes == sorted(sizes) and len(sizes) >= 3, sizes
+    assert all(r["us"] > 0 and r["spread"] >= 0 for r in d["sweep"]), name
+    assert d["launch_us"] >= 0 and d["mem_bw_gbps"] > 0, d["launch_us"]
+(l,) = p["links"]
+assert l["a"] == "cpu0" and l["b"] == "cpu1" and l["latency_us"] >= 0 and l["gbps"] > 0, l
+assert l["copy"]["by_size"][0][0] == 4096 and l["copy"]["saturates_at_bytes"] >= 4096, l["copy"]
+assert sorted((x["device"], x["beside"]) for x in p["interference"]) == [("cpu0", "cpu1"), ("cpu1", "cpu0")]
+assert all(x["memory"] >= 1 and x["compute"] >= 1 for x in p["interference"]), p["interference"]
+assert p["probe"]["quick"] is True and isinstance(p["probe"]["flagged"], list), p["probe"]
+PYEOF
+check "a schedule on the profile, no warning on this machine" 0 "" -- sh -c "$EXE schedule '$SQ' --shape input=1x3x224x224 --box '$tmp/box.json' --profile '$tmp/p.json' --quiet --generations 10 -o '$tmp/s.json' 2>&1 >/dev/null | grep -c warning | grep -qx 0"
+
+# Calibration: the measured profile predicts this machine better than the box
+# alone, and a refit from a run predicts the next run better still.
+mape() { sed -n 's/.*mean absolute percentage error \([0-9.]*\)%.*/\1/p' | head -1; }
+$EXE calibrate "$SQ" --shape input=1x3x224x224 --box "$tmp/box.json" --worst 0 >"$tmp/cal-box.txt" 2>&1
+$EXE calibrate "$SQ" --shape input=1x3x224x224 --box "$tmp/box.json" --profile "$tmp/p.json" \
+	-o "$tmp/refit.json" >"$tmp/cal-prof.txt" 2>&1
+$EXE calibrate "$SQ" --shape input=1x3x224x224 --box "$tmp/box.json" --profile "$tmp/refit.json" \
+	--worst 0 >"$tmp/cal-refit.txt" 2>&1
+check "calibrate reports end to end, per node and the worst nodes" 0 "" -- sh -c "grep -q 'cpu1 alone: predicted' '$tmp/cal-prof.txt' && grep -q 'nodes by error: <5%' '$tmp/cal-prof.txt' && grep -q 'worst 5:' '$tmp/cal-prof.txt' && grep -q 'wrote $tmp/refit.json' '$tmp/cal-prof.txt'"
+check "the profile's per-node error is below the box's" 0 "" -- $PY -c "
+b, p, r = [float(open('$tmp/cal-%s.txt' % k).read().split('percentage error ')[1].split('%')[0]) for k in ('box', 'prof', 'refit')]
+assert p < b and r < b, (b, p, r)
+print('MAPE box %.1f%%, profile %.1f%%, refit %.1f%%' % (b, p, r))"
+check "the profile predicts the whole run within 50%" 0 "" -- $PY -c "
+import re
+r = [float(x) for x in re.findall(r'measured/predicted ([0-9.]+)', open('$tmp/cal-prof.txt').read())]
+assert len(r) == 2 and all(0.67 < x < 1.5 for x in r), r"
+check "the refit loads as a profile" 0 "wrote $tmp/s2.json" -- \
+	$EXE schedule "$SQ" --shape input=1x3x224x224 --box "$tmp/box.json" --profile "$tmp/refit.json" --quiet --generations 5 -o "$tmp/s2.json"
+check "--resume: the old front seeds the search" 0 "plans of $tmp/s.json in the first population" -- \
+	$EXE schedule "$SQ" --shape input=1x3x224x224 --box "$tmp/box.json" --profile "$tmp/refit.json" --generations 5 --resume "$tmp/s.json" -o "$tmp/s3.json"
+
+ONE_LINE_ERRORS=1
+check "--resume of another model's schedule" 1 "--resume $tmp/s.json: made for" -- \
+	$EXE schedule "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/box.json" --quiet --resume "$tmp/s.json" -o "$tmp/nope.json"
+check "calibrate -o without a profile" 2 "give it with --profile" -- \
+	$EXE calibrate "$SQ" --shape input=1x3x224x224 --box "$tmp/box.json" -o "$tmp/nope.json"
+# Hand-edited and corrupt profiles: one line naming the file and the entry.
+edit() { # edit NAME PYTHON-STATEMENT-ON-p
+	$PY -c "
+import json
+p = json.load(open('$tmp/p.json'))
+$2
+json.dump(p, open('$tmp/$1.json', 'w'))"
+}
+edit neg "p['devices']['cpu0']['kernel_models']['conv']['gbps'] = -1"
+edit key "p['devices']['cpu1']['launch_uss'] = 1"
+edit order "f = p['devices']['cpu0']['families']; k = next(k for k in f if len(f[k]) > 1); f[k].reverse()"
+edit slow "p['interference'][0]['memory'] = 0.5"
+edit link "p['links'][0]['b'] = 'gpu7'"
+edit cls "p['devices']['cpu0']['kernel_models']['fft'] = p['devices']['cpu0']['kernel_models']['conv']"
+head -c 3000 "$tmp/p.json" >"$tmp/cut.json"
+for c in "neg:kernel_models.conv.gbps must be a number >= 0" "key:devices.cpu1.launch_uss: unknown key" \
+	"order:in increasing work" "slow:interference[0].memory must be a slowdown" \
+	"link:links[0].b must name a device" "cls:kernel_models.fft: not a kernel class" "cut:$tmp/cut.json:"; do
+	check "profile ${c%%:*}: refused" 1 "${c#*:}" -- \
+		$EXE schedule "$SQ" --shape input=1x3x224x224 --box "$tmp/box.json" --profile "$tmp/${c%%:*}.json" --quiet -o "$tmp/nope.json"
+done
+ONE_LINE_ERRORS=0
+edit foreign "p['machine']['cpu'] = 'Intel(R) Xeon(R) Platinum 8480+'; p['machine']['flags'] += ' amx_tile'"
+check "a profile from another machine: a warning naming what differs" 0 "cpu: 'Intel(R) Xeon(R) Platinum 8480+' there" -- \
+	$EXE schedule "$SQ" --shape input=1x3x224x224 --box "$tmp/box.json" --profile "$tmp/foreign.json" --quiet --generations 5 -o "$tmp/sf.json"
+$PY -c "import numpy as np; np.save('$tmp/x.npy', np.zeros((1, 3, 224, 224), np.float32))"
+check "a schedule made there, run here: the same warning" 0 "schedule $tmp/sf.json was measured on another machine" -- \
+	$EXE run "$SQ" --input "input=$tmp/x.npy" --schedule "$tmp/sf.json" --repeat 2 -o "$tmp/out"
+
+# Killed half-way: Ctrl-C ends it with nothing written, as does a SIGKILL.
+$EXE probe --box "$tmp/box.json" -o "$tmp/int.json" >/dev/null 2>&1 &
+pid=$!
+sleep 2
+kill -INT $pid
+wait $pid
+check "Ctrl-C: exit 130, no profile, no temporary file" 0 "" -- sh -c "[ $? = 130 ] && ! ls '$tmp' | grep -q '^int'"
+$EXE probe --box "$tmp/box.json" -o "$tmp/kill.json" >/dev/null 2>&1 &
+pid=$!
+sleep 2
+kill -KILL $pid
+wait $pid 2>/dev/null
+check "SIGKILL: no profile, no temporary file" 0 "" -- sh -c "! ls '$tmp' | grep -q '^kill'"
+check "an interrupted probe says so" 130 "interrupted; nothing was written" -- \
+	sh -c "$EXE probe --box '$tmp/box.json' -o '$tmp/int2.json' & p=\$!; sleep 1; kill -INT \$p; wait \$p"
+[ $fails = 0 ]
