@@ -40,6 +40,9 @@ echo
 echo "== runtime: the OpenMP wait policy, idle and beside one busy loop per core (medians of 11, three rounds)"
 sh "$ROOT/bench/busy.sh" "$ROOT/build/heteroopt" "$M"
 echo
+echo "== the cost model against this machine: a profile measured here, predicted against measured"
+sh "$ROOT/bench/predict.sh" "$ROOT/build/heteroopt" "$M" "$ROOT/boxes"
+echo
 echo "== ump.ko inside a QEMU guest (TCG, Debian's kernel): copy bandwidth vs memcpy, chains/s ioctl vs io_uring"
 UMP_DMA_TESTS= UMP_WORK_SUFFIX=bench sh "$ROOT/scripts/qemu/run-tests.sh" debian ump_bench >/dev/null ||
 	echo "ump bench: guest run failed, see build/qemu-debian-bench/serial.log"

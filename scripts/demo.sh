@@ -6,7 +6,9 @@
 #      per-operator explanations in build/demo-schedule.json;
 #   2. run that picked schedule here, the accelerators emulated on this CPU
 #      (predicted times are the real devices'; the copies must match);
-#   3. schedule it on this machine (boxes/this-machine-2cpu.json) and run the
+#   3. probe this machine (a box of it, split into two CPU devices, and a
+#      quick profile measured with the runtime's own kernels, the model's
+#      nodes among them), schedule the model on that profile and run the
 #      pick: measured against predicted time on real hardware.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,8 +37,11 @@ echo "== the picked edge-box schedule, run here with its accelerators emulated"
 build/heteroopt run "$MODEL" --input x=build/demo-input.npy --schedule build/demo-schedule.json \
 	-o build/demo-out --repeat 3
 echo
-echo "== scheduled for this machine (two CPU devices) and run"
-build/heteroopt schedule "$MODEL" --shape x=1x3x640x640 --box boxes/this-machine-2cpu.json \
-	--seed 1 --quiet -o build/demo-schedule-here.json >/dev/null
+echo "== this machine, probed (two CPU devices), scheduled on what was measured, and run"
+build/heteroopt probe --write-box --split 2 -o build/this-machine.json
+build/heteroopt probe --box build/this-machine.json --quick --model "$MODEL:x=1x3x640x640" \
+	-o build/this-machine-profile.json
+build/heteroopt schedule "$MODEL" --shape x=1x3x640x640 --box build/this-machine.json \
+	--profile build/this-machine-profile.json --seed 1 --quiet -o build/demo-schedule-here.json >/dev/null
 exec build/heteroopt run "$MODEL" --input x=build/demo-input.npy \
-	--schedule build/demo-schedule-here.json -o build/demo-out --repeat 5
+	--schedule build/demo-schedule-here.json -o build/demo-out --repeat 10

@@ -80,6 +80,8 @@ int cmd_probe(int argc, char **argv)
 {
 	struct probe_args a = {.split = 1};
 	struct ho_probe_model models[CLI_LIST_MAX];
+	char model_spec[CLI_LIST_MAX][4096];
+	const char *model_shapes[CLI_LIST_MAX][2 * CLI_LIST_MAX];
 	struct ho_probe_opts po = {0};
 	struct sigaction sa = {0};
 	struct ho_error err = {0};
@@ -119,9 +121,24 @@ int cmd_probe(int argc, char **argv)
 		cli_error("probe: %s: %s", a.box, err.msg);
 		return 1;
 	}
-	for (int i = 0; i < a.models.n; i++)
-		models[i] =
-		    (struct ho_probe_model){a.models.v[i], a.shapes.v, (uint32_t)a.shapes.n};
+	/* "m.onnx:x=1x3x48x320": the model's own bindings, then the common ones */
+	for (int i = 0; i < a.models.n; i++) {
+		char *spec = model_spec[i], *at;
+		uint32_t n = 0;
+
+		snprintf(spec, sizeof(model_spec[i]), "%s", a.models.v[i]);
+		at = strstr(spec, ".onnx:");
+		if (at) {
+			at += 5;
+			*at++ = '\0';
+			for (char *tok = strtok(at, ":"); tok && n < CLI_LIST_MAX;
+			     tok = strtok(NULL, ":"))
+				model_shapes[i][n++] = tok;
+		}
+		for (int k = 0; k < a.shapes.n; k++)
+			model_shapes[i][n++] = a.shapes.v[k];
+		models[i] = (struct ho_probe_model){spec, model_shapes[i], n};
+	}
 	tty = !a.quiet && isatty(STDERR_FILENO);
 	po.quick = a.quick;
 	po.models = models;

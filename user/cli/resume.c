@@ -47,7 +47,8 @@ int cli_resume(const char *path, const struct ho_problem *p, struct ho_plan ***o
 		return resume_fail(path, root, msg);
 	}
 	for (i = 0; i < p->n; i++) {
-		const char *name = json_string_value(json_object_get(json_array_get(tasks, i), "name"));
+		const char *name =
+		    json_string_value(json_object_get(json_array_get(tasks, i), "name"));
 
 		if (!name || strcmp(name, p->task_name[i])) {
 			snprintf(msg, sizeof(msg), "task %zu is '%s' there, '%s' here", i,

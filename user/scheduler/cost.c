@@ -89,6 +89,7 @@ static const char *const ho_profile_dev_keys[] = {"peak_gflops",
 						  "bandwidth_by_size",
 						  "bandwidth_by_stride",
 						  "sweep",
+						  "models",
 						  NULL};
 static const char *const ho_profile_model_keys[] = {"fixed_us", "gflops",    "gbps",
 						    "points",	"fit_error", NULL};
