@@ -224,7 +224,20 @@ int ho_calibration_refit(const char *profile_in, const char *profile_out, const 
 	}
 	for (uint32_t k = 0; k < n_runs; k++) {
 		const struct ho_calibration *c = runs[k];
+		int only = -2; /* the one device the run used; -1: several */
 
+		for (uint32_t i = 0; i < c->n; i++)
+			if (c->node[i].dev >= 0)
+				only = only == -2 || only == c->node[i].dev ? c->node[i].dev : -1;
+		/* on one device, what the run took beyond its kernels is dispatch, per node */
+		if (only >= 0 && c->tasks && c->measured > c->kernels) {
+			json_t *dev = json_object_get(devs, box->dev[only].name);
+
+			if (dev)
+				json_object_set_new(
+				    dev, "launch_us",
+				    json_real((c->measured - c->kernels) / c->tasks * 1e6));
+		}
 		for (uint32_t i = 0; i < c->n; i++) {
 			const struct ho_calib_node *cn = &c->node[i];
 			json_t *dev, *fam;

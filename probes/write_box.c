@@ -2,8 +2,9 @@
 /*
  * heteroopt probe --write-box: a box for this machine from the machine
  * itself.  Its online CPUs, ordered by NUMA node, are split into n CPU
- * devices of (nearly) equal cores, each on its first core's node with its
- * share of that node's memory and one oneDNN thread per core; every pair
+ * devices of (nearly) equal cores, each on its cores' node (-1 where they
+ * span several) with its share of their memory and one oneDNN thread per
+ * core; every pair
  * shares memory (one host).  Rates come from two probes on the first
  * device, so the box plans sensibly before a full profile refines it.
  */
@@ -51,7 +52,11 @@ static double wb_node_mem(int node)
 			sscanf(strstr(line, "MemTotal:") + 9, "%lf", &kb);
 	if (f)
 		fclose(f);
-	if (kb <= 0) /* no NUMA in the kernel: all of memory */
+	/*
+	 * No NUMA in the kernel, or one node: all of memory.  A node's own count
+	 * can lag memory added since boot (9.3 of this VM's 23 GiB).
+	 */
+	if (kb <= 0 || access("/sys/devices/system/node/node1", F_OK))
 		kb = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE) / 1024;
 	return kb * 1024;
 }
@@ -97,27 +102,39 @@ static json_t *wb_box(uint32_t n, const int *cpu, const int *node_of, int n_cpus
 		      double gbps, const char *source)
 {
 	json_t *box = json_object(), *devs = json_array(), *links = json_array();
-	int per_node[1024] = {0};
+	int per_node[1024] = {0}; /* devices with a core on each node, who share its memory */
 
-	for (uint32_t d = 0; d < n; d++)
-		per_node[node_of[(int)(d * (uint32_t)n_cpus / n)]]++;
+	for (uint32_t d = 0; d < n; d++) {
+		int lo = (int)(d * (uint32_t)n_cpus / n),
+		    hi = (int)((d + 1) * (uint32_t)n_cpus / n);
+
+		for (int i = lo; i < hi; i++)
+			if (i == lo || node_of[i] != node_of[i - 1])
+				per_node[node_of[i]]++;
+	}
 	for (uint32_t d = 0; d < n; d++) {
 		int lo = (int)(d * (uint32_t)n_cpus / n),
 		    hi = (int)((d + 1) * (uint32_t)n_cpus / n);
 		json_t *cores = json_array();
 		char name[16];
 		int node = node_of[lo];
+		double mem = 0;
 
-		for (int i = lo; i < hi; i++)
+		/* CPUs come in node order: a device spanning nodes has them in runs */
+		for (int i = lo; i < hi; i++) {
 			json_array_append_new(cores, json_integer(cpu[i]));
+			if (i == lo || node_of[i] != node_of[i - 1])
+				mem += wb_node_mem(node_of[i]) / per_node[node_of[i]];
+			if (node_of[i] != node_of[lo])
+				node = -1; /* on several nodes: its region anywhere */
+		}
 		snprintf(name, sizeof(name), "cpu%u", d);
 		json_array_append_new(
 		    devs, json_pack("{s:s, s:s, s:{s:f}, s:f, s:f, s:i, s:i, s:o, s:s}", "name",
 				    name, "kind", "cpu", "peak_gflops", "float32",
 				    gflops * (hi - lo), "mem_bw_gbps", gbps, "mem_gib",
-				    floor(wb_node_mem(node) / per_node[node] / (1 << 30) * 10) / 10,
-				    "numa_node", node, "threads", hi - lo, "cores", cores, "source",
-				    source));
+				    floor(mem / (1 << 30) * 10) / 10, "numa_node", node, "threads",
+				    hi - lo, "cores", cores, "source", source));
 	}
 	for (uint32_t a = 0; a < n; a++)
 		for (uint32_t b = a + 1; b < n; b++) {

@@ -151,7 +151,9 @@ int ho_calibrate(const struct ho_graph *g, const struct ho_box *box, const struc
 void ho_calibration_free(struct ho_calibration *c);
 /*
  * Write profile_in refitted as profile_out (whole or not at all): every
- * node that ran its own kernel becomes a point of its family.
+ * node that ran its own kernel becomes a point of its family (replacing a
+ * point of the same work), and a device a run used alone gets the gap
+ * between its kernels as launch_us.
  */
 int ho_calibration_refit(const char *profile_in, const char *profile_out, const struct ho_graph *g,
 			 const struct ho_box *box, const struct ho_calibration *const *runs,

@@ -45,6 +45,12 @@ if [ -x /bin/heteroopt ]; then
 	echo "$out" | grep -q '^pool: ump (/dev/ump' && echo "$out" | grep -q '^ump_status: active' &&
 		echo "$out" | grep -q '^numa nodes: 2'
 	result cli_status $?
+	# A box of this two-node guest from the guest itself: a device per node.
+	echo "== test cli_write_box"
+	/bin/heteroopt probe --write-box --split 2 -o /tmp/box.json && cat /tmp/box.json && echo &&
+		[ "$(grep -c '"numa_node": 0' /tmp/box.json)" = 1 ] &&
+		[ "$(grep -c '"numa_node": 1' /tmp/box.json)" = 1 ]
+	result cli_write_box $?
 fi
 
 # While a file is open the module cannot go; once it closes it can.

@@ -93,7 +93,8 @@ static const char *const ho_profile_dev_keys[] = {"peak_gflops",
 						  NULL};
 static const char *const ho_profile_model_keys[] = {"fixed_us", "gflops",    "gbps",
 						    "points",	"fit_error", NULL};
-static const char *const ho_profile_link_keys[] = {"a", "b", "latency_us", "gbps", "copy", NULL};
+static const char *const ho_profile_link_keys[] = {
+    "a", "b", "latency_us", "gbps", "copy", "copy_fallback", NULL};
 static const char *const ho_profile_slow_keys[] = {"device", "beside", "memory", "compute", NULL};
 
 /* kernel_models: per class, a fitted model; every figure a number >= 0. */
