@@ -207,8 +207,9 @@ static void cal_family_put(json_t *families, const char *key, double w, double u
 }
 
 int ho_calibration_refit(const char *profile_in, const char *profile_out, const struct ho_graph *g,
-			 const struct ho_box *box, const struct ho_calibration *const *runs,
-			 uint32_t n_runs, struct ho_error *err)
+			 const struct ho_box *box, const struct ho_profile *prof,
+			 const struct ho_calibration *const *runs, uint32_t n_runs,
+			 struct ho_error *err)
 {
 	json_error_t je;
 	json_t *root = json_load_file(profile_in, 0, &je), *devs;
@@ -229,14 +230,17 @@ int ho_calibration_refit(const char *profile_in, const char *profile_out, const 
 		for (uint32_t i = 0; i < c->n; i++)
 			if (c->node[i].dev >= 0)
 				only = only == -2 || only == c->node[i].dev ? c->node[i].dev : -1;
-		/* on one device, what the run took beyond its kernels is dispatch, per node */
-		if (only >= 0 && c->tasks && c->measured > c->kernels) {
+		/* on one device, what the run took beyond its kernels and their launches
+		 * is a share of the kernels (ho_probe_box's kernel_scale) */
+		if (only >= 0 && c->kernels > 0) {
 			json_t *dev = json_object_get(devs, box->dev[only].name);
+			double launch = ho_cost_launch(box, only, prof);
 
 			if (dev)
 				json_object_set_new(
-				    dev, "launch_us",
-				    json_real((c->measured - c->kernels) / c->tasks * 1e6));
+				    dev, "kernel_scale",
+				    json_real(fmin(10, fmax(1, (c->measured - c->tasks * launch) /
+								   c->kernels))));
 		}
 		for (uint32_t i = 0; i < c->n; i++) {
 			const struct ho_calib_node *cn = &c->node[i];

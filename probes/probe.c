@@ -19,6 +19,8 @@
 
 #include "probe_priv.h"
 
+#define CLI_MODELS_MAX 64 /* models whose run share is kept */
+
 struct probe {
 	const struct ho_box *box;
 	const struct ho_probe_opts *o;
@@ -106,6 +108,8 @@ struct probe_dev_out {
 	json_t *dev, *families, *sweep, *by_size, *by_stride, *models;
 	double best_gflops, best_gbps, chain_us, model_us, run_us;
 	uint32_t model_nodes;
+	double share[CLI_MODELS_MAX]; /* per model: (run - kernels - gaps) / kernels */
+	uint32_t n_share;
 	double interfere_alone[2]; /* memory, compute rows alone: seconds */
 };
 
@@ -229,115 +233,146 @@ static int probe_model_error(struct probe *pr, const char *path)
 	return ho_err(pr->err, pr->err->code, "probe: --model %s: %s", path, msg);
 }
 
+/* A model to measure in place: its graph and the plan of it on one device. */
+struct probe_model_run {
+	struct ho_graph *g;
+	struct ho_problem *p;
+	struct ho_plan *plan;
+	struct ho_calibration *best; /* the fastest round so far */
+};
+
+static void probe_model_close(struct probe_model_run *m)
+{
+	ho_calibration_free(m->best);
+	ho_plan_free(m->plan);
+	ho_problem_free(m->p);
+	ho_graph_free(m->g);
+}
+
+static int probe_model_open(struct probe *pr, const struct ho_probe_model *mm, int d,
+			    struct probe_model_run *m)
+{
+	int ret = ho_onnx_load(mm->path, NULL, &m->g, pr->err);
+
+	if (ret)
+		return ret; /* the message names the file */
+	for (uint32_t s = 0; s < mm->n_shapes && !ret; s++) {
+		char name[256];
+		int64_t dims[HO_MAX_RANK];
+		int rank;
+
+		ret = ho_parse_shape_arg(mm->shapes[s], name, sizeof(name), dims, &rank, pr->err);
+		/* a binding for another model's input is not this one's */
+		if (!ret && ho_graph_find_tensor(m->g, name) >= 0)
+			ret = ho_graph_bind_input(m->g, name, dims, rank, pr->err);
+	}
+	if (!ret)
+		ret = ho_shape_infer(m->g, pr->err);
+	if (!ret)
+		ret = ho_problem_from_graph(m->g, pr->box, NULL, &m->p, pr->err);
+	if (!ret && !(m->plan = ho_plan_new(m->p->n)))
+		ret = ho_err(pr->err, -ENOMEM, "probe: out of memory");
+	if (!ret)
+		ret = ho_plan_single(m->p, d, m->plan);
+	return ret ? probe_model_error(pr, mm->path) : 0;
+}
+
+/* What the fastest round of model m measured: families, class points, dispatch. */
+static void probe_model_record(struct probe *pr, const char *dev, const char *path,
+			       const struct probe_model_run *m, struct probe_points *pp,
+			       struct probe_dev_out *po)
+{
+	const struct ho_calibration *c = m->best;
+	const struct ho_graph *g = m->g;
+	double sum = 0;
+	uint32_t timed = 0;
+
+	if ((c->p90 - c->measured) / c->measured > pr->m.max_spread) {
+		char line[300];
+
+		snprintf(line, sizeof(line), "%s: model %s (P90 %.0f%% above the median)", dev,
+			 path, (c->p90 - c->measured) / c->measured * 100);
+		json_array_append_new(pr->flagged, json_string(line));
+	}
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ho_calib_node *cn = &c->node[i];
+		char key[256];
+		int kc;
+
+		if (cn->dev < 0)
+			continue;
+		sum += cn->measured;
+		timed++;
+		/* views and nodes folded into a kernel have no time of their own */
+		if (cn->how != HO_TASK_RAN || !(cn->measured > 0))
+			continue;
+		kc = ho_node_family(g, i, key, sizeof(key));
+		probe_family_add(po->families, key, ho_node_work(&g->nodes[i]), cn->measured);
+		probe_point(pp, kc, &g->nodes[i], cn->measured);
+	}
+	/* the time between kernels: the worker's own, per node */
+	po->model_us += fmax(0, c->measured - sum) * 1e6;
+	po->model_nodes += timed;
+	/*
+	 * A run takes longer than its nodes' medians summed, by a share of it
+	 * (4-10% here, 0.4 us a node in a model of 215 tiny ones, 21 us in one
+	 * of large ones): every run has some slow kernels, never the same.
+	 */
+	if (sum > 0 && po->n_share < CLI_MODELS_MAX)
+		po->share[po->n_share++] =
+		    fmax(0, c->measured - sum - timed * po->chain_us * 1e-6) / sum;
+	json_array_append_new(po->models, json_pack("{s:s, s:f, s:f, s:i}", "model", path, "run_us",
+						    c->measured * 1e6, "kernels_us", sum * 1e6,
+						    "nodes", (int)timed));
+}
+
 /*
  * Each model named, run whole on device d exactly as a schedule of it runs
  * (ho_calibrate: the timeline drives the memory plan, so buffers are reused
  * and caches warm as they will be): every node's kernel time in place.
+ * Rounds over all the models, each model's fastest kept: a neighbour on
+ * the host slowed whole rounds up to fourfold here (most on a device of two
+ * threads, whose every barrier waits for the slower core), for seconds at a
+ * time, which back-to-back rounds of one model would all have caught.
  */
 static int probe_models(struct probe *pr, int d, struct probe_points *pp, struct probe_dev_out *po)
 {
 	const char *dev = pr->box->dev[d].name;
-	uint32_t runs = pr->o->quick ? 5 : 11;
+	uint32_t runs = pr->o->quick ? 5 : 11, n = pr->o->n_models;
+	struct probe_model_run *m = calloc(n + 1, sizeof(*m));
+	int ret = 0;
 
-	for (uint32_t k = 0; k < pr->o->n_models; k++) {
-		const struct ho_probe_model *mm = &pr->o->models[k];
-		struct ho_graph *g = NULL;
-		struct ho_problem *p = NULL;
-		struct ho_plan *plan = NULL;
-		struct ho_calibration *c = NULL;
-		int ret;
+	if (!m)
+		return ho_err(pr->err, -ENOMEM, "probe: out of memory");
+	for (uint32_t k = 0; k < n && !ret; k++)
+		ret = probe_model_open(pr, &pr->o->models[k], d, &m[k]);
+	for (uint32_t round = 0; round < pr->m.rounds && !ret; round++)
+		for (uint32_t k = 0; k < n && !ret; k++) {
+			struct ho_calibration *c = NULL;
 
-		probe_progress(pr, "%s: model %s", dev, mm->path);
-		if (probe_stopped(pr))
-			return ho_err(pr->err, -EINTR, "probe: interrupted");
-		if ((ret = ho_onnx_load(mm->path, NULL, &g, pr->err)))
-			return ret; /* the message names the file */
-		for (uint32_t s = 0; s < mm->n_shapes && !ret; s++) {
-			char name[256];
-			int64_t dims[HO_MAX_RANK];
-			int rank;
-
-			ret = ho_parse_shape_arg(mm->shapes[s], name, sizeof(name), dims, &rank,
-						 pr->err);
-			/* a binding for another model's input is not this one's */
-			if (!ret && ho_graph_find_tensor(g, name) >= 0)
-				ret = ho_graph_bind_input(g, name, dims, rank, pr->err);
-		}
-		if (!ret)
-			ret = ho_shape_infer(g, pr->err);
-		if (!ret)
-			ret = ho_problem_from_graph(g, pr->box, NULL, &p, pr->err);
-		if (!ret && !(plan = ho_plan_new(p->n)))
-			ret = ho_err(pr->err, -ENOMEM, "probe: out of memory");
-		if (!ret)
-			ret = ho_plan_single(p, d, plan);
-		/*
-		 * Rounds, the fastest kept: a neighbour on the host can slow a whole
-		 * round twofold (seen here), which its spread does not show.
-		 */
-		for (uint32_t round = 0; !ret && round < pr->m.rounds; round++) {
-			struct ho_calibration *cr = NULL;
-
+			if (!round)
+				probe_progress(pr, "%s: model %s", dev, pr->o->models[k].path);
 			if (probe_stopped(pr)) {
 				ret = ho_err(pr->err, -EINTR, "probe: interrupted");
-				goto next;
+				break;
 			}
-			ret = ho_calibrate(g, pr->box, NULL, p, plan->assign, plan->order, runs,
-					   &cr, pr->err);
-			if (!ret && (!c || cr->measured < c->measured)) {
-				ho_calibration_free(c);
-				c = cr;
+			ret = ho_calibrate(m[k].g, pr->box, NULL, m[k].p, m[k].plan->assign,
+					   m[k].plan->order, runs, &c, pr->err);
+			if (ret) {
+				ret = probe_model_error(pr, pr->o->models[k].path);
+			} else if (!m[k].best || c->measured < m[k].best->measured) {
+				ho_calibration_free(m[k].best);
+				m[k].best = c;
 			} else {
-				ho_calibration_free(cr);
+				ho_calibration_free(c);
 			}
 		}
-		if (ret) {
-			ret = probe_model_error(pr, mm->path);
-			goto next;
-		}
-		if ((c->p90 - c->measured) / c->measured > pr->m.max_spread) {
-			char line[300];
-
-			snprintf(line, sizeof(line), "%s: model %s (P90 %.0f%% above the median)",
-				 dev, mm->path, (c->p90 - c->measured) / c->measured * 100);
-			json_array_append_new(pr->flagged, json_string(line));
-		}
-		double sum = 0;
-		uint32_t timed = 0;
-
-		for (uint32_t i = 0; i < g->n_nodes; i++) {
-			const struct ho_calib_node *cn = &c->node[i];
-			char key[256];
-			int kc;
-
-			if (cn->dev < 0)
-				continue;
-			sum += cn->measured;
-			timed++;
-			/* views and nodes folded into a kernel have no time of their own */
-			if (cn->how != HO_TASK_RAN || !(cn->measured > 0))
-				continue;
-			kc = ho_node_family(g, i, key, sizeof(key));
-			probe_family_add(po->families, key, ho_node_work(&g->nodes[i]),
-					 cn->measured);
-			probe_point(pp, kc, &g->nodes[i], cn->measured);
-		}
-		/* the time between kernels: the worker's own, per node */
-		po->model_us += fmax(0, c->measured - sum) * 1e6;
-		po->model_nodes += timed;
-		json_array_append_new(po->models,
-				      json_pack("{s:s, s:f, s:f, s:i}", "model", mm->path, "run_us",
-						c->measured * 1e6, "kernels_us", sum * 1e6, "nodes",
-						(int)timed));
-	next:
-		ho_calibration_free(c);
-		ho_plan_free(plan);
-		ho_problem_free(p);
-		ho_graph_free(g);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	for (uint32_t k = 0; k < n && !ret; k++)
+		probe_model_record(pr, dev, pr->o->models[k].path, &m[k], pp, po);
+	for (uint32_t k = 0; k < n; k++)
+		probe_model_close(&m[k]);
+	free(m);
+	return ret;
 }
 
 /* Merge a family's points: one per work, the median time where repeated. */
@@ -394,7 +429,15 @@ static int probe_device(struct probe *pr, int d, json_t *devices, double *alone)
 					      km.bandwidth / 1e9, "points", (int)km.points,
 					      "fit_error", km.fit_error));
 	}
-	double launch = po.model_nodes ? po.model_us / po.model_nodes : po.chain_us;
+	double launch = po.chain_us, scale = 1;
+
+	if (po.n_share) {
+		struct ho_probe_stat st;
+
+		ho_probe_robust(po.share, po.n_share, &st);
+		scale = 1 + fmin(st.median, 1);
+		json_object_set_new(po.dev, "kernel_scale", json_real(scale));
+	}
 
 	json_object_set_new(po.dev, "peak_gflops",
 			    json_pack("{s:f}", "float32", fmax(po.best_gflops, 0.001)));
@@ -403,7 +446,7 @@ static int probe_device(struct probe *pr, int d, json_t *devices, double *alone)
 	json_object_set_new(po.dev, "dispatch_us",
 			    po.model_nodes
 				? json_pack("{s:f, s:f, s:f}", "chain", po.chain_us, "models",
-					    launch, "run", po.run_us)
+					    po.model_us / po.model_nodes, "run", po.run_us)
 				: json_pack("{s:f, s:f}", "chain", po.chain_us, "run", po.run_us));
 	json_object_set(po.dev, "kernel_models", models);
 	json_object_set_new(po.dev, "families", po.families);

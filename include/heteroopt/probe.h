@@ -152,12 +152,13 @@ void ho_calibration_free(struct ho_calibration *c);
 /*
  * Write profile_in refitted as profile_out (whole or not at all): every
  * node that ran its own kernel becomes a point of its family (replacing a
- * point of the same work), and a device a run used alone gets the gap
- * between its kernels as launch_us.
+ * point of the same work), and a device a run used alone gets its
+ * kernel_scale (run, less prof's launches, over the kernels summed).
  */
 int ho_calibration_refit(const char *profile_in, const char *profile_out, const struct ho_graph *g,
-			 const struct ho_box *box, const struct ho_calibration *const *runs,
-			 uint32_t n_runs, struct ho_error *err);
+			 const struct ho_box *box, const struct ho_profile *prof,
+			 const struct ho_calibration *const *runs, uint32_t n_runs,
+			 struct ho_error *err);
 
 #ifdef __cplusplus
 }

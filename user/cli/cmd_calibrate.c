@@ -234,7 +234,7 @@ int cmd_calibrate(int argc, char **argv)
 		n_runs++;
 	}
 	if (a.out) {
-		if (ho_calibration_refit(a.profile, a.out, g, box,
+		if (ho_calibration_refit(a.profile, a.out, g, box, prof,
 					 (const struct ho_calibration *const *)runs, n_runs, &err))
 			goto fail;
 		printf("calibrate: wrote %s, %s refitted from these runs\n", a.out, a.profile);

@@ -141,8 +141,18 @@ int ho_node_family(const struct ho_graph *g, uint32_t id, char *buf, size_t len)
 		ho_fam_ints(buf, len, n, "kernel_shape");
 		ho_fam_ints(buf, len, n, "strides");
 	} else if (x) {
-		/* the rank, and whether a second input broadcasts */
-		ho_fam_put(buf, len, " rank=%d", x->shape.rank);
+		/*
+		 * The rank, the channels (a model's stages differ in them, and a
+		 * kernel's cache behaviour with them; the extent is the rest), and
+		 * whether a second input broadcasts.  Channels: dimension 1 of an
+		 * image, the last of a sequence or a matrix.
+		 */
+		int r = x->shape.rank;
+
+		ho_fam_put(buf, len, " rank=%d", r);
+		if (r >= 2)
+			ho_fam_put(buf, len, " c=%lld",
+				   (long long)x->shape.dim[r >= 4 ? 1 : r - 1]);
 		if (w && y && ho_shape_numel(&w->shape) != ho_shape_numel(&y->shape))
 			ho_fam_put(buf, len, " bcast");
 	}

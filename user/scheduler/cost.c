@@ -31,8 +31,9 @@ struct ho_class_model {
 };
 
 struct ho_profile_dev {
-	double peak_flops[HO_DT_COUNT];		  /* 0: keep the box's */
-	double mem_bw, launch;			  /* < 0: keep the box's */
+	double peak_flops[HO_DT_COUNT]; /* 0: keep the box's */
+	double mem_bw, launch;		/* < 0: keep the box's */
+	double scale; /* measured kernels' times, stretched to whole runs (>= 1) */
 	json_t *op_eff, *node_time, *families;	  /* borrowed from root */
 	struct ho_class_model model[HO_KC_COUNT]; /* kernel_models */
 };
@@ -90,6 +91,7 @@ static const char *const ho_profile_dev_keys[] = {"peak_gflops",
 						  "bandwidth_by_stride",
 						  "sweep",
 						  "models",
+						  "kernel_scale",
 						  NULL};
 static const char *const ho_profile_model_keys[] = {"fixed_us", "gflops",    "gbps",
 						    "points",	"fit_error", NULL};
@@ -235,6 +237,15 @@ static int ho_profile_device(const char *path, const char *dev, json_t *v,
 			return ho_err(err, -EINVAL,
 				      "%s: devices.%s.op_efficiency.%s must be in (0, 1]", path,
 				      dev, key);
+	}
+	pd->scale = 1;
+	if ((x = json_object_get(v, "kernel_scale"))) {
+		if (!json_is_number(x) ||
+		    !(json_number_value(x) >= 1 && json_number_value(x) <= 10))
+			return ho_err(err, -EINVAL,
+				      "%s: devices.%s.kernel_scale must be from 1 to 10", path,
+				      dev);
+		pd->scale = json_number_value(x);
 	}
 	if ((x = json_object_get(v, "kernel_models")) && ho_profile_models(path, dev, x, pd, err))
 		return err->code;
@@ -400,6 +411,7 @@ int ho_profile_load(const char *path, const struct ho_box *box, struct ho_profil
 	for (uint32_t i = 0; i < box->n_devices; i++) {
 		prof->dev[i].mem_bw = -1;
 		prof->dev[i].launch = -1;
+		prof->dev[i].scale = 1;
 	}
 	devs = json_object_get(prof->root, "devices");
 	if (!json_is_object(devs))
@@ -510,7 +522,7 @@ double ho_cost_node(const struct ho_graph *g, const struct ho_node *nd, const st
 		double t = ho_cost_measured(g, nd, pd);
 
 		if (t >= 0)
-			return t + launch;
+			return t * pd->scale + launch;
 	}
 	if (nd->n_outputs && nd->outputs[0] >= 0 && g->tensors[nd->outputs[0]].dtype)
 		dt = g->tensors[nd->outputs[0]].dtype;
