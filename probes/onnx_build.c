@@ -77,7 +77,8 @@ static struct pb_value *pb_value(struct pb_value *v, uint32_t *n, const char *na
 	x = &v[(*n)++];
 	snprintf(x->name, sizeof(x->name), "%s", name);
 	x->rank = rank;
-	memcpy(x->dims, dims, (size_t)rank * sizeof(*dims));
+	if (rank) /* an output has no dims: memcpy must not see its NULL */
+		memcpy(x->dims, dims, (size_t)rank * sizeof(*dims));
 	return x;
 }
 
