@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <oneapi/dnnl/dnnl.h>
+#include <ump/libump.h>
 
 #include "probe_priv.h"
 
@@ -71,6 +72,21 @@ static void machine_line(const char *path, char *out, size_t len)
 		fclose(f);
 }
 
+/* ump.ko as its ABI says it is: the version and the features it offers. */
+static void machine_ump(struct ho_machine *m)
+{
+	struct ump u;
+
+	if (!ump_open(&u)) {
+		snprintf(m->ump, sizeof(m->ump), "abi %u.%u features 0x%llx", u.version.abi_major,
+			 u.version.abi_minor, (unsigned long long)u.version.features);
+		ump_close(&u);
+	} else {
+		snprintf(m->ump, sizeof(m->ump), "%s",
+			 access("/sys/module/ump", F_OK) ? "not loaded" : "loaded, not usable");
+	}
+}
+
 void ho_machine_read(struct ho_machine *m)
 {
 	const dnnl_version_t *v = dnnl_version();
@@ -95,9 +111,7 @@ void ho_machine_read(struct ho_machine *m)
 	}
 	if (!uname(&u))
 		snprintf(m->kernel, sizeof(m->kernel), "%s", u.release);
-	machine_line("/sys/module/ump/version", m->ump, sizeof(m->ump));
-	if (!m->ump[0])
-		snprintf(m->ump, sizeof(m->ump), "not loaded");
+	machine_ump(m);
 	snprintf(m->onednn, sizeof(m->onednn), "%d.%d.%d", v->major, v->minor, v->patch);
 	snprintf(m->gpu, sizeof(m->gpu), "none");
 }

@@ -80,7 +80,7 @@ struct ho_machine {
 	int cpus, numa_nodes;
 	char numa[256];	 /* CPUs of each node: "0-1" or "0-7;8-15" */
 	char kernel[96]; /* uname -r */
-	char ump[32];	 /* ump.ko's version, or "not loaded" */
+	char ump[48];	 /* ump.ko's ABI version and features, or "not loaded" */
 	char onednn[32]; /* oneDNN's version */
 	char gpu[128];	 /* "none" until a GPU backend exists */
 };

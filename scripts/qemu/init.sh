@@ -43,6 +43,7 @@ if [ -x /bin/heteroopt ]; then
 	out=$(/bin/heteroopt status)
 	echo "$out"
 	echo "$out" | grep -q '^pool: ump (/dev/ump' && echo "$out" | grep -q '^ump_status: active' &&
+		echo "$out" | grep -q '^machine: .*2 CPUs on 2 NUMA nodes.*; ump.ko abi 1\.' &&
 		echo "$out" | grep -q '^numa nodes: 2'
 	result cli_status $?
 	# A box of this two-node guest from the guest itself: a device per node.

@@ -15,6 +15,9 @@ else
 	check "status says the module is absent" 0 "/dev/ump not present" -- "$BIN" status
 fi
 check "status counts the NUMA nodes" 0 "numa nodes: $nodes" -- "$BIN" status
+cpu=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)
+check "status names this machine as a profile records it" 0 "machine: $cpu; " -- "$BIN" status
+[ -e /dev/ump ] || check "status: the machine has no ump.ko" 0 "ump.ko not loaded" -- "$BIN" status
 ONE_LINE_ERRORS=1 check "status refuses arguments" 2 "unexpected argument" -- "$BIN" status extra
 check "status --help" 0 "usage: heteroopt status" -- "$BIN" status --help
 [ "$fails" = 0 ]

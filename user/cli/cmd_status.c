@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * heteroopt status: where tensors would live on this machine. The memory
+ * heteroopt status: this machine as a profile records it, and where tensors
+ * would live on it. The memory
  * pool in use (ump.ko through /dev/ump, or the user-space fallback and why),
  * its NUMA nodes, and when the module is loaded its /proc/ump/status.
  */
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include <heteroopt/pool.h>
+#include <heteroopt/probe.h>
 #include <ump/libump.h>
 
 #include "cli.h"
@@ -30,6 +32,7 @@ int cmd_status(int argc, char **argv)
 {
 	struct status_args a = {0};
 	struct ho_pool *pool;
+	struct ho_machine m;
 	char status[16384];
 	int ret;
 
@@ -44,6 +47,12 @@ int cmd_status(int argc, char **argv)
 		cli_error("status: cannot open the memory pool: %s", strerror(-ret));
 		return 1;
 	}
+	ho_machine_read(&m);
+	/* what a profile records of this machine (heteroopt probe), and so compares */
+	printf("machine: %s; %s; %d CPUs on %d NUMA node%s (%s); kernel %s; ump.ko %s; oneDNN %s; "
+	       "GPU %s\n",
+	       m.cpu, m.flags[0] ? m.flags : "no AVX2", m.cpus, m.numa_nodes,
+	       m.numa_nodes > 1 ? "s" : "", m.numa, m.kernel, m.ump, m.onednn, m.gpu);
 	printf("pool: %s\n", ho_pool_describe(pool));
 	printf("numa nodes: %d\n", ho_pool_nodes(pool));
 	ho_pool_close(pool);
