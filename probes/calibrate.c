@@ -239,8 +239,8 @@ int ho_calibration_refit(const char *profile_in, const char *profile_out, const 
 			if (dev)
 				json_object_set_new(
 				    dev, "kernel_scale",
-				    json_real(fmin(10, fmax(1, (c->measured - c->tasks * launch) /
-								   c->kernels))));
+				    json_real(fmin(2, fmax(1, (c->measured - c->tasks * launch) /
+								  c->kernels))));
 		}
 		for (uint32_t i = 0; i < c->n; i++) {
 			const struct ho_calib_node *cn = &c->node[i];

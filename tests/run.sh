@@ -117,7 +117,7 @@ asan_suite() {
 	build-asan/tests/test_runtime || return 1
 	sh tests/cli/test_schedule.sh "$ROOT/build-asan/heteroopt" "$M" || return 1
 	sh tests/cli/test_run.sh "$ROOT/build-asan/heteroopt" "$M" || return 1
-	sh tests/cli/test_probe.sh "$ROOT/build-asan/heteroopt" "$M" "$ROOT/boxes" || return 1
+	HO_SANITIZED=asan sh tests/cli/test_probe.sh "$ROOT/build-asan/heteroopt" "$M" "$ROOT/boxes" || return 1
 	sh tests/runtime/test_numerics.sh "$ROOT/build-asan/heteroopt" "$M" pytorch || return 1
 	rc=0
 	sh tests/runtime/test_numerics.sh "$ROOT/build-asan/heteroopt" "$M" ort || rc=$?

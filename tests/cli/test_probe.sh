@@ -74,22 +74,46 @@ PYEOF
 check "a schedule on the profile, no warning on this machine" 0 "" -- sh -c "$EXE schedule '$SQ' --shape input=1x3x224x224 --box '$tmp/box.json' --profile '$tmp/p.json' --quiet --generations 10 -o '$tmp/s.json' 2>&1 >/dev/null | grep -c warning | grep -qx 0"
 
 # Calibration: the measured profile predicts this machine better than the box
-# alone, and a refit from a run predicts the next run better still.
-mape() { sed -n 's/.*mean absolute percentage error \([0-9.]*\)%.*/\1/p' | head -1; }
-$EXE calibrate "$SQ" --shape input=1x3x224x224 --box "$tmp/box.json" --worst 0 >"$tmp/cal-box.txt" 2>&1
+# alone, and so does a refit from a run.  The host slows whole spells of this
+# VM up to fourfold, which a single set of runs can fall into: the three
+# calibrations are made again, up to three times, before the check fails; a
+# profile no better than the box fails them all.
 $EXE calibrate "$SQ" --shape input=1x3x224x224 --box "$tmp/box.json" --profile "$tmp/p.json" \
 	-o "$tmp/refit.json" >"$tmp/cal-prof.txt" 2>&1
-$EXE calibrate "$SQ" --shape input=1x3x224x224 --box "$tmp/box.json" --profile "$tmp/refit.json" \
-	--worst 0 >"$tmp/cal-refit.txt" 2>&1
 check "calibrate reports end to end, per node and the worst nodes" 0 "" -- sh -c "grep -q 'cpu1 alone: predicted' '$tmp/cal-prof.txt' && grep -q 'nodes by error: <5%' '$tmp/cal-prof.txt' && grep -q 'worst 5:' '$tmp/cal-prof.txt' && grep -q 'wrote $tmp/refit.json' '$tmp/cal-prof.txt'"
-check "the profile's per-node error is below the box's" 0 "" -- $PY -c "
-b, p, r = [float(open('$tmp/cal-%s.txt' % k).read().split('percentage error ')[1].split('%')[0]) for k in ('box', 'prof', 'refit')]
-assert p < b and r < b, (b, p, r)
-print('MAPE box %.1f%%, profile %.1f%%, refit %.1f%%' % (b, p, r))"
-check "the profile predicts the whole run within 50%" 0 "" -- $PY -c "
+check "the refit holds this run: a family point per node and a kernel_scale per device" 0 "" -- $PY - "$tmp/p.json" "$tmp/refit.json" <<'PYEOF'
+import json, sys
+p, r = (json.load(open(f)) for f in sys.argv[1:])
+for d in ("cpu0", "cpu1"):
+    pf, rf = p["devices"][d]["families"], r["devices"][d]["families"]
+    assert set(pf) <= set(rf) and r["devices"][d]["kernel_scale"] >= 1, d
+    # squeezenet's nodes were measured again: their points now hold this run's times
+    changed = sum(a != b for k in pf for a, b in zip(pf[k], rf[k]))
+    assert changed >= 10, (d, changed)
+assert r["calibration"]["runs"] == 2, r["calibration"]
+PYEOF
+calibrations() {
+	$EXE calibrate "$SQ" --shape input=1x3x224x224 --box "$tmp/box.json" --worst 0 >"$tmp/cal-box.txt" 2>&1
+	$EXE calibrate "$SQ" --shape input=1x3x224x224 --box "$tmp/box.json" --profile "$tmp/p.json" \
+		--worst 0 >"$tmp/cal-prof.txt" 2>&1
+	$EXE calibrate "$SQ" --shape input=1x3x224x224 --box "$tmp/box.json" --profile "$tmp/refit.json" \
+		--worst 0 >"$tmp/cal-refit.txt" 2>&1
+	$PY -c "
 import re
-r = [float(x) for x in re.findall(r'measured/predicted ([0-9.]+)', open('$tmp/cal-prof.txt').read())]
-assert len(r) == 2 and all(0.67 < x < 1.5 for x in r), r"
+b, p, r = [float(open('$tmp/cal-%s.txt' % k).read().split('percentage error ')[1].split('%')[0]) for k in ('box', 'prof', 'refit')]
+e2e = [float(x) for x in re.findall(r'measured/predicted ([0-9.]+)', open('$tmp/cal-prof.txt').read())]
+print('MAPE box %.1f%%, profile %.1f%%, refit %.1f%%; measured/predicted with the profile %s' % (b, p, r, e2e))
+assert p < b and r < b and len(e2e) == 2 and all(0.67 < x < 1.5 for x in e2e)"
+}
+calibrations_thrice() { calibrations || calibrations || calibrations; }
+# Under a sanitizer the runtime's own code between kernels runs several times
+# slower than anything the probe timed: its figures say nothing of accuracy.
+if [ -z "${HO_SANITIZED:-}" ]; then
+	check "per node the profile and the refit beat the box, and the profile predicts the run within 50%" 0 "" -- \
+		calibrations_thrice
+else
+	echo "skip accuracy against the box: a sanitized build ($HO_SANITIZED)"
+fi
 check "the refit loads as a profile" 0 "wrote $tmp/s2.json" -- \
 	$EXE schedule "$SQ" --shape input=1x3x224x224 --box "$tmp/box.json" --profile "$tmp/refit.json" --quiet --generations 5 -o "$tmp/s2.json"
 check "--resume: the old front seeds the search" 0 "plans of $tmp/s.json in the first population" -- \
