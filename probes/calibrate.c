@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "probe_priv.h"
 
@@ -118,26 +117,8 @@ int ho_calibrate(const struct ho_graph *g, const struct ho_box *box, const struc
 	r.rt = rt;
 	r.main = -1;
 	r.wall = true;
-	{
-		/* random inputs of the bound shapes */
-		for (uint32_t i = 0; i < g->n_inputs; i++) {
-			const struct ho_tensor *x = &g->tensors[g->inputs[i]];
-			int64_t n = ho_shape_numel(&x->shape);
-			float *v = n > 0 ? malloc((size_t)n * sizeof(float)) : NULL;
-
-			if (!v) {
-				ret = ho_err(err, -EINVAL, "calibrate: input '%s' has no shape",
-					     x->name);
-				goto out;
-			}
-			for (int64_t e = 0; e < n; e++)
-				v[e] = (float)((e * 2654435761u) % 1000) * 1e-3f;
-			ret = ho_rt_set_input(rt, x->name, x->shape.dim, x->shape.rank, v, err);
-			free(v);
-			if (ret)
-				goto out;
-		}
-	}
+	if ((ret = ho_probe_set_inputs(g, rt, err)))
+		goto out;
 	for (uint32_t w = 0; w < 2 + repeats; w++) {
 		const struct ho_rt_report *rep;
 
@@ -213,7 +194,6 @@ int ho_calibration_refit(const char *profile_in, const char *profile_out, const 
 {
 	json_error_t je;
 	json_t *root = json_load_file(profile_in, 0, &je), *devs;
-	char tmp[4096];
 	int ret = 0;
 
 	if (!root)
@@ -266,12 +246,7 @@ int ho_calibration_refit(const char *profile_in, const char *profile_out, const 
 	json_object_set_new(
 	    root, "calibration",
 	    json_pack("{s:s, s:i}", "model", g->name ? g->name : "", "runs", (int)n_runs));
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", profile_out, (int)getpid());
-	if (json_dump_file(root, tmp, JSON_INDENT(1) | JSON_REAL_PRECISION(6)) ||
-	    rename(tmp, profile_out)) {
-		ret = ho_err(err, -errno, "%s: cannot write: %s", profile_out, strerror(errno));
-		unlink(tmp);
-	}
+	ret = ho_probe_write_json(root, profile_out, err);
 	json_decref(root);
 	return ret;
 }

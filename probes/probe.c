@@ -646,26 +646,6 @@ static int probe_pairs(struct probe *pr, const int *cpu, uint32_t n, double (*al
 	return 0;
 }
 
-/* The whole file or nothing: a temporary beside it, renamed when complete. */
-static int probe_write(json_t *doc, const char *path, struct ho_error *err)
-{
-	char tmp[4096];
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
-		return ho_err(err, -ENAMETOOLONG, "%s: path too long", path);
-	if (json_dump_file(doc, tmp, JSON_INDENT(1) | JSON_REAL_PRECISION(6))) {
-		unlink(tmp);
-		return ho_err(err, -EIO, "%s: cannot write: %s", tmp, strerror(errno));
-	}
-	if (rename(tmp, path)) {
-		int e = errno;
-
-		unlink(tmp);
-		return ho_err(err, -e, "%s: cannot rename into place: %s", path, strerror(e));
-	}
-	return 0;
-}
-
 int ho_probe_box(const struct ho_box *box, const char *box_path, const struct ho_probe_opts *o,
 		 const char *path, struct ho_error *err)
 {
@@ -734,7 +714,7 @@ int ho_probe_box(const struct ho_box *box, const char *box_path, const struct ho
 					      (int)pr.m.warmup, "repeats", (int)pr.m.repeats,
 					      "max_spread", pr.m.max_spread, "flagged",
 					      pr.flagged));
-		ret = probe_write(doc, path, err);
+		ret = ho_probe_write_json(doc, path, err);
 	}
 	json_decref(pr.flagged);
 	json_decref(doc);

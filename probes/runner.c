@@ -7,8 +7,10 @@
  * run from start to end (for dispatch and hand-off).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "probe_priv.h"
 
@@ -25,9 +27,8 @@ void ho_probe_rt_device(const struct ho_box *box, int d, struct ho_rt_device *ou
 	snprintf(out->numa_from, sizeof(out->numa_from), "box");
 }
 
-static int probe_inputs(struct ho_probe_run *r, struct ho_error *err)
+int ho_probe_set_inputs(const struct ho_graph *g, struct ho_rt *rt, struct ho_error *err)
 {
-	const struct ho_graph *g = r->g;
 
 	for (uint32_t i = 0; i < g->n_inputs; i++) {
 		const struct ho_tensor *t = &g->tensors[g->inputs[i]];
@@ -43,7 +44,7 @@ static int probe_inputs(struct ho_probe_run *r, struct ho_error *err)
 		/* values away from 0 and denormals, as activations are */
 		for (int64_t k = 0; k < n; k++)
 			x[k] = (float)((k * 2654435761u) % 1000) * 1e-3f - 0.5f;
-		ret = ho_rt_set_input(r->rt, t->name, t->shape.dim, t->shape.rank, x, err);
+		ret = ho_rt_set_input(rt, t->name, t->shape.dim, t->shape.rank, x, err);
 		free(x);
 		if (ret)
 			return ret;
@@ -88,7 +89,7 @@ int ho_probe_run_open(struct ho_probe_run *r, struct ho_graph *g, const struct h
 	o.placement = &r->pl;
 	if ((ret = ho_rt_new(g, &o, &r->rt, err)))
 		return ret;
-	return probe_inputs(r, err);
+	return ho_probe_set_inputs(g, r->rt, err);
 }
 
 double ho_probe_run_once(void *run)
@@ -159,4 +160,24 @@ uint32_t ho_probe_main_node(const struct ho_graph *g)
 			first = v;
 	}
 	return first == UINT32_MAX ? 0 : first;
+}
+
+/* The whole file or nothing: a temporary beside it, renamed when complete. */
+int ho_probe_write_json(json_t *doc, const char *path, struct ho_error *err)
+{
+	char tmp[4096];
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return ho_err(err, -ENAMETOOLONG, "%s: path too long", path);
+	if (json_dump_file(doc, tmp, JSON_INDENT(1) | JSON_REAL_PRECISION(6))) {
+		unlink(tmp);
+		return ho_err(err, -EIO, "%s: cannot write: %s", tmp, strerror(errno));
+	}
+	if (rename(tmp, path)) {
+		int e = errno;
+
+		unlink(tmp);
+		return ho_err(err, -e, "%s: cannot rename into place: %s", path, strerror(e));
+	}
+	return 0;
 }

@@ -202,7 +202,6 @@ int ho_probe_write_box(const char *path, uint32_t n, struct ho_error *err)
 	int cpu[WB_MAX_CPUS], node_of[WB_MAX_CPUS], n_cpus = wb_cpus(cpu, node_of);
 	double gflops = 1, gbps = 1;
 	json_t *box, *one;
-	char tmp[4096];
 	int ret;
 
 	if (n_cpus <= 0)
@@ -219,12 +218,7 @@ int ho_probe_write_box(const char *path, uint32_t n, struct ho_error *err)
 	box = wb_box(n, cpu, node_of, n_cpus, gflops, gbps,
 		     "heteroopt probe --write-box: a 3x3 convolution and a 64 MB Relu on one "
 		     "core of this machine");
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	if (json_dump_file(box, tmp, JSON_INDENT(1) | JSON_REAL_PRECISION(4)) ||
-	    rename(tmp, path)) {
-		ret = ho_err(err, -errno, "%s: cannot write: %s", path, strerror(errno));
-		unlink(tmp);
-	}
+	ret = ho_probe_write_json(box, path, err);
 	json_decref(box);
 	return ret;
 }
