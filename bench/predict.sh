@@ -28,13 +28,14 @@ for n in (1, 2):
     p = json.load(open('$T/prof%d.json' % n))
     print('probe    box of %d device(s), full sweep and %d models: %.1f s, %d figures flagged as noisy' % (n, 9, p['probe']['seconds'], len(p['probe']['flagged'])))"
 
-# best LABEL CALIBRATE-ARGS...: three rounds of calibrate, the fastest kept
-# (a neighbour on the host slows whole rounds by up to 1.6x, seen here;
-# the probe keeps its fastest round too), and how far the rounds spread.
+# best LABEL CALIBRATE-ARGS...: seven rounds of calibrate, the fastest kept
+# (a neighbour on the host slows whole rounds by up to 1.8x for seconds at a
+# time, seen here: resnet18 18.4-33.2 ms in twelve rounds in a row; the probe
+# keeps its fastest round too), and how far the rounds spread.
 best() {
 	label=$1
 	shift
-	for r in 1 2 3; do
+	for r in 1 2 3 4 5 6 7; do
 		"$HO" calibrate "$@" --repeat 7 --worst 0 2>/dev/null | tr '\n' ' '
 		echo
 	done | /usr/bin/python3 -c "
@@ -52,7 +53,7 @@ ms, p, r, e, d = min(rows)
 print('%-58s measured %8.2f ms, predicted %8.2f ms: measured/predicted %.3f (rounds %.2f-%.2f); per node MAPE %s%%, median %s%%, P90 %s%% (%s)' % (
     '$label', ms, p, r, min(x[2] for x in rows), max(x[2] for x in rows), e[0], e[1], e[2], d.strip()))"
 }
-echo "== predicted against measured: whole run (fastest of three rounds of 7 warm runs) and per node"
+echo "== predicted against measured: whole run (fastest of seven rounds of 7 warm runs) and per node"
 for m in $MODELS; do
 	model=${m%%:*} shape=${m#*:}
 	"$HO" schedule "$M/$model.onnx" --shape "$shape" --box "$T/box2.json" --profile "$T/prof2.json" \

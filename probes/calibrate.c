@@ -167,24 +167,44 @@ out:
 	return ret;
 }
 
-/* Replace the point at work w, or insert it in order. */
+/* The index of the first point of pts at work w or above. */
+static size_t cal_family_find(json_t *pts, double w)
+{
+	size_t i = 0;
+
+	while (i < json_array_size(pts) &&
+	       json_number_value(json_array_get(json_array_get(pts, i), 0)) < w * (1 - 1e-9))
+		i++;
+	return i;
+}
+
+/* Drop a family's points at work w: this run's measure them again. */
+static void cal_family_drop(json_t *families, const char *key, double w)
+{
+	json_t *pts = json_object_get(families, key);
+	size_t i;
+
+	if (!pts)
+		return;
+	i = cal_family_find(pts, w);
+	while (i < json_array_size(pts) &&
+	       json_number_value(json_array_get(json_array_get(pts, i), 0)) <= w * (1 + 1e-9))
+		json_array_remove(pts, i);
+	if (!json_array_size(pts))
+		json_object_del(families, key);
+}
+
+/* Add a point in order of work; the cost model takes the mean of equal works. */
 static void cal_family_put(json_t *families, const char *key, double w, double us)
 {
 	json_t *pts = json_object_get(families, key);
-	size_t i = 0;
 
 	if (!pts) {
 		pts = json_array();
 		json_object_set_new(families, key, pts);
 	}
-	while (i < json_array_size(pts) &&
-	       json_number_value(json_array_get(json_array_get(pts, i), 0)) < w * (1 - 1e-9))
-		i++;
-	if (i < json_array_size(pts) &&
-	    json_number_value(json_array_get(json_array_get(pts, i), 0)) <= w * (1 + 1e-9))
-		json_array_set_new(pts, i, json_pack("[f, f]", w, us));
-	else
-		json_array_insert_new(pts, i, json_pack("[f, f]", w, us));
+	json_array_insert_new(pts, cal_family_find(pts, w * (1 + 2e-9)),
+			      json_pack("[f, f]", w, us));
 }
 
 int ho_calibration_refit(const char *profile_in, const char *profile_out, const struct ho_graph *g,
@@ -222,27 +242,34 @@ int ho_calibration_refit(const char *profile_in, const char *profile_out, const 
 				    json_real(fmin(2, fmax(1, (c->measured - c->tasks * launch) /
 								  c->kernels))));
 		}
-		for (uint32_t i = 0; i < c->n; i++) {
-			const struct ho_calib_node *cn = &c->node[i];
-			json_t *dev, *fam;
-			char key[256];
-
-			if (cn->dev < 0 || cn->how != HO_TASK_RAN || !(cn->measured > 0))
-				continue;
-			dev = json_object_get(devs, box->dev[cn->dev].name);
-			if (!dev) {
-				dev = json_object();
-				json_object_set_new(devs, box->dev[cn->dev].name, dev);
-			}
-			fam = json_object_get(dev, "families");
-			if (!fam) {
-				fam = json_object();
-				json_object_set_new(dev, "families", fam);
-			}
-			ho_node_family(g, i, key, sizeof(key));
-			cal_family_put(fam, key, ho_node_work(&g->nodes[i]), cn->measured * 1e6);
-		}
 	}
+	/* this calibration's points replace the profile's at their works, all of them kept */
+	for (int put = 0; put < 2; put++)
+		for (uint32_t k = 0; k < n_runs; k++)
+			for (uint32_t i = 0; i < runs[k]->n; i++) {
+				const struct ho_calib_node *cn = &runs[k]->node[i];
+				double w = ho_node_work(&g->nodes[i]);
+				json_t *dev, *fam;
+				char key[256];
+
+				if (cn->dev < 0 || cn->how != HO_TASK_RAN || !(cn->measured > 0))
+					continue;
+				dev = json_object_get(devs, box->dev[cn->dev].name);
+				if (!dev) {
+					dev = json_object();
+					json_object_set_new(devs, box->dev[cn->dev].name, dev);
+				}
+				fam = json_object_get(dev, "families");
+				if (!fam) {
+					fam = json_object();
+					json_object_set_new(dev, "families", fam);
+				}
+				ho_node_family(g, i, key, sizeof(key));
+				if (put)
+					cal_family_put(fam, key, w, cn->measured * 1e6);
+				else
+					cal_family_drop(fam, key, w);
+			}
 	json_object_set_new(
 	    root, "calibration",
 	    json_pack("{s:s, s:i}", "model", g->name ? g->name : "", "runs", (int)n_runs));

@@ -334,11 +334,13 @@ static void probe_model_record(struct probe *pr, const char *dev, const char *pa
  * the host slowed whole rounds up to fourfold here (most on a device of two
  * threads, whose every barrier waits for the slower core), for seconds at a
  * time, which back-to-back rounds of one model would all have caught.
+ * Five short rounds rather than three long ones: more chances, in the same
+ * time, to catch the machine at its own speed.
  */
 static int probe_models(struct probe *pr, int d, struct probe_points *pp, struct probe_dev_out *po)
 {
 	const char *dev = pr->box->dev[d].name;
-	uint32_t runs = pr->o->quick ? 5 : 11, n = pr->o->n_models;
+	uint32_t runs = pr->o->quick ? 5 : 7, rounds = pr->o->quick ? 3 : 5, n = pr->o->n_models;
 	struct probe_model_run *m = calloc(n + 1, sizeof(*m));
 	int ret = 0;
 
@@ -346,7 +348,7 @@ static int probe_models(struct probe *pr, int d, struct probe_points *pp, struct
 		return ho_err(pr->err, -ENOMEM, "probe: out of memory");
 	for (uint32_t k = 0; k < n && !ret; k++)
 		ret = probe_model_open(pr, &pr->o->models[k], d, &m[k]);
-	for (uint32_t round = 0; round < pr->m.rounds && !ret; round++)
+	for (uint32_t round = 0; round < rounds && !ret; round++)
 		for (uint32_t k = 0; k < n && !ret; k++) {
 			struct ho_calibration *c = NULL;
 
@@ -375,7 +377,7 @@ static int probe_models(struct probe *pr, int d, struct probe_points *pp, struct
 	return ret;
 }
 
-/* Merge a family's points: one per work, the median time where repeated. */
+/* Order a family's points by work (the cost model averages those of equal work). */
 static void probe_families_sort(json_t *families)
 {
 	const char *key;

@@ -444,6 +444,27 @@ fail:
 }
 
 /*
+ * The family's next point from *i on: its work and, where several nodes had
+ * that work (one layer repeated in a model, or in two models), their mean
+ * time, so that a model the probe ran sums to what it measured.
+ */
+static void ho_family_point(json_t *pts, size_t *i, double *w, double *t)
+{
+	size_t n = json_array_size(pts), k = 0;
+	double sum = 0;
+
+	*w = json_number_value(json_array_get(json_array_get(pts, *i), 0));
+	for (; *i < n; (*i)++, k++) {
+		json_t *pt = json_array_get(pts, *i);
+
+		if (json_number_value(json_array_get(pt, 0)) > *w * (1 + 1e-9))
+			break;
+		sum += json_number_value(json_array_get(pt, 1));
+	}
+	*t = sum / (double)k * 1e-6;
+}
+
+/*
  * A family's time at work w from its points: log-log between the two around
  * it (kernels grow a little faster or slower than their work), at the
  * nearest point's rate beyond the largest, and down to the class's fixed
@@ -451,20 +472,18 @@ fail:
  */
 static double ho_family_time(json_t *pts, double w, double fixed)
 {
-	size_t n = json_array_size(pts);
-	double w0 = json_number_value(json_array_get(json_array_get(pts, 0), 0)),
-	       t0 = json_number_value(json_array_get(json_array_get(pts, 0), 1)) * 1e-6;
+	size_t i = 0, n = json_array_size(pts);
+	double w0, t0, w1, t1;
 
-	if (w <= w0) {
+	ho_family_point(pts, &i, &w0, &t0);
+	if (w <= w0 * (1 + 1e-9)) {
 		fixed = fixed < t0 ? fixed : 0;
-		return fixed + (t0 - fixed) * w / w0;
+		return w >= w0 ? t0 : fixed + (t0 - fixed) * w / w0;
 	}
-	for (size_t i = 1; i < n; i++) {
-		double w1 = json_number_value(json_array_get(json_array_get(pts, i), 0)),
-		       t1 = json_number_value(json_array_get(json_array_get(pts, i), 1)) * 1e-6;
-
-		if (w <= w1) {
-			if (w1 <= w0 * (1 + 1e-9))
+	while (i < n) {
+		ho_family_point(pts, &i, &w1, &t1);
+		if (w <= w1 * (1 + 1e-9)) {
+			if (w >= w1)
 				return t1;
 			return exp(log(t0) +
 				   (log(t1) - log(t0)) * (log(w) - log(w0)) / (log(w1) - log(w0)));

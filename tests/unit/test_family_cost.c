@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The cost model's families on a real model: a node's time is its family's
+ * points at its work, the mean where several nodes of the family had that
+ * work (so that a model the probe ran sums to what it measured), log-log
+ * between two works around it, at the nearest point's rate beyond them and
+ * down to the class's fixed cost below.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "heteroopt/sched.h"
+#include "test_util.h"
+
+static const struct ho_box *box;
+static const struct ho_graph *g;
+
+/* Node id's time on cpu0 under a profile whose only family is key's, with points pts. */
+static double cost_with(uint32_t id, const char *key, const char *pts)
+{
+	char path[] = "/tmp/ho-family-XXXXXX";
+	int fd = mkstemp(path);
+	struct ho_profile *prof = NULL;
+	struct ho_error err = {0};
+	double t = -1;
+	FILE *f;
+
+	if (fd < 0 || !(f = fdopen(fd, "w")))
+		return -1;
+	fprintf(f,
+		"{\"devices\": {\"cpu0\": {\"launch_us\": 0, \"kernel_scale\": 1,"
+		" \"families\": {\"%s\": %s}}}}",
+		key, pts);
+	fclose(f);
+	if (ho_profile_load(path, box, &prof, &err))
+		fprintf(stderr, "profile: %s\n", err.msg);
+	else
+		t = ho_cost_node(g, &g->nodes[id], box, 0, prof) * 1e6;
+	ho_profile_free(prof);
+	unlink(path);
+	return t;
+}
+
+int main(void)
+{
+	struct ho_graph *gr = NULL;
+	struct ho_box *b = NULL;
+	struct ho_error err = {0};
+	int64_t dims[4] = {1, 3, 224, 224};
+	char model[4096], key[256], other[256], pts[512];
+	uint32_t a = UINT32_MAX, twin = UINT32_MAX;
+
+	if (t_model_path(model, sizeof(model), "squeezenet1_1.onnx")) {
+		printf("skipped: squeezenet1_1.onnx not in $HETEROOPT_MODELS\n");
+		return T_SKIP;
+	}
+	T_REQUIRE(ho_onnx_load(model, NULL, &gr, &err) == 0);
+	T_REQUIRE(ho_graph_bind_input(gr, "input", dims, 4, &err) == 0);
+	T_REQUIRE(ho_shape_infer(gr, &err) == 0);
+	ho_features_compute(gr);
+	T_REQUIRE(ho_box_load("boxes/this-machine-2cpu.json", &b, &err) == 0);
+	g = gr;
+	box = b;
+
+	/* two convolutions of one family and one work: fire2's and fire3's expand 1x1 */
+	for (uint32_t i = 0; i < g->n_nodes && twin == UINT32_MAX; i++) {
+		if (strcmp(g->nodes[i].op_type, "Conv"))
+			continue;
+		ho_node_family(g, i, key, sizeof(key));
+		for (uint32_t j = 0; j < i; j++) {
+			if (strcmp(g->nodes[j].op_type, "Conv"))
+				continue;
+			ho_node_family(g, j, other, sizeof(other));
+			if (!strcmp(key, other) &&
+			    ho_node_work(&g->nodes[i]) == ho_node_work(&g->nodes[j])) {
+				a = j;
+				twin = i;
+				break;
+			}
+		}
+	}
+	T_REQUIRE(twin != UINT32_MAX);
+	ho_node_family(g, a, key, sizeof(key));
+	double w = ho_node_work(&g->nodes[a]);
+
+	snprintf(pts, sizeof(pts), "[[%.17g, 100], [%.17g, 300]]", w, w);
+	T_CHECK(fabs(cost_with(a, key, pts) - 200) < 1e-6, "two points at its work: the mean, %g",
+		cost_with(a, key, pts));
+	T_CHECK(fabs(cost_with(twin, key, pts) - 200) < 1e-6, "its twin: the same mean, %g",
+		cost_with(twin, key, pts));
+	snprintf(pts, sizeof(pts), "[[%.17g, 50], [%.17g, 150], [%.17g, 400]]", w / 2, w / 2,
+		 w * 2);
+	T_CHECK(fabs(cost_with(a, key, pts) - 200) < 1e-6,
+		"between the mean of 50 and 150 at half its work and 400 at twice it: %g",
+		cost_with(a, key, pts));
+	snprintf(pts, sizeof(pts), "[[%.17g, 10], [%.17g, 30]]", w / 4, w / 4);
+	T_CHECK(fabs(cost_with(a, key, pts) - 80) < 1e-6,
+		"beyond the largest work: at its rate, %g", cost_with(a, key, pts));
+	snprintf(pts, sizeof(pts), "[[%.17g, 100], [%.17g, 300]]", w * 2, w * 2);
+	T_CHECK(fabs(cost_with(a, key, pts) - 100) < 1e-6,
+		"below the smallest work, no class model: down to zero, %g",
+		cost_with(a, key, pts));
+	snprintf(pts, sizeof(pts), "[[%.17g, 100], [%.17g, 300]]", w, w / 2);
+	T_CHECK(cost_with(a, key, pts) < 0, "points out of order are refused");
+
+	ho_box_free(b);
+	ho_graph_free(gr);
+	return t_failures ? 1 : 0;
+}
