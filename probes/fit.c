@@ -125,3 +125,48 @@ double ho_kernel_model_time(const struct ho_kernel_model *m, double flops, doubl
 	return m->fixed_s + (m->rate > 0 ? flops / m->rate : 0) +
 	       (m->bandwidth > 0 ? bytes / m->bandwidth : 0);
 }
+
+/*
+ * beyond = share * kernels + per_node * nodes, rows divided by the run: a
+ * model of 200 tiny nodes (much of its time between them) counts as much
+ * as one of 50 large ones.  A term that comes out negative is dropped.
+ */
+int ho_fit_run_model(const struct ho_run_point *pts, uint32_t n, struct ho_run_model *out)
+{
+	double a[3][3] = {{0}}, b[3] = {0}, x[3] = {0}, kk = 0, ky = 0, mm = 0, my = 0;
+	bool both;
+
+	memset(out, 0, sizeof(*out));
+	if (!n)
+		return -EINVAL;
+	for (uint32_t i = 0; i < n; i++) {
+		double w = 1 / pts[i].run, k = pts[i].kernels * w, m = pts[i].nodes * w,
+		       y = pts[i].beyond * w;
+
+		kk += k * k;
+		ky += k * y;
+		mm += m * m;
+		my += m * y;
+		a[0][1] += k * m;
+	}
+	a[0][0] = kk;
+	a[1][0] = a[0][1];
+	a[1][1] = mm;
+	b[0] = ky;
+	b[1] = my;
+	both = n >= 2 && !fit_solve(a, b, 2, x);
+	if (both && x[0] >= 0 && x[1] >= 0) {
+		out->share = x[0];
+		out->per_node_s = x[1];
+	} else if (!both || x[1] < 0) {
+		out->share = kk > 0 ? fmax(0, ky / kk) : 0;
+	} else {
+		out->per_node_s = mm > 0 ? fmax(0, my / mm) : 0;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		out->fit_error += fabs(out->share * pts[i].kernels +
+				       out->per_node_s * pts[i].nodes - pts[i].beyond) /
+				  pts[i].run;
+	out->fit_error /= n;
+	return 0;
+}

@@ -19,7 +19,7 @@
 
 #include "probe_priv.h"
 
-#define CLI_MODELS_MAX 64 /* models whose run share is kept */
+#define CLI_MODELS_MAX 64 /* models whose runs are kept */
 
 struct probe {
 	const struct ho_box *box;
@@ -108,8 +108,8 @@ struct probe_dev_out {
 	json_t *dev, *families, *sweep, *by_size, *by_stride, *models;
 	double best_gflops, best_gbps, chain_us, model_us, run_us;
 	uint32_t model_nodes;
-	double share[CLI_MODELS_MAX]; /* per model: (run - kernels - gaps) / kernels */
-	uint32_t n_share;
+	struct ho_run_point runs[CLI_MODELS_MAX]; /* per model: its run beyond the kernels */
+	uint32_t n_runs;
 	double interfere_alone[2]; /* memory, compute rows alone: seconds */
 };
 
@@ -314,13 +314,13 @@ static void probe_model_record(struct probe *pr, const char *dev, const char *pa
 	po->model_us += fmax(0, c->measured - sum) * 1e6;
 	po->model_nodes += timed;
 	/*
-	 * A run takes longer than its nodes' medians summed, by a share of it
-	 * (4-10% here, 0.4 us a node in a model of 215 tiny ones, 21 us in one
-	 * of large ones): every run has some slow kernels, never the same.
+	 * A run takes longer than its nodes' medians summed: every run has some
+	 * slow kernels, never the same (a share of them), and each node leaves
+	 * more behind in a model than in the dispatch chain (0.1-1.5 us here).
 	 */
-	if (sum > 0 && po->n_share < CLI_MODELS_MAX)
-		po->share[po->n_share++] =
-		    fmax(0, c->measured - sum - timed * po->chain_us * 1e-6) / sum;
+	if (sum > 0 && po->n_runs < CLI_MODELS_MAX)
+		po->runs[po->n_runs++] = (struct ho_run_point){
+		    c->measured, sum, c->measured - sum - timed * po->chain_us * 1e-6, timed};
 	json_array_append_new(po->models, json_pack("{s:s, s:f, s:f, s:i}", "model", path, "run_us",
 						    c->measured * 1e6, "kernels_us", sum * 1e6,
 						    "nodes", (int)timed));
@@ -431,24 +431,23 @@ static int probe_device(struct probe *pr, int d, json_t *devices, double *alone)
 					      km.bandwidth / 1e9, "points", (int)km.points,
 					      "fit_error", km.fit_error));
 	}
-	double launch = po.chain_us, scale = 1;
+	double launch = po.chain_us;
+	struct ho_run_model rm = {0};
 
-	if (po.n_share) {
-		struct ho_probe_stat st;
-
-		ho_probe_robust(po.share, po.n_share, &st);
-		scale = 1 + fmin(st.median, 1);
-		json_object_set_new(po.dev, "kernel_scale", json_real(scale));
+	if (po.n_runs && !ho_fit_run_model(po.runs, po.n_runs, &rm)) {
+		json_object_set_new(po.dev, "kernel_scale", json_real(1 + fmin(rm.share, 1)));
+		launch += rm.per_node_s * 1e6;
 	}
-
 	json_object_set_new(po.dev, "peak_gflops",
 			    json_pack("{s:f}", "float32", fmax(po.best_gflops, 0.001)));
 	json_object_set_new(po.dev, "mem_bw_gbps", json_real(fmax(po.best_gbps, 0.001)));
 	json_object_set_new(po.dev, "launch_us", json_real(launch));
 	json_object_set_new(po.dev, "dispatch_us",
 			    po.model_nodes
-				? json_pack("{s:f, s:f, s:f}", "chain", po.chain_us, "models",
-					    po.model_us / po.model_nodes, "run", po.run_us)
+				? json_pack("{s:f, s:f, s:f, s:f, s:f}", "chain", po.chain_us,
+					    "models", po.model_us / po.model_nodes, "run",
+					    po.run_us, "models_per_node", rm.per_node_s * 1e6,
+					    "models_fit_error", rm.fit_error)
 				: json_pack("{s:f, s:f}", "chain", po.chain_us, "run", po.run_us));
 	json_object_set(po.dev, "kernel_models", models);
 	json_object_set_new(po.dev, "families", po.families);

@@ -73,6 +73,21 @@ int ho_fit_kernel_model(const struct ho_fit_point *pts, uint32_t n, bool flops_t
 			struct ho_kernel_model *out);
 double ho_kernel_model_time(const struct ho_kernel_model *m, double flops, double bytes);
 
+/*
+ * What a whole run takes beyond its kernels (probes/fit.c): a share of the
+ * kernels plus a time per node, least squares on the error relative to
+ * each run, both >= 0.  From one run only the share.
+ */
+struct ho_run_point {
+	double run, kernels, beyond; /* s: the run, its kernels summed, what is left */
+	double nodes;
+};
+struct ho_run_model {
+	double share, per_node_s;
+	double fit_error; /* mean absolute error relative to the runs */
+};
+int ho_fit_run_model(const struct ho_run_point *pts, uint32_t n, struct ho_run_model *out);
+
 /* What this machine is (probes/machine.c): a profile's and a schedule's "machine". */
 struct ho_machine {
 	char cpu[128];	 /* model name */

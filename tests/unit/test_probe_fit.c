@@ -3,7 +3,8 @@
  * The probes' arithmetic: the robust median drops outliers and keeps the
  * spread of the rest; the class fit recovers a known model from points it
  * made, drops a term that would come out negative, and fits no FLOP term
- * for streaming classes.
+ * for streaming classes; the run model splits what runs take beyond their
+ * kernels into a share of them and a time per node.
  */
 #include <math.h>
 #include <stdio.h>
@@ -64,9 +65,45 @@ static void fit(void)
 	T_CHECK(ho_fit_kernel_model(pts, 0, false, &m) < 0, "no points, no model");
 }
 
+/* Runs of the nine models probed here: kernels and nodes as measured, the rest made. */
+static void run_model(void)
+{
+	static const double kernels[9] = {18.2e-3, 44.2e-3, 4.68e-3, 8.68e-3, 4.0e-3,
+					  6.02e-3, 55.4e-3, 11.9e-3, 0.88e-3};
+	static const double nodes[9] = {49, 122, 100, 239, 65, 132, 330, 403, 215};
+	struct ho_run_point pts[9];
+	struct ho_run_model rm;
+
+	for (int i = 0; i < 9; i++) {
+		double beyond = 0.03 * kernels[i] + 0.5e-6 * nodes[i];
+
+		pts[i] = (struct ho_run_point){kernels[i] + beyond, kernels[i], beyond, nodes[i]};
+	}
+	T_REQUIRE(ho_fit_run_model(pts, 9, &rm) == 0);
+	T_CHECK(fabs(rm.share - 0.03) < 1e-9 && fabs(rm.per_node_s - 0.5e-6) < 1e-13,
+		"recovered share %g, per node %g s", rm.share, rm.per_node_s);
+	T_CHECK(rm.fit_error < 1e-9, "fit error %g", rm.fit_error);
+
+	/* runs no slower than their kernels with many nodes, slower with few: no credit per node */
+	for (int i = 0; i < 9; i++) {
+		pts[i].beyond = 0.05 * kernels[i] - 1e-6 * nodes[i];
+		pts[i].run = kernels[i] + fabs(pts[i].beyond);
+	}
+	T_REQUIRE(ho_fit_run_model(pts, 9, &rm) == 0);
+	T_CHECK(rm.per_node_s == 0 && rm.share > 0, "negative term dropped: %g %g", rm.share,
+		rm.per_node_s);
+
+	/* one run: only its share */
+	T_REQUIRE(ho_fit_run_model(pts, 1, &rm) == 0);
+	T_CHECK(rm.per_node_s == 0 && fabs(rm.share - pts[0].beyond / pts[0].kernels) < 1e-12,
+		"one run: share %g", rm.share);
+	T_CHECK(ho_fit_run_model(pts, 0, &rm) < 0, "no runs, no model");
+}
+
 int main(void)
 {
 	robust();
 	fit();
+	run_model();
 	return t_failures ? 1 : 0;
 }
