@@ -59,6 +59,19 @@ static bool ho_is_constant(const struct ho_tensor *t)
 	return t->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED);
 }
 
+/* Node b can run as a post-op: an element-wise op whose other operands are constants. */
+static bool ho_post_op(const struct ho_graph *g, int32_t b)
+{
+	const struct ho_node *n = &g->nodes[b];
+
+	if (!ho_op_is_post_op(n->op_type))
+		return false;
+	for (uint32_t i = 1; i < n->n_inputs; i++)
+		if (n->inputs[i] >= 0 && !ho_is_constant(&g->tensors[n->inputs[i]]))
+			return false;
+	return true;
+}
+
 /* A constant float tensor of n elements, all on the last of rank axes: a bias. */
 static bool ho_is_bias(const struct ho_tensor *c, int64_t n, int rank)
 {
@@ -93,7 +106,7 @@ void ho_matmul_chain(const struct ho_graph *g, uint32_t mm, int32_t *add, int32_
 		return;
 	*add = b;
 	b = ho_sole_reader(g, g->nodes[b].outputs[0]);
-	if (b >= 0 && ho_op_is_post_op(g->nodes[b].op_type))
+	if (b >= 0 && ho_post_op(g, b))
 		*post = b;
 }
 
@@ -110,6 +123,6 @@ void ho_conv_chain(const struct ho_graph *g, uint32_t conv, int32_t *bn, int32_t
 		*bn = b;
 		b = ho_sole_reader(g, g->nodes[b].outputs[0]);
 	}
-	if (b >= 0 && ho_op_is_post_op(g->nodes[b].op_type))
+	if (b >= 0 && ho_post_op(g, b))
 		*post = b;
 }

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,6 +109,20 @@ int ho_cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t node
 		return 0;
 	if (n->n_outputs < 1 || n->outputs[0] < 0)
 		return ho_cpu_unsupported(err, n, "needs the first output");
+	/* every kernel here writes its first output only: a later one read is refused */
+	for (uint32_t o = 1; o < n->n_outputs; o++) {
+		const struct ho_tensor *t = n->outputs[o] >= 0 ? &g->tensors[n->outputs[o]] : NULL;
+
+		if (t && (t->n_consumers || (t->flags & HO_T_OUTPUT))) {
+			char why[200];
+
+			snprintf(why, sizeof(why),
+				 "computes its first output only, and output %u "
+				 "('%s') is used",
+				 o, t->name);
+			return ho_cpu_unsupported(err, n, why);
+		}
+	}
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		return ho_err(err, -ENOMEM, "out of memory");

@@ -73,8 +73,7 @@ int ho_cpu_prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 		dnnl_deconvolution_desc_t deconv;
 	} d;
 	dnnl_primitive_desc_t pd = NULL;
-	const struct ho_attr *apa = ho_node_attr(n, "auto_pad");
-	const char *ap = apa && apa->type == HO_ATTR_STRING ? apa->s : "NOTSET";
+	const char *ap = ho_cpu_auto_pad(n);
 	dnnl_status_t st_init;
 	int ret = -ENOMEM;
 
@@ -101,9 +100,7 @@ int ho_cpu_prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 		}
 		total = (out - 1) * st[i] + span - in;
 		if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
-			total = total > 0 ? total : 0;
-			pl[i] = !strcmp(ap, "SAME_UPPER") ? total / 2 : total - total / 2;
-			pr[i] = total - pl[i];
+			ho_cpu_same_pads(ap, total, &pl[i], &pr[i]);
 		} else if (!strcmp(ap, "VALID")) {
 			pl[i] = 0;
 			pr[i] = total > 0 ? total : 0;

@@ -77,6 +77,9 @@ int64_t ho_cpu_attr_i(const struct ho_node *n, const char *name, int64_t def);
 float ho_cpu_attr_f(const struct ho_node *n, const char *name, float def);
 bool ho_cpu_attr_ints(const struct ho_node *n, const char *name, int64_t *v, size_t want,
 		      int64_t def);
+/* auto_pad SAME_UPPER or SAME_LOWER: total padding split, the odd one at the end or start. */
+const char *ho_cpu_auto_pad(const struct ho_node *n);
+void ho_cpu_same_pads(const char *auto_pad, int64_t total, dnnl_dim_t *pl, dnnl_dim_t *pr);
 void ho_cpu_plain_md(dnnl_memory_desc_t *md, const struct ho_shape *s);
 void ho_cpu_t_md(const struct ho_backend *c, dnnl_memory_desc_t *md, int32_t t,
 		 const struct ho_shape *s);

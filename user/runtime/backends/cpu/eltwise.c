@@ -35,7 +35,15 @@ static bool eltwise_params(const struct ho_graph *g, const struct ho_node *n, vo
 		*alpha = 1.0f;
 		*beta = ho_cpu_scalar_input(g, n, 1, buf, 1.0f);
 	} else if (!strcmp(n->op_type, "Clip")) {
-		/* opset 11+: bounds are inputs; before: attributes */
+		/* opset 11+: bounds are inputs; before: attributes.  A primitive's
+		 * bounds are fixed when it is made: a bound computed at run time is
+		 * not known then. */
+		for (uint32_t i = 1; i < 3; i++) {
+			const struct ho_tensor *b = ho_cpu_in_t(g, n, i);
+
+			if (b && !(b->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED)))
+				return false;
+		}
 		*alpha = ho_cpu_scalar_input(g, n, 1, buf, ho_cpu_attr_f(n, "min", -FLT_MAX));
 		*beta = ho_cpu_scalar_input(g, n, 2, buf, ho_cpu_attr_f(n, "max", FLT_MAX));
 	}
@@ -83,11 +91,19 @@ int ho_cpu_prep_eltwise(struct ho_backend *c, const struct ho_graph *g, const st
 	float alpha, beta;
 	int ret;
 
+	if (!strcmp(n->op_type, "Clip") && !eltwise_params(g, n, buf, &alg, &alpha, &beta))
+		return ho_cpu_unsupported(err, n,
+					  "takes Clip's bounds as constants only, not "
+					  "computed at run time");
 	if (!x || x->dtype != HO_DT_FLOAT || !eltwise_params(g, n, buf, &alg, &alpha, &beta))
 		return ho_cpu_unsupported(err, n, "runs float32 element-wise operators only");
 	if (ho_cpu_eltwise_attr(c, g, n, buf, true, &attr))
 		return ho_err(err, -ENOMEM, "node '%s': oneDNN post-ops failed", n->name);
-	ho_cpu_t_md(c, &md, n->inputs[0], &x->shape);
+	/* oneDNN 2.6's reference eltwise applies no post-op to a 1-D tensor (HardSigmoid
+	 * came out 0): the same bytes as 1 x n */
+	struct ho_shape xs = x->shape.rank == 1 ? ho_cpu_lift(&x->shape, 2) : x->shape;
+
+	ho_cpu_t_md(c, &md, n->inputs[0], &xs);
 	ret = ho_cpu_src_dst_kernel(
 	    c, k, dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg, &md, alpha, beta),
 	    &d, attr, &md, &md, buf, n, "(oneDNN) has no element-wise kernel for this", err);

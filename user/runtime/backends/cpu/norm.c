@@ -20,7 +20,8 @@ int ho_cpu_prep_bnorm(struct ho_backend *c, const struct ho_graph *g, const stru
 				   DNNL_ARG_VARIANCE};
 	int ret = 0;
 
-	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 2 || n->n_inputs < 5)
+	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 2 || n->n_inputs < 5 ||
+	    ho_cpu_attr_i(n, "training_mode", 0))
 		return ho_cpu_unsupported(err, n,
 					  "runs float32 inference batch normalization only");
 	for (uint32_t i = 1; i < 5; i++)
@@ -128,9 +129,6 @@ int ho_cpu_prep_layer_norm(struct ho_backend *c, const struct ho_graph *g, const
 	axis += axis < 0 ? x->shape.rank : 0;
 	if (axis != x->shape.rank - 1)
 		return ho_cpu_unsupported(err, n, "normalises over the last axis only");
-	for (uint32_t o = 1; o < n->n_outputs; o++)
-		if (n->outputs[o] >= 0 && g->tensors[n->outputs[o]].n_consumers)
-			return ho_cpu_unsupported(err, n, "does not output the mean and deviation");
 	cs.dim[0] = x->shape.dim[axis];
 	if (ho_shape_numel(&sc->shape) != cs.dim[0] ||
 	    (b && ho_shape_numel(&b->shape) != cs.dim[0]))

@@ -18,6 +18,7 @@ int ho_cpu_prep_pool(struct ho_backend *c, const struct ho_graph *g, const struc
 	dnnl_memory_desc_t xm, ym;
 	dnnl_pooling_v2_desc_t d;
 	dnnl_alg_kind_t alg;
+	const char *ap = ho_cpu_auto_pad(n);
 
 	if (!x || x->shape.rank != 4)
 		return ho_cpu_unsupported(err, n, "pools rank-4 (NCHW) tensors only");
@@ -28,7 +29,7 @@ int ho_cpu_prep_pool(struct ho_backend *c, const struct ho_graph *g, const struc
 		return ho_cpu_unsupported(err, n,
 					  "needs 2-D kernel_shape/strides/dilations and 4 pads");
 	for (int i = 0; i < 2; i++) {
-		int64_t in = x->shape.dim[2 + i], out = y->shape.dim[2 + i];
+		int64_t in = x->shape.dim[2 + i], out = y->shape.dim[2 + i], total;
 
 		if (global) {
 			ks[i] = in;
@@ -39,9 +40,14 @@ int ho_cpu_prep_pool(struct ho_backend *c, const struct ho_graph *g, const struc
 		kernel[i] = ks[i];
 		strides[i] = st[i];
 		dil[i] = dl[i] - 1;
-		pl[i] = pads[i];
+		total = (out - 1) * st[i] + (ks[i] - 1) * dl[i] + 1 - in;
+		if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
+			ho_cpu_same_pads(ap, total, &pl[i], &pr[i]);
+			continue;
+		}
+		pl[i] = strcmp(ap, "VALID") ? pads[i] : 0;
 		/* ceil_mode: the right pad that yields the inferred output size. */
-		pr[i] = (out - 1) * st[i] + (ks[i] - 1) * dl[i] + 1 - in - pl[i];
+		pr[i] = total - pl[i];
 		if (pr[i] < 0)
 			pr[i] = 0;
 	}
