@@ -65,7 +65,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 .PHONY: all tests test deps models module check bench install clean demo fuzz format-check
 # The product: the command, the libraries, the pkg-config file.
 all: $(O)/heteroopt $(O)/libheteroopt.a $(O)/libump.a $(O)/heteroopt.pc
-tests: $(UNIT_BIN)
+tests: $(UNIT_BIN) $(O)/tests/onnx_backend
 
 # libump, the client of /dev/ump: no dependency beyond libc (its io_uring
 # helper is header-only and needs liburing only in the program using it).
@@ -107,6 +107,10 @@ $(UNIT_RUNTIME:%=$(O)/tests/%): $(O)/tests/%: tests/unit/%.c $(O)/libho_probe.a 
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Iuser/common -Iuser/runtime $(LDFLAGS) -o $@ $< \
 		$(O)/libho_probe.a $(O)/libho_runtime.a $(O)/libho_sched.a $(O)/libho_graph.a $(RUNTIME_LIBS)
+# The ONNX backend conformance runner: loader, shape inference and runtime together.
+$(O)/tests/onnx_backend: tests/conformance/onnx_backend.c $(O)/libheteroopt.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(O)/libheteroopt.a $(LDLIBS)
 $(O)/tests/%: tests/unit/%.c $(O)/libho_sched.a $(O)/libho_graph.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(O)/libho_sched.a $(O)/libho_graph.a $(SCHED_LIBS)

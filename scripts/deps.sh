@@ -10,7 +10,7 @@ PACKAGES="
 build-essential pkg-config make gcc clang llvm libclang-rt-14-dev libomp-14-dev clang-format valgrind
 protobuf-c-compiler libprotobuf-c-dev libonnx-dev
 libjansson-dev libdnnl-dev libstarpu-dev
-python3 python3-numpy python3-onnx python3-torch python3-torchvision
+python3 python3-numpy python3-onnx python3-torch python3-torchvision libonnx-testdata
 linux-headers-amd64 kmod
 liburing-dev sparse libnuma-dev
 linux-image-amd64 qemu-system-x86 busybox-static cpio

@@ -86,6 +86,8 @@ run "cli/readme_commands" sh tests/cli/test_readme.sh "$ROOT" "$HETEROOPT_MODELS
 run "install/prefix_pkgconfig_embed" sh tests/install/test_install.sh "$ROOT" "$HETEROOPT_MODELS"
 run "runtime/numerics_cpu_vs_pytorch" sh tests/runtime/test_numerics.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS" pytorch
 run "runtime/numerics_cpu_vs_ort" sh tests/runtime/test_numerics.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS" ort
+ONNX_TESTDATA=/usr/share/libonnx-testdata/data
+run "conformance/onnx_backend" build/tests/onnx_backend "$ONNX_TESTDATA" --floor tests/conformance/floor
 
 # --- real models against python3-onnx and PyTorch layer counts ---
 M=$HETEROOPT_MODELS
@@ -107,7 +109,7 @@ asan_suite() {
 	make -s O=build-asan EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 		EXTRA_LDFLAGS="-fsanitize=address,undefined" build-asan/heteroopt build-asan/tests/test_onnx_errors \
 		build-asan/tests/test_onnx_load build-asan/tests/test_heft_peft build-asan/tests/test_sched_props \
-		build-asan/tests/test_runtime || return 1
+		build-asan/tests/test_runtime build-asan/tests/onnx_backend || return 1
 	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 	build-asan/tests/test_onnx_errors || return 1
 	build-asan/tests/test_onnx_load || return 1
@@ -115,6 +117,7 @@ asan_suite() {
 	if [ -e ../shared/data/heft ]; then build-asan/tests/test_heft_peft || return 1; fi
 	build-asan/tests/test_sched_props || return 1
 	build-asan/tests/test_runtime || return 1
+	build-asan/tests/onnx_backend "$ONNX_TESTDATA" --floor tests/conformance/floor || return 1
 	sh tests/cli/test_schedule.sh "$ROOT/build-asan/heteroopt" "$M" || return 1
 	sh tests/cli/test_run.sh "$ROOT/build-asan/heteroopt" "$M" || return 1
 	HO_SANITIZED=asan sh tests/cli/test_probe.sh "$ROOT/build-asan/heteroopt" "$M" "$ROOT/boxes" || return 1

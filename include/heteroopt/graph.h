@@ -215,6 +215,13 @@ int ho_onnx_load(const char *path, const struct ho_load_opts *opts, struct ho_gr
 int ho_onnx_load_buffer(const void *buf, size_t len, const struct ho_load_opts *opts,
 			struct ho_graph **out, struct ho_error *err);
 void ho_graph_free(struct ho_graph *g);
+/*
+ * A TensorProto on its own in a file, as the ONNX backend tests keep their
+ * inputs and outputs: its type, shape and data, the data malloc'd (free()
+ * out->data; NULL for an empty tensor).  The name, if any, in name[len].
+ */
+int ho_onnx_tensor_read(const char *path, struct ho_const *out, char *name, size_t len,
+			struct ho_error *err);
 
 /* Graph queries and checks (user/graph/graph.c). */
 int32_t ho_graph_find_tensor(const struct ho_graph *g, const char *name);

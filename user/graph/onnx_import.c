@@ -1104,3 +1104,64 @@ int ho_onnx_load(const char *path, const struct ho_load_opts *opts, struct ho_gr
 	}
 	return ret;
 }
+
+int ho_onnx_tensor_read(const char *path, struct ho_const *out, char *name, size_t len,
+			struct ho_error *err)
+{
+	struct ho_arena arena = {0};
+	struct ho_import im = {.arena = &arena, .err = err};
+	Onnx__TensorProto *tp = NULL;
+	uint8_t *buf = NULL;
+	struct stat st;
+	void *data = NULL;
+	int fd, ret;
+
+	memset(out, 0, sizeof(*out));
+	if (len)
+		name[0] = '\0';
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ho_err(err, -errno, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > (1 << 30)) {
+		close(fd);
+		return ho_err(err, -EINVAL, "%s: not a tensor file", path);
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf || read(fd, buf, (size_t)st.st_size) != st.st_size) {
+		ret = ho_err(err, buf ? -EIO : -ENOMEM, "%s: cannot read it", path);
+		goto out;
+	}
+	if ((ret = ho_check_nesting(buf, (size_t)st.st_size, err)))
+		goto out;
+	tp = onnx__tensor_proto__unpack(NULL, (size_t)st.st_size, buf);
+	if (!tp) {
+		ret = ho_err(err, -EINVAL, "%s: not a TensorProto", path);
+		goto out;
+	}
+	if ((ret = ho_tensor_bytes(&im, tp, out))) {
+		ho_err(err, ret, "%s: %s", path, err->msg);
+		goto out;
+	}
+	if (out->dtype == HO_DT_STRING) {
+		ret = ho_err(err, -ENOTSUP, "%s: a string tensor", path);
+		goto out;
+	}
+	if (out->len && !(data = malloc(out->len))) {
+		ret = ho_err(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	if (out->len)
+		memcpy(data, out->data, out->len);
+	out->data = data;
+	if (len && tp->name)
+		snprintf(name, len, "%s", tp->name);
+out:
+	if (ret)
+		memset(out, 0, sizeof(*out));
+	if (tp)
+		onnx__tensor_proto__free_unpacked(tp, NULL);
+	ho_arena_release(&arena);
+	free(buf);
+	close(fd);
+	return ret;
+}

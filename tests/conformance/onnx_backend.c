@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ONNX backend conformance tests (Debian's libonnx-testdata) through
+ * heteroopt's own loader, shape inference and runtime: for every test of
+ * every suite and each of its data sets, load the model, bind the inputs'
+ * shapes, infer, check the inferred output shapes against the expected
+ * ones, plan on one CPU device, run, and compare every output with
+ * |got - want| <= 1e-5 + 1e-3 * |want| (NaN where NaN is wanted).
+ *
+ * A test ends one of four ways: passed; refused (the model, an input type,
+ * shape inference or the plan said no, with the reason: that is a missing
+ * feature); wrong (it ran and an output or an inferred shape differs: a
+ * bug, never acceptable); crashed (a signal or the time limit: also a bug).
+ * Tests of random operators cannot reproduce their recorded outputs and
+ * are counted apart. Each test runs in a child process, so that a crash
+ * is a result, not the end of the run.
+ *
+ * usage: onnx_backend DATA_DIR [--floor FILE] [--verbose] [--only SUBSTRING]
+ * The floor file holds "SUITE PASSED" lines; fewer passes than the floor,
+ * any wrong answer or any crash fails (exit 1). No DATA_DIR: exit 77.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "heteroopt/graph.h"
+#include "heteroopt/runtime.h"
+
+#define CB_MAX_IO 64
+#define CB_TIME_LIMIT_S 60
+
+enum cb_result { CB_PASS, CB_REFUSED, CB_WRONG, CB_CRASHED, CB_RANDOM, CB_N };
+static const char *const cb_result_name[CB_N] = {"passed", "refused", "wrong", "crashed", "random"};
+
+/* Operators whose outputs are random draws: their recorded outputs cannot be reproduced. */
+static const char *const cb_random_tests[] = {
+    "test_bernoulli",
+    "test_training_dropout",
+    "test_random",
+    NULL,
+};
+
+struct cb_outcome {
+	enum cb_result r;
+	char why[400];
+};
+
+static int cb_set(struct cb_outcome *o, enum cb_result r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int cb_set(struct cb_outcome *o, enum cb_result r, const char *fmt, ...)
+{
+	va_list ap;
+
+	o->r = r;
+	va_start(ap, fmt);
+	vsnprintf(o->why, sizeof(o->why), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static bool cb_close(float got, float want)
+{
+	if (isnan(want))
+		return isnan(got);
+	if (isinf(want))
+		return got == want;
+	return fabsf(got - want) <= 1e-5f + 1e-3f * fabsf(want);
+}
+
+static void cb_shape_str(const struct ho_shape *s, char *buf, size_t n)
+{
+	int p = snprintf(buf, n, "[");
+
+	for (int i = 0; i < s->rank && p < (int)n - 24; i++)
+		p += snprintf(buf + p, n - p, "%s%lld", i ? "," : "", (long long)s->dim[i]);
+	snprintf(buf + p, n - p, "]");
+}
+
+static bool cb_same_shape(const struct ho_shape *a, const struct ho_shape *b)
+{
+	if (a->rank != b->rank)
+		return false;
+	for (int i = 0; i < a->rank; i++)
+		if (a->dim[i] != b->dim[i])
+			return false;
+	return true;
+}
+
+/* Read dir/PREFIX_0.pb, dir/PREFIX_1.pb ... while they exist. */
+static int cb_read_set(const char *dir, const char *prefix, struct ho_const *t, char names[][128],
+		       uint32_t *n, struct cb_outcome *o)
+{
+	struct ho_error err = {0};
+
+	for (*n = 0; *n < CB_MAX_IO; (*n)++) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s/%s_%u.pb", dir, prefix, *n);
+		if (access(path, R_OK))
+			break;
+		if (ho_onnx_tensor_read(path, &t[*n], names[*n], 128, &err))
+			return cb_set(o, CB_REFUSED, "data: %s", err.msg);
+	}
+	return 0;
+}
+
+/* The graph input a test's k-th input feeds: by its name, else by position. */
+static int32_t cb_input_of(const struct ho_graph *g, const char *name, uint32_t k)
+{
+	for (uint32_t i = 0; name[0] && i < g->n_inputs; i++)
+		if (!strcmp(g->tensors[g->inputs[i]].name, name))
+			return g->inputs[i];
+	return k < g->n_inputs ? g->inputs[k] : -1;
+}
+
+static int cb_data_set(const char *model, const char *dir, struct cb_outcome *o)
+{
+	static struct ho_const in[CB_MAX_IO], want[CB_MAX_IO];
+	static char in_name[CB_MAX_IO][128], want_name[CB_MAX_IO][128];
+	struct ho_error err = {0};
+	struct ho_graph *g = NULL;
+	struct ho_rt *rt = NULL;
+	struct ho_rt_opts ro = {.threads = 1};
+	uint32_t n_in, n_want;
+	char a[160], b[160];
+
+	if (cb_read_set(dir, "input", in, in_name, &n_in, o) ||
+	    cb_read_set(dir, "output", want, want_name, &n_want, o))
+		return -1;
+	if (ho_onnx_load(model, NULL, &g, &err))
+		return cb_set(o, CB_REFUSED, "load: %s", err.msg);
+	if (n_want != g->n_outputs)
+		return cb_set(o, CB_REFUSED, "the test has %u outputs, the model %u", n_want,
+			      g->n_outputs);
+	for (uint32_t k = 0; k < n_in; k++) {
+		int32_t t = cb_input_of(g, in_name[k], k);
+
+		if (t < 0)
+			return cb_set(o, CB_REFUSED, "input %u: the model has %u inputs", k,
+				      g->n_inputs);
+		if (ho_graph_bind_input(g, g->tensors[t].name, in[k].shape.dim, in[k].shape.rank,
+					&err))
+			return cb_set(o, CB_REFUSED, "bind: %s", err.msg);
+	}
+	if (ho_shape_infer(g, &err))
+		return cb_set(o, CB_REFUSED, "shape: %s", err.msg);
+	for (uint32_t k = 0; k < n_want; k++) {
+		const struct ho_tensor *t = &g->tensors[g->outputs[k]];
+
+		if (ho_shape_numel(&t->shape) >= 0 && !cb_same_shape(&t->shape, &want[k].shape)) {
+			cb_shape_str(&t->shape, a, sizeof(a));
+			cb_shape_str(&want[k].shape, b, sizeof(b));
+			return cb_set(o, CB_WRONG, "shape inference: output %s is %s, wanted %s",
+				      t->name, a, b);
+		}
+	}
+	for (uint32_t k = 0; k < n_in; k++)
+		if (in[k].dtype != HO_DT_FLOAT)
+			return cb_set(o, CB_REFUSED, "input type: %s", ho_dtype_name(in[k].dtype));
+	for (uint32_t k = 0; k < n_want; k++)
+		if (want[k].dtype != HO_DT_FLOAT)
+			return cb_set(o, CB_REFUSED, "output type: %s",
+				      ho_dtype_name(want[k].dtype));
+	if (ho_rt_new(g, &ro, &rt, &err))
+		return cb_set(o, CB_REFUSED, "plan: %s", err.msg);
+	for (uint32_t k = 0; k < n_in; k++) {
+		int32_t t = cb_input_of(g, in_name[k], k);
+
+		if (ho_rt_set_input(rt, g->tensors[t].name, in[k].shape.dim, in[k].shape.rank,
+				    in[k].data, &err))
+			return cb_set(o, CB_REFUSED, "input: %s", err.msg);
+	}
+	if (ho_rt_run(rt, &err))
+		return cb_set(o, CB_REFUSED, "run: %s", err.msg);
+	for (uint32_t k = 0; k < n_want; k++) {
+		const struct ho_tensor *t;
+		const float *got = ho_rt_output(rt, k, &t);
+		int64_t n = ho_shape_numel(&want[k].shape);
+		const float *w = want[k].data;
+
+		if (!cb_same_shape(&t->shape, &want[k].shape)) {
+			cb_shape_str(&t->shape, a, sizeof(a));
+			cb_shape_str(&want[k].shape, b, sizeof(b));
+			return cb_set(o, CB_WRONG, "output %s is %s, wanted %s", t->name, a, b);
+		}
+		for (int64_t i = 0; i < n; i++)
+			if (!got || !cb_close(got[i], w[i]))
+				return cb_set(o, CB_WRONG, "output %s[%lld] = %g, wanted %g",
+					      t->name, (long long)i, got ? got[i] : NAN, w[i]);
+	}
+	/* the process ends here: the plan, graph and tensors go with it */
+	return cb_set(o, CB_PASS, "%s", "");
+}
+
+/* One test: every data set, in a child process. */
+static void cb_test(const char *test_dir, const char *name, struct cb_outcome *o)
+{
+	int fd[2];
+	pid_t pid;
+
+	for (int i = 0; cb_random_tests[i]; i++)
+		if (!strncmp(name, cb_random_tests[i], strlen(cb_random_tests[i]))) {
+			cb_set(o, CB_RANDOM, "random outputs");
+			return;
+		}
+	if (pipe(fd)) {
+		cb_set(o, CB_CRASHED, "pipe: %s", strerror(errno));
+		return;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		char model[4200];
+		DIR *d;
+		struct dirent *e;
+		struct cb_outcome r = {CB_REFUSED, "no data sets"};
+
+		close(fd[0]);
+		alarm(CB_TIME_LIMIT_S);
+		snprintf(model, sizeof(model), "%s/model.onnx", test_dir);
+		d = opendir(test_dir);
+		while (d && (e = readdir(d))) {
+			char set[4400];
+
+			if (strncmp(e->d_name, "test_data_set_", 14))
+				continue;
+			snprintf(set, sizeof(set), "%s/%s", test_dir, e->d_name);
+			if (cb_data_set(model, set, &r) || r.r != CB_PASS)
+				break;
+		}
+		if (d)
+			closedir(d);
+		if (write(fd[1], &r, sizeof(r)) != (ssize_t)sizeof(r))
+			_exit(2);
+		_exit(0);
+	}
+	close(fd[1]);
+	if (pid < 0) {
+		close(fd[0]);
+		cb_set(o, CB_CRASHED, "fork: %s", strerror(errno));
+		return;
+	}
+	int status = 0;
+	ssize_t got = read(fd[0], o, sizeof(*o));
+
+	close(fd[0]);
+	waitpid(pid, &status, 0);
+	if (got != (ssize_t)sizeof(*o)) {
+		if (WIFSIGNALED(status))
+			cb_set(o, CB_CRASHED, "%s",
+			       WTERMSIG(status) == SIGALRM ? "over the time limit"
+							   : strsignal(WTERMSIG(status)));
+		else
+			cb_set(o, CB_CRASHED, "exit %d with no result", WEXITSTATUS(status));
+	}
+}
+
+static int cb_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The floor of suite from the floor file, 0 if none. */
+static long cb_floor(const char *path, const char *suite)
+{
+	char line[256], s[128];
+	long n, found = 0;
+	FILE *f = path ? fopen(path, "r") : NULL;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (line[0] != '#' && sscanf(line, "%127s %ld", s, &n) == 2 && !strcmp(s, suite))
+			found = n;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const suites[] = {"node", "pytorch-converted", "pytorch-operator",
+					     "simple", NULL};
+	const char *data = NULL, *floor_path = NULL, *only = NULL;
+	bool verbose = false, failed = false;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--floor") && i + 1 < argc)
+			floor_path = argv[++i];
+		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+			only = argv[++i];
+		else if (!strcmp(argv[i], "--verbose"))
+			verbose = true;
+		else if (argv[i][0] != '-' && !data)
+			data = argv[i];
+		else {
+			fprintf(stderr, "usage: onnx_backend DATA_DIR [--floor FILE] [--verbose] "
+					"[--only SUBSTRING]\n");
+			return 2;
+		}
+	}
+	if (!data || access(data, R_OK)) {
+		printf("skipped: no ONNX backend test data at %s (Debian's libonnx-testdata)\n",
+		       data ? data : "(none given)");
+		return 77;
+	}
+	for (int s = 0; suites[s]; s++) {
+		char dir[2048];
+		char **names = NULL;
+		size_t n = 0, cap = 0;
+		unsigned count[CB_N] = {0};
+		DIR *d;
+		struct dirent *e;
+
+		snprintf(dir, sizeof(dir), "%s/%s", data, suites[s]);
+		if (!(d = opendir(dir)))
+			continue;
+		while ((e = readdir(d))) {
+			if (e->d_name[0] == '.' || (only && !strstr(e->d_name, only)))
+				continue;
+			if (n == cap) {
+				cap = cap ? 2 * cap : 256;
+				names = realloc(names, cap * sizeof(*names));
+				if (!names)
+					return 1;
+			}
+			names[n++] = strdup(e->d_name);
+		}
+		closedir(d);
+		qsort(names, n, sizeof(*names), cb_name_cmp);
+		for (size_t i = 0; i < n; i++) {
+			char test_dir[4096];
+			struct cb_outcome o;
+
+			snprintf(test_dir, sizeof(test_dir), "%s/%s", dir, names[i]);
+			cb_test(test_dir, names[i], &o);
+			count[o.r]++;
+			if (verbose || o.r == CB_WRONG || o.r == CB_CRASHED)
+				printf("%-8s %s/%s%s%s\n", cb_result_name[o.r], suites[s], names[i],
+				       o.why[0] ? ": " : "", o.why);
+			free(names[i]);
+		}
+		free(names);
+		long floor = only ? 0 : cb_floor(floor_path, suites[s]);
+
+		printf("suite %s: %zu tests: %u passed, %u refused, %u wrong, %u crashed, %u "
+		       "random (counted apart); floor %ld\n",
+		       suites[s], n, count[CB_PASS], count[CB_REFUSED], count[CB_WRONG],
+		       count[CB_CRASHED], count[CB_RANDOM], floor);
+		if (count[CB_WRONG] || count[CB_CRASHED] || (long)count[CB_PASS] < floor)
+			failed = true;
+	}
+	return failed ? 1 : 0;
+}
