@@ -151,6 +151,9 @@ int ho_cpu_launch(struct ho_backend *c, struct ho_kernel *k, struct ho_error *er
 	case HO_K_INDEX_MAP:
 		ho_cpu_run_index_map(k);
 		return 0;
+	case HO_K_UNARY:
+		ho_cpu_run_unary(k);
+		return 0;
 	case HO_K_GATHER:
 		if (ho_cpu_run_gather(k))
 			return ho_err(err, -EINVAL, "node '%s' (Gather): an index is out of range",

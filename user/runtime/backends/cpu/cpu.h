@@ -28,7 +28,7 @@ struct ho_backend {
 	bool emulated;		      /* emu: the same kernels, standing in for an accelerator */
 };
 
-enum ho_cpu_kind { HO_K_PRIM, HO_K_GEMM, HO_K_INDEX_MAP, HO_K_GATHER };
+enum ho_cpu_kind { HO_K_PRIM, HO_K_GEMM, HO_K_INDEX_MAP, HO_K_GATHER, HO_K_UNARY };
 
 struct ho_kernel {
 	int kind;
@@ -67,6 +67,12 @@ struct ho_kernel {
 	int64_t outer, n_idx, inner, axis_dim;
 	const void *idx;
 	bool idx64;
+	/* HO_K_UNARY (unary.c): y = unary(x, param) over n_elems floats at src, dst;
+	 * a param whose param_src is set is read from there at each run */
+	int64_t n_elems;
+	float (*unary)(float x, const float *param);
+	float param[2];
+	const void *param_src[2];
 };
 
 int ho_cpu_open(int threads, struct ho_backend **out, struct ho_error *err);
@@ -132,6 +138,10 @@ int ho_cpu_int_input(const struct ho_graph *g, const struct ho_node *n, uint32_t
 		     void *const *buf, int64_t *v, int max);
 int ho_cpu_prep_slice(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		      struct ho_kernel *k, struct ho_error *err);
+bool ho_cpu_is_unary(const char *op_type);
+int ho_cpu_prep_unary(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		      struct ho_kernel *k, struct ho_error *err);
+void ho_cpu_run_unary(struct ho_kernel *k);
 int ho_cpu_prep_gather(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		       struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_run_gather(const struct ho_kernel *k);

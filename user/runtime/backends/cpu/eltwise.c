@@ -92,9 +92,7 @@ int ho_cpu_prep_eltwise(struct ho_backend *c, const struct ho_graph *g, const st
 	int ret;
 
 	if (!strcmp(n->op_type, "Clip") && !eltwise_params(g, n, buf, &alg, &alpha, &beta))
-		return ho_cpu_unsupported(err, n,
-					  "takes Clip's bounds as constants only, not "
-					  "computed at run time");
+		return ho_cpu_prep_unary(g, n, buf, k, err); /* bounds computed at run time */
 	if (!x || x->dtype != HO_DT_FLOAT || !eltwise_params(g, n, buf, &alg, &alpha, &beta))
 		return ho_cpu_unsupported(err, n, "runs float32 element-wise operators only");
 	if (ho_cpu_eltwise_attr(c, g, n, buf, true, &attr))

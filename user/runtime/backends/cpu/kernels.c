@@ -51,6 +51,7 @@ HO_PLAIN(k_slice, ho_cpu_prep_slice(g, n, buf, k, err))
 HO_PLAIN(k_gather, ho_cpu_prep_gather(g, n, buf, k, err))
 HO_PLAIN(k_reduce_mean, ho_cpu_prep_reduce_mean(c, g, n, buf, k, err))
 HO_PLAIN(k_layer_norm, ho_cpu_prep_layer_norm(c, g, n, buf, k, err))
+HO_PLAIN(k_unary, ho_cpu_prep_unary(g, n, buf, k, err))
 
 static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* convolution (conv.c) */
@@ -102,8 +103,11 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
 
 const struct ho_cpu_kernel_reg *ho_cpu_kernel_reg(const char *op_type)
 {
+	/* the element-wise loops oneDNN lacks are listed once, in unary.c's table */
+	static const struct ho_cpu_kernel_reg unary = {"(unary.c)", k_unary, 0};
+
 	for (size_t i = 0; i < sizeof(ho_cpu_kernels) / sizeof(ho_cpu_kernels[0]); i++)
 		if (!strcmp(ho_cpu_kernels[i].op, op_type))
 			return &ho_cpu_kernels[i];
-	return NULL;
+	return ho_cpu_is_unary(op_type) ? &unary : NULL;
 }

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The float32 element-wise operators oneDNN 2.6 has no algorithm for, as
+ * plain loops (the compiler vectorises the simple ones), one line each in
+ * the table below with the attributes they take; and Clip whose bounds are
+ * computed at run time, which a oneDNN primitive cannot take (its bounds
+ * are fixed when it is made).
+ */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "cpu.h"
+
+typedef float (*ho_unary_fn)(float x, const float *p);
+
+static float u_neg(float x, const float *p)
+{
+	(void)p;
+	return -x;
+}
+static float u_reciprocal(float x, const float *p)
+{
+	(void)p;
+	return 1.0f / x;
+}
+static float u_floor(float x, const float *p)
+{
+	(void)p;
+	return floorf(x);
+}
+static float u_ceil(float x, const float *p)
+{
+	(void)p;
+	return ceilf(x);
+}
+static float u_round(float x, const float *p)
+{
+	(void)p;
+	return rintf(x); /* halves to even, as ONNX says (the default rounding mode) */
+}
+static float u_sign(float x, const float *p)
+{
+	(void)p;
+	return x > 0 ? 1.0f : x < 0 ? -1.0f : x; /* 0 and NaN are themselves */
+}
+static float u_sin(float x, const float *p)
+{
+	(void)p;
+	return sinf(x);
+}
+static float u_cos(float x, const float *p)
+{
+	(void)p;
+	return cosf(x);
+}
+static float u_tan(float x, const float *p)
+{
+	(void)p;
+	return tanf(x);
+}
+static float u_asin(float x, const float *p)
+{
+	(void)p;
+	return asinf(x);
+}
+static float u_acos(float x, const float *p)
+{
+	(void)p;
+	return acosf(x);
+}
+static float u_atan(float x, const float *p)
+{
+	(void)p;
+	return atanf(x);
+}
+static float u_sinh(float x, const float *p)
+{
+	(void)p;
+	return sinhf(x);
+}
+static float u_cosh(float x, const float *p)
+{
+	(void)p;
+	return coshf(x);
+}
+static float u_asinh(float x, const float *p)
+{
+	(void)p;
+	return asinhf(x);
+}
+static float u_acosh(float x, const float *p)
+{
+	(void)p;
+	return acoshf(x);
+}
+static float u_atanh(float x, const float *p)
+{
+	(void)p;
+	return atanhf(x);
+}
+static float u_erf(float x, const float *p)
+{
+	(void)p;
+	return erff(x);
+}
+static float u_softsign(float x, const float *p)
+{
+	(void)p;
+	return x / (1.0f + fabsf(x));
+}
+static float u_hardswish(float x, const float *p)
+{
+	(void)p;
+	return x * fmaxf(0.0f, fminf(1.0f, x / 6.0f + 0.5f));
+}
+static float u_mish(float x, const float *p)
+{
+	(void)p;
+	return x * tanhf(log1pf(expf(x)));
+}
+static float u_gelu(float x, const float *p)
+{
+	(void)p;
+	return 0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2));
+}
+/* p: alpha, gamma */
+static float u_selu(float x, const float *p)
+{
+	return x > 0 ? p[1] * x : p[1] * (p[0] * expf(x) - p[0]);
+}
+/* p: alpha */
+static float u_celu(float x, const float *p)
+{
+	return fmaxf(0.0f, x) + fminf(0.0f, p[0] * expm1f(x / p[0]));
+}
+static float u_thresholded_relu(float x, const float *p)
+{
+	return x > p[0] ? x : 0.0f;
+}
+/* p: lambd, bias */
+static float u_shrink(float x, const float *p)
+{
+	return x < -p[0] ? x + p[1] : x > p[0] ? x - p[1] : 0.0f;
+}
+/* p: min, max */
+static float u_clip(float x, const float *p)
+{
+	return fminf(fmaxf(x, p[0]), p[1]);
+}
+
+struct ho_unary_reg {
+	const char *op;
+	ho_unary_fn f;
+	const char *attr[2]; /* the parameters, from these attributes */
+	float def[2];	     /* or these defaults */
+};
+
+static const struct ho_unary_reg ho_unary_ops[] = {
+    {"Neg", u_neg, {NULL}, {0}},
+    {"Reciprocal", u_reciprocal, {NULL}, {0}},
+    {"Floor", u_floor, {NULL}, {0}},
+    {"Ceil", u_ceil, {NULL}, {0}},
+    {"Round", u_round, {NULL}, {0}},
+    {"Sign", u_sign, {NULL}, {0}},
+    {"Sin", u_sin, {NULL}, {0}},
+    {"Cos", u_cos, {NULL}, {0}},
+    {"Tan", u_tan, {NULL}, {0}},
+    {"Asin", u_asin, {NULL}, {0}},
+    {"Acos", u_acos, {NULL}, {0}},
+    {"Atan", u_atan, {NULL}, {0}},
+    {"Sinh", u_sinh, {NULL}, {0}},
+    {"Cosh", u_cosh, {NULL}, {0}},
+    {"Asinh", u_asinh, {NULL}, {0}},
+    {"Acosh", u_acosh, {NULL}, {0}},
+    {"Atanh", u_atanh, {NULL}, {0}},
+    {"Erf", u_erf, {NULL}, {0}},
+    {"Softsign", u_softsign, {NULL}, {0}},
+    {"HardSwish", u_hardswish, {NULL}, {0}},
+    {"Mish", u_mish, {NULL}, {0}},
+    {"Gelu", u_gelu, {NULL}, {0}}, /* approximate="none" */
+    {"Selu", u_selu, {"alpha", "gamma"}, {1.67326319217681884765625f, 1.05070102214813232421875f}},
+    {"Celu", u_celu, {"alpha", NULL}, {1.0f, 0}},
+    {"ThresholdedRelu", u_thresholded_relu, {"alpha", NULL}, {1.0f, 0}},
+    {"Shrink", u_shrink, {"lambd", "bias"}, {0.5f, 0.0f}},
+};
+
+static const struct ho_unary_reg *ho_unary_find(const char *op)
+{
+	for (size_t i = 0; i < sizeof(ho_unary_ops) / sizeof(ho_unary_ops[0]); i++)
+		if (!strcmp(ho_unary_ops[i].op, op))
+			return &ho_unary_ops[i];
+	return NULL;
+}
+
+bool ho_cpu_is_unary(const char *op_type)
+{
+	return ho_unary_find(op_type) != NULL;
+}
+
+int ho_cpu_prep_unary(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		      struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	const struct ho_unary_reg *r = ho_unary_find(n->op_type);
+	bool clip = !strcmp(n->op_type, "Clip");
+
+	if (!x || x->dtype != HO_DT_FLOAT || y->dtype != HO_DT_FLOAT || (!r && !clip))
+		return ho_cpu_unsupported(err, n, "runs float32 element-wise operators only");
+	if (!(ho_shape_numel(&x->shape) == ho_shape_numel(&y->shape)))
+		return ho_cpu_unsupported(err, n, "needs an output the size of its input");
+	k->kind = HO_K_UNARY;
+	k->n_elems = ho_shape_numel(&x->shape);
+	k->src = buf[n->inputs[0]];
+	k->dst = buf[n->outputs[0]];
+	if (clip) {
+		/* bounds from their tensors at each run; an absent one is unbounded */
+		k->unary = u_clip;
+		k->param[0] = -FLT_MAX;
+		k->param[1] = FLT_MAX;
+		for (uint32_t i = 1; i < 3; i++) {
+			const struct ho_tensor *b = ho_cpu_in_t(g, n, i);
+
+			if (b && (b->dtype != HO_DT_FLOAT || ho_shape_numel(&b->shape) != 1))
+				return ho_cpu_unsupported(err, n, "needs float32 scalar bounds");
+			k->param_src[i - 1] = b ? buf[n->inputs[i]] : NULL;
+		}
+		return 0;
+	}
+	const struct ho_attr *ap = ho_node_attr(n, "approximate");
+
+	if (ap && ap->type == HO_ATTR_STRING && strcmp(ap->s, "none"))
+		return ho_cpu_unsupported(err, n, "runs Gelu without approximation only");
+	k->unary = r->f;
+	for (int i = 0; i < 2; i++)
+		k->param[i] = r->attr[i] ? ho_cpu_attr_f(n, r->attr[i], r->def[i]) : r->def[i];
+	return 0;
+}
+
+void ho_cpu_run_unary(struct ho_kernel *k)
+{
+	const float *x = k->src;
+	float *y = k->dst;
+
+	for (int i = 0; i < 2; i++)
+		if (k->param_src[i])
+			k->param[i] = *(const float *)k->param_src[i];
+	for (int64_t i = 0; i < k->n_elems; i++)
+		y[i] = k->unary(x[i], k->param);
+}
