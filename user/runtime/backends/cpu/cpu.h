@@ -145,8 +145,9 @@ void ho_cpu_run_unary(struct ho_kernel *k);
 int ho_cpu_prep_gather(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		       struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_run_gather(const struct ho_kernel *k);
-int ho_cpu_prep_reduce_mean(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
-			    void *const *buf, struct ho_kernel *k, struct ho_error *err);
+bool ho_cpu_is_reduce(const char *op_type);
+int ho_cpu_prep_reduce(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		       void *const *buf, struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_layer_norm(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 			   void *const *buf, struct ho_kernel *k, struct ho_error *err);
 /*

@@ -49,7 +49,7 @@ HO_PLAIN(k_gemm, ho_cpu_prep_gemm(g, n, buf, k, err))
 HO_PLAIN(k_transpose, ho_cpu_prep_transpose(g, n, buf, k, err))
 HO_PLAIN(k_slice, ho_cpu_prep_slice(g, n, buf, k, err))
 HO_PLAIN(k_gather, ho_cpu_prep_gather(g, n, buf, k, err))
-HO_PLAIN(k_reduce_mean, ho_cpu_prep_reduce_mean(c, g, n, buf, k, err))
+HO_PLAIN(k_reduce, ho_cpu_prep_reduce(c, g, n, buf, k, err))
 HO_PLAIN(k_layer_norm, ho_cpu_prep_layer_norm(c, g, n, buf, k, err))
 HO_PLAIN(k_unary, ho_cpu_prep_unary(g, n, buf, k, err))
 
@@ -60,7 +60,6 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* normalisation and reductions (norm.c) */
     {"BatchNormalization", k_bnorm, 0},
     {"Softmax", k_softmax, 0},
-    {"ReduceMean", k_reduce_mean, 0},
     {"LayerNormalization", k_layer_norm, 0},
     /* pooling (pool.c) */
     {"MaxPool", k_pool, 0},
@@ -103,11 +102,12 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
 
 const struct ho_cpu_kernel_reg *ho_cpu_kernel_reg(const char *op_type)
 {
-	/* the element-wise loops oneDNN lacks are listed once, in unary.c's table */
-	static const struct ho_cpu_kernel_reg unary = {"(unary.c)", k_unary, 0};
+	/* families that list their operators once, in their own table */
+	static const struct ho_cpu_kernel_reg unary = {"(unary.c)", k_unary, 0},
+					      reduce = {"(norm.c)", k_reduce, 0};
 
 	for (size_t i = 0; i < sizeof(ho_cpu_kernels) / sizeof(ho_cpu_kernels[0]); i++)
 		if (!strcmp(ho_cpu_kernels[i].op, op_type))
 			return &ho_cpu_kernels[i];
-	return ho_cpu_is_unary(op_type) ? &unary : NULL;
+	return ho_cpu_is_unary(op_type) ? &unary : ho_cpu_is_reduce(op_type) ? &reduce : NULL;
 }

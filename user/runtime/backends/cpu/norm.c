@@ -71,9 +71,44 @@ int ho_cpu_prep_softmax(struct ho_backend *c, const struct ho_graph *g, const st
 	    NULL, &md, &md, buf, n, "(oneDNN) has no softmax for this", err);
 }
 
-int ho_cpu_prep_reduce_mean(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
-			    void *const *buf, struct ho_kernel *k, struct ho_error *err)
+/* The reductions, as oneDNN's algorithm and p; log: the logarithm of the result. */
+static const struct ho_reduce_reg {
+	const char *op;
+	dnnl_alg_kind_t alg;
+	float p;
+	bool log;
+} ho_reduce_ops[] = {
+    {"ReduceMean", dnnl_reduction_mean, 0, false},
+    {"ReduceSum", dnnl_reduction_sum, 0, false},
+    {"ReduceMax", dnnl_reduction_max, 0, false},
+    {"ReduceMin", dnnl_reduction_min, 0, false},
+    {"ReduceProd", dnnl_reduction_mul, 0, false},
+    {"ReduceL1", dnnl_reduction_norm_lp_sum, 1, false},
+    {"ReduceL2", dnnl_reduction_norm_lp_sum, 2, false},
+    {"ReduceSumSquare", dnnl_reduction_norm_lp_power_p_sum, 2, false},
+    {"ReduceLogSum", dnnl_reduction_sum, 0, true},
+};
+
+static const struct ho_reduce_reg *ho_reduce_find(const char *op)
 {
+	for (size_t i = 0; i < sizeof(ho_reduce_ops) / sizeof(ho_reduce_ops[0]); i++)
+		if (!strcmp(ho_reduce_ops[i].op, op))
+			return &ho_reduce_ops[i];
+	return NULL;
+}
+
+bool ho_cpu_is_reduce(const char *op_type)
+{
+	return ho_reduce_find(op_type) != NULL;
+}
+
+int ho_cpu_prep_reduce(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		       void *const *buf, struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_reduce_reg *r = ho_reduce_find(n->op_type);
+	dnnl_primitive_attr_t attr = NULL;
+	dnnl_post_ops_t po = NULL;
+	int ret;
 	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0);
 	int64_t axes[HO_MAX_RANK];
 	const struct ho_attr *aa = ho_node_attr(n, "axes");
@@ -82,7 +117,7 @@ int ho_cpu_prep_reduce_mean(struct ho_backend *c, const struct ho_graph *g, cons
 	dnnl_memory_desc_t xm, ym;
 	int na = 0;
 
-	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 1)
+	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 1 || !r)
 		return ho_cpu_unsupported(err, n, "reduces float32 only");
 	if (aa && aa->type == HO_ATTR_INTS && aa->n <= HO_MAX_RANK) {
 		na = (int)aa->n;
@@ -105,9 +140,23 @@ int ho_cpu_prep_reduce_mean(struct ho_backend *c, const struct ho_graph *g, cons
 			ys.dim[a] = 1;
 	ho_cpu_plain_md(&xm, &x->shape);
 	ho_cpu_plain_md(&ym, &ys);
-	return ho_cpu_src_dst_kernel(
-	    c, k, dnnl_reduction_desc_init(&d, dnnl_reduction_mean, &xm, &ym, 0.0f, 0.0f), &d, NULL,
-	    &xm, &ym, buf, n, "(oneDNN) has no reduction for this", err);
+	if (r->log &&
+	    (dnnl_post_ops_create(&po) != dnnl_success ||
+	     dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_log, 0, 0) != dnnl_success ||
+	     dnnl_primitive_attr_clone(&attr, c->attr) != dnnl_success ||
+	     dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)) {
+		ret = ho_err(err, -ENOMEM, "node '%s': oneDNN post-ops failed", n->name);
+		goto out;
+	}
+	ret = ho_cpu_src_dst_kernel(
+	    c, k, dnnl_reduction_desc_init(&d, r->alg, &xm, &ym, r->p, 0.0f), &d, attr, &xm, &ym,
+	    buf, n, "(oneDNN) has no reduction for this", err);
+out:
+	if (po)
+		dnnl_post_ops_destroy(po);
+	if (attr)
+		dnnl_primitive_attr_destroy(attr);
+	return ret;
 }
 
 /* LayerNormalization over the last axis (oneDNN's), scale and optional bias. */
