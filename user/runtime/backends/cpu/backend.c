@@ -109,17 +109,20 @@ int ho_cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t node
 		return 0;
 	if (n->n_outputs < 1 || n->outputs[0] < 0)
 		return ho_cpu_unsupported(err, n, "needs the first output");
-	/* every kernel here writes its first output only: a later one read is refused */
-	for (uint32_t o = 1; o < n->n_outputs; o++) {
+	/* an output beyond those its kernel writes, when read, is refused */
+	const struct ho_cpu_kernel_reg *reg = ho_cpu_kernel_reg(op);
+	uint32_t written = reg && reg->outputs ? reg->outputs : 1;
+
+	for (uint32_t o = written; o < n->n_outputs; o++) {
 		const struct ho_tensor *t = n->outputs[o] >= 0 ? &g->tensors[n->outputs[o]] : NULL;
 
 		if (t && (t->n_consumers || (t->flags & HO_T_OUTPUT))) {
 			char why[200];
 
 			snprintf(why, sizeof(why),
-				 "computes its first output only, and output %u "
-				 "('%s') is used",
-				 o, t->name);
+				 "computes its first %u output(s) only, and output %u ('%s') is "
+				 "used",
+				 written, o, t->name);
 			return ho_cpu_unsupported(err, n, why);
 		}
 	}
@@ -128,7 +131,6 @@ int ho_cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t node
 		return ho_err(err, -ENOMEM, "out of memory");
 	k->name = n->name;
 	k->op = op;
-	const struct ho_cpu_kernel_reg *reg = ho_cpu_kernel_reg(op);
 
 	ret = reg ? reg->prepare(c, g, n, fuse, buf, k, err)
 		  : ho_cpu_unsupported(err, n, "has no kernel for this operator yet");
@@ -153,6 +155,12 @@ int ho_cpu_launch(struct ho_backend *c, struct ho_kernel *k, struct ho_error *er
 		return 0;
 	case HO_K_UNARY:
 		ho_cpu_run_unary(k);
+		return 0;
+	case HO_K_HARDMAX:
+		ho_cpu_run_hardmax(k);
+		return 0;
+	case HO_K_LAYER_NORM:
+		ho_cpu_run_layer_norm(k);
 		return 0;
 	case HO_K_GATHER:
 		if (ho_cpu_run_gather(k))

@@ -28,7 +28,15 @@ struct ho_backend {
 	bool emulated;		      /* emu: the same kernels, standing in for an accelerator */
 };
 
-enum ho_cpu_kind { HO_K_PRIM, HO_K_GEMM, HO_K_INDEX_MAP, HO_K_GATHER, HO_K_UNARY };
+enum ho_cpu_kind {
+	HO_K_PRIM,
+	HO_K_GEMM,
+	HO_K_INDEX_MAP,
+	HO_K_GATHER,
+	HO_K_UNARY,
+	HO_K_HARDMAX,
+	HO_K_LAYER_NORM
+};
 
 struct ho_kernel {
 	int kind;
@@ -73,6 +81,11 @@ struct ho_kernel {
 	float (*unary)(float x, const float *param);
 	float param[2];
 	const void *param_src[2];
+	/* HO_K_HARDMAX (unary.c): the gather fields outer, n_idx, inner, src, dst */
+	/* HO_K_LAYER_NORM (norm.c): outer rows of inner floats, and the statistics */
+	const float *ln_scale, *ln_bias;
+	float *ln_mean, *ln_inv_std; /* NULL: not asked for */
+	float ln_eps;
 };
 
 int ho_cpu_open(int threads, struct ho_backend **out, struct ho_error *err);
@@ -121,6 +134,7 @@ int ho_cpu_prep_binary(struct ho_backend *c, const struct ho_graph *g, const str
 		       void *const *buf, struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_concat(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 		       void *const *buf, struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_softmax_view(const struct ho_node *n, const struct ho_shape *x, struct ho_shape *v);
 int ho_cpu_prep_softmax(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 			void *const *buf, struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_resize(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
@@ -141,6 +155,9 @@ int ho_cpu_prep_slice(const struct ho_graph *g, const struct ho_node *n, void *c
 bool ho_cpu_is_unary(const char *op_type);
 int ho_cpu_prep_unary(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		      struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_hardmax(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			struct ho_kernel *k, struct ho_error *err);
+void ho_cpu_run_hardmax(const struct ho_kernel *k);
 void ho_cpu_run_unary(struct ho_kernel *k);
 int ho_cpu_prep_gather(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		       struct ho_kernel *k, struct ho_error *err);
@@ -148,6 +165,7 @@ int ho_cpu_run_gather(const struct ho_kernel *k);
 bool ho_cpu_is_reduce(const char *op_type);
 int ho_cpu_prep_reduce(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 		       void *const *buf, struct ho_kernel *k, struct ho_error *err);
+void ho_cpu_run_layer_norm(const struct ho_kernel *k);
 int ho_cpu_prep_layer_norm(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 			   void *const *buf, struct ho_kernel *k, struct ho_error *err);
 /*
@@ -163,6 +181,7 @@ struct ho_cpu_kernel_reg {
 	const char *op;
 	ho_cpu_prep_fn prepare;
 	dnnl_alg_kind_t eltwise_alg; /* 0 (dnnl_alg_kind_undef): not element-wise */
+	uint32_t outputs;	     /* outputs its kernels can write; 0: the first only */
 };
 const struct ho_cpu_kernel_reg *ho_cpu_kernel_reg(const char *op_type);
 

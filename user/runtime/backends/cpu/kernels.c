@@ -52,59 +52,62 @@ HO_PLAIN(k_gather, ho_cpu_prep_gather(g, n, buf, k, err))
 HO_PLAIN(k_reduce, ho_cpu_prep_reduce(c, g, n, buf, k, err))
 HO_PLAIN(k_layer_norm, ho_cpu_prep_layer_norm(c, g, n, buf, k, err))
 HO_PLAIN(k_unary, ho_cpu_prep_unary(g, n, buf, k, err))
+HO_PLAIN(k_hardmax, ho_cpu_prep_hardmax(g, n, buf, k, err))
 
 static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* convolution (conv.c) */
-    {"Conv", k_conv, 0},
-    {"ConvTranspose", k_conv, 0},
+    {"Conv", k_conv, 0, 0},
+    {"ConvTranspose", k_conv, 0, 0},
     /* normalisation and reductions (norm.c) */
-    {"BatchNormalization", k_bnorm, 0},
-    {"Softmax", k_softmax, 0},
-    {"LayerNormalization", k_layer_norm, 0},
+    {"BatchNormalization", k_bnorm, 0, 0},
+    {"Softmax", k_softmax, 0, 0},
+    {"LogSoftmax", k_softmax, 0, 0},
+    {"Hardmax", k_hardmax, 0, 0},		/* a loop (unary.c) */
+    {"LayerNormalization", k_layer_norm, 0, 3}, /* with Mean and InvStdDev */
     /* pooling (pool.c) */
-    {"MaxPool", k_pool, 0},
-    {"AveragePool", k_pool, 0},
-    {"GlobalAveragePool", k_pool, 0},
-    {"GlobalMaxPool", k_pool, 0},
+    {"MaxPool", k_pool, 0, 0},
+    {"AveragePool", k_pool, 0, 0},
+    {"GlobalAveragePool", k_pool, 0, 0},
+    {"GlobalMaxPool", k_pool, 0, 0},
     /* element-wise, one input (eltwise.c): also post-ops of a Conv or MatMul */
-    {"Relu", k_eltwise, dnnl_eltwise_relu},
-    {"LeakyRelu", k_eltwise, dnnl_eltwise_relu},
-    {"Sigmoid", k_eltwise, dnnl_eltwise_logistic},
-    {"Tanh", k_eltwise, dnnl_eltwise_tanh},
-    {"Exp", k_eltwise, dnnl_eltwise_exp},
-    {"Log", k_eltwise, dnnl_eltwise_log},
-    {"Sqrt", k_eltwise, dnnl_eltwise_sqrt},
-    {"Abs", k_eltwise, dnnl_eltwise_abs},
-    {"Elu", k_eltwise, dnnl_eltwise_elu},
-    {"Softplus", k_eltwise, dnnl_eltwise_soft_relu},
-    {"Clip", k_eltwise, dnnl_eltwise_clip_v2},
-    {"HardSigmoid", k_eltwise, dnnl_eltwise_linear}, /* then clipped to [0, 1] by a post-op */
-    {"Pow", k_eltwise, dnnl_eltwise_pow},	     /* by a constant scalar exponent */
+    {"Relu", k_eltwise, dnnl_eltwise_relu, 0},
+    {"LeakyRelu", k_eltwise, dnnl_eltwise_relu, 0},
+    {"Sigmoid", k_eltwise, dnnl_eltwise_logistic, 0},
+    {"Tanh", k_eltwise, dnnl_eltwise_tanh, 0},
+    {"Exp", k_eltwise, dnnl_eltwise_exp, 0},
+    {"Log", k_eltwise, dnnl_eltwise_log, 0},
+    {"Sqrt", k_eltwise, dnnl_eltwise_sqrt, 0},
+    {"Abs", k_eltwise, dnnl_eltwise_abs, 0},
+    {"Elu", k_eltwise, dnnl_eltwise_elu, 0},
+    {"Softplus", k_eltwise, dnnl_eltwise_soft_relu, 0},
+    {"Clip", k_eltwise, dnnl_eltwise_clip_v2, 0},
+    {"HardSigmoid", k_eltwise, dnnl_eltwise_linear, 0}, /* then clipped to [0, 1] by a post-op */
+    {"Pow", k_eltwise, dnnl_eltwise_pow, 0},		/* by a constant scalar exponent */
     /* element-wise, two inputs with broadcasting (eltwise.c) */
-    {"Add", k_binary, 0},
-    {"Sub", k_binary, 0},
-    {"Mul", k_binary, 0},
-    {"Div", k_binary, 0},
-    {"Max", k_binary, 0},
-    {"Min", k_binary, 0},
+    {"Add", k_binary, 0, 0},
+    {"Sub", k_binary, 0, 0},
+    {"Mul", k_binary, 0, 0},
+    {"Div", k_binary, 0, 0},
+    {"Max", k_binary, 0, 0},
+    {"Min", k_binary, 0, 0},
     /* matrix products (matmul.c) */
-    {"MatMul", k_matmul, 0},
-    {"Gemm", k_gemm, 0},
+    {"MatMul", k_matmul, 0, 0},
+    {"Gemm", k_gemm, 0, 0},
     /* concatenation (concat.c) */
-    {"Concat", k_concat, 0},
+    {"Concat", k_concat, 0, 0},
     /* index maps (index_map.c) */
-    {"Transpose", k_transpose, 0},
-    {"Slice", k_slice, 0},
-    {"Gather", k_gather, 0},
-    {"Resize", k_resize, 0},
-    {"Upsample", k_resize, 0},
+    {"Transpose", k_transpose, 0, 0},
+    {"Slice", k_slice, 0, 0},
+    {"Gather", k_gather, 0, 0},
+    {"Resize", k_resize, 0, 0},
+    {"Upsample", k_resize, 0, 0},
 };
 
 const struct ho_cpu_kernel_reg *ho_cpu_kernel_reg(const char *op_type)
 {
 	/* families that list their operators once, in their own table */
-	static const struct ho_cpu_kernel_reg unary = {"(unary.c)", k_unary, 0},
-					      reduce = {"(norm.c)", k_reduce, 0};
+	static const struct ho_cpu_kernel_reg unary = {"(unary.c)", k_unary, 0, 0},
+					      reduce = {"(norm.c)", k_reduce, 0, 0};
 
 	for (size_t i = 0; i < sizeof(ho_cpu_kernels) / sizeof(ho_cpu_kernels[0]); i++)
 		if (!strcmp(ho_cpu_kernels[i].op, op_type))

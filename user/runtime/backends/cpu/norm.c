@@ -50,25 +50,48 @@ int ho_cpu_prep_bnorm(struct ho_backend *c, const struct ho_graph *g, const stru
 	return ret;
 }
 
+/*
+ * The axis a softmax-like node works along, and the shape to give its kernel:
+ * before opset 13 the input is flattened to 2-D at axis (the same bytes).
+ */
+int ho_cpu_softmax_view(const struct ho_node *n, const struct ho_shape *x, struct ho_shape *v)
+{
+	int64_t axis = ho_cpu_attr_i(n, "axis", n->opset >= 13 ? -1 : 1);
+
+	axis += axis < 0 ? x->rank : 0;
+	if (axis < 0 || axis >= x->rank)
+		return -1;
+	*v = *x;
+	if (n->opset >= 13)
+		return (int)axis;
+	v->rank = 2;
+	v->dim[0] = v->dim[1] = 1;
+	for (int a = 0; a < x->rank; a++)
+		v->dim[a < axis ? 0 : 1] *= x->dim[a];
+	return 1;
+}
+
+/* Softmax and LogSoftmax (oneDNN's). */
 int ho_cpu_prep_softmax(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 			void *const *buf, struct ho_kernel *k, struct ho_error *err)
 {
 	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0);
-	int64_t axis = ho_cpu_attr_i(n, "axis", n->opset >= 13 ? -1 : 1);
+	bool log = !strcmp(n->op_type, "LogSoftmax");
+	struct ho_shape v;
 	dnnl_softmax_desc_t d;
 	dnnl_memory_desc_t md;
+	int axis;
 
 	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 1)
 		return ho_cpu_unsupported(err, n, "runs float32 softmax only");
-	if (axis < 0)
-		axis += x->shape.rank;
-	/* Before opset 13 the input is flattened at axis: the same only on the last one. */
-	if (n->opset < 13 && axis != x->shape.rank - 1)
-		return ho_cpu_unsupported(err, n, "runs pre-13 softmax on the last axis only");
-	ho_cpu_plain_md(&md, &x->shape);
+	if ((axis = ho_cpu_softmax_view(n, &x->shape, &v)) < 0)
+		return ho_cpu_unsupported(err, n, "has an axis outside the input");
+	ho_cpu_plain_md(&md, &v);
 	return ho_cpu_src_dst_kernel(
-	    c, k, dnnl_softmax_forward_desc_init(&d, dnnl_forward_inference, &md, (int)axis), &d,
-	    NULL, &md, &md, buf, n, "(oneDNN) has no softmax for this", err);
+	    c, k,
+	    log ? dnnl_logsoftmax_forward_desc_init(&d, dnnl_forward_inference, &md, axis)
+		: dnnl_softmax_forward_desc_init(&d, dnnl_forward_inference, &md, axis),
+	    &d, NULL, &md, &md, buf, n, "(oneDNN) has no softmax for this", err);
 }
 
 /* The reductions, as oneDNN's algorithm and p; log: the logarithm of the result. */
@@ -172,18 +195,41 @@ int ho_cpu_prep_layer_norm(struct ho_backend *c, const struct ho_graph *g, const
 	struct ho_shape cs = {.rank = 1};
 	int ret;
 
+	struct ho_shape v = {.rank = 2};
+	bool stats = false;
+
 	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 1 || !sc || sc->dtype != HO_DT_FLOAT ||
 	    (b && b->dtype != HO_DT_FLOAT))
 		return ho_cpu_unsupported(err, n, "normalises float32 with a scale only");
 	axis += axis < 0 ? x->shape.rank : 0;
-	if (axis != x->shape.rank - 1)
-		return ho_cpu_unsupported(err, n, "normalises over the last axis only");
-	cs.dim[0] = x->shape.dim[axis];
+	if (axis < 0 || axis >= x->shape.rank)
+		return ho_cpu_unsupported(err, n, "has an axis outside the input");
+	/* the normalised axes are the trailing ones: the same bytes as [outer, inner] */
+	v.dim[0] = v.dim[1] = 1;
+	for (int a = 0; a < x->shape.rank; a++)
+		v.dim[a < axis ? 0 : 1] *= x->shape.dim[a];
+	cs.dim[0] = v.dim[1];
 	if (ho_shape_numel(&sc->shape) != cs.dim[0] ||
 	    (b && ho_shape_numel(&b->shape) != cs.dim[0]))
 		return ho_cpu_unsupported(err, n, "needs a scale and bias per normalised element");
+	for (uint32_t o = 1; o < n->n_outputs; o++)
+		stats |= n->outputs[o] >= 0;
+	if (stats) {
+		/* Mean and InvStdDev asked for too: a loop of our own writes all three */
+		k->kind = HO_K_LAYER_NORM;
+		k->outer = v.dim[0];
+		k->inner = v.dim[1];
+		k->src = buf[n->inputs[0]];
+		k->dst = buf[n->outputs[0]];
+		k->ln_scale = buf[n->inputs[1]];
+		k->ln_bias = b ? buf[n->inputs[2]] : NULL;
+		k->ln_mean = n->n_outputs > 1 && n->outputs[1] >= 0 ? buf[n->outputs[1]] : NULL;
+		k->ln_inv_std = n->n_outputs > 2 && n->outputs[2] >= 0 ? buf[n->outputs[2]] : NULL;
+		k->ln_eps = ho_cpu_attr_f(n, "epsilon", 1e-5f);
+		return 0;
+	}
 	flags |= b ? dnnl_use_shift : 0;
-	ho_cpu_plain_md(&md, &x->shape);
+	ho_cpu_plain_md(&md, &v);
 	ho_cpu_plain_md(&cm, &cs);
 	ret = ho_cpu_src_dst_kernel(
 	    c, k,
@@ -194,4 +240,30 @@ int ho_cpu_prep_layer_norm(struct ho_backend *c, const struct ho_graph *g, const
 		     (b && ho_cpu_mem(c, k, &cm, buf[n->inputs[2]], DNNL_ARG_SHIFT))))
 		ret = ho_err(err, -ENOMEM, "node '%s': oneDNN set-up failed", n->name);
 	return ret;
+}
+
+void ho_cpu_run_layer_norm(const struct ho_kernel *k)
+{
+	const float *x = k->src;
+	float *y = k->dst;
+
+	for (int64_t o = 0; o < k->outer; o++) {
+		const float *xr = x + o * k->inner;
+		float *yr = y + o * k->inner;
+		double sum = 0, sq = 0, mean, inv;
+
+		for (int64_t i = 0; i < k->inner; i++)
+			sum += xr[i];
+		mean = sum / (double)k->inner;
+		for (int64_t i = 0; i < k->inner; i++)
+			sq += (xr[i] - mean) * (xr[i] - mean);
+		inv = 1.0 / sqrt(sq / (double)k->inner + k->ln_eps);
+		for (int64_t i = 0; i < k->inner; i++)
+			yr[i] = (float)((xr[i] - mean) * inv) * k->ln_scale[i] +
+				(k->ln_bias ? k->ln_bias[i] : 0.0f);
+		if (k->ln_mean)
+			k->ln_mean[o] = (float)mean;
+		if (k->ln_inv_std)
+			k->ln_inv_std[o] = (float)inv;
+	}
 }

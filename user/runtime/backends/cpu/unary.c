@@ -249,3 +249,47 @@ void ho_cpu_run_unary(struct ho_kernel *k)
 	for (int64_t i = 0; i < k->n_elems; i++)
 		y[i] = k->unary(x[i], k->param);
 }
+
+/* Hardmax: 1 at the first largest element along the axis, 0 elsewhere. */
+int ho_cpu_prep_hardmax(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0);
+	struct ho_shape v;
+	int axis;
+
+	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 1)
+		return ho_cpu_unsupported(err, n, "runs float32 Hardmax only");
+	if ((axis = ho_cpu_softmax_view(n, &x->shape, &v)) < 0)
+		return ho_cpu_unsupported(err, n, "has an axis outside the input");
+	k->kind = HO_K_HARDMAX;
+	k->outer = k->inner = 1;
+	for (int a = 0; a < v.rank; a++)
+		if (a < axis)
+			k->outer *= v.dim[a];
+		else if (a > axis)
+			k->inner *= v.dim[a];
+	k->n_idx = v.dim[axis];
+	k->src = buf[n->inputs[0]];
+	k->dst = buf[n->outputs[0]];
+	return 0;
+}
+
+void ho_cpu_run_hardmax(const struct ho_kernel *k)
+{
+	const float *x = k->src;
+	float *y = k->dst;
+
+	for (int64_t o = 0; o < k->outer; o++)
+		for (int64_t i = 0; i < k->inner; i++) {
+			const float *xr = x + o * k->n_idx * k->inner + i;
+			float *yr = y + o * k->n_idx * k->inner + i;
+			int64_t best = 0;
+
+			for (int64_t j = 1; j < k->n_idx; j++)
+				if (xr[j * k->inner] > xr[best * k->inner])
+					best = j;
+			for (int64_t j = 0; j < k->n_idx; j++)
+				yr[j * k->inner] = j == best ? 1.0f : 0.0f;
+		}
+}
