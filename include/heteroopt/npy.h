@@ -39,6 +39,9 @@ int ho_npy_parse_header(const void *buf, size_t len, struct ho_npy *out, struct 
 int ho_npy_write(const char *path, const char *descr, int ndim, const int64_t *shape,
 		 const void *data, struct ho_error *err);
 void ho_npy_free(struct ho_npy *n);
+/* The ONNX element type of a numpy dtype string (HO_DT_UNDEFINED: none), and back (NULL). */
+int ho_npy_dtype(const char *descr);
+const char *ho_npy_descr(int dtype);
 
 #ifdef __cplusplus
 }

@@ -133,6 +133,9 @@ void ho_rt_free(struct ho_rt *rt);
 /* Copy an input in: float32 data of exactly the bound shape's element count. */
 int ho_rt_set_input(struct ho_rt *rt, const char *name, const int64_t *shape, int rank,
 		    const float *data, struct ho_error *err);
+/* The same for an input of any fixed-size type: dtype must be the model's. */
+int ho_rt_set_input_data(struct ho_rt *rt, const char *name, int dtype, const int64_t *shape,
+			 int rank, const void *data, struct ho_error *err);
 /*
  * Run every node once; inputs must all have been set.  The first run of a
  * plan over several devices starts its threads (a worker per device, a copy
@@ -142,6 +145,8 @@ int ho_rt_set_input(struct ho_rt *rt, const char *name, const int64_t *shape, in
 int ho_rt_run(struct ho_rt *rt, struct ho_error *err);
 /* Output i (0..g->n_outputs-1) of the last run: its tensor and its data. */
 const float *ho_rt_output(const struct ho_rt *rt, uint32_t i, const struct ho_tensor **t);
+/* The same for an output of any type: (*t)->dtype says which. */
+const void *ho_rt_output_data(const struct ho_rt *rt, uint32_t i, const struct ho_tensor **t);
 const struct ho_rt_report *ho_rt_last_report(const struct ho_rt *rt);
 
 #ifdef __cplusplus

@@ -48,7 +48,7 @@ check "unknown input name" 1 "no input named 'image'" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "image=$tmp/x2.npy" -o "$tmp/out"
 check "wrong spatial size" 1 "input" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/small.npy" -o "$tmp/out"
-check "float64 input" 1 "must be float32" -- \
+check "float64 input" 1 "dtype <f8; input 'input' is float32 (<f4)" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/f64.npy" -o "$tmp/out"
 check "malformed .npy" 1 "junk.npy" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/junk.npy" -o "$tmp/out"
@@ -174,4 +174,29 @@ check "device failure mid-run: named, nothing written" 1 "device failure (inject
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/sq.json" \
 	--inject-failure /features/features.3/squeeze/Conv -o "$tmp/failed"
 check "... and no output from the failed run" 0 "" -- test ! -e "$tmp/failed/logits.npy"
+# Tensors of other types, end to end through .npy: int64 indices in, an int64 tensor out.
+$PY - "$tmp" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as T
+d = sys.argv[1]
+nodes = [h.make_node("Gather", ["x", "idx"], ["y"], axis=0), h.make_node("Transpose", ["k"], ["kt"])]
+g = h.make_graph(nodes, "typed", [h.make_tensor_value_info("x", T.FLOAT, [5, 3]),
+    h.make_tensor_value_info("idx", T.INT64, [4]), h.make_tensor_value_info("k", T.INT64, [2, 3])],
+    [h.make_tensor_value_info("y", T.FLOAT, [4, 3]), h.make_tensor_value_info("kt", T.INT64, [3, 2])])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), d + "/typed.onnx")
+np.save(d + "/tx.npy", np.arange(15, dtype=np.float32).reshape(5, 3))
+np.save(d + "/tidx.npy", np.array([4, 0, -1, 2], dtype=np.int64))
+np.save(d + "/tk.npy", (np.arange(6, dtype=np.int64) + (1 << 40)).reshape(2, 3))
+np.save(d + "/tidx32.npy", np.array([4, 0, 1, 2], dtype=np.int32))
+PYEOF
+check "int64 in, int64 out" 0 "output kt:" -- \
+	$EXE run "$tmp/typed.onnx" --input "x=$tmp/tx.npy" --input "idx=$tmp/tidx.npy" --input "k=$tmp/tk.npy" -o "$tmp/typed"
+check "... the outputs as numpy computes them, in their types" 0 "" -- $PY -c "
+import numpy as np
+y, kt = np.load('$tmp/typed/y.npy'), np.load('$tmp/typed/kt.npy')
+x, k = np.load('$tmp/tx.npy'), np.load('$tmp/tk.npy')
+assert y.dtype == np.float32 and (y == x[[4, 0, -1, 2]]).all(), y
+assert kt.dtype == np.int64 and (kt == k.T).all(), kt"
+check "an int32 file for an int64 input is refused" 1 "dtype <i4; input 'idx' is int64 (<i8)" -- \
+	$EXE run "$tmp/typed.onnx" --input "x=$tmp/tx.npy" --input "idx=$tmp/tidx32.npy" --input "k=$tmp/tk.npy" -o "$tmp/typed"
 [ "$fails" = 0 ]

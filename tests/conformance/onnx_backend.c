@@ -67,13 +67,50 @@ static int cb_set(struct cb_outcome *o, enum cb_result r, const char *fmt, ...)
 	return -1;
 }
 
-static bool cb_close(float got, float want)
+static bool cb_close(double got, double want)
 {
 	if (isnan(want))
 		return isnan(got);
 	if (isinf(want))
 		return got == want;
-	return fabsf(got - want) <= 1e-5f + 1e-3f * fabsf(want);
+	return fabs(got - want) <= 1e-5 + 1e-3 * fabs(want);
+}
+
+/* IEEE half to double (float16 outputs are compared as numbers). */
+static double cb_half(uint16_t h)
+{
+	int e = (h >> 10) & 31, m = h & 1023;
+	double v = e == 0    ? ldexp(m, -24)
+		   : e == 31 ? (m ? NAN : INFINITY)
+			     : ldexp(m + 1024, e - 25);
+
+	return h & 0x8000 ? -v : v;
+}
+
+/* Element i of a tensor of dtype as a number; false for types compared bit for bit. */
+static bool cb_real(int dtype, const void *p, int64_t i, double *v)
+{
+	uint32_t u;
+	float f;
+
+	switch (dtype) {
+	case HO_DT_FLOAT:
+		*v = ((const float *)p)[i];
+		return true;
+	case HO_DT_DOUBLE:
+		*v = ((const double *)p)[i];
+		return true;
+	case HO_DT_FLOAT16:
+		*v = cb_half(((const uint16_t *)p)[i]);
+		return true;
+	case HO_DT_BFLOAT16:
+		u = (uint32_t)((const uint16_t *)p)[i] << 16;
+		memcpy(&f, &u, 4);
+		*v = f;
+		return true;
+	default:
+		return false;
+	}
 }
 
 static void cb_shape_str(const struct ho_shape *s, char *buf, size_t n)
@@ -163,39 +200,48 @@ static int cb_data_set(const char *model, const char *dir, struct cb_outcome *o)
 				      t->name, a, b);
 		}
 	}
-	for (uint32_t k = 0; k < n_in; k++)
-		if (in[k].dtype != HO_DT_FLOAT)
-			return cb_set(o, CB_REFUSED, "input type: %s", ho_dtype_name(in[k].dtype));
-	for (uint32_t k = 0; k < n_want; k++)
-		if (want[k].dtype != HO_DT_FLOAT)
-			return cb_set(o, CB_REFUSED, "output type: %s",
-				      ho_dtype_name(want[k].dtype));
 	if (ho_rt_new(g, &ro, &rt, &err))
 		return cb_set(o, CB_REFUSED, "plan: %s", err.msg);
 	for (uint32_t k = 0; k < n_in; k++) {
 		int32_t t = cb_input_of(g, in_name[k], k);
 
-		if (ho_rt_set_input(rt, g->tensors[t].name, in[k].shape.dim, in[k].shape.rank,
-				    in[k].data, &err))
+		if (ho_rt_set_input_data(rt, g->tensors[t].name, in[k].dtype, in[k].shape.dim,
+					 in[k].shape.rank, in[k].data, &err))
 			return cb_set(o, CB_REFUSED, "input: %s", err.msg);
 	}
 	if (ho_rt_run(rt, &err))
 		return cb_set(o, CB_REFUSED, "run: %s", err.msg);
 	for (uint32_t k = 0; k < n_want; k++) {
 		const struct ho_tensor *t;
-		const float *got = ho_rt_output(rt, k, &t);
+		const void *got = ho_rt_output_data(rt, k, &t);
 		int64_t n = ho_shape_numel(&want[k].shape);
-		const float *w = want[k].data;
+		int es = ho_dtype_size(want[k].dtype);
 
 		if (!cb_same_shape(&t->shape, &want[k].shape)) {
 			cb_shape_str(&t->shape, a, sizeof(a));
 			cb_shape_str(&want[k].shape, b, sizeof(b));
 			return cb_set(o, CB_WRONG, "output %s is %s, wanted %s", t->name, a, b);
 		}
-		for (int64_t i = 0; i < n; i++)
-			if (!got || !cb_close(got[i], w[i]))
-				return cb_set(o, CB_WRONG, "output %s[%lld] = %g, wanted %g",
-					      t->name, (long long)i, got ? got[i] : NAN, w[i]);
+		if (t->dtype != want[k].dtype)
+			return cb_set(o, CB_WRONG, "output %s is %s, wanted %s", t->name,
+				      ho_dtype_name(t->dtype), ho_dtype_name(want[k].dtype));
+		if (n > 0 && !got)
+			return cb_set(o, CB_WRONG, "output %s has no data", t->name);
+		for (int64_t i = 0; i < n; i++) {
+			double gv, wv;
+
+			if (cb_real(t->dtype, got, i, &gv)) {
+				cb_real(t->dtype, want[k].data, i, &wv);
+				if (!cb_close(gv, wv))
+					return cb_set(o, CB_WRONG,
+						      "output %s[%lld] = %g, wanted %g", t->name,
+						      (long long)i, gv, wv);
+			} else if (memcmp((const char *)got + i * es,
+					  (const char *)want[k].data + i * es, (size_t)es)) {
+				return cb_set(o, CB_WRONG, "output %s (%s): element %lld differs",
+					      t->name, ho_dtype_name(t->dtype), (long long)i);
+			}
+		}
 	}
 	/* the process ends here: the plan, graph and tensors go with it */
 	return cb_set(o, CB_PASS, "%s", "");

@@ -292,9 +292,13 @@ int cmd_run(int argc, char **argv)
 
 		if (ho_npy_read(eq + 1, &in[i], &err))
 			goto fail;
-		if (strcmp(in[i].descr, "<f4")) {
-			cli_error("run: %s: dtype %s; inputs must be float32 (<f4)", eq + 1,
-				  in[i].descr);
+		int32_t tid = ho_graph_find_tensor(g, in_name[i]);
+		int want = tid >= 0 ? g->tensors[tid].dtype : HO_DT_FLOAT;
+
+		if (ho_npy_dtype(in[i].descr) != want) {
+			cli_error("run: %s: dtype %s; input '%s' is %s (%s)", eq + 1, in[i].descr,
+				  in_name[i], ho_dtype_name(want),
+				  ho_npy_descr(want) ? ho_npy_descr(want) : "no .npy type");
 			goto out;
 		}
 		if (in[i].ndim > HO_MAX_RANK) {
@@ -320,7 +324,8 @@ int cmd_run(int argc, char **argv)
 	if (ho_rt_new(g, &ro, &rt, &err))
 		goto fail;
 	for (int i = 0; i < n_in; i++)
-		if (ho_rt_set_input(rt, in_name[i], in[i].shape, in[i].ndim, in[i].data, &err))
+		if (ho_rt_set_input_data(rt, in_name[i], ho_npy_dtype(in[i].descr), in[i].shape,
+					 in[i].ndim, in[i].data, &err))
 			goto fail;
 	for (unsigned long long w = 0; w < a.warmup; w++)
 		if (ho_rt_run(rt, &err))
@@ -360,12 +365,13 @@ int cmd_run(int argc, char **argv)
 	}
 	for (uint32_t i = 0; i < g->n_outputs; i++) {
 		const struct ho_tensor *t;
-		const float *y = ho_rt_output(rt, i, &t);
+		const void *y = ho_rt_output_data(rt, i, &t);
+		const char *descr = ho_npy_descr(t->dtype);
 		char path[4096];
 
-		if (t->dtype != HO_DT_FLOAT) {
-			cli_error("run: output '%s' is %s; only float32 outputs are written",
-				  t->name, ho_dtype_name(t->dtype));
+		if (!descr) {
+			cli_error("run: output '%s' is %s, which .npy cannot hold", t->name,
+				  ho_dtype_name(t->dtype));
 			goto out;
 		}
 		/* Output names like "save_infer_model/scale_0.tmp_1" are not file names. */
@@ -374,7 +380,7 @@ int cmd_run(int argc, char **argv)
 		for (const char *c = t->name; *c && len < (int)sizeof(path) - 5; c++)
 			path[len++] = (*c == '/' || *c == '\\') ? '_' : *c;
 		snprintf(path + len, sizeof(path) - (size_t)len, ".npy");
-		if (ho_npy_write(path, "<f4", t->shape.rank, t->shape.dim, y, &err))
+		if (ho_npy_write(path, descr, t->shape.rank, t->shape.dim, y, &err))
 			goto fail;
 		printf("output %s: %s\n", t->name, path);
 	}

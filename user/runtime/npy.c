@@ -11,13 +11,33 @@
 
 #include "common.h"
 
+/* numpy's names of the element types, and the ONNX type each is */
 static const struct {
 	const char *descr;
 	uint32_t size;
+	int dtype;
 } npy_types[] = {
-    {"<f4", 4}, {"<f8", 8}, {"<f2", 2}, {"<i8", 8}, {"<i4", 4}, {"<i2", 2},
-    {"|i1", 1}, {"<u8", 8}, {"<u4", 4}, {"<u2", 2}, {"|u1", 1}, {"|b1", 1},
+    {"<f4", 4, HO_DT_FLOAT},  {"<f8", 8, HO_DT_DOUBLE}, {"<f2", 2, HO_DT_FLOAT16},
+    {"<i8", 8, HO_DT_INT64},  {"<i4", 4, HO_DT_INT32},	{"<i2", 2, HO_DT_INT16},
+    {"|i1", 1, HO_DT_INT8},   {"<u8", 8, HO_DT_UINT64}, {"<u4", 4, HO_DT_UINT32},
+    {"<u2", 2, HO_DT_UINT16}, {"|u1", 1, HO_DT_UINT8},	{"|b1", 1, HO_DT_BOOL},
 };
+
+int ho_npy_dtype(const char *descr)
+{
+	for (size_t i = 0; i < sizeof(npy_types) / sizeof(npy_types[0]); i++)
+		if (!strcmp(descr, npy_types[i].descr))
+			return npy_types[i].dtype;
+	return HO_DT_UNDEFINED;
+}
+
+const char *ho_npy_descr(int dtype)
+{
+	for (size_t i = 0; i < sizeof(npy_types) / sizeof(npy_types[0]); i++)
+		if (npy_types[i].dtype == dtype)
+			return npy_types[i].descr;
+	return NULL;
+}
 
 static uint32_t npy_type_size(const char *descr)
 {

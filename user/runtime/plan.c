@@ -885,6 +885,12 @@ fail:
 int ho_rt_set_input(struct ho_rt *rt, const char *name, const int64_t *shape, int rank,
 		    const float *data, struct ho_error *err)
 {
+	return ho_rt_set_input_data(rt, name, HO_DT_FLOAT, shape, rank, data, err);
+}
+
+int ho_rt_set_input_data(struct ho_rt *rt, const char *name, int dtype, const int64_t *shape,
+			 int rank, const void *data, struct ho_error *err)
+{
 	const struct ho_graph *g = rt->g;
 
 	for (uint32_t i = 0; i < g->n_inputs; i++) {
@@ -893,9 +899,9 @@ int ho_rt_set_input(struct ho_rt *rt, const char *name, const int64_t *shape, in
 
 		if (strcmp(t->name, name))
 			continue;
-		if (t->dtype != HO_DT_FLOAT)
-			return ho_err(err, -EINVAL, "input '%s' is %s; only float32 inputs are fed",
-				      name, ho_dtype_name(t->dtype));
+		if (t->dtype != dtype || !ho_dtype_size(dtype))
+			return ho_err(err, -EINVAL, "input '%s' is %s, and %s data was given", name,
+				      ho_dtype_name(t->dtype), ho_dtype_name(dtype));
 		if (rank != t->shape.rank)
 			return ho_err(err, -EINVAL, "input '%s': rank %d given, the model has %d",
 				      name, rank, t->shape.rank);

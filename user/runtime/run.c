@@ -551,6 +551,16 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 
 const float *ho_rt_output(const struct ho_rt *rt, uint32_t i, const struct ho_tensor **t)
 {
+	const struct ho_tensor *tt = NULL;
+	const void *p = ho_rt_output_data(rt, i, &tt);
+
+	if (t)
+		*t = tt;
+	return p && tt->dtype == HO_DT_FLOAT ? p : NULL;
+}
+
+const void *ho_rt_output_data(const struct ho_rt *rt, uint32_t i, const struct ho_tensor **t)
+{
 	int32_t id;
 
 	if (i >= rt->g->n_outputs)

@@ -105,11 +105,11 @@ int ho_cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t node
 	c->channels_last = channels_last;
 	if (*n->domain)
 		return ho_cpu_unsupported(err, n, "runs the default ONNX domain only");
-	if (ho_op_is_view(op) || !strcmp(op, "Constant"))
+	if (!strcmp(op, "Constant"))
 		return 0;
 	if (n->n_outputs < 1 || n->outputs[0] < 0)
 		return ho_cpu_unsupported(err, n, "needs the first output");
-	/* an output beyond those its kernel writes, when read, is refused */
+	/* an output beyond those its kernel writes (a view: its first), when read, is refused */
 	const struct ho_cpu_kernel_reg *reg = ho_cpu_kernel_reg(op);
 	uint32_t written = reg && reg->outputs ? reg->outputs : 1;
 
@@ -126,6 +126,11 @@ int ho_cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t node
 			return ho_cpu_unsupported(err, n, why);
 		}
 	}
+	if (ho_op_is_view(op))
+		return 0;
+	/* kernels check their own types too; this one makes a missed check a refusal */
+	if (reg && !reg->any_type && g->tensors[n->outputs[0]].dtype != HO_DT_FLOAT)
+		return ho_cpu_unsupported(err, n, "computes float32 outputs only");
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		return ho_err(err, -ENOMEM, "out of memory");

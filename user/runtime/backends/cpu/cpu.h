@@ -182,6 +182,7 @@ struct ho_cpu_kernel_reg {
 	ho_cpu_prep_fn prepare;
 	dnnl_alg_kind_t eltwise_alg; /* 0 (dnnl_alg_kind_undef): not element-wise */
 	uint32_t outputs;	     /* outputs its kernels can write; 0: the first only */
+	bool any_type;		     /* moves elements of any fixed size; else float32 out */
 };
 const struct ho_cpu_kernel_reg *ho_cpu_kernel_reg(const char *op_type);
 

@@ -29,7 +29,7 @@ static bool eltwise_params(const struct ho_graph *g, const struct ho_node *n, vo
 	} else if (!strcmp(n->op_type, "Pow")) {
 		const struct ho_tensor *e = ho_cpu_in_t(g, n, 1);
 
-		if (!e || ho_shape_numel(&e->shape) != 1 ||
+		if (!e || ho_shape_numel(&e->shape) != 1 || e->dtype != HO_DT_FLOAT ||
 		    !(e->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED)))
 			return false; /* an exponent per element, or computed: not element-wise */
 		*alpha = 1.0f;

@@ -56,58 +56,59 @@ HO_PLAIN(k_hardmax, ho_cpu_prep_hardmax(g, n, buf, k, err))
 
 static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* convolution (conv.c) */
-    {"Conv", k_conv, 0, 0},
-    {"ConvTranspose", k_conv, 0, 0},
+    {"Conv", k_conv, 0, 0, false},
+    {"ConvTranspose", k_conv, 0, 0, false},
     /* normalisation and reductions (norm.c) */
-    {"BatchNormalization", k_bnorm, 0, 0},
-    {"Softmax", k_softmax, 0, 0},
-    {"LogSoftmax", k_softmax, 0, 0},
-    {"Hardmax", k_hardmax, 0, 0},		/* a loop (unary.c) */
-    {"LayerNormalization", k_layer_norm, 0, 3}, /* with Mean and InvStdDev */
+    {"BatchNormalization", k_bnorm, 0, 0, false},
+    {"Softmax", k_softmax, 0, 0, false},
+    {"LogSoftmax", k_softmax, 0, 0, false},
+    {"Hardmax", k_hardmax, 0, 0, false},	       /* a loop (unary.c) */
+    {"LayerNormalization", k_layer_norm, 0, 3, false}, /* with Mean and InvStdDev */
     /* pooling (pool.c) */
-    {"MaxPool", k_pool, 0, 0},
-    {"AveragePool", k_pool, 0, 0},
-    {"GlobalAveragePool", k_pool, 0, 0},
-    {"GlobalMaxPool", k_pool, 0, 0},
+    {"MaxPool", k_pool, 0, 0, false},
+    {"AveragePool", k_pool, 0, 0, false},
+    {"GlobalAveragePool", k_pool, 0, 0, false},
+    {"GlobalMaxPool", k_pool, 0, 0, false},
     /* element-wise, one input (eltwise.c): also post-ops of a Conv or MatMul */
-    {"Relu", k_eltwise, dnnl_eltwise_relu, 0},
-    {"LeakyRelu", k_eltwise, dnnl_eltwise_relu, 0},
-    {"Sigmoid", k_eltwise, dnnl_eltwise_logistic, 0},
-    {"Tanh", k_eltwise, dnnl_eltwise_tanh, 0},
-    {"Exp", k_eltwise, dnnl_eltwise_exp, 0},
-    {"Log", k_eltwise, dnnl_eltwise_log, 0},
-    {"Sqrt", k_eltwise, dnnl_eltwise_sqrt, 0},
-    {"Abs", k_eltwise, dnnl_eltwise_abs, 0},
-    {"Elu", k_eltwise, dnnl_eltwise_elu, 0},
-    {"Softplus", k_eltwise, dnnl_eltwise_soft_relu, 0},
-    {"Clip", k_eltwise, dnnl_eltwise_clip_v2, 0},
-    {"HardSigmoid", k_eltwise, dnnl_eltwise_linear, 0}, /* then clipped to [0, 1] by a post-op */
-    {"Pow", k_eltwise, dnnl_eltwise_pow, 0},		/* by a constant scalar exponent */
+    {"Relu", k_eltwise, dnnl_eltwise_relu, 0, false},
+    {"LeakyRelu", k_eltwise, dnnl_eltwise_relu, 0, false},
+    {"Sigmoid", k_eltwise, dnnl_eltwise_logistic, 0, false},
+    {"Tanh", k_eltwise, dnnl_eltwise_tanh, 0, false},
+    {"Exp", k_eltwise, dnnl_eltwise_exp, 0, false},
+    {"Log", k_eltwise, dnnl_eltwise_log, 0, false},
+    {"Sqrt", k_eltwise, dnnl_eltwise_sqrt, 0, false},
+    {"Abs", k_eltwise, dnnl_eltwise_abs, 0, false},
+    {"Elu", k_eltwise, dnnl_eltwise_elu, 0, false},
+    {"Softplus", k_eltwise, dnnl_eltwise_soft_relu, 0, false},
+    {"Clip", k_eltwise, dnnl_eltwise_clip_v2, 0, false},
+    {"HardSigmoid", k_eltwise, dnnl_eltwise_linear, 0,
+     false},					    /* then clipped to [0, 1] by a post-op */
+    {"Pow", k_eltwise, dnnl_eltwise_pow, 0, false}, /* by a constant scalar exponent */
     /* element-wise, two inputs with broadcasting (eltwise.c) */
-    {"Add", k_binary, 0, 0},
-    {"Sub", k_binary, 0, 0},
-    {"Mul", k_binary, 0, 0},
-    {"Div", k_binary, 0, 0},
-    {"Max", k_binary, 0, 0},
-    {"Min", k_binary, 0, 0},
+    {"Add", k_binary, 0, 0, false},
+    {"Sub", k_binary, 0, 0, false},
+    {"Mul", k_binary, 0, 0, false},
+    {"Div", k_binary, 0, 0, false},
+    {"Max", k_binary, 0, 0, false},
+    {"Min", k_binary, 0, 0, false},
     /* matrix products (matmul.c) */
-    {"MatMul", k_matmul, 0, 0},
-    {"Gemm", k_gemm, 0, 0},
+    {"MatMul", k_matmul, 0, 0, false},
+    {"Gemm", k_gemm, 0, 0, false},
     /* concatenation (concat.c) */
-    {"Concat", k_concat, 0, 0},
+    {"Concat", k_concat, 0, 0, false},
     /* index maps (index_map.c) */
-    {"Transpose", k_transpose, 0, 0},
-    {"Slice", k_slice, 0, 0},
-    {"Gather", k_gather, 0, 0},
-    {"Resize", k_resize, 0, 0},
-    {"Upsample", k_resize, 0, 0},
+    {"Transpose", k_transpose, 0, 0, true},
+    {"Slice", k_slice, 0, 0, true},
+    {"Gather", k_gather, 0, 0, true},
+    {"Resize", k_resize, 0, 0, false},
+    {"Upsample", k_resize, 0, 0, false},
 };
 
 const struct ho_cpu_kernel_reg *ho_cpu_kernel_reg(const char *op_type)
 {
 	/* families that list their operators once, in their own table */
-	static const struct ho_cpu_kernel_reg unary = {"(unary.c)", k_unary, 0, 0},
-					      reduce = {"(norm.c)", k_reduce, 0, 0};
+	static const struct ho_cpu_kernel_reg unary = {"(unary.c)", k_unary, 0, 0, false},
+					      reduce = {"(norm.c)", k_reduce, 0, 0, false};
 
 	for (size_t i = 0; i < sizeof(ho_cpu_kernels) / sizeof(ho_cpu_kernels[0]); i++)
 		if (!strcmp(ho_cpu_kernels[i].op, op_type))

@@ -20,8 +20,8 @@ int ho_cpu_prep_pool(struct ho_backend *c, const struct ho_graph *g, const struc
 	dnnl_alg_kind_t alg;
 	const char *ap = ho_cpu_auto_pad(n);
 
-	if (!x || x->shape.rank != 4)
-		return ho_cpu_unsupported(err, n, "pools rank-4 (NCHW) tensors only");
+	if (!x || x->shape.rank != 4 || x->dtype != HO_DT_FLOAT)
+		return ho_cpu_unsupported(err, n, "pools float32 rank-4 (NCHW) tensors only");
 	if (!global && (!ho_cpu_attr_ints(n, "kernel_shape", ks, 2, 1) ||
 			!ho_cpu_attr_ints(n, "strides", st, 2, 1) ||
 			!ho_cpu_attr_ints(n, "dilations", dl, 2, 1) ||
