@@ -110,7 +110,7 @@ int ho_cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t node
 	if (n->n_outputs < 1 || n->outputs[0] < 0)
 		return ho_cpu_unsupported(err, n, "needs the first output");
 	/* an output beyond those its kernel writes (a view: its first), when read, is refused */
-	const struct ho_cpu_kernel_reg *reg = ho_cpu_kernel_reg(op);
+	const struct ho_cpu_kernel_reg *reg = ho_cpu_kernel_for(g, n);
 	uint32_t written = reg && reg->outputs ? reg->outputs : 1;
 
 	for (uint32_t o = written; o < n->n_outputs; o++) {
@@ -166,6 +166,11 @@ int ho_cpu_launch(struct ho_backend *c, struct ho_kernel *k, struct ho_error *er
 		return 0;
 	case HO_K_LAYER_NORM:
 		ho_cpu_run_layer_norm(k);
+		return 0;
+	case HO_K_LOOP:
+		if (ho_cpu_run_loop(k))
+			return ho_err(err, -EINVAL, "node '%s' (%s): an index is out of range",
+				      k->name, k->op);
 		return 0;
 	case HO_K_GATHER:
 		if (ho_cpu_run_gather(k))

@@ -35,7 +35,23 @@ enum ho_cpu_kind {
 	HO_K_GATHER,
 	HO_K_UNARY,
 	HO_K_HARDMAX,
-	HO_K_LAYER_NORM
+	HO_K_LAYER_NORM,
+	HO_K_LOOP
+};
+
+/* HO_K_LOOP (typed.c): a loop over elements of any numeric type */
+struct ho_kernel;
+struct ho_typed {
+	int (*run)(const struct ho_kernel *k);
+	int op, dom, n_in;
+	const void *in[3];
+	int in_dt[3];
+	struct ho_shape in_shape[3];
+	int64_t stride[3][HO_MAX_RANK]; /* per input, per output axis: 0 where it broadcasts */
+	void *out;
+	int out_dt;
+	struct ho_shape out_shape;
+	int64_t outer, inner, axis_dim, axis, iparam[2];
 };
 
 struct ho_kernel {
@@ -86,6 +102,7 @@ struct ho_kernel {
 	const float *ln_scale, *ln_bias;
 	float *ln_mean, *ln_inv_std; /* NULL: not asked for */
 	float ln_eps;
+	struct ho_typed typed;
 };
 
 int ho_cpu_open(int threads, struct ho_backend **out, struct ho_error *err);
@@ -152,6 +169,13 @@ int ho_cpu_int_input(const struct ho_graph *g, const struct ho_node *n, uint32_t
 		     void *const *buf, int64_t *v, int max);
 int ho_cpu_prep_slice(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		      struct ho_kernel *k, struct ho_error *err);
+bool ho_cpu_is_typed(const char *op_type);
+int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		      struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_run_loop(const struct ho_kernel *k);
+/* The kernel family that runs n: its operator's, or the typed loops' for other types. */
+const struct ho_cpu_kernel_reg *ho_cpu_kernel_for(const struct ho_graph *g,
+						  const struct ho_node *n);
 bool ho_cpu_is_unary(const char *op_type);
 int ho_cpu_prep_unary(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		      struct ho_kernel *k, struct ho_error *err);

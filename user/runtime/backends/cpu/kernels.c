@@ -53,6 +53,7 @@ HO_PLAIN(k_reduce, ho_cpu_prep_reduce(c, g, n, buf, k, err))
 HO_PLAIN(k_layer_norm, ho_cpu_prep_layer_norm(c, g, n, buf, k, err))
 HO_PLAIN(k_unary, ho_cpu_prep_unary(g, n, buf, k, err))
 HO_PLAIN(k_hardmax, ho_cpu_prep_hardmax(g, n, buf, k, err))
+HO_PLAIN(k_typed, ho_cpu_prep_typed(g, n, buf, k, err))
 
 static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* convolution (conv.c) */
@@ -114,4 +115,22 @@ const struct ho_cpu_kernel_reg *ho_cpu_kernel_reg(const char *op_type)
 		if (!strcmp(ho_cpu_kernels[i].op, op_type))
 			return &ho_cpu_kernels[i];
 	return ho_cpu_is_unary(op_type) ? &unary : ho_cpu_is_reduce(op_type) ? &reduce : NULL;
+}
+
+const struct ho_cpu_kernel_reg *ho_cpu_kernel_for(const struct ho_graph *g, const struct ho_node *n)
+{
+	/* the typed loops check every type themselves */
+	static const struct ho_cpu_kernel_reg typed = {"(typed.c)", k_typed, 0, 0, true};
+	const struct ho_cpu_kernel_reg *reg = ho_cpu_kernel_reg(n->op_type);
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *e = ho_cpu_in_t(g, n, 1);
+	/* oneDNN's Pow takes one constant float32 exponent */
+	bool pow_tensor = !strcmp(n->op_type, "Pow") && e &&
+			  (e->dtype != HO_DT_FLOAT || ho_shape_numel(&e->shape) != 1 ||
+			   !(e->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED)));
+
+	if (ho_cpu_is_typed(n->op_type) &&
+	    (!reg || pow_tensor || g->tensors[n->outputs[0]].dtype != HO_DT_FLOAT ||
+	     (x && x->dtype != HO_DT_FLOAT)))
+		return &typed;
+	return reg;
 }

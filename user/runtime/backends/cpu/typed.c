@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Kernels over every numeric element type, as plain loops: the operators
+ * oneDNN has no primitive for at all (comparisons, logic, Mod, BitShift,
+ * Where, Cast, ArgMax/ArgMin, Trilu, GatherElements) and the arithmetic
+ * ones on types its binary primitive does not take (int64 and the rest).
+ *
+ * Each element is read as a number of its type's domain (double for the
+ * floating types, int64 for the signed ones, uint64 for the unsigned ones
+ * and bool), computed on there, and written back in the output's type.
+ * Integer division by zero gives 0 rather than a trap.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cpu.h"
+
+enum ho_domain { HO_DOM_NONE, HO_DOM_F, HO_DOM_S, HO_DOM_U };
+
+struct ho_num {
+	double f;
+	int64_t s;
+	uint64_t u;
+};
+
+static enum ho_domain ho_domain_of(int dtype)
+{
+	switch (dtype) {
+	case HO_DT_FLOAT:
+	case HO_DT_DOUBLE:
+	case HO_DT_FLOAT16:
+	case HO_DT_BFLOAT16:
+		return HO_DOM_F;
+	case HO_DT_INT8:
+	case HO_DT_INT16:
+	case HO_DT_INT32:
+	case HO_DT_INT64:
+		return HO_DOM_S;
+	case HO_DT_UINT8:
+	case HO_DT_UINT16:
+	case HO_DT_UINT32:
+	case HO_DT_UINT64:
+	case HO_DT_BOOL:
+		return HO_DOM_U;
+	default:
+		return HO_DOM_NONE;
+	}
+}
+
+static float ho_half_to_float(uint16_t h)
+{
+	int e = (h >> 10) & 31, m = h & 1023;
+	float v = e == 0    ? ldexpf((float)m, -24)
+		  : e == 31 ? (m ? NAN : INFINITY)
+			    : ldexpf((float)(m + 1024), e - 25);
+
+	return h & 0x8000 ? -v : v;
+}
+
+/* Round to nearest even, as a float32 to float16 conversion does. */
+static uint16_t ho_float_to_half(float f)
+{
+	uint32_t x;
+	uint16_t sign;
+
+	memcpy(&x, &f, 4);
+	sign = (uint16_t)((x >> 16) & 0x8000);
+	x &= 0x7fffffff;
+	if (x > 0x7f800000)
+		return sign | 0x7e00; /* NaN */
+	if (x >= 0x477ff000)
+		return sign | 0x7c00; /* overflows to infinity */
+	if (x < 0x38800000) {	      /* a subnormal half (or zero) */
+		float a;
+
+		memcpy(&a, &x, 4);
+		return sign | (uint16_t)lrintf(a * 16777216.0f);
+	}
+	uint32_t r = x + 0xfff + ((x >> 13) & 1) - 0x38000000;
+
+	return sign | (uint16_t)(r >> 13);
+}
+
+static struct ho_num ho_get(int dtype, const void *p, int64_t i)
+{
+	struct ho_num v = {0};
+	uint32_t w;
+	float f;
+
+	switch (dtype) {
+	case HO_DT_FLOAT:
+		v.f = ((const float *)p)[i];
+		break;
+	case HO_DT_DOUBLE:
+		v.f = ((const double *)p)[i];
+		break;
+	case HO_DT_FLOAT16:
+		v.f = ho_half_to_float(((const uint16_t *)p)[i]);
+		break;
+	case HO_DT_BFLOAT16:
+		w = (uint32_t)((const uint16_t *)p)[i] << 16;
+		memcpy(&f, &w, 4);
+		v.f = f;
+		break;
+	case HO_DT_INT8:
+		v.s = ((const int8_t *)p)[i];
+		break;
+	case HO_DT_INT16:
+		v.s = ((const int16_t *)p)[i];
+		break;
+	case HO_DT_INT32:
+		v.s = ((const int32_t *)p)[i];
+		break;
+	case HO_DT_INT64:
+		v.s = ((const int64_t *)p)[i];
+		break;
+	case HO_DT_UINT8:
+	case HO_DT_BOOL:
+		v.u = ((const uint8_t *)p)[i];
+		break;
+	case HO_DT_UINT16:
+		v.u = ((const uint16_t *)p)[i];
+		break;
+	case HO_DT_UINT32:
+		v.u = ((const uint32_t *)p)[i];
+		break;
+	case HO_DT_UINT64:
+		v.u = ((const uint64_t *)p)[i];
+		break;
+	}
+	return v;
+}
+
+/* v of domain from as a number of domain to (C's conversions, NaN to 0, clamped). */
+static struct ho_num ho_convert(struct ho_num v, enum ho_domain from, enum ho_domain to)
+{
+	struct ho_num r = {0};
+
+	if (from == to)
+		return v;
+	if (to == HO_DOM_F)
+		r.f = from == HO_DOM_S ? (double)v.s : (double)v.u;
+	else if (to == HO_DOM_S)
+		r.s = from == HO_DOM_U		      ? (int64_t)v.u
+		      : isnan(v.f)		      ? 0
+		      : v.f >= 9.2233720368547758e18  ? INT64_MAX
+		      : v.f <= -9.2233720368547758e18 ? INT64_MIN
+						      : (int64_t)v.f;
+	else
+		r.u = from == HO_DOM_S		     ? (uint64_t)v.s
+		      : isnan(v.f) || v.f <= 0	     ? 0
+		      : v.f >= 1.8446744073709552e19 ? UINT64_MAX
+						     : (uint64_t)v.f;
+	return r;
+}
+
+static void ho_set(int dtype, void *p, int64_t i, struct ho_num v)
+{
+	float f;
+	uint32_t w;
+
+	switch (dtype) {
+	case HO_DT_FLOAT:
+		((float *)p)[i] = (float)v.f;
+		break;
+	case HO_DT_DOUBLE:
+		((double *)p)[i] = v.f;
+		break;
+	case HO_DT_FLOAT16:
+		((uint16_t *)p)[i] = ho_float_to_half((float)v.f);
+		break;
+	case HO_DT_BFLOAT16:
+		f = (float)v.f;
+		memcpy(&w, &f, 4);
+		((uint16_t *)p)[i] =
+		    isnan(f) ? 0x7fc0 : (uint16_t)((w + 0x7fff + ((w >> 16) & 1)) >> 16);
+		break;
+	case HO_DT_INT8:
+		((int8_t *)p)[i] = (int8_t)v.s;
+		break;
+	case HO_DT_INT16:
+		((int16_t *)p)[i] = (int16_t)v.s;
+		break;
+	case HO_DT_INT32:
+		((int32_t *)p)[i] = (int32_t)v.s;
+		break;
+	case HO_DT_INT64:
+		((int64_t *)p)[i] = v.s;
+		break;
+	case HO_DT_BOOL:
+		((uint8_t *)p)[i] = v.u != 0;
+		break;
+	case HO_DT_UINT8:
+		((uint8_t *)p)[i] = (uint8_t)v.u;
+		break;
+	case HO_DT_UINT16:
+		((uint16_t *)p)[i] = (uint16_t)v.u;
+		break;
+	case HO_DT_UINT32:
+		((uint32_t *)p)[i] = (uint32_t)v.u;
+		break;
+	case HO_DT_UINT64:
+		((uint64_t *)p)[i] = v.u;
+		break;
+	}
+}
+
+/* ---- element-wise over broadcast inputs ---- */
+
+enum ho_tw_op {
+	TW_ADD,
+	TW_SUB,
+	TW_MUL,
+	TW_DIV,
+	TW_MIN,
+	TW_MAX,
+	TW_MOD,
+	TW_FMOD,
+	TW_POW,
+	TW_EQ,
+	TW_LT,
+	TW_LE,
+	TW_GT,
+	TW_GE,
+	TW_AND,
+	TW_OR,
+	TW_XOR,
+	TW_SHL,
+	TW_SHR,
+	TW_WHERE,
+	TW_CAST,
+};
+
+static const struct {
+	const char *op;
+	enum ho_tw_op tw;
+} ho_typed_ops[] = {
+    {"Add", TW_ADD},	       {"Sub", TW_SUB},	    {"Mul", TW_MUL},	    {"Div", TW_DIV},
+    {"Min", TW_MIN},	       {"Max", TW_MAX},	    {"Mod", TW_MOD},	    {"Pow", TW_POW},
+    {"Equal", TW_EQ},	       {"Less", TW_LT},	    {"LessOrEqual", TW_LE}, {"Greater", TW_GT},
+    {"GreaterOrEqual", TW_GE}, {"And", TW_AND},	    {"Or", TW_OR},	    {"Xor", TW_XOR},
+    {"BitShift", TW_SHL},      {"Where", TW_WHERE}, {"Cast", TW_CAST},	    {"CastLike", TW_CAST},
+};
+
+static int ho_typed_find(const char *op)
+{
+	for (size_t i = 0; i < sizeof(ho_typed_ops) / sizeof(ho_typed_ops[0]); i++)
+		if (!strcmp(ho_typed_ops[i].op, op))
+			return (int)ho_typed_ops[i].tw;
+	return -1;
+}
+
+static struct ho_num ho_tw_apply(int op, enum ho_domain d, struct ho_num a, struct ho_num b)
+{
+	struct ho_num r = {0};
+	bool c = false;
+
+	switch (op) {
+	case TW_ADD:
+		r.f = a.f + b.f, r.s = (int64_t)((uint64_t)a.s + (uint64_t)b.s), r.u = a.u + b.u;
+		return r;
+	case TW_SUB:
+		r.f = a.f - b.f, r.s = (int64_t)((uint64_t)a.s - (uint64_t)b.s), r.u = a.u - b.u;
+		return r;
+	case TW_MUL:
+		r.f = a.f * b.f, r.s = (int64_t)((uint64_t)a.s * (uint64_t)b.s), r.u = a.u * b.u;
+		return r;
+	case TW_DIV:
+		r.f = a.f / b.f;
+		r.s = b.s == 0 ? 0 : (a.s == INT64_MIN && b.s == -1) ? a.s : a.s / b.s;
+		r.u = b.u ? a.u / b.u : 0;
+		return r;
+	case TW_MIN:
+		r.f = fmin(a.f, b.f), r.s = a.s < b.s ? a.s : b.s, r.u = a.u < b.u ? a.u : b.u;
+		if (isnan(a.f) || isnan(b.f))
+			r.f = NAN;
+		return r;
+	case TW_MAX:
+		r.f = fmax(a.f, b.f), r.s = a.s > b.s ? a.s : b.s, r.u = a.u > b.u ? a.u : b.u;
+		if (isnan(a.f) || isnan(b.f))
+			r.f = NAN;
+		return r;
+	case TW_FMOD: /* the remainder with the dividend's sign */
+		r.f = fmod(a.f, b.f);
+		r.s = b.s == 0 || b.s == -1 ? 0 : a.s % b.s;
+		r.u = b.u ? a.u % b.u : 0;
+		return r;
+	case TW_MOD: /* with the divisor's sign, as Python's % */
+		r.f = b.f != 0 ? a.f - floor(a.f / b.f) * b.f : NAN;
+		r.s = b.s == 0 || b.s == -1 ? 0 : a.s % b.s;
+		if (r.s && ((r.s < 0) != (b.s < 0)))
+			r.s += b.s;
+		r.u = b.u ? a.u % b.u : 0;
+		return r;
+	case TW_POW:
+		r.f = pow(a.f, b.f);
+		r.s = 1;
+		r.u = 1;
+		if (d == HO_DOM_S && b.s < 0) /* an integer's negative power, truncated */
+			r.s = a.s == 1 ? 1 : a.s == -1 ? (b.s & 1 ? -1 : 1) : 0;
+		for (int64_t e = b.s; e > 0 && d == HO_DOM_S; e--)
+			r.s = (int64_t)((uint64_t)r.s * (uint64_t)a.s);
+		for (uint64_t e = b.u; e > 0 && d == HO_DOM_U; e--)
+			r.u *= a.u;
+		return r;
+	case TW_SHL:
+		r.u = b.u >= 64 ? 0 : a.u << b.u;
+		return r;
+	case TW_SHR:
+		r.u = b.u >= 64 ? 0 : a.u >> b.u;
+		return r;
+	case TW_EQ:
+		c = d == HO_DOM_F ? a.f == b.f : d == HO_DOM_S ? a.s == b.s : a.u == b.u;
+		break;
+	case TW_LT:
+		c = d == HO_DOM_F ? a.f < b.f : d == HO_DOM_S ? a.s < b.s : a.u < b.u;
+		break;
+	case TW_LE:
+		c = d == HO_DOM_F ? a.f <= b.f : d == HO_DOM_S ? a.s <= b.s : a.u <= b.u;
+		break;
+	case TW_GT:
+		c = d == HO_DOM_F ? a.f > b.f : d == HO_DOM_S ? a.s > b.s : a.u > b.u;
+		break;
+	case TW_GE:
+		c = d == HO_DOM_F ? a.f >= b.f : d == HO_DOM_S ? a.s >= b.s : a.u >= b.u;
+		break;
+	case TW_AND:
+		c = a.u && b.u;
+		break;
+	case TW_OR:
+		c = a.u || b.u;
+		break;
+	case TW_XOR:
+		c = !a.u != !b.u;
+		break;
+	}
+	r.u = c;
+	return r;
+}
+
+/* The strides of s (lifted to rank r) over an output of that rank: 0 along broadcast axes. */
+static void ho_tw_strides(const struct ho_shape *s, const struct ho_shape *y, int64_t *st)
+{
+	int64_t acc = 1;
+
+	for (int a = y->rank - 1; a >= 0; a--) {
+		int sa = a - (y->rank - s->rank);
+		int64_t d = sa >= 0 ? s->dim[sa] : 1;
+
+		st[a] = d == 1 ? 0 : acc;
+		acc *= d;
+	}
+}
+
+static int ho_run_typed(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+	int64_t idx[HO_MAX_RANK] = {0}, off[3] = {0}, n = ho_shape_numel(&t->out_shape);
+	int r = t->out_shape.rank;
+
+	for (int64_t i = 0; i < n; i++) {
+		struct ho_num a = ho_get(t->in_dt[0], t->in[0], off[0]), b = {0}, y;
+
+		if (t->n_in > 1)
+			b = ho_get(t->in_dt[1], t->in[1], off[1]);
+		if (t->op == TW_CAST) {
+			y = ho_convert(a, ho_domain_of(t->in_dt[0]), ho_domain_of(t->out_dt));
+		} else if (t->op == TW_WHERE) {
+			struct ho_num c = ho_get(t->in_dt[2], t->in[2], off[2]);
+
+			y = a.u ? b : c;
+		} else {
+			/* both operands in the domain computed in (Pow's exponent may differ) */
+			a = ho_convert(a, ho_domain_of(t->in_dt[0]), t->dom);
+			b = ho_convert(b, ho_domain_of(t->in_dt[1]), t->dom);
+			y = ho_tw_apply(t->op, t->dom, a, b);
+			if ((int)ho_domain_of(t->out_dt) != t->dom)
+				y = ho_convert(y, t->op >= TW_EQ ? HO_DOM_U : t->dom,
+					       ho_domain_of(t->out_dt));
+		}
+		ho_set(t->out_dt, t->out, i, y);
+		for (int ax = r - 1; ax >= 0; ax--) {
+			for (int j = 0; j < t->n_in; j++)
+				off[j] += t->stride[j][ax];
+			if (++idx[ax] < t->out_shape.dim[ax])
+				break;
+			for (int j = 0; j < t->n_in; j++)
+				off[j] -= t->stride[j][ax] * idx[ax];
+			idx[ax] = 0;
+		}
+	}
+	return 0;
+}
+
+bool ho_cpu_is_typed(const char *op_type)
+{
+	return ho_typed_find(op_type) >= 0 || !strcmp(op_type, "ArgMax") ||
+	       !strcmp(op_type, "ArgMin") || !strcmp(op_type, "Trilu") ||
+	       !strcmp(op_type, "GatherElements");
+}
+
+/* ---- ArgMax, ArgMin ---- */
+
+static int ho_run_arg(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+	enum ho_domain d = ho_domain_of(t->in_dt[0]);
+	bool max = t->op == 1, last = t->iparam[0];
+
+	for (int64_t o = 0; o < t->outer; o++)
+		for (int64_t i = 0; i < t->inner; i++) {
+			int64_t base = o * t->axis_dim * t->inner + i, best = 0;
+			struct ho_num bv = ho_get(t->in_dt[0], t->in[0], base);
+
+			for (int64_t j = 1; j < t->axis_dim; j++) {
+				struct ho_num v =
+				    ho_get(t->in_dt[0], t->in[0], base + j * t->inner);
+				int cmp = d == HO_DOM_F	  ? (v.f > bv.f) - (v.f < bv.f)
+					  : d == HO_DOM_S ? (v.s > bv.s) - (v.s < bv.s)
+							  : (v.u > bv.u) - (v.u < bv.u);
+
+				if (!max)
+					cmp = -cmp;
+				if (cmp > 0 || (cmp == 0 && last)) {
+					best = j;
+					bv = v;
+				}
+			}
+			((int64_t *)t->out)[o * t->inner + i] = best;
+		}
+	return 0;
+}
+
+/* ---- Trilu ---- */
+
+static int ho_run_trilu(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+	int64_t rows = t->out_shape.dim[t->out_shape.rank - 2],
+		cols = t->out_shape.dim[t->out_shape.rank - 1], n = ho_shape_numel(&t->out_shape),
+		diag = t->in[1] ? (t->in_dt[1] == HO_DT_INT64 ? *(const int64_t *)t->in[1]
+							      : *(const int32_t *)t->in[1])
+				: 0;
+	int es = ho_dtype_size(t->out_dt);
+
+	for (int64_t i = 0; i < n; i++) {
+		int64_t c = i % cols, rr = (i / cols) % rows;
+		bool keep = t->iparam[0] ? c - rr >= diag : c - rr <= diag;
+
+		if (keep)
+			memcpy((char *)t->out + i * es, (const char *)t->in[0] + i * es,
+			       (size_t)es);
+		else
+			memset((char *)t->out + i * es, 0, (size_t)es);
+	}
+	return 0;
+}
+
+/* ---- GatherElements ---- */
+
+static int ho_run_gather_elements(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+	const struct ho_shape *ys = &t->out_shape;
+	int64_t n = ho_shape_numel(ys), idx[HO_MAX_RANK] = {0}, xst[HO_MAX_RANK], acc = 1;
+	int r = ys->rank, es = ho_dtype_size(t->out_dt);
+
+	for (int a = r - 1; a >= 0; a--) {
+		xst[a] = acc;
+		acc *= t->in_shape[0].dim[a];
+	}
+	for (int64_t i = 0; i < n; i++) {
+		int64_t j = ho_get(t->in_dt[1], t->in[1], i).s, src = 0;
+
+		j += j < 0 ? t->axis_dim : 0;
+		if (j < 0 || j >= t->axis_dim)
+			return -EINVAL;
+		for (int a = 0; a < r; a++)
+			src += (a == t->axis ? j : idx[a]) * xst[a];
+		memcpy((char *)t->out + i * es, (const char *)t->in[0] + src * es, (size_t)es);
+		for (int a = r - 1; a >= 0; a--) {
+			if (++idx[a] < ys->dim[a])
+				break;
+			idx[a] = 0;
+		}
+	}
+	return 0;
+}
+
+int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		      struct ho_kernel *k, struct ho_error *err)
+{
+	struct ho_typed *t = &k->typed;
+	const struct ho_tensor *y = &g->tensors[n->outputs[0]], *x = ho_cpu_in_t(g, n, 0);
+	int op = ho_typed_find(n->op_type);
+
+	if (!x || !ho_dtype_size(x->dtype) || !ho_dtype_size(y->dtype) ||
+	    ho_domain_of(y->dtype) == HO_DOM_NONE || ho_domain_of(x->dtype) == HO_DOM_NONE)
+		return ho_cpu_unsupported(err, n, "runs numeric fixed-size types only");
+	if (n->n_inputs > 3)
+		return ho_cpu_unsupported(err, n, "takes up to three inputs");
+	k->kind = HO_K_LOOP;
+	t->out = buf[n->outputs[0]];
+	t->out_dt = y->dtype;
+	t->out_shape = y->shape;
+	t->n_in = 0;
+	for (uint32_t i = 0; i < n->n_inputs; i++) {
+		const struct ho_tensor *in = ho_cpu_in_t(g, n, i);
+
+		t->in[i] = in ? buf[n->inputs[i]] : NULL;
+		t->in_dt[i] = in ? in->dtype : 0;
+		if (in)
+			t->in_shape[i] = in->shape;
+		t->n_in = (int)i + 1;
+		if (in && ho_domain_of(in->dtype) == HO_DOM_NONE)
+			return ho_cpu_unsupported(err, n, "runs numeric fixed-size types only");
+	}
+	if (!strcmp(n->op_type, "ArgMax") || !strcmp(n->op_type, "ArgMin")) {
+		int64_t axis = ho_cpu_attr_i(n, "axis", 0);
+
+		axis += axis < 0 ? x->shape.rank : 0;
+		if (axis < 0 || axis >= x->shape.rank || y->dtype != HO_DT_INT64)
+			return ho_cpu_unsupported(err, n, "has an axis outside the input");
+		t->op = !strcmp(n->op_type, "ArgMax");
+		t->iparam[0] = ho_cpu_attr_i(n, "select_last_index", 0);
+		t->outer = t->inner = 1;
+		for (int a = 0; a < x->shape.rank; a++)
+			if (a < axis)
+				t->outer *= x->shape.dim[a];
+			else if (a > axis)
+				t->inner *= x->shape.dim[a];
+		t->axis_dim = x->shape.dim[axis];
+		t->run = ho_run_arg;
+		return 0;
+	}
+	if (!strcmp(n->op_type, "Trilu")) {
+		const struct ho_tensor *kt = ho_cpu_in_t(g, n, 1);
+
+		if (x->shape.rank < 2 || x->dtype != y->dtype ||
+		    (kt && (ho_shape_numel(&kt->shape) != 1 ||
+			    (kt->dtype != HO_DT_INT64 && kt->dtype != HO_DT_INT32))))
+			return ho_cpu_unsupported(err, n, "needs a matrix and an integer k");
+		t->iparam[0] = ho_cpu_attr_i(n, "upper", 1);
+		t->run = ho_run_trilu;
+		return 0;
+	}
+	if (!strcmp(n->op_type, "GatherElements")) {
+		const struct ho_tensor *ix = ho_cpu_in_t(g, n, 1);
+		int64_t axis = ho_cpu_attr_i(n, "axis", 0);
+
+		axis += axis < 0 ? x->shape.rank : 0;
+		if (!ix || (ix->dtype != HO_DT_INT64 && ix->dtype != HO_DT_INT32) ||
+		    ix->shape.rank != x->shape.rank || axis < 0 || axis >= x->shape.rank ||
+		    x->dtype != y->dtype)
+			return ho_cpu_unsupported(err, n, "needs int32/int64 indices of its rank");
+		t->axis = axis;
+		t->axis_dim = x->shape.dim[axis];
+		t->run = ho_run_gather_elements;
+		return 0;
+	}
+	if (op < 0)
+		return ho_cpu_unsupported(err, n, "has no kernel for this operator yet");
+	t->op = op;
+	t->dom = ho_domain_of(x->dtype);
+	/* an integer to a floating power: computed as doubles, then truncated */
+	if (op == TW_POW && n->n_inputs == 2 && ho_domain_of(t->in_dt[1]) == HO_DOM_F)
+		t->dom = HO_DOM_F;
+	if (op == TW_MOD && ho_cpu_attr_i(n, "fmod", 0))
+		t->op = TW_FMOD;
+	if (op == TW_SHL) {
+		const struct ho_attr *dir = ho_node_attr(n, "direction");
+
+		if (!dir || dir->type != HO_ATTR_STRING ||
+		    (strcmp(dir->s, "LEFT") && strcmp(dir->s, "RIGHT")) || t->dom != HO_DOM_U)
+			return ho_cpu_unsupported(err, n, "shifts unsigned integers LEFT or RIGHT");
+		t->op = !strcmp(dir->s, "LEFT") ? TW_SHL : TW_SHR;
+	}
+	if (op == TW_CAST) {
+		t->n_in = 1; /* CastLike's second input gives only the type */
+	} else if (op == TW_WHERE) {
+		/* Where(cond, x, y): the condition first, then the two to choose from */
+		if (n->n_inputs != 3 || t->in_dt[0] != HO_DT_BOOL || t->in_dt[1] != y->dtype ||
+		    t->in_dt[2] != y->dtype)
+			return ho_cpu_unsupported(err, n,
+						  "needs a bool condition and two of its type");
+	} else if (n->n_inputs != 2 || !t->in[1] || (op != TW_POW && t->in_dt[1] != t->in_dt[0])) {
+		return ho_cpu_unsupported(err, n, "needs two inputs of one type");
+	}
+	for (int i = 0; i < t->n_in; i++) {
+		if (!t->in[i] || t->in_shape[i].rank > y->shape.rank)
+			return ho_cpu_unsupported(err, n,
+						  "needs inputs that broadcast to its output");
+		ho_tw_strides(&t->in_shape[i], &y->shape, t->stride[i]);
+	}
+	t->run = ho_run_typed;
+	return 0;
+}
+
+int ho_cpu_run_loop(const struct ho_kernel *k)
+{
+	return k->typed.run(k);
+}
