@@ -120,6 +120,8 @@ static const struct ho_op_entry ho_ops[] = {
     {{"ReduceLogSumExp", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 1}, ho_infer_reduce},
     {{"ReduceSumSquare", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 1}, ho_infer_reduce},
     {{"ArgMax", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 1}, ho_infer_argminmax},
+    {{"NegativeLogLikelihoodLoss", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 2}, ho_infer_loss},
+    {{"SoftmaxCrossEntropyLoss", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 6}, ho_infer_loss},
     {{"ArgMin", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 1}, ho_infer_argminmax},
     {{"TopK", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 1}, ho_infer_topk},
     /* data movement and shapes */

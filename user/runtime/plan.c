@@ -911,7 +911,7 @@ int ho_rt_set_input_data(struct ho_rt *rt, const char *name, int dtype, const in
 					      "input '%s': dimension %d is %lld, the plan has %lld",
 					      name, d, (long long)shape[d],
 					      (long long)t->shape.dim[d]);
-		if (rt->home[id] >= 0)
+		if (rt->home[id] >= 0 && t->bytes) /* an empty tensor has no data */
 			memcpy(rt->buf[AT(rt, id, rt->home[id])], data, t->bytes);
 		rt->is_set[i] = 1;
 		return 0;

@@ -148,3 +148,19 @@ int ho_infer_argminmax(struct ho_infer *c)
 	set_out(c, 0, HO_DT_INT64, &o);
 	return 0;
 }
+
+/* NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss: the loss per target or reduced;
+ * SoftmaxCrossEntropyLoss's log_prob is the scores' shape. */
+int ho_infer_loss(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0), *t = in_t(c, 1);
+	struct ho_shape scalar = {.rank = 0};
+
+	if (!x || !t || x->shape.rank < 2 || t->shape.rank != x->shape.rank - 1)
+		return fail(c, "needs scores [N, C, d...] and targets [N, d...]");
+	set_out(c, 0, x->dtype,
+		strcmp(attr_s(c, "reduction", "mean"), "none") ? &scalar : &t->shape);
+	if (c->nd->n_outputs > 1)
+		set_out(c, 1, x->dtype, &x->shape);
+	return 0;
+}

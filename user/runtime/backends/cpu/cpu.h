@@ -52,6 +52,11 @@ struct ho_typed {
 	int out_dt;
 	struct ho_shape out_shape;
 	int64_t outer, inner, axis_dim, axis, iparam[2];
+	/* loss.c: the second output (log_prob), how to reduce, the target to ignore */
+	void *out2;
+	int reduction;
+	bool softmax, has_ignore;
+	int64_t ignore;
 };
 
 struct ho_kernel {
@@ -169,6 +174,8 @@ int ho_cpu_int_input(const struct ho_graph *g, const struct ho_node *n, uint32_t
 		     void *const *buf, int64_t *v, int max);
 int ho_cpu_prep_slice(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		      struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_loss(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		     struct ho_kernel *k, struct ho_error *err);
 bool ho_cpu_is_typed(const char *op_type);
 int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		      struct ho_kernel *k, struct ho_error *err);

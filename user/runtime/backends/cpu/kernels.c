@@ -54,6 +54,7 @@ HO_PLAIN(k_layer_norm, ho_cpu_prep_layer_norm(c, g, n, buf, k, err))
 HO_PLAIN(k_unary, ho_cpu_prep_unary(g, n, buf, k, err))
 HO_PLAIN(k_hardmax, ho_cpu_prep_hardmax(g, n, buf, k, err))
 HO_PLAIN(k_typed, ho_cpu_prep_typed(g, n, buf, k, err))
+HO_PLAIN(k_loss, ho_cpu_prep_loss(g, n, buf, k, err))
 
 static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* convolution (conv.c) */
@@ -65,6 +66,9 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"LogSoftmax", k_softmax, 0, 0, false},
     {"Hardmax", k_hardmax, 0, 0, false},	       /* a loop (unary.c) */
     {"LayerNormalization", k_layer_norm, 0, 3, false}, /* with Mean and InvStdDev */
+    /* losses (loss.c) */
+    {"NegativeLogLikelihoodLoss", k_loss, 0, 1, false},
+    {"SoftmaxCrossEntropyLoss", k_loss, 0, 2, false}, /* and its log_prob */
     /* pooling (pool.c) */
     {"MaxPool", k_pool, 0, 0, false},
     {"AveragePool", k_pool, 0, 0, false},
