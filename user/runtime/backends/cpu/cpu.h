@@ -40,14 +40,15 @@ enum ho_cpu_kind {
 };
 
 /* HO_K_LOOP (typed.c): a loop over elements of any numeric type */
+#define HO_TYPED_MAX_IN 8
 struct ho_kernel;
 struct ho_typed {
 	int (*run)(const struct ho_kernel *k);
 	int op, dom, n_in;
-	const void *in[3];
-	int in_dt[3];
-	struct ho_shape in_shape[3];
-	int64_t stride[3][HO_MAX_RANK]; /* per input, per output axis: 0 where it broadcasts */
+	const void *in[HO_TYPED_MAX_IN];
+	int in_dt[HO_TYPED_MAX_IN];
+	struct ho_shape in_shape[HO_TYPED_MAX_IN];
+	int64_t stride[HO_TYPED_MAX_IN][HO_MAX_RANK]; /* per output axis: 0 where it broadcasts */
 	void *out;
 	int out_dt;
 	struct ho_shape out_shape;

@@ -133,8 +133,8 @@ const struct ho_cpu_kernel_reg *ho_cpu_kernel_for(const struct ho_graph *g, cons
 			   !(e->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED)));
 
 	if (ho_cpu_is_typed(n->op_type) &&
-	    (!reg || pow_tensor || g->tensors[n->outputs[0]].dtype != HO_DT_FLOAT ||
-	     (x && x->dtype != HO_DT_FLOAT)))
+	    (!reg || pow_tensor || n->n_inputs != 2 ||
+	     g->tensors[n->outputs[0]].dtype != HO_DT_FLOAT || (x && x->dtype != HO_DT_FLOAT)))
 		return &typed;
 	return reg;
 }

@@ -231,6 +231,8 @@ enum ho_tw_op {
 	TW_SHR,
 	TW_WHERE,
 	TW_CAST,
+	TW_MEAN,
+	TW_PRELU,
 };
 
 static const struct {
@@ -242,6 +244,7 @@ static const struct {
     {"Equal", TW_EQ},	       {"Less", TW_LT},	    {"LessOrEqual", TW_LE}, {"Greater", TW_GT},
     {"GreaterOrEqual", TW_GE}, {"And", TW_AND},	    {"Or", TW_OR},	    {"Xor", TW_XOR},
     {"BitShift", TW_SHL},      {"Where", TW_WHERE}, {"Cast", TW_CAST},	    {"CastLike", TW_CAST},
+    {"Sum", TW_ADD},	       {"Mean", TW_MEAN},   {"PRelu", TW_PRELU},
 };
 
 static int ho_typed_find(const char *op)
@@ -259,6 +262,7 @@ static struct ho_num ho_tw_apply(int op, enum ho_domain d, struct ho_num a, stru
 
 	switch (op) {
 	case TW_ADD:
+	case TW_MEAN: /* summed here, divided by the count after */
 		r.f = a.f + b.f, r.s = (int64_t)((uint64_t)a.s + (uint64_t)b.s), r.u = a.u + b.u;
 		return r;
 	case TW_SUB:
@@ -304,6 +308,11 @@ static struct ho_num ho_tw_apply(int op, enum ho_domain d, struct ho_num a, stru
 			r.s = (int64_t)((uint64_t)r.s * (uint64_t)a.s);
 		for (uint64_t e = b.u; e > 0 && d == HO_DOM_U; e--)
 			r.u *= a.u;
+		return r;
+	case TW_PRELU:
+		r.f = a.f < 0 ? a.f * b.f : a.f;
+		r.s = a.s < 0 ? (int64_t)((uint64_t)a.s * (uint64_t)b.s) : a.s;
+		r.u = a.u;
 		return r;
 	case TW_SHL:
 		r.u = b.u >= 64 ? 0 : a.u << b.u;
@@ -357,7 +366,8 @@ static void ho_tw_strides(const struct ho_shape *s, const struct ho_shape *y, in
 static int ho_run_typed(const struct ho_kernel *k)
 {
 	const struct ho_typed *t = &k->typed;
-	int64_t idx[HO_MAX_RANK] = {0}, off[3] = {0}, n = ho_shape_numel(&t->out_shape);
+	int64_t idx[HO_MAX_RANK] = {0}, off[HO_TYPED_MAX_IN] = {0},
+		n = ho_shape_numel(&t->out_shape);
 	int r = t->out_shape.rank;
 
 	for (int64_t i = 0; i < n; i++) {
@@ -372,10 +382,16 @@ static int ho_run_typed(const struct ho_kernel *k)
 
 			y = a.u ? b : c;
 		} else {
-			/* both operands in the domain computed in (Pow's exponent may differ) */
-			a = ho_convert(a, ho_domain_of(t->in_dt[0]), t->dom);
-			b = ho_convert(b, ho_domain_of(t->in_dt[1]), t->dom);
-			y = ho_tw_apply(t->op, t->dom, a, b);
+			/* the operands in the domain computed in (Pow's exponent may differ);
+			 * Sum, Mean, Max and Min fold over any number of them */
+			y = ho_convert(a, ho_domain_of(t->in_dt[0]), t->dom);
+			for (int j = 1; j < t->n_in; j++) {
+				b = j == 1 ? b : ho_get(t->in_dt[j], t->in[j], off[j]);
+				b = ho_convert(b, ho_domain_of(t->in_dt[j]), t->dom);
+				y = ho_tw_apply(t->op, t->dom, y, b);
+			}
+			if (t->op == TW_MEAN)
+				y.f /= t->n_in;
 			if ((int)ho_domain_of(t->out_dt) != t->dom)
 				y = ho_convert(y, t->op >= TW_EQ ? HO_DOM_U : t->dom,
 					       ho_domain_of(t->out_dt));
@@ -499,8 +515,8 @@ int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *c
 	if (!x || !ho_dtype_size(x->dtype) || !ho_dtype_size(y->dtype) ||
 	    ho_domain_of(y->dtype) == HO_DOM_NONE || ho_domain_of(x->dtype) == HO_DOM_NONE)
 		return ho_cpu_unsupported(err, n, "runs numeric fixed-size types only");
-	if (n->n_inputs > 3)
-		return ho_cpu_unsupported(err, n, "takes up to three inputs");
+	if (n->n_inputs > HO_TYPED_MAX_IN)
+		return ho_cpu_unsupported(err, n, "takes up to eight inputs");
 	k->kind = HO_K_LOOP;
 	t->out = buf[n->outputs[0]];
 	t->out_dt = y->dtype;
@@ -585,6 +601,13 @@ int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *c
 		    t->in_dt[2] != y->dtype)
 			return ho_cpu_unsupported(err, n,
 						  "needs a bool condition and two of its type");
+	} else if (!strcmp(n->op_type, "Sum") || !strcmp(n->op_type, "Mean") ||
+		   !strcmp(n->op_type, "Max") || !strcmp(n->op_type, "Min")) {
+		for (int i = 1; i < t->n_in; i++)
+			if (t->in_dt[i] != t->in_dt[0])
+				return ho_cpu_unsupported(err, n, "needs inputs of one type");
+		if (op == TW_MEAN && t->dom != HO_DOM_F)
+			return ho_cpu_unsupported(err, n, "averages floating types only");
 	} else if (n->n_inputs != 2 || !t->in[1] || (op != TW_POW && t->in_dt[1] != t->in_dt[0])) {
 		return ho_cpu_unsupported(err, n, "needs two inputs of one type");
 	}
