@@ -42,7 +42,7 @@ static int ho_fold_bn(struct ho_kernel *k, const struct ho_graph *g, const struc
 	return 0;
 }
 
-/* Conv and ConvTranspose (oneDNN's deconvolution), 2-D, any group count. */
+/* Conv and ConvTranspose (oneDNN's deconvolution), 1-D to 3-D, any group count. */
 int ho_cpu_prep_conv(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 		     const struct ho_node *bnn, const struct ho_node *post, void *const *buf,
 		     struct ho_kernel *k, struct ho_error *err)
@@ -58,14 +58,15 @@ int ho_cpu_prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 	if (bnn) {
 		const float *fw, *fb;
 
-		if (!w || w->shape.rank != 4 || ho_fold_bn(k, g, n, bnn, buf, &fw, &fb))
+		if (!w || w->shape.rank < 3 || ho_fold_bn(k, g, n, bnn, buf, &fw, &fb))
 			return ho_err(err, -ENOMEM, "node '%s': cannot fold its batch norm",
 				      n->name);
 		wptr = fw;
 		bptr = fb; /* the folded bias, whether or not the Conv had one */
 	}
 	bool deconv = !strcmp(n->op_type, "ConvTranspose");
-	int64_t group = ho_cpu_attr_i(n, "group", 1), st[2], dl[2], pads[4], oc, ic;
+	int64_t group = ho_cpu_attr_i(n, "group", 1), st[3], dl[3], pads[6], oc, ic;
+	int sp = x ? x->shape.rank - 2 : 0; /* spatial axes: 1, 2 or 3 */
 	dnnl_memory_desc_t xm, wm, bm, ym, wuser, conv_in, conv_out;
 	dnnl_dims_t strides, dil, pl, pr, wd;
 	union {
@@ -77,16 +78,20 @@ int ho_cpu_prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 	dnnl_status_t st_init;
 	int ret = -ENOMEM;
 
-	if (!x || !w || x->shape.rank != 4 || w->shape.rank != 4 || x->dtype != HO_DT_FLOAT)
+	if (!x || !w || sp < 1 || sp > 3 || w->shape.rank != x->shape.rank ||
+	    x->dtype != HO_DT_FLOAT)
 		return ho_cpu_unsupported(err, n,
-					  "runs float32 2-D convolutions (rank-4 tensors) only");
-	if (!ho_cpu_attr_ints(n, "strides", st, 2, 1) ||
-	    !ho_cpu_attr_ints(n, "dilations", dl, 2, 1) || !ho_cpu_attr_ints(n, "pads", pads, 4, 0))
-		return ho_cpu_unsupported(err, n,
-					  "needs strides/dilations of 2 and pads of 4 values");
+					  "runs float32 1-D, 2-D and 3-D convolutions only");
+	if (!ho_cpu_attr_ints(n, "strides", st, (size_t)sp, 1) ||
+	    !ho_cpu_attr_ints(n, "dilations", dl, (size_t)sp, 1) ||
+	    !ho_cpu_attr_ints(n, "pads", pads, 2 * (size_t)sp, 0))
+		return ho_cpu_unsupported(
+		    err, n,
+		    "needs strides/dilations of one value and pads of two per "
+		    "spatial axis");
 	if (group < 1 || x->shape.dim[1] % group)
 		return ho_cpu_unsupported(err, n, "needs a group count that divides the channels");
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < sp; i++) {
 		int64_t in = x->shape.dim[2 + i], out = y->shape.dim[2 + i],
 			kk = w->shape.dim[2 + i], span = (kk - 1) * dl[i] + 1, total;
 
@@ -106,7 +111,7 @@ int ho_cpu_prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 			pr[i] = total > 0 ? total : 0;
 		} else {
 			pl[i] = pads[i];
-			pr[i] = pads[2 + i];
+			pr[i] = pads[sp + i];
 		}
 	}
 	ho_cpu_t_md(c, &xm, n->inputs[0], &x->shape);
@@ -120,31 +125,32 @@ int ho_cpu_prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 	 */
 	conv_in = xm;
 	conv_out = ym;
-	if (c->channels_last && (c->channels_last[n->inputs[0]] || c->channels_last[yid])) {
+	if (sp == 2 && c->channels_last &&
+	    (c->channels_last[n->inputs[0]] || c->channels_last[yid])) {
 		ho_cpu_t_md_nhwc(&conv_in, &x->shape);
 		ho_cpu_t_md_nhwc(&conv_out, &y->shape);
 	}
-	/* ONNX weights: Conv [OC, IC/g, kh, kw], ConvTranspose [IC, OC/g, kh, kw]. */
+	/* ONNX weights: Conv [OC, IC/g, k...], ConvTranspose [IC, OC/g, k...]; oneDNN's
+	 * tags by spatial rank: oiw/oihw/oidhw, iow..., goiw..., giow... */
+	static const dnnl_format_tag_t wtag[2][2][3] = {
+	    {{dnnl_abc, dnnl_abcd, dnnl_abcde}, {dnnl_bac, dnnl_bacd, dnnl_bacde}},
+	    {{dnnl_abcd, dnnl_abcde, dnnl_abcdef}, {dnnl_acbd, dnnl_acbde, dnnl_acbdef}}};
+	int g1 = group == 1 ? 0 : 1, wr = 2 + sp + g1;
+
 	oc = y->shape.dim[1];
 	ic = x->shape.dim[1];
-	if (group == 1) {
-		wd[0] = oc;
-		wd[1] = ic;
-		wd[2] = w->shape.dim[2];
-		wd[3] = w->shape.dim[3];
-		dnnl_memory_desc_init_by_tag(&wuser, 4, wd, dnnl_f32,
-					     deconv ? dnnl_iohw : dnnl_oihw);
-		dnnl_memory_desc_init_by_tag(&wm, 4, wd, dnnl_f32, dnnl_format_tag_any);
-	} else {
+	if (g1) {
 		wd[0] = group;
 		wd[1] = oc / group;
 		wd[2] = ic / group;
-		wd[3] = w->shape.dim[2];
-		wd[4] = w->shape.dim[3];
-		dnnl_memory_desc_init_by_tag(&wuser, 5, wd, dnnl_f32,
-					     deconv ? dnnl_giohw : dnnl_goihw);
-		dnnl_memory_desc_init_by_tag(&wm, 5, wd, dnnl_f32, dnnl_format_tag_any);
+	} else {
+		wd[0] = oc;
+		wd[1] = ic;
 	}
+	for (int i = 0; i < sp; i++)
+		wd[2 + g1 + i] = w->shape.dim[2 + i];
+	dnnl_memory_desc_init_by_tag(&wuser, wr, wd, dnnl_f32, wtag[g1][deconv][sp - 1]);
+	dnnl_memory_desc_init_by_tag(&wm, wr, wd, dnnl_f32, dnnl_format_tag_any);
 	if (bptr) {
 		dnnl_dims_t bd = {oc};
 

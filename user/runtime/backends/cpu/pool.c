@@ -13,29 +13,31 @@ int ho_cpu_prep_pool(struct ho_backend *c, const struct ho_graph *g, const struc
 {
 	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
 	bool global = !strncmp(n->op_type, "Global", 6), is_max = strstr(n->op_type, "Max") != NULL;
-	int64_t ks[2], st[2], dl[2], pads[4];
+	int64_t ks[3], st[3], dl[3], pads[6];
+	int sp = x ? x->shape.rank - 2 : 0; /* spatial axes: 1, 2 or 3 */
 	dnnl_dims_t kernel, strides, dil, pl, pr;
 	dnnl_memory_desc_t xm, ym;
 	dnnl_pooling_v2_desc_t d;
 	dnnl_alg_kind_t alg;
 	const char *ap = ho_cpu_auto_pad(n);
 
-	if (!x || x->shape.rank != 4 || x->dtype != HO_DT_FLOAT)
-		return ho_cpu_unsupported(err, n, "pools float32 rank-4 (NCHW) tensors only");
-	if (!global && (!ho_cpu_attr_ints(n, "kernel_shape", ks, 2, 1) ||
-			!ho_cpu_attr_ints(n, "strides", st, 2, 1) ||
-			!ho_cpu_attr_ints(n, "dilations", dl, 2, 1) ||
-			!ho_cpu_attr_ints(n, "pads", pads, 4, 0)))
+	if (!x || sp < 1 || sp > 3 || x->dtype != HO_DT_FLOAT)
+		return ho_cpu_unsupported(err, n, "pools float32 1-D, 2-D and 3-D tensors only");
+	if (!global && (!ho_cpu_attr_ints(n, "kernel_shape", ks, (size_t)sp, 1) ||
+			!ho_cpu_attr_ints(n, "strides", st, (size_t)sp, 1) ||
+			!ho_cpu_attr_ints(n, "dilations", dl, (size_t)sp, 1) ||
+			!ho_cpu_attr_ints(n, "pads", pads, 2 * (size_t)sp, 0)))
 		return ho_cpu_unsupported(err, n,
-					  "needs 2-D kernel_shape/strides/dilations and 4 pads");
-	for (int i = 0; i < 2; i++) {
+					  "needs kernel_shape/strides/dilations of one value and "
+					  "pads of two per spatial axis");
+	for (int i = 0; i < sp; i++) {
 		int64_t in = x->shape.dim[2 + i], out = y->shape.dim[2 + i], total;
 
 		if (global) {
 			ks[i] = in;
 			st[i] = 1;
 			dl[i] = 1;
-			pads[i] = pads[2 + i] = 0;
+			pads[i] = pads[sp + i] = 0;
 		}
 		kernel[i] = ks[i];
 		strides[i] = st[i];
