@@ -81,6 +81,7 @@ void ho_cpu_kernel_free(struct ho_kernel *k)
 	if (k->prim)
 		dnnl_primitive_destroy(k->prim);
 	free(k->fold);
+	free(k->move);
 	if (k->pre)
 		dnnl_primitive_destroy(k->pre);
 	if (k->post)

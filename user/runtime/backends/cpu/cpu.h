@@ -42,6 +42,7 @@ enum ho_cpu_kind {
 /* HO_K_LOOP (typed.c): a loop over elements of any numeric type */
 #define HO_TYPED_MAX_IN 8
 struct ho_kernel;
+struct ho_move;
 struct ho_typed {
 	int (*run)(const struct ho_kernel *k);
 	int op, dom, n_in;
@@ -109,6 +110,7 @@ struct ho_kernel {
 	float *ln_mean, *ln_inv_std; /* NULL: not asked for */
 	float ln_eps;
 	struct ho_typed typed;
+	struct ho_move *move; /* movement.c's plan, freed with the kernel */
 };
 
 int ho_cpu_open(int threads, struct ho_backend **out, struct ho_error *err);
@@ -176,6 +178,8 @@ int ho_cpu_int_input(const struct ho_graph *g, const struct ho_node *n, uint32_t
 int ho_cpu_prep_slice(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		      struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_loss(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		     struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		     struct ho_kernel *k, struct ho_error *err);
 bool ho_cpu_is_typed(const char *op_type);
 int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *const *buf,

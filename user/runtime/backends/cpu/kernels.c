@@ -55,6 +55,7 @@ HO_PLAIN(k_unary, ho_cpu_prep_unary(g, n, buf, k, err))
 HO_PLAIN(k_hardmax, ho_cpu_prep_hardmax(g, n, buf, k, err))
 HO_PLAIN(k_typed, ho_cpu_prep_typed(g, n, buf, k, err))
 HO_PLAIN(k_loss, ho_cpu_prep_loss(g, n, buf, k, err))
+HO_PLAIN(k_move, ho_cpu_prep_move(g, n, buf, k, err))
 
 static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* convolution (conv.c) */
@@ -105,6 +106,14 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"Transpose", k_transpose, 0, 0, true},
     {"Slice", k_slice, 0, 0, true},
     {"Gather", k_gather, 0, 0, true},
+    /* data movement of any type (movement.c) */
+    {"Split", k_move, 0, HO_TYPED_MAX_IN, true},
+    {"Pad", k_move, 0, 0, true},
+    {"Tile", k_move, 0, 0, true},
+    {"DepthToSpace", k_move, 0, 0, true},
+    {"SpaceToDepth", k_move, 0, 0, true},
+    {"ScatterElements", k_move, 0, 0, true},
+    {"Scatter", k_move, 0, 0, true},
     {"Resize", k_resize, 0, 0, false},
     {"Upsample", k_resize, 0, 0, false},
 };

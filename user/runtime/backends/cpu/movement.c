@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Data movement of any fixed-size element type, as loops over the output:
+ * Split (every output), Pad (constant, reflect, edge), Tile, DepthToSpace,
+ * SpaceToDepth and ScatterElements.  The output shapes are shape
+ * inference's; what decides the movement (pads, repeats, indices) is read
+ * from the node's constants at plan time, or from the data where ONNX says
+ * so (ScatterElements' indices, checked at run time).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+
+struct ho_move {
+	int rank, es;
+	struct ho_shape in, out;
+	int64_t in_stride[HO_MAX_RANK];
+	int64_t begin[HO_MAX_RANK]; /* Pad: padding before each axis */
+	int mode;		    /* Pad: 0 constant, 1 reflect, 2 edge; DepthToSpace: 1 CRD */
+	int64_t block;
+	unsigned char fill[16]; /* Pad's constant, in the element type */
+	int n_out, axis;
+	void *outs[HO_TYPED_MAX_IN];
+};
+
+static void ho_strides(const struct ho_shape *s, int64_t *st)
+{
+	int64_t acc = 1;
+
+	for (int a = s->rank - 1; a >= 0; a--) {
+		st[a] = acc;
+		acc *= s->dim[a];
+	}
+}
+
+static int ho_run_split(const struct ho_kernel *k)
+{
+	const struct ho_move *m = k->move;
+	int64_t outer = 1, inner = (int64_t)m->es, at = 0, total = m->in.dim[m->axis];
+
+	for (int a = 0; a < m->in.rank; a++)
+		if (a < m->axis)
+			outer *= m->in.dim[a];
+		else if (a > m->axis)
+			inner *= m->in.dim[a];
+	for (int j = 0; j < m->n_out; j++) {
+		int64_t len = k->typed.in_shape[j].dim[m->axis];
+
+		for (int64_t o = 0; m->outs[j] && o < outer; o++)
+			memcpy((char *)m->outs[j] + o * len * inner,
+			       (const char *)k->src + (o * total + at) * inner,
+			       (size_t)(len * inner));
+		at += len;
+	}
+	return 0;
+}
+
+/* Each output element from the input element its coordinates map to, or the fill. */
+static int ho_run_map(const struct ho_kernel *k)
+{
+	const struct ho_move *m = k->move;
+	int64_t n = ho_shape_numel(&m->out), c[HO_MAX_RANK] = {0};
+	const char *x = k->src;
+	char *y = k->dst;
+
+	for (int64_t i = 0; i < n; i++) {
+		int64_t src = 0;
+		bool fill = false;
+
+		if (!strcmp(k->op, "DepthToSpace") || !strcmp(k->op, "SpaceToDepth")) {
+			int64_t b = m->block, nb = c[0], ch = c[1], h = c[2], w = c[3], sc, sh, sw;
+
+			if (k->op[0] == 'D') {
+				int64_t cc = m->out.dim[1];
+
+				sc = m->mode ? ch * b * b + (h % b) * b + w % b
+					     : ((h % b) * b + w % b) * cc + ch;
+				sh = h / b;
+				sw = w / b;
+			} else {
+				int64_t blk = ch / m->in.dim[1];
+
+				sc = ch % m->in.dim[1];
+				sh = h * b + blk / b;
+				sw = w * b + blk % b;
+			}
+			src = nb * m->in_stride[0] + sc * m->in_stride[1] + sh * m->in_stride[2] +
+			      sw * m->in_stride[3];
+		} else {
+			for (int a = 0; a < m->rank; a++) {
+				int64_t d = m->in.dim[a], s = c[a] - m->begin[a];
+
+				if (!strcmp(k->op, "Tile")) {
+					s = c[a] % d;
+				} else if (s < 0 || s >= d) {
+					if (m->mode == 0 || d == 0) {
+						fill = true;
+						break;
+					}
+					if (m->mode == 2) {
+						s = s < 0 ? 0 : d - 1;
+					} else { /* reflect, without repeating the edge */
+						int64_t p = 2 * (d - 1);
+
+						s = p ? ((s % p) + p) % p : 0;
+						s = s >= d ? p - s : s;
+					}
+				}
+				src += s * m->in_stride[a];
+			}
+		}
+		memcpy(y + i * m->es, fill ? (const char *)m->fill : x + src * m->es,
+		       (size_t)m->es);
+		for (int a = m->out.rank - 1; a >= 0; a--) {
+			if (++c[a] < m->out.dim[a])
+				break;
+			c[a] = 0;
+		}
+	}
+	return 0;
+}
+
+static int ho_run_scatter(const struct ho_kernel *k)
+{
+	const struct ho_move *m = k->move;
+	const struct ho_typed *t = &k->typed;
+	int64_t n = ho_shape_numel(&t->in_shape[1]), c[HO_MAX_RANK] = {0}, ost[HO_MAX_RANK];
+	int dt = t->out_dt;
+
+	memcpy(k->dst, k->src, (size_t)(ho_shape_numel(&m->out) * m->es));
+	ho_strides(&m->out, ost);
+	for (int64_t i = 0; i < n; i++) {
+		int64_t j = t->in_dt[1] == HO_DT_INT64 ? ((const int64_t *)t->in[1])[i]
+						       : ((const int32_t *)t->in[1])[i],
+			dst = 0;
+
+		j += j < 0 ? m->out.dim[m->axis] : 0;
+		if (j < 0 || j >= m->out.dim[m->axis])
+			return -EINVAL; /* an index from the data: checked at run time */
+		for (int a = 0; a < m->out.rank; a++)
+			dst += (a == m->axis ? j : c[a]) * ost[a];
+		if (m->mode == 0) {
+			memcpy((char *)k->dst + dst * m->es, (const char *)t->in[2] + i * m->es,
+			       (size_t)m->es);
+		} else if (dt == HO_DT_FLOAT) { /* add or mul */
+			float *yv = (float *)k->dst + dst, u = ((const float *)t->in[2])[i];
+
+			*yv = m->mode == 1 ? *yv + u : *yv * u;
+		}
+		for (int a = t->in_shape[1].rank - 1; a >= 0; a--) {
+			if (++c[a] < t->in_shape[1].dim[a])
+				break;
+			c[a] = 0;
+		}
+	}
+	return 0;
+}
+
+int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		     struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	struct ho_move *m;
+	const char *op = n->op_type;
+
+	if (!x || !ho_dtype_size(x->dtype) || x->dtype != y->dtype || x->shape.rank < 0 ||
+	    ho_dtype_size(x->dtype) > 16)
+		return ho_cpu_unsupported(err, n, "moves fixed-size elements only");
+	if (!(m = calloc(1, sizeof(*m))))
+		return ho_err(err, -ENOMEM, "out of memory");
+	k->move = m;
+	k->kind = HO_K_LOOP;
+	k->src = buf[n->inputs[0]];
+	k->dst = buf[n->outputs[0]];
+	m->es = ho_dtype_size(x->dtype);
+	m->rank = x->shape.rank;
+	m->in = x->shape;
+	m->out = y->shape;
+	ho_strides(&x->shape, m->in_stride);
+	if (!strcmp(op, "Split")) {
+		int64_t axis = ho_cpu_attr_i(n, "axis", 0);
+
+		axis += axis < 0 ? x->shape.rank : 0;
+		if (axis < 0 || axis >= x->shape.rank || n->n_outputs > HO_TYPED_MAX_IN)
+			return ho_cpu_unsupported(err, n, "splits into up to eight outputs");
+		m->axis = (int)axis;
+		m->n_out = (int)n->n_outputs;
+		for (uint32_t j = 0; j < n->n_outputs; j++) {
+			m->outs[j] = n->outputs[j] >= 0 ? buf[n->outputs[j]] : NULL;
+			k->typed.in_shape[j] = n->outputs[j] >= 0 ? g->tensors[n->outputs[j]].shape
+								  : (struct ho_shape){0};
+			if (n->outputs[j] < 0)
+				return ho_cpu_unsupported(err, n, "needs every output");
+		}
+		k->typed.run = ho_run_split;
+		return 0;
+	}
+	if (!strcmp(op, "Pad")) {
+		const struct ho_attr *ma = ho_node_attr(n, "mode");
+		const char *mode = ma && ma->type == HO_ATTR_STRING ? ma->s : "constant";
+		int64_t pads[2 * HO_MAX_RANK];
+		int np;
+
+		if (n->n_inputs > 3 && n->inputs[3] >= 0)
+			return ho_cpu_unsupported(err, n, "pads every axis (no axes input)");
+		if (n->opset >= 11)
+			np = ho_cpu_int_input(g, n, 1, buf, pads, 2 * HO_MAX_RANK);
+		else
+			np = ho_cpu_attr_ints(n, "pads", pads, 2 * (size_t)x->shape.rank, 0)
+				 ? 2 * x->shape.rank
+				 : -1;
+		if (np != 2 * x->shape.rank)
+			return ho_cpu_unsupported(err, n, "needs constant pads, two per axis");
+		for (int a = 0; a < x->shape.rank; a++)
+			m->begin[a] = pads[a];
+		m->mode = !strcmp(mode, "reflect") ? 1 : !strcmp(mode, "edge") ? 2 : 0;
+		if (strcmp(mode, "constant") && !m->mode)
+			return ho_cpu_unsupported(err, n, "pads by constant, reflect or edge only");
+		const struct ho_tensor *v = ho_cpu_in_t(g, n, 2);
+
+		if (n->opset >= 11 && v) {
+			if (v->dtype != x->dtype || ho_shape_numel(&v->shape) != 1 ||
+			    !(v->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED)))
+				return ho_cpu_unsupported(err, n, "needs a constant pad value");
+			memcpy(m->fill, buf[n->inputs[2]], (size_t)m->es);
+		} else if (n->opset < 11) {
+			float f = ho_cpu_attr_f(n, "value", 0.0f);
+
+			if (x->dtype != HO_DT_FLOAT)
+				return ho_cpu_unsupported(err, n,
+							  "pads float32 only before opset 11");
+			memcpy(m->fill, &f, 4);
+		}
+		k->typed.run = ho_run_map;
+		return 0;
+	}
+	if (!strcmp(op, "Tile")) {
+		k->typed.run = ho_run_map;
+		return 0;
+	}
+	if (!strcmp(op, "DepthToSpace") || !strcmp(op, "SpaceToDepth")) {
+		const struct ho_attr *ma = ho_node_attr(n, "mode");
+
+		m->block = ho_cpu_attr_i(n, "blocksize", 0);
+		m->mode = ma && ma->type == HO_ATTR_STRING && !strcmp(ma->s, "CRD");
+		if (x->shape.rank != 4 || m->block < 1)
+			return ho_cpu_unsupported(err, n, "needs a 4-D input and a blocksize");
+		k->typed.run = ho_run_map;
+		return 0;
+	}
+	if (!strcmp(op, "ScatterElements") || !strcmp(op, "Scatter")) { /* Scatter: its old name */
+		const struct ho_tensor *ix = ho_cpu_in_t(g, n, 1), *u = ho_cpu_in_t(g, n, 2);
+		const struct ho_attr *ra = ho_node_attr(n, "reduction");
+		const char *red = ra && ra->type == HO_ATTR_STRING ? ra->s : "none";
+		int64_t axis = ho_cpu_attr_i(n, "axis", 0);
+
+		axis += axis < 0 ? x->shape.rank : 0;
+		if (!ix || !u || (ix->dtype != HO_DT_INT64 && ix->dtype != HO_DT_INT32) ||
+		    u->dtype != x->dtype || ix->shape.rank != x->shape.rank || axis < 0 ||
+		    axis >= x->shape.rank ||
+		    ho_shape_numel(&ix->shape) != ho_shape_numel(&u->shape))
+			return ho_cpu_unsupported(err, n, "needs indices and updates of one shape");
+		m->axis = (int)axis;
+		m->mode = !strcmp(red, "add") ? 1 : !strcmp(red, "mul") ? 2 : 0;
+		if ((m->mode && x->dtype != HO_DT_FLOAT) || (!m->mode && strcmp(red, "none")))
+			return ho_cpu_unsupported(err, n, "reduces by none, or float32 add or mul");
+		k->typed.in[1] = buf[n->inputs[1]];
+		k->typed.in[2] = buf[n->inputs[2]];
+		k->typed.in_dt[1] = ix->dtype;
+		k->typed.in_shape[1] = ix->shape;
+		k->typed.out_dt = x->dtype;
+		k->typed.run = ho_run_scatter;
+		return 0;
+	}
+	return ho_cpu_unsupported(err, n, "has no kernel for this operator yet");
+}
