@@ -109,6 +109,7 @@ struct ho_kernel {
 	const float *ln_scale, *ln_bias;
 	float *ln_mean, *ln_inv_std; /* NULL: not asked for */
 	float ln_eps;
+	double *ln_work; /* ReduceLogSumExp's maxima and sums, freed with the kernel */
 	struct ho_typed typed;
 	struct ho_move *move; /* movement.c's plan, freed with the kernel */
 };
@@ -181,6 +182,8 @@ int ho_cpu_prep_loss(const struct ho_graph *g, const struct ho_node *n, void *co
 		     struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		     struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_norm_loop(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			  struct ho_kernel *k, struct ho_error *err);
 bool ho_cpu_is_typed(const char *op_type);
 int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		      struct ho_kernel *k, struct ho_error *err);

@@ -56,6 +56,7 @@ HO_PLAIN(k_hardmax, ho_cpu_prep_hardmax(g, n, buf, k, err))
 HO_PLAIN(k_typed, ho_cpu_prep_typed(g, n, buf, k, err))
 HO_PLAIN(k_loss, ho_cpu_prep_loss(g, n, buf, k, err))
 HO_PLAIN(k_move, ho_cpu_prep_move(g, n, buf, k, err))
+HO_PLAIN(k_norm_loop, ho_cpu_prep_norm_loop(g, n, buf, k, err))
 
 static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* convolution (conv.c) */
@@ -65,8 +66,10 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"BatchNormalization", k_bnorm, 0, 0, false},
     {"Softmax", k_softmax, 0, 0, false},
     {"LogSoftmax", k_softmax, 0, 0, false},
-    {"Hardmax", k_hardmax, 0, 0, false},	       /* a loop (unary.c) */
-    {"LayerNormalization", k_layer_norm, 0, 3, false}, /* with Mean and InvStdDev */
+    {"Hardmax", k_hardmax, 0, 0, false},		 /* a loop (unary.c) */
+    {"LayerNormalization", k_layer_norm, 0, 3, false},	 /* with Mean and InvStdDev */
+    {"InstanceNormalization", k_norm_loop, 0, 0, false}, /* a loop (norm.c) */
+    {"ReduceLogSumExp", k_norm_loop, 0, 0, false},	 /* a loop (norm.c) */
     /* losses (loss.c) */
     {"NegativeLogLikelihoodLoss", k_loss, 0, 1, false},
     {"SoftmaxCrossEntropyLoss", k_loss, 0, 2, false}, /* and its log_prob */

@@ -267,3 +267,130 @@ void ho_cpu_run_layer_norm(const struct ho_kernel *k)
 			k->ln_inv_std[o] = (float)inv;
 	}
 }
+
+/* InstanceNormalization: each (n, c) normalised over its spatial extent, then scale and bias. */
+static int ho_run_instance_norm(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+	const float *x = t->in[0], *sc = t->in[1], *b = t->in[2];
+	float *y = t->out;
+
+	for (int64_t o = 0; o < t->outer; o++) {
+		const float *xr = x + o * t->inner;
+		float *yr = y + o * t->inner;
+		double sum = 0, sq = 0, mean, inv;
+		int64_t c = o % t->axis_dim;
+
+		for (int64_t i = 0; i < t->inner; i++)
+			sum += xr[i];
+		mean = sum / (double)t->inner;
+		for (int64_t i = 0; i < t->inner; i++)
+			sq += (xr[i] - mean) * (xr[i] - mean);
+		inv = 1.0 / sqrt(sq / (double)t->inner + k->ln_eps);
+		for (int64_t i = 0; i < t->inner; i++)
+			yr[i] = (float)((xr[i] - mean) * inv * sc[c] + b[c]);
+	}
+	return 0;
+}
+
+/* ReduceLogSumExp: log(sum(exp(x - max))) + max over the axes, for each output element. */
+static int ho_run_log_sum_exp(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+	const struct ho_shape *xs = &t->in_shape[0], *ys = &t->out_shape;
+	int64_t n = ho_shape_numel(xs), ny = ho_shape_numel(ys), c[HO_MAX_RANK] = {0},
+		yst[HO_MAX_RANK], acc = 1;
+	const float *x = t->in[0];
+	float *y = t->out;
+	double *m = k->ln_work, *s = k->ln_work + ny;
+
+	for (int a = ys->rank - 1; a >= 0; a--) {
+		yst[a] = acc;
+		acc *= ys->dim[a];
+	}
+	for (int64_t j = 0; j < ny; j++) {
+		m[j] = -INFINITY;
+		s[j] = 0;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		memset(c, 0, sizeof(c));
+		for (int64_t i = 0; i < n; i++) {
+			int64_t j = 0;
+
+			for (int a = 0; a < xs->rank; a++)
+				j += (ys->dim[a] == 1 ? 0 : c[a]) * yst[a];
+			if (pass == 0)
+				m[j] = fmax(m[j], x[i]);
+			else
+				s[j] += exp(x[i] - m[j]);
+			for (int a = xs->rank - 1; a >= 0; a--) {
+				if (++c[a] < xs->dim[a])
+					break;
+				c[a] = 0;
+			}
+		}
+	}
+	for (int64_t j = 0; j < ny; j++)
+		y[j] = isinf(m[j]) ? (float)m[j] : (float)(log(s[j]) + m[j]);
+	return 0;
+}
+
+int ho_cpu_prep_norm_loop(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			  struct ho_kernel *k, struct ho_error *err)
+{
+	struct ho_typed *t = &k->typed;
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+
+	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 1)
+		return ho_cpu_unsupported(err, n, "runs float32 only");
+	k->kind = HO_K_LOOP;
+	t->in[0] = buf[n->inputs[0]];
+	t->in_shape[0] = x->shape;
+	t->out = buf[n->outputs[0]];
+	t->out_shape = y->shape;
+	if (!strcmp(n->op_type, "InstanceNormalization")) {
+		const struct ho_tensor *sc = ho_cpu_in_t(g, n, 1), *b = ho_cpu_in_t(g, n, 2);
+
+		if (x->shape.rank < 3 || !sc || !b || sc->dtype != HO_DT_FLOAT ||
+		    b->dtype != HO_DT_FLOAT || ho_shape_numel(&sc->shape) != x->shape.dim[1] ||
+		    ho_shape_numel(&b->shape) != x->shape.dim[1])
+			return ho_cpu_unsupported(err, n,
+						  "needs [N, C, ...] and a scale and bias per C");
+		t->in[1] = buf[n->inputs[1]];
+		t->in[2] = buf[n->inputs[2]];
+		t->axis_dim = x->shape.dim[1];
+		t->outer = x->shape.dim[0] * x->shape.dim[1];
+		t->inner = ho_shape_numel(&x->shape) / (t->outer ? t->outer : 1);
+		k->ln_eps = ho_cpu_attr_f(n, "epsilon", 1e-5f);
+		t->run = ho_run_instance_norm;
+		return 0;
+	}
+	/* ReduceLogSumExp: the output with kept dims is the same bytes whatever keepdims says */
+	int64_t axes[HO_MAX_RANK];
+	const struct ho_attr *aa = ho_node_attr(n, "axes");
+	int na = 0;
+
+	if (aa && aa->type == HO_ATTR_INTS && aa->n <= HO_MAX_RANK) {
+		na = (int)aa->n;
+		memcpy(axes, aa->ints, aa->n * sizeof(int64_t));
+	} else if (ho_cpu_in_t(g, n, 1) &&
+		   (na = ho_cpu_int_input(g, n, 1, buf, axes, HO_MAX_RANK)) < 0) {
+		return ho_cpu_unsupported(err, n, "needs constant axes");
+	}
+	t->out_shape = x->shape;
+	for (int i = 0; i < na; i++) {
+		int64_t a = axes[i] + (axes[i] < 0 ? x->shape.rank : 0);
+
+		if (a < 0 || a >= x->shape.rank)
+			return ho_cpu_unsupported(err, n, "has an axis outside the input");
+		t->out_shape.dim[a] = 1;
+	}
+	if (!na && !ho_cpu_attr_i(n, "noop_with_empty_axes", 0))
+		for (int a = 0; a < x->shape.rank; a++)
+			t->out_shape.dim[a] = 1;
+	if (!(k->ln_work =
+		  malloc(2 * (size_t)(ho_shape_numel(&t->out_shape) + 1) * sizeof(double))))
+		return ho_err(err, -ENOMEM, "out of memory");
+	t->run = ho_run_log_sum_exp;
+	return 0;
+}
