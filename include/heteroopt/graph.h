@@ -124,6 +124,9 @@ struct ho_attr {
 #define HO_T_OUTER 0x10u       /* subgraph reference to an enclosing graph's tensor */
 #define HO_T_FOLDED 0x20u      /* value computed at load time (shape arithmetic) */
 #define HO_T_DECLARED 0x40u    /* the model declared a shape for it (decl) */
+#define HO_T_BOUND 0x80u       /* an input the plan is made for the values of (bind_value) */
+/* Its values are known before a run: a weight, a constant, folded, or a bound input. */
+#define HO_T_KNOWN (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED | HO_T_BOUND)
 
 struct ho_tensor {
 	const char *name;
@@ -239,6 +242,14 @@ const struct ho_attr *ho_node_attr(const struct ho_node *n, const char *name);
  */
 int ho_graph_bind_input(struct ho_graph *g, const char *name, const int64_t *dims, int rank,
 			struct ho_error *err);
+/*
+ * Bind a graph input's shape and its values (len bytes of dtype, the
+ * model's type): shape inference then folds what they decide (a Reshape's
+ * shape, a Resize's scales), and a plan is made for them; a run given other
+ * values for it is refused.  For inputs that decide shapes.
+ */
+int ho_graph_bind_value(struct ho_graph *g, const char *name, int dtype, const int64_t *dims,
+			int rank, const void *data, size_t len, struct ho_error *err);
 /* Parse "NAME=D0xD1x..." into name (malloc'ed by the caller's buffer) and dims. */
 int ho_parse_shape_arg(const char *arg, char *name, size_t name_len, int64_t *dims, int *rank,
 		       struct ho_error *err);

@@ -199,4 +199,26 @@ assert y.dtype == np.float32 and (y == x[[4, 0, -1, 2]]).all(), y
 assert kt.dtype == np.int64 and (kt == k.T).all(), kt"
 check "an int32 file for an int64 input is refused" 1 "dtype <i4; input 'idx' is int64 (<i8)" -- \
 	$EXE run "$tmp/typed.onnx" --input "x=$tmp/tx.npy" --input "idx=$tmp/tidx32.npy" --input "k=$tmp/tk.npy" -o "$tmp/typed"
+# An input that decides a shape: planned for by its values with --bind.
+$PY - "$tmp" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as T
+d = sys.argv[1]
+g = h.make_graph([h.make_node("Reshape", ["x", "shape"], ["y"])], "reshape",
+    [h.make_tensor_value_info("x", T.FLOAT, [2, 6]), h.make_tensor_value_info("shape", T.INT64, [3])],
+    [h.make_tensor_value_info("y", T.FLOAT, None)])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 14)]), d + "/reshape.onnx")
+np.save(d + "/rx.npy", np.arange(12, dtype=np.float32).reshape(2, 6))
+np.save(d + "/rshape.npy", np.array([3, -1, 2], dtype=np.int64))
+PYEOF
+check "a shape decided by an input's values is refused without --bind" 1 "shape not fully known" -- \
+	$EXE run "$tmp/reshape.onnx" --input "x=$tmp/rx.npy" --input "shape=$tmp/rshape.npy" -o "$tmp/rs"
+check "... and runs with --bind" 0 "output y:" -- \
+	$EXE run "$tmp/reshape.onnx" --input "x=$tmp/rx.npy" --input "shape=$tmp/rshape.npy" --bind shape -o "$tmp/rs"
+check "... as numpy reshapes" 0 "" -- $PY -c "
+import numpy as np
+y = np.load('$tmp/rs/y.npy')
+assert y.shape == (3, 2, 2) and (y == np.arange(12).reshape(3, 2, 2)).all(), y"
+check "--bind of an input not given" 1 "--bind nope: give its values with --input nope=FILE.npy" -- \
+	$EXE run "$tmp/reshape.onnx" --input "x=$tmp/rx.npy" --input "shape=$tmp/rshape.npy" --bind nope -o "$tmp/rs"
 [ "$fails" = 0 ]

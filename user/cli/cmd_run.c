@@ -21,7 +21,7 @@
 
 struct run_args {
 	const char *model, *outdir, *schedule, *box, *inject_failure;
-	struct cli_list inputs;
+	struct cli_list inputs, bind;
 	unsigned long long repeat, warmup, threads, pick;
 	bool report, pace, plain_layout, no_fusion;
 };
@@ -29,9 +29,14 @@ struct run_args {
 #define RA(field) offsetof(struct run_args, field)
 static const struct cli_opt run_opts[] = {
     {"--input", NULL, CLI_LIST, "NAME=FILE.npy",
-     "model input NAME from a float32 .npy file; its shape binds\n"
+     "model input NAME from a .npy file of its type; its shape binds\n"
      "the input's extents; one per model input",
      RA(inputs), 0, 0},
+    {"--bind", NULL, CLI_LIST, "NAME",
+     "plan for the values of input NAME's file, not only its\n"
+     "shape: for inputs that decide shapes (a Reshape's shape, a\n"
+     "Resize's scales); other values are refused at run time",
+     RA(bind), 0, 0},
     {"--output", "-o", CLI_TEXT, "DIR", "write each output as DIR/<output name>.npy (default .)",
      RA(outdir), 0, 0},
     {"--repeat", NULL, CLI_COUNT, "N",
@@ -306,8 +311,25 @@ int cmd_run(int argc, char **argv)
 				  HO_MAX_RANK);
 			goto out;
 		}
-		if (ho_graph_bind_input(g, in_name[i], in[i].shape, in[i].ndim, &err))
+		bool by_value = false;
+
+		for (int b = 0; b < a.bind.n; b++)
+			by_value |= !strcmp(a.bind.v[b], in_name[i]);
+		if (by_value ? ho_graph_bind_value(g, in_name[i], want, in[i].shape, in[i].ndim,
+						   in[i].data, in[i].nbytes, &err)
+			     : ho_graph_bind_input(g, in_name[i], in[i].shape, in[i].ndim, &err))
 			goto fail;
+	}
+	for (int b = 0; b < a.bind.n; b++) {
+		bool given = false;
+
+		for (int i = 0; i < n_in; i++)
+			given |= !strcmp(a.bind.v[b], in_name[i]);
+		if (!given) {
+			cli_error("run: --bind %s: give its values with --input %s=FILE.npy",
+				  a.bind.v[b], a.bind.v[b]);
+			goto out;
+		}
 	}
 	if (ho_shape_infer(g, &err))
 		goto fail;

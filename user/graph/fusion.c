@@ -56,7 +56,7 @@ int32_t ho_view_root(const struct ho_graph *g, int32_t t)
 
 static bool ho_is_constant(const struct ho_tensor *t)
 {
-	return t->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED);
+	return t->flags & HO_T_KNOWN;
 }
 
 /* Node b can run as a post-op: an element-wise op whose other operands are constants. */

@@ -326,6 +326,33 @@ int ho_graph_bind_input(struct ho_graph *g, const char *name, const int64_t *dim
 	return 0;
 }
 
+int ho_graph_bind_value(struct ho_graph *g, const char *name, int dtype, const int64_t *dims,
+			int rank, const void *data, size_t len, struct ho_error *err)
+{
+	int32_t id = ho_graph_find_tensor(g, name);
+	struct ho_tensor *t;
+	int64_t n = 1;
+	void *copy;
+	int ret;
+
+	if ((ret = ho_graph_bind_input(g, name, dims, rank, err)))
+		return ret;
+	t = &g->tensors[id];
+	for (int i = 0; i < rank; i++)
+		n *= dims[i];
+	if (dtype != t->dtype || !ho_dtype_size(dtype) || (uint64_t)n * ho_dtype_size(dtype) != len)
+		return ho_err(err, -EINVAL, "input '%s' is %s: %zu bytes of %s do not fill it",
+			      name, ho_dtype_name(t->dtype), len, ho_dtype_name(dtype));
+	if (!(copy = ho_arena_alloc(g->priv->arena, len ? len : 1)))
+		return ho_err(err, -ENOMEM, "out of memory");
+	memcpy(copy, data, len);
+	t->data = copy;
+	t->data_len = len;
+	t->value = NULL;
+	t->flags |= HO_T_BOUND;
+	return 0;
+}
+
 int ho_parse_shape_arg(const char *arg, char *name, size_t name_len, int64_t *dims, int *rank,
 		       struct ho_error *err)
 {

@@ -34,15 +34,62 @@ static int ho_rt_fill_constant(const struct ho_tensor *t, void *dst)
 	}
 	if (!t->value || n < 0 || (size_t)n > t->value->count)
 		return -EINVAL;
+	/* a value folded at load time: integers (and bool) from i, reals from f */
 	for (int64_t i = 0; i < n; i++) {
-		if (t->dtype == HO_DT_FLOAT && t->value->f)
-			((float *)dst)[i] = (float)t->value->f[i];
-		else if (t->dtype == HO_DT_INT64 && t->value->i)
-			((int64_t *)dst)[i] = t->value->i[i];
-		else
+		const struct ho_value *v = t->value;
+		int64_t x = v->i ? v->i[i] : 0;
+		double f = v->f ? v->f[i] : (double)x;
+
+		switch (t->dtype) {
+		case HO_DT_FLOAT:
+			((float *)dst)[i] = (float)f;
+			break;
+		case HO_DT_DOUBLE:
+			((double *)dst)[i] = f;
+			break;
+		case HO_DT_INT64:
+		case HO_DT_UINT64:
+			if (!v->i)
+				return -EINVAL;
+			((int64_t *)dst)[i] = x;
+			break;
+		case HO_DT_INT32:
+		case HO_DT_UINT32:
+			if (!v->i)
+				return -EINVAL;
+			((int32_t *)dst)[i] = (int32_t)x;
+			break;
+		case HO_DT_INT16:
+		case HO_DT_UINT16:
+			if (!v->i)
+				return -EINVAL;
+			((int16_t *)dst)[i] = (int16_t)x;
+			break;
+		case HO_DT_INT8:
+		case HO_DT_UINT8:
+		case HO_DT_BOOL:
+			if (!v->i)
+				return -EINVAL;
+			((int8_t *)dst)[i] = t->dtype == HO_DT_BOOL ? x != 0 : (int8_t)x;
+			break;
+		default:
 			return -EINVAL;
+		}
 	}
 	return 0;
+}
+
+/* Tensor t is read by a node that runs, or is a graph output. */
+static bool ho_rt_read_at_run(const struct ho_rt *rt, uint32_t t)
+{
+	const struct ho_tensor *tt = &rt->g->tensors[t];
+
+	if (tt->flags & HO_T_OUTPUT)
+		return true;
+	for (uint32_t c = 0; c < tt->n_consumers; c++)
+		if (rt->node_dev[tt->consumers[c]] >= 0)
+			return true;
+	return false;
 }
 
 /* Device b reads a's memory in place: the box says so, and the schedule assumed it. */
@@ -516,15 +563,20 @@ static int ho_rt_layout(struct ho_rt *rt, struct ho_error *err)
 	for (uint32_t t = 0; t < g->n_tensors; t++) {
 		const struct ho_tensor *tt = &g->tensors[t];
 
-		if (!ho_is_data(tt) || (tt->flags & HO_T_INPUT) || rt->home[t] < 0)
+		/* inputs are the caller's, but for those the plan was made for the values of */
+		if (!ho_is_data(tt) || (tt->flags & (HO_T_INPUT | HO_T_BOUND)) == HO_T_INPUT ||
+		    rt->home[t] < 0)
 			continue;
 		for (uint32_t d = 0; d < rt->n_dev; d++) {
 			void *p = rt->buf[AT(rt, t, d)];
 
+			/* a folded tensor with no value is one nothing that runs reads */
 			if (p && (d == (uint32_t)rt->home[t] || rt->is_copy[AT(rt, t, d)]) &&
-			    ho_rt_fill_constant(tt, p) && !(tt->flags & HO_T_FOLDED))
-				return ho_err(err, -EINVAL, "tensor '%s': constant without data",
-					      tt->name);
+			    ho_rt_fill_constant(tt, p) &&
+			    (!(tt->flags & HO_T_FOLDED) || tt->value || ho_rt_read_at_run(rt, t)))
+				return ho_err(err, -EINVAL,
+					      "tensor '%s' (%s): a constant the plan cannot write",
+					      tt->name, ho_dtype_name(tt->dtype));
 			if (rt->is_copy[AT(rt, t, d)])
 				rt->is_copy[AT(rt, t, d)] = 2; /* filled once, at plan time */
 		}
@@ -911,6 +963,11 @@ int ho_rt_set_input_data(struct ho_rt *rt, const char *name, int dtype, const in
 					      "input '%s': dimension %d is %lld, the plan has %lld",
 					      name, d, (long long)shape[d],
 					      (long long)t->shape.dim[d]);
+		if ((t->flags & HO_T_BOUND) && t->bytes && memcmp(t->data, data, t->bytes))
+			return ho_err(err, -EINVAL,
+				      "input '%s': the plan was made for other values of it; "
+				      "plan again for these",
+				      name);
 		if (rt->home[id] >= 0 && t->bytes) /* an empty tensor has no data */
 			memcpy(rt->buf[AT(rt, id, rt->home[id])], data, t->bytes);
 		rt->is_set[i] = 1;

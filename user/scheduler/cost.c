@@ -694,7 +694,7 @@ static uint64_t ho_node_signature(const struct ho_graph *g, const struct ho_node
 
 static bool ho_is_weight(const struct ho_tensor *t)
 {
-	return t->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED);
+	return t->flags & HO_T_KNOWN;
 }
 
 /* n task entries, each UINT32_MAX (HO_NOT_VIEW, HO_NOT_FUSED) until set; NULL on failure. */

@@ -30,7 +30,7 @@ static bool eltwise_params(const struct ho_graph *g, const struct ho_node *n, vo
 		const struct ho_tensor *e = ho_cpu_in_t(g, n, 1);
 
 		if (!e || ho_shape_numel(&e->shape) != 1 || e->dtype != HO_DT_FLOAT ||
-		    !(e->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED)))
+		    !(e->flags & HO_T_KNOWN))
 			return false; /* an exponent per element, or computed: not element-wise */
 		*alpha = 1.0f;
 		*beta = ho_cpu_scalar_input(g, n, 1, buf, 1.0f);
@@ -41,7 +41,7 @@ static bool eltwise_params(const struct ho_graph *g, const struct ho_node *n, vo
 		for (uint32_t i = 1; i < 3; i++) {
 			const struct ho_tensor *b = ho_cpu_in_t(g, n, i);
 
-			if (b && !(b->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED)))
+			if (b && !(b->flags & HO_T_KNOWN))
 				return false;
 		}
 		*alpha = ho_cpu_scalar_input(g, n, 1, buf, ho_cpu_attr_f(n, "min", -FLT_MAX));

@@ -240,7 +240,7 @@ int ho_cpu_int_input(const struct ho_graph *g, const struct ho_node *n, uint32_t
 	const struct ho_tensor *t = ho_cpu_in_t(g, n, i);
 	int64_t cnt;
 
-	if (!t || !(t->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED)))
+	if (!t || !(t->flags & HO_T_KNOWN))
 		return -1; /* absent, or computed at run time */
 	cnt = ho_shape_numel(&t->shape);
 	if (cnt < 0 || cnt > max || !buf[n->inputs[i]])

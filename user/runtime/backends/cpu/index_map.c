@@ -79,8 +79,10 @@ int ho_cpu_prep_resize(struct ho_backend *c, const struct ho_graph *g, const str
 	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank != y->shape.rank || x->shape.rank < 1)
 		return ho_cpu_unsupported(err, n, "resizes float32 tensors only");
 	r = x->shape.rank;
-	if (n->opset < 11)
-		coord = "asymmetric"; /* Upsample and Resize-10 */
+	if (n->opset < 11) { /* Upsample and Resize-10: x / scale, rounded down */
+		coord = "asymmetric";
+		nearest = "floor";
+	}
 	if (!strcmp(mode, "nearest")) {
 		k->kind = HO_K_INDEX_MAP;
 		k->elem = sizeof(float);
@@ -120,6 +122,21 @@ int ho_cpu_prep_resize(struct ho_backend *c, const struct ho_graph *g, const str
 	for (int a = 0; a < 2; a++)
 		if (x->shape.dim[a] != y->shape.dim[a])
 			return ho_cpu_unsupported(err, n, "resizes the spatial axes only");
+	/* oneDNN maps coordinates by out / in: the same as ONNX only where the scale given is
+	 * that, and (pytorch_half_pixel) no axis shrinks to one element */
+	for (int a = 2; a < r; a++) {
+		double f = (double)y->shape.dim[a] / (double)x->shape.dim[a];
+
+		if (sc && ho_shape_numel(&sc->shape) > 0 &&
+		    (!sc->value || !sc->value->f || sc->value->count != (size_t)r ||
+		     fabs(sc->value->f[a] - f) > 1e-6 * f))
+			return ho_cpu_unsupported(
+			    err, n, "resizes linearly only by scales equal to output / input");
+		if (!strcmp(coord, "pytorch_half_pixel") && y->shape.dim[a] == 1)
+			return ho_cpu_unsupported(err, n,
+						  "resizes linearly (pytorch_half_pixel) only to "
+						  "more than one element per axis");
+	}
 	{
 		float factors[HO_MAX_RANK];
 		dnnl_resampling_desc_t d;

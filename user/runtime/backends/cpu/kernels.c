@@ -140,9 +140,9 @@ const struct ho_cpu_kernel_reg *ho_cpu_kernel_for(const struct ho_graph *g, cons
 	const struct ho_cpu_kernel_reg *reg = ho_cpu_kernel_reg(n->op_type);
 	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *e = ho_cpu_in_t(g, n, 1);
 	/* oneDNN's Pow takes one constant float32 exponent */
-	bool pow_tensor = !strcmp(n->op_type, "Pow") && e &&
-			  (e->dtype != HO_DT_FLOAT || ho_shape_numel(&e->shape) != 1 ||
-			   !(e->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED)));
+	bool pow_tensor =
+	    !strcmp(n->op_type, "Pow") && e &&
+	    (e->dtype != HO_DT_FLOAT || ho_shape_numel(&e->shape) != 1 || !(e->flags & HO_T_KNOWN));
 
 	if (ho_cpu_is_typed(n->op_type) &&
 	    (!reg || pow_tensor || n->n_inputs != 2 ||

@@ -222,7 +222,7 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 
 		if (n->opset >= 11 && v) {
 			if (v->dtype != x->dtype || ho_shape_numel(&v->shape) != 1 ||
-			    !(v->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED)))
+			    !(v->flags & HO_T_KNOWN))
 				return ho_cpu_unsupported(err, n, "needs a constant pad value");
 			memcpy(m->fill, buf[n->inputs[2]], (size_t)m->es);
 		} else if (n->opset < 11) {
