@@ -345,7 +345,8 @@ int ho_graph_bind_value(struct ho_graph *g, const char *name, int dtype, const i
 			      name, ho_dtype_name(t->dtype), len, ho_dtype_name(dtype));
 	if (!(copy = ho_arena_alloc(g->priv->arena, len ? len : 1)))
 		return ho_err(err, -ENOMEM, "out of memory");
-	memcpy(copy, data, len);
+	if (len) /* an empty tensor has no data to copy */
+		memcpy(copy, data, len);
 	t->data = copy;
 	t->data_len = len;
 	t->value = NULL;

@@ -157,11 +157,9 @@ int ho_cpu_prep_binary(struct ho_backend *c, const struct ho_graph *g, const str
 	if (memcmp(sa.dim, sy.dim, (size_t)r * sizeof(int64_t))) {
 		struct ho_shape t = sa;
 
+		/* oneDNN broadcasts one source only: both, or a first one, take the loop */
 		if (!map[i].commutes || memcmp(sb.dim, sy.dim, (size_t)r * sizeof(int64_t)))
-			return ho_cpu_unsupported(
-			    err, n,
-			    "broadcasts the second input only (or both, for a "
-			    "commutative operator)");
+			return ho_cpu_prep_typed(g, n, buf, k, err);
 		sa = sb;
 		sb = t;
 		ia = n->inputs[1];

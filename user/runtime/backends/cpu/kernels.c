@@ -113,6 +113,7 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"Split", k_move, 0, HO_TYPED_MAX_IN, true},
     {"Pad", k_move, 0, 0, true},
     {"Tile", k_move, 0, 0, true},
+    {"Expand", k_move, 0, 0, true},
     {"DepthToSpace", k_move, 0, 0, true},
     {"SpaceToDepth", k_move, 0, 0, true},
     {"ScatterElements", k_move, 0, 0, true},

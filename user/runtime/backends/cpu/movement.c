@@ -122,6 +122,29 @@ static int ho_run_map(const struct ho_kernel *k)
 	return 0;
 }
 
+/* Expand: each output element from the input's, broadcast from the last axis back. */
+static int ho_run_expand(const struct ho_kernel *k)
+{
+	const struct ho_move *m = k->move;
+	int64_t n = ho_shape_numel(&m->out), c[HO_MAX_RANK] = {0};
+	int lift = m->out.rank - m->in.rank;
+
+	for (int64_t i = 0; i < n; i++) {
+		int64_t src = 0;
+
+		for (int a = 0; a < m->in.rank; a++)
+			src += (m->in.dim[a] == 1 ? 0 : c[a + lift]) * m->in_stride[a];
+		memcpy((char *)k->dst + i * m->es, (const char *)k->src + src * m->es,
+		       (size_t)m->es);
+		for (int a = m->out.rank - 1; a >= 0; a--) {
+			if (++c[a] < m->out.dim[a])
+				break;
+			c[a] = 0;
+		}
+	}
+	return 0;
+}
+
 static int ho_run_scatter(const struct ho_kernel *k)
 {
 	const struct ho_move *m = k->move;
@@ -234,6 +257,12 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 			memcpy(m->fill, &f, 4);
 		}
 		k->typed.run = ho_run_map;
+		return 0;
+	}
+	if (!strcmp(op, "Expand")) {
+		if (x->shape.rank > y->shape.rank)
+			return ho_cpu_unsupported(err, n, "expands to no lower rank");
+		k->typed.run = ho_run_expand;
 		return 0;
 	}
 	if (!strcmp(op, "Tile")) {

@@ -233,6 +233,9 @@ enum ho_tw_op {
 	TW_CAST,
 	TW_MEAN,
 	TW_PRELU,
+	TW_NOT,
+	TW_ISNAN,
+	TW_ISINF,
 };
 
 static const struct {
@@ -244,7 +247,8 @@ static const struct {
     {"Equal", TW_EQ},	       {"Less", TW_LT},	    {"LessOrEqual", TW_LE}, {"Greater", TW_GT},
     {"GreaterOrEqual", TW_GE}, {"And", TW_AND},	    {"Or", TW_OR},	    {"Xor", TW_XOR},
     {"BitShift", TW_SHL},      {"Where", TW_WHERE}, {"Cast", TW_CAST},	    {"CastLike", TW_CAST},
-    {"Sum", TW_ADD},	       {"Mean", TW_MEAN},   {"PRelu", TW_PRELU},
+    {"Sum", TW_ADD},	       {"Mean", TW_MEAN},   {"PRelu", TW_PRELU},    {"Not", TW_NOT},
+    {"IsNaN", TW_ISNAN},       {"IsInf", TW_ISINF},
 };
 
 static int ho_typed_find(const char *op)
@@ -377,6 +381,11 @@ static int ho_run_typed(const struct ho_kernel *k)
 			b = ho_get(t->in_dt[1], t->in[1], off[1]);
 		if (t->op == TW_CAST) {
 			y = ho_convert(a, ho_domain_of(t->in_dt[0]), ho_domain_of(t->out_dt));
+		} else if (t->op >= TW_NOT) { /* one input, a bool out */
+			y.u = t->op == TW_NOT	  ? !a.u
+			      : t->op == TW_ISNAN ? isnan(a.f)
+						  : isinf(a.f) && ((a.f > 0 && t->iparam[0]) ||
+								   (a.f < 0 && t->iparam[1]));
 		} else if (t->op == TW_WHERE) {
 			struct ho_num c = ho_get(t->in_dt[2], t->in[2], off[2]);
 
@@ -414,7 +423,7 @@ bool ho_cpu_is_typed(const char *op_type)
 {
 	return ho_typed_find(op_type) >= 0 || !strcmp(op_type, "ArgMax") ||
 	       !strcmp(op_type, "ArgMin") || !strcmp(op_type, "Trilu") ||
-	       !strcmp(op_type, "GatherElements");
+	       !strcmp(op_type, "CumSum") || !strcmp(op_type, "GatherElements");
 }
 
 /* ---- ArgMax, ArgMin ---- */
@@ -445,6 +454,33 @@ static int ho_run_arg(const struct ho_kernel *k)
 				}
 			}
 			((int64_t *)t->out)[o * t->inner + i] = best;
+		}
+	return 0;
+}
+
+/* ---- CumSum ---- */
+
+static int ho_run_cumsum(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+	enum ho_domain d = ho_domain_of(t->out_dt);
+	bool exclusive = t->iparam[0], reverse = t->iparam[1];
+
+	for (int64_t o = 0; o < t->outer; o++)
+		for (int64_t i = 0; i < t->inner; i++) {
+			struct ho_num acc = {0};
+
+			for (int64_t j = 0; j < t->axis_dim; j++) {
+				int64_t jj = reverse ? t->axis_dim - 1 - j : j,
+					at = (o * t->axis_dim + jj) * t->inner + i;
+				struct ho_num v = ho_get(t->in_dt[0], t->in[0], at);
+
+				if (exclusive)
+					ho_set(t->out_dt, t->out, at, acc);
+				acc = ho_tw_apply(TW_ADD, d, acc, v);
+				if (!exclusive)
+					ho_set(t->out_dt, t->out, at, acc);
+			}
 		}
 	return 0;
 }
@@ -551,6 +587,26 @@ int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *c
 		t->run = ho_run_arg;
 		return 0;
 	}
+	if (!strcmp(n->op_type, "CumSum")) {
+		int64_t axis;
+
+		if (ho_cpu_int_input(g, n, 1, buf, &axis, 1) != 1 || x->dtype != y->dtype)
+			return ho_cpu_unsupported(err, n, "needs a constant axis");
+		axis += axis < 0 ? x->shape.rank : 0;
+		if (axis < 0 || axis >= x->shape.rank)
+			return ho_cpu_unsupported(err, n, "has an axis outside the input");
+		t->outer = t->inner = 1;
+		for (int a = 0; a < x->shape.rank; a++)
+			if (a < axis)
+				t->outer *= x->shape.dim[a];
+			else if (a > axis)
+				t->inner *= x->shape.dim[a];
+		t->axis_dim = x->shape.dim[axis];
+		t->iparam[0] = ho_cpu_attr_i(n, "exclusive", 0);
+		t->iparam[1] = ho_cpu_attr_i(n, "reverse", 0);
+		t->run = ho_run_cumsum;
+		return 0;
+	}
 	if (!strcmp(n->op_type, "Trilu")) {
 		const struct ho_tensor *kt = ho_cpu_in_t(g, n, 1);
 
@@ -595,6 +651,13 @@ int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *c
 	}
 	if (op == TW_CAST) {
 		t->n_in = 1; /* CastLike's second input gives only the type */
+	} else if (op >= TW_NOT) {
+		if (n->n_inputs != 1 || y->dtype != HO_DT_BOOL ||
+		    (op == TW_NOT && x->dtype != HO_DT_BOOL) ||
+		    (op != TW_NOT && t->dom != HO_DOM_F))
+			return ho_cpu_unsupported(err, n, "needs one input of the right type");
+		t->iparam[0] = ho_cpu_attr_i(n, "detect_positive", 1);
+		t->iparam[1] = ho_cpu_attr_i(n, "detect_negative", 1);
 	} else if (op == TW_WHERE) {
 		/* Where(cond, x, y): the condition first, then the two to choose from */
 		if (n->n_inputs != 3 || t->in_dt[0] != HO_DT_BOOL || t->in_dt[1] != y->dtype ||
