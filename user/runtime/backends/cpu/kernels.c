@@ -70,6 +70,7 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"LayerNormalization", k_layer_norm, 0, 3, false},	 /* with Mean and InvStdDev */
     {"InstanceNormalization", k_norm_loop, 0, 0, false}, /* a loop (norm.c) */
     {"ReduceLogSumExp", k_norm_loop, 0, 0, false},	 /* a loop (norm.c) */
+    {"TopK", k_typed, 0, 2, true},			 /* a loop (typed.c): values and indices */
     /* losses (loss.c) */
     {"NegativeLogLikelihoodLoss", k_loss, 0, 1, false},
     {"SoftmaxCrossEntropyLoss", k_loss, 0, 2, false}, /* and its log_prob */
@@ -118,6 +119,7 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"SpaceToDepth", k_move, 0, 0, true},
     {"ScatterElements", k_move, 0, 0, true},
     {"Scatter", k_move, 0, 0, true},
+    {"ScatterND", k_move, 0, 0, true},
     {"Resize", k_resize, 0, 0, false},
     {"Upsample", k_resize, 0, 0, false},
 };

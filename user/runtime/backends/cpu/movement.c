@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Data movement of any fixed-size element type, as loops over the output:
- * Split (every output), Pad (constant, reflect, edge), Tile, DepthToSpace,
- * SpaceToDepth and ScatterElements.  The output shapes are shape
+ * Split (every output), Pad (constant, reflect, edge), Tile, Expand,
+ * DepthToSpace, SpaceToDepth, ScatterElements and ScatterND.  The output shapes are shape
  * inference's; what decides the movement (pads, repeats, indices) is read
  * from the node's constants at plan time, or from the data where ONNX says
  * so (ScatterElements' indices, checked at run time).
@@ -181,6 +181,46 @@ static int ho_run_scatter(const struct ho_kernel *k)
 	return 0;
 }
 
+/* ScatterND: each index tuple names a slice of the output that an update slice replaces. */
+static int ho_run_scatter_nd(const struct ho_kernel *k)
+{
+	const struct ho_move *m = k->move;
+	const struct ho_typed *t = &k->typed;
+	int64_t q = t->in_shape[1].dim[t->in_shape[1].rank - 1], slice = 1,
+		tuples = q ? ho_shape_numel(&t->in_shape[1]) / q : 0;
+
+	for (int a = (int)q; a < m->out.rank; a++)
+		slice *= m->out.dim[a];
+	memcpy(k->dst, k->src, (size_t)(ho_shape_numel(&m->out) * m->es));
+	for (int64_t i = 0; i < tuples; i++) {
+		int64_t off = 0;
+
+		for (int64_t j = 0; j < q; j++) {
+			int64_t v = t->in_dt[1] == HO_DT_INT64
+					? ((const int64_t *)t->in[1])[i * q + j]
+					: ((const int32_t *)t->in[1])[i * q + j],
+				d = m->out.dim[j];
+
+			v += v < 0 ? d : 0;
+			if (v < 0 || v >= d)
+				return -EINVAL; /* an index from the data: checked at run time */
+			off += v * m->in_stride[j];
+		}
+		for (int64_t e = 0; e < slice; e++) {
+			char *y = (char *)k->dst + (off + e) * m->es;
+			const char *u = (const char *)t->in[2] + (i * slice + e) * m->es;
+
+			if (m->mode == 0)
+				memcpy(y, u, (size_t)m->es);
+			else if (m->mode == 1)
+				*(float *)y += *(const float *)u;
+			else
+				*(float *)y *= *(const float *)u;
+		}
+	}
+	return 0;
+}
+
 int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		     struct ho_kernel *k, struct ho_error *err)
 {
@@ -277,6 +317,34 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 		if (x->shape.rank != 4 || m->block < 1)
 			return ho_cpu_unsupported(err, n, "needs a 4-D input and a blocksize");
 		k->typed.run = ho_run_map;
+		return 0;
+	}
+	if (!strcmp(op, "ScatterND")) {
+		const struct ho_tensor *ix = ho_cpu_in_t(g, n, 1), *u = ho_cpu_in_t(g, n, 2);
+		const struct ho_attr *ra = ho_node_attr(n, "reduction");
+		const char *red = ra && ra->type == HO_ATTR_STRING ? ra->s : "none";
+
+		if (!ix || !u || (ix->dtype != HO_DT_INT64 && ix->dtype != HO_DT_INT32) ||
+		    u->dtype != x->dtype || ix->shape.rank < 1 ||
+		    ix->shape.dim[ix->shape.rank - 1] > x->shape.rank)
+			return ho_cpu_unsupported(err, n, "needs index tuples and updates");
+		int64_t q = ix->shape.dim[ix->shape.rank - 1], want = 1;
+
+		for (int a = 0; a < ix->shape.rank - 1; a++)
+			want *= ix->shape.dim[a];
+		for (int a = (int)q; a < x->shape.rank; a++)
+			want *= x->shape.dim[a];
+		if (ho_shape_numel(&u->shape) != want)
+			return ho_cpu_unsupported(err, n,
+						  "needs updates of the indexed slices' size");
+		m->mode = !strcmp(red, "add") ? 1 : !strcmp(red, "mul") ? 2 : 0;
+		if ((m->mode && x->dtype != HO_DT_FLOAT) || (!m->mode && strcmp(red, "none")))
+			return ho_cpu_unsupported(err, n, "reduces by none, or float32 add or mul");
+		k->typed.in[1] = buf[n->inputs[1]];
+		k->typed.in[2] = buf[n->inputs[2]];
+		k->typed.in_dt[1] = ix->dtype;
+		k->typed.in_shape[1] = ix->shape;
+		k->typed.run = ho_run_scatter_nd;
 		return 0;
 	}
 	if (!strcmp(op, "ScatterElements") || !strcmp(op, "Scatter")) { /* Scatter: its old name */

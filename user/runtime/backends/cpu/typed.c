@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu.h"
@@ -485,6 +486,69 @@ static int ho_run_cumsum(const struct ho_kernel *k)
 	return 0;
 }
 
+/* ---- TopK ---- */
+
+struct ho_topk_item {
+	struct ho_num v;
+	int64_t i;
+};
+
+/* a before b in TopK's order: larger (or smaller) first, ties by the lower index */
+static bool ho_topk_before(const struct ho_topk_item *a, const struct ho_topk_item *b,
+			   enum ho_domain d, bool largest)
+{
+	int c = d == HO_DOM_F	? (a->v.f > b->v.f) - (a->v.f < b->v.f)
+		: d == HO_DOM_S ? (a->v.s > b->v.s) - (a->v.s < b->v.s)
+				: (a->v.u > b->v.u) - (a->v.u < b->v.u);
+
+	return largest ? c > 0 || (c == 0 && a->i < b->i) : c < 0 || (c == 0 && a->i < b->i);
+}
+
+/* A stable merge sort of n items with tmp of n more (qsort takes no context). */
+static void ho_topk_sort(struct ho_topk_item *it, struct ho_topk_item *tmp, int64_t n,
+			 enum ho_domain d, bool largest)
+{
+	for (int64_t w = 1; w < n; w *= 2) {
+		for (int64_t lo = 0; lo < n; lo += 2 * w) {
+			int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			int64_t i = lo, j = mid, o = lo;
+
+			while (i < mid && j < hi)
+				tmp[o++] =
+				    ho_topk_before(&it[j], &it[i], d, largest) ? it[j++] : it[i++];
+			while (i < mid)
+				tmp[o++] = it[i++];
+			while (j < hi)
+				tmp[o++] = it[j++];
+		}
+		memcpy(it, tmp, (size_t)n * sizeof(*it));
+	}
+}
+
+static int ho_run_topk(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+	struct ho_topk_item *it = (struct ho_topk_item *)k->fold, *tmp = it + t->axis_dim;
+	int64_t kk = t->iparam[0];
+
+	for (int64_t o = 0; o < t->outer; o++)
+		for (int64_t i = 0; i < t->inner; i++) {
+			for (int64_t j = 0; j < t->axis_dim; j++) {
+				it[j].v = ho_get(t->in_dt[0], t->in[0],
+						 (o * t->axis_dim + j) * t->inner + i);
+				it[j].i = j;
+			}
+			ho_topk_sort(it, tmp, t->axis_dim, ho_domain_of(t->in_dt[0]), t->iparam[1]);
+			for (int64_t j = 0; j < kk; j++) {
+				int64_t at = (o * kk + j) * t->inner + i;
+
+				ho_set(t->out_dt, t->out, at, it[j].v);
+				((int64_t *)t->out2)[at] = it[j].i;
+			}
+		}
+	return 0;
+}
+
 /* ---- Trilu ---- */
 
 static int ho_run_trilu(const struct ho_kernel *k)
@@ -585,6 +649,32 @@ int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *c
 				t->inner *= x->shape.dim[a];
 		t->axis_dim = x->shape.dim[axis];
 		t->run = ho_run_arg;
+		return 0;
+	}
+	if (!strcmp(n->op_type, "TopK")) {
+		int64_t axis = ho_cpu_attr_i(n, "axis", -1);
+
+		axis += axis < 0 ? x->shape.rank : 0;
+		if (axis < 0 || axis >= x->shape.rank || n->n_outputs < 2 || n->outputs[1] < 0 ||
+		    g->tensors[n->outputs[1]].dtype != HO_DT_INT64 || x->dtype != y->dtype)
+			return ho_cpu_unsupported(err, n, "needs an axis and both outputs");
+		t->outer = t->inner = 1;
+		for (int a = 0; a < x->shape.rank; a++)
+			if (a < axis)
+				t->outer *= x->shape.dim[a];
+			else if (a > axis)
+				t->inner *= x->shape.dim[a];
+		t->axis_dim = x->shape.dim[axis];
+		t->iparam[0] = y->shape.dim[axis]; /* k, as shape inference found it */
+		t->iparam[1] = ho_cpu_attr_i(n, "largest", 1);
+		if (t->iparam[0] > t->axis_dim)
+			return ho_cpu_unsupported(err, n, "has k beyond the axis");
+		t->out2 = buf[n->outputs[1]];
+		if (!(k->fold =
+			  malloc(2 * (size_t)(t->axis_dim + 1) * sizeof(struct ho_topk_item))))
+			return ho_err(err, -ENOMEM, "out of memory");
+		t->n_in = 1;
+		t->run = ho_run_topk;
 		return 0;
 	}
 	if (!strcmp(n->op_type, "CumSum")) {
