@@ -139,6 +139,8 @@ static const struct ho_op_entry ho_ops[] = {
     {{"Slice", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_slice},
     {{"Gather", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_gather},
     {{"GatherElements", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_same_as_input1},
+    {{"GatherND", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_gather_nd},
+    {{"EyeLike", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_eye_like},
     {{"Expand", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_expand},
     {{"Tile", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_tile},
     {{"Pad", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_pad},

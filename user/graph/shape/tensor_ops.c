@@ -976,3 +976,39 @@ int ho_infer_depth_space(struct ho_infer *c)
 	set_out(c, 0, x->dtype, &o);
 	return 0;
 }
+
+/* GatherND: data[:b] + indices[b:-1] + data[b + q:], q the indices' last extent. */
+int ho_infer_gather_nd(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0), *ix = in_t(c, 1);
+	int64_t b = attr_i(c, "batch_dims", 0), q;
+	struct ho_shape o = {.rank = 0};
+
+	if (!x || !ix || ix->shape.rank < 1 || x->shape.rank < 1)
+		return fail(c, "needs data and indices");
+	q = ix->shape.dim[ix->shape.rank - 1];
+	if (q < 0)
+		return fail(c, "needs the indices' last extent");
+	if (b < 0 || b >= ix->shape.rank || b + q > x->shape.rank)
+		return fail(c, "batch_dims %" PRId64 " and %" PRId64 "-tuples do not fit rank %d",
+			    b, q, x->shape.rank);
+	for (int a = 0; a < b; a++)
+		o.dim[o.rank++] = x->shape.dim[a];
+	for (int a = (int)b; a < ix->shape.rank - 1; a++)
+		o.dim[o.rank++] = ix->shape.dim[a];
+	for (int a = (int)(b + q); a < x->shape.rank && o.rank < HO_MAX_RANK; a++)
+		o.dim[o.rank++] = x->shape.dim[a];
+	set_out(c, 0, x->dtype, &o);
+	return 0;
+}
+
+/* EyeLike: the input's shape, of the dtype attribute's type or else the input's. */
+int ho_infer_eye_like(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+
+	if (!x || x->shape.rank != 2)
+		return fail(c, "needs a 2-D input");
+	set_out(c, 0, (int)attr_i(c, "dtype", x->dtype), &x->shape);
+	return 0;
+}

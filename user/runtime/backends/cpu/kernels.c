@@ -120,6 +120,8 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"ScatterElements", k_move, 0, 0, true},
     {"Scatter", k_move, 0, 0, true},
     {"ScatterND", k_move, 0, 0, true},
+    {"GatherND", k_move, 0, 0, true},
+    {"EyeLike", k_move, 0, 0, true},
     {"Resize", k_resize, 0, 0, false},
     {"Upsample", k_resize, 0, 0, false},
 };

@@ -2,10 +2,10 @@
 /*
  * Data movement of any fixed-size element type, as loops over the output:
  * Split (every output), Pad (constant, reflect, edge), Tile, Expand,
- * DepthToSpace, SpaceToDepth, ScatterElements and ScatterND.  The output shapes are shape
- * inference's; what decides the movement (pads, repeats, indices) is read
- * from the node's constants at plan time, or from the data where ONNX says
- * so (ScatterElements' indices, checked at run time).
+ * DepthToSpace, SpaceToDepth, ScatterElements, ScatterND, GatherND and EyeLike.  The output shapes
+ * are shape inference's; what decides the movement (pads, repeats, indices) is read from the node's
+ * constants at plan time, or from the data where ONNX says so (ScatterElements' indices, checked at
+ * run time).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -221,6 +221,52 @@ static int ho_run_scatter_nd(const struct ho_kernel *k)
 	return 0;
 }
 
+/* GatherND (batch_dims 0): each index tuple names a slice of the data, copied out in turn. */
+static int ho_run_gather_nd(const struct ho_kernel *k)
+{
+	const struct ho_move *m = k->move;
+	const struct ho_typed *t = &k->typed;
+	int64_t q = t->in_shape[1].dim[t->in_shape[1].rank - 1], slice = 1,
+		tuples = q ? ho_shape_numel(&t->in_shape[1]) / q : 0;
+
+	for (int a = (int)q; a < m->in.rank; a++)
+		slice *= m->in.dim[a];
+	for (int64_t i = 0; i < tuples; i++) {
+		int64_t off = 0;
+
+		for (int64_t j = 0; j < q; j++) {
+			int64_t v = t->in_dt[1] == HO_DT_INT64
+					? ((const int64_t *)t->in[1])[i * q + j]
+					: ((const int32_t *)t->in[1])[i * q + j],
+				d = m->in.dim[j];
+
+			v += v < 0 ? d : 0;
+			if (v < 0 || v >= d)
+				return -EINVAL; /* an index from the data: checked at run time */
+			off += v * m->in_stride[j];
+		}
+		memcpy((char *)k->dst + i * slice * m->es, (const char *)k->src + off * m->es,
+		       (size_t)(slice * m->es));
+	}
+	return 0;
+}
+
+/* EyeLike: ones on the diagonal shifted by k, zeros elsewhere, in the output's type. */
+static int ho_run_eye_like(const struct ho_kernel *k)
+{
+	const struct ho_move *m = k->move;
+	int64_t rows = m->out.dim[0], cols = m->out.dim[1];
+
+	memset(k->dst, 0, (size_t)(rows * cols * m->es));
+	for (int64_t r = 0; r < rows; r++) {
+		int64_t c = r + m->block;
+
+		if (c >= 0 && c < cols)
+			memcpy((char *)k->dst + (r * cols + c) * m->es, m->fill, (size_t)m->es);
+	}
+	return 0;
+}
+
 int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		     struct ho_kernel *k, struct ho_error *err)
 {
@@ -228,8 +274,8 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 	struct ho_move *m;
 	const char *op = n->op_type;
 
-	if (!x || !ho_dtype_size(x->dtype) || x->dtype != y->dtype || x->shape.rank < 0 ||
-	    ho_dtype_size(x->dtype) > 16)
+	if (!x || !ho_dtype_size(x->dtype) || x->shape.rank < 0 || ho_dtype_size(x->dtype) > 16 ||
+	    (x->dtype != y->dtype && strcmp(op, "EyeLike")))
 		return ho_cpu_unsupported(err, n, "moves fixed-size elements only");
 	if (!(m = calloc(1, sizeof(*m))))
 		return ho_err(err, -ENOMEM, "out of memory");
@@ -317,6 +363,38 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 		if (x->shape.rank != 4 || m->block < 1)
 			return ho_cpu_unsupported(err, n, "needs a 4-D input and a blocksize");
 		k->typed.run = ho_run_map;
+		return 0;
+	}
+	if (!strcmp(op, "GatherND")) {
+		const struct ho_tensor *ix = ho_cpu_in_t(g, n, 1);
+
+		if (!ix || (ix->dtype != HO_DT_INT64 && ix->dtype != HO_DT_INT32) ||
+		    ho_cpu_attr_i(n, "batch_dims", 0) != 0)
+			return ho_cpu_unsupported(err, n, "gathers by int indices, batch_dims 0");
+		k->typed.in[1] = buf[n->inputs[1]];
+		k->typed.in_dt[1] = ix->dtype;
+		k->typed.in_shape[1] = ix->shape;
+		k->typed.run = ho_run_gather_nd;
+		return 0;
+	}
+	if (!strcmp(op, "EyeLike")) {
+		int es = ho_dtype_size(y->dtype);
+		float f = 1.0f;
+		double dd = 1.0;
+		int64_t i64 = 1;
+
+		m->es = es;
+		m->block = ho_cpu_attr_i(n, "k", 0);
+		if (y->dtype == HO_DT_FLOAT)
+			memcpy(m->fill, &f, 4);
+		else if (y->dtype == HO_DT_DOUBLE)
+			memcpy(m->fill, &dd, 8);
+		else if (es >= 1 && es <= 8 && y->dtype != HO_DT_FLOAT16 &&
+			 y->dtype != HO_DT_BFLOAT16)
+			memcpy(m->fill, &i64, (size_t)es); /* little-endian: 1 in any width */
+		else
+			return ho_cpu_unsupported(err, n, "makes float, double or integer eyes");
+		k->typed.run = ho_run_eye_like;
 		return 0;
 	}
 	if (!strcmp(op, "ScatterND")) {
