@@ -179,12 +179,14 @@ $PY - "$tmp" <<'PYEOF'
 import sys, numpy as np, onnx
 from onnx import helper as h, TensorProto as T
 d = sys.argv[1]
-nodes = [h.make_node("Gather", ["x", "idx"], ["y"], axis=0), h.make_node("Transpose", ["k"], ["kt"])]
+nodes = [h.make_node("Gather", ["x", "idx"], ["y"], axis=0), h.make_node("Transpose", ["k"], ["kt"]),
+    h.make_node("Cast", ["x"], ["xb"], to=T.BOOL)]
 g = h.make_graph(nodes, "typed", [h.make_tensor_value_info("x", T.FLOAT, [5, 3]),
     h.make_tensor_value_info("idx", T.INT64, [4]), h.make_tensor_value_info("k", T.INT64, [2, 3])],
-    [h.make_tensor_value_info("y", T.FLOAT, [4, 3]), h.make_tensor_value_info("kt", T.INT64, [3, 2])])
+    [h.make_tensor_value_info("y", T.FLOAT, [4, 3]), h.make_tensor_value_info("kt", T.INT64, [3, 2]),
+     h.make_tensor_value_info("xb", T.BOOL, [5, 3])])
 onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), d + "/typed.onnx")
-np.save(d + "/tx.npy", np.arange(15, dtype=np.float32).reshape(5, 3))
+np.save(d + "/tx.npy", np.array([-1, 0, 0.5, np.nan, -0.0] * 3, dtype=np.float32).reshape(5, 3) + np.arange(15, dtype=np.float32).reshape(5, 3) * (np.arange(15).reshape(5, 3) > 4))
 np.save(d + "/tidx.npy", np.array([4, 0, -1, 2], dtype=np.int64))
 np.save(d + "/tk.npy", (np.arange(6, dtype=np.int64) + (1 << 40)).reshape(2, 3))
 np.save(d + "/tidx32.npy", np.array([4, 0, 1, 2], dtype=np.int32))
@@ -195,8 +197,10 @@ check "... the outputs as numpy computes them, in their types" 0 "" -- $PY -c "
 import numpy as np
 y, kt = np.load('$tmp/typed/y.npy'), np.load('$tmp/typed/kt.npy')
 x, k = np.load('$tmp/tx.npy'), np.load('$tmp/tk.npy')
-assert y.dtype == np.float32 and (y == x[[4, 0, -1, 2]]).all(), y
-assert kt.dtype == np.int64 and (kt == k.T).all(), kt"
+assert y.dtype == np.float32 and np.array_equal(y, x[[4, 0, -1, 2]], equal_nan=True), y
+assert kt.dtype == np.int64 and (kt == k.T).all(), kt
+xb = np.load('$tmp/typed/xb.npy')
+assert xb.dtype == np.bool_ and (xb == x.astype(np.bool_)).all(), (xb, x)"
 check "an int32 file for an int64 input is refused" 1 "dtype <i4; input 'idx' is int64 (<i8)" -- \
 	$EXE run "$tmp/typed.onnx" --input "x=$tmp/tx.npy" --input "idx=$tmp/tidx32.npy" --input "k=$tmp/tk.npy" -o "$tmp/typed"
 # An input that decides a shape: planned for by its values with --bind.

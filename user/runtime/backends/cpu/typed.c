@@ -380,7 +380,11 @@ static int ho_run_typed(const struct ho_kernel *k)
 
 		if (t->n_in > 1)
 			b = ho_get(t->in_dt[1], t->in[1], off[1]);
-		if (t->op == TW_CAST) {
+		if (t->op == TW_CAST && t->out_dt == HO_DT_BOOL) { /* nonzero (NaN too) is true */
+			enum ho_domain d = ho_domain_of(t->in_dt[0]);
+
+			y.u = d == HO_DOM_F ? a.f != 0 : d == HO_DOM_S ? a.s != 0 : a.u != 0;
+		} else if (t->op == TW_CAST) {
 			y = ho_convert(a, ho_domain_of(t->in_dt[0]), ho_domain_of(t->out_dt));
 		} else if (t->op >= TW_NOT) { /* one input, a bool out */
 			y.u = t->op == TW_NOT	  ? !a.u
