@@ -242,6 +242,19 @@ int ho_cpu_prep_layer_norm(struct ho_backend *c, const struct ho_graph *g, const
 	return ret;
 }
 
+/* A row's mean and 1 / sqrt(variance + eps), in double (two passes: no cancellation). */
+static void ho_row_stats(const float *x, int64_t n, double eps, double *mean, double *inv)
+{
+	double sum = 0, sq = 0;
+
+	for (int64_t i = 0; i < n; i++)
+		sum += x[i];
+	*mean = sum / (double)n;
+	for (int64_t i = 0; i < n; i++)
+		sq += (x[i] - *mean) * (x[i] - *mean);
+	*inv = 1.0 / sqrt(sq / (double)n + eps);
+}
+
 void ho_cpu_run_layer_norm(const struct ho_kernel *k)
 {
 	const float *x = k->src;
@@ -250,14 +263,9 @@ void ho_cpu_run_layer_norm(const struct ho_kernel *k)
 	for (int64_t o = 0; o < k->outer; o++) {
 		const float *xr = x + o * k->inner;
 		float *yr = y + o * k->inner;
-		double sum = 0, sq = 0, mean, inv;
+		double mean, inv;
 
-		for (int64_t i = 0; i < k->inner; i++)
-			sum += xr[i];
-		mean = sum / (double)k->inner;
-		for (int64_t i = 0; i < k->inner; i++)
-			sq += (xr[i] - mean) * (xr[i] - mean);
-		inv = 1.0 / sqrt(sq / (double)k->inner + k->ln_eps);
+		ho_row_stats(xr, k->inner, k->ln_eps, &mean, &inv);
 		for (int64_t i = 0; i < k->inner; i++)
 			yr[i] = (float)((xr[i] - mean) * inv) * k->ln_scale[i] +
 				(k->ln_bias ? k->ln_bias[i] : 0.0f);
@@ -278,15 +286,10 @@ static int ho_run_instance_norm(const struct ho_kernel *k)
 	for (int64_t o = 0; o < t->outer; o++) {
 		const float *xr = x + o * t->inner;
 		float *yr = y + o * t->inner;
-		double sum = 0, sq = 0, mean, inv;
+		double mean, inv;
 		int64_t c = o % t->axis_dim;
 
-		for (int64_t i = 0; i < t->inner; i++)
-			sum += xr[i];
-		mean = sum / (double)t->inner;
-		for (int64_t i = 0; i < t->inner; i++)
-			sq += (xr[i] - mean) * (xr[i] - mean);
-		inv = 1.0 / sqrt(sq / (double)t->inner + k->ln_eps);
+		ho_row_stats(xr, t->inner, k->ln_eps, &mean, &inv);
 		for (int64_t i = 0; i < t->inner; i++)
 			yr[i] = (float)((xr[i] - mean) * inv * sc[c] + b[c]);
 	}
