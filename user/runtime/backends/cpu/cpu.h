@@ -184,6 +184,11 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 		     struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_norm_loop(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			  struct ho_kernel *k, struct ho_error *err);
+/* Element i of an int32 or int64 index tensor. */
+static inline int64_t ho_cpu_index(const void *p, int dtype, int64_t i)
+{
+	return dtype == HO_DT_INT64 ? ((const int64_t *)p)[i] : ((const int32_t *)p)[i];
+}
 bool ho_cpu_is_typed(const char *op_type);
 int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		      struct ho_kernel *k, struct ho_error *err);

@@ -345,7 +345,7 @@ int ho_cpu_run_gather(const struct ho_kernel *k)
 	char *dst = k->dst;
 
 	for (int64_t j = 0; j < k->n_idx; j++) {
-		int64_t i = k->idx64 ? ((const int64_t *)k->idx)[j] : ((const int32_t *)k->idx)[j];
+		int64_t i = ho_cpu_index(k->idx, k->idx64 ? HO_DT_INT64 : HO_DT_INT32, j);
 
 		i += i < 0 ? k->axis_dim : 0;
 		if (i < 0 || i >= k->axis_dim)

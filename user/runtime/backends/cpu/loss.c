@@ -44,9 +44,7 @@ static int ho_run_loss(const struct ho_kernel *k)
 		lp = (float *)x;
 	for (int64_t n = 0; n < nb; n++)
 		for (int64_t d = 0; d < nd; d++) {
-			int64_t c = t->in_dt[1] == HO_DT_INT64
-					? ((const int64_t *)t->in[1])[n * nd + d]
-					: ((const int32_t *)t->in[1])[n * nd + d];
+			int64_t c = ho_cpu_index(t->in[1], t->in_dt[1], n * nd + d);
 			double l = 0, wc = 0;
 
 			if (!(t->has_ignore && c == t->ignore)) {

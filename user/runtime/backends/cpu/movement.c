@@ -13,7 +13,11 @@
 
 #include "cpu.h"
 
+/* What ho_run_map does, decided at plan time (not by the name, per element). */
+enum ho_map_kind { MAP_PAD, MAP_TILE, MAP_DEPTH_TO_SPACE, MAP_SPACE_TO_DEPTH };
+
 struct ho_move {
+	enum ho_map_kind map;
 	int rank, es;
 	struct ho_shape in, out;
 	int64_t in_stride[HO_MAX_RANK];
@@ -69,10 +73,10 @@ static int ho_run_map(const struct ho_kernel *k)
 		int64_t src = 0;
 		bool fill = false;
 
-		if (!strcmp(k->op, "DepthToSpace") || !strcmp(k->op, "SpaceToDepth")) {
+		if (m->map == MAP_DEPTH_TO_SPACE || m->map == MAP_SPACE_TO_DEPTH) {
 			int64_t b = m->block, nb = c[0], ch = c[1], h = c[2], w = c[3], sc, sh, sw;
 
-			if (k->op[0] == 'D') {
+			if (m->map == MAP_DEPTH_TO_SPACE) {
 				int64_t cc = m->out.dim[1];
 
 				sc = m->mode ? ch * b * b + (h % b) * b + w % b
@@ -92,7 +96,7 @@ static int ho_run_map(const struct ho_kernel *k)
 			for (int a = 0; a < m->rank; a++) {
 				int64_t d = m->in.dim[a], s = c[a] - m->begin[a];
 
-				if (!strcmp(k->op, "Tile")) {
+				if (m->map == MAP_TILE) {
 					s = c[a] % d;
 				} else if (s < 0 || s >= d) {
 					if (m->mode == 0 || d == 0) {
@@ -155,9 +159,7 @@ static int ho_run_scatter(const struct ho_kernel *k)
 	memcpy(k->dst, k->src, (size_t)(ho_shape_numel(&m->out) * m->es));
 	ho_strides(&m->out, ost);
 	for (int64_t i = 0; i < n; i++) {
-		int64_t j = t->in_dt[1] == HO_DT_INT64 ? ((const int64_t *)t->in[1])[i]
-						       : ((const int32_t *)t->in[1])[i],
-			dst = 0;
+		int64_t j = ho_cpu_index(t->in[1], t->in_dt[1], i), dst = 0;
 
 		j += j < 0 ? m->out.dim[m->axis] : 0;
 		if (j < 0 || j >= m->out.dim[m->axis])
@@ -181,6 +183,23 @@ static int ho_run_scatter(const struct ho_kernel *k)
 	return 0;
 }
 
+/* The element offset of index tuple i (q indices over m->in's first axes); -1 out of range. */
+static int64_t ho_tuple_offset(const struct ho_move *m, const struct ho_typed *t, int64_t i,
+			       int64_t q)
+{
+	int64_t off = 0;
+
+	for (int64_t j = 0; j < q; j++) {
+		int64_t v = ho_cpu_index(t->in[1], t->in_dt[1], i * q + j), d = m->in.dim[j];
+
+		v += v < 0 ? d : 0;
+		if (v < 0 || v >= d)
+			return -1;
+		off += v * m->in_stride[j];
+	}
+	return off;
+}
+
 /* ScatterND: each index tuple names a slice of the output that an update slice replaces. */
 static int ho_run_scatter_nd(const struct ho_kernel *k)
 {
@@ -193,19 +212,10 @@ static int ho_run_scatter_nd(const struct ho_kernel *k)
 		slice *= m->out.dim[a];
 	memcpy(k->dst, k->src, (size_t)(ho_shape_numel(&m->out) * m->es));
 	for (int64_t i = 0; i < tuples; i++) {
-		int64_t off = 0;
+		int64_t off = ho_tuple_offset(m, t, i, q);
 
-		for (int64_t j = 0; j < q; j++) {
-			int64_t v = t->in_dt[1] == HO_DT_INT64
-					? ((const int64_t *)t->in[1])[i * q + j]
-					: ((const int32_t *)t->in[1])[i * q + j],
-				d = m->out.dim[j];
-
-			v += v < 0 ? d : 0;
-			if (v < 0 || v >= d)
-				return -EINVAL; /* an index from the data: checked at run time */
-			off += v * m->in_stride[j];
-		}
+		if (off < 0)
+			return -EINVAL; /* an index from the data: checked at run time */
 		for (int64_t e = 0; e < slice; e++) {
 			char *y = (char *)k->dst + (off + e) * m->es;
 			const char *u = (const char *)t->in[2] + (i * slice + e) * m->es;
@@ -232,19 +242,10 @@ static int ho_run_gather_nd(const struct ho_kernel *k)
 	for (int a = (int)q; a < m->in.rank; a++)
 		slice *= m->in.dim[a];
 	for (int64_t i = 0; i < tuples; i++) {
-		int64_t off = 0;
+		int64_t off = ho_tuple_offset(m, t, i, q);
 
-		for (int64_t j = 0; j < q; j++) {
-			int64_t v = t->in_dt[1] == HO_DT_INT64
-					? ((const int64_t *)t->in[1])[i * q + j]
-					: ((const int32_t *)t->in[1])[i * q + j],
-				d = m->in.dim[j];
-
-			v += v < 0 ? d : 0;
-			if (v < 0 || v >= d)
-				return -EINVAL; /* an index from the data: checked at run time */
-			off += v * m->in_stride[j];
-		}
+		if (off < 0)
+			return -EINVAL; /* an index from the data: checked at run time */
 		memcpy((char *)k->dst + i * slice * m->es, (const char *)k->src + off * m->es,
 		       (size_t)(slice * m->es));
 	}
@@ -342,6 +343,7 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 							  "pads float32 only before opset 11");
 			memcpy(m->fill, &f, 4);
 		}
+		m->map = MAP_PAD;
 		k->typed.run = ho_run_map;
 		return 0;
 	}
@@ -352,6 +354,7 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 		return 0;
 	}
 	if (!strcmp(op, "Tile")) {
+		m->map = MAP_TILE;
 		k->typed.run = ho_run_map;
 		return 0;
 	}
@@ -362,6 +365,7 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 		m->mode = ma && ma->type == HO_ATTR_STRING && !strcmp(ma->s, "CRD");
 		if (x->shape.rank != 4 || m->block < 1)
 			return ho_cpu_unsupported(err, n, "needs a 4-D input and a blocksize");
+		m->map = op[0] == 'D' ? MAP_DEPTH_TO_SPACE : MAP_SPACE_TO_DEPTH;
 		k->typed.run = ho_run_map;
 		return 0;
 	}
