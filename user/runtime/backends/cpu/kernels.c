@@ -149,6 +149,8 @@ const struct ho_cpu_kernel_reg *ho_cpu_kernel_for(const struct ho_graph *g, cons
 	    !strcmp(n->op_type, "Pow") && e &&
 	    (e->dtype != HO_DT_FLOAT || ho_shape_numel(&e->shape) != 1 || !(e->flags & HO_T_KNOWN));
 
+	if (!strcmp(n->op_type, "Clip") && x && x->dtype != HO_DT_FLOAT)
+		return &typed;
 	if (ho_cpu_is_typed(n->op_type) &&
 	    (!reg || pow_tensor || n->n_inputs != 2 ||
 	     g->tensors[n->outputs[0]].dtype != HO_DT_FLOAT || (x && x->dtype != HO_DT_FLOAT)))

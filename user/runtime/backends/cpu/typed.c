@@ -237,6 +237,7 @@ enum ho_tw_op {
 	TW_NOT,
 	TW_ISNAN,
 	TW_ISINF,
+	TW_CLIP, /* not in the table: Clip is typed only off float32 */
 };
 
 static const struct {
@@ -378,7 +379,7 @@ static int ho_run_typed(const struct ho_kernel *k)
 	for (int64_t i = 0; i < n; i++) {
 		struct ho_num a = ho_get(t->in_dt[0], t->in[0], off[0]), b = {0}, y;
 
-		if (t->n_in > 1)
+		if (t->n_in > 1 && t->in[1])
 			b = ho_get(t->in_dt[1], t->in[1], off[1]);
 		if (t->op == TW_CAST && t->out_dt == HO_DT_BOOL) { /* nonzero (NaN too) is true */
 			enum ho_domain d = ho_domain_of(t->in_dt[0]);
@@ -386,11 +387,18 @@ static int ho_run_typed(const struct ho_kernel *k)
 			y.u = d == HO_DOM_F ? a.f != 0 : d == HO_DOM_S ? a.s != 0 : a.u != 0;
 		} else if (t->op == TW_CAST) {
 			y = ho_convert(a, ho_domain_of(t->in_dt[0]), ho_domain_of(t->out_dt));
-		} else if (t->op >= TW_NOT) { /* one input, a bool out */
+		} else if (t->op >= TW_NOT && t->op <= TW_ISINF) { /* one input, a bool out */
 			y.u = t->op == TW_NOT	  ? !a.u
 			      : t->op == TW_ISNAN ? isnan(a.f)
 						  : isinf(a.f) && ((a.f > 0 && t->iparam[0]) ||
 								   (a.f < 0 && t->iparam[1]));
+		} else if (t->op == TW_CLIP) {
+			y = a;
+			if (t->in[1])
+				y = ho_tw_apply(TW_MAX, t->dom, y, b);
+			if (t->n_in > 2 && t->in[2])
+				y = ho_tw_apply(TW_MIN, t->dom, y,
+						ho_get(t->in_dt[2], t->in[2], off[2]));
 		} else if (t->op == TW_WHERE) {
 			struct ho_num c = ho_get(t->in_dt[2], t->in[2], off[2]);
 
@@ -724,6 +732,23 @@ int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *c
 		t->axis = axis;
 		t->axis_dim = x->shape.dim[axis];
 		t->run = ho_run_gather_elements;
+		return 0;
+	}
+	if (!strcmp(n->op_type, "Clip")) {
+		/* Max with the lower bound, then Min with the upper; an absent one is skipped */
+		if (x->dtype != y->dtype || n->n_inputs > 3)
+			return ho_cpu_unsupported(err, n, "needs bounds of its type");
+		for (int i = 1; i < t->n_in; i++)
+			if (t->in[i] &&
+			    (t->in_dt[i] != x->dtype || ho_shape_numel(&t->in_shape[i]) != 1))
+				return ho_cpu_unsupported(err, n,
+							  "needs scalar bounds of its type");
+		t->op = TW_CLIP;
+		t->dom = ho_domain_of(x->dtype);
+		for (int i = 0; i < t->n_in; i++)
+			if (t->in[i])
+				ho_tw_strides(&t->in_shape[i], &y->shape, t->stride[i]);
+		t->run = ho_run_typed;
 		return 0;
 	}
 	if (op < 0)
