@@ -82,7 +82,6 @@ void ho_cpu_kernel_free(struct ho_kernel *k)
 		dnnl_primitive_destroy(k->prim);
 	free(k->fold);
 	free(k->move);
-	free(k->ln_work);
 	if (k->pre)
 		dnnl_primitive_destroy(k->pre);
 	if (k->post)

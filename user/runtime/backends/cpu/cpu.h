@@ -109,7 +109,6 @@ struct ho_kernel {
 	const float *ln_scale, *ln_bias;
 	float *ln_mean, *ln_inv_std; /* NULL: not asked for */
 	float ln_eps;
-	double *ln_work; /* ReduceLogSumExp's maxima and sums, freed with the kernel */
 	struct ho_typed typed;
 	struct ho_move *move; /* movement.c's plan, freed with the kernel */
 };
@@ -193,6 +192,9 @@ bool ho_cpu_is_typed(const char *op_type);
 int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		      struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_run_loop(const struct ho_kernel *k);
+/* Reduce* as a loop over any numeric type; kept: the output's shape with reduced axes kept. */
+int ho_cpu_prep_reduce_loop(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			    struct ho_kernel *k, const struct ho_shape *kept, struct ho_error *err);
 /* The kernel family that runs n: its operator's, or the typed loops' for other types. */
 const struct ho_cpu_kernel_reg *ho_cpu_kernel_for(const struct ho_graph *g,
 						  const struct ho_node *n);

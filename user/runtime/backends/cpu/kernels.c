@@ -69,7 +69,6 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"Hardmax", k_hardmax, 0, 0, false},		 /* a loop (unary.c) */
     {"LayerNormalization", k_layer_norm, 0, 3, false},	 /* with Mean and InvStdDev */
     {"InstanceNormalization", k_norm_loop, 0, 0, false}, /* a loop (norm.c) */
-    {"ReduceLogSumExp", k_norm_loop, 0, 0, false},	 /* a loop (norm.c) */
     {"TopK", k_typed, 0, 2, true},			 /* a loop (typed.c): values and indices */
     /* losses (loss.c) */
     {"NegativeLogLikelihoodLoss", k_loss, 0, 1, false},
@@ -130,7 +129,7 @@ const struct ho_cpu_kernel_reg *ho_cpu_kernel_reg(const char *op_type)
 {
 	/* families that list their operators once, in their own table */
 	static const struct ho_cpu_kernel_reg unary = {"(unary.c)", k_unary, 0, 0, false},
-					      reduce = {"(norm.c)", k_reduce, 0, 0, false};
+					      reduce = {"(norm.c)", k_reduce, 0, 0, true};
 
 	for (size_t i = 0; i < sizeof(ho_cpu_kernels) / sizeof(ho_cpu_kernels[0]); i++)
 		if (!strcmp(ho_cpu_kernels[i].op, op_type))

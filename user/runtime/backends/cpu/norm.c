@@ -110,6 +110,7 @@ static const struct ho_reduce_reg {
     {"ReduceL2", dnnl_reduction_norm_lp_sum, 2, false},
     {"ReduceSumSquare", dnnl_reduction_norm_lp_power_p_sum, 2, false},
     {"ReduceLogSum", dnnl_reduction_sum, 0, true},
+    {"ReduceLogSumExp", dnnl_alg_kind_undef, 0, false}, /* the loop only */
 };
 
 static const struct ho_reduce_reg *ho_reduce_find(const char *op)
@@ -140,8 +141,8 @@ int ho_cpu_prep_reduce(struct ho_backend *c, const struct ho_graph *g, const str
 	dnnl_memory_desc_t xm, ym;
 	int na = 0;
 
-	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 1 || !r)
-		return ho_cpu_unsupported(err, n, "reduces float32 only");
+	if (!x || !r)
+		return ho_cpu_unsupported(err, n, "reduces numeric types only");
 	if (aa && aa->type == HO_ATTR_INTS && aa->n <= HO_MAX_RANK) {
 		na = (int)aa->n;
 		memcpy(axes, aa->ints, aa->n * sizeof(int64_t));
@@ -161,6 +162,10 @@ int ho_cpu_prep_reduce(struct ho_backend *c, const struct ho_graph *g, const str
 	if (!na && !ho_cpu_attr_i(n, "noop_with_empty_axes", 0))
 		for (int a = 0; a < ys.rank; a++)
 			ys.dim[a] = 1;
+	/* oneDNN reduces float32 by something; other types, no-ops and log-sum-exp loop */
+	if (!r->alg || x->dtype != HO_DT_FLOAT || g->tensors[n->outputs[0]].dtype != HO_DT_FLOAT ||
+	    !memcmp(ys.dim, x->shape.dim, sizeof(ys.dim[0]) * (size_t)ys.rank))
+		return ho_cpu_prep_reduce_loop(g, n, buf, k, &ys, err);
 	ho_cpu_plain_md(&xm, &x->shape);
 	ho_cpu_plain_md(&ym, &ys);
 	if (r->log &&
@@ -296,48 +301,6 @@ static int ho_run_instance_norm(const struct ho_kernel *k)
 	return 0;
 }
 
-/* ReduceLogSumExp: log(sum(exp(x - max))) + max over the axes, for each output element. */
-static int ho_run_log_sum_exp(const struct ho_kernel *k)
-{
-	const struct ho_typed *t = &k->typed;
-	const struct ho_shape *xs = &t->in_shape[0], *ys = &t->out_shape;
-	int64_t n = ho_shape_numel(xs), ny = ho_shape_numel(ys), c[HO_MAX_RANK] = {0},
-		yst[HO_MAX_RANK], acc = 1;
-	const float *x = t->in[0];
-	float *y = t->out;
-	double *m = k->ln_work, *s = k->ln_work + ny;
-
-	for (int a = ys->rank - 1; a >= 0; a--) {
-		yst[a] = acc;
-		acc *= ys->dim[a];
-	}
-	for (int64_t j = 0; j < ny; j++) {
-		m[j] = -INFINITY;
-		s[j] = 0;
-	}
-	for (int pass = 0; pass < 2; pass++) {
-		memset(c, 0, sizeof(c));
-		for (int64_t i = 0; i < n; i++) {
-			int64_t j = 0;
-
-			for (int a = 0; a < xs->rank; a++)
-				j += (ys->dim[a] == 1 ? 0 : c[a]) * yst[a];
-			if (pass == 0)
-				m[j] = fmax(m[j], x[i]);
-			else
-				s[j] += exp(x[i] - m[j]);
-			for (int a = xs->rank - 1; a >= 0; a--) {
-				if (++c[a] < xs->dim[a])
-					break;
-				c[a] = 0;
-			}
-		}
-	}
-	for (int64_t j = 0; j < ny; j++)
-		y[j] = isinf(m[j]) ? (float)m[j] : (float)(log(s[j]) + m[j]);
-	return 0;
-}
-
 int ho_cpu_prep_norm_loop(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			  struct ho_kernel *k, struct ho_error *err)
 {
@@ -368,32 +331,5 @@ int ho_cpu_prep_norm_loop(const struct ho_graph *g, const struct ho_node *n, voi
 		t->run = ho_run_instance_norm;
 		return 0;
 	}
-	/* ReduceLogSumExp: the output with kept dims is the same bytes whatever keepdims says */
-	int64_t axes[HO_MAX_RANK];
-	const struct ho_attr *aa = ho_node_attr(n, "axes");
-	int na = 0;
-
-	if (aa && aa->type == HO_ATTR_INTS && aa->n <= HO_MAX_RANK) {
-		na = (int)aa->n;
-		memcpy(axes, aa->ints, aa->n * sizeof(int64_t));
-	} else if (ho_cpu_in_t(g, n, 1) &&
-		   (na = ho_cpu_int_input(g, n, 1, buf, axes, HO_MAX_RANK)) < 0) {
-		return ho_cpu_unsupported(err, n, "needs constant axes");
-	}
-	t->out_shape = x->shape;
-	for (int i = 0; i < na; i++) {
-		int64_t a = axes[i] + (axes[i] < 0 ? x->shape.rank : 0);
-
-		if (a < 0 || a >= x->shape.rank)
-			return ho_cpu_unsupported(err, n, "has an axis outside the input");
-		t->out_shape.dim[a] = 1;
-	}
-	if (!na && !ho_cpu_attr_i(n, "noop_with_empty_axes", 0))
-		for (int a = 0; a < x->shape.rank; a++)
-			t->out_shape.dim[a] = 1;
-	if (!(k->ln_work =
-		  malloc(2 * (size_t)(ho_shape_numel(&t->out_shape) + 1) * sizeof(double))))
-		return ho_err(err, -ENOMEM, "out of memory");
-	t->run = ho_run_log_sum_exp;
-	return 0;
+	return ho_cpu_unsupported(err, n, "has no loop for this operator");
 }

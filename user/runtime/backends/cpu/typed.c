@@ -617,6 +617,138 @@ static int ho_run_gather_elements(const struct ho_kernel *k)
 	return 0;
 }
 
+/* ---- Reduce* over any axes, any numeric type ---- */
+
+enum ho_red { RD_SUM, RD_MEAN, RD_MAX, RD_MIN, RD_PROD, RD_L1, RD_L2, RD_SUMSQ, RD_LOGSUM, RD_LSE };
+
+static const struct {
+	const char *op;
+	enum ho_red rd;
+	bool real; /* computed in double whatever the type (a root, a logarithm, a quotient) */
+} ho_reduce_loops[] = {
+    {"ReduceSum", RD_SUM, false},      {"ReduceMean", RD_MEAN, true},
+    {"ReduceMax", RD_MAX, false},      {"ReduceMin", RD_MIN, false},
+    {"ReduceProd", RD_PROD, false},    {"ReduceL1", RD_L1, false},
+    {"ReduceL2", RD_L2, true},	       {"ReduceSumSquare", RD_SUMSQ, false},
+    {"ReduceLogSum", RD_LOGSUM, true}, {"ReduceLogSumExp", RD_LSE, true},
+};
+
+/* The identity of each reduction: what an empty set reduces to. */
+static struct ho_num ho_reduce_init(int rd)
+{
+	struct ho_num v = {0};
+
+	if (rd == RD_PROD)
+		v.f = 1, v.s = 1, v.u = 1;
+	else if (rd == RD_MAX)
+		v.f = -INFINITY, v.s = INT64_MIN, v.u = 0;
+	else if (rd == RD_MIN)
+		v.f = INFINITY, v.s = INT64_MAX, v.u = UINT64_MAX;
+	return v;
+}
+
+static struct ho_num ho_abs(struct ho_num v, enum ho_domain d)
+{
+	if (d == HO_DOM_F)
+		v.f = fabs(v.f);
+	else if (d == HO_DOM_S && v.s < 0)
+		v.s = (int64_t)(0 - (uint64_t)v.s);
+	return v;
+}
+
+static int ho_run_reduce(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+	const struct ho_shape *xs = &t->in_shape[0], *ys = &t->out_shape;
+	int64_t n = ho_shape_numel(xs), ny = ho_shape_numel(ys), c[HO_MAX_RANK], yst[HO_MAX_RANK],
+		acc = 1;
+	struct ho_num *a = (struct ho_num *)k->fold, *m = a + ny;
+	enum ho_domain in = ho_domain_of(t->in_dt[0]), d = t->dom;
+	int rd = t->op;
+
+	for (int ax = ys->rank - 1; ax >= 0; ax--) {
+		yst[ax] = ys->dim[ax] == 1 ? 0 : acc;
+		acc *= ys->dim[ax];
+	}
+	for (int64_t j = 0; j < ny; j++) {
+		a[j] = ho_reduce_init(rd);
+		m[j] = ho_reduce_init(RD_MAX);
+	}
+	/* log-sum-exp takes the maxima first, so that no exp overflows */
+	for (int pass = rd == RD_LSE ? 0 : 1; pass < 2; pass++) {
+		memset(c, 0, sizeof(c));
+		for (int64_t i = 0, j = 0; i < n; i++) {
+			struct ho_num v = ho_convert(ho_get(t->in_dt[0], t->in[0], i), in, d);
+
+			if (pass == 0)
+				m[j] = ho_tw_apply(TW_MAX, d, m[j], v);
+			else if (rd == RD_LSE)
+				a[j].f += exp(v.f - m[j].f);
+			else if (rd == RD_L1)
+				a[j] = ho_tw_apply(TW_ADD, d, a[j], ho_abs(v, d));
+			else if (rd == RD_L2 || rd == RD_SUMSQ)
+				a[j] = ho_tw_apply(TW_ADD, d, a[j], ho_tw_apply(TW_MUL, d, v, v));
+			else
+				a[j] = ho_tw_apply(rd == RD_PROD  ? TW_MUL
+						   : rd == RD_MAX ? TW_MAX
+						   : rd == RD_MIN ? TW_MIN
+								  : TW_ADD,
+						   d, a[j], v);
+			for (int ax = xs->rank - 1; ax >= 0; ax--) {
+				j += yst[ax];
+				if (++c[ax] < xs->dim[ax])
+					break;
+				j -= yst[ax] * c[ax];
+				c[ax] = 0;
+			}
+		}
+	}
+	for (int64_t j = 0; j < ny; j++) {
+		struct ho_num r = a[j];
+
+		if (rd == RD_MEAN)
+			r.f /= (double)(ny ? n / ny : 1);
+		else if (rd == RD_L2)
+			r.f = sqrt(r.f);
+		else if (rd == RD_LOGSUM)
+			r.f = log(r.f);
+		else if (rd == RD_LSE)
+			r.f = isinf(m[j].f) ? m[j].f : log(r.f) + m[j].f;
+		ho_set(t->out_dt, t->out, j, ho_convert(r, d, ho_domain_of(t->out_dt)));
+	}
+	return 0;
+}
+
+int ho_cpu_prep_reduce_loop(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			    struct ho_kernel *k, const struct ho_shape *kept, struct ho_error *err)
+{
+	struct ho_typed *t = &k->typed;
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	size_t i;
+
+	for (i = 0; i < sizeof(ho_reduce_loops) / sizeof(ho_reduce_loops[0]); i++)
+		if (!strcmp(ho_reduce_loops[i].op, n->op_type))
+			break;
+	if (i == sizeof(ho_reduce_loops) / sizeof(ho_reduce_loops[0]) || !x ||
+	    ho_domain_of(x->dtype) == HO_DOM_NONE || ho_domain_of(y->dtype) == HO_DOM_NONE ||
+	    ho_shape_numel(kept) != ho_shape_numel(&y->shape))
+		return ho_cpu_unsupported(err, n, "reduces numeric types only");
+	k->kind = HO_K_LOOP;
+	t->op = ho_reduce_loops[i].rd;
+	t->dom = ho_reduce_loops[i].real ? HO_DOM_F : ho_domain_of(x->dtype);
+	t->n_in = 1;
+	t->in[0] = buf[n->inputs[0]];
+	t->in_dt[0] = x->dtype;
+	t->in_shape[0] = x->shape;
+	t->out = buf[n->outputs[0]];
+	t->out_dt = y->dtype;
+	t->out_shape = *kept;
+	if (!(k->fold = malloc(2 * (size_t)(ho_shape_numel(kept) + 1) * sizeof(struct ho_num))))
+		return ho_err(err, -ENOMEM, "out of memory");
+	t->run = ho_run_reduce;
+	return 0;
+}
+
 int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		      struct ho_kernel *k, struct ho_error *err)
 {
