@@ -849,6 +849,7 @@ int ho_infer_resize(struct ho_infer *c)
 		}
 		(void)nsc;
 	} else {
+		(void)in_v(c, 1); /* the roi's value, for a kernel to crop by */
 		if (in_t(c, 3))
 			sizes = in_v(c, 3);
 		if (in_t(c, 2) && !sizes)

@@ -88,8 +88,10 @@ void ho_cpu_kernel_free(struct ho_kernel *k)
 		dnnl_primitive_destroy(k->post);
 	for (int i = 0; i < k->n_owned; i++)
 		dnnl_memory_destroy(k->owned[i]);
-	for (int i = 0; i < HO_MAX_RANK; i++)
+	for (int i = 0; i < HO_MAX_RANK; i++) {
 		free(k->map[i]);
+		free(k->resample_w[i]);
+	}
 	free(k);
 }
 

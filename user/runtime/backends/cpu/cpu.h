@@ -94,6 +94,10 @@ struct ho_kernel {
 	int64_t in_dims[HO_MAX_RANK];
 	int64_t *map[HO_MAX_RANK];
 	bool rows_contiguous; /* each last-axis row reads consecutive input bytes */
+	/* a Resize loop (index_map.c): per output axis, 4 slots a index in map[] and weight
+	 * here, taps[] of them used; a first index of -1 is outside the crop */
+	double *resample_w[HO_MAX_RANK];
+	int taps[HO_MAX_RANK];
 	/* HO_K_GATHER: outer x n_idx x inner bytes; the axis has axis_dim entries */
 	int64_t outer, n_idx, inner, axis_dim;
 	const void *idx;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Index maps: Transpose, Slice, nearest Resize and Gather as byte-offset tables walked at run time;
- * linear Resize on oneDNN. */
+ * linear Resize on oneDNN, and every other Resize as ONNX's reference loop. */
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -59,6 +59,211 @@ static int64_t resize_nearest(const char *mode, double v)
 }
 
 /*
+ * Linear and cubic Resize in any coordinate mode, and tf_crop_and_resize,
+ * as ONNX's reference computes them: per output axis, each index's source
+ * taps (2 or 4, clamped to the edge) and their weights; an output element is
+ * the tensor product of its axes' taps.  An axis whose every index falls on
+ * one source element keeps one tap, so unresized axes cost nothing.
+ */
+struct ho_resample_axis {
+	double scale, roi0, roi1;
+};
+
+/* The coefficients at ratio r in (0, 1] of n taps starting at floor(x) - n / 2 + 1. */
+static void resample_coeffs(int n, double r, double a, double *c)
+{
+	if (n == 1) {
+		c[0] = 1;
+	} else if (n == 2) {
+		c[0] = 1 - r;
+		c[1] = r;
+	} else {
+		double s = 1 - r;
+
+		c[0] = ((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a;
+		c[1] = ((a + 2) * r - (a + 3)) * r * r + 1;
+		c[2] = ((a + 2) * s - (a + 3)) * s * s + 1;
+		c[3] = ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a;
+	}
+}
+
+/* The source coordinate of output x, or NAN outside the crop (tf_crop_and_resize). */
+static double resample_coord(const char *mode, int64_t x, int64_t in,
+			     const struct ho_resample_axis *ax)
+{
+	double out = ax->scale * (double)in; /* the reference's output width, unrounded */
+
+	if (!strcmp(mode, "tf_crop_and_resize")) {
+		double v = out == 1
+			       ? (ax->roi1 - ax->roi0) * (double)(in - 1) / 2
+			       : (double)x * (ax->roi1 - ax->roi0) * (double)(in - 1) / (out - 1);
+
+		v += ax->roi0 * (double)(in - 1);
+		return v < 0 || v > (double)(in - 1) ? NAN : v;
+	}
+	if (!strcmp(mode, "align_corners"))
+		return out == 1 ? 0 : (double)x * (double)(in - 1) / (out - 1);
+	if (!strcmp(mode, "pytorch_half_pixel"))
+		return out == 1 ? -0.5 : ((double)x + 0.5) / ax->scale - 0.5;
+	return resize_coord(mode, x, in, (int64_t)out, ax->scale);
+}
+
+static int resample_axis(struct ho_kernel *k, int a, const char *mode, const char *coord,
+			 const char *nearest, const struct ho_resample_axis *ax, double cubic_a,
+			 bool exclude, struct ho_error *err)
+{
+	int64_t in = k->in_dims[a], out = k->dims[a];
+	int n = !strcmp(mode, "cubic") ? 4 : !strcmp(mode, "linear") ? 2 : 1;
+	bool single = true;
+	double *w;
+	int64_t *ix;
+
+	ix = malloc((size_t)(out > 0 ? out : 1) * 4 * sizeof(int64_t));
+	w = malloc((size_t)(out > 0 ? out : 1) * 4 * sizeof(double));
+	k->map[a] = ix;
+	k->resample_w[a] = w;
+	if (!ix || !w)
+		return ho_err(err, -ENOMEM, "out of memory");
+	for (int64_t o = 0; o < out; o++) {
+		double x = resample_coord(coord, o, in, ax), c[4], sum = 0;
+		/* ratio in (0, 1]: the reference prefers the element left of x */
+		int64_t base = (int64_t)ceil(x) - 1;
+
+		if (isnan(x)) { /* outside the crop: the extrapolation value */
+			ix[4 * o] = -1;
+			continue;
+		}
+		if (n == 1)
+			base = resize_nearest(nearest, x);
+		resample_coeffs(n, x - (double)base, cubic_a, c);
+		base -= n == 4 ? 1 : 0;
+		for (int t = 0; t < n; t++) {
+			int64_t s = base + t;
+
+			if (exclude && (s < 0 || s >= in))
+				c[t] = 0;
+			sum += c[t];
+			ix[4 * o + t] = s < 0 ? 0 : s >= in ? in - 1 : s;
+		}
+		for (int t = 0; t < n; t++)
+			w[4 * o + t] = exclude ? c[t] / sum : c[t];
+	}
+	/* one tap when every index takes one element whole (an axis not resized) */
+	for (int64_t o = 0; o < out && n > 1; o++) {
+		int ones = 0, zeros = 0;
+
+		for (int t = 0; t < n && ix[4 * o] >= 0; t++)
+			ones += w[4 * o + t] == 1, zeros += w[4 * o + t] == 0;
+		single &= ix[4 * o] < 0 || (ones == 1 && zeros == n - 1);
+	}
+	k->taps[a] = single ? 1 : n;
+	for (int64_t o = 0; o < out && single && n > 1; o++)
+		for (int t = 0; t < n && ix[4 * o] >= 0; t++)
+			if (w[4 * o + t] == 1) {
+				ix[4 * o] = ix[4 * o + t];
+				w[4 * o] = 1;
+			}
+	return 0;
+}
+
+static int ho_run_resample(const struct ho_kernel *k)
+{
+	const float *x = k->src;
+	float *y = k->dst;
+	int r = k->rank;
+	int64_t n = 1, idx[HO_MAX_RANK] = {0}, xst[HO_MAX_RANK], acc = 1;
+
+	for (int a = r - 1; a >= 0; a--) {
+		xst[a] = acc;
+		acc *= k->in_dims[a];
+		n *= k->dims[a];
+	}
+	for (int64_t i = 0; i < n; i++) {
+		int t[HO_MAX_RANK] = {0};
+		double v = 0;
+		bool outside = false;
+
+		for (int a = 0; a < r; a++)
+			outside |= k->map[a][4 * idx[a]] < 0;
+		if (outside) {
+			y[i] = k->param[0];
+		} else {
+			/* every combination of the axes' taps */
+			for (;;) {
+				double wt = 1;
+				int64_t off = 0;
+				int a;
+
+				for (a = 0; a < r; a++) {
+					wt *= k->resample_w[a][4 * idx[a] + t[a]];
+					off += k->map[a][4 * idx[a] + t[a]] * xst[a];
+				}
+				v += wt * x[off];
+				for (a = r - 1; a >= 0 && ++t[a] == k->taps[a]; a--)
+					t[a] = 0;
+				if (a < 0)
+					break;
+			}
+			y[i] = (float)v;
+		}
+		for (int a = r - 1; a >= 0 && ++idx[a] == k->dims[a]; a--)
+			idx[a] = 0;
+	}
+	return 0;
+}
+
+static int ho_resample_prep(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			    struct ho_kernel *k, const char *mode, const char *coord,
+			    const char *nearest, struct ho_error *err)
+{
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	const struct ho_tensor *sc = ho_cpu_in_t(g, n, n->opset >= 11 ? 2 : 1),
+			       *roi = n->opset >= 11 ? ho_cpu_in_t(g, n, 1) : NULL;
+	const struct ho_attr *kar = ho_node_attr(n, "keep_aspect_ratio_policy");
+	bool crop = !strcmp(coord, "tf_crop_and_resize");
+	int r = x->shape.rank;
+
+	if (strcmp(mode, "linear") && strcmp(mode, "cubic") && !crop)
+		return ho_cpu_unsupported(err, n, "has an unknown mode");
+	if (ho_node_attr(n, "axes") || ho_cpu_attr_i(n, "antialias", 0) ||
+	    (kar && kar->type == HO_ATTR_STRING && strcmp(kar->s, "stretch")))
+		return ho_cpu_unsupported(err, n,
+					  "resizes without axes, antialias or an aspect "
+					  "ratio policy only");
+	if (sc && ho_shape_numel(&sc->shape) > 0 &&
+	    (!sc->value || !sc->value->f || sc->value->count != (size_t)r))
+		return ho_cpu_unsupported(err, n, "needs constant scales");
+	if (crop && (!roi || !roi->value || !roi->value->f || roi->value->count != 2 * (size_t)r))
+		return ho_cpu_unsupported(err, n, "needs a constant roi to crop and resize");
+	k->kind = HO_K_LOOP;
+	k->typed.run = ho_run_resample;
+	k->rank = r;
+	k->src = buf[n->inputs[0]];
+	k->dst = buf[n->outputs[0]];
+	k->param[0] = ho_cpu_attr_f(n, "extrapolation_value", 0.0f);
+	for (int a = 0; a < r; a++) {
+		struct ho_resample_axis ax = {0};
+		int ret;
+
+		k->in_dims[a] = x->shape.dim[a];
+		k->dims[a] = y->shape.dim[a];
+		ax.scale = sc && ho_shape_numel(&sc->shape) > 0
+			       ? sc->value->f[a]
+			       : (double)y->shape.dim[a] / (double)x->shape.dim[a];
+		if (crop) {
+			ax.roi0 = roi->value->f[a];
+			ax.roi1 = roi->value->f[r + a];
+		}
+		ret = resample_axis(k, a, mode, coord, nearest, &ax,
+				    ho_cpu_attr_f(n, "cubic_coeff_a", -0.75f),
+				    ho_cpu_attr_i(n, "exclude_outside", 0), err);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
  * Resize / Upsample.  Nearest is data movement: a reference loop over
  * precomputed source indices, exact for every coordinate and rounding mode.
  * Linear with half-pixel centres on the last two axes is oneDNN's resampling.
@@ -83,7 +288,7 @@ int ho_cpu_prep_resize(struct ho_backend *c, const struct ho_graph *g, const str
 		coord = "asymmetric";
 		nearest = "floor";
 	}
-	if (!strcmp(mode, "nearest")) {
+	if (!strcmp(mode, "nearest") && strcmp(coord, "tf_crop_and_resize")) {
 		k->kind = HO_K_INDEX_MAP;
 		k->elem = sizeof(float);
 		k->rank = r;
@@ -116,27 +321,26 @@ int ho_cpu_prep_resize(struct ho_backend *c, const struct ho_graph *g, const str
 		ho_map_to_bytes(k);
 		return 0;
 	}
-	if (strcmp(mode, "linear") || r < 3 ||
-	    (strcmp(coord, "half_pixel") && strcmp(coord, "pytorch_half_pixel")))
-		return ho_cpu_unsupported(err, n, "resizes linearly only with half-pixel centres");
-	for (int a = 0; a < 2; a++)
-		if (x->shape.dim[a] != y->shape.dim[a])
-			return ho_cpu_unsupported(err, n, "resizes the spatial axes only");
-	/* oneDNN maps coordinates by out / in: the same as ONNX only where the scale given is
-	 * that, and (pytorch_half_pixel) no axis shrinks to one element */
-	for (int a = 2; a < r; a++) {
+	/* oneDNN: linear with half-pixel centres over the spatial axes, mapping coordinates by
+	 * out / in (the same as ONNX only where the scale given is that, and, for
+	 * pytorch_half_pixel, no axis shrinks to one element); the rest is the reference loop */
+	bool onednn = !strcmp(mode, "linear") && r >= 3 &&
+		      (!strcmp(coord, "half_pixel") || !strcmp(coord, "pytorch_half_pixel")) &&
+		      x->shape.dim[0] == y->shape.dim[0] && x->shape.dim[1] == y->shape.dim[1] &&
+		      !ho_node_attr(n, "axes") && !ho_cpu_attr_i(n, "antialias", 0);
+
+	for (int a = 2; a < r && onednn; a++) {
 		double f = (double)y->shape.dim[a] / (double)x->shape.dim[a];
 
 		if (sc && ho_shape_numel(&sc->shape) > 0 &&
 		    (!sc->value || !sc->value->f || sc->value->count != (size_t)r ||
 		     fabs(sc->value->f[a] - f) > 1e-6 * f))
-			return ho_cpu_unsupported(
-			    err, n, "resizes linearly only by scales equal to output / input");
+			onednn = false;
 		if (!strcmp(coord, "pytorch_half_pixel") && y->shape.dim[a] == 1)
-			return ho_cpu_unsupported(err, n,
-						  "resizes linearly (pytorch_half_pixel) only to "
-						  "more than one element per axis");
+			onednn = false;
 	}
+	if (!onednn)
+		return ho_resample_prep(g, n, buf, k, mode, coord, nearest, err);
 	{
 		float factors[HO_MAX_RANK];
 		dnnl_resampling_desc_t d;
