@@ -40,7 +40,9 @@ uint64_t *ho_memplan_ancestors(const struct ho_graph *g, uint32_t *words)
 		for (uint32_t k = 0; k < n->n_inputs; k++) {
 			int32_t t = n->inputs[k], p = t >= 0 ? g->tensors[t].producer : -1;
 
-			if (p < 0)
+			/* a producer that does not run (folded, Constant) orders nothing: the
+			 * executor waits only on tasks, so nor may the reuse rules */
+			if (p < 0 || !ho_node_is_task(&g->nodes[p]))
 				continue;
 			for (uint32_t j = 0; j < w; j++)
 				anc[(size_t)v * w + j] |= anc[(size_t)p * w + j];
