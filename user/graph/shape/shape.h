@@ -292,6 +292,7 @@ int ho_infer_pool(struct ho_infer *c);
 int ho_infer_global_pool(struct ho_infer *c);
 int ho_infer_matmul(struct ho_infer *c);
 int ho_infer_gemm(struct ho_infer *c);
+int ho_infer_recurrent(struct ho_infer *c);
 int ho_infer_batchnorm(struct ho_infer *c);
 int ho_infer_layernorm(struct ho_infer *c);
 int ho_infer_softmax(struct ho_infer *c);

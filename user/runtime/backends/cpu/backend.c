@@ -82,6 +82,7 @@ void ho_cpu_kernel_free(struct ho_kernel *k)
 		dnnl_primitive_destroy(k->prim);
 	free(k->fold);
 	free(k->move);
+	free(k->rnn);
 	if (k->pre)
 		dnnl_primitive_destroy(k->pre);
 	if (k->post)
@@ -110,11 +111,15 @@ int ho_cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t node
 		return ho_cpu_unsupported(err, n, "runs the default ONNX domain only");
 	if (!strcmp(op, "Constant"))
 		return 0;
-	if (n->n_outputs < 1 || n->outputs[0] < 0)
-		return ho_cpu_unsupported(err, n, "needs the first output");
 	/* an output beyond those its kernel writes (a view: its first), when read, is refused */
 	const struct ho_cpu_kernel_reg *reg = ho_cpu_kernel_for(g, n);
 	uint32_t written = reg && reg->outputs ? reg->outputs : 1;
+	int32_t first = -1; /* the first output asked for: a recurrent node may skip Y */
+
+	for (uint32_t o = 0; o < n->n_outputs && o < written && first < 0; o++)
+		first = n->outputs[o];
+	if (first < 0 || (n->outputs[0] < 0 && written < 2))
+		return ho_cpu_unsupported(err, n, "needs the first output");
 
 	for (uint32_t o = written; o < n->n_outputs; o++) {
 		const struct ho_tensor *t = n->outputs[o] >= 0 ? &g->tensors[n->outputs[o]] : NULL;
@@ -132,7 +137,7 @@ int ho_cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t node
 	if (ho_op_is_view(op))
 		return 0;
 	/* kernels check their own types too; this one makes a missed check a refusal */
-	if (reg && !reg->any_type && g->tensors[n->outputs[0]].dtype != HO_DT_FLOAT)
+	if (reg && !reg->any_type && g->tensors[first].dtype != HO_DT_FLOAT)
 		return ho_cpu_unsupported(err, n, "computes float32 outputs only");
 	k = calloc(1, sizeof(*k));
 	if (!k)

@@ -43,6 +43,7 @@ enum ho_cpu_kind {
 #define HO_TYPED_MAX_IN 8
 struct ho_kernel;
 struct ho_move;
+struct ho_rnn;
 struct ho_typed {
 	int (*run)(const struct ho_kernel *k);
 	int op, dom, n_in;
@@ -115,6 +116,7 @@ struct ho_kernel {
 	float ln_eps;
 	struct ho_typed typed;
 	struct ho_move *move; /* movement.c's plan, freed with the kernel */
+	struct ho_rnn *rnn;   /* recurrent.c's, with its scratch, freed with the kernel */
 };
 
 int ho_cpu_open(int threads, struct ho_backend **out, struct ho_error *err);
@@ -185,6 +187,8 @@ int ho_cpu_prep_loss(const struct ho_graph *g, const struct ho_node *n, void *co
 		     struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		     struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_recurrent(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			  struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_norm_loop(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			  struct ho_kernel *k, struct ho_error *err);
 /* Element i of an int32 or int64 index tensor. */

@@ -57,6 +57,7 @@ HO_PLAIN(k_typed, ho_cpu_prep_typed(g, n, buf, k, err))
 HO_PLAIN(k_loss, ho_cpu_prep_loss(g, n, buf, k, err))
 HO_PLAIN(k_move, ho_cpu_prep_move(g, n, buf, k, err))
 HO_PLAIN(k_norm_loop, ho_cpu_prep_norm_loop(g, n, buf, k, err))
+HO_PLAIN(k_recurrent, ho_cpu_prep_recurrent(g, n, buf, k, err))
 
 static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* convolution (conv.c) */
@@ -103,6 +104,10 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* matrix products (matmul.c) */
     {"MatMul", k_matmul, 0, 0, false},
     {"Gemm", k_gemm, 0, 0, false},
+    /* recurrent (recurrent.c): Y, Y_h and (LSTM) Y_c */
+    {"RNN", k_recurrent, 0, 2, false},
+    {"GRU", k_recurrent, 0, 2, false},
+    {"LSTM", k_recurrent, 0, 3, false},
     /* concatenation (concat.c) */
     {"Concat", k_concat, 0, 0, false},
     /* index maps (index_map.c) */
