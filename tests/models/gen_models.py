@@ -160,6 +160,66 @@ def export_sequence():
     print("exported", fname, flush=True)
 
 
+def int8_cnn():
+    """A small int8 CNN in ONNX's QLinear form, weights and scales calibrated on a float twin:
+    QuantizeLinear, QLinearConv (per-channel int8 weights, int32 bias), a grouped, strided
+    QLinearConv, QLinearMatMul, DequantizeLinear; the integer tensors are outputs too."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 3, 16, 16)).astype(np.float32)
+    np.save(os.path.join(OUT, "int8_cnn.in.npy"), x)
+
+    def conv(a, w, b, stride, group):
+        import torch
+        return torch.nn.functional.conv2d(torch.from_numpy(a.astype(np.float32)),
+                                          torch.from_numpy(w.astype(np.float32)),
+                                          torch.from_numpy(b.astype(np.float32)),
+                                          stride=stride, padding=1, groups=group).numpy()
+
+    def qparams(a):  # uint8 scale and zero point covering a's range and 0
+        lo, hi = min(float(a.min()), 0.0), max(float(a.max()), 0.0)
+        sc = np.float32((hi - lo) / 255.0)
+        return sc, np.uint8(np.clip(np.rint(-lo / sc), 0, 255))
+
+    xs, xz = qparams(x)
+    w1 = rng.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.3
+    w1s = (np.abs(w1).reshape(8, -1).max(1) / 127).astype(np.float32)  # per output channel
+    w1q = np.clip(np.rint(w1 / w1s[:, None, None, None]), -127, 127).astype(np.int8)
+    b1 = rng.standard_normal(8).astype(np.float32) * 0.1
+    b1q = np.rint(b1 / (xs * w1s)).astype(np.int32)
+    f1 = np.maximum(conv(x, w1q * w1s[:, None, None, None], b1q * xs * w1s, 1, 1), 0)
+    y1s, y1z = qparams(f1)
+    w2 = rng.standard_normal((16, 4, 3, 3)).astype(np.float32) * 0.2
+    w2s = np.float32(np.abs(w2).max() / 127)
+    w2q = np.clip(np.rint(w2 / w2s), -127, 127).astype(np.int8)
+    b2q = np.rint(rng.standard_normal(16).astype(np.float32) * 0.1 / (y1s * w2s)).astype(np.int32)
+    f2 = conv(f1, w2q * w2s, b2q * y1s * w2s, 2, 2)
+    y2s, y2z = qparams(f2)
+    wf = rng.standard_normal((16 * 8 * 8, 10)).astype(np.float32) * 0.05
+    wfs = np.float32(np.abs(wf).max() / 127)
+    wfq = (np.clip(np.rint(wf / wfs), -127, 127) + 128).astype(np.uint8)  # unsigned, zero 128
+    y3s, y3z = qparams(f2.reshape(2, -1) @ wf)
+    init = [numpy_helper.from_array(v, n) for n, v in [
+        ("xs", xs), ("xz", xz), ("w1", w1q), ("w1s", w1s), ("w1z", np.zeros(8, np.int8)),
+        ("y1s", y1s), ("y1z", y1z), ("b1", b1q), ("w2", w2q), ("w2s", w2s), ("w2z", np.int8(0)),
+        ("y2s", y2s), ("y2z", y2z), ("b2", b2q), ("flat", np.array([2, -1], np.int64)),
+        ("wf", wfq), ("wfs", wfs), ("wfz", np.uint8(128)), ("y3s", y3s), ("y3z", y3z)]]
+    g = helper.make_graph([
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="quantize"),
+        helper.make_node("QLinearConv", ["xq", "xs", "xz", "w1", "w1s", "w1z", "y1s", "y1z", "b1"],
+                         ["q1"], name="conv1", pads=[1, 1, 1, 1]),
+        helper.make_node("QLinearConv", ["q1", "y1s", "y1z", "w2", "w2s", "w2z", "y2s", "y2z", "b2"],
+                         ["q2"], name="conv2", pads=[1, 1, 1, 1], strides=[2, 2], group=2),
+        helper.make_node("Reshape", ["q2", "flat"], ["q2f"], name="flatten"),
+        helper.make_node("QLinearMatMul", ["q2f", "y2s", "y2z", "wf", "wfs", "wfz", "y3s", "y3z"],
+                         ["q3"], name="fc"),
+        helper.make_node("DequantizeLinear", ["q3", "y3s", "y3z"], ["y"], name="dequantize")],
+        "int8_cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 10]),
+         helper.make_tensor_value_info("q2", TensorProto.UINT8, [2, 16, 8, 8]),
+         helper.make_tensor_value_info("q3", TensorProto.UINT8, [2, 10])], init)
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), "int8_cnn.onnx")
+
+
 def save(model, fname, check=True):
     if check:
         onnx.checker.check_model(model)
@@ -334,6 +394,7 @@ def main():
     what = sys.argv[2:] or ["tiny", "cnn", "transformer", "sequence"]
     if "tiny" in what:
         tiny_models()
+        int8_cnn()
     if "transformer" in what:
         export_transformer()
     if "cnn" in what:

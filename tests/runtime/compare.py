@@ -12,6 +12,8 @@ ref, out, label = np.load(sys.argv[1]), np.load(sys.argv[2]), sys.argv[3]
 bound = float(sys.argv[4]) if len(sys.argv) > 4 else 1e-4
 if ref.shape != out.shape:
     sys.exit(f"{label}: shape {out.shape}, reference {ref.shape}")
+if ref.dtype.kind in "iub" and out.dtype != ref.dtype:
+    sys.exit(f"{label}: {out.dtype}, reference {ref.dtype}")
 if not np.all(np.isfinite(out)):
     sys.exit(f"{label}: output has NaN or Inf")
 diff = float(np.abs(out.astype(np.float64) - ref).max()) if ref.size else 0.0

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // ONNX Runtime (npm onnxruntime-node) as the numerics reference:
 //   node ort_ref.js MODEL.onnx OUT_DIR NAME=IN.npy ...   (ORT_THREADS=N, ORT_REPEAT=N)
-// Writes every output as OUT_DIR/<name>.npy ('/' in names becomes '_'), float32 only.
+// Reads float32 inputs; writes every output as OUT_DIR/<name>.npy ('/' in names becomes '_').
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -20,8 +20,14 @@ function readNpy(file) {
   return new ort.Tensor('float32', data, shape);
 }
 
+// numpy's name for each ORT element type written
+const NPY_DESCR = { float32: '<f4', float64: '<f8', int8: '|i1', uint8: '|u1', int16: '<i2', uint16: '<u2',
+  int32: '<i4', uint32: '<u4', int64: '<i8', uint64: '<u8', bool: '|b1' };
+
 function writeNpy(file, t) {
-  let header = `{'descr': '<f4', 'fortran_order': False, 'shape': (${t.dims.join(', ')}${t.dims.length === 1 ? ',' : ''}), }`;
+  const descr = NPY_DESCR[t.type];
+  if (!descr) throw new Error(`${file}: no .npy type for ORT's ${t.type}`);
+  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${t.dims.join(', ')}${t.dims.length === 1 ? ',' : ''}), }`;
   const pad = 64 - ((10 + header.length + 1) % 64);
   header += ' '.repeat(pad === 64 ? 0 : pad) + '\n';
   const pre = Buffer.alloc(10);

@@ -46,7 +46,11 @@ static double ho_macs(const struct ho_graph *g, const struct ho_node *nd)
 
 	if (!x || !w || !y || y->shape.rank < 0 || w->shape.rank < 0)
 		return 0;
-	if (!strcmp(op, "Conv")) {
+	if (!strcmp(op, "QLinearConv") || !strcmp(op, "QLinearMatMul"))
+		w = tin(g, nd, 3); /* after x, its scale and zero point */
+	if (!w || w->shape.rank < 0)
+		return 0;
+	if (!strcmp(op, "Conv") || !strcmp(op, "ConvInteger") || !strcmp(op, "QLinearConv")) {
 		/* Each output element: (C_in / group) * prod(kernel) MACs. */
 		double per = 1;
 
@@ -62,7 +66,7 @@ static double ho_macs(const struct ho_graph *g, const struct ho_node *nd)
 			per *= (double)(w->shape.dim[i] > 0 ? w->shape.dim[i] : 0);
 		return numel(x) * per;
 	}
-	if (!strcmp(op, "MatMul")) {
+	if (!strcmp(op, "MatMul") || !strcmp(op, "MatMulInteger") || !strcmp(op, "QLinearMatMul")) {
 		int64_t k = x->shape.rank >= 1 ? x->shape.dim[x->shape.rank - 1] : 0;
 
 		return numel(y) * (double)(k > 0 ? k : 0);

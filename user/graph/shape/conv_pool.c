@@ -60,9 +60,10 @@ static int conv_pool_dims(struct ho_infer *c, const struct ho_shape *x, const in
 	return 0;
 }
 
-int ho_infer_conv(struct ho_infer *c)
+/* A convolution of input xi by weights wi with bias bi; the result of type dtype (-1: X's). */
+static int conv_shape(struct ho_infer *c, uint32_t xi, uint32_t wi, uint32_t bi, int dtype)
 {
-	struct ho_tensor *x = in_t(c, 0), *w = in_t(c, 1);
+	struct ho_tensor *x = in_t(c, xi), *w = in_t(c, wi);
 	int64_t group = attr_i(c, "group", 1);
 	int64_t kernel[HO_MAX_RANK];
 	struct ho_shape o;
@@ -72,8 +73,10 @@ int ho_infer_conv(struct ho_infer *c)
 
 	if (!x || !w)
 		return fail(c, "needs X and W");
+	if (dtype < 0)
+		dtype = x->dtype;
 	if (x->shape.rank < 0 || w->shape.rank < 0) {
-		set_out(c, 0, x->dtype, NULL);
+		set_out(c, 0, dtype, NULL);
 		return 0;
 	}
 	if (x->shape.rank < 3 || w->shape.rank != x->shape.rank)
@@ -90,10 +93,10 @@ int ho_infer_conv(struct ho_infer *c)
 	if (w->shape.dim[0] >= 0 && w->shape.dim[0] % group)
 		return fail(c, "%" PRId64 " output channels do not divide into %" PRId64 " groups",
 			    w->shape.dim[0], group);
-	if (in_t(c, 2) && in_t(c, 2)->shape.rank == 1 && in_t(c, 2)->shape.dim[0] >= 0 &&
-	    w->shape.dim[0] >= 0 && in_t(c, 2)->shape.dim[0] != w->shape.dim[0])
+	if (in_t(c, bi) && in_t(c, bi)->shape.rank == 1 && in_t(c, bi)->shape.dim[0] >= 0 &&
+	    w->shape.dim[0] >= 0 && in_t(c, bi)->shape.dim[0] != w->shape.dim[0])
 		return fail(c, "bias has %" PRId64 " elements for %" PRId64 " output channels",
-			    in_t(c, 2)->shape.dim[0], w->shape.dim[0]);
+			    in_t(c, bi)->shape.dim[0], w->shape.dim[0]);
 	for (int i = 0; i < nsp; i++)
 		kernel[i] = nk ? ks[i] : w->shape.dim[2 + i];
 	if (nk && nk != (size_t)nsp)
@@ -105,8 +108,23 @@ int ho_infer_conv(struct ho_infer *c)
 
 	if (ret)
 		return ret;
-	set_out(c, 0, x->dtype, &o);
+	set_out(c, 0, dtype, &o);
 	return 0;
+}
+
+int ho_infer_conv(struct ho_infer *c)
+{
+	return conv_shape(c, 0, 1, 2, -1);
+}
+
+/* ConvInteger: int32; QLinearConv (x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B). */
+int ho_infer_conv_quant(struct ho_infer *c)
+{
+	if (!strcmp(c->nd->op_type, "ConvInteger"))
+		return conv_shape(c, 0, 1, 99, HO_DT_INT32);
+	if (!in_t(c, 7))
+		return fail(c, "needs y_zero_point");
+	return conv_shape(c, 0, 3, 8, in_t(c, 7)->dtype);
 }
 
 int ho_infer_conv_transpose(struct ho_infer *c)

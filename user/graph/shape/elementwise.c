@@ -286,3 +286,39 @@ int ho_infer_cast(struct ho_infer *c)
 	}
 	return 0;
 }
+
+/*
+ * QuantizeLinear: x's shape in y_zero_point's type (output_dtype's, or uint8,
+ * without one); DequantizeLinear: x's shape in x_scale's type;
+ * DynamicQuantizeLinear: y in uint8, then its scale (float) and zero point
+ * (uint8) as scalars.
+ */
+int ho_infer_quant(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	const char *op = c->nd->op_type;
+	struct ho_shape scalar = {.rank = 0};
+	int64_t od = attr_i(c, "output_dtype", 0);
+
+	if (!x)
+		return fail(c, "missing input");
+	if (!strcmp(op, "DynamicQuantizeLinear")) {
+		set_out(c, 0, HO_DT_UINT8, &x->shape);
+		set_out(c, 1, HO_DT_FLOAT, &scalar);
+		set_out(c, 2, HO_DT_UINT8, &scalar);
+		return 0;
+	}
+	if (!in_t(c, 1))
+		return fail(c, "needs a scale");
+	if (od < 0 || od >= HO_DT_COUNT)
+		return fail(c, "invalid output_dtype %" PRId64, od);
+	if (!strcmp(op, "QuantizeLinear"))
+		set_out(c, 0,
+			in_t(c, 2) ? in_t(c, 2)->dtype
+			: od	   ? (int)od
+				   : HO_DT_UINT8,
+			&x->shape);
+	else
+		set_out(c, 0, in_t(c, 1)->dtype, x->shape.rank < 0 ? NULL : &x->shape);
+	return 0;
+}

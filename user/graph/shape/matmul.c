@@ -9,16 +9,20 @@
 
 #include "shape.h"
 
-int ho_infer_matmul(struct ho_infer *c)
+/* A matrix product of inputs ai and bi, with numpy's broadcasting; the result of type dtype
+ * (-1: A's). */
+static int matmul_shape(struct ho_infer *c, uint32_t ai, uint32_t bi, int dtype)
 {
-	struct ho_tensor *a = in_t(c, 0), *b = in_t(c, 1);
+	struct ho_tensor *a = in_t(c, ai), *b = in_t(c, bi);
 	struct ho_shape sa, sb, batch_a, batch_b, o;
 	int ret;
 
 	if (!a || !b)
 		return fail(c, "needs two inputs");
+	if (dtype < 0)
+		dtype = a->dtype;
 	if (a->shape.rank < 0 || b->shape.rank < 0) {
-		set_out(c, 0, a->dtype, NULL);
+		set_out(c, 0, dtype, NULL);
 		return 0;
 	}
 	if (a->shape.rank == 0 || b->shape.rank == 0)
@@ -52,8 +56,23 @@ int ho_infer_matmul(struct ho_infer *c)
 		o.dim[o.rank++] = sb.dim[sb.rank - 1];
 	if (o.rank > HO_MAX_RANK)
 		return fail(c, "result rank too large");
-	set_out(c, 0, a->dtype, &o);
+	set_out(c, 0, dtype, &o);
 	return 0;
+}
+
+int ho_infer_matmul(struct ho_infer *c)
+{
+	return matmul_shape(c, 0, 1, -1);
+}
+
+/* MatMulInteger: int32; QLinearMatMul (a, a_scale, a_zp, b, ...): y_zero_point's type. */
+int ho_infer_matmul_quant(struct ho_infer *c)
+{
+	if (!strcmp(c->nd->op_type, "MatMulInteger"))
+		return matmul_shape(c, 0, 1, HO_DT_INT32);
+	if (!in_t(c, 7))
+		return fail(c, "needs y_zero_point");
+	return matmul_shape(c, 0, 3, in_t(c, 7)->dtype);
 }
 
 int ho_infer_gemm(struct ho_infer *c)

@@ -83,6 +83,7 @@ void ho_cpu_kernel_free(struct ho_kernel *k)
 	free(k->fold);
 	free(k->move);
 	free(k->rnn);
+	free(k->quant);
 	if (k->pre)
 		dnnl_primitive_destroy(k->pre);
 	if (k->post)

@@ -44,6 +44,7 @@ enum ho_cpu_kind {
 struct ho_kernel;
 struct ho_move;
 struct ho_rnn;
+struct ho_quant;
 struct ho_typed {
 	int (*run)(const struct ho_kernel *k);
 	int op, dom, n_in;
@@ -115,8 +116,9 @@ struct ho_kernel {
 	float *ln_mean, *ln_inv_std; /* NULL: not asked for */
 	float ln_eps;
 	struct ho_typed typed;
-	struct ho_move *move; /* movement.c's plan, freed with the kernel */
-	struct ho_rnn *rnn;   /* recurrent.c's, with its scratch, freed with the kernel */
+	struct ho_move *move;	/* movement.c's plan, freed with the kernel */
+	struct ho_rnn *rnn;	/* recurrent.c's, with its scratch, freed with the kernel */
+	struct ho_quant *quant; /* quant.c's, freed with the kernel */
 };
 
 int ho_cpu_open(int threads, struct ho_backend **out, struct ho_error *err);
@@ -189,6 +191,8 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 		     struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_recurrent(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			  struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_quant(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		      struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_norm_loop(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			  struct ho_kernel *k, struct ho_error *err);
 /* Element i of an int32 or int64 index tensor. */

@@ -58,6 +58,7 @@ HO_PLAIN(k_loss, ho_cpu_prep_loss(g, n, buf, k, err))
 HO_PLAIN(k_move, ho_cpu_prep_move(g, n, buf, k, err))
 HO_PLAIN(k_norm_loop, ho_cpu_prep_norm_loop(g, n, buf, k, err))
 HO_PLAIN(k_recurrent, ho_cpu_prep_recurrent(g, n, buf, k, err))
+HO_PLAIN(k_quant, ho_cpu_prep_quant(g, n, buf, k, err))
 
 static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* convolution (conv.c) */
@@ -104,6 +105,14 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* matrix products (matmul.c) */
     {"MatMul", k_matmul, 0, 0, false},
     {"Gemm", k_gemm, 0, 0, false},
+    /* quantized (quant.c): integer loops */
+    {"QuantizeLinear", k_quant, 0, 0, true},
+    {"DequantizeLinear", k_quant, 0, 0, true},
+    {"DynamicQuantizeLinear", k_quant, 0, 3, true}, /* y, its scale and zero point */
+    {"MatMulInteger", k_quant, 0, 0, true},
+    {"QLinearMatMul", k_quant, 0, 0, true},
+    {"ConvInteger", k_quant, 0, 0, true},
+    {"QLinearConv", k_quant, 0, 0, true},
     /* recurrent (recurrent.c): Y, Y_h and (LSTM) Y_c */
     {"RNN", k_recurrent, 0, 2, false},
     {"GRU", k_recurrent, 0, 2, false},

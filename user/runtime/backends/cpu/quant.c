@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Quantized operators as exact integer loops: QuantizeLinear,
+ * DequantizeLinear and DynamicQuantizeLinear (per tensor or per axis),
+ * MatMulInteger and QLinearMatMul, ConvInteger and QLinearConv (any group,
+ * stride, dilation and padding, 1-D to 3-D).  Products accumulate in int32
+ * exactly, as the operators define; requantising rounds half to even and
+ * saturates, as ONNX's reference and ONNX Runtime do.  oneDNN's int8
+ * primitives take signed weights only, and these operators allow unsigned
+ * ones and zero points per channel, so the loops are the one path for now.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+
+enum { Q_QUANT, Q_DEQUANT, Q_DYNAMIC, Q_MATMUL, Q_CONV };
+
+struct ho_quant {
+	int kind;
+	bool requant; /* the QLinear forms: a float32 scale to a quantized y */
+	/* element types of x, w (or b), y and the zero points */
+	int x_dt, w_dt, y_dt, xz_dt, wz_dt, yz_dt;
+	const void *x, *w, *xz, *wz, *yz, *bias;
+	const float *xs, *ws, *ys;
+	void *y;
+	float *y_scale_out;
+	void *y_zp_out;
+	int64_t n;			/* elements (quantize) */
+	int64_t outer, axis_dim, inner; /* per-axis scales: outer x axis_dim x inner */
+	int64_t n_xs, n_ws, n_xz, n_wz; /* entries of each scale and zero point */
+	/* matmul: batch x (M x K) . (K x N); B's batch step 0 when it is a matrix */
+	int64_t batch, m, k, nn, b_step;
+	/* conv: N x C x D x H x W (missing spatial axes are 1), M output channels */
+	int64_t cn, cc, cm, group, in_sp[3], out_sp[3], ker[3], stride[3], dil[3], pad[3];
+};
+
+static int64_t q_get(int dt, const void *p, int64_t i)
+{
+	switch (dt) {
+	case HO_DT_INT8:
+		return ((const int8_t *)p)[i];
+	case HO_DT_UINT8:
+		return ((const uint8_t *)p)[i];
+	case HO_DT_INT16:
+		return ((const int16_t *)p)[i];
+	case HO_DT_UINT16:
+		return ((const uint16_t *)p)[i];
+	case HO_DT_INT32:
+		return ((const int32_t *)p)[i];
+	default:
+		return 0;
+	}
+}
+
+static bool q_int_type(int dt)
+{
+	return dt == HO_DT_INT8 || dt == HO_DT_UINT8 || dt == HO_DT_INT16 || dt == HO_DT_UINT16 ||
+	       dt == HO_DT_INT32;
+}
+
+/* v rounded half to even, plus zp, saturated to type dt, stored at y[i]. */
+static void q_put(int dt, void *y, int64_t i, double v)
+{
+	double lo = dt == HO_DT_INT8	? -128
+		    : dt == HO_DT_INT16 ? -32768
+					: 0,
+	       hi = dt == HO_DT_INT8	 ? 127
+		    : dt == HO_DT_INT16	 ? 32767
+		    : dt == HO_DT_UINT16 ? 65535
+					 : 255;
+
+	v = nearbyint(v);
+	v = v < lo ? lo : v > hi ? hi : v;
+	switch (dt) {
+	case HO_DT_INT8:
+		((int8_t *)y)[i] = (int8_t)v;
+		break;
+	case HO_DT_INT16:
+		((int16_t *)y)[i] = (int16_t)v;
+		break;
+	case HO_DT_UINT16:
+		((uint16_t *)y)[i] = (uint16_t)v;
+		break;
+	default:
+		((uint8_t *)y)[i] = (uint8_t)v;
+		break;
+	}
+}
+
+/* Entry j of a scale or zero point with n entries: the one, or the j-th of a per-axis list. */
+#define Q_AT(n, j) ((n) > 1 ? (j) : 0)
+
+static void q_run_quantize(const struct ho_quant *q)
+{
+	for (int64_t o = 0, i = 0; o < q->outer; o++)
+		for (int64_t a = 0; a < q->axis_dim; a++) {
+			double s = q->xs[Q_AT(q->n_xs, a)];
+			int64_t zp = q->xz ? q_get(q->xz_dt, q->xz, Q_AT(q->n_xz, a)) : 0;
+
+			for (int64_t e = 0; e < q->inner; e++, i++) {
+				if (q->kind == Q_QUANT) /* x / s (in float32) rounded, then zp */
+					q_put(q->y_dt, q->y, i,
+					      nearbyintf(((const float *)q->x)[i] / (float)s) +
+						  (double)zp);
+				else
+					((float *)q->y)[i] =
+					    (float)(q_get(q->x_dt, q->x, i) - zp) * (float)s;
+			}
+		}
+}
+
+static void q_run_dynamic(const struct ho_quant *q)
+{
+	const float *x = q->x;
+	float lo = 0, hi = 0, s;
+	double zp;
+
+	for (int64_t i = 0; i < q->n; i++) {
+		lo = fminf(lo, x[i]);
+		hi = fmaxf(hi, x[i]);
+	}
+	s = (hi - lo) / 255.0f;
+	zp = s != 0 ? nearbyint(0 - lo / s) : 0;
+	zp = zp < 0 ? 0 : zp > 255 ? 255 : zp;
+	for (int64_t i = 0; i < q->n; i++)
+		q_put(HO_DT_UINT8, q->y, i, s != 0 ? nearbyint(x[i] / s) + zp : zp);
+	*q->y_scale_out = s;
+	*(uint8_t *)q->y_zp_out = (uint8_t)zp;
+}
+
+/* The accumulator of output channel or column j as y: requantised, or as int32. */
+static void q_store(const struct ho_quant *q, int64_t i, int64_t j, int64_t acc)
+{
+	if (!q->requant) {
+		((int32_t *)q->y)[i] = (int32_t)acc;
+		return;
+	}
+	/* in float32, as the reference and ONNX Runtime scale: a double can round differently */
+	float s = q->xs[0] * q->ws[Q_AT(q->n_ws, j)] / q->ys[0];
+
+	q_put(q->y_dt, q->y, i, nearbyintf((float)acc * s) + (double)q_get(q->yz_dt, q->yz, 0));
+}
+
+static void q_run_matmul(const struct ho_quant *q)
+{
+	for (int64_t bt = 0; bt < q->batch; bt++)
+		for (int64_t r = 0; r < q->m; r++)
+			for (int64_t c = 0; c < q->nn; c++) {
+				int64_t acc = 0,
+					az = q->xz ? q_get(q->xz_dt, q->xz, Q_AT(q->n_xz, r)) : 0,
+					bz = q->wz ? q_get(q->wz_dt, q->wz, Q_AT(q->n_wz, c)) : 0;
+
+				for (int64_t kk = 0; kk < q->k; kk++)
+					acc +=
+					    (q_get(q->x_dt, q->x, (bt * q->m + r) * q->k + kk) -
+					     az) *
+					    (q_get(q->w_dt, q->w, bt * q->b_step + kk * q->nn + c) -
+					     bz);
+				q_store(q, (bt * q->m + r) * q->nn + c, c, acc);
+			}
+}
+
+static void q_run_conv(const struct ho_quant *q)
+{
+	int64_t cpg = q->cc / q->group, mpg = q->cm / q->group, i = 0;
+	int64_t xz = q->xz ? q_get(q->xz_dt, q->xz, 0) : 0;
+
+	for (int64_t n = 0; n < q->cn; n++)
+		for (int64_t m = 0; m < q->cm; m++) {
+			int64_t g = m / mpg,
+				wz = q->wz ? q_get(q->wz_dt, q->wz, Q_AT(q->n_wz, m)) : 0,
+				b = q->bias ? ((const int32_t *)q->bias)[m] : 0;
+
+			for (int64_t od = 0; od < q->out_sp[0]; od++)
+				for (int64_t oh = 0; oh < q->out_sp[1]; oh++)
+					for (int64_t ow = 0; ow < q->out_sp[2]; ow++, i++) {
+						int64_t acc = b;
+
+						for (int64_t c = 0; c < cpg; c++)
+							for (int64_t kd = 0; kd < q->ker[0]; kd++)
+								for (int64_t kh = 0; kh < q->ker[1];
+								     kh++)
+									for (int64_t kw = 0;
+									     kw < q->ker[2]; kw++) {
+										int64_t
+										    d = od *
+											    q->stride
+												[0] -
+											q->pad[0] +
+											kd *
+											    q->dil
+												[0],
+										    h = oh *
+											    q->stride
+												[1] -
+											q->pad[1] +
+											kh *
+											    q->dil
+												[1],
+										    w = ow *
+											    q->stride
+												[2] -
+											q->pad[2] +
+											kw *
+											    q->dil
+												[2],
+										    wi =
+											(((m * cpg +
+											   c) *
+											      q->ker
+												  [0] +
+											  kd) *
+											     q->ker
+												 [1] +
+											 kh) *
+											    q->ker
+												[2] +
+											kw;
+										int64_t xv =
+										    xz; /* padding
+											   is the
+											   zero
+											   point:
+											   adds 0 */
+
+										if (d >= 0 &&
+										    d < q->in_sp
+											    [0] &&
+										    h >= 0 &&
+										    h < q->in_sp
+											    [1] &&
+										    w >= 0 &&
+										    w < q->in_sp[2])
+											xv = q_get(
+											    q->x_dt,
+											    q->x,
+											    (((n * q->cc +
+											       g * cpg +
+											       c) *
+												  q->in_sp
+												      [0] +
+											      d) *
+												 q->in_sp
+												     [1] +
+											     h) * q->in_sp
+													[2] +
+												w);
+										acc +=
+										    (xv - xz) *
+										    (q_get(q->w_dt,
+											   q->w,
+											   wi) -
+										     wz);
+									}
+						q_store(q, i, m, acc);
+					}
+		}
+}
+
+static int ho_run_quant(const struct ho_kernel *k)
+{
+	const struct ho_quant *q = k->quant;
+
+	if (q->kind == Q_QUANT || q->kind == Q_DEQUANT)
+		q_run_quantize(q);
+	else if (q->kind == Q_DYNAMIC)
+		q_run_dynamic(q);
+	else if (q->kind == Q_MATMUL)
+		q_run_matmul(q);
+	else
+		q_run_conv(q);
+	return 0;
+}
+
+/* Input i's buffer and type, or NULL where the node leaves it out. */
+static const void *q_in(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			uint32_t i, int *dt, int64_t *count)
+{
+	const struct ho_tensor *t = ho_cpu_in_t(g, n, i);
+
+	*dt = t ? t->dtype : 0;
+	if (count)
+		*count = t ? ho_shape_numel(&t->shape) : 0;
+	return t ? buf[n->inputs[i]] : NULL;
+}
+
+static int q_prep_conv(const struct ho_graph *g, const struct ho_node *n, struct ho_quant *q,
+		       uint32_t wi, struct ho_error *err)
+{
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *w = ho_cpu_in_t(g, n, wi),
+			       *y = &g->tensors[n->outputs[0]];
+	int nsp = x->shape.rank - 2;
+	int64_t strides[3], dil[3], pads[6];
+	const char *auto_pad = ho_cpu_auto_pad(n);
+
+	if (nsp < 1 || nsp > 3 || w->shape.rank != x->shape.rank || y->shape.rank != x->shape.rank)
+		return ho_cpu_unsupported(err, n, "convolves 1-D to 3-D only");
+	if (!ho_cpu_attr_ints(n, "strides", strides, (size_t)nsp, 1) ||
+	    !ho_cpu_attr_ints(n, "dilations", dil, (size_t)nsp, 1) ||
+	    !ho_cpu_attr_ints(n, "pads", pads, 2 * (size_t)nsp, 0))
+		return ho_cpu_unsupported(err, n, "needs strides, dilations and pads of its rank");
+	q->kind = Q_CONV;
+	q->group = ho_cpu_attr_i(n, "group", 1);
+	q->cn = x->shape.dim[0];
+	q->cc = x->shape.dim[1];
+	q->cm = w->shape.dim[0];
+	if (q->group < 1 || q->cc % q->group || q->cm % q->group ||
+	    w->shape.dim[1] != q->cc / q->group)
+		return ho_cpu_unsupported(err, n, "needs channels that divide into its groups");
+	for (int a = 0; a < 3; a++) {
+		int s = a - (3 - nsp); /* the spatial axis, right-aligned: missing ones are 1 */
+
+		q->in_sp[a] = s >= 0 ? x->shape.dim[2 + s] : 1;
+		q->out_sp[a] = s >= 0 ? y->shape.dim[2 + s] : 1;
+		q->ker[a] = s >= 0 ? w->shape.dim[2 + s] : 1;
+		q->stride[a] = s >= 0 ? strides[s] : 1;
+		q->dil[a] = s >= 0 ? dil[s] : 1;
+		q->pad[a] = s >= 0 ? pads[s] : 0;
+		if (s >= 0 && auto_pad) {
+			int64_t total = (q->out_sp[a] - 1) * q->stride[a] +
+					(q->ker[a] - 1) * q->dil[a] + 1 - q->in_sp[a];
+			dnnl_dim_t pl, pr;
+
+			ho_cpu_same_pads(auto_pad, total > 0 ? total : 0, &pl, &pr);
+			q->pad[a] = pl;
+		}
+	}
+	return 0;
+}
+
+int ho_cpu_prep_quant(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		      struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	const char *op = n->op_type;
+	struct ho_quant q = {0};
+	int dt;
+	int64_t cnt;
+
+	if (!x)
+		return ho_cpu_unsupported(err, n, "needs its input");
+	q.x = buf[n->inputs[0]];
+	q.x_dt = x->dtype;
+	q.y = buf[n->outputs[0]];
+	q.y_dt = y->dtype;
+	if (!strcmp(op, "QuantizeLinear") || !strcmp(op, "DequantizeLinear")) {
+		bool quant = op[0] == 'Q';
+		int64_t axis = ho_cpu_attr_i(n, "axis", 1), r = x->shape.rank;
+
+		q.kind = quant ? Q_QUANT : Q_DEQUANT;
+		q.xs = q_in(g, n, buf, 1, &dt, &q.n_xs);
+		if (dt != HO_DT_FLOAT ||
+		    (quant ? x->dtype != HO_DT_FLOAT : !q_int_type(x->dtype)) ||
+		    (quant ? !q_int_type(y->dtype) || y->dtype == HO_DT_INT32
+			   : y->dtype != HO_DT_FLOAT) ||
+		    ho_cpu_attr_i(n, "block_size", 0))
+			return ho_cpu_unsupported(
+			    err, n, "quantizes float32 to 8- and 16-bit integers only");
+		q.xz = q_in(g, n, buf, 2, &q.xz_dt, &q.n_xz);
+		if (q.xz && q.xz_dt != (quant ? y->dtype : x->dtype))
+			return ho_cpu_unsupported(err, n, "needs a zero point of the integer type");
+		axis += axis < 0 ? r : 0;
+		q.outer = q.inner = 1;
+		q.axis_dim = 1;
+		if (q.n_xs > 1 || q.n_xz > 1) { /* per axis */
+			if (axis < 0 || axis >= r || q.n_xs != x->shape.dim[axis] ||
+			    (q.xz && q.n_xz != q.n_xs))
+				return ho_cpu_unsupported(err, n,
+							  "needs a scale per element of its axis");
+			for (int a = 0; a < r; a++)
+				if (a < axis)
+					q.outer *= x->shape.dim[a];
+				else if (a > axis)
+					q.inner *= x->shape.dim[a];
+			q.axis_dim = x->shape.dim[axis];
+		} else {
+			q.inner = ho_shape_numel(&x->shape);
+		}
+	} else if (!strcmp(op, "DynamicQuantizeLinear")) {
+		if (x->dtype != HO_DT_FLOAT || n->n_outputs < 3 || n->outputs[1] < 0 ||
+		    n->outputs[2] < 0)
+			return ho_cpu_unsupported(err, n,
+						  "quantizes float32 with all three outputs");
+		q.kind = Q_DYNAMIC;
+		q.n = ho_shape_numel(&x->shape);
+		q.y_scale_out = buf[n->outputs[1]];
+		q.y_zp_out = buf[n->outputs[2]];
+	} else {
+		bool qlinear = op[0] == 'Q', conv = strstr(op, "Conv") != NULL;
+		uint32_t wi = qlinear ? 3 : 1;
+		const struct ho_tensor *w = ho_cpu_in_t(g, n, wi);
+
+		if (!w || (x->dtype != HO_DT_INT8 && x->dtype != HO_DT_UINT8) ||
+		    (w->dtype != HO_DT_INT8 && w->dtype != HO_DT_UINT8))
+			return ho_cpu_unsupported(err, n, "multiplies 8-bit integers only");
+		q.requant = qlinear;
+		q.w = buf[n->inputs[wi]];
+		q.w_dt = w->dtype;
+		if (qlinear) {
+			int sdt[3];
+
+			q.xs = q_in(g, n, buf, 1, &sdt[0], &q.n_xs);
+			q.xz = q_in(g, n, buf, 2, &q.xz_dt, &q.n_xz);
+			q.ws = q_in(g, n, buf, 4, &sdt[1], &q.n_ws);
+			q.wz = q_in(g, n, buf, 5, &q.wz_dt, &q.n_wz);
+			q.ys = q_in(g, n, buf, 6, &sdt[2], &cnt);
+			q.yz = q_in(g, n, buf, 7, &q.yz_dt, NULL);
+			if (!q.xs || !q.ws || !q.ys || !q.yz || sdt[0] != HO_DT_FLOAT ||
+			    sdt[1] != HO_DT_FLOAT || sdt[2] != HO_DT_FLOAT || q.n_xs != 1 ||
+			    cnt != 1 || (q.xz && q.n_xz != 1) || q.yz_dt != y->dtype)
+				return ho_cpu_unsupported(
+				    err, n, "needs float32 scales, scalar but for w's");
+			if (conv)
+				q.bias = q_in(g, n, buf, 8, &dt, &cnt);
+			if (q.bias && (dt != HO_DT_INT32 || cnt != w->shape.dim[0]))
+				return ho_cpu_unsupported(err, n,
+							  "needs an int32 bias per channel");
+		} else {
+			q.xz = q_in(g, n, buf, 2, &q.xz_dt, &q.n_xz);
+			q.wz = q_in(g, n, buf, 3, &q.wz_dt, &q.n_wz);
+			if (y->dtype != HO_DT_INT32)
+				return ho_cpu_unsupported(err, n, "writes int32 only");
+		}
+		if ((q.xz && q.xz_dt != x->dtype) || (q.wz && q.wz_dt != w->dtype))
+			return ho_cpu_unsupported(err, n, "needs zero points of its inputs' types");
+		if (conv) {
+			int ret = q_prep_conv(g, n, &q, wi, err);
+
+			if (ret)
+				return ret;
+			if ((q.xz && q.n_xz != 1) || (q.n_ws > 1 && q.n_ws != q.cm) ||
+			    (q.n_wz > 1 && q.n_wz != q.cm))
+				return ho_cpu_unsupported(err, n, "needs w's scales per channel");
+		} else {
+			int ra = x->shape.rank, rb = w->shape.rank;
+
+			if (ra < 2 || rb < 2 || y->shape.rank != (ra > rb ? ra : rb))
+				return ho_cpu_unsupported(err, n,
+							  "multiplies matrices (rank 2 up)");
+			q.m = x->shape.dim[ra - 2];
+			q.k = x->shape.dim[ra - 1];
+			q.nn = w->shape.dim[rb - 1];
+			q.batch = q.m > 0 && q.k > 0 ? ho_shape_numel(&x->shape) / (q.m * q.k) : 0;
+			q.b_step = rb == 2 ? 0 : q.k * q.nn;
+			if (w->shape.dim[rb - 2] != q.k ||
+			    (rb > 2 && ho_shape_numel(&w->shape) != q.batch * q.k * q.nn) ||
+			    (q.n_xz > 1 && q.n_xz != q.m) || (q.n_wz > 1 && q.n_wz != q.nn) ||
+			    (q.n_ws > 1 && q.n_ws != q.nn))
+				return ho_cpu_unsupported(
+				    err, n,
+				    "needs B a matrix or of A's batch, zero points per row/column");
+			q.kind = Q_MATMUL;
+		}
+	}
+	if (!(k->quant = malloc(sizeof(q))))
+		return ho_err(err, -ENOMEM, "out of memory");
+	*k->quant = q;
+	k->kind = HO_K_LOOP;
+	k->typed.run = ho_run_quant;
+	return 0;
+}
