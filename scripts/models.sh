@@ -41,7 +41,7 @@ fi
 
 # Torch exports are deterministic (fixed seeds); regenerate only what is missing.
 need=0
-for f in resnet18 resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1 transformer_encoder; do
+for f in resnet18 resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1 transformer_encoder seq_rnn; do
 	[ -s "$MODELS/$f.onnx" ] && [ -s "$MODELS/$f.onnx.ref.json" ] || need=1
 done
 for f in resnet18 resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1 seq_rnn; do

@@ -96,6 +96,7 @@ for m in resnet18 resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1; do
 done
 run "models/transformer_encoder" model_check "$M/transformer_encoder.onnx" src=2x16x256
 run "models/transformer_encoder_b1s77" model_check "$M/transformer_encoder.onnx" src=1x77x256
+run "models/seq_rnn" model_check "$M/seq_rnn.onnx" x=3x20x16
 run "models/control_flow" model_check "$M/control_flow.onnx"
 run "models/external_data" model_check "$M/external/mlp_external.onnx" x=3x64
 run "models/ppocr_det_npm_640" model_check "$M/ch_PP-OCRv4_det_infer.onnx" x=1x3x640x640

@@ -6,7 +6,7 @@
   the same dims) gets exactly those extents and element type from us;
 - every tensor is fully determined by us (we fold shape sub-graphs that onnx
   1.12 leaves open);
-- with a <model>.ref.json beside the model, the Conv/MatMul/Gemm MAC count
+- with a <model>.ref.json beside the model, the Conv/MatMul/Gemm/RNN MAC count
   equals the one taken from the PyTorch layer definitions.
 
 usage: check_model.py HETEROOPT MODEL NAME=D0xD1.. [NAME=...]
@@ -99,7 +99,8 @@ def main():
             want = t["layers"] * (b * s * (4 * d * d + 2 * d * ff) + 2 * b * s * s * d)
         elif bound and bound[1:] == rshape[1:]:
             want = ref["macs"] * bound[0] // rshape[0]  # CNN: linear in the batch
-        macs = sum(n["macs"] for n in ours["nodes"] if n["op"] in ("Conv", "ConvTranspose", "MatMul", "Gemm"))
+        macs = sum(n["macs"] for n in ours["nodes"]
+                   if n["op"] in ("Conv", "ConvTranspose", "MatMul", "Gemm", "RNN", "GRU", "LSTM"))
         if int(round(macs)) != want:
             problems.append("MACs %d, PyTorch layer count %d" % (macs, want))
         macs_note = ", MACs %d match PyTorch" % want

@@ -63,4 +63,14 @@ void ho_path_relative(const char *target, const char *dir, char *out, size_t n);
 /* Seconds on the monotonic clock. */
 double ho_clock_s(void);
 
+/* einsum.c: an Einsum equation as label ids per axis (shape inference and kernels share it). */
+#define HO_EINSUM_MAX_IN 8
+struct ho_einsum {
+	int n_in, n_labels, n_ell; /* labels 0..n_ell-1 are the ellipsis' axes */
+	int in_rank[HO_EINSUM_MAX_IN], in_label[HO_EINSUM_MAX_IN][HO_MAX_RANK];
+	int out_rank, out_label[HO_MAX_RANK];
+};
+int ho_einsum_parse(const char *eq, int n_in, const int *ranks, struct ho_einsum *e,
+		    struct ho_error *err);
+
 #endif

@@ -7,6 +7,7 @@
  * Conventions (documented in Documentation/graph-ir.md):
  *   Conv/ConvTranspose/MatMul/Gemm: 2 * MACs, plus one add per output for a bias;
  *   RNN/GRU/LSTM: 2 * the MACs of X_t W^T and H R^T over every step (not the gates);
+ *   Einsum: 2 * (inputs - 1) multiplies per combination of its labels' indices;
  *   elementwise and activations: one FLOP per output element (per input of
  *   variadic ops); normalisation: a few per element; pooling: one per window
  *   element; data movement and shape ops: zero.
@@ -80,6 +81,30 @@ static double ho_macs(const struct ho_graph *g, const struct ho_node *nd)
 			return 0;
 		return steps * (double)w->shape.dim[0] * (double)w->shape.dim[1] *
 		       (double)(w->shape.dim[2] + r->shape.dim[2]);
+	}
+	if (!strcmp(op, "Einsum")) {
+		/* every combination of the labels' indices: one multiply per further input */
+		const struct ho_attr *eq = ho_node_attr(nd, "equation");
+		int ranks[HO_EINSUM_MAX_IN];
+		int64_t dim[HO_EINSUM_MAX_IN * HO_MAX_RANK + HO_MAX_RANK];
+		struct ho_einsum e;
+		double all = 1;
+
+		for (uint32_t i = 0; i < nd->n_inputs && i < HO_EINSUM_MAX_IN; i++)
+			ranks[i] = tin(g, nd, i) ? tin(g, nd, i)->shape.rank : -1;
+		if (!eq || eq->type != HO_ATTR_STRING || nd->n_inputs < 2 ||
+		    ho_einsum_parse(eq->s, (int)nd->n_inputs, ranks, &e, NULL))
+			return 0;
+		for (int l = 0; l < e.n_labels; l++)
+			dim[l] = 1;
+		for (int i = 0; i < e.n_in; i++)
+			for (int a = 0; a < e.in_rank[i]; a++)
+				if (tin(g, nd, (uint32_t)i)->shape.dim[a] > 1)
+					dim[e.in_label[i][a]] =
+					    tin(g, nd, (uint32_t)i)->shape.dim[a];
+		for (int l = 0; l < e.n_labels; l++)
+			all *= (double)dim[l];
+		return all * (double)(e.n_in - 1);
 	}
 	if (!strcmp(op, "Gemm")) {
 		const struct ho_attr *ta = ho_node_attr(nd, "transA");

@@ -105,6 +105,7 @@ static const struct ho_op_entry ho_ops[] = {
     {{"ConvTranspose", HO_OPC_COMPUTE, 0, HO_LAYOUT_ANY, 0}, ho_infer_conv_transpose},
     {{"MatMul", HO_OPC_COMPUTE, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_matmul},
     {{"Gemm", HO_OPC_COMPUTE, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_gemm},
+    {{"Einsum", HO_OPC_COMPUTE, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_einsum},
     {{"MatMulInteger", HO_OPC_COMPUTE, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_matmul_quant},
     {{"QLinearMatMul", HO_OPC_COMPUTE, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_matmul_quant},
     {{"ConvInteger", HO_OPC_COMPUTE, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_conv_quant},

@@ -150,3 +150,46 @@ int ho_infer_recurrent(struct ho_infer *c)
 	set_out(c, 2, x->dtype, &h);
 	return 0;
 }
+
+/* Einsum: each label's extent from the inputs (an ellipsis axis of 1 broadcasts). */
+int ho_infer_einsum(struct ho_infer *c)
+{
+	const char *eq = attr_s(c, "equation", NULL);
+	int ranks[HO_EINSUM_MAX_IN], n = (int)c->nd->n_inputs;
+	struct ho_error perr = {0};
+	int64_t dim[HO_EINSUM_MAX_IN * HO_MAX_RANK + HO_MAX_RANK];
+	struct ho_einsum e;
+	struct ho_shape o = {0};
+
+	if (!eq)
+		return fail(c, "needs an equation");
+	for (int i = 0; i < n && i < HO_EINSUM_MAX_IN; i++) {
+		if (!in_t(c, (uint32_t)i))
+			return fail(c, "input %d is missing", i);
+		if (in_t(c, (uint32_t)i)->shape.rank < 0) {
+			set_out(c, 0, in_t(c, 0)->dtype, NULL);
+			return 0;
+		}
+		ranks[i] = in_t(c, (uint32_t)i)->shape.rank;
+	}
+	if (ho_einsum_parse(eq, n, ranks, &e, &perr))
+		return fail(c, "%s", perr.msg);
+	for (int l = 0; l < e.n_labels; l++)
+		dim[l] = -2; /* not seen yet */
+	for (int i = 0; i < n; i++)
+		for (int a = 0; a < e.in_rank[i]; a++) {
+			int l = e.in_label[i][a];
+			int64_t d = in_t(c, (uint32_t)i)->shape.dim[a];
+
+			if (dim[l] == -2 || (l < e.n_ell && dim[l] == 1))
+				dim[l] = d;
+			else if (d >= 0 && dim[l] >= 0 && d != dim[l] && !(l < e.n_ell && d == 1))
+				return fail(c, "equation '%s': a label is %" PRId64 " and %" PRId64,
+					    eq, dim[l], d);
+		}
+	o.rank = e.out_rank;
+	for (int a = 0; a < o.rank; a++)
+		o.dim[a] = dim[e.out_label[a]];
+	set_out(c, 0, in_t(c, 0)->dtype, &o);
+	return 0;
+}

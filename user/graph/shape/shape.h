@@ -292,6 +292,7 @@ int ho_infer_pool(struct ho_infer *c);
 int ho_infer_global_pool(struct ho_infer *c);
 int ho_infer_matmul(struct ho_infer *c);
 int ho_infer_gemm(struct ho_infer *c);
+int ho_infer_einsum(struct ho_infer *c);
 int ho_infer_matmul_quant(struct ho_infer *c);
 int ho_infer_conv_quant(struct ho_infer *c);
 int ho_infer_quant(struct ho_infer *c);

@@ -84,6 +84,7 @@ void ho_cpu_kernel_free(struct ho_kernel *k)
 	free(k->move);
 	free(k->rnn);
 	free(k->quant);
+	free(k->einsum);
 	if (k->pre)
 		dnnl_primitive_destroy(k->pre);
 	if (k->post)

@@ -45,6 +45,7 @@ struct ho_kernel;
 struct ho_move;
 struct ho_rnn;
 struct ho_quant;
+struct ho_einsum_plan;
 struct ho_typed {
 	int (*run)(const struct ho_kernel *k);
 	int op, dom, n_in;
@@ -119,6 +120,7 @@ struct ho_kernel {
 	struct ho_move *move;	/* movement.c's plan, freed with the kernel */
 	struct ho_rnn *rnn;	/* recurrent.c's, with its scratch, freed with the kernel */
 	struct ho_quant *quant; /* quant.c's, freed with the kernel */
+	struct ho_einsum_plan *einsum; /* einsum.c's, freed with the kernel */
 };
 
 int ho_cpu_open(int threads, struct ho_backend **out, struct ho_error *err);
@@ -191,6 +193,8 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 		     struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_recurrent(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			  struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_einsum(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		       struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_quant(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		      struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_norm_loop(const struct ho_graph *g, const struct ho_node *n, void *const *buf,

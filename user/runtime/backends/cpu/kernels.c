@@ -59,6 +59,7 @@ HO_PLAIN(k_move, ho_cpu_prep_move(g, n, buf, k, err))
 HO_PLAIN(k_norm_loop, ho_cpu_prep_norm_loop(g, n, buf, k, err))
 HO_PLAIN(k_recurrent, ho_cpu_prep_recurrent(g, n, buf, k, err))
 HO_PLAIN(k_quant, ho_cpu_prep_quant(g, n, buf, k, err))
+HO_PLAIN(k_einsum, ho_cpu_prep_einsum(g, n, buf, k, err))
 
 static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* convolution (conv.c) */
@@ -105,6 +106,7 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* matrix products (matmul.c) */
     {"MatMul", k_matmul, 0, 0, false},
     {"Gemm", k_gemm, 0, 0, false},
+    {"Einsum", k_einsum, 0, 0, true}, /* a loop (einsum.c), any numeric type it takes */
     /* quantized (quant.c): integer loops */
     {"QuantizeLinear", k_quant, 0, 0, true},
     {"DequantizeLinear", k_quant, 0, 0, true},
