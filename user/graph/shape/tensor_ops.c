@@ -1013,3 +1013,116 @@ int ho_infer_eye_like(struct ho_infer *c)
 	set_out(c, 0, (int)attr_i(c, "dtype", x->dtype), &x->shape);
 	return 0;
 }
+
+/* OneHot: the indices' shape with depth (a known scalar) inserted at axis; values' type. */
+int ho_infer_one_hot(struct ho_infer *c)
+{
+	struct ho_tensor *ix = in_t(c, 0), *vals = in_t(c, 2);
+	const struct ho_value *depth = in_v(c, 1);
+	int64_t axis = attr_i(c, "axis", -1);
+	struct ho_shape o;
+	int r, a;
+
+	if (!ix || !in_t(c, 1) || !vals)
+		return fail(c, "needs indices, depth and values");
+	if (ix->shape.rank < 0 || !depth) {
+		set_out(c, 0, vals->dtype, NULL);
+		return 0;
+	}
+	r = ix->shape.rank;
+	if (r + 1 > HO_MAX_RANK || depth->count != 1 || vget(depth, 0) < 1)
+		return fail(c, "needs a scalar depth of at least 1");
+	a = (int)(axis < 0 ? axis + r + 1 : axis);
+	if (a < 0 || a > r)
+		return fail(c, "axis %" PRId64 " is outside rank %d", axis, r + 1);
+	o.rank = r + 1;
+	for (int i = 0, j = 0; i < o.rank; i++)
+		o.dim[i] = i == a ? (int64_t)vget(depth, 0) : ix->shape.dim[j++];
+	set_out(c, 0, vals->dtype, &o);
+	return 0;
+}
+
+/* Hann, Hamming and Blackman windows: [size] of output_datatype (a known scalar size). */
+int ho_infer_window(struct ho_infer *c)
+{
+	const struct ho_value *size = in_v(c, 0);
+	int64_t dt = attr_i(c, "output_datatype", HO_DT_FLOAT);
+	struct ho_shape o = {.rank = 1};
+
+	if (!in_t(c, 0))
+		return fail(c, "needs a size");
+	if (dt <= HO_DT_UNDEFINED || dt >= HO_DT_COUNT)
+		return fail(c, "invalid output_datatype %" PRId64, dt);
+	if (!size) {
+		set_out(c, 0, (int)dt, NULL);
+		return 0;
+	}
+	if (size->count != 1 || vgeti(size, 0) < 0)
+		return fail(c, "needs a scalar size of at least 0");
+	o.dim[0] = vgeti(size, 0);
+	set_out(c, 0, (int)dt, &o);
+	return 0;
+}
+
+/* MaxUnpool: output_shape's value, or (in - 1) * stride - pads + kernel per spatial axis. */
+int ho_infer_max_unpool(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	const struct ho_value *os = in_v(c, 2);
+	size_t nk, ns, np;
+	const int64_t *ks = attr_ints(c, "kernel_shape", &nk), *st = attr_ints(c, "strides", &ns),
+		      *pads = attr_ints(c, "pads", &np);
+	struct ho_shape o;
+	int nsp;
+
+	if (!x || !in_t(c, 1))
+		return fail(c, "needs X and I");
+	if (x->shape.rank < 0 || (in_t(c, 2) && !os)) {
+		set_out(c, 0, x->dtype, NULL);
+		return 0;
+	}
+	nsp = x->shape.rank - 2;
+	o = x->shape;
+	if (os) {
+		if ((int)os->count != x->shape.rank)
+			return fail(c, "output_shape has %zu entries for rank %d", os->count,
+				    x->shape.rank);
+		for (int i = 0; i < o.rank; i++)
+			o.dim[i] = vgeti(os, (size_t)i);
+	} else {
+		if (nsp < 1 || !ks || nk != (size_t)nsp || (st && ns != (size_t)nsp) ||
+		    (pads && np != 2 * (size_t)nsp))
+			return fail(c, "needs kernel_shape (and strides, pads) of its rank");
+		for (int i = 0; i < nsp; i++)
+			o.dim[2 + i] = x->shape.dim[2 + i] < 0
+					   ? HO_DIM_UNKNOWN
+					   : (x->shape.dim[2 + i] - 1) * (st ? st[i] : 1) -
+						 (pads ? pads[i] + pads[nsp + i] : 0) + ks[i];
+	}
+	set_out(c, 0, x->dtype, &o);
+	return 0;
+}
+
+/* Det: [..., M, M] to [...]. */
+int ho_infer_det(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	struct ho_shape o;
+
+	if (!x)
+		return fail(c, "missing input");
+	if (x->shape.rank < 0) {
+		set_out(c, 0, x->dtype, NULL);
+		return 0;
+	}
+	if (x->shape.rank < 2)
+		return fail(c, "needs square matrices, got rank %d", x->shape.rank);
+	if (x->shape.dim[x->shape.rank - 1] >= 0 && x->shape.dim[x->shape.rank - 2] >= 0 &&
+	    x->shape.dim[x->shape.rank - 1] != x->shape.dim[x->shape.rank - 2])
+		return fail(c, "matrices are %" PRId64 " x %" PRId64 ", not square",
+			    x->shape.dim[x->shape.rank - 2], x->shape.dim[x->shape.rank - 1]);
+	o = x->shape;
+	o.rank -= 2;
+	set_out(c, 0, x->dtype, &o);
+	return 0;
+}

@@ -117,9 +117,9 @@ struct ho_kernel {
 	float *ln_mean, *ln_inv_std; /* NULL: not asked for */
 	float ln_eps;
 	struct ho_typed typed;
-	struct ho_move *move;	/* movement.c's plan, freed with the kernel */
-	struct ho_rnn *rnn;	/* recurrent.c's, with its scratch, freed with the kernel */
-	struct ho_quant *quant; /* quant.c's, freed with the kernel */
+	struct ho_move *move;	       /* movement.c's plan, freed with the kernel */
+	struct ho_rnn *rnn;	       /* recurrent.c's, with its scratch, freed with the kernel */
+	struct ho_quant *quant;	       /* quant.c's, freed with the kernel */
 	struct ho_einsum_plan *einsum; /* einsum.c's, freed with the kernel */
 };
 
@@ -195,6 +195,10 @@ int ho_cpu_prep_recurrent(const struct ho_graph *g, const struct ho_node *n, voi
 			  struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_einsum(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		       struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_window(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		       struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_det(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		    struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_quant(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		      struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_norm_loop(const struct ho_graph *g, const struct ho_node *n, void *const *buf,

@@ -60,6 +60,8 @@ HO_PLAIN(k_norm_loop, ho_cpu_prep_norm_loop(g, n, buf, k, err))
 HO_PLAIN(k_recurrent, ho_cpu_prep_recurrent(g, n, buf, k, err))
 HO_PLAIN(k_quant, ho_cpu_prep_quant(g, n, buf, k, err))
 HO_PLAIN(k_einsum, ho_cpu_prep_einsum(g, n, buf, k, err))
+HO_PLAIN(k_window, ho_cpu_prep_window(g, n, buf, k, err))
+HO_PLAIN(k_det, ho_cpu_prep_det(g, n, buf, k, err))
 
 static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* convolution (conv.c) */
@@ -107,6 +109,7 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"MatMul", k_matmul, 0, 0, false},
     {"Gemm", k_gemm, 0, 0, false},
     {"Einsum", k_einsum, 0, 0, true}, /* a loop (einsum.c), any numeric type it takes */
+    {"Det", k_det, 0, 0, true},	      /* a loop (matmul.c): float32 and float64 */
     /* quantized (quant.c): integer loops */
     {"QuantizeLinear", k_quant, 0, 0, true},
     {"DequantizeLinear", k_quant, 0, 0, true},
@@ -137,6 +140,13 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"ScatterND", k_move, 0, 0, true},
     {"GatherND", k_move, 0, 0, true},
     {"EyeLike", k_move, 0, 0, true},
+    {"OneHot", k_move, 0, 0, true},
+    {"ReverseSequence", k_move, 0, 0, true},
+    {"MaxUnpool", k_move, 0, 0, true},
+    /* signal processing (signal.c) */
+    {"HannWindow", k_window, 0, 0, true},
+    {"HammingWindow", k_window, 0, 0, true},
+    {"BlackmanWindow", k_window, 0, 0, true},
     {"Resize", k_resize, 0, 0, false},
     {"Upsample", k_resize, 0, 0, false},
 };

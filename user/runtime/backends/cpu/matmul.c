@@ -144,3 +144,74 @@ int ho_cpu_run_gemm(struct ho_kernel *k)
 	}
 	return 0;
 }
+
+/* Det: each matrix's determinant by LU with partial pivoting, in double. */
+static int ho_run_det(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+	int64_t m = t->inner;
+	double *a = (double *)k->fold;
+	bool dbl = t->out_dt == HO_DT_DOUBLE;
+
+	for (int64_t b = 0; b < t->outer; b++) {
+		double det = 1;
+
+		for (int64_t i = 0; i < m * m; i++)
+			a[i] = dbl ? ((const double *)t->in[0])[b * m * m + i]
+				   : ((const float *)t->in[0])[b * m * m + i];
+		for (int64_t c = 0; c < m && det != 0; c++) {
+			int64_t p = c;
+
+			for (int64_t r = c + 1; r < m; r++)
+				if (fabs(a[r * m + c]) > fabs(a[p * m + c]))
+					p = r;
+			if (a[p * m + c] == 0) {
+				det = 0;
+				break;
+			}
+			if (p != c) { /* a row swap flips the sign */
+				for (int64_t j = 0; j < m; j++) {
+					double tmp = a[c * m + j];
+
+					a[c * m + j] = a[p * m + j];
+					a[p * m + j] = tmp;
+				}
+				det = -det;
+			}
+			det *= a[c * m + c];
+			for (int64_t r = c + 1; r < m; r++) {
+				double f = a[r * m + c] / a[c * m + c];
+
+				for (int64_t j = c; j < m; j++)
+					a[r * m + j] -= f * a[c * m + j];
+			}
+		}
+		if (dbl)
+			((double *)t->out)[b] = det;
+		else
+			((float *)t->out)[b] = (float)det;
+	}
+	return 0;
+}
+
+int ho_cpu_prep_det(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		    struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	int64_t m;
+
+	if (!x || x->shape.rank < 2 || x->dtype != y->dtype ||
+	    (x->dtype != HO_DT_FLOAT && x->dtype != HO_DT_DOUBLE))
+		return ho_cpu_unsupported(err, n, "takes float32 and float64 matrices only");
+	m = x->shape.dim[x->shape.rank - 1];
+	k->kind = HO_K_LOOP;
+	k->typed.in[0] = buf[n->inputs[0]];
+	k->typed.out = buf[n->outputs[0]];
+	k->typed.out_dt = y->dtype;
+	k->typed.inner = m;
+	k->typed.outer = m ? ho_shape_numel(&x->shape) / (m * m) : 0;
+	if (!(k->fold = malloc((size_t)(m * m > 0 ? m * m : 1) * sizeof(double))))
+		return ho_err(err, -ENOMEM, "out of memory");
+	k->typed.run = ho_run_det;
+	return 0;
+}

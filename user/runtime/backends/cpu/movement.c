@@ -2,7 +2,8 @@
 /*
  * Data movement of any fixed-size element type, as loops over the output:
  * Split (every output), Pad (constant, reflect, edge), Tile, Expand,
- * DepthToSpace, SpaceToDepth, ScatterElements, ScatterND, GatherND and EyeLike.  The output shapes
+ * DepthToSpace, SpaceToDepth, ScatterElements, ScatterND, GatherND, EyeLike, OneHot,
+ * ReverseSequence and MaxUnpool.  The output shapes
  * are shape inference's; what decides the movement (pads, repeats, indices) is read from the node's
  * constants at plan time, or from the data where ONNX says so (ScatterElements' indices, checked at
  * run time).
@@ -268,6 +269,118 @@ static int ho_run_eye_like(const struct ho_kernel *k)
 	return 0;
 }
 
+/* Element i of an index tensor of any numeric type (OneHot's may be float), truncated. */
+static int64_t ho_any_index(const void *p, int dtype, int64_t i)
+{
+	switch (dtype) {
+	case HO_DT_FLOAT:
+		return (int64_t)((const float *)p)[i];
+	case HO_DT_DOUBLE:
+		return (int64_t)((const double *)p)[i];
+	case HO_DT_INT8:
+		return ((const int8_t *)p)[i];
+	case HO_DT_UINT8:
+		return ((const uint8_t *)p)[i];
+	case HO_DT_INT16:
+		return ((const int16_t *)p)[i];
+	case HO_DT_UINT16:
+		return ((const uint16_t *)p)[i];
+	case HO_DT_UINT32:
+		return ((const uint32_t *)p)[i];
+	case HO_DT_UINT64:
+		return (int64_t)((const uint64_t *)p)[i];
+	default:
+		return ho_cpu_index(p, dtype, i);
+	}
+}
+
+/* OneHot: values[0] everywhere, values[1] where the depth axis' index is the index. */
+static int ho_run_one_hot(const struct ho_kernel *k)
+{
+	const struct ho_move *m = k->move;
+	const struct ho_typed *t = &k->typed;
+	int64_t depth = m->out.dim[m->axis], outer = 1, inner = 1, n = ho_shape_numel(&m->out);
+	const char *vals = t->in[2];
+	char *y = k->dst;
+
+	for (int a = 0; a < m->out.rank; a++)
+		if (a < m->axis)
+			outer *= m->out.dim[a];
+		else if (a > m->axis)
+			inner *= m->out.dim[a];
+	for (int64_t i = 0; i < n; i++)
+		memcpy(y + i * m->es, vals, (size_t)m->es);
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t e = 0; e < inner; e++) {
+			int64_t v = ho_any_index(t->in[0], t->in_dt[0], o * inner + e);
+
+			v += v < 0 ? depth : 0;
+			if (v >= 0 && v < depth) /* out of range: all off, as ONNX says */
+				memcpy(y + ((o * depth + v) * inner + e) * m->es, vals + m->es,
+				       (size_t)m->es);
+		}
+	return 0;
+}
+
+/* ReverseSequence: each batch entry's first len steps along the time axis, reversed. */
+static int ho_run_reverse_sequence(const struct ho_kernel *k)
+{
+	const struct ho_move *m = k->move;
+	const struct ho_typed *t = &k->typed;
+	int64_t n = ho_shape_numel(&m->in), c[HO_MAX_RANK] = {0}, steps = m->in.dim[m->block];
+
+	for (int64_t b = 0; b < m->in.dim[m->axis]; b++) {
+		int64_t len = ho_cpu_index(t->in[1], t->in_dt[1], b);
+
+		if (len < 0 || len > steps)
+			return -EINVAL; /* a length from the data: checked at run time */
+	}
+	for (int64_t i = 0; i < n; i++) {
+		int64_t len = ho_cpu_index(t->in[1], t->in_dt[1], c[m->axis]), tt = c[m->block],
+			src = i + ((tt < len ? len - 1 - tt : tt) - tt) * m->in_stride[m->block];
+
+		memcpy((char *)k->dst + i * m->es, (const char *)k->src + src * m->es,
+		       (size_t)m->es);
+		for (int a = m->rank - 1; a >= 0 && ++c[a] == m->in.dim[a]; a--)
+			c[a] = 0;
+	}
+	return 0;
+}
+
+/*
+ * MaxUnpool: zeros, and each input element where its index says.  An index
+ * counts over the shape the pooling came from (kernel, strides and pads
+ * inferred); a larger output_shape keeps each element's coordinates.
+ */
+static int ho_run_max_unpool(const struct ho_kernel *k)
+{
+	const struct ho_move *m = k->move;
+	const struct ho_typed *t = &k->typed;
+	const struct ho_shape *from = &t->in_shape[2];
+	int64_t n = ho_shape_numel(&m->in), ny = ho_shape_numel(&m->out),
+		nfrom = ho_shape_numel(from);
+
+	memset(k->dst, 0, (size_t)(ny * m->es));
+	for (int64_t i = 0; i < n; i++) {
+		int64_t idx = ho_cpu_index(t->in[1], t->in_dt[1], i), at = 0, mul = 1;
+
+		if (idx < 0 || idx >= nfrom)
+			return -EINVAL; /* an index from the data: checked at run time */
+		for (int a = from->rank - 1; a >= 0; a--) {
+			int64_t c = idx % from->dim[a];
+
+			idx /= from->dim[a];
+			if (c >= m->out.dim[a])
+				return -EINVAL;
+			at += c * mul;
+			mul *= m->out.dim[a];
+		}
+		memcpy((char *)k->dst + at * m->es, (const char *)k->src + i * m->es,
+		       (size_t)m->es);
+	}
+	return 0;
+}
+
 int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		     struct ho_kernel *k, struct ho_error *err)
 {
@@ -276,7 +389,8 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 	const char *op = n->op_type;
 
 	if (!x || !ho_dtype_size(x->dtype) || x->shape.rank < 0 || ho_dtype_size(x->dtype) > 16 ||
-	    (x->dtype != y->dtype && strcmp(op, "EyeLike")))
+	    !ho_dtype_size(y->dtype) || ho_dtype_size(y->dtype) > 16 ||
+	    (x->dtype != y->dtype && strcmp(op, "EyeLike") && strcmp(op, "OneHot")))
 		return ho_cpu_unsupported(err, n, "moves fixed-size elements only");
 	if (!(m = calloc(1, sizeof(*m))))
 		return ho_err(err, -ENOMEM, "out of memory");
@@ -451,6 +565,65 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 		k->typed.in_shape[1] = ix->shape;
 		k->typed.out_dt = x->dtype;
 		k->typed.run = ho_run_scatter;
+		return 0;
+	}
+	if (!strcmp(op, "OneHot")) {
+		const struct ho_tensor *v = ho_cpu_in_t(g, n, 2);
+		int64_t axis = ho_cpu_attr_i(n, "axis", -1);
+
+		axis += axis < 0 ? y->shape.rank : 0;
+		if (!v || v->dtype != y->dtype || ho_shape_numel(&v->shape) != 2 || axis < 0 ||
+		    axis >= y->shape.rank || y->shape.rank != x->shape.rank + 1)
+			return ho_cpu_unsupported(err, n,
+						  "needs two values of its type and an axis");
+		m->es = ho_dtype_size(y->dtype);
+		m->axis = (int)axis;
+		k->typed.in[0] = buf[n->inputs[0]];
+		k->typed.in_dt[0] = x->dtype;
+		k->typed.in[2] = buf[n->inputs[2]];
+		k->typed.run = ho_run_one_hot;
+		return 0;
+	}
+	if (!strcmp(op, "ReverseSequence")) {
+		const struct ho_tensor *len = ho_cpu_in_t(g, n, 1);
+		int64_t ba = ho_cpu_attr_i(n, "batch_axis", 1),
+			ta = ho_cpu_attr_i(n, "time_axis", 0);
+
+		if (!len || (len->dtype != HO_DT_INT64 && len->dtype != HO_DT_INT32) ||
+		    x->shape.rank < 2 || (ba != 0 && ba != 1) || ta != 1 - ba ||
+		    ho_shape_numel(&len->shape) != x->shape.dim[ba])
+			return ho_cpu_unsupported(
+			    err, n, "needs batch and time axes 0 and 1, a length each");
+		m->axis = (int)ba;
+		m->block = ta;
+		k->typed.in[1] = buf[n->inputs[1]];
+		k->typed.in_dt[1] = len->dtype;
+		k->typed.run = ho_run_reverse_sequence;
+		return 0;
+	}
+	if (!strcmp(op, "MaxUnpool")) {
+		const struct ho_tensor *ix = ho_cpu_in_t(g, n, 1);
+
+		int64_t ks[HO_MAX_RANK], st[HO_MAX_RANK], pads[2 * HO_MAX_RANK];
+		int nsp = x->shape.rank - 2;
+
+		if (!ix || (ix->dtype != HO_DT_INT64 && ix->dtype != HO_DT_INT32) ||
+		    ho_shape_numel(&ix->shape) != ho_shape_numel(&x->shape) || nsp < 1 ||
+		    y->shape.rank != x->shape.rank ||
+		    !ho_cpu_attr_ints(n, "kernel_shape", ks, (size_t)nsp, 1) ||
+		    !ho_cpu_attr_ints(n, "strides", st, (size_t)nsp, 1) ||
+		    !ho_cpu_attr_ints(n, "pads", pads, 2 * (size_t)nsp, 0))
+			return ho_cpu_unsupported(err, n, "needs an index per input element");
+		k->typed.in_shape[2] = x->shape; /* the shape the indices count over */
+		for (int a = 0; a < nsp; a++) {
+			k->typed.in_shape[2].dim[2 + a] =
+			    (x->shape.dim[2 + a] - 1) * st[a] - pads[a] - pads[nsp + a] + ks[a];
+			if (k->typed.in_shape[2].dim[2 + a] < 1)
+				return ho_cpu_unsupported(err, n, "has an empty pooled shape");
+		}
+		k->typed.in[1] = buf[n->inputs[1]];
+		k->typed.in_dt[1] = ix->dtype;
+		k->typed.run = ho_run_max_unpool;
 		return 0;
 	}
 	return ho_cpu_unsupported(err, n, "has no kernel for this operator yet");
