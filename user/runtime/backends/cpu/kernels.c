@@ -79,7 +79,7 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"NegativeLogLikelihoodLoss", k_loss, 0, 1, false},
     {"SoftmaxCrossEntropyLoss", k_loss, 0, 2, false}, /* and its log_prob */
     /* pooling (pool.c) */
-    {"MaxPool", k_pool, 0, 0, false},
+    {"MaxPool", k_pool, 0, 2, true}, /* and its Indices, as a loop (pool.c checks types) */
     {"AveragePool", k_pool, 0, 0, false},
     {"GlobalAveragePool", k_pool, 0, 0, false},
     {"GlobalMaxPool", k_pool, 0, 0, false},

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Pooling: max, average and their global forms (oneDNN). */
+/* Pooling: max, average and their global forms (oneDNN); max with indices or on other types as a
+ * loop. */
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -7,6 +8,97 @@
 #include <string.h>
 
 #include "cpu.h"
+
+static double pool_get(int dt, const void *p, int64_t i)
+{
+	switch (dt) {
+	case HO_DT_FLOAT:
+		return ((const float *)p)[i];
+	case HO_DT_DOUBLE:
+		return ((const double *)p)[i];
+	case HO_DT_INT8:
+		return ((const int8_t *)p)[i];
+	default:
+		return ((const uint8_t *)p)[i];
+	}
+}
+
+/*
+ * MaxPool as a loop, for what oneDNN's does not give: 8-bit and float64
+ * elements, and the Indices output (each maximum's flat index in the
+ * input, column-major over H and W with storage_order 1).  The window
+ * per axis: typed.stride[0] kernel, [1] stride, [2] dilation, [3] left pad.
+ */
+static int ho_run_max_pool(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+	const struct ho_shape *xs = &t->in_shape[0], *ys = &t->out_shape;
+	int sp = xs->rank - 2;
+	int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, ks[3] = {1, 1, 1}, st[3] = {1, 1, 1},
+		dl[3] = {1, 1, 1}, pl[3] = {0, 0, 0}, i = 0;
+
+	for (int a = 0; a < sp; a++) { /* right-aligned: missing spatial axes are 1 */
+		int b = a + 3 - sp;
+
+		in[b] = xs->dim[2 + a], out[b] = ys->dim[2 + a];
+		ks[b] = t->stride[0][a], st[b] = t->stride[1][a], dl[b] = t->stride[2][a];
+		pl[b] = t->stride[3][a];
+	}
+	for (int64_t nc = 0; nc < xs->dim[0] * xs->dim[1]; nc++)
+		for (int64_t od = 0; od < out[0]; od++)
+			for (int64_t oh = 0; oh < out[1]; oh++)
+				for (int64_t ow = 0; ow < out[2]; ow++, i++) {
+					double best = -INFINITY;
+					int64_t at = -1;
+
+					for (int64_t kd = 0; kd < ks[0]; kd++)
+						for (int64_t kh = 0; kh < ks[1]; kh++)
+							for (int64_t kw = 0; kw < ks[2]; kw++) {
+								int64_t d = od * st[0] - pl[0] +
+									    kd * dl[0],
+									h = oh * st[1] - pl[1] +
+									    kh * dl[1],
+									w = ow * st[2] - pl[2] +
+									    kw * dl[2],
+									e;
+								double v;
+
+								if (d < 0 || d >= in[0] || h < 0 ||
+								    h >= in[1] || w < 0 ||
+								    w >= in[2])
+									continue; /* padding: never
+										     the max */
+								e = ((nc * in[0] + d) * in[1] + h) *
+									in[2] +
+								    w;
+								v = pool_get(t->in_dt[0], t->in[0],
+									     e);
+								if (at < 0 || v > best) {
+									best = v;
+									at = t->iparam[0]
+										 ? nc * in[0] *
+											   in[1] *
+											   in[2] +
+										       (d * in[2] +
+											w) *
+											   in[1] +
+										       h
+										 : e;
+								}
+							}
+					if (t->out_dt == HO_DT_FLOAT)
+						((float *)t->out)[i] = (float)best;
+					else if (t->out_dt == HO_DT_DOUBLE)
+						((double *)t->out)[i] = best;
+					else if (t->out_dt == HO_DT_INT8)
+						((int8_t *)t->out)[i] = (int8_t)best;
+					else
+						((uint8_t *)t->out)[i] = (uint8_t)best;
+					if (t->out2)
+						((int64_t *)t->out2)[i] = at;
+				}
+	return 0;
+}
 
 int ho_cpu_prep_pool(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 		     void *const *buf, struct ho_kernel *k, struct ho_error *err)
@@ -21,8 +113,16 @@ int ho_cpu_prep_pool(struct ho_backend *c, const struct ho_graph *g, const struc
 	dnnl_alg_kind_t alg;
 	const char *ap = ho_cpu_auto_pad(n);
 
-	if (!x || sp < 1 || sp > 3 || x->dtype != HO_DT_FLOAT)
-		return ho_cpu_unsupported(err, n, "pools float32 1-D, 2-D and 3-D tensors only");
+	bool indices = n->n_outputs > 1 && n->outputs[1] >= 0, loop;
+
+	if (!x || sp < 1 || sp > 3 || x->dtype != y->dtype)
+		return ho_cpu_unsupported(err, n, "pools 1-D, 2-D and 3-D tensors only");
+	loop = is_max && !global && (x->dtype != HO_DT_FLOAT || indices);
+	if (!loop && (x->dtype != HO_DT_FLOAT || indices))
+		return ho_cpu_unsupported(err, n, "pools float32 (max: 8-bit, float64) only");
+	if (loop && x->dtype != HO_DT_FLOAT && x->dtype != HO_DT_DOUBLE && x->dtype != HO_DT_INT8 &&
+	    x->dtype != HO_DT_UINT8)
+		return ho_cpu_unsupported(err, n, "max-pools float32/64 and 8-bit integers only");
 	if (!global && (!ho_cpu_attr_ints(n, "kernel_shape", ks, (size_t)sp, 1) ||
 			!ho_cpu_attr_ints(n, "strides", st, (size_t)sp, 1) ||
 			!ho_cpu_attr_ints(n, "dilations", dl, (size_t)sp, 1) ||
@@ -52,6 +152,29 @@ int ho_cpu_prep_pool(struct ho_backend *c, const struct ho_graph *g, const struc
 		pr[i] = total - pl[i];
 		if (pr[i] < 0)
 			pr[i] = 0;
+	}
+	if (loop) {
+		struct ho_typed *t = &k->typed;
+
+		k->kind = HO_K_LOOP;
+		t->in[0] = buf[n->inputs[0]];
+		t->in_dt[0] = x->dtype;
+		t->in_shape[0] = x->shape;
+		t->out = buf[n->outputs[0]];
+		t->out_dt = y->dtype;
+		t->out_shape = y->shape;
+		t->out2 = indices ? buf[n->outputs[1]] : NULL;
+		t->iparam[0] = ho_cpu_attr_i(n, "storage_order", 0);
+		if (indices && g->tensors[n->outputs[1]].dtype != HO_DT_INT64)
+			return ho_cpu_unsupported(err, n, "writes int64 indices only");
+		for (int i = 0; i < sp; i++) {
+			t->stride[0][i] = ks[i];
+			t->stride[1][i] = st[i];
+			t->stride[2][i] = dl[i];
+			t->stride[3][i] = pl[i];
+		}
+		t->run = ho_run_max_pool;
+		return 0;
 	}
 	if (is_max)
 		alg = dnnl_pooling_max;
