@@ -224,6 +224,31 @@ def int8_cnn():
     save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), "int8_cnn.onnx")
 
 
+def conv_bn_training():
+    """A Conv, then a BatchNormalization in training mode (the batch's own statistics): no
+    weights can hold it, so it must not be folded into the Conv. Reference: PyTorch."""
+    import torch
+
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    x = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    sc, b = np.full(4, 1.5, np.float32), np.full(4, 0.1, np.float32)
+    init = [numpy_helper.from_array(v, n) for n, v in [
+        ("W", w), ("s", sc), ("b", b), ("m", np.zeros(4, np.float32)), ("v", np.ones(4, np.float32))]]
+    g = helper.make_graph([
+        helper.make_node("Conv", ["x", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["y"], name="bn",
+                         training_mode=1)], "conv_bn_training",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4, 8, 8])], init)
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 15)]), "conv_bn_training.onnx")
+    c = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w), padding=1)
+    y = torch.nn.functional.batch_norm(c, None, None, torch.from_numpy(sc), torch.from_numpy(b),
+                                       training=True, eps=1e-5)
+    np.save(os.path.join(OUT, "conv_bn_training.ref_in.npy"), x)
+    np.save(os.path.join(OUT, "conv_bn_training.ref_out.npy"), y.numpy())
+
+
 def save(model, fname, check=True):
     if check:
         onnx.checker.check_model(model)
@@ -399,6 +424,7 @@ def main():
     if "tiny" in what:
         tiny_models()
         int8_cnn()
+        conv_bn_training()
     if "transformer" in what:
         export_transformer()
     if "cnn" in what:

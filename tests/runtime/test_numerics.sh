@@ -89,6 +89,13 @@ done
 	done
 }
 
+# A Conv then a training-mode BatchNormalization: once folded into the Conv as if it were
+# inference, 3.7x off PyTorch.
+[ "$PART" = ort ] || {
+	"$HO" run "$M/conv_bn_training.onnx" --input "x=$M/conv_bn_training.ref_in.npy" -o "$T/bnt" >/dev/null
+	$PY "$ROOT/tests/runtime/compare.py" "$M/conv_bn_training.ref_out.npy" "$T/bnt/y.npy" "conv_bn_training vs PyTorch"
+}
+
 [ "$PART" != pytorch ] || exit 0
 [ -d "$ORT_NODE_MODULE" ] || { echo "skipped: onnxruntime-node not in $ORT_NODE_MODULE"; exit 77; }
 # A page the models can read: dark text-like bars on white, normalised as

@@ -27,13 +27,21 @@ int32_t ho_sole_reader(const struct ho_graph *g, int32_t t)
 	return b;
 }
 
-/* b is a BatchNormalization whose four parameters are constants: foldable into weights. */
+/*
+ * b is an inference BatchNormalization whose four parameters are constants: foldable into
+ * weights.  In training mode it normalises by the batch's own statistics, which no weights hold.
+ */
 static bool ho_constant_bn(const struct ho_graph *g, int32_t b)
 {
 	const struct ho_node *n = &g->nodes[b];
+	const struct ho_attr *tm = ho_node_attr(n, "training_mode");
 
-	if (strcmp(n->op_type, "BatchNormalization") || n->n_inputs < 5)
+	if (strcmp(n->op_type, "BatchNormalization") || n->n_inputs < 5 ||
+	    (tm && tm->type == HO_ATTR_INT && tm->i))
 		return false;
+	for (uint32_t o = 1; o < n->n_outputs; o++)
+		if (n->outputs[o] >= 0)
+			return false; /* its statistics are asked for */
 	for (uint32_t k = 1; k < 5; k++)
 		if (n->inputs[k] < 0 ||
 		    !(g->tensors[n->inputs[k]].flags & (HO_T_INITIALIZER | HO_T_CONSTANT)))

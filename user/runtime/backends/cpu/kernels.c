@@ -39,6 +39,7 @@ static int k_matmul(struct ho_backend *c, const struct ho_graph *g, const struct
 		return call;                                                                       \
 	}
 HO_PLAIN(k_bnorm, ho_cpu_prep_bnorm(c, g, n, buf, k, err))
+HO_PLAIN(k_lrn, ho_cpu_prep_lrn(c, g, n, buf, k, err))
 HO_PLAIN(k_resize, ho_cpu_prep_resize(c, g, n, buf, k, err))
 HO_PLAIN(k_pool, ho_cpu_prep_pool(c, g, n, buf, k, err))
 HO_PLAIN(k_eltwise, ho_cpu_prep_eltwise(c, g, n, buf, k, err))
@@ -68,7 +69,9 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"Conv", k_conv, 0, 0, false},
     {"ConvTranspose", k_conv, 0, 0, false},
     /* normalisation and reductions (norm.c) */
-    {"BatchNormalization", k_bnorm, 0, 0, false},
+    {"BatchNormalization", k_bnorm, 0, 3, false}, /* training: and the running statistics */
+    {"LRN", k_lrn, 0, 0, false},
+    {"MeanVarianceNormalization", k_norm_loop, 0, 0, false}, /* a loop (norm.c) */
     {"Softmax", k_softmax, 0, 0, false},
     {"LogSoftmax", k_softmax, 0, 0, false},
     {"Hardmax", k_hardmax, 0, 0, false},		 /* a loop (unary.c) */

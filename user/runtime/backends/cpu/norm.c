@@ -20,10 +20,14 @@ int ho_cpu_prep_bnorm(struct ho_backend *c, const struct ho_graph *g, const stru
 				   DNNL_ARG_VARIANCE};
 	int ret = 0;
 
-	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 2 || n->n_inputs < 5 ||
-	    ho_cpu_attr_i(n, "training_mode", 0))
-		return ho_cpu_unsupported(err, n,
-					  "runs float32 inference batch normalization only");
+	if (x && x->dtype == HO_DT_FLOAT && ho_cpu_attr_i(n, "training_mode", 0))
+		return ho_cpu_prep_norm_loop(g, n, buf, k, err);
+	for (uint32_t o = 1; o < n->n_outputs; o++)
+		if (n->outputs[o] >= 0)
+			return ho_cpu_unsupported(err, n,
+						  "has statistics outputs in training only");
+	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 2 || n->n_inputs < 5)
+		return ho_cpu_unsupported(err, n, "runs float32 batch normalization only");
 	for (uint32_t i = 1; i < 5; i++)
 		if (!ho_cpu_in_t(g, n, i) ||
 		    ho_shape_numel(&ho_cpu_in_t(g, n, i)->shape) != x->shape.dim[1])
@@ -92,6 +96,32 @@ int ho_cpu_prep_softmax(struct ho_backend *c, const struct ho_graph *g, const st
 	    log ? dnnl_logsoftmax_forward_desc_init(&d, dnnl_forward_inference, &md, axis)
 		: dnnl_softmax_forward_desc_init(&d, dnnl_forward_inference, &md, axis),
 	    &d, NULL, &md, &md, buf, n, "(oneDNN) has no softmax for this", err);
+}
+
+/*
+ * LRN across channels (oneDNN's): x / (bias + alpha / size * sum of squares)^beta.  oneDNN's
+ * window is symmetric, ONNX's one longer after the channel for an even size: odd sizes only.
+ */
+int ho_cpu_prep_lrn(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		    void *const *buf, struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0);
+	int64_t size = ho_cpu_attr_i(n, "size", 0);
+	dnnl_lrn_desc_t d;
+	dnnl_memory_desc_t md;
+
+	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 3 || x->shape.rank > 5)
+		return ho_cpu_unsupported(err, n, "normalises float32 [N, C, ...] only");
+	if (size < 1 || size % 2 == 0)
+		return ho_cpu_unsupported(err, n, "runs LRN of an odd size only");
+	ho_cpu_t_md(c, &md, n->inputs[0], &x->shape);
+	return ho_cpu_src_dst_kernel(
+	    c, k,
+	    dnnl_lrn_forward_desc_init(&d, dnnl_forward_inference, dnnl_lrn_across_channels, &md,
+				       size, ho_cpu_attr_f(n, "alpha", 1e-4f),
+				       ho_cpu_attr_f(n, "beta", 0.75f),
+				       ho_cpu_attr_f(n, "bias", 1.0f)),
+	    &d, NULL, &md, &md, buf, n, "(oneDNN) has no LRN for this", err);
 }
 
 /* The reductions, as oneDNN's algorithm and p; log: the logarithm of the result. */
@@ -301,6 +331,101 @@ static int ho_run_instance_norm(const struct ho_kernel *k)
 	return 0;
 }
 
+/*
+ * Per group of the elements that share every kept axis' index: the mean and
+ * the (population) variance, in double.  yst: each axis' step in the groups
+ * (0 where the axis is reduced).
+ */
+static void ho_group_stats(const float *x, const struct ho_shape *xs, const int64_t *yst,
+			   int64_t groups, double *mean, double *var)
+{
+	int64_t n = ho_shape_numel(xs), c[HO_MAX_RANK] = {0}, per = groups ? n / groups : 0;
+
+	for (int64_t j = 0; j < groups; j++)
+		mean[j] = var[j] = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		memset(c, 0, sizeof(c));
+		for (int64_t i = 0, j = 0; i < n; i++) {
+			if (pass == 0)
+				mean[j] += x[i];
+			else
+				var[j] += (x[i] - mean[j]) * (x[i] - mean[j]);
+			for (int a = xs->rank - 1; a >= 0; a--) {
+				j += yst[a];
+				if (++c[a] < xs->dim[a])
+					break;
+				j -= yst[a] * c[a];
+				c[a] = 0;
+			}
+		}
+		for (int64_t j = 0; j < groups; j++)
+			if (pass == 0)
+				mean[j] /= (double)per;
+			else
+				var[j] /= (double)per;
+	}
+}
+
+/* The group of element i's coordinates: its index over the kept axes. */
+static void ho_group_steps(const struct ho_shape *xs, const bool *reduced, int64_t *yst,
+			   int64_t *groups)
+{
+	int64_t acc = 1;
+
+	for (int a = xs->rank - 1; a >= 0; a--) {
+		yst[a] = reduced[a] ? 0 : acc;
+		acc *= reduced[a] ? 1 : xs->dim[a];
+	}
+	*groups = acc;
+}
+
+/* MeanVarianceNormalization: (x - mean) / (sqrt(variance) + 1e-9) over the axes. */
+static int ho_run_mvn(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+	const float *x = t->in[0];
+	float *y = t->out;
+	double *mean = (double *)k->fold, *var = mean + t->outer;
+	int64_t n = ho_shape_numel(&t->in_shape[0]), c[HO_MAX_RANK] = {0};
+
+	ho_group_stats(x, &t->in_shape[0], t->stride[0], t->outer, mean, var);
+	for (int64_t i = 0, j = 0; i < n; i++) {
+		y[i] = (float)((x[i] - mean[j]) / (sqrt(var[j]) + 1e-9));
+		for (int a = t->in_shape[0].rank - 1; a >= 0; a--) {
+			j += t->stride[0][a];
+			if (++c[a] < t->in_shape[0].dim[a])
+				break;
+			j -= t->stride[0][a] * c[a];
+			c[a] = 0;
+		}
+	}
+	return 0;
+}
+
+/* BatchNormalization, training mode: the batch's statistics, and the running ones updated. */
+static int ho_run_bn_train(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+	const float *x = t->in[0], *sc = t->in[1], *b = t->in[2], *rm = t->in[3], *rv = t->in[4];
+	float *y = t->out, *om = t->out2, *ov = (float *)k->dst;
+	double *mean = (double *)k->fold, *var = mean + t->outer, mom = k->param[0];
+	int64_t n = ho_shape_numel(&t->in_shape[0]), C = t->outer, inner = t->inner;
+
+	ho_group_stats(x, &t->in_shape[0], t->stride[0], C, mean, var);
+	for (int64_t i = 0; i < n; i++) {
+		int64_t ch = (i / inner) % C;
+
+		y[i] = (float)((x[i] - mean[ch]) / sqrt(var[ch] + k->ln_eps) * sc[ch] + b[ch]);
+	}
+	for (int64_t ch = 0; ch < C; ch++) {
+		if (om)
+			om[ch] = (float)(rm[ch] * mom + mean[ch] * (1 - mom));
+		if (ov)
+			ov[ch] = (float)(rv[ch] * mom + var[ch] * (1 - mom));
+	}
+	return 0;
+}
+
 int ho_cpu_prep_norm_loop(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			  struct ho_kernel *k, struct ho_error *err)
 {
@@ -331,5 +456,51 @@ int ho_cpu_prep_norm_loop(const struct ho_graph *g, const struct ho_node *n, voi
 		t->run = ho_run_instance_norm;
 		return 0;
 	}
-	return ho_cpu_unsupported(err, n, "has no loop for this operator");
+	bool reduced[HO_MAX_RANK] = {false};
+
+	if (!strcmp(n->op_type, "MeanVarianceNormalization")) {
+		int64_t axes[HO_MAX_RANK] = {0, 2, 3};
+		const struct ho_attr *aa = ho_node_attr(n, "axes");
+		int na = aa ? (int)aa->n : 3;
+
+		if (aa && (aa->type != HO_ATTR_INTS || aa->n > HO_MAX_RANK))
+			return ho_cpu_unsupported(err, n, "needs a list of axes");
+		if (aa)
+			memcpy(axes, aa->ints, aa->n * sizeof(int64_t));
+		for (int i = 0; i < na; i++) {
+			int64_t a = axes[i] + (axes[i] < 0 ? x->shape.rank : 0);
+
+			if (a < 0 || a >= x->shape.rank)
+				return ho_cpu_unsupported(err, n, "has an axis outside the input");
+			reduced[a] = true;
+		}
+		t->run = ho_run_mvn;
+	} else if (!strcmp(n->op_type, "BatchNormalization")) {
+		for (uint32_t i = 1; i < 5; i++) {
+			const struct ho_tensor *p = ho_cpu_in_t(g, n, i);
+
+			if (!p || p->dtype != HO_DT_FLOAT || x->shape.rank < 2 ||
+			    ho_shape_numel(&p->shape) != x->shape.dim[1])
+				return ho_cpu_unsupported(
+				    err, n,
+				    "needs float32 scale, bias, mean and variance per channel");
+			t->in[i] = buf[n->inputs[i]];
+		}
+		for (int a = 0; a < x->shape.rank; a++)
+			reduced[a] = a != 1;
+		t->inner = 1;
+		for (int a = 2; a < x->shape.rank; a++)
+			t->inner *= x->shape.dim[a];
+		t->out2 = n->n_outputs > 1 && n->outputs[1] >= 0 ? buf[n->outputs[1]] : NULL;
+		k->dst = n->n_outputs > 2 && n->outputs[2] >= 0 ? buf[n->outputs[2]] : NULL;
+		k->ln_eps = ho_cpu_attr_f(n, "epsilon", 1e-5f);
+		k->param[0] = ho_cpu_attr_f(n, "momentum", 0.9f);
+		t->run = ho_run_bn_train;
+	} else {
+		return ho_cpu_unsupported(err, n, "has no loop for this operator");
+	}
+	ho_group_steps(&x->shape, reduced, t->stride[0], &t->outer);
+	if (!(k->fold = malloc(2 * (size_t)(t->outer + 1) * sizeof(double))))
+		return ho_err(err, -ENOMEM, "out of memory");
+	return 0;
 }
