@@ -199,7 +199,8 @@ static int32_t ho_rt_root(const struct ho_rt *rt, int32_t t)
 		int32_t p = g->tensors[t].producer;
 
 		if (p < 0 || rt->node_dev[p] < 0 || !ho_op_is_view(g->nodes[p].op_type) ||
-		    !g->nodes[p].n_inputs || g->nodes[p].inputs[0] < 0 || rt->moves[p])
+		    !g->nodes[p].n_inputs || g->nodes[p].inputs[0] < 0 || rt->moves[p] ||
+		    g->nodes[p].outputs[0] != t)
 			return t;
 		t = g->nodes[p].inputs[0];
 	}

@@ -136,7 +136,20 @@ int ho_cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t node
 			return ho_cpu_unsupported(err, n, why);
 		}
 	}
-	if (ho_op_is_view(op))
+	/* Dropout: the identity in inference, which the data must say it is */
+	const struct ho_tensor *tm = !strcmp(op, "Dropout") ? ho_cpu_in_t(g, n, 2) : NULL;
+
+	if (tm && (!(tm->flags & HO_T_KNOWN) || tm->dtype != HO_DT_BOOL ||
+		   ho_shape_numel(&tm->shape) != 1 || *(const uint8_t *)buf[n->inputs[2]]))
+		return ho_cpu_unsupported(err, n,
+					  "runs in inference mode only (training_mode "
+					  "must be a constant false)");
+	/* a view writes nothing, but for outputs beyond its first (Dropout's mask) */
+	bool more = false;
+
+	for (uint32_t o = 1; o < n->n_outputs; o++)
+		more |= n->outputs[o] >= 0;
+	if (ho_op_is_view(op) && !more)
 		return 0;
 	/* kernels check their own types too; this one makes a missed check a refusal */
 	if (reg && !reg->any_type && g->tensors[first].dtype != HO_DT_FLOAT)

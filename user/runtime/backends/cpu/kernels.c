@@ -63,6 +63,7 @@ HO_PLAIN(k_quant, ho_cpu_prep_quant(g, n, buf, k, err))
 HO_PLAIN(k_einsum, ho_cpu_prep_einsum(g, n, buf, k, err))
 HO_PLAIN(k_window, ho_cpu_prep_window(g, n, buf, k, err))
 HO_PLAIN(k_det, ho_cpu_prep_det(g, n, buf, k, err))
+HO_PLAIN(k_dropout, ho_cpu_prep_dropout(g, n, buf, k, err))
 
 static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* convolution (conv.c) */
@@ -74,7 +75,8 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"MeanVarianceNormalization", k_norm_loop, 0, 0, false}, /* a loop (norm.c) */
     {"Softmax", k_softmax, 0, 0, false},
     {"LogSoftmax", k_softmax, 0, 0, false},
-    {"Hardmax", k_hardmax, 0, 0, false},		 /* a loop (unary.c) */
+    {"Dropout", k_dropout, 0, 2, true},	 /* a view; its mask, when asked for (unary.c) */
+    {"Hardmax", k_hardmax, 0, 0, false}, /* a loop (unary.c) */
     {"LayerNormalization", k_layer_norm, 0, 3, false},	 /* with Mean and InvStdDev */
     {"InstanceNormalization", k_norm_loop, 0, 0, false}, /* a loop (norm.c) */
     {"TopK", k_typed, 0, 2, true},			 /* a loop (typed.c): values and indices */

@@ -293,3 +293,38 @@ void ho_cpu_run_hardmax(const struct ho_kernel *k)
 				yr[j * k->inner] = j == best ? 1.0f : 0.0f;
 		}
 }
+
+/*
+ * Dropout in inference with its mask asked for: every element kept.  Its
+ * output is a view of the input; where the plan gave it bytes of its own (a
+ * graph output), they are filled here, as the executor does for a view.
+ */
+static int ho_run_dropout_mask(const struct ho_kernel *k)
+{
+	memset(k->dst, 1, (size_t)k->n_elems);
+	if (k->typed.out && k->typed.out != k->src)
+		memcpy(k->typed.out, k->src, (size_t)k->typed.inner);
+	return 0;
+}
+
+int ho_cpu_prep_dropout(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *mask =
+	    n->n_outputs > 1 && n->outputs[1] >= 0 ? &g->tensors[n->outputs[1]] : NULL;
+
+	if (!mask || mask->dtype != HO_DT_BOOL)
+		return ho_cpu_unsupported(err, n, "writes a bool mask only");
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0);
+
+	if (!x || ho_shape_numel(&x->shape) != ho_shape_numel(&mask->shape))
+		return ho_cpu_unsupported(err, n, "needs a mask of its input's size");
+	k->kind = HO_K_LOOP;
+	k->n_elems = ho_shape_numel(&mask->shape);
+	k->dst = buf[n->outputs[1]];
+	k->src = buf[n->inputs[0]];
+	k->typed.out = n->outputs[0] >= 0 ? buf[n->outputs[0]] : NULL;
+	k->typed.inner = ho_shape_numel(&x->shape) * ho_dtype_size(x->dtype);
+	k->typed.run = ho_run_dropout_mask;
+	return 0;
+}
