@@ -155,6 +155,7 @@ static const struct ho_op_entry ho_ops[] = {
     {{"GatherElements", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_same_as_input1},
     {{"GatherND", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_gather_nd},
     {{"EyeLike", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_eye_like},
+    {{"GridSample", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 8}, ho_infer_grid_sample},
     {{"OneHot", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_one_hot},
     {{"ReverseSequence", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_unary},
     {{"MaxUnpool", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_max_unpool},

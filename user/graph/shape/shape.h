@@ -292,6 +292,7 @@ int ho_infer_pool(struct ho_infer *c);
 int ho_infer_global_pool(struct ho_infer *c);
 int ho_infer_matmul(struct ho_infer *c);
 int ho_infer_gemm(struct ho_infer *c);
+int ho_infer_grid_sample(struct ho_infer *c);
 int ho_infer_one_hot(struct ho_infer *c);
 int ho_infer_window(struct ho_infer *c);
 int ho_infer_max_unpool(struct ho_infer *c);

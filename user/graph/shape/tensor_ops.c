@@ -1126,3 +1126,26 @@ int ho_infer_det(struct ho_infer *c)
 	set_out(c, 0, x->dtype, &o);
 	return 0;
 }
+
+/* GridSample: X [N, C, H, W] sampled at grid [N, Ho, Wo, 2]: [N, C, Ho, Wo]. */
+int ho_infer_grid_sample(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0), *grid = in_t(c, 1);
+	struct ho_shape o = {.rank = 4};
+
+	if (!x || !grid)
+		return fail(c, "needs X and grid");
+	if (x->shape.rank < 0 || grid->shape.rank < 0) {
+		set_out(c, 0, x->dtype, NULL);
+		return 0;
+	}
+	if (x->shape.rank != 4 || grid->shape.rank != 4 ||
+	    (grid->shape.dim[3] >= 0 && grid->shape.dim[3] != 2))
+		return fail(c, "samples [N, C, H, W] at a [N, Ho, Wo, 2] grid only");
+	o.dim[0] = x->shape.dim[0];
+	o.dim[1] = x->shape.dim[1];
+	o.dim[2] = grid->shape.dim[1];
+	o.dim[3] = grid->shape.dim[2];
+	set_out(c, 0, x->dtype, &o);
+	return 0;
+}

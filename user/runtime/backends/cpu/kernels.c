@@ -64,6 +64,7 @@ HO_PLAIN(k_einsum, ho_cpu_prep_einsum(g, n, buf, k, err))
 HO_PLAIN(k_window, ho_cpu_prep_window(g, n, buf, k, err))
 HO_PLAIN(k_det, ho_cpu_prep_det(g, n, buf, k, err))
 HO_PLAIN(k_dropout, ho_cpu_prep_dropout(g, n, buf, k, err))
+HO_PLAIN(k_grid_sample, ho_cpu_prep_grid_sample(g, n, buf, k, err))
 
 static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* convolution (conv.c) */
@@ -154,6 +155,7 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"BlackmanWindow", k_window, 0, 0, true},
     {"Resize", k_resize, 0, 0, false},
     {"Upsample", k_resize, 0, 0, false},
+    {"GridSample", k_grid_sample, 0, 0, false}, /* a loop (index_map.c) */
 };
 
 const struct ho_cpu_kernel_reg *ho_cpu_kernel_reg(const char *op_type)
