@@ -184,19 +184,21 @@ static int ho_run_scatter(const struct ho_kernel *k)
 	return 0;
 }
 
-/* The element offset of index tuple i (q indices over m->in's first axes); -1 out of range. */
+/* The element offset of index tuple i (q indices over m->in's axes from first); -1 out of
+ * range. */
 static int64_t ho_tuple_offset(const struct ho_move *m, const struct ho_typed *t, int64_t i,
-			       int64_t q)
+			       int64_t q, int first)
 {
 	int64_t off = 0;
 
 	for (int64_t j = 0; j < q; j++) {
-		int64_t v = ho_cpu_index(t->in[1], t->in_dt[1], i * q + j), d = m->in.dim[j];
+		int64_t v = ho_cpu_index(t->in[1], t->in_dt[1], i * q + j),
+			d = m->in.dim[first + j];
 
 		v += v < 0 ? d : 0;
 		if (v < 0 || v >= d)
 			return -1;
-		off += v * m->in_stride[j];
+		off += v * m->in_stride[first + j];
 	}
 	return off;
 }
@@ -213,7 +215,7 @@ static int ho_run_scatter_nd(const struct ho_kernel *k)
 		slice *= m->out.dim[a];
 	memcpy(k->dst, k->src, (size_t)(ho_shape_numel(&m->out) * m->es));
 	for (int64_t i = 0; i < tuples; i++) {
-		int64_t off = ho_tuple_offset(m, t, i, q);
+		int64_t off = ho_tuple_offset(m, t, i, q, 0);
 
 		if (off < 0)
 			return -EINVAL; /* an index from the data: checked at run time */
@@ -232,18 +234,29 @@ static int ho_run_scatter_nd(const struct ho_kernel *k)
 	return 0;
 }
 
-/* GatherND (batch_dims 0): each index tuple names a slice of the data, copied out in turn. */
+/*
+ * GatherND: each index tuple names a slice of the data, copied out in turn;
+ * with batch_dims b (m->axis) the tuples of each batch entry index that
+ * entry's data only.
+ */
 static int ho_run_gather_nd(const struct ho_kernel *k)
 {
 	const struct ho_move *m = k->move;
 	const struct ho_typed *t = &k->typed;
-	int64_t q = t->in_shape[1].dim[t->in_shape[1].rank - 1], slice = 1,
-		tuples = q ? ho_shape_numel(&t->in_shape[1]) / q : 0;
+	int b = m->axis;
+	int64_t q = t->in_shape[1].dim[t->in_shape[1].rank - 1], slice = 1, batches = 1,
+		tuples = q ? ho_shape_numel(&t->in_shape[1]) / q : 0, per;
 
-	for (int a = (int)q; a < m->in.rank; a++)
+	for (int a = b + (int)q; a < m->in.rank; a++)
 		slice *= m->in.dim[a];
+	for (int a = 0; a < b; a++)
+		batches *= m->in.dim[a];
+	per = batches ? tuples / batches : 0;
 	for (int64_t i = 0; i < tuples; i++) {
-		int64_t off = ho_tuple_offset(m, t, i, q);
+		int64_t off = ho_tuple_offset(m, t, i, q, b);
+
+		if (off >= 0 && b > 0)
+			off += (i / (per ? per : 1)) * m->in_stride[b - 1];
 
 		if (off < 0)
 			return -EINVAL; /* an index from the data: checked at run time */
@@ -486,9 +499,16 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 	if (!strcmp(op, "GatherND")) {
 		const struct ho_tensor *ix = ho_cpu_in_t(g, n, 1);
 
-		if (!ix || (ix->dtype != HO_DT_INT64 && ix->dtype != HO_DT_INT32) ||
-		    ho_cpu_attr_i(n, "batch_dims", 0) != 0)
-			return ho_cpu_unsupported(err, n, "gathers by int indices, batch_dims 0");
+		int64_t b = ho_cpu_attr_i(n, "batch_dims", 0);
+
+		if (!ix || (ix->dtype != HO_DT_INT64 && ix->dtype != HO_DT_INT32) || b < 0 ||
+		    b >= ix->shape.rank || b >= x->shape.rank ||
+		    b + ix->shape.dim[ix->shape.rank - 1] > x->shape.rank)
+			return ho_cpu_unsupported(err, n, "gathers by int index tuples that fit");
+		for (int a = 0; a < b; a++)
+			if (ix->shape.dim[a] != x->shape.dim[a])
+				return ho_cpu_unsupported(err, n, "needs batch axes of one extent");
+		m->axis = (int)b;
 		k->typed.in[1] = buf[n->inputs[1]];
 		k->typed.in_dt[1] = ix->dtype;
 		k->typed.in_shape[1] = ix->shape;
