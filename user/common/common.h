@@ -73,4 +73,14 @@ struct ho_einsum {
 int ho_einsum_parse(const char *eq, int n_in, const int *ranks, struct ho_einsum *e,
 		    struct ho_error *err);
 
+/* nms.c: NonMaxSuppression's selection (shape inference and kernels share it). */
+struct ho_nms_args {
+	const float *boxes, *scores; /* [batches, n, 4], [batches, classes, n] */
+	int64_t batches, classes, boxes_per_batch, max_per_class;
+	float iou_threshold, score_threshold;
+	bool has_score_threshold, center_point_box;
+};
+/* The boxes selected, as (batch, class, box) triples into out (up to cap); -1: no memory. */
+int64_t ho_nms(const struct ho_nms_args *a, int64_t *out, int64_t cap);
+
 #endif

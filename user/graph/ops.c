@@ -169,7 +169,10 @@ static const struct ho_op_entry ho_ops[] = {
     {{"Resize", HO_OPC_MEMORY, 0, HO_LAYOUT_SAME, 4}, ho_infer_resize},
     {{"Upsample", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 4}, ho_infer_resize},
     {{"Range", HO_OPC_CONTROL, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_range},
-    {{"NonZero", HO_OPC_CONTROL, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_nonzero},
+    {{"NonZero", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_nonzero},
+    {{"Compress", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_compress},
+    {{"Unique", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 4}, ho_infer_unique},
+    {{"NonMaxSuppression", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 8}, ho_infer_nms},
     {{"DepthToSpace", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_depth_space},
     {{"SpaceToDepth", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_depth_space},
     /* control flow */

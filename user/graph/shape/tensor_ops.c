@@ -950,7 +950,156 @@ int ho_infer_nonzero(struct ho_infer *c)
 	if (!in_t(c, 0))
 		return fail(c, "missing input");
 	o.dim[0] = in_t(c, 0)->shape.rank >= 0 ? in_t(c, 0)->shape.rank : HO_DIM_UNKNOWN;
-	o.dim[1] = HO_DIM_UNKNOWN; /* data dependent */
+	o.dim[1] = HO_DIM_UNKNOWN; /* data dependent: known only from a known input */
+	const struct ho_value *v = in_v(c, 0);
+
+	if (v) {
+		o.dim[1] = 0;
+		for (size_t k = 0; k < v->count; k++)
+			o.dim[1] += v->i ? v->i[k] != 0 : v->f[k] != 0;
+	}
+	set_out(c, 0, HO_DT_INT64, &o);
+	return 0;
+}
+
+/* Compress: the slices along axis (or the flattened elements) whose condition is true. */
+int ho_infer_compress(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	const struct ho_value *cond = in_v(c, 1);
+	const struct ho_attr *aa = ho_node_attr(c->nd, "axis");
+	struct ho_shape o;
+	int64_t len, kept = 0;
+	int a = 0;
+
+	if (!x || !in_t(c, 1))
+		return fail(c, "needs input and condition");
+	if (x->shape.rank < 0 || !cond) {
+		set_out(c, 0, x->dtype, NULL);
+		return 0;
+	}
+	if (aa) {
+		int ret = norm_axis(c, aa->i, x->shape.rank, &a);
+
+		if (ret)
+			return ret;
+		o = x->shape;
+		len = o.dim[a];
+	} else {
+		o.rank = 1;
+		len = ho_shape_numel(&x->shape);
+	}
+	for (size_t k = 0; k < cond->count && (int64_t)k < len; k++)
+		kept += vgeti(cond, k) != 0;
+	o.dim[aa ? a : 0] = kept;
+	set_out(c, 0, x->dtype, &o);
+	return 0;
+}
+
+/* Unique: Y, indices, inverse_indices and counts; their extent from a known input. */
+int ho_infer_unique(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	const struct ho_value *v = in_v(c, 0);
+	const struct ho_attr *aa = ho_node_attr(c->nd, "axis");
+	struct ho_shape y, u = {.rank = 1}, inv = {.rank = 1};
+	int64_t n, slices, per, uniq = 0;
+	int a = 0;
+
+	if (!x)
+		return fail(c, "missing input");
+	if (x->shape.rank < 0 || !v) {
+		for (uint32_t k = 0; k < 4; k++)
+			set_out(c, k, k ? HO_DT_INT64 : x->dtype, NULL);
+		return 0;
+	}
+	if (aa) {
+		int ret = norm_axis(c, aa->i, x->shape.rank, &a);
+
+		if (ret)
+			return ret;
+	}
+	n = (int64_t)v->count;
+	slices = aa ? x->shape.dim[a] : n;
+	per = slices ? n / slices : 0;
+	/* slice s along the axis: outer x [axis] x inner, compared element by element */
+	int64_t inner = 1;
+
+	for (int i = a + 1; aa && i < x->shape.rank; i++)
+		inner *= x->shape.dim[i];
+	for (int64_t s = 0; s < slices; s++) {
+		bool seen = false;
+
+		for (int64_t t = 0; t < s && !seen; t++) {
+			bool same = true;
+
+			for (int64_t e = 0; e < per && same; e++) {
+				int64_t o = aa ? e / inner : 0, in = aa ? e % inner : 0;
+				size_t i = (size_t)(aa ? (o * slices + s) * inner + in : s),
+				       j = (size_t)(aa ? (o * slices + t) * inner + in : t);
+
+				same = v->i ? v->i[i] == v->i[j] : v->f[i] == v->f[j];
+			}
+			seen = same;
+		}
+		uniq += !seen;
+	}
+	if (aa) {
+		y = x->shape;
+		y.dim[a] = uniq;
+	} else {
+		y.rank = 1;
+		y.dim[0] = uniq;
+	}
+	u.dim[0] = uniq;
+	inv.dim[0] = slices;
+	set_out(c, 0, x->dtype, &y);
+	set_out(c, 1, HO_DT_INT64, &u);
+	set_out(c, 2, HO_DT_INT64, &inv);
+	set_out(c, 3, HO_DT_INT64, &u);
+	return 0;
+}
+
+/* NonMaxSuppression: [selected, 3] (batch, class, box), the count from known inputs. */
+int ho_infer_nms(struct ho_infer *c)
+{
+	struct ho_tensor *bt = in_t(c, 0), *st = in_t(c, 1);
+	const struct ho_value *bv = in_v(c, 0), *sv = in_v(c, 1), *mo = in_v(c, 2),
+			      *iou = in_v(c, 3), *thr = in_v(c, 4);
+	struct ho_shape o = {.rank = 2, .dim = {HO_DIM_UNKNOWN, 3}};
+	struct ho_nms_args a = {0};
+	float *fb, *fs;
+
+	if (!bt || !st)
+		return fail(c, "needs boxes and scores");
+	if (bt->shape.rank != 3 || st->shape.rank != 3 || bt->shape.dim[2] != 4 ||
+	    bt->shape.dim[0] != st->shape.dim[0] || bt->shape.dim[1] != st->shape.dim[2])
+		return fail(c, "needs boxes [B, N, 4] and scores [B, C, N]");
+	/* every input that decides the selection known: count it */
+	if (bv && sv && (!in_t(c, 2) || mo) && (!in_t(c, 3) || iou) && (!in_t(c, 4) || thr) &&
+	    bv->f && sv->f) {
+		fb = ho_arena_alloc(c->a, (bv->count + 1) * sizeof(float));
+		fs = ho_arena_alloc(c->a, (sv->count + 1) * sizeof(float));
+		if (!fb || !fs)
+			return fail(c, "out of memory");
+		for (size_t k = 0; k < bv->count; k++)
+			fb[k] = (float)bv->f[k];
+		for (size_t k = 0; k < sv->count; k++)
+			fs[k] = (float)sv->f[k];
+		a.boxes = fb;
+		a.scores = fs;
+		a.batches = bt->shape.dim[0];
+		a.classes = st->shape.dim[1];
+		a.boxes_per_batch = bt->shape.dim[1];
+		a.max_per_class = mo ? vgeti(mo, 0) : 0;
+		a.iou_threshold = iou ? (float)vget(iou, 0) : 0;
+		a.has_score_threshold = thr != NULL;
+		a.score_threshold = thr ? (float)vget(thr, 0) : 0;
+		a.center_point_box = attr_i(c, "center_point_box", 0);
+		o.dim[0] = ho_nms(&a, NULL, 0);
+		if (o.dim[0] < 0)
+			return fail(c, "out of memory");
+	}
 	set_out(c, 0, HO_DT_INT64, &o);
 	return 0;
 }

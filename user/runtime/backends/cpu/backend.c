@@ -190,11 +190,19 @@ int ho_cpu_launch(struct ho_backend *c, struct ho_kernel *k, struct ho_error *er
 	case HO_K_LAYER_NORM:
 		ho_cpu_run_layer_norm(k);
 		return 0;
-	case HO_K_LOOP:
-		if (ho_cpu_run_loop(k))
+	case HO_K_LOOP: {
+		int ret = ho_cpu_run_loop(k);
+
+		if (ret == -ERANGE) /* a data-dependent extent, planned for other data */
+			return ho_err(err, ret,
+				      "node '%s' (%s): the data gives an output of another extent "
+				      "than the plan's: plan for these inputs' values",
+				      k->name, k->op);
+		if (ret)
 			return ho_err(err, -EINVAL, "node '%s' (%s): an index is out of range",
 				      k->name, k->op);
 		return 0;
+	}
 	case HO_K_GATHER:
 		if (ho_cpu_run_gather(k))
 			return ho_err(err, -EINVAL, "node '%s' (Gather): an index is out of range",

@@ -65,6 +65,7 @@ HO_PLAIN(k_window, ho_cpu_prep_window(g, n, buf, k, err))
 HO_PLAIN(k_det, ho_cpu_prep_det(g, n, buf, k, err))
 HO_PLAIN(k_dropout, ho_cpu_prep_dropout(g, n, buf, k, err))
 HO_PLAIN(k_grid_sample, ho_cpu_prep_grid_sample(g, n, buf, k, err))
+HO_PLAIN(k_nms, ho_cpu_prep_nms(g, n, buf, k, err))
 
 static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* convolution (conv.c) */
@@ -81,6 +82,9 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"LayerNormalization", k_layer_norm, 0, 3, false},	 /* with Mean and InvStdDev */
     {"InstanceNormalization", k_norm_loop, 0, 0, false}, /* a loop (norm.c) */
     {"TopK", k_typed, 0, 2, true},			 /* a loop (typed.c): values and indices */
+    {"Unique", k_typed, 0, 4, true}, /* typed.c: Y, indices, inverse_indices, counts */
+    {"NonZero", k_typed, 0, 0, true},
+    {"NonMaxSuppression", k_nms, 0, 0, true}, /* detect.c */
     /* losses (loss.c) */
     {"NegativeLogLikelihoodLoss", k_loss, 0, 1, false},
     {"SoftmaxCrossEntropyLoss", k_loss, 0, 2, false}, /* and its log_prob */
@@ -149,6 +153,7 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"OneHot", k_move, 0, 0, true},
     {"ReverseSequence", k_move, 0, 0, true},
     {"MaxUnpool", k_move, 0, 0, true},
+    {"Compress", k_move, 0, 0, true},
     /* signal processing (signal.c) */
     {"HannWindow", k_window, 0, 0, true},
     {"HammingWindow", k_window, 0, 0, true},
@@ -181,6 +186,8 @@ const struct ho_cpu_kernel_reg *ho_cpu_kernel_for(const struct ho_graph *g, cons
 	    !strcmp(n->op_type, "Pow") && e &&
 	    (e->dtype != HO_DT_FLOAT || ho_shape_numel(&e->shape) != 1 || !(e->flags & HO_T_KNOWN));
 
+	if (reg && reg->prepare == k_typed) /* typed whatever the types: its own line says */
+		return reg;
 	if (!strcmp(n->op_type, "Clip") && x && x->dtype != HO_DT_FLOAT)
 		return &typed;
 	if (ho_cpu_is_typed(n->op_type) &&

@@ -394,6 +394,42 @@ static int ho_run_max_unpool(const struct ho_kernel *k)
 	return 0;
 }
 
+/* Compress: the slices along the axis (m->axis; -1 the flattened elements) whose condition
+ * is true, in order; as many as planned (its value decided the extent). */
+static int ho_run_compress(const struct ho_kernel *k)
+{
+	const struct ho_move *m = k->move;
+	const struct ho_typed *t = &k->typed;
+	const uint8_t *cond = t->in[1];
+	int64_t outer = 1, inner = m->es, len, kept = 0, want, j = 0;
+
+	if (m->axis < 0) {
+		len = ho_shape_numel(&m->in);
+		want = m->out.dim[0];
+	} else {
+		for (int a = 0; a < m->in.rank; a++)
+			if (a < m->axis)
+				outer *= m->in.dim[a];
+			else if (a > m->axis)
+				inner *= m->in.dim[a];
+		len = m->in.dim[m->axis];
+		want = m->out.dim[m->axis];
+	}
+	for (int64_t i = 0; i < len && i < t->axis_dim; i++)
+		kept += cond[i] != 0;
+	if (kept != want)
+		return -ERANGE;
+	for (int64_t i = 0; i < len && i < t->axis_dim; i++) {
+		if (!cond[i])
+			continue;
+		for (int64_t o = 0; o < outer; o++)
+			memcpy((char *)k->dst + (o * want + j) * inner,
+			       (const char *)k->src + (o * len + i) * inner, (size_t)inner);
+		j++;
+	}
+	return 0;
+}
+
 int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		     struct ho_kernel *k, struct ho_error *err)
 {
@@ -619,6 +655,21 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 		k->typed.in[1] = buf[n->inputs[1]];
 		k->typed.in_dt[1] = len->dtype;
 		k->typed.run = ho_run_reverse_sequence;
+		return 0;
+	}
+	if (!strcmp(op, "Compress")) {
+		const struct ho_tensor *cond = ho_cpu_in_t(g, n, 1);
+		const struct ho_attr *aa = ho_node_attr(n, "axis");
+		int64_t axis = aa ? aa->i : -1;
+
+		axis += aa && axis < 0 ? x->shape.rank : 0;
+		if (!cond || cond->dtype != HO_DT_BOOL || cond->shape.rank != 1 ||
+		    (aa && (axis < 0 || axis >= x->shape.rank)))
+			return ho_cpu_unsupported(err, n, "needs a 1-D bool condition and an axis");
+		m->axis = (int)axis;
+		k->typed.in[1] = buf[n->inputs[1]];
+		k->typed.axis_dim = cond->shape.dim[0];
+		k->typed.run = ho_run_compress;
 		return 0;
 	}
 	if (!strcmp(op, "MaxUnpool")) {

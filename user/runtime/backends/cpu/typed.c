@@ -435,6 +435,7 @@ static int ho_run_typed(const struct ho_kernel *k)
 bool ho_cpu_is_typed(const char *op_type)
 {
 	return ho_typed_find(op_type) >= 0 || !strcmp(op_type, "ArgMax") ||
+	       !strcmp(op_type, "NonZero") || !strcmp(op_type, "Unique") ||
 	       !strcmp(op_type, "ArgMin") || !strcmp(op_type, "Trilu") ||
 	       !strcmp(op_type, "CumSum") || !strcmp(op_type, "GatherElements");
 }
@@ -749,6 +750,111 @@ int ho_cpu_prep_reduce_loop(const struct ho_graph *g, const struct ho_node *n, v
 	return 0;
 }
 
+/* ---- NonZero and Unique: outputs whose extent the data decides (planned from its value) ---- */
+
+static bool ho_nonzero(int dt, const void *p, int64_t i)
+{
+	struct ho_num v = ho_get(dt, p, i);
+	enum ho_domain d = ho_domain_of(dt);
+
+	return d == HO_DOM_F ? v.f != 0 : d == HO_DOM_S ? v.s != 0 : v.u != 0;
+}
+
+static int ho_run_nonzero(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+	const struct ho_shape *xs = &t->in_shape[0];
+	int64_t n = ho_shape_numel(xs), nnz = t->out_shape.dim[1], c[HO_MAX_RANK] = {0}, j = 0;
+
+	for (int64_t i = 0; i < n; i++)
+		j += ho_nonzero(t->in_dt[0], t->in[0], i);
+	if (j != nnz)
+		return -ERANGE;
+	j = 0;
+	for (int64_t i = 0; i < n; i++) {
+		if (ho_nonzero(t->in_dt[0], t->in[0], i)) {
+			for (int a = 0; a < xs->rank; a++)
+				((int64_t *)t->out)[a * nnz + j] = c[a];
+			j++;
+		}
+		for (int a = xs->rank - 1; a >= 0 && ++c[a] == xs->dim[a]; a--)
+			c[a] = 0;
+	}
+	return 0;
+}
+
+/* slice s and slice u (along the axis: outer x slices x inner) compared, as numbers */
+static int ho_slice_cmp(const struct ho_typed *t, int64_t s, int64_t u)
+{
+	enum ho_domain d = ho_domain_of(t->in_dt[0]);
+
+	for (int64_t o = 0; o < t->outer; o++)
+		for (int64_t e = 0; e < t->inner; e++) {
+			struct ho_num a = ho_get(t->in_dt[0], t->in[0],
+						 (o * t->axis_dim + s) * t->inner + e),
+				      b = ho_get(t->in_dt[0], t->in[0],
+						 (o * t->axis_dim + u) * t->inner + e);
+			int c = d == HO_DOM_F	? (a.f > b.f) - (a.f < b.f)
+				: d == HO_DOM_S ? (a.s > b.s) - (a.s < b.s)
+						: (a.u > b.u) - (a.u < b.u);
+
+			if (c)
+				return c;
+		}
+	return 0;
+}
+
+/* Unique: the distinct slices (sorted, or as they first appear), where each first is, which
+ * each slice is, how many of each. */
+static int ho_run_unique(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+	int64_t S = t->axis_dim, U = 0, *first = (int64_t *)k->fold, *count = first + S,
+		*idx = t->out2, *inv = k->typed.iparam[1] ? (int64_t *)k->dst : NULL;
+	int64_t *cnt = (int64_t *)k->src, want = t->iparam[0];
+	int es = ho_dtype_size(t->in_dt[0]);
+
+	for (int64_t s = 0; s < S; s++) { /* distinct slices, in order of first appearance */
+		int64_t u = 0;
+
+		while (u < U && ho_slice_cmp(t, first[u], s))
+			u++;
+		if (u == U) {
+			first[U] = s;
+			count[U++] = 0;
+		}
+		count[u]++;
+	}
+	if (U != want)
+		return -ERANGE;
+	if (t->op) /* sorted: an insertion sort of the firsts, counts alongside */
+		for (int64_t i = 1; i < U; i++)
+			for (int64_t j = i; j > 0 && ho_slice_cmp(t, first[j - 1], first[j]) > 0;
+			     j--) {
+				int64_t f = first[j], c = count[j];
+
+				first[j] = first[j - 1], count[j] = count[j - 1];
+				first[j - 1] = f, count[j - 1] = c;
+			}
+	for (int64_t u = 0; u < U; u++) {
+		for (int64_t o = 0; o < t->outer; o++)
+			memcpy((char *)t->out + (o * U + u) * t->inner * es,
+			       (const char *)t->in[0] + (o * S + first[u]) * t->inner * es,
+			       (size_t)(t->inner * es));
+		if (idx)
+			idx[u] = first[u];
+		if (cnt)
+			cnt[u] = count[u];
+	}
+	for (int64_t s = 0; inv && s < S; s++)
+		for (int64_t u = 0; u < U; u++)
+			if (!ho_slice_cmp(t, first[u], s)) {
+				inv[s] = u;
+				break;
+			}
+	return 0;
+}
+
 int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		      struct ho_kernel *k, struct ho_error *err)
 {
@@ -864,6 +970,42 @@ int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *c
 		t->axis = axis;
 		t->axis_dim = x->shape.dim[axis];
 		t->run = ho_run_gather_elements;
+		return 0;
+	}
+	if (!strcmp(n->op_type, "NonZero")) {
+		if (y->dtype != HO_DT_INT64 || y->shape.rank != 2)
+			return ho_cpu_unsupported(err, n, "writes [rank, count] int64 only");
+		t->n_in = 1;
+		t->run = ho_run_nonzero;
+		return 0;
+	}
+	if (!strcmp(n->op_type, "Unique")) {
+		const struct ho_attr *aa = ho_node_attr(n, "axis");
+		int64_t axis = aa ? aa->i : 0;
+
+		axis += axis < 0 ? x->shape.rank : 0;
+		if (x->dtype != y->dtype || (aa && (axis < 0 || axis >= x->shape.rank)))
+			return ho_cpu_unsupported(err, n, "needs an axis inside its input");
+		t->outer = t->inner = 1;
+		t->axis_dim = ho_shape_numel(&x->shape);
+		if (aa) {
+			for (int a = 0; a < x->shape.rank; a++)
+				if (a < axis)
+					t->outer *= x->shape.dim[a];
+				else if (a > axis)
+					t->inner *= x->shape.dim[a];
+			t->axis_dim = x->shape.dim[axis];
+		}
+		t->n_in = 1;
+		t->iparam[0] = aa ? y->shape.dim[axis] : y->shape.dim[0]; /* as planned */
+		t->op = (int)ho_cpu_attr_i(n, "sorted", 1);
+		t->out2 = n->n_outputs > 1 && n->outputs[1] >= 0 ? buf[n->outputs[1]] : NULL;
+		k->dst = n->n_outputs > 2 && n->outputs[2] >= 0 ? buf[n->outputs[2]] : NULL;
+		t->iparam[1] = k->dst != NULL;
+		k->src = n->n_outputs > 3 && n->outputs[3] >= 0 ? buf[n->outputs[3]] : NULL;
+		if (!(k->fold = malloc(2 * (size_t)(t->axis_dim + 1) * sizeof(int64_t))))
+			return ho_err(err, -ENOMEM, "out of memory");
+		t->run = ho_run_unique;
 		return 0;
 	}
 	if (!strcmp(n->op_type, "Clip")) {
