@@ -159,6 +159,8 @@ static const struct ho_op_entry ho_ops[] = {
     {{"OneHot", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_one_hot},
     {{"ReverseSequence", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_unary},
     {{"MaxUnpool", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_max_unpool},
+    {{"DFT", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 8}, ho_infer_dft},
+    {{"STFT", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 8}, ho_infer_stft},
     {{"HannWindow", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 3}, ho_infer_window},
     {{"HammingWindow", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 3}, ho_infer_window},
     {{"BlackmanWindow", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 5}, ho_infer_window},

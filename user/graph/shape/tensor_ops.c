@@ -1298,3 +1298,64 @@ int ho_infer_grid_sample(struct ho_infer *c)
 	set_out(c, 0, x->dtype, &o);
 	return 0;
 }
+
+/* DFT (opset 17): [batch, ..., 1 or 2] to the same with the axis dft_length long (or its
+ * onesided half + 1) and a complex last axis. */
+int ho_infer_dft(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	const struct ho_value *lv = in_v(c, 1);
+	int64_t axis = attr_i(c, "axis", 1), len;
+	bool onesided = attr_i(c, "onesided", 0);
+	struct ho_shape o;
+	int a;
+
+	if (!x)
+		return fail(c, "missing input");
+	if (x->shape.rank < 0 || (in_t(c, 1) && !lv)) {
+		set_out(c, 0, x->dtype, NULL);
+		return 0;
+	}
+	if (x->shape.rank < 3 ||
+	    (x->shape.dim[x->shape.rank - 1] != 1 && x->shape.dim[x->shape.rank - 1] != 2))
+		return fail(c, "needs [batch, ..., 1 or 2], got rank %d", x->shape.rank);
+	a = (int)(axis < 0 ? axis + x->shape.rank : axis);
+	if (a < 1 || a > x->shape.rank - 2)
+		return fail(c, "axis %" PRId64 " is not a signal axis", axis);
+	len = lv ? vgeti(lv, 0) : x->shape.dim[a];
+	if (lv && len < 1)
+		return fail(c, "dft_length %" PRId64 " is not positive", len);
+	o = x->shape;
+	o.dim[a] = len < 0 ? HO_DIM_UNKNOWN : onesided ? len / 2 + 1 : len;
+	o.dim[o.rank - 1] = 2;
+	set_out(c, 0, x->dtype, &o);
+	return 0;
+}
+
+/* STFT: signal [batch, length, 1 or 2] to [batch, frames, bins, 2]. */
+int ho_infer_stft(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0), *win = in_t(c, 2);
+	const struct ho_value *step = in_v(c, 1), *flen = in_v(c, 3);
+	bool onesided = attr_i(c, "onesided", 1);
+	struct ho_shape o = {.rank = 4};
+	int64_t fl;
+
+	if (!x || !in_t(c, 1))
+		return fail(c, "needs a signal and a frame step");
+	if (x->shape.rank != 3 || (x->shape.dim[2] != 1 && x->shape.dim[2] != 2))
+		return fail(c, "needs a signal [batch, length, 1 or 2]");
+	fl = flen ? vgeti(flen, 0) : win && win->shape.rank == 1 ? win->shape.dim[0] : -1;
+	if (!step || fl < 1 || vgeti(step, 0) < 1 || fl > x->shape.dim[1]) {
+		if (step && fl >= 1 && vgeti(step, 0) >= 1)
+			return fail(c, "a frame of %" PRId64 " is longer than the signal", fl);
+		set_out(c, 0, x->dtype, NULL);
+		return 0;
+	}
+	o.dim[0] = x->shape.dim[0];
+	o.dim[1] = (x->shape.dim[1] - fl) / vgeti(step, 0) + 1;
+	o.dim[2] = onesided ? fl / 2 + 1 : fl;
+	o.dim[3] = 2;
+	set_out(c, 0, x->dtype, &o);
+	return 0;
+}

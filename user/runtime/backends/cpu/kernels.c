@@ -66,6 +66,7 @@ HO_PLAIN(k_det, ho_cpu_prep_det(g, n, buf, k, err))
 HO_PLAIN(k_dropout, ho_cpu_prep_dropout(g, n, buf, k, err))
 HO_PLAIN(k_grid_sample, ho_cpu_prep_grid_sample(g, n, buf, k, err))
 HO_PLAIN(k_nms, ho_cpu_prep_nms(g, n, buf, k, err))
+HO_PLAIN(k_dft, ho_cpu_prep_dft(g, n, buf, k, err))
 
 static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* convolution (conv.c) */
@@ -158,6 +159,8 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"HannWindow", k_window, 0, 0, true},
     {"HammingWindow", k_window, 0, 0, true},
     {"BlackmanWindow", k_window, 0, 0, true},
+    {"DFT", k_dft, 0, 0, false},
+    {"STFT", k_dft, 0, 0, false},
     {"Resize", k_resize, 0, 0, false},
     {"Upsample", k_resize, 0, 0, false},
     {"GridSample", k_grid_sample, 0, 0, false}, /* a loop (index_map.c) */

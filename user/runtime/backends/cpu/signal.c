@@ -2,7 +2,9 @@
 /*
  * Signal processing: the Hann, Hamming and Blackman windows, each
  * a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N) over n < size, N = size
- * (periodic) or size - 1 (symmetric), as ONNX defines them.
+ * (periodic) or size - 1 (symmetric), as ONNX defines them; DFT and STFT as
+ * the direct sum in double (O(n^2) a line: the sizes models use here are
+ * small; an FFT is for when one is not).
  */
 #include <math.h>
 #include <string.h>
@@ -56,5 +58,121 @@ int ho_cpu_prep_window(const struct ho_graph *g, const struct ho_node *n, void *
 	k->typed.iparam[0] = ho_cpu_attr_i(n, "periodic", 1);
 	k->typed.op = (int)i;
 	k->typed.run = ho_run_window;
+	return 0;
+}
+
+/* One line's transform: in[n] (stride is, complex when cplx) n < n_in, zero past it, of
+ * length len; out[k] k < n_out, complex, stride os. */
+static void dft_line(const float *in, int64_t is, int64_t n_in, bool cplx, const float *win,
+		     int64_t len, bool inverse, float *out, int64_t os, int64_t n_out)
+{
+	double sign = inverse ? 1 : -1;
+
+	for (int64_t k = 0; k < n_out; k++) {
+		double re = 0, im = 0;
+
+		for (int64_t n = 0; n < len && n < n_in; n++) {
+			double ang = sign * 2 * M_PI * (double)((k * n) % len) / (double)len,
+			       w = win ? win[n] : 1, xr = in[n * is] * w,
+			       xi = cplx ? in[n * is + 1] * w : 0;
+
+			re += xr * cos(ang) - xi * sin(ang);
+			im += xr * sin(ang) + xi * cos(ang);
+		}
+		if (inverse) {
+			re /= (double)len;
+			im /= (double)len;
+		}
+		out[k * os] = (float)re;
+		out[k * os + 1] = (float)im;
+	}
+}
+
+/* DFT: each line along the axis of [outer, n, inner, c]; STFT: each frame of each batch. */
+static int ho_run_dft(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+	const float *x = t->in[0], *win = t->in[2];
+	float *y = t->out;
+	int64_t c = t->iparam[1], len = t->iparam[0], n_out = t->axis_dim;
+
+	if (!t->op) { /* DFT */
+		int64_t n_in = t->in_shape[0].dim[t->axis];
+
+		for (int64_t o = 0; o < t->outer; o++)
+			for (int64_t i = 0; i < t->inner; i++)
+				dft_line(x + (o * n_in * t->inner + i) * c, t->inner * c, n_in,
+					 c == 2, NULL, len, t->reduction,
+					 y + (o * n_out * t->inner + i) * 2, t->inner * 2, n_out);
+		return 0;
+	}
+	int64_t frames = t->out_shape.dim[1], step = t->outer, sig = t->in_shape[0].dim[1];
+
+	for (int64_t b = 0; b < t->in_shape[0].dim[0]; b++)
+		for (int64_t f = 0; f < frames; f++)
+			dft_line(x + (b * sig + f * step) * c, c, len, c == 2, win, len, false,
+				 y + ((b * frames + f) * n_out) * 2, 2, n_out);
+	return 0;
+}
+
+int ho_cpu_prep_dft(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		    struct ho_kernel *k, struct ho_error *err)
+{
+	struct ho_typed *t = &k->typed;
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	bool stft = !strcmp(n->op_type, "STFT");
+	int r = x ? x->shape.rank : 0;
+
+	if (!x || x->dtype != HO_DT_FLOAT || y->dtype != HO_DT_FLOAT || r < 3 ||
+	    y->shape.rank != (stft ? 4 : r))
+		return ho_cpu_unsupported(err, n, "transforms float32 signals only");
+	k->kind = HO_K_LOOP;
+	t->in[0] = buf[n->inputs[0]];
+	t->in_shape[0] = x->shape;
+	t->out = buf[n->outputs[0]];
+	t->out_shape = y->shape;
+	t->iparam[1] = x->shape.dim[r - 1];
+	t->op = stft;
+	if (stft) {
+		const struct ho_tensor *win = ho_cpu_in_t(g, n, 2);
+		int64_t step;
+
+		if (ho_cpu_int_input(g, n, 1, buf, &step, 1) != 1 ||
+		    (win && (win->dtype != HO_DT_FLOAT || win->shape.rank != 1)))
+			return ho_cpu_unsupported(err, n,
+						  "needs a constant step, a float32 window");
+		t->outer = step;
+		t->iparam[0] = (y->shape.dim[1] - 1) * step < x->shape.dim[1]
+				   ? (ho_cpu_in_t(g, n, 3) ? 0
+				      : win		   ? win->shape.dim[0]
+							   : 0)
+				   : 0;
+		if (ho_cpu_in_t(g, n, 3) && ho_cpu_int_input(g, n, 3, buf, &t->iparam[0], 1) != 1)
+			return ho_cpu_unsupported(err, n, "needs a constant frame length");
+		if (t->iparam[0] < 1 || (win && win->shape.dim[0] != t->iparam[0]))
+			return ho_cpu_unsupported(err, n, "needs a window of the frame's length");
+		t->in[2] = win ? buf[n->inputs[2]] : NULL;
+		t->axis_dim = y->shape.dim[2];
+		return t->run = ho_run_dft, 0;
+	}
+	int64_t axis = ho_cpu_attr_i(n, "axis", 1);
+
+	axis += axis < 0 ? r : 0;
+	if (axis < 1 || axis > r - 2 ||
+	    (ho_cpu_attr_i(n, "inverse", 0) && ho_cpu_attr_i(n, "onesided", 0)))
+		return ho_cpu_unsupported(err, n, "needs a signal axis (not onesided inverse)");
+	t->axis = axis;
+	t->iparam[0] = x->shape.dim[axis];
+	if (ho_cpu_in_t(g, n, 1) && ho_cpu_int_input(g, n, 1, buf, &t->iparam[0], 1) != 1)
+		return ho_cpu_unsupported(err, n, "needs a constant dft_length");
+	t->reduction = (int)ho_cpu_attr_i(n, "inverse", 0);
+	t->axis_dim = y->shape.dim[axis];
+	t->outer = t->inner = 1;
+	for (int a = 0; a < r - 1; a++)
+		if (a < axis)
+			t->outer *= x->shape.dim[a];
+		else if (a > axis)
+			t->inner *= x->shape.dim[a];
+	t->run = ho_run_dft;
 	return 0;
 }
