@@ -142,18 +142,15 @@ int ho_cpu_prep_dft(const struct ho_graph *g, const struct ho_node *n, void *con
 			return ho_cpu_unsupported(err, n,
 						  "needs a constant step, a float32 window");
 		t->outer = step;
-		t->iparam[0] = (y->shape.dim[1] - 1) * step < x->shape.dim[1]
-				   ? (ho_cpu_in_t(g, n, 3) ? 0
-				      : win		   ? win->shape.dim[0]
-							   : 0)
-				   : 0;
+		t->iparam[0] = win ? win->shape.dim[0] : 0; /* the frame: the window's, or given */
 		if (ho_cpu_in_t(g, n, 3) && ho_cpu_int_input(g, n, 3, buf, &t->iparam[0], 1) != 1)
 			return ho_cpu_unsupported(err, n, "needs a constant frame length");
 		if (t->iparam[0] < 1 || (win && win->shape.dim[0] != t->iparam[0]))
 			return ho_cpu_unsupported(err, n, "needs a window of the frame's length");
 		t->in[2] = win ? buf[n->inputs[2]] : NULL;
 		t->axis_dim = y->shape.dim[2];
-		return t->run = ho_run_dft, 0;
+		t->run = ho_run_dft;
+		return 0;
 	}
 	int64_t axis = ho_cpu_attr_i(n, "axis", 1);
 
