@@ -1359,3 +1359,23 @@ int ho_infer_stft(struct ho_infer *c)
 	set_out(c, 0, x->dtype, &o);
 	return 0;
 }
+
+/* RoiAlign: X [N, C, H, W], rois [R, 4]: [R, C, output_height, output_width]. */
+int ho_infer_roi_align(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0), *rois = in_t(c, 1);
+	struct ho_shape o = {.rank = 4};
+
+	if (!x || !rois || !in_t(c, 2))
+		return fail(c, "needs X, rois and batch_indices");
+	if (x->shape.rank != 4 || rois->shape.rank != 2 || rois->shape.dim[1] != 4)
+		return fail(c, "needs X [N, C, H, W] and rois [R, 4]");
+	o.dim[0] = rois->shape.dim[0];
+	o.dim[1] = x->shape.dim[1];
+	o.dim[2] = attr_i(c, "output_height", 1);
+	o.dim[3] = attr_i(c, "output_width", 1);
+	if (o.dim[2] < 1 || o.dim[3] < 1)
+		return fail(c, "needs a positive output size");
+	set_out(c, 0, x->dtype, &o);
+	return 0;
+}
