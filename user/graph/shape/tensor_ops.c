@@ -1379,3 +1379,28 @@ int ho_infer_roi_align(struct ho_infer *c)
 	set_out(c, 0, x->dtype, &o);
 	return 0;
 }
+
+/* TfIdfVectorizer: [C] or [B, C] to float [max(ngram_indexes) + 1] or [B, that]. */
+int ho_infer_tfidf(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	size_t ni;
+	const int64_t *ix = attr_ints(c, "ngram_indexes", &ni);
+	struct ho_shape o = {0};
+	int64_t width = 0;
+
+	if (!x)
+		return fail(c, "missing input");
+	if (x->shape.rank != 1 && x->shape.rank != 2)
+		return fail(c, "needs [C] or [B, C], got rank %d", x->shape.rank);
+	for (size_t k = 0; ix && k < ni; k++) {
+		if (ix[k] < 0)
+			return fail(c, "ngram_indexes has %" PRId64, ix[k]);
+		width = ix[k] + 1 > width ? ix[k] + 1 : width;
+	}
+	o.rank = x->shape.rank;
+	o.dim[0] = x->shape.dim[0];
+	o.dim[o.rank - 1] = width;
+	set_out(c, 0, HO_DT_FLOAT, &o);
+	return 0;
+}

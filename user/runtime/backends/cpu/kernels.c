@@ -68,6 +68,7 @@ HO_PLAIN(k_grid_sample, ho_cpu_prep_grid_sample(g, n, buf, k, err))
 HO_PLAIN(k_nms, ho_cpu_prep_nms(g, n, buf, k, err))
 HO_PLAIN(k_dft, ho_cpu_prep_dft(g, n, buf, k, err))
 HO_PLAIN(k_roi_align, ho_cpu_prep_roi_align(g, n, buf, k, err))
+HO_PLAIN(k_tfidf, ho_cpu_prep_tfidf(g, n, buf, k, err))
 
 static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* convolution (conv.c) */
@@ -88,6 +89,8 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"NonZero", k_typed, 0, 0, true},
     {"NonMaxSuppression", k_nms, 0, 0, true}, /* detect.c */
     {"RoiAlign", k_roi_align, 0, 0, false},
+    /* text (text.c) */
+    {"TfIdfVectorizer", k_tfidf, 0, 0, false},
     /* losses (loss.c) */
     {"NegativeLogLikelihoodLoss", k_loss, 0, 1, false},
     {"SoftmaxCrossEntropyLoss", k_loss, 0, 2, false}, /* and its log_prob */
