@@ -44,7 +44,8 @@ need=0
 for f in resnet18 resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1 transformer_encoder seq_rnn; do
 	[ -s "$MODELS/$f.onnx" ] && [ -s "$MODELS/$f.onnx.ref.json" ] || need=1
 done
-for f in resnet18 resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1 seq_rnn; do
+for f in resnet18 resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1 seq_rnn \
+	densenet121 shufflenet_v2_x1_0 regnet_y_400mf convnext_tiny vit_b_16; do
 	[ -s "$MODELS/$f.ref_out.npy" ] || need=1
 done
 [ -s "$MODELS/int8_cnn.onnx" ] && [ -s "$MODELS/conv_bn_training.ref_out.npy" ] || need=1

@@ -130,6 +130,15 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 	      struct ho_error *err);
 void ho_rt_free(struct ho_rt *rt);
 
+/*
+ * Every node of g (shapes inferred) the cpu backend cannot run, all at once:
+ * each kernel is prepared over scratch buffers (nothing runs) and each
+ * refusal goes to fn with its one line (node, operator, what is missing).
+ * Returns how many were refused, or -errno.
+ */
+typedef void (*ho_rt_refusal_fn)(const struct ho_node *n, const char *why, void *arg);
+int ho_rt_check(const struct ho_graph *g, ho_rt_refusal_fn fn, void *arg, struct ho_error *err);
+
 /* Copy an input in: float32 data of exactly the bound shape's element count. */
 int ho_rt_set_input(struct ho_rt *rt, const char *name, const int64_t *shape, int rank,
 		    const float *data, struct ho_error *err);

@@ -100,6 +100,39 @@ def export_cnns():
         print("exported", fname, flush=True)
 
 
+# Models beyond the CNNs the benchmarks use, for coverage: dense concatenation, channel
+# shuffles, squeeze-excitation, LayerNorm over channels and 7x7 depthwise, a vision transformer.
+EXTENDED = ["densenet121", "shufflenet_v2_x1_0", "regnet_y_400mf", "convnext_tiny", "vit_b_16"]
+
+
+def export_extended():
+    import torch
+    import torchvision
+
+    shape = [1, 3, 224, 224]
+    for name in EXTENDED:
+        if done(name + ".onnx") and done(name + ".ref_out.npy"):
+            continue
+        gen = torch.Generator().manual_seed(1234)
+        torch.manual_seed(1234)
+        model = getattr(torchvision.models, name)(weights=None)
+        randomize_bn(model, gen)
+        for m in model.modules():  # torchvision zeroes some heads: an all-zero answer tests nothing
+            if isinstance(m, torch.nn.Linear) and not m.weight.detach().any():
+                m.weight.data.copy_(torch.randn(m.weight.shape, generator=gen) * 0.02)
+        model.eval()
+        tmp = os.path.join(OUT, name + ".onnx.tmp")
+        torch.onnx.export(model, torch.randn(*shape), tmp, opset_version=14, input_names=["input"],
+                          output_names=["logits"])
+        os.replace(tmp, os.path.join(OUT, name + ".onnx"))
+        xin = torch.randn(*shape, generator=torch.Generator().manual_seed(99))
+        with torch.no_grad():
+            yref = model(xin)
+        np.save(os.path.join(OUT, name + ".ref_in.npy"), xin.numpy())
+        np.save(os.path.join(OUT, name + ".ref_out.npy"), yref.numpy())
+        print("exported", name, flush=True)
+
+
 def export_transformer():
     import torch
 
@@ -420,7 +453,7 @@ def deep_nesting(depth):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    what = sys.argv[2:] or ["tiny", "cnn", "transformer", "sequence"]
+    what = sys.argv[2:] or ["tiny", "cnn", "transformer", "sequence", "extended"]
     if "tiny" in what:
         tiny_models()
         int8_cnn()
@@ -431,6 +464,8 @@ def main():
         export_cnns()
     if "sequence" in what:
         export_sequence()
+    if "extended" in what:
+        export_extended()
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "heteroopt/graph.h"
+#include "heteroopt/runtime.h"
 
 static void fmt_shape(const struct ho_shape *s, char *buf, size_t n)
 {
@@ -118,6 +119,29 @@ static json_t *tensor_ids_json(const struct ho_graph *g, const int32_t *ids, uin
 	return a;
 }
 
+/* What the cpu backend refuses, collected for the text or the JSON. */
+struct refusals {
+	json_t *list; /* JSON: one object per refusal; NULL: print the lines */
+	int n;
+};
+
+static void on_refusal(const struct ho_node *n, const char *why, void *arg)
+{
+	struct refusals *r = arg;
+
+	r->n++;
+	if (!r->list) {
+		printf("  %s\n", why);
+		return;
+	}
+	json_t *o = json_object();
+
+	json_object_set_new(o, "node", json_string(n->name));
+	json_object_set_new(o, "op", json_string(n->op_type));
+	json_object_set_new(o, "why", json_string(why));
+	json_array_append_new(r->list, o);
+}
+
 static int print_json(const char *path, const struct ho_graph *g)
 {
 	struct op_count *h = calloc(g->n_nodes + 1, sizeof(*h));
@@ -185,6 +209,12 @@ static int print_json(const char *path, const struct ho_graph *g)
 	json_object_set_new(root, "outputs", tensor_ids_json(g, g->outputs, g->n_outputs));
 	json_object_set_new(root, "tensors", tensors);
 	json_object_set_new(root, "nodes", nodes);
+	struct refusals r = {json_array(), 0};
+
+	if (ho_rt_check(g, on_refusal, &r, NULL) < 0)
+		json_object_set_new(root, "unrunnable", json_null());
+	else
+		json_object_set_new(root, "unrunnable", r.list);
 	int ret = json_dumpf(root, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 
 	fputc('\n', stdout);
@@ -253,6 +283,23 @@ static void print_text(const char *path, const struct ho_graph *g, int top)
 	fmt_si(flops, "FLOP", s2, sizeof(s2));
 	fmt_si(macs, "MAC", s3, sizeof(s3));
 	printf("compute    %s (%s in Conv/MatMul/Gemm)\n", s2, s3);
+	/* every node the runtime cannot run, up front and all at once */
+	int tasks = 0, refused;
+	struct refusals r = {NULL, 0};
+
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		tasks += ho_node_is_task(&g->nodes[i]);
+	fflush(stdout);
+	refused = ho_rt_check(g, NULL, NULL, NULL);
+	if (refused < 0)
+		printf("runtime    not checked (out of memory)\n");
+	else if (!refused)
+		printf("runtime    all %d nodes run on the cpu backend\n", tasks);
+	else {
+		printf("runtime    %d of %d nodes cannot run on the cpu backend yet:\n", refused,
+		       tasks);
+		ho_rt_check(g, on_refusal, &r, NULL);
+	}
 
 	for (uint32_t i = 0; i < g->n_tensors; i++)
 		if (!is_weight(&g->tensors[i]) && !(g->tensors[i].flags & HO_T_FOLDED))

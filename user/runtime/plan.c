@@ -22,7 +22,7 @@
 #include "heteroopt/pool.h"
 
 /* Weights, Constant outputs and folded values: their bytes. */
-static int ho_rt_fill_constant(const struct ho_tensor *t, void *dst)
+int ho_rt_fill_constant(const struct ho_tensor *t, void *dst)
 {
 	int64_t n = ho_shape_numel(&t->shape);
 

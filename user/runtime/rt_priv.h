@@ -68,6 +68,8 @@ struct ho_backend_ops {
 extern const struct ho_backend_ops ho_backend_cpu, ho_backend_emu;
 /* The registry (backends/backends.c): the ops of an enum ho_rt_backend (NULL: none). */
 const struct ho_backend_ops *ho_backend_ops_of(int backend);
+/* A constant tensor's bytes (weights, Constant outputs, folded values) into dst. */
+int ho_rt_fill_constant(const struct ho_tensor *t, void *dst);
 /* The backend a box device of this kind runs on (cpu: cpu; any other: emu). */
 int ho_backend_for_kind(const char *kind);
 

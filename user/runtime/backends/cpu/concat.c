@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Concat (oneDNN), any mix of layouts. */
+/* Concat: oneDNN's (any mix of layouts), or copies for many inputs and other types. */
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -7,6 +7,123 @@
 #include <string.h>
 
 #include "cpu.h"
+
+/* The loop's plan (in k->fold): per input its buffer and its bytes per outer index; for
+ * mixed layouts its extents, channels-last or not, and where it starts along the axis. */
+struct ho_concat_part {
+	const char *src;
+	int64_t bytes;
+	int64_t dim[4], base;
+	bool cl;
+};
+
+/* The byte offset of NCHW coordinates c in a 4-D tensor of extents d, NCHW or NHWC. */
+static int64_t concat_at(const int64_t *c, const int64_t *d, bool cl, int64_t es)
+{
+	return es * (cl ? ((c[0] * d[2] + c[2]) * d[3] + c[3]) * d[1] + c[1]
+			: ((c[0] * d[1] + c[1]) * d[2] + c[2]) * d[3] + c[3]);
+}
+
+/* Mixed layouts (k->n_elems set): element by element, each to its place in the output. */
+static int ho_run_concat_mixed(const struct ho_kernel *k)
+{
+	const struct ho_concat_part *p = (const struct ho_concat_part *)k->fold;
+	int64_t es = k->elem, axis = k->axis_dim;
+
+	for (int64_t i = 0; i < k->n_idx; i++) {
+		int64_t c[4], n = p[i].dim[0] * p[i].dim[1] * p[i].dim[2] * p[i].dim[3];
+
+		for (int64_t e = 0; e < n; e++) {
+			int64_t r = e;
+
+			for (int a = 3; a >= 0; a--) {
+				c[a] = r % p[i].dim[a];
+				r /= p[i].dim[a];
+			}
+			int64_t from = concat_at(c, p[i].dim, p[i].cl, es);
+
+			c[axis] += p[i].base;
+			memcpy((char *)k->dst + concat_at(c, k->dims, k->rows_contiguous, es),
+			       p[i].src + from, (size_t)es);
+		}
+	}
+	return 0;
+}
+
+/* Concat as copies: each outer index takes every input's slab in turn. */
+static int ho_run_concat(const struct ho_kernel *k)
+{
+	const struct ho_concat_part *p = (const struct ho_concat_part *)k->fold;
+	char *y = k->dst;
+
+	for (int64_t o = 0; o < k->outer; o++)
+		for (int64_t i = 0; i < k->n_idx; i++) {
+			memcpy(y, p[i].src + o * p[i].bytes, (size_t)p[i].bytes);
+			y += p[i].bytes;
+		}
+	return 0;
+}
+
+/*
+ * Any number of inputs of any type, all in one layout: copies, no oneDNN.
+ * In memory order (N, H, W, C for channels-last) everything before the axis
+ * is the outer index, each input's slab after it.
+ */
+static int ho_concat_loop(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+			  int64_t axis, void *const *buf, struct ho_kernel *k, struct ho_error *err)
+{
+	static const int nhwc_at[4] = {0, 3, 1, 2}; /* an NCHW axis' place in NHWC memory */
+	static const int nhwc[4] = {0, 2, 3, 1};    /* the NCHW axis at each NHWC place */
+	const struct ho_tensor *y = &g->tensors[n->outputs[0]];
+	struct ho_concat_part *p;
+	int64_t es = ho_dtype_size(y->dtype);
+	bool cl = c->channels_last && c->channels_last[n->outputs[0]], mixed = false;
+	int at = cl && y->shape.rank == 4 ? nhwc_at[axis] : (int)axis;
+
+	if (!es || (cl && y->shape.rank != 4))
+		return ho_cpu_unsupported(err, n, "concatenates fixed-size elements only");
+	if (!(p = calloc(n->n_inputs + 1, sizeof(*p))))
+		return ho_err(err, -ENOMEM, "out of memory");
+	k->fold = (float *)p;
+	k->outer = 1;
+	for (int a = 0; a < at; a++)
+		k->outer *= y->shape.dim[cl ? nhwc[a] : a];
+	for (uint32_t i = 0; i < n->n_inputs; i++) {
+		const struct ho_tensor *x = &g->tensors[n->inputs[i]];
+
+		if (x->dtype != y->dtype)
+			return ho_cpu_unsupported(err, n, "needs inputs of its type");
+		if (cl != (c->channels_last && c->channels_last[n->inputs[i]]))
+			mixed = true;
+		p[i].src = buf[n->inputs[i]];
+		p[i].bytes = k->outer ? ho_shape_numel(&x->shape) / k->outer * es : 0;
+	}
+	k->n_idx = n->n_inputs;
+	k->dst = buf[n->outputs[0]];
+	k->kind = HO_K_LOOP;
+	k->typed.run = ho_run_concat;
+	if (!mixed)
+		return 0;
+	if (y->shape.rank != 4)
+		return ho_cpu_unsupported(err, n, "mixes layouts of 4-D tensors only");
+	/* the layout planner mixed NCHW and NHWC here: place each element */
+	int64_t base = 0;
+
+	for (uint32_t i = 0; i < n->n_inputs; i++) {
+		const struct ho_tensor *x = &g->tensors[n->inputs[i]];
+
+		memcpy(p[i].dim, x->shape.dim, sizeof(p[i].dim));
+		p[i].cl = c->channels_last && c->channels_last[n->inputs[i]];
+		p[i].base = base;
+		base += x->shape.dim[axis];
+	}
+	memcpy(k->dims, y->shape.dim, 4 * sizeof(int64_t));
+	k->rows_contiguous = cl; /* the output's layout */
+	k->elem = (uint32_t)es;
+	k->axis_dim = axis;
+	k->typed.run = ho_run_concat_mixed;
+	return 0;
+}
 
 int ho_cpu_prep_concat(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 		       void *const *buf, struct ho_kernel *k, struct ho_error *err)
@@ -19,8 +136,14 @@ int ho_cpu_prep_concat(struct ho_backend *c, const struct ho_graph *g, const str
 
 	if (axis < 0)
 		axis += y->shape.rank;
-	if (n->n_inputs < 1 || n->n_inputs >= HO_CPU_MAX_ARGS - 1 || y->dtype != HO_DT_FLOAT)
-		return ho_cpu_unsupported(err, n, "concatenates 1 to 14 float32 inputs");
+	if (n->n_inputs < 1 || axis < 0 || axis >= y->shape.rank)
+		return ho_cpu_unsupported(err, n, "needs inputs and an axis inside them");
+	for (uint32_t i = 0; i < n->n_inputs; i++)
+		if (n->inputs[i] < 0)
+			return ho_cpu_unsupported(err, n, "needs every input present");
+	/* oneDNN takes float32 and a bounded argument list; the rest is copies */
+	if (n->n_inputs >= HO_CPU_MAX_ARGS - 1 || y->dtype != HO_DT_FLOAT)
+		return ho_concat_loop(c, g, n, axis, buf, k, err);
 	for (uint32_t i = 0; i < n->n_inputs; i++) {
 		if (n->inputs[i] < 0)
 			return ho_cpu_unsupported(err, n, "needs every input present");

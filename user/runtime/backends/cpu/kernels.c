@@ -139,7 +139,7 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"GRU", k_recurrent, 0, 2, false},
     {"LSTM", k_recurrent, 0, 3, false},
     /* concatenation (concat.c) */
-    {"Concat", k_concat, 0, 0, false},
+    {"Concat", k_concat, 0, 0, true}, /* any type: copies where oneDNN cannot */
     /* index maps (index_map.c) */
     {"Transpose", k_transpose, 0, 0, true},
     {"Slice", k_slice, 0, 0, true},
