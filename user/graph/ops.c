@@ -160,6 +160,7 @@ static const struct ho_op_entry ho_ops[] = {
     {{"ReverseSequence", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_unary},
     {{"MaxUnpool", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_max_unpool},
     {{"DFT", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 8}, ho_infer_dft},
+    {{"MelWeightMatrix", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 8}, ho_infer_mel_weight_matrix},
     {{"STFT", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 8}, ho_infer_stft},
     {{"HannWindow", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 3}, ho_infer_window},
     {{"HammingWindow", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 3}, ho_infer_window},

@@ -292,6 +292,7 @@ int ho_infer_pool(struct ho_infer *c);
 int ho_infer_global_pool(struct ho_infer *c);
 int ho_infer_matmul(struct ho_infer *c);
 int ho_infer_gemm(struct ho_infer *c);
+int ho_infer_mel_weight_matrix(struct ho_infer *c);
 int ho_infer_tfidf(struct ho_infer *c);
 int ho_infer_roi_align(struct ho_infer *c);
 int ho_infer_dft(struct ho_infer *c);

@@ -1404,3 +1404,28 @@ int ho_infer_tfidf(struct ho_infer *c)
 	set_out(c, 0, HO_DT_FLOAT, &o);
 	return 0;
 }
+
+/* MelWeightMatrix: [dft_length / 2 + 1, num_mel_bins] of output_datatype (known values). */
+int ho_infer_mel_weight_matrix(struct ho_infer *c)
+{
+	const struct ho_value *bins = in_v(c, 0), *len = in_v(c, 1);
+	int64_t dt = attr_i(c, "output_datatype", HO_DT_FLOAT);
+	struct ho_shape o = {.rank = 2};
+
+	for (uint32_t i = 0; i < 5; i++)
+		if (!in_t(c, i))
+			return fail(c,
+				    "needs num_mel_bins, dft_length, sample_rate and both edges");
+	if (dt <= HO_DT_UNDEFINED || dt >= HO_DT_COUNT)
+		return fail(c, "invalid output_datatype %" PRId64, dt);
+	if (!bins || !len) {
+		set_out(c, 0, (int)dt, NULL);
+		return 0;
+	}
+	if (vgeti(bins, 0) < 1 || vgeti(len, 0) < 1)
+		return fail(c, "needs positive num_mel_bins and dft_length");
+	o.dim[0] = vgeti(len, 0) / 2 + 1;
+	o.dim[1] = vgeti(bins, 0);
+	set_out(c, 0, (int)dt, &o);
+	return 0;
+}

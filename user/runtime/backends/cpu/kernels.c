@@ -69,6 +69,7 @@ HO_PLAIN(k_nms, ho_cpu_prep_nms(g, n, buf, k, err))
 HO_PLAIN(k_dft, ho_cpu_prep_dft(g, n, buf, k, err))
 HO_PLAIN(k_roi_align, ho_cpu_prep_roi_align(g, n, buf, k, err))
 HO_PLAIN(k_tfidf, ho_cpu_prep_tfidf(g, n, buf, k, err))
+HO_PLAIN(k_mel, ho_cpu_prep_mel(g, n, buf, k, err))
 
 static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* convolution (conv.c) */
@@ -166,6 +167,7 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"BlackmanWindow", k_window, 0, 0, true},
     {"DFT", k_dft, 0, 0, false},
     {"STFT", k_dft, 0, 0, false},
+    {"MelWeightMatrix", k_mel, 0, 0, true},
     {"Resize", k_resize, 0, 0, false},
     {"Upsample", k_resize, 0, 0, false},
     {"GridSample", k_grid_sample, 0, 0, false}, /* a loop (index_map.c) */

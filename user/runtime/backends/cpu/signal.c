@@ -4,9 +4,11 @@
  * a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N) over n < size, N = size
  * (periodic) or size - 1 (symmetric), as ONNX defines them; DFT and STFT as
  * the direct sum in double (O(n^2) a line: the sizes models use here are
- * small; an FFT is for when one is not).
+ * small; an FFT is for when one is not); MelWeightMatrix.
  */
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu.h"
@@ -171,5 +173,98 @@ int ho_cpu_prep_dft(const struct ho_graph *g, const struct ho_node *n, void *con
 		else if (a > axis)
 			t->inner *= x->shape.dim[a];
 	t->run = ho_run_dft;
+	return 0;
+}
+
+static double sig_scalar(int dt, const void *p)
+{
+	switch (dt) {
+	case HO_DT_FLOAT:
+		return *(const float *)p;
+	case HO_DT_DOUBLE:
+		return *(const double *)p;
+	case HO_DT_INT32:
+		return *(const int32_t *)p;
+	default:
+		return (double)*(const int64_t *)p;
+	}
+}
+
+/*
+ * MelWeightMatrix: triangular filters between mel-spaced bin edges, as
+ * ONNX's reference computes them (the edges' mel values in float32, the rest
+ * in double, the bins floored).
+ */
+static int ho_run_mel(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+	int64_t bins = (int64_t)sig_scalar(t->in_dt[0], t->in[0]),
+		len = (int64_t)sig_scalar(t->in_dt[1], t->in[1]),
+		rate = (int64_t)sig_scalar(t->in_dt[2], t->in[2]), rows = len / 2 + 1,
+		edge[4096 + 2];
+	float lo = (float)sig_scalar(t->in_dt[3], t->in[3]),
+	      hi = (float)sig_scalar(t->in_dt[4], t->in[4]),
+	      lo_mel = 2595.0f * log10f(1.0f + lo / 700.0f),
+	      hi_mel = 2595.0f * log10f(1.0f + hi / 700.0f),
+	      step = (hi_mel - lo_mel) / (float)(bins + 2);
+
+	if (bins != t->out_shape.dim[1] || rows != t->out_shape.dim[0])
+		return -ERANGE;
+	if (rate < 1 || bins > 4096)
+		return -EINVAL;
+	for (int64_t i = 0; i < bins + 2; i++) {
+		double f = 700.0 * (pow(10.0, ((double)i * step + lo_mel) / 2595.0) - 1);
+
+		edge[i] = (int64_t)floor((double)(len + 1) * f / (double)rate);
+	}
+	double *w = (double *)k->fold;
+
+	memset(w, 0, (size_t)(rows * bins) * sizeof(double));
+	for (int64_t i = 0; i < bins; i++) {
+		int64_t l = edge[i], c = edge[i + 1], h = edge[i + 2];
+
+		if (l < 0 || h >= rows + 1 || c >= rows)
+			return -EINVAL; /* edges past the spectrum: the inputs' values */
+		if (c == l)
+			w[c * bins + i] = 1;
+		else
+			for (int64_t j = l; j <= c; j++)
+				w[j * bins + i] = (double)(j - l) / (double)(c - l);
+		for (int64_t j = c; h > c && j < h; j++)
+			w[j * bins + i] = (double)(h - j) / (double)(h - c);
+	}
+	for (int64_t i = 0; i < rows * bins; i++)
+		if (t->out_dt == HO_DT_DOUBLE)
+			((double *)t->out)[i] = w[i];
+		else
+			((float *)t->out)[i] = (float)w[i];
+	return 0;
+}
+
+int ho_cpu_prep_mel(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		    struct ho_kernel *k, struct ho_error *err)
+{
+	struct ho_typed *t = &k->typed;
+	const struct ho_tensor *y = &g->tensors[n->outputs[0]];
+
+	for (uint32_t i = 0; i < 5; i++) {
+		const struct ho_tensor *in = ho_cpu_in_t(g, n, i);
+
+		if (!in || ho_shape_numel(&in->shape) != 1 ||
+		    (in->dtype != HO_DT_FLOAT && in->dtype != HO_DT_DOUBLE &&
+		     in->dtype != HO_DT_INT32 && in->dtype != HO_DT_INT64))
+			return ho_cpu_unsupported(err, n, "needs five numeric scalars");
+		t->in[i] = buf[n->inputs[i]];
+		t->in_dt[i] = in->dtype;
+	}
+	if (y->shape.rank != 2 || (y->dtype != HO_DT_FLOAT && y->dtype != HO_DT_DOUBLE))
+		return ho_cpu_unsupported(err, n, "writes float32 or float64 only");
+	k->kind = HO_K_LOOP;
+	t->out = buf[n->outputs[0]];
+	t->out_dt = y->dtype;
+	t->out_shape = y->shape;
+	if (!(k->fold = malloc((size_t)(ho_shape_numel(&y->shape) + 1) * sizeof(double))))
+		return ho_err(err, -ENOMEM, "out of memory");
+	t->run = ho_run_mel;
 	return 0;
 }
