@@ -326,10 +326,14 @@ int32_t ho_sole_reader(const struct ho_graph *g, int32_t t);
 /*
  * What a Conv's kernel can take in: a constant BatchNormalization (bn; not
  * after a ConvTranspose), then an element-wise node (post), each the sole
- * reader of the one before; -1 where there is none.  The chain fuses where
- * all of it runs on one device.
+ * reader of the one before; -1 where there is none.  post may also be the
+ * Mul of x * Sigmoid(x) (SiLU, swish) whose x the Conv (or its batch norm)
+ * writes: that Sigmoid (ho_swish_sigmoid) is part of the chain too.  The
+ * chain fuses where all of it runs on one device.
  */
 void ho_conv_chain(const struct ho_graph *g, uint32_t conv, int32_t *bn, int32_t *post);
+/* m is the Mul of x by Sigmoid(x), that Sigmoid read by nothing else: the Sigmoid; else -1. */
+int32_t ho_swish_sigmoid(const struct ho_graph *g, int32_t m);
 /*
  * The same for a MatMul by constant [K, N] weights: the Add of a constant
  * [N] bias (add), then an element-wise node (post).  Weights and bias may

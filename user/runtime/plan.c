@@ -216,8 +216,9 @@ static bool ho_rt_unwritten(const struct ho_rt *rt, int32_t t)
 		return false;
 	if (rt->post[p] >= 0 || rt->bn[p] >= 0)
 		return true; /* the Conv's own output */
-	/* a folded batch norm's output, when an element-wise node after it writes */
-	return rt->folded[p] >= 0 && rt->bn[rt->folded[p]] == p && rt->post[rt->folded[p]] >= 0;
+	/* a folded node's output (a batch norm's, a swish's Sigmoid's) when the chain's last
+	 * node writes instead */
+	return rt->folded[p] >= 0 && rt->post[rt->folded[p]] >= 0 && rt->post[rt->folded[p]] != p;
 }
 
 /* A constant every consumer of which reads its own replica: no home bytes needed. */
@@ -708,9 +709,15 @@ static void ho_rt_fuse(struct ho_rt *rt)
 			rt->bn[i] = mid;
 			ho_rt_fold(rt, i, mid);
 		}
-		if (ho_rt_can_fold(rt, i, g->nodes[mid >= 0 ? mid : (int32_t)i].outputs[0], b)) {
+		int32_t t = g->nodes[mid >= 0 ? mid : (int32_t)i].outputs[0],
+			sig = b >= 0 && !matmul ? ho_swish_sigmoid(g, b) : -1;
+
+		/* a swish: its Sigmoid folds with the Mul, or neither does */
+		if (ho_rt_can_fold(rt, i, t, b) && (sig < 0 || ho_rt_can_fold(rt, i, t, sig))) {
 			rt->post[i] = b;
 			ho_rt_fold(rt, i, b);
+			if (sig >= 0)
+				ho_rt_fold(rt, i, sig);
 		}
 	}
 }

@@ -739,18 +739,22 @@ static int ho_problem_chains(const struct ho_graph *g, struct ho_problem *p, con
 			     const int32_t *item_of)
 {
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
-		int32_t chain[3], len = 1;
+		int32_t chain[4], link[3], len = 1;
 
 		if (task_of[i] < 0)
 			continue;
 		chain[0] = (int32_t)i;
-		if (!strcmp(g->nodes[i].op_type, "MatMul"))
-			ho_matmul_chain(g, i, &chain[1], &chain[2]);
-		else
-			ho_conv_chain(g, i, &chain[1], &chain[2]);
-		for (int k = 1; k < 3; k++)
-			if (chain[k] >= 0)
-				chain[len++] = chain[k];
+		if (!strcmp(g->nodes[i].op_type, "MatMul")) {
+			ho_matmul_chain(g, i, &link[0], &link[2]);
+			link[1] = -1;
+		} else {
+			ho_conv_chain(g, i, &link[0], &link[2]);
+			/* a swish post-op: its Sigmoid is a link of the chain too */
+			link[1] = link[2] >= 0 ? ho_swish_sigmoid(g, link[2]) : -1;
+		}
+		for (int k = 0; k < 3; k++)
+			if (link[k] >= 0)
+				chain[len++] = link[k];
 		for (int k = 1; k < len; k++) {
 			int32_t prev = chain[k - 1], t = task_of[chain[k]],
 				in = item_of[g->nodes[prev].outputs[0]];

@@ -319,16 +319,28 @@ static inline int ho_item_home(const struct ho_sim *s, const uint16_t *assign, u
 	return ho_is_view_item(s, k) ? s->home[prod] : assign[prod];
 }
 
-/* Item k is what a fused chain passes inside one kernel: never written, no bytes. */
+/*
+ * Item k is what a fused chain passes inside one kernel: never written, no
+ * bytes.  Every reader is fused into the chain that writes it, one of them
+ * through k (a swish's x is read by its Sigmoid and its Mul, both fused).
+ */
 static inline bool ho_is_unwritten_item(const struct ho_sim *s, uint32_t k)
 {
 	const struct ho_problem *p = s->p;
-	uint32_t c;
+	uint32_t prod = p->item_prod[k], head;
+	bool through = false;
 
-	if (!s->n_fused || p->cons_off[k + 1] - p->cons_off[k] != 1)
+	if (!s->n_fused || prod == HO_EXTERNAL || p->cons_off[k + 1] == p->cons_off[k])
 		return false;
-	c = p->cons[p->cons_off[k]];
-	return s->how[c] == HO_TASK_FUSED && p->fuse_in[c] == k;
+	head = s->how[prod] == HO_TASK_FUSED ? p->fuse_head[prod] : prod;
+	for (uint32_t e = p->cons_off[k]; e < p->cons_off[k + 1]; e++) {
+		uint32_t c = p->cons[e];
+
+		if (s->how[c] != HO_TASK_FUSED || p->fuse_head[c] != head)
+			return false;
+		through |= p->fuse_in[c] == k;
+	}
+	return through;
 }
 
 /* Whether task v on device dev would run inside its chain's head kernel. */

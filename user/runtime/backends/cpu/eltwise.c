@@ -15,6 +15,12 @@ static bool eltwise_params(const struct ho_graph *g, const struct ho_node *n, vo
 {
 	const struct ho_cpu_kernel_reg *reg = ho_cpu_kernel_reg(n->op_type);
 
+	if (ho_swish_sigmoid(g, (int32_t)(n - g->nodes)) >= 0) { /* x * sigmoid(x) */
+		*alg = dnnl_eltwise_swish;
+		*alpha = 1.0f;
+		*beta = 0;
+		return true;
+	}
 	if (!reg || !reg->eltwise_alg)
 		return false;
 	*alg = reg->eltwise_alg;
