@@ -1025,8 +1025,16 @@ int ho_onnx_load_buffer(const void *buf, size_t len, const struct ho_load_opts *
 		}
 	}
 	if (ho_domain_opset(&im, "") < 1) {
-		ret = ho_err(err, -EINVAL,
-			     "not an ONNX model: no opset is imported for the default domain");
+		/* a model of another domain only (training's, say) is an ONNX model all the same */
+		if (g->n_opsets && *g->opsets[0].domain)
+			ret = ho_err(err, -EINVAL,
+				     "it imports no opset of the default ONNX domain (first '%s', "
+				     "version %lld): only default-domain operators are run",
+				     g->opsets[0].domain, (long long)g->opsets[0].version);
+		else
+			ret = ho_err(err, -EINVAL,
+				     "not an ONNX model: no opset is imported for the default "
+				     "domain");
 		goto fail;
 	}
 	ret = ho_import_graph(&im, m->graph, NULL, 0, &dummy);
