@@ -224,6 +224,10 @@ static inline int64_t ho_cpu_index(const void *p, int dtype, int64_t i)
 {
 	return dtype == HO_DT_INT64 ? ((const int64_t *)p)[i] : ((const int32_t *)p)[i];
 }
+/* Element i of a tensor of any numeric type (not float16/bfloat16): as an integer (floats
+ * truncated), as a double. */
+int64_t ho_cpu_int(const void *p, int dtype, int64_t i);
+double ho_cpu_real(const void *p, int dtype, int64_t i);
 bool ho_cpu_is_typed(const char *op_type);
 int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		      struct ho_kernel *k, struct ho_error *err);

@@ -22,20 +22,6 @@ struct ho_einsum_plan {
 	int64_t step[HO_EINSUM_MAX_IN][HO_EINSUM_MAX_IN * HO_MAX_RANK + HO_MAX_RANK];
 };
 
-static double es_get(int dt, const void *p, int64_t i)
-{
-	switch (dt) {
-	case HO_DT_FLOAT:
-		return ((const float *)p)[i];
-	case HO_DT_DOUBLE:
-		return ((const double *)p)[i];
-	case HO_DT_INT32:
-		return ((const int32_t *)p)[i];
-	default:
-		return (double)((const int64_t *)p)[i];
-	}
-}
-
 static void es_set(int dt, void *p, int64_t i, double v, int64_t iv)
 {
 	switch (dt) {
@@ -80,9 +66,9 @@ static int ho_run_einsum(const struct ho_kernel *k)
 				for (int s = 0; s < p->n_sum; s++)
 					at += si[s] * p->step[i][p->sum_label[s]];
 				if (ints)
-					iprod *= (int64_t)es_get(p->dtype, p->in[i], at);
+					iprod *= ho_cpu_int(p->in[i], p->dtype, at);
 				else
-					prod *= es_get(p->dtype, p->in[i], at);
+					prod *= ho_cpu_real(p->in[i], p->dtype, at);
 			}
 			acc += prod;
 			iacc += iprod;

@@ -254,3 +254,45 @@ int ho_cpu_int_input(const struct ho_graph *g, const struct ho_node *n, uint32_t
 			return -1;
 	return (int)cnt;
 }
+
+int64_t ho_cpu_int(const void *p, int dtype, int64_t i)
+{
+	switch (dtype) {
+	case HO_DT_FLOAT:
+		return (int64_t)((const float *)p)[i];
+	case HO_DT_DOUBLE:
+		return (int64_t)((const double *)p)[i];
+	case HO_DT_INT8:
+		return ((const int8_t *)p)[i];
+	case HO_DT_UINT8:
+	case HO_DT_BOOL:
+		return ((const uint8_t *)p)[i];
+	case HO_DT_INT16:
+		return ((const int16_t *)p)[i];
+	case HO_DT_UINT16:
+		return ((const uint16_t *)p)[i];
+	case HO_DT_INT32:
+		return ((const int32_t *)p)[i];
+	case HO_DT_UINT32:
+		return ((const uint32_t *)p)[i];
+	case HO_DT_INT64:
+	case HO_DT_UINT64:
+		return ((const int64_t *)p)[i];
+	default:
+		return 0;
+	}
+}
+
+double ho_cpu_real(const void *p, int dtype, int64_t i)
+{
+	switch (dtype) {
+	case HO_DT_FLOAT:
+		return ((const float *)p)[i];
+	case HO_DT_DOUBLE:
+		return ((const double *)p)[i];
+	case HO_DT_UINT64:
+		return (double)((const uint64_t *)p)[i];
+	default:
+		return (double)ho_cpu_int(p, dtype, i);
+	}
+}

@@ -281,32 +281,6 @@ static int ho_run_eye_like(const struct ho_kernel *k)
 	}
 	return 0;
 }
-
-/* Element i of an index tensor of any numeric type (OneHot's may be float), truncated. */
-static int64_t ho_any_index(const void *p, int dtype, int64_t i)
-{
-	switch (dtype) {
-	case HO_DT_FLOAT:
-		return (int64_t)((const float *)p)[i];
-	case HO_DT_DOUBLE:
-		return (int64_t)((const double *)p)[i];
-	case HO_DT_INT8:
-		return ((const int8_t *)p)[i];
-	case HO_DT_UINT8:
-		return ((const uint8_t *)p)[i];
-	case HO_DT_INT16:
-		return ((const int16_t *)p)[i];
-	case HO_DT_UINT16:
-		return ((const uint16_t *)p)[i];
-	case HO_DT_UINT32:
-		return ((const uint32_t *)p)[i];
-	case HO_DT_UINT64:
-		return (int64_t)((const uint64_t *)p)[i];
-	default:
-		return ho_cpu_index(p, dtype, i);
-	}
-}
-
 /* OneHot: values[0] everywhere, values[1] where the depth axis' index is the index. */
 static int ho_run_one_hot(const struct ho_kernel *k)
 {
@@ -325,7 +299,7 @@ static int ho_run_one_hot(const struct ho_kernel *k)
 		memcpy(y + i * m->es, vals, (size_t)m->es);
 	for (int64_t o = 0; o < outer; o++)
 		for (int64_t e = 0; e < inner; e++) {
-			int64_t v = ho_any_index(t->in[0], t->in_dt[0], o * inner + e);
+			int64_t v = ho_cpu_int(t->in[0], t->in_dt[0], o * inner + e);
 
 			v += v < 0 ? depth : 0;
 			if (v >= 0 && v < depth) /* out of range: all off, as ONNX says */

@@ -9,20 +9,6 @@
 
 #include "cpu.h"
 
-static double pool_get(int dt, const void *p, int64_t i)
-{
-	switch (dt) {
-	case HO_DT_FLOAT:
-		return ((const float *)p)[i];
-	case HO_DT_DOUBLE:
-		return ((const double *)p)[i];
-	case HO_DT_INT8:
-		return ((const int8_t *)p)[i];
-	default:
-		return ((const uint8_t *)p)[i];
-	}
-}
-
 /*
  * MaxPool as a loop, for what oneDNN's does not give: 8-bit and float64
  * elements, and the Indices output (each maximum's flat index in the
@@ -71,8 +57,8 @@ static int ho_run_max_pool(const struct ho_kernel *k)
 								e = ((nc * in[0] + d) * in[1] + h) *
 									in[2] +
 								    w;
-								v = pool_get(t->in_dt[0], t->in[0],
-									     e);
+								v = ho_cpu_real(t->in[0],
+										t->in_dt[0], e);
 								if (at < 0 || v > best) {
 									best = v;
 									at = t->iparam[0]

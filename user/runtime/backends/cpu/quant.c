@@ -37,24 +37,6 @@ struct ho_quant {
 	int64_t cn, cc, cm, group, in_sp[3], out_sp[3], ker[3], stride[3], dil[3], pad[3];
 };
 
-static int64_t q_get(int dt, const void *p, int64_t i)
-{
-	switch (dt) {
-	case HO_DT_INT8:
-		return ((const int8_t *)p)[i];
-	case HO_DT_UINT8:
-		return ((const uint8_t *)p)[i];
-	case HO_DT_INT16:
-		return ((const int16_t *)p)[i];
-	case HO_DT_UINT16:
-		return ((const uint16_t *)p)[i];
-	case HO_DT_INT32:
-		return ((const int32_t *)p)[i];
-	default:
-		return 0;
-	}
-}
-
 static bool q_int_type(int dt)
 {
 	return dt == HO_DT_INT8 || dt == HO_DT_UINT8 || dt == HO_DT_INT16 || dt == HO_DT_UINT16 ||
@@ -98,7 +80,7 @@ static void q_run_quantize(const struct ho_quant *q)
 	for (int64_t o = 0, i = 0; o < q->outer; o++)
 		for (int64_t a = 0; a < q->axis_dim; a++) {
 			double s = q->xs[Q_AT(q->n_xs, a)];
-			int64_t zp = q->xz ? q_get(q->xz_dt, q->xz, Q_AT(q->n_xz, a)) : 0;
+			int64_t zp = q->xz ? ho_cpu_int(q->xz, q->xz_dt, Q_AT(q->n_xz, a)) : 0;
 
 			for (int64_t e = 0; e < q->inner; e++, i++) {
 				if (q->kind == Q_QUANT) /* x / s (in float32) rounded, then zp */
@@ -107,7 +89,7 @@ static void q_run_quantize(const struct ho_quant *q)
 						  (double)zp);
 				else
 					((float *)q->y)[i] =
-					    (float)(q_get(q->x_dt, q->x, i) - zp) * (float)s;
+					    (float)(ho_cpu_int(q->x, q->x_dt, i) - zp) * (float)s;
 			}
 		}
 }
@@ -141,7 +123,8 @@ static void q_store(const struct ho_quant *q, int64_t i, int64_t j, int64_t acc)
 	/* in float32, as the reference and ONNX Runtime scale: a double can round differently */
 	float s = q->xs[0] * q->ws[Q_AT(q->n_ws, j)] / q->ys[0];
 
-	q_put(q->y_dt, q->y, i, nearbyintf((float)acc * s) + (double)q_get(q->yz_dt, q->yz, 0));
+	q_put(q->y_dt, q->y, i,
+	      nearbyintf((float)acc * s) + (double)ho_cpu_int(q->yz, q->yz_dt, 0));
 }
 
 static void q_run_matmul(const struct ho_quant *q)
@@ -150,113 +133,73 @@ static void q_run_matmul(const struct ho_quant *q)
 		for (int64_t r = 0; r < q->m; r++)
 			for (int64_t c = 0; c < q->nn; c++) {
 				int64_t acc = 0,
-					az = q->xz ? q_get(q->xz_dt, q->xz, Q_AT(q->n_xz, r)) : 0,
-					bz = q->wz ? q_get(q->wz_dt, q->wz, Q_AT(q->n_wz, c)) : 0;
+					az = q->xz ? ho_cpu_int(q->xz, q->xz_dt, Q_AT(q->n_xz, r))
+						   : 0,
+					bz = q->wz ? ho_cpu_int(q->wz, q->wz_dt, Q_AT(q->n_wz, c))
+						   : 0;
 
 				for (int64_t kk = 0; kk < q->k; kk++)
-					acc +=
-					    (q_get(q->x_dt, q->x, (bt * q->m + r) * q->k + kk) -
-					     az) *
-					    (q_get(q->w_dt, q->w, bt * q->b_step + kk * q->nn + c) -
-					     bz);
+					acc += (ho_cpu_int(q->x, q->x_dt,
+							   (bt * q->m + r) * q->k + kk) -
+						az) *
+					       (ho_cpu_int(q->w, q->w_dt,
+							   bt * q->b_step + kk * q->nn + c) -
+						bz);
 				q_store(q, (bt * q->m + r) * q->nn + c, c, acc);
 			}
 }
 
+/*
+ * One output element's sum: the window at output (od, oh, ow) over channel
+ * group g's inputs.  Padding reads as the zero point, so it adds nothing.
+ */
+static int64_t q_conv_at(const struct ho_quant *q, int64_t n, int64_t m, int64_t g,
+			 const int64_t *o, int64_t xz, int64_t wz)
+{
+	int64_t cpg = q->cc / q->group, acc = 0, k[3], at[3];
+
+	for (int64_t c = 0; c < cpg; c++)
+		for (k[0] = 0; k[0] < q->ker[0]; k[0]++)
+			for (k[1] = 0; k[1] < q->ker[1]; k[1]++)
+				for (k[2] = 0; k[2] < q->ker[2]; k[2]++) {
+					int64_t xv = xz, wi = (m * cpg + c) * q->ker[0] + k[0];
+					bool inside = true;
+
+					wi = (wi * q->ker[1] + k[1]) * q->ker[2] + k[2];
+					for (int a = 0; a < 3; a++) {
+						at[a] = o[a] * q->stride[a] - q->pad[a] +
+							k[a] * q->dil[a];
+						inside &= at[a] >= 0 && at[a] < q->in_sp[a];
+					}
+					if (inside)
+						xv = ho_cpu_int(
+						    q->x, q->x_dt,
+						    (((n * q->cc + g * cpg + c) * q->in_sp[0] +
+						      at[0]) *
+							 q->in_sp[1] +
+						     at[1]) *
+							    q->in_sp[2] +
+							at[2]);
+					acc += (xv - xz) * (ho_cpu_int(q->w, q->w_dt, wi) - wz);
+				}
+	return acc;
+}
+
 static void q_run_conv(const struct ho_quant *q)
 {
-	int64_t cpg = q->cc / q->group, mpg = q->cm / q->group, i = 0;
-	int64_t xz = q->xz ? q_get(q->xz_dt, q->xz, 0) : 0;
+	int64_t mpg = q->cm / q->group, i = 0, o[3];
+	int64_t xz = q->xz ? ho_cpu_int(q->xz, q->xz_dt, 0) : 0;
 
 	for (int64_t n = 0; n < q->cn; n++)
 		for (int64_t m = 0; m < q->cm; m++) {
-			int64_t g = m / mpg,
-				wz = q->wz ? q_get(q->wz_dt, q->wz, Q_AT(q->n_wz, m)) : 0,
+			int64_t wz = q->wz ? ho_cpu_int(q->wz, q->wz_dt, Q_AT(q->n_wz, m)) : 0,
 				b = q->bias ? ((const int32_t *)q->bias)[m] : 0;
 
-			for (int64_t od = 0; od < q->out_sp[0]; od++)
-				for (int64_t oh = 0; oh < q->out_sp[1]; oh++)
-					for (int64_t ow = 0; ow < q->out_sp[2]; ow++, i++) {
-						int64_t acc = b;
-
-						for (int64_t c = 0; c < cpg; c++)
-							for (int64_t kd = 0; kd < q->ker[0]; kd++)
-								for (int64_t kh = 0; kh < q->ker[1];
-								     kh++)
-									for (int64_t kw = 0;
-									     kw < q->ker[2]; kw++) {
-										int64_t
-										    d = od *
-											    q->stride
-												[0] -
-											q->pad[0] +
-											kd *
-											    q->dil
-												[0],
-										    h = oh *
-											    q->stride
-												[1] -
-											q->pad[1] +
-											kh *
-											    q->dil
-												[1],
-										    w = ow *
-											    q->stride
-												[2] -
-											q->pad[2] +
-											kw *
-											    q->dil
-												[2],
-										    wi =
-											(((m * cpg +
-											   c) *
-											      q->ker
-												  [0] +
-											  kd) *
-											     q->ker
-												 [1] +
-											 kh) *
-											    q->ker
-												[2] +
-											kw;
-										int64_t xv =
-										    xz; /* padding
-											   is the
-											   zero
-											   point:
-											   adds 0 */
-
-										if (d >= 0 &&
-										    d < q->in_sp
-											    [0] &&
-										    h >= 0 &&
-										    h < q->in_sp
-											    [1] &&
-										    w >= 0 &&
-										    w < q->in_sp[2])
-											xv = q_get(
-											    q->x_dt,
-											    q->x,
-											    (((n * q->cc +
-											       g * cpg +
-											       c) *
-												  q->in_sp
-												      [0] +
-											      d) *
-												 q->in_sp
-												     [1] +
-											     h) * q->in_sp
-													[2] +
-												w);
-										acc +=
-										    (xv - xz) *
-										    (q_get(q->w_dt,
-											   q->w,
-											   wi) -
-										     wz);
-									}
-						q_store(q, i, m, acc);
-					}
+			for (o[0] = 0; o[0] < q->out_sp[0]; o[0]++)
+				for (o[1] = 0; o[1] < q->out_sp[1]; o[1]++)
+					for (o[2] = 0; o[2] < q->out_sp[2]; o[2]++, i++)
+						q_store(q, i, m,
+							b + q_conv_at(q, n, m, m / mpg, o, xz, wz));
 		}
 }
 

@@ -176,20 +176,6 @@ int ho_cpu_prep_dft(const struct ho_graph *g, const struct ho_node *n, void *con
 	return 0;
 }
 
-static double sig_scalar(int dt, const void *p)
-{
-	switch (dt) {
-	case HO_DT_FLOAT:
-		return *(const float *)p;
-	case HO_DT_DOUBLE:
-		return *(const double *)p;
-	case HO_DT_INT32:
-		return *(const int32_t *)p;
-	default:
-		return (double)*(const int64_t *)p;
-	}
-}
-
 /*
  * MelWeightMatrix: triangular filters between mel-spaced bin edges, as
  * ONNX's reference computes them (the edges' mel values in float32, the rest
@@ -198,12 +184,12 @@ static double sig_scalar(int dt, const void *p)
 static int ho_run_mel(const struct ho_kernel *k)
 {
 	const struct ho_typed *t = &k->typed;
-	int64_t bins = (int64_t)sig_scalar(t->in_dt[0], t->in[0]),
-		len = (int64_t)sig_scalar(t->in_dt[1], t->in[1]),
-		rate = (int64_t)sig_scalar(t->in_dt[2], t->in[2]), rows = len / 2 + 1,
+	int64_t bins = (int64_t)ho_cpu_real(t->in[0], t->in_dt[0], 0),
+		len = (int64_t)ho_cpu_real(t->in[1], t->in_dt[1], 0),
+		rate = (int64_t)ho_cpu_real(t->in[2], t->in_dt[2], 0), rows = len / 2 + 1,
 		edge[4096 + 2];
-	float lo = (float)sig_scalar(t->in_dt[3], t->in[3]),
-	      hi = (float)sig_scalar(t->in_dt[4], t->in[4]),
+	float lo = (float)ho_cpu_real(t->in[3], t->in_dt[3], 0),
+	      hi = (float)ho_cpu_real(t->in[4], t->in_dt[4], 0),
 	      lo_mel = 2595.0f * log10f(1.0f + lo / 700.0f),
 	      hi_mel = 2595.0f * log10f(1.0f + hi / 700.0f),
 	      step = (hi_mel - lo_mel) / (float)(bins + 2);
