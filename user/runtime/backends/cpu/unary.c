@@ -296,14 +296,11 @@ void ho_cpu_run_hardmax(const struct ho_kernel *k)
 
 /*
  * Dropout in inference with its mask asked for: every element kept.  Its
- * output is a view of the input; where the plan gave it bytes of its own (a
- * graph output), they are filled here, as the executor does for a view.
+ * output stays a view of the input (the executor moves it where it must).
  */
 static int ho_run_dropout_mask(const struct ho_kernel *k)
 {
 	memset(k->dst, 1, (size_t)k->n_elems);
-	if (k->typed.out && k->typed.out != k->src)
-		memcpy(k->typed.out, k->src, (size_t)k->typed.inner);
 	return 0;
 }
 
@@ -322,9 +319,6 @@ int ho_cpu_prep_dropout(const struct ho_graph *g, const struct ho_node *n, void 
 	k->kind = HO_K_LOOP;
 	k->n_elems = ho_shape_numel(&mask->shape);
 	k->dst = buf[n->outputs[1]];
-	k->src = buf[n->inputs[0]];
-	k->typed.out = n->outputs[0] >= 0 ? buf[n->outputs[0]] : NULL;
-	k->typed.inner = ho_shape_numel(&x->shape) * ho_dtype_size(x->dtype);
 	k->typed.run = ho_run_dropout_mask;
 	return 0;
 }
