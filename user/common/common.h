@@ -73,6 +73,22 @@ struct ho_einsum {
 int ho_einsum_parse(const char *eq, int n_in, const int *ranks, struct ho_einsum *e,
 		    struct ho_error *err);
 
+/* scan.c: how Scan slices its inputs and stacks its outputs (shape inference and kernels
+ * share it). */
+#define HO_SCAN_MAX 16
+struct ho_scan {
+	uint32_t first;		       /* the node input of the first state value */
+	uint32_t n_state, n_in, n_out; /* state values, scan inputs, scan outputs */
+	bool batched;		       /* opset 8: axis 0 is a batch, each entry run apart */
+	int64_t in_axis[HO_SCAN_MAX];  /* per scan input, >= 0 where its rank is known */
+	int64_t out_axis[HO_SCAN_MAX]; /* per scan output, into the stacked rank */
+	bool in_reverse[HO_SCAN_MAX], out_reverse[HO_SCAN_MAX];
+};
+/* in_rank: per state and scan input; out_rank: per body output (-1 unknown); each
+ * read up to 2 * HO_SCAN_MAX entries, beyond which the node is refused. */
+int ho_scan_parse(const struct ho_node *n, const struct ho_graph *body, const int *in_rank,
+		  const int *out_rank, struct ho_scan *s, struct ho_error *err);
+
 /* nms.c: NonMaxSuppression's selection (shape inference and kernels share it). */
 struct ho_nms_args {
 	const float *boxes, *scores; /* [batches, n, 4], [batches, classes, n] */

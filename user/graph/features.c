@@ -128,6 +128,19 @@ static void ho_composite(const struct ho_graph *g, struct ho_node *nd)
 			trips = m->value->i ? (double)m->value->i[0] : m->value->f[0];
 		if (trips < 1)
 			trips = 1;
+	} else if (!strcmp(nd->op_type, "Scan") && nd->n_outputs && nd->outputs[0] >= 0) {
+		/* its steps: the scan axis of its last input (the batch too at opset 8) */
+		const struct ho_tensor *x = tin(g, nd, nd->n_inputs - 1);
+		const struct ho_attr *ax = ho_node_attr(nd, "scan_input_axes");
+		int64_t a = nd->opset < 9 ? 1 : ax && ax->n ? ax->ints[ax->n - 1] : 0;
+
+		if (x && x->shape.rank > 0) {
+			a = a < 0 ? a + x->shape.rank : a;
+			if (a >= 0 && a < x->shape.rank && x->shape.dim[a] > 0)
+				trips = (double)x->shape.dim[a];
+			if (nd->opset < 9 && x->shape.dim[0] > 0)
+				trips *= (double)x->shape.dim[0];
+		}
 	}
 	for (uint32_t s = 0; s < nd->n_subgraphs; s++) {
 		const struct ho_graph *sg = nd->subgraphs[s];

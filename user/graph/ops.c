@@ -183,6 +183,7 @@ static const struct ho_op_entry ho_ops[] = {
     /* control flow */
     {{"If", HO_OPC_CONTROL, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_if},
     {{"Loop", HO_OPC_CONTROL, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_loop},
+    {{"Scan", HO_OPC_CONTROL, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_scan},
 };
 
 static const struct ho_op_entry *ho_op_entry(const char *op_type)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Shape rules: Control flow: If and Loop, their subgraphs inferred with the enclosing graph's
- * tensors bound. */
+/* Shape rules: Control flow: If, Loop and Scan, their subgraphs inferred with the enclosing
+ * graph's tensors bound. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -19,6 +19,8 @@ static void bind_subgraph_outer(struct ho_graph *parent, struct ho_graph *sg)
 			continue;
 		const struct ho_tensor *pt = &parent->tensors[t->outer];
 
+		/* what is known of it outside is known inside: weights, constants, bound */
+		t->flags = (t->flags & ~HO_T_KNOWN) | (pt->flags & HO_T_KNOWN);
 		t->dtype = pt->dtype;
 		t->shape = pt->shape;
 		t->value = pt->value;
@@ -109,7 +111,17 @@ int ho_infer_loop(struct ho_infer *c)
 			return fail(c, "more node outputs than body outputs");
 		bt = &body->tensors[body->outputs[bo]];
 		if (k < n_carried) {
-			set_out(c, k, bt->dtype, &bt->shape);
+			/* a value whose shape changes from one iteration to the next has the
+			 * body's shape after the first one only: unknown where they differ */
+			struct ho_shape o = bt->shape;
+			const struct ho_shape *s0 = &body->tensors[body->inputs[k + 2]].shape;
+
+			if (o.rank != s0->rank)
+				o.rank = -1;
+			for (int i = 0; i < o.rank; i++)
+				if (o.dim[i] != s0->dim[i])
+					o.dim[i] = HO_DIM_UNKNOWN;
+			set_out(c, k, bt->dtype, o.rank >= 0 ? &o : NULL);
 		} else {
 			struct ho_shape o = {.rank = bt->shape.rank + 1};
 
@@ -122,6 +134,98 @@ int ho_infer_loop(struct ho_infer *c)
 				o.dim[i + 1] = bt->shape.dim[i];
 			set_out(c, k, bt->dtype, &o);
 		}
+	}
+	return 0;
+}
+
+/* The shape s without axis a (a batch or a scan axis): a slice's. */
+static struct ho_shape scan_drop(const struct ho_shape *s, int64_t a)
+{
+	struct ho_shape o = {.rank = s->rank - 1};
+
+	for (int i = 0, j = 0; i < s->rank; i++)
+		if (i != a)
+			o.dim[j++] = s->dim[i];
+	return o;
+}
+
+/* s with extent e inserted at axis a. */
+static struct ho_shape scan_insert(const struct ho_shape *s, int64_t a, int64_t e)
+{
+	struct ho_shape o = {.rank = s->rank + 1};
+
+	for (int i = 0, j = 0; i < o.rank; i++)
+		o.dim[i] = i == a ? e : s->dim[j++];
+	return o;
+}
+
+int ho_infer_scan(struct ho_infer *c)
+{
+	const struct ho_attr *ba = ho_node_attr(c->nd, "body");
+	int in_rank[2 * HO_SCAN_MAX] = {0}, out_rank[2 * HO_SCAN_MAX] = {0};
+	struct ho_graph *body;
+	struct ho_scan s;
+	int64_t len = HO_DIM_UNKNOWN, batch = HO_DIM_UNKNOWN;
+	int ret;
+
+	if (!ba || ba->type != HO_ATTR_GRAPH)
+		return fail(c, "needs a body graph");
+	body = ba->g[0];
+	for (uint32_t k = 0; k < 2 * HO_SCAN_MAX; k++) {
+		const struct ho_tensor *t = in_t(c, k + (c->nd->opset < 9));
+
+		in_rank[k] = t ? t->shape.rank - (c->nd->opset < 9) : -1;
+		out_rank[k] = k < body->n_outputs ? -1 : 0; /* normalised below */
+	}
+	ret = ho_scan_parse(c->nd, body, in_rank, out_rank, &s, c->err);
+	if (ret)
+		return ret;
+	bind_subgraph_outer(c->g, body);
+	for (uint32_t k = 0; k < s.n_state + s.n_in; k++) {
+		const struct ho_tensor *x = in_t(c, s.first + k);
+		struct ho_tensor *bt = &body->tensors[body->inputs[k]];
+		struct ho_shape sh;
+
+		if (!x || x->shape.rank < 1 + s.batched + (k >= s.n_state))
+			return fail(c, "input %u needs a %s", s.first + k,
+				    k >= s.n_state ? "scan axis" : "batch axis");
+		sh = s.batched ? scan_drop(&x->shape, 0) : x->shape;
+		if (s.batched)
+			batch = x->shape.dim[0];
+		if (k >= s.n_state) {
+			int64_t a = s.in_axis[k - s.n_state] - s.batched;
+
+			if (len >= 0 && sh.dim[a] >= 0 && sh.dim[a] != len)
+				return fail(c, "scan inputs of %lld and %lld steps", (long long)len,
+					    (long long)sh.dim[a]);
+			if (sh.dim[a] >= 0)
+				len = sh.dim[a];
+			sh = scan_drop(&sh, a);
+		}
+		bt->dtype = x->dtype;
+		bt->shape = sh;
+	}
+	ret = ho_infer_graph(body, c->err, c->depth + 1);
+	if (ret)
+		return ret;
+	for (uint32_t k = 0; k < s.n_state + s.n_out; k++)
+		out_rank[k] = body->tensors[body->outputs[k]].shape.rank;
+	ret = ho_scan_parse(c->nd, body, in_rank, out_rank, &s, c->err);
+	if (ret)
+		return ret;
+	for (uint32_t k = 0; k < s.n_state + s.n_out; k++) {
+		const struct ho_tensor *bt = &body->tensors[body->outputs[k]];
+		struct ho_shape o = bt->shape;
+
+		if (o.rank < 0 || o.rank + 1 + s.batched > HO_MAX_RANK) {
+			set_out(c, k, bt->dtype, NULL);
+			continue;
+		}
+		if (k >= s.n_state)
+			o = scan_insert(&o, s.out_axis[k - s.n_state] - s.batched, len);
+		if (s.batched)
+			o = scan_insert(&o, 0, batch);
+		set_out(c, k, bt->dtype, &o);
 	}
 	return 0;
 }
