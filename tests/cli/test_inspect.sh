@@ -28,8 +28,9 @@ head -c 65536 /dev/urandom >"$tmp/random.onnx"
 check "random bytes" 1 "not" -- "$EXE" inspect "$tmp/random.onnx"
 check "text table" 0 "compute    3.64 GFLOP" -- "$EXE" inspect "$M/resnet18.onnx" --shape input=1x3x224x224
 check "runs everywhere" 0 "runtime    all 49 nodes run on the cpu backend" -- "$EXE" inspect "$M/resnet18.onnx" --shape input=1x3x224x224
-check "refusals up front" 0 "node 'Loop_6' (Loop): the cpu backend has no kernel" -- "$EXE" inspect "$M/control_flow.onnx"
-check "refusals counted" 0 "2 of 5 nodes cannot run on the cpu backend yet" -- "$EXE" inspect "$M/control_flow.onnx"
+check "control flow runs" 0 "runtime    all 5 nodes run on the cpu backend" -- "$EXE" inspect "$M/control_flow.onnx"
+check "refusals up front, inside a subgraph too" 0 "node 'train' (Loop): its body: node 'drop' (Dropout): the cpu backend runs in inference mode only" -- "$EXE" inspect "$M/control_refused.onnx"
+check "refusals counted" 0 "2 of 2 nodes cannot run on the cpu backend yet" -- "$EXE" inspect "$M/control_refused.onnx"
 check "external data" 0 "output     y float32 [8,32]" -- "$EXE" inspect "$M/external/mlp_external.onnx" --shape x=8x64
 "$EXE" inspect "$M/transformer_encoder.onnx" --shape src=1x8x256 --json >"$tmp/t.json"
 check "json parses" 0 "" -- /usr/bin/python3 -c "import json,sys; d=json.load(open('$tmp/t.json')); assert d['node_count']==451, d['node_count']"

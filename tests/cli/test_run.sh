@@ -58,8 +58,22 @@ check "--input without NAME=" 2 "expected NAME=FILE.npy" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "$tmp/x2.npy"
 check "--input without a file" 2 "--input 'input=': expected NAME=FILE.npy" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input="
-check "operator without a kernel names its node" 1 "the cpu backend" -- \
-	$EXE run "$M/control_flow.onnx" --input "x=$tmp/x23.npy" -o "$tmp/out"
+check "If and Loop run, each branch as the data decides" 0 "" -- $PY - "$EXE" "$M" "$tmp" <<'PYEOF'
+import subprocess, sys
+import numpy as np
+exe, m, d = sys.argv[1:4]
+for sign in (1, -1):  # the If's condition is sum(x) > 0: then Relu(x), else Neg(x)
+    x = sign * np.array([[1, -2, 3], [-4, 5, 0.5]], np.float32)
+    np.save(d + "/cf.npy", x)
+    subprocess.run([exe, "run", m + "/control_flow.onnx", "--input", "x=" + d + "/cf.npy",
+                    "-o", d + "/cf"], check=True, capture_output=True)
+    y = np.maximum(x, 0) if x.sum() > 0 else -x
+    want = (x + 3 * y) @ np.ones((3, 4), np.float32)  # three trips of acc += y, from x
+    got = np.load(d + "/cf/out.npy")
+    assert np.array_equal(got, want), (sign, got, want)
+PYEOF
+check "a loop-carried value that grows is refused, named" 1 "tensor 'grown': shape not fully known" -- \
+	$EXE run "$M/control_refused.onnx" --input "x=$tmp/x23.npy" -o "$tmp/out"
 check "not a model" 1 "bad_not_a_model.onnx" -- \
 	$EXE run "$M/bad_not_a_model.onnx" --input "input=$tmp/x2.npy"
 # Schedules: one made for this model runs and reports against its prediction;

@@ -282,6 +282,45 @@ def conv_bn_training():
     np.save(os.path.join(OUT, "conv_bn_training.ref_out.npy"), y.numpy())
 
 
+def scripted_loop():
+    """A recurrence written as Python control flow and exported through TorchScript: a Loop
+    over the sequence (its trip count from the input's shape) reading the input and the
+    weights from outside its body, an If inside it, as PyTorch's exporter writes them."""
+    import torch
+
+    fname = "scripted_loop.onnx"
+    if done(fname) and done("scripted_loop.ref_out.npy"):
+        return
+    torch.manual_seed(11)
+
+    class Recur(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cell = torch.nn.Linear(16, 16)
+            self.head = torch.nn.Linear(16, 4)
+
+        def forward(self, x):
+            h = torch.zeros(x.shape[1], 16)
+            for i in range(x.shape[0]):
+                h = torch.tanh(self.cell(h) + x[i])
+                if h.sum() > 0:
+                    h = h * 0.5
+                else:
+                    h = -h
+            return self.head(h)
+
+    model = torch.jit.script(Recur().eval())
+    x = torch.randn(9, 3, 16)
+    tmp = os.path.join(OUT, fname + ".tmp")
+    torch.onnx.export(model, (x,), tmp, opset_version=13, input_names=["x"], output_names=["y"])
+    os.replace(tmp, os.path.join(OUT, fname))
+    with torch.no_grad():
+        y = model(x)
+    np.save(os.path.join(OUT, "scripted_loop.ref_in.npy"), x.numpy())
+    np.save(os.path.join(OUT, "scripted_loop.ref_out.npy"), y.numpy())
+    print("exported", fname, flush=True)
+
+
 def save(model, fname, check=True):
     if check:
         onnx.checker.check_model(model)
@@ -319,6 +358,39 @@ def tiny_models():
     g = helper.make_graph(nodes, "control", [helper.make_tensor_value_info("x", f, [2, 3])],
                           [helper.make_tensor_value_info("out", f, [2, 4])], [w])
     save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), "control_flow.onnx")
+
+    # Control flow the runtime must refuse up front: a loop-carried value that doubles each
+    # iteration (no shape to plan for), and a body with a training-mode Dropout.
+    grow = helper.make_graph(
+        [helper.make_node("Identity", ["gc_in"], ["gc_out"]),
+         helper.make_node("Concat", ["g_in", "g_in"], ["g_out"], axis=0)],
+        "grow_body",
+        [helper.make_tensor_value_info("gi", TensorProto.INT64, []),
+         helper.make_tensor_value_info("gc_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("g_in", f, [2, 3])],
+        [helper.make_tensor_value_info("gc_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("g_out", f, ["rows", 3])])
+    drop = helper.make_graph(
+        [helper.make_node("Identity", ["dc_in"], ["dc_out"]),
+         helper.make_node("Dropout", ["d_in", "ratio", "train"], ["d_out"], name="drop")],
+        "drop_body",
+        [helper.make_tensor_value_info("di", TensorProto.INT64, []),
+         helper.make_tensor_value_info("dc_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("d_in", f, [2, 3])],
+        [helper.make_tensor_value_info("dc_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("d_out", f, [2, 3])])
+    nodes = [
+        helper.make_node("Constant", [], ["trip"], value=helper.make_tensor("trip", TensorProto.INT64, [], [3])),
+        helper.make_node("Constant", [], ["true"], value=helper.make_tensor("true", TensorProto.BOOL, [], [1])),
+        helper.make_node("Constant", [], ["ratio"], value=helper.make_tensor("ratio", f, [], [0.5])),
+        helper.make_node("Constant", [], ["train"], value=helper.make_tensor("train", TensorProto.BOOL, [], [1])),
+        helper.make_node("Loop", ["trip", "true", "x"], ["grown"], body=grow, name="grow"),
+        helper.make_node("Loop", ["trip", "true", "x"], ["dropped"], body=drop, name="train"),
+    ]
+    g = helper.make_graph(nodes, "control_refused", [helper.make_tensor_value_info("x", f, [2, 3])],
+                          [helper.make_tensor_value_info("grown", f, ["rows", 3]),
+                           helper.make_tensor_value_info("dropped", f, [2, 3])])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), "control_refused.onnx")
 
     # A small MLP whose weights live in an external file beside the model.
     os.makedirs(os.path.join(OUT, "external"), exist_ok=True)
@@ -458,6 +530,7 @@ def main():
         tiny_models()
         int8_cnn()
         conv_bn_training()
+        scripted_loop()
     if "transformer" in what:
         export_transformer()
     if "cnn" in what:

@@ -89,6 +89,18 @@ done
 	done
 }
 
+# Control flow as PyTorch's TorchScript exporter writes it: a Loop over the sequence whose
+# body reads the input and weights from outside and holds an If; the Loop on the emulator
+# in the fourth way.
+[ "$PART" = ort ] || {
+	ways "$M/scripted_loop.onnx" x 9x3x16 "$M/scripted_loop.ref_in.npy" "$T/loop" Loop
+	i=1
+	for w in $WAYS; do
+		$PY "$ROOT/tests/runtime/compare.py" "$M/scripted_loop.ref_out.npy" "$T/loop.$i/y.npy" "scripted_loop $w vs PyTorch"
+		i=$((i + 1))
+	done
+}
+
 # Models beyond the benchmarks' (dense concatenation, channel shuffles, squeeze-excitation,
 # LayerNorm over channels, a vision transformer): one CPU device, against PyTorch.
 [ "$PART" = ort ] || for m in densenet121 shufflenet_v2_x1_0 regnet_y_400mf convnext_tiny vit_b_16; do

@@ -37,8 +37,9 @@ uint64_t *ho_memplan_ancestors(const struct ho_graph *g, uint32_t *words)
 		uint32_t v = (uint32_t)g->topo[i];
 		const struct ho_node *n = &g->nodes[v];
 
-		for (uint32_t k = 0; k < n->n_inputs; k++) {
-			int32_t t = n->inputs[k], p = t >= 0 ? g->tensors[t].producer : -1;
+		for (uint32_t k = 0; k < n->n_inputs + n->n_implicit; k++) {
+			int32_t t = k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
+			int32_t p = t >= 0 ? g->tensors[t].producer : -1;
 
 			/* a producer that does not run (folded, Constant) orders nothing: the
 			 * executor waits only on tasks, so nor may the reuse rules */

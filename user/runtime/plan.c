@@ -98,9 +98,19 @@ static bool ho_shares_memory(const struct ho_rt *rt, int a, int b)
 	return a == b || (rt->in_place[b] >> a & 1);
 }
 
+/* Held from before the run: weights, constants, inputs, and a subgraph's outer
+ * tensors (known, or fed by the control-flow kernel that runs the subgraph). */
 static bool ho_is_data(const struct ho_tensor *t)
 {
-	return t->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED | HO_T_INPUT);
+	return t->flags &
+	       (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED | HO_T_INPUT | HO_T_OUTER);
+}
+
+/* Fed at each run by the caller: an input not bound by value, an outer tensor not known. */
+static bool ho_is_fed(const struct ho_tensor *t)
+{
+	return (t->flags & (HO_T_INPUT | HO_T_BOUND)) == HO_T_INPUT ||
+	       ((t->flags & HO_T_OUTER) && !(t->flags & HO_T_KNOWN));
 }
 
 void ho_rt_free(struct ho_rt *rt)
@@ -566,8 +576,7 @@ static int ho_rt_layout(struct ho_rt *rt, struct ho_error *err)
 		const struct ho_tensor *tt = &g->tensors[t];
 
 		/* inputs are the caller's, but for those the plan was made for the values of */
-		if (!ho_is_data(tt) || (tt->flags & (HO_T_INPUT | HO_T_BOUND)) == HO_T_INPUT ||
-		    rt->home[t] < 0)
+		if (!ho_is_data(tt) || ho_is_fed(tt) || rt->home[t] < 0)
 			continue;
 		for (uint32_t d = 0; d < rt->n_dev; d++) {
 			void *p = rt->buf[AT(rt, t, d)];
@@ -777,6 +786,8 @@ static int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
 			if (t >= 0)
 				view[t] = ho_rt_view(rt, t, d);
 		}
+		for (uint32_t k = 0; k < n->n_implicit; k++) /* what its subgraphs read */
+			view[n->implicit[k]] = ho_rt_view(rt, n->implicit[k], d);
 		if (rt->bn[id] >= 0) { /* the batch norm's (bias Add's) parameters and output */
 			const struct ho_node *bn = &g->nodes[rt->bn[id]];
 
@@ -940,6 +951,16 @@ nomem:
 fail:
 	ho_rt_free(rt);
 	return ret;
+}
+
+void *ho_rt_tensor_data(struct ho_rt *rt, int32_t t)
+{
+	const struct ho_graph *g = rt->g;
+
+	for (uint32_t i = 0; i < g->n_inputs; i++)
+		if (g->inputs[i] == t)
+			rt->is_set[i] = 1;
+	return rt->home[t] >= 0 ? rt->buf[AT(rt, t, rt->home[t])] : NULL;
 }
 
 int ho_rt_set_input(struct ho_rt *rt, const char *name, const int64_t *shape, int rank,

@@ -70,6 +70,12 @@ extern const struct ho_backend_ops ho_backend_cpu, ho_backend_emu;
 const struct ho_backend_ops *ho_backend_ops_of(int backend);
 /* A constant tensor's bytes (weights, Constant outputs, folded values) into dst. */
 int ho_rt_fill_constant(const struct ho_tensor *t, void *dst);
+/*
+ * Tensor t's bytes at its home in plan rt, for a control-flow kernel that
+ * feeds its subgraph's plan (inputs, outer tensors) and reads its outputs in
+ * place; an input asked for counts as given.  NULL: nothing reads it.
+ */
+void *ho_rt_tensor_data(struct ho_rt *rt, int32_t t);
 /* The backend a box device of this kind runs on (cpu: cpu; any other: emu). */
 int ho_backend_for_kind(const char *kind);
 

@@ -85,6 +85,7 @@ void ho_cpu_kernel_free(struct ho_kernel *k)
 	free(k->rnn);
 	free(k->quant);
 	free(k->einsum);
+	ho_cpu_control_free(k->control);
 	if (k->pre)
 		dnnl_primitive_destroy(k->pre);
 	if (k->post)
@@ -203,6 +204,8 @@ int ho_cpu_launch(struct ho_backend *c, struct ho_kernel *k, struct ho_error *er
 				      k->name, k->op);
 		return 0;
 	}
+	case HO_K_CONTROL:
+		return ho_cpu_run_control(k, err);
 	case HO_K_GATHER:
 		if (ho_cpu_run_gather(k))
 			return ho_err(err, -EINVAL, "node '%s' (Gather): an index is out of range",

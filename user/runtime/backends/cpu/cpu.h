@@ -36,7 +36,8 @@ enum ho_cpu_kind {
 	HO_K_UNARY,
 	HO_K_HARDMAX,
 	HO_K_LAYER_NORM,
-	HO_K_LOOP
+	HO_K_LOOP,
+	HO_K_CONTROL
 };
 
 /* HO_K_LOOP (typed.c): a loop over elements of any numeric type */
@@ -46,6 +47,7 @@ struct ho_move;
 struct ho_rnn;
 struct ho_quant;
 struct ho_einsum_plan;
+struct ho_control;
 struct ho_typed {
 	int (*run)(const struct ho_kernel *k);
 	int op, dom, n_in;
@@ -121,6 +123,7 @@ struct ho_kernel {
 	struct ho_rnn *rnn;	       /* recurrent.c's, with its scratch, freed with the kernel */
 	struct ho_quant *quant;	       /* quant.c's, freed with the kernel */
 	struct ho_einsum_plan *einsum; /* einsum.c's, freed with the kernel */
+	struct ho_control *control;    /* HO_K_CONTROL (control.c): its subgraphs' plans */
 };
 
 int ho_cpu_open(int threads, struct ho_backend **out, struct ho_error *err);
@@ -197,6 +200,11 @@ int ho_cpu_prep_einsum(const struct ho_graph *g, const struct ho_node *n, void *
 		       struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_window(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		       struct ho_kernel *k, struct ho_error *err);
+/* control.c: If, Loop and Scan over plans of their subgraphs */
+int ho_cpu_prep_control(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_run_control(struct ho_kernel *k, struct ho_error *err);
+void ho_cpu_control_free(struct ho_control *cf);
 int ho_cpu_prep_det(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		    struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_lrn(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,

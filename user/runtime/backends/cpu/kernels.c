@@ -4,6 +4,7 @@
  * prepare function of its kernel family (one file each beside this one).
  * Adding a kernel is a line here and a function in its family's file.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "cpu.h"
@@ -70,6 +71,7 @@ HO_PLAIN(k_dft, ho_cpu_prep_dft(g, n, buf, k, err))
 HO_PLAIN(k_roi_align, ho_cpu_prep_roi_align(g, n, buf, k, err))
 HO_PLAIN(k_tfidf, ho_cpu_prep_tfidf(g, n, buf, k, err))
 HO_PLAIN(k_mel, ho_cpu_prep_mel(g, n, buf, k, err))
+HO_PLAIN(k_control, ho_cpu_prep_control(g, n, buf, k, err))
 
 static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* convolution (conv.c) */
@@ -171,6 +173,10 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"Resize", k_resize, 0, 0, false},
     {"Upsample", k_resize, 0, 0, false},
     {"GridSample", k_grid_sample, 0, 0, false}, /* a loop (index_map.c) */
+    /* control flow (control.c): each subgraph a plan of its own; every output */
+    {"If", k_control, 0, UINT32_MAX, true},
+    {"Loop", k_control, 0, UINT32_MAX, true},
+    {"Scan", k_control, 0, UINT32_MAX, true},
 };
 
 const struct ho_cpu_kernel_reg *ho_cpu_kernel_reg(const char *op_type)
