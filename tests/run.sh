@@ -146,7 +146,8 @@ fuzz() {
 	corpus=$(mktemp -d) seeds=build/fuzz/seeds
 	mkdir -p "$seeds"
 	cp "$M"/bad_cycle.onnx "$M"/bad_unknown_op.onnx "$M"/bad_initializer_shape.onnx "$M"/bad_matmul_dims.onnx \
-		"$M"/control_flow.onnx "$M"/external/*.onnx "$seeds"/
+		"$M"/control_flow.onnx "$M"/control_refused.onnx "$M"/scripted_loop.onnx "$M"/strings.onnx \
+		"$M"/external/*.onnx "$seeds"/
 	# Known crashers first, then explore for a bounded time.
 	build/fuzz/fuzz_onnx -error_exitcode=1 tests/fuzz/regressions/* || return 1
 	build/fuzz/fuzz_onnx -error_exitcode=1 -timeout_exitcode=1 -seed=1 -max_total_time="$FUZZ_SECONDS" -max_len=8192 -rss_limit_mb=2048 -timeout=10 \
@@ -184,6 +185,8 @@ fuzz_inputs() ( # a subshell: its trap removes the scratch folders however it en
 	printf '\002 3\n 0 0 0\n 1 4 1 0\n 2 2 1 0\n 3 5 2 1 2\n 4 0 1 3\n' >"$seeds/stg"
 	printf '\003{"box": "this-machine-2cpu", "devices": {"cpu0": {"peak_gflops": {"float32": 90}, "mem_bw_gbps": 20, "launch_us": 3, "op_efficiency": {"Gather": 0.5}, "node_us": {"steps": 12}}, "cpu1": {"launch_us": 1}}}' >"$seeds/profile"
 	{ printf '\004'; cat "$M/resnet18.ref_out.npy"; } >"$seeds/npy"
+	/usr/bin/python3 -c "import numpy as np; np.save('$seeds/s.npy', np.array([['a', '\u00e9'], ['', 'xyz']]))" &&
+		{ printf '\004'; cat "$seeds/s.npy"; } >"$seeds/npy_strings" && rm "$seeds/s.npy"
 	build/fuzz/fuzz_inputs -error_exitcode=1 tests/fuzz/inputs-regressions/* || exit 1
 	build/fuzz/fuzz_inputs -error_exitcode=1 -timeout_exitcode=1 -seed=1 -max_total_time=$((FUZZ_SECONDS / 3)) -max_len=8192 -rss_limit_mb=2048 -timeout=10 \
 		-print_final_stats=1 -artifact_prefix=build/fuzz/inputs- "$corpus" "$seeds"

@@ -232,7 +232,11 @@ int32_t ho_graph_find_tensor(const struct ho_graph *g, const char *name);
 bool ho_node_is_task(const struct ho_node *n);
 int ho_graph_validate(struct ho_graph *g, struct ho_error *err);
 const char *ho_dtype_name(int dtype);
-int ho_dtype_size(int dtype);			  /* bytes per element, 0 if not fixed-size */
+/* Bytes per element, 0 if none.  A string element is a pointer to NUL-terminated UTF-8 bytes
+ * (held by whoever made the tensor: the graph, a kernel of the plan, the caller's input). */
+int ho_dtype_size(int dtype);
+/* n strings and their bytes in one malloc'd block (pointers first): free() releases all. */
+const char **ho_strings_copy(const char *const *s, size_t n, size_t *bytes);
 int64_t ho_shape_numel(const struct ho_shape *s); /* -1 if not fully known */
 const struct ho_attr *ho_node_attr(const struct ho_node *n, const char *name);
 

@@ -142,7 +142,8 @@ int ho_rt_check(const struct ho_graph *g, ho_rt_refusal_fn fn, void *arg, struct
 /* Copy an input in: float32 data of exactly the bound shape's element count. */
 int ho_rt_set_input(struct ho_rt *rt, const char *name, const int64_t *shape, int rank,
 		    const float *data, struct ho_error *err);
-/* The same for an input of any fixed-size type: dtype must be the model's. */
+/* The same for an input of any type: dtype must be the model's.  Strings are pointers to
+ * NUL-terminated UTF-8, which must stay valid until the last run that reads them. */
 int ho_rt_set_input_data(struct ho_rt *rt, const char *name, int dtype, const int64_t *shape,
 			 int rank, const void *data, struct ho_error *err);
 /*

@@ -72,6 +72,29 @@ for sign in (1, -1):  # the If's condition is sum(x) > 0: then Relu(x), else Neg
     got = np.load(d + "/cf/out.npy")
     assert np.array_equal(got, want), (sign, got, want)
 PYEOF
+check "strings end to end: .npy in, moved, normalised, cast, .npy out" 0 "" -- $PY - "$EXE" "$M" "$tmp" <<'PYEOF'
+import subprocess, sys
+import numpy as np
+exe, m, d = sys.argv[1:4]
+s = np.array([["café", "drop", "Zoë"], ["DROP", "naïve", "x y"]])
+n = np.array(["1.5", "-INF", "2e-3"])
+np.save(d + "/s.npy", s)
+np.save(d + "/n.npy", n)
+subprocess.run([exe, "run", m + "/strings.onnx", "--input", "s=" + d + "/s.npy", "--input",
+                "n=" + d + "/n.npy", "--bind", "s", "-o", d + "/so"], check=True, capture_output=True)
+got = {k: np.load(d + "/so/" + k + ".npy") for k in ("moved", "normalized", "num", "text")}
+sg = s.T[[2, 0]]
+assert (got["moved"] == np.concatenate([sg, sg], axis=1)).all(), got["moved"]
+want = [w.upper() for w in s.ravel() if w.lower() != "drop"]  # stopwords case-insensitive
+assert got["normalized"].tolist() == want, got["normalized"]
+assert got["num"].dtype == np.float32 and got["num"].tolist() == [1.5, -np.inf, np.float32(2e-3)]
+assert got["text"].tolist() == ["1.5", "-INF", "0.002"], got["text"]
+PYEOF
+check "stopwords decide the extent: refused unless the strings are bound" 1 "tensor 'normalized': shape not fully known" -- \
+	$EXE run "$M/strings.onnx" --input "s=$tmp/s.npy" --input "n=$tmp/n.npy" -o "$tmp/so"
+$PY -c "import numpy as np; np.save('$tmp/nan.npy', np.array(['1', 'one', '2']))"
+check "a string that is not a number fails the run, named" 1 "a string is not a number" -- \
+	$EXE run "$M/strings.onnx" --input "s=$tmp/s.npy" --input "n=$tmp/nan.npy" --bind s -o "$tmp/so"
 check "a loop-carried value that grows is refused, named" 1 "tensor 'grown': shape not fully known" -- \
 	$EXE run "$M/control_refused.onnx" --input "x=$tmp/x23.npy" -o "$tmp/out"
 check "not a model" 1 "bad_not_a_model.onnx" -- \

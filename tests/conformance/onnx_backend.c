@@ -259,7 +259,15 @@ static int cb_data_set(const char *model, const char *dir, bool bind, struct cb_
 		for (int64_t i = 0; i < n; i++) {
 			double gv, wv;
 
-			if (cb_real(t->dtype, got, i, &gv)) {
+			if (t->dtype == HO_DT_STRING) {
+				const char *gs = ((const char *const *)got)[i],
+					   *ws = ((const char *const *)want[k].data)[i];
+
+				if (strcmp(gs, ws))
+					return cb_set(o, CB_WRONG,
+						      "output %s[%lld] = '%.40s', wanted '%.40s'",
+						      t->name, (long long)i, gs, ws);
+			} else if (cb_real(t->dtype, got, i, &gv)) {
 				cb_real(t->dtype, want[k].data, i, &wv);
 				if (!cb_close(gv, wv))
 					return cb_set(o, CB_WRONG,

@@ -392,6 +392,30 @@ def tiny_models():
                            helper.make_tensor_value_info("dropped", f, [2, 3])])
     save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), "control_refused.onnx")
 
+    # String tensors end to end: moved (Transpose, Gather, Concat), normalised
+    # (StringNormalizer: stopwords case-insensitively, then upper case), and read as numbers.
+    S = TensorProto.STRING
+    nodes = [
+        helper.make_node("Transpose", ["s"], ["st"], perm=[1, 0]),
+        helper.make_node("Constant", [], ["pick"], value=helper.make_tensor("pick", TensorProto.INT64, [2], [2, 0])),
+        helper.make_node("Gather", ["st", "pick"], ["sg"], axis=0),
+        helper.make_node("Concat", ["sg", "sg"], ["moved"], axis=1),
+        helper.make_node("Constant", [], ["flat"], value=helper.make_tensor("flat", TensorProto.INT64, [1], [6])),
+        helper.make_node("Reshape", ["s", "flat"], ["sf"]),
+        helper.make_node("StringNormalizer", ["sf"], ["normalized"], case_change_action="UPPER",
+                         stopwords=["drop"]),
+        helper.make_node("Cast", ["n"], ["num"], to=TensorProto.FLOAT),
+        helper.make_node("Cast", ["num"], ["text"], to=S),
+    ]
+    g = helper.make_graph(nodes, "strings",
+                          [helper.make_tensor_value_info("s", S, [2, 3]),
+                           helper.make_tensor_value_info("n", S, [3])],
+                          [helper.make_tensor_value_info("moved", S, [2, 4]),
+                           helper.make_tensor_value_info("normalized", S, ["kept"]),
+                           helper.make_tensor_value_info("num", f, [3]),
+                           helper.make_tensor_value_info("text", S, [3])])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), "strings.onnx")
+
     # A small MLP whose weights live in an external file beside the model.
     os.makedirs(os.path.join(OUT, "external"), exist_ok=True)
     w1 = numpy_helper.from_array(np.arange(64 * 32, dtype=np.float32).reshape(64, 32) / 1000, "w1")

@@ -71,7 +71,10 @@ int main(void)
 	   "open('magic.npy', 'wb').write(b'PK' + b'0' * 100)\n"
 	   "d = open('f4.npy', 'rb').read(); open('hlen.npy', 'wb').write(d[:8] + bytes([255, "
 	   "255]) + d[10:])\n"
-	   "open('extra.npy', 'wb').write(open('u1.npy', 'rb').read() + b'x')\n");
+	   "open('extra.npy', 'wb').write(open('u1.npy', 'rb').read() + b'x')\n"
+	   "np.save('str.npy', np.array([['ab', ''], ['\u00e9t\u00e9', '\U0001f600z']]))\n"
+	   "d = bytearray(open('str.npy', 'rb').read()); d[-4:] = b'\\x00\\xd8\\x00\\x00'\n"
+	   "open('surrogate.npy', 'wb').write(d)\n");
 
 	path(p, "f4.npy");
 	T_REQUIRE(ho_npy_read(p, &n, &err) == 0);
@@ -118,6 +121,20 @@ int main(void)
 	   "u = np.load('ours_u1.npy'); assert u.shape == (10,) and list(u) == [i * 3 for i in "
 	   "range(10)]");
 
+	/* Strings: UTF-32 on disk, pointers to UTF-8 in memory; written back, numpy's again. */
+	path(p, "str.npy");
+	T_REQUIRE(ho_npy_read(p, &n, &err) == 0);
+	T_REQUIRE(ho_npy_dtype(n.descr) == HO_DT_STRING && n.count == 4 &&
+		  n.nbytes == 4 * sizeof(char *));
+	T_REQUIRE(!strcmp(((char **)n.data)[0], "ab") && !strcmp(((char **)n.data)[1], "") &&
+		  !strcmp(((char **)n.data)[2], "\xc3\xa9t\xc3\xa9") &&
+		  !strcmp(((char **)n.data)[3], "\xf0\x9f\x98\x80z"));
+	path(p, "ours_str.npy");
+	T_REQUIRE(ho_npy_write(p, ho_npy_descr(HO_DT_STRING), n.ndim, n.shape, n.data, &err) == 0);
+	ho_npy_free(&n);
+	py("a = np.load('str.npy'); b = np.load('ours_str.npy')\n"
+	   "assert a.dtype == b.dtype and a.shape == b.shape and (a == b).all(), (a, b)");
+	expect_refused("surrogate.npy", "invalid code point");
 	expect_refused("fortran.npy", "Fortran order");
 	expect_refused("bigend.npy", "not supported");
 	expect_refused("object.npy", "not supported");

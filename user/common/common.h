@@ -6,6 +6,7 @@
 #ifndef HO_COMMON_H
 #define HO_COMMON_H
 
+#include <locale.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -88,6 +89,21 @@ struct ho_scan {
  * read up to 2 * HO_SCAN_MAX entries, beyond which the node is refused. */
 int ho_scan_parse(const struct ho_node *n, const struct ho_graph *body, const int *in_rank,
 		  const int *out_rank, struct ho_scan *s, struct ho_error *err);
+
+/* strnorm.c: StringNormalizer's stopwords and case mapping (shape rule and kernel share it). */
+struct ho_strnorm {
+	int change; /* 0 NONE, 1 LOWER, 2 UPPER */
+	bool case_sensitive;
+	const char *const *stop;
+	size_t n_stop;
+	locale_t loc; /* C.UTF-8's case mapping; (locale_t)0: ASCII's */
+};
+int ho_strnorm_parse(const struct ho_node *n, struct ho_strnorm *s, struct ho_error *err);
+void ho_strnorm_free(struct ho_strnorm *s);
+/* 1: x stays, 0: a stopword, -ENOMEM. */
+int ho_strnorm_kept(const struct ho_strnorm *s, const char *x);
+/* x in case change (0 none, 1 lower, 2 upper) into out (4 * strlen(x) + 1 bytes); its length. */
+size_t ho_strnorm_case(const struct ho_strnorm *s, const char *x, int change, char *out);
 
 /* nms.c: NonMaxSuppression's selection (shape inference and kernels share it). */
 struct ho_nms_args {

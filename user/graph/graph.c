@@ -11,14 +11,22 @@ static const struct {
 	const char *name;
 	int size;
 } ho_dtypes[HO_DT_COUNT] = {
-    [HO_DT_UNDEFINED] = {"undefined", 0}, [HO_DT_FLOAT] = {"float32", 4},
-    [HO_DT_UINT8] = {"uint8", 1},	  [HO_DT_INT8] = {"int8", 1},
-    [HO_DT_UINT16] = {"uint16", 2},	  [HO_DT_INT16] = {"int16", 2},
-    [HO_DT_INT32] = {"int32", 4},	  [HO_DT_INT64] = {"int64", 8},
-    [HO_DT_STRING] = {"string", 0},	  [HO_DT_BOOL] = {"bool", 1},
-    [HO_DT_FLOAT16] = {"float16", 2},	  [HO_DT_DOUBLE] = {"float64", 8},
-    [HO_DT_UINT32] = {"uint32", 4},	  [HO_DT_UINT64] = {"uint64", 8},
-    [HO_DT_COMPLEX64] = {"complex64", 8}, [HO_DT_COMPLEX128] = {"complex128", 16},
+    [HO_DT_UNDEFINED] = {"undefined", 0},
+    [HO_DT_FLOAT] = {"float32", 4},
+    [HO_DT_UINT8] = {"uint8", 1},
+    [HO_DT_INT8] = {"int8", 1},
+    [HO_DT_UINT16] = {"uint16", 2},
+    [HO_DT_INT16] = {"int16", 2},
+    [HO_DT_INT32] = {"int32", 4},
+    [HO_DT_INT64] = {"int64", 8},
+    [HO_DT_STRING] = {"string", sizeof(char *)},
+    [HO_DT_BOOL] = {"bool", 1},
+    [HO_DT_FLOAT16] = {"float16", 2},
+    [HO_DT_DOUBLE] = {"float64", 8},
+    [HO_DT_UINT32] = {"uint32", 4},
+    [HO_DT_UINT64] = {"uint64", 8},
+    [HO_DT_COMPLEX64] = {"complex64", 8},
+    [HO_DT_COMPLEX128] = {"complex128", 16},
     [HO_DT_BFLOAT16] = {"bfloat16", 2},
 };
 
@@ -30,6 +38,30 @@ const char *ho_dtype_name(int dtype)
 int ho_dtype_size(int dtype)
 {
 	return dtype >= 0 && dtype < HO_DT_COUNT ? ho_dtypes[dtype].size : 0;
+}
+
+const char **ho_strings_copy(const char *const *s, size_t n, size_t *bytes)
+{
+	size_t total = n * sizeof(char *);
+	const char **out;
+	char *p;
+
+	for (size_t i = 0; i < n; i++)
+		total += strlen(s[i]) + 1;
+	out = malloc(total ? total : 1);
+	if (!out)
+		return NULL;
+	p = (char *)(out + n);
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(s[i]) + 1;
+
+		memcpy(p, s[i], l);
+		out[i] = p;
+		p += l;
+	}
+	if (bytes)
+		*bytes = total;
+	return out;
 }
 
 int64_t ho_shape_numel(const struct ho_shape *s)
@@ -347,6 +379,9 @@ int ho_graph_bind_value(struct ho_graph *g, const char *name, int dtype, const i
 		return ho_err(err, -ENOMEM, "out of memory");
 	if (len) /* an empty tensor has no data to copy */
 		memcpy(copy, data, len);
+	for (int64_t i = 0; dtype == HO_DT_STRING && i < n; i++) /* the bytes too: the plan's */
+		if (!(((char **)copy)[i] = ho_arena_strdup(g->priv->arena, ((char **)copy)[i])))
+			return ho_err(err, -ENOMEM, "out of memory");
 	t->data = copy;
 	t->data_len = len;
 	t->value = NULL;
@@ -446,7 +481,7 @@ struct ho_value *ho_value_from_data(struct ho_arena *a, int dtype, const void *d
 	if (!data || count < 0 || count > HO_FOLD_MAX_ELEMS || !es || (uint64_t)count * es > len)
 		return NULL;
 	if (dtype == HO_DT_FLOAT16 || dtype == HO_DT_BFLOAT16 || dtype == HO_DT_COMPLEX64 ||
-	    dtype == HO_DT_COMPLEX128)
+	    dtype == HO_DT_COMPLEX128 || dtype == HO_DT_STRING)
 		return NULL;
 	v = ho_arena_calloc(a, 1, sizeof(*v));
 	if (!v)

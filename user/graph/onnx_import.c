@@ -180,6 +180,36 @@ static int ho_shape_from_dims(struct ho_import *im, const char *what, const int6
 	return 0;
 }
 
+/* A string tensor's elements: pointers to NUL-terminated copies in the arena. */
+static int ho_tensor_strings(struct ho_import *im, const char *name, const ProtobufCBinaryData *s,
+			     size_t n, int64_t numel, struct ho_const *c)
+{
+	const char **p;
+
+	if (numel < 0 || (uint64_t)numel != n)
+		return ho_err(im->err, -EINVAL, "tensor '%s': %zu strings for %lld elements", name,
+			      n, (long long)numel);
+	p = ho_arena_alloc(im->arena, (n ? n : 1) * sizeof(*p));
+	if (!p)
+		return ho_err(im->err, -ENOMEM, "out of memory");
+	for (size_t k = 0; k < n; k++) {
+		char *b = ho_arena_alloc(im->arena, s[k].len + 1);
+
+		if (!b)
+			return ho_err(im->err, -ENOMEM, "out of memory");
+		if (s[k].len && memchr(s[k].data, 0, s[k].len))
+			return ho_err(im->err, -EINVAL, "tensor '%s': string %zu holds a NUL byte",
+				      name, k);
+		if (s[k].len) /* an empty one may have no data at all */
+			memcpy(b, s[k].data, s[k].len);
+		b[s[k].len] = '\0';
+		p[k] = b;
+	}
+	c->data = p;
+	c->len = n * sizeof(*p);
+	return 0;
+}
+
 /* Packed little-endian bytes of a TensorProto, wherever the model keeps them. */
 static int ho_tensor_bytes(struct ho_import *im, const Onnx__TensorProto *tp, struct ho_const *c)
 {
@@ -200,7 +230,7 @@ static int ho_tensor_bytes(struct ho_import *im, const Onnx__TensorProto *tp, st
 	numel = ho_shape_numel(&c->shape);
 	es = ho_dtype_size(c->dtype);
 	if (c->dtype == HO_DT_STRING)
-		return 0;
+		return ho_tensor_strings(im, name, tp->string_data, tp->n_string_data, numel, c);
 	if (numel < 0 || (uint64_t)numel > UINT64_MAX / (uint64_t)es)
 		return ho_err(im->err, -EOVERFLOW, "tensor '%s': element count overflows", name);
 
@@ -756,9 +786,19 @@ static int ho_import_node(struct ho_import *im, struct ho_graph *g, const Onnx__
 			t->data_len = at->n * (fl ? 4 : 8);
 		} else if (!strcmp(at->name, "value_string") ||
 			   !strcmp(at->name, "value_strings")) {
+			const char **p = ho_arena_alloc(a, (at->n + 1) * sizeof(*p));
+
+			if (!p)
+				return ho_err(im->err, -ENOMEM, "out of memory");
 			t->dtype = HO_DT_STRING;
 			t->shape.rank = at->type == HO_ATTR_STRING ? 0 : 1;
 			t->shape.dim[0] = (int64_t)at->n;
+			if (at->type == HO_ATTR_STRING)
+				p[0] = at->s;
+			else
+				memcpy(p, at->strings, at->n * sizeof(*p));
+			t->data = p;
+			t->data_len = (at->type == HO_ATTR_STRING ? 1 : at->n) * sizeof(*p);
 		} else {
 			return ho_err(im->err, -ENOTSUP,
 				      "node '%s' (Constant): attribute '%s' not supported",
@@ -1150,16 +1190,14 @@ int ho_onnx_tensor_read(const char *path, struct ho_const *out, char *name, size
 		ho_err(err, ret, "%s: %s", path, err->msg);
 		goto out;
 	}
-	if (out->dtype == HO_DT_STRING) {
-		ret = ho_err(err, -ENOTSUP, "%s: a string tensor", path);
-		goto out;
-	}
-	if (out->len && !(data = malloc(out->len))) {
+	if (out->dtype == HO_DT_STRING) /* the strings' bytes too: the arena goes */
+		data = ho_strings_copy(out->data, out->len / sizeof(char *), NULL);
+	else if (out->len && (data = malloc(out->len)))
+		memcpy(data, out->data, out->len);
+	if (out->len && !data) {
 		ret = ho_err(err, -ENOMEM, "out of memory");
 		goto out;
 	}
-	if (out->len)
-		memcpy(data, out->data, out->len);
 	out->data = data;
 	if (len && tp->name)
 		snprintf(name, len, "%s", tp->name);

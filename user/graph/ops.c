@@ -178,6 +178,7 @@ static const struct ho_op_entry ho_ops[] = {
     {{"NonMaxSuppression", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 8}, ho_infer_nms},
     {{"RoiAlign", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 8}, ho_infer_roi_align},
     {{"TfIdfVectorizer", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 4}, ho_infer_tfidf},
+    {{"StringNormalizer", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_string_normalizer},
     {{"DepthToSpace", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_depth_space},
     {{"SpaceToDepth", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_depth_space},
     /* control flow */

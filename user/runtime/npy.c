@@ -23,8 +23,26 @@ static const struct {
     {"<u2", 2, HO_DT_UINT16}, {"|u1", 1, HO_DT_UINT8},	{"|b1", 1, HO_DT_BOOL},
 };
 
+/*
+ * Strings: numpy's '<Un' holds n UTF-32 code points per element, NUL-padded;
+ * in memory they are a struct ho_npy's count pointers to UTF-8 (one block,
+ * the strings after the pointers), as the runtime's string tensors are.
+ */
+static uint32_t npy_unicode_width(const char *descr)
+{
+	char *end;
+	long n;
+
+	if (strncmp(descr, "<U", 2) || !descr[2])
+		return 0;
+	n = strtol(descr + 2, &end, 10);
+	return *end || n < 1 || n > 1 << 20 ? 0 : (uint32_t)n;
+}
+
 int ho_npy_dtype(const char *descr)
 {
+	if (npy_unicode_width(descr))
+		return HO_DT_STRING;
 	for (size_t i = 0; i < sizeof(npy_types) / sizeof(npy_types[0]); i++)
 		if (!strcmp(descr, npy_types[i].descr))
 			return npy_types[i].dtype;
@@ -33,6 +51,8 @@ int ho_npy_dtype(const char *descr)
 
 const char *ho_npy_descr(int dtype)
 {
+	if (dtype == HO_DT_STRING)
+		return "<U"; /* its width from the longest string, when written */
 	for (size_t i = 0; i < sizeof(npy_types) / sizeof(npy_types[0]); i++)
 		if (npy_types[i].dtype == dtype)
 			return npy_types[i].descr;
@@ -103,7 +123,9 @@ int ho_npy_parse_header(const void *buf, size_t len, struct ho_npy *out, struct 
 	/* Byte order '=' is native, which is little-endian on every box we run. */
 	if (out->descr[0] == '=')
 		out->descr[0] = '<';
-	out->elem_size = npy_type_size(out->descr);
+	out->elem_size = npy_unicode_width(out->descr) * 4;
+	if (!out->elem_size)
+		out->elem_size = npy_type_size(out->descr);
 	if (!out->elem_size)
 		return ho_err(err, -EINVAL,
 			      ".npy dtype '%s' is not supported (little-endian numbers only)",
@@ -140,6 +162,90 @@ int ho_npy_parse_header(const void *buf, size_t len, struct ho_npy *out, struct 
 	}
 	out->nbytes = out->count * out->elem_size;
 	return (int)(off + hlen);
+}
+
+/* UTF-32 code points (n of them, NUL-padded) to UTF-8 at o; the bytes written. */
+static int npy_utf8(const unsigned char *u, uint32_t n, char *o)
+{
+	int len = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t c = u[4 * i] | u[4 * i + 1] << 8 | u[4 * i + 2] << 16 |
+			     (uint32_t)u[4 * i + 3] << 24;
+
+		if (!c)
+			break;
+		if (c > 0x10ffff || (c >= 0xd800 && c < 0xe000))
+			return -1;
+		if (c < 0x80) {
+			o[len++] = (char)c;
+		} else if (c < 0x800) {
+			o[len++] = (char)(0xc0 | c >> 6);
+			o[len++] = (char)(0x80 | (c & 0x3f));
+		} else if (c < 0x10000) {
+			o[len++] = (char)(0xe0 | c >> 12);
+			o[len++] = (char)(0x80 | (c >> 6 & 0x3f));
+			o[len++] = (char)(0x80 | (c & 0x3f));
+		} else {
+			o[len++] = (char)(0xf0 | c >> 18);
+			o[len++] = (char)(0x80 | (c >> 12 & 0x3f));
+			o[len++] = (char)(0x80 | (c >> 6 & 0x3f));
+			o[len++] = (char)(0x80 | (c & 0x3f));
+		}
+	}
+	o[len] = '\0';
+	return len;
+}
+
+/* The next code point of UTF-8 text at *s (advanced); U+FFFD for a malformed byte. */
+static uint32_t npy_next(const unsigned char **s)
+{
+	const unsigned char *p = *s;
+	int more = p[0] >= 0xf0 ? 3 : p[0] >= 0xe0 ? 2 : p[0] >= 0xc0 ? 1 : 0;
+	uint32_t c = more ? p[0] & (0x3f >> more) : p[0];
+
+	if (p[0] >= 0x80 && p[0] < 0xc0)
+		more = -1;
+	for (int i = 1; i <= more; i++) {
+		if ((p[i] & 0xc0) != 0x80) {
+			*s = p + i;
+			return 0xfffd;
+		}
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	*s = p + (more < 0 ? 1 : more + 1);
+	return more < 0 ? 0xfffd : c;
+}
+
+/* Replace n's UTF-32 data by pointers to UTF-8 copies, one block. */
+static int npy_strings_in(struct ho_npy *n, const char *path, struct ho_error *err)
+{
+	uint32_t w = n->elem_size / 4;
+	size_t each = (size_t)w * 4 + 1; /* at most 4 UTF-8 bytes per code point */
+	char **p, *s;
+
+	if (n->count > (SIZE_MAX - 64) / (each + sizeof(char *)))
+		return ho_err(err, -EOVERFLOW, "%s: too many strings", path);
+	p = malloc(n->count * (sizeof(char *) + each) + 1);
+	if (!p)
+		return ho_err(err, -ENOMEM, "%s: out of memory", path);
+	s = (char *)(p + n->count);
+	for (size_t i = 0; i < n->count; i++) {
+		int len = npy_utf8((const unsigned char *)n->data + i * n->elem_size, w, s);
+
+		if (len < 0) {
+			free(p);
+			return ho_err(err, -EINVAL, "%s: string %zu holds an invalid code point",
+				      path, i);
+		}
+		p[i] = s;
+		s += len + 1;
+	}
+	free(n->data);
+	n->data = p;
+	n->elem_size = sizeof(char *);
+	n->nbytes = n->count * sizeof(char *);
+	return 0;
 }
 
 int ho_npy_read(const char *path, struct ho_npy *out, struct ho_error *err)
@@ -184,7 +290,7 @@ int ho_npy_read(const char *path, struct ho_npy *out, struct ho_error *err)
 		ret = ho_err(err, -EIO, "%s: short read", path);
 		goto out;
 	}
-	ret = 0;
+	ret = npy_unicode_width(out->descr) ? npy_strings_in(out, path, err) : 0;
 out:
 	fclose(f);
 	if (ret)
@@ -195,13 +301,32 @@ out:
 int ho_npy_write(const char *path, const char *descr, int ndim, const int64_t *shape,
 		 const void *data, struct ho_error *err)
 {
-	char dict[1024], shp[600] = "";
+	char dict[1024], shp[600] = "", wide[16];
 	size_t count = 1, len, total, pre;
 	uint32_t es = npy_type_size(descr);
+	bool strings = !strcmp(descr, "<U");
 	unsigned char hdr[12];
 	int ret = 0;
 	FILE *f;
 
+	if (strings) { /* as wide as the longest string's code points */
+		uint32_t w = 1;
+
+		for (int i = 0; i < ndim; i++)
+			count *= shape[i] > 0 ? (size_t)shape[i] : 0;
+		for (size_t i = 0; i < count; i++) {
+			const unsigned char *s = ((const unsigned char *const *)data)[i];
+			uint32_t k = 0;
+
+			while (*s && npy_next(&s))
+				k++;
+			w = k > w ? k : w;
+		}
+		snprintf(wide, sizeof(wide), "<U%u", w);
+		descr = wide;
+		es = 4 * w;
+		count = 1;
+	}
 	if (!es)
 		return ho_err(err, -EINVAL, "%s: dtype '%s' is not supported", path, descr);
 	if (ndim < 0 || ndim > HO_NPY_MAX_DIMS)
@@ -243,7 +368,22 @@ int ho_npy_write(const char *path, const char *descr, int ndim, const int64_t *s
 	for (size_t i = pre + len; !ret && i + 1 < total; i++)
 		if (fputc(' ', f) == EOF)
 			ret = -EIO;
-	if (!ret && (fputc('\n', f) == EOF || fwrite(data, es, count, f) != count))
+	if (!ret && fputc('\n', f) == EOF)
+		ret = -EIO;
+	for (size_t i = 0; strings && !ret && i < count; i++) {
+		const unsigned char *s = ((const unsigned char *const *)data)[i];
+		uint32_t k = 0;
+
+		for (; *s && !ret; k++) {
+			uint32_t c = npy_next(&s);
+			unsigned char b[4] = {c & 0xff, c >> 8 & 0xff, c >> 16 & 0xff, c >> 24};
+
+			ret = fwrite(b, 1, 4, f) == 4 ? 0 : -EIO;
+		}
+		for (; k < es / 4 && !ret; k++)
+			ret = fwrite("\0\0\0\0", 1, 4, f) == 4 ? 0 : -EIO;
+	}
+	if (!strings && !ret && fwrite(data, es, count, f) != count)
 		ret = -EIO;
 	if (fclose(f) && !ret)
 		ret = -EIO;

@@ -953,6 +953,17 @@ fail:
 	return ret;
 }
 
+/* data differs from the values bound input t was planned for (strings: their text). */
+static bool ho_rt_other_values(const struct ho_tensor *t, const void *data)
+{
+	if (t->dtype != HO_DT_STRING)
+		return memcmp(t->data, data, t->bytes) != 0;
+	for (uint64_t i = 0; i < t->bytes / sizeof(char *); i++)
+		if (strcmp(((const char *const *)t->data)[i], ((const char *const *)data)[i]))
+			return true;
+	return false;
+}
+
 void *ho_rt_tensor_data(struct ho_rt *rt, int32_t t)
 {
 	const struct ho_graph *g = rt->g;
@@ -992,7 +1003,7 @@ int ho_rt_set_input_data(struct ho_rt *rt, const char *name, int dtype, const in
 					      "input '%s': dimension %d is %lld, the plan has %lld",
 					      name, d, (long long)shape[d],
 					      (long long)t->shape.dim[d]);
-		if ((t->flags & HO_T_BOUND) && t->bytes && memcmp(t->data, data, t->bytes))
+		if ((t->flags & HO_T_BOUND) && t->bytes && ho_rt_other_values(t, data))
 			return ho_err(err, -EINVAL,
 				      "input '%s': the plan was made for other values of it; "
 				      "plan again for these",

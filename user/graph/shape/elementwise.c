@@ -269,7 +269,7 @@ int ho_infer_cast(struct ho_infer *c)
 	if (to <= HO_DT_UNDEFINED || to >= HO_DT_COUNT)
 		return fail(c, "invalid target type %" PRId64, to);
 	set_out(c, 0, (int)to, &x->shape);
-	const struct ho_value *vx = in_v(c, 0);
+	const struct ho_value *vx = to == HO_DT_STRING ? NULL : in_v(c, 0); /* no string values */
 
 	if (vx) {
 		struct ho_value *v = new_value(c, (int)to, vx->count);

@@ -343,5 +343,6 @@ int ho_infer_depth_space(struct ho_infer *c);
 int ho_infer_if(struct ho_infer *c);
 int ho_infer_loop(struct ho_infer *c);
 int ho_infer_scan(struct ho_infer *c);
+int ho_infer_string_normalizer(struct ho_infer *c);
 
 #endif

@@ -1405,6 +1405,50 @@ int ho_infer_tfidf(struct ho_infer *c)
 	return 0;
 }
 
+/*
+ * StringNormalizer: [C] or [1, C] strings to the ones not stopwords, or one
+ * empty string when none is left; the extent counted where the input's
+ * strings are known (user/common/strnorm.c decides, as the kernel does).
+ */
+int ho_infer_string_normalizer(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	struct ho_shape o;
+	struct ho_strnorm s;
+	int64_t n, kept = 0;
+	int ret;
+
+	if (!x || x->dtype != HO_DT_STRING)
+		return fail(c, "needs a string input");
+	if (x->shape.rank != 1 && (x->shape.rank != 2 || x->shape.dim[0] != 1))
+		return fail(c, "needs [C] or [1, C]");
+	if ((ret = ho_strnorm_parse(c->nd, &s, c->err)))
+		return ret;
+	o = x->shape;
+	n = ho_shape_numel(&x->shape);
+	/* strings known before the run, through views (a Reshape) that keep their order */
+	while (!x->data && x->producer >= 0 && ho_op_is_view(c->g->nodes[x->producer].op_type) &&
+	       c->g->nodes[x->producer].n_inputs && c->g->nodes[x->producer].inputs[0] >= 0)
+		x = &c->g->tensors[c->g->nodes[x->producer].inputs[0]];
+	if (!s.n_stop) {
+		kept = n;
+	} else if (x->data && n >= 0) {
+		for (int64_t i = 0; i < n && kept >= 0; i++) {
+			int k = ho_strnorm_kept(&s, ((const char *const *)x->data)[i]);
+
+			kept = k < 0 ? k : kept + k;
+		}
+	} else {
+		kept = HO_DIM_UNKNOWN;
+	}
+	ho_strnorm_free(&s);
+	if (kept < HO_DIM_UNKNOWN)
+		return ho_err(c->err, -ENOMEM, "out of memory");
+	o.dim[o.rank - 1] = kept == 0 ? 1 : kept; /* none left: one empty string */
+	set_out(c, 0, HO_DT_STRING, &o);
+	return 0;
+}
+
 /* MelWeightMatrix: [dft_length / 2 + 1, num_mel_bins] of output_datatype (known values). */
 int ho_infer_mel_weight_matrix(struct ho_infer *c)
 {

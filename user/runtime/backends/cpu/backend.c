@@ -86,6 +86,7 @@ void ho_cpu_kernel_free(struct ho_kernel *k)
 	free(k->quant);
 	free(k->einsum);
 	ho_cpu_control_free(k->control);
+	ho_cpu_text_free(k->text);
 	if (k->pre)
 		dnnl_primitive_destroy(k->pre);
 	if (k->post)
@@ -155,6 +156,13 @@ int ho_cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t node
 	/* kernels check their own types too; this one makes a missed check a refusal */
 	if (reg && !reg->any_type && g->tensors[first].dtype != HO_DT_FLOAT)
 		return ho_cpu_unsupported(err, n, "computes float32 outputs only");
+	/* a string is a pointer: only kernels that know it may touch one */
+	for (uint32_t i = 0; i < n->n_inputs + n->n_outputs && reg && !reg->strings; i++) {
+		int32_t t = i < n->n_inputs ? n->inputs[i] : n->outputs[i - n->n_inputs];
+
+		if (t >= 0 && g->tensors[t].dtype == HO_DT_STRING)
+			return ho_cpu_unsupported(err, n, "does not take string tensors");
+	}
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		return ho_err(err, -ENOMEM, "out of memory");
@@ -199,6 +207,11 @@ int ho_cpu_launch(struct ho_backend *c, struct ho_kernel *k, struct ho_error *er
 				      "node '%s' (%s): the data gives an output of another extent "
 				      "than the plan's: plan for these inputs' values",
 				      k->name, k->op);
+		if (ret == -EDOM)
+			return ho_err(err, ret, "node '%s' (%s): a string is not a number", k->name,
+				      k->op);
+		if (ret == -ENOMEM)
+			return ho_err(err, ret, "node '%s' (%s): out of memory", k->name, k->op);
 		if (ret)
 			return ho_err(err, -EINVAL, "node '%s' (%s): an index is out of range",
 				      k->name, k->op);

@@ -48,6 +48,7 @@ struct ho_rnn;
 struct ho_quant;
 struct ho_einsum_plan;
 struct ho_control;
+struct ho_text;
 struct ho_typed {
 	int (*run)(const struct ho_kernel *k);
 	int op, dom, n_in;
@@ -124,6 +125,7 @@ struct ho_kernel {
 	struct ho_quant *quant;	       /* quant.c's, freed with the kernel */
 	struct ho_einsum_plan *einsum; /* einsum.c's, freed with the kernel */
 	struct ho_control *control;    /* HO_K_CONTROL (control.c): its subgraphs' plans */
+	struct ho_text *text;	       /* text.c's string kernels: their plan and strings */
 };
 
 int ho_cpu_open(int threads, struct ho_backend **out, struct ho_error *err);
@@ -200,6 +202,12 @@ int ho_cpu_prep_einsum(const struct ho_graph *g, const struct ho_node *n, void *
 		       struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_window(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		       struct ho_kernel *k, struct ho_error *err);
+/* text.c: string tensors (Cast to and from them, StringNormalizer) */
+int ho_cpu_prep_string_cast(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			    struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_strnorm(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			struct ho_kernel *k, struct ho_error *err);
+void ho_cpu_text_free(struct ho_text *t);
 /* control.c: If, Loop and Scan over plans of their subgraphs */
 int ho_cpu_prep_control(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			struct ho_kernel *k, struct ho_error *err);
@@ -277,6 +285,7 @@ struct ho_cpu_kernel_reg {
 	dnnl_alg_kind_t eltwise_alg; /* 0 (dnnl_alg_kind_undef): not element-wise */
 	uint32_t outputs;	     /* outputs its kernels can write; 0: the first only */
 	bool any_type;		     /* moves elements of any fixed size; else float32 out */
+	bool strings; /* takes string tensors (moves their pointers, or reads them) */
 };
 const struct ho_cpu_kernel_reg *ho_cpu_kernel_reg(const char *op_type);
 

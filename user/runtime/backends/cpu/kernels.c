@@ -72,118 +72,122 @@ HO_PLAIN(k_roi_align, ho_cpu_prep_roi_align(g, n, buf, k, err))
 HO_PLAIN(k_tfidf, ho_cpu_prep_tfidf(g, n, buf, k, err))
 HO_PLAIN(k_mel, ho_cpu_prep_mel(g, n, buf, k, err))
 HO_PLAIN(k_control, ho_cpu_prep_control(g, n, buf, k, err))
+HO_PLAIN(k_string_cast, ho_cpu_prep_string_cast(g, n, buf, k, err))
+HO_PLAIN(k_strnorm, ho_cpu_prep_strnorm(g, n, buf, k, err))
 
 static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* convolution (conv.c) */
-    {"Conv", k_conv, 0, 0, false},
-    {"ConvTranspose", k_conv, 0, 0, false},
+    {"Conv", k_conv, 0, 0, false, false},
+    {"ConvTranspose", k_conv, 0, 0, false, false},
     /* normalisation and reductions (norm.c) */
-    {"BatchNormalization", k_bnorm, 0, 3, false}, /* training: and the running statistics */
-    {"LRN", k_lrn, 0, 0, false},
-    {"MeanVarianceNormalization", k_norm_loop, 0, 0, false}, /* a loop (norm.c) */
-    {"Softmax", k_softmax, 0, 0, false},
-    {"LogSoftmax", k_softmax, 0, 0, false},
-    {"Dropout", k_dropout, 0, 2, true},	 /* a view; its mask, when asked for (unary.c) */
-    {"Hardmax", k_hardmax, 0, 0, false}, /* a loop (unary.c) */
-    {"LayerNormalization", k_layer_norm, 0, 3, false},	 /* with Mean and InvStdDev */
-    {"InstanceNormalization", k_norm_loop, 0, 0, false}, /* a loop (norm.c) */
-    {"TopK", k_typed, 0, 2, true},			 /* a loop (typed.c): values and indices */
-    {"Unique", k_typed, 0, 4, true}, /* typed.c: Y, indices, inverse_indices, counts */
-    {"NonZero", k_typed, 0, 0, true},
-    {"NonMaxSuppression", k_nms, 0, 0, true}, /* detect.c */
-    {"RoiAlign", k_roi_align, 0, 0, false},
+    {"BatchNormalization", k_bnorm, 0, 3, false, false}, /* training: and the running statistics */
+    {"LRN", k_lrn, 0, 0, false, false},
+    {"MeanVarianceNormalization", k_norm_loop, 0, 0, false, false}, /* a loop (norm.c) */
+    {"Softmax", k_softmax, 0, 0, false, false},
+    {"LogSoftmax", k_softmax, 0, 0, false, false},
+    {"Dropout", k_dropout, 0, 2, true, false},	/* a view; its mask, when asked for (unary.c) */
+    {"Hardmax", k_hardmax, 0, 0, false, false}, /* a loop (unary.c) */
+    {"LayerNormalization", k_layer_norm, 0, 3, false, false},	/* with Mean and InvStdDev */
+    {"InstanceNormalization", k_norm_loop, 0, 0, false, false}, /* a loop (norm.c) */
+    {"TopK", k_typed, 0, 2, true, false},   /* a loop (typed.c): values and indices */
+    {"Unique", k_typed, 0, 4, true, false}, /* typed.c: Y, indices, inverse_indices, counts */
+    {"NonZero", k_typed, 0, 0, true, false},
+    {"NonMaxSuppression", k_nms, 0, 0, true, false}, /* detect.c */
+    {"RoiAlign", k_roi_align, 0, 0, false, false},
     /* text (text.c) */
-    {"TfIdfVectorizer", k_tfidf, 0, 0, false},
+    {"TfIdfVectorizer", k_tfidf, 0, 0, false, false},
     /* losses (loss.c) */
-    {"NegativeLogLikelihoodLoss", k_loss, 0, 1, false},
-    {"SoftmaxCrossEntropyLoss", k_loss, 0, 2, false}, /* and its log_prob */
+    {"NegativeLogLikelihoodLoss", k_loss, 0, 1, false, false},
+    {"SoftmaxCrossEntropyLoss", k_loss, 0, 2, false, false}, /* and its log_prob */
     /* pooling (pool.c) */
-    {"MaxPool", k_pool, 0, 2, true}, /* and its Indices, as a loop (pool.c checks types) */
-    {"AveragePool", k_pool, 0, 0, false},
-    {"GlobalAveragePool", k_pool, 0, 0, false},
-    {"GlobalMaxPool", k_pool, 0, 0, false},
+    {"MaxPool", k_pool, 0, 2, true, false}, /* and its Indices, as a loop (pool.c checks types) */
+    {"AveragePool", k_pool, 0, 0, false, false},
+    {"GlobalAveragePool", k_pool, 0, 0, false, false},
+    {"GlobalMaxPool", k_pool, 0, 0, false, false},
     /* element-wise, one input (eltwise.c): also post-ops of a Conv or MatMul */
-    {"Relu", k_eltwise, dnnl_eltwise_relu, 0, false},
-    {"LeakyRelu", k_eltwise, dnnl_eltwise_relu, 0, false},
-    {"Sigmoid", k_eltwise, dnnl_eltwise_logistic, 0, false},
-    {"Tanh", k_eltwise, dnnl_eltwise_tanh, 0, false},
-    {"Exp", k_eltwise, dnnl_eltwise_exp, 0, false},
-    {"Log", k_eltwise, dnnl_eltwise_log, 0, false},
-    {"Sqrt", k_eltwise, dnnl_eltwise_sqrt, 0, false},
-    {"Abs", k_eltwise, dnnl_eltwise_abs, 0, false},
-    {"Elu", k_eltwise, dnnl_eltwise_elu, 0, false},
-    {"Softplus", k_eltwise, dnnl_eltwise_soft_relu, 0, false},
-    {"Clip", k_eltwise, dnnl_eltwise_clip_v2, 0, false},
-    {"HardSigmoid", k_eltwise, dnnl_eltwise_linear, 0,
-     false},					    /* then clipped to [0, 1] by a post-op */
-    {"Pow", k_eltwise, dnnl_eltwise_pow, 0, false}, /* by a constant scalar exponent */
+    {"Relu", k_eltwise, dnnl_eltwise_relu, 0, false, false},
+    {"LeakyRelu", k_eltwise, dnnl_eltwise_relu, 0, false, false},
+    {"Sigmoid", k_eltwise, dnnl_eltwise_logistic, 0, false, false},
+    {"Tanh", k_eltwise, dnnl_eltwise_tanh, 0, false, false},
+    {"Exp", k_eltwise, dnnl_eltwise_exp, 0, false, false},
+    {"Log", k_eltwise, dnnl_eltwise_log, 0, false, false},
+    {"Sqrt", k_eltwise, dnnl_eltwise_sqrt, 0, false, false},
+    {"Abs", k_eltwise, dnnl_eltwise_abs, 0, false, false},
+    {"Elu", k_eltwise, dnnl_eltwise_elu, 0, false, false},
+    {"Softplus", k_eltwise, dnnl_eltwise_soft_relu, 0, false, false},
+    {"Clip", k_eltwise, dnnl_eltwise_clip_v2, 0, false, false},
+    {"HardSigmoid", k_eltwise, dnnl_eltwise_linear, 0, false,
+     false},						   /* then clipped to [0, 1] by a post-op */
+    {"Pow", k_eltwise, dnnl_eltwise_pow, 0, false, false}, /* by a constant scalar exponent */
     /* element-wise, two inputs with broadcasting (eltwise.c) */
-    {"Add", k_binary, 0, 0, false},
-    {"Sub", k_binary, 0, 0, false},
-    {"Mul", k_binary, 0, 0, false},
-    {"Div", k_binary, 0, 0, false},
-    {"Max", k_binary, 0, 0, false},
-    {"Min", k_binary, 0, 0, false},
+    {"Add", k_binary, 0, 0, false, false},
+    {"Sub", k_binary, 0, 0, false, false},
+    {"Mul", k_binary, 0, 0, false, false},
+    {"Div", k_binary, 0, 0, false, false},
+    {"Max", k_binary, 0, 0, false, false},
+    {"Min", k_binary, 0, 0, false, false},
     /* matrix products (matmul.c) */
-    {"MatMul", k_matmul, 0, 0, false},
-    {"Gemm", k_gemm, 0, 0, false},
-    {"Einsum", k_einsum, 0, 0, true}, /* a loop (einsum.c), any numeric type it takes */
-    {"Det", k_det, 0, 0, true},	      /* a loop (matmul.c): float32 and float64 */
+    {"MatMul", k_matmul, 0, 0, false, false},
+    {"Gemm", k_gemm, 0, 0, false, false},
+    {"Einsum", k_einsum, 0, 0, true, false}, /* a loop (einsum.c), any numeric type it takes */
+    {"Det", k_det, 0, 0, true, false},	     /* a loop (matmul.c): float32 and float64 */
     /* quantized (quant.c): integer loops */
-    {"QuantizeLinear", k_quant, 0, 0, true},
-    {"DequantizeLinear", k_quant, 0, 0, true},
-    {"DynamicQuantizeLinear", k_quant, 0, 3, true}, /* y, its scale and zero point */
-    {"MatMulInteger", k_quant, 0, 0, true},
-    {"QLinearMatMul", k_quant, 0, 0, true},
-    {"ConvInteger", k_quant, 0, 0, true},
-    {"QLinearConv", k_quant, 0, 0, true},
+    {"QuantizeLinear", k_quant, 0, 0, true, false},
+    {"DequantizeLinear", k_quant, 0, 0, true, false},
+    {"DynamicQuantizeLinear", k_quant, 0, 3, true, false}, /* y, its scale and zero point */
+    {"MatMulInteger", k_quant, 0, 0, true, false},
+    {"QLinearMatMul", k_quant, 0, 0, true, false},
+    {"ConvInteger", k_quant, 0, 0, true, false},
+    {"QLinearConv", k_quant, 0, 0, true, false},
     /* recurrent (recurrent.c): Y, Y_h and (LSTM) Y_c */
-    {"RNN", k_recurrent, 0, 2, false},
-    {"GRU", k_recurrent, 0, 2, false},
-    {"LSTM", k_recurrent, 0, 3, false},
+    {"RNN", k_recurrent, 0, 2, false, false},
+    {"GRU", k_recurrent, 0, 2, false, false},
+    {"LSTM", k_recurrent, 0, 3, false, false},
     /* concatenation (concat.c) */
-    {"Concat", k_concat, 0, 0, true}, /* any type: copies where oneDNN cannot */
+    {"Concat", k_concat, 0, 0, true, true}, /* any type: copies where oneDNN cannot */
     /* index maps (index_map.c) */
-    {"Transpose", k_transpose, 0, 0, true},
-    {"Slice", k_slice, 0, 0, true},
-    {"Gather", k_gather, 0, 0, true},
+    {"Transpose", k_transpose, 0, 0, true, true},
+    {"Slice", k_slice, 0, 0, true, true},
+    {"Gather", k_gather, 0, 0, true, true},
     /* data movement of any type (movement.c) */
-    {"Split", k_move, 0, HO_TYPED_MAX_IN, true},
-    {"Pad", k_move, 0, 0, true},
-    {"Tile", k_move, 0, 0, true},
-    {"Expand", k_move, 0, 0, true},
-    {"DepthToSpace", k_move, 0, 0, true},
-    {"SpaceToDepth", k_move, 0, 0, true},
-    {"ScatterElements", k_move, 0, 0, true},
-    {"Scatter", k_move, 0, 0, true},
-    {"ScatterND", k_move, 0, 0, true},
-    {"GatherND", k_move, 0, 0, true},
-    {"EyeLike", k_move, 0, 0, true},
-    {"OneHot", k_move, 0, 0, true},
-    {"ReverseSequence", k_move, 0, 0, true},
-    {"MaxUnpool", k_move, 0, 0, true},
-    {"Compress", k_move, 0, 0, true},
+    {"Split", k_move, 0, HO_TYPED_MAX_IN, true, true},
+    {"Pad", k_move, 0, 0, true, false},
+    {"Tile", k_move, 0, 0, true, true},
+    {"Expand", k_move, 0, 0, true, true},
+    {"DepthToSpace", k_move, 0, 0, true, false},
+    {"SpaceToDepth", k_move, 0, 0, true, false},
+    {"ScatterElements", k_move, 0, 0, true, false},
+    {"Scatter", k_move, 0, 0, true, false},
+    {"ScatterND", k_move, 0, 0, true, false},
+    {"GatherND", k_move, 0, 0, true, false},
+    {"EyeLike", k_move, 0, 0, true, false},
+    {"OneHot", k_move, 0, 0, true, false},
+    {"ReverseSequence", k_move, 0, 0, true, false},
+    {"MaxUnpool", k_move, 0, 0, true, false},
+    {"Compress", k_move, 0, 0, true, false},
     /* signal processing (signal.c) */
-    {"HannWindow", k_window, 0, 0, true},
-    {"HammingWindow", k_window, 0, 0, true},
-    {"BlackmanWindow", k_window, 0, 0, true},
-    {"DFT", k_dft, 0, 0, false},
-    {"STFT", k_dft, 0, 0, false},
-    {"MelWeightMatrix", k_mel, 0, 0, true},
-    {"Resize", k_resize, 0, 0, false},
-    {"Upsample", k_resize, 0, 0, false},
-    {"GridSample", k_grid_sample, 0, 0, false}, /* a loop (index_map.c) */
+    {"HannWindow", k_window, 0, 0, true, false},
+    {"HammingWindow", k_window, 0, 0, true, false},
+    {"BlackmanWindow", k_window, 0, 0, true, false},
+    {"DFT", k_dft, 0, 0, false, false},
+    {"STFT", k_dft, 0, 0, false, false},
+    {"MelWeightMatrix", k_mel, 0, 0, true, false},
+    {"Resize", k_resize, 0, 0, false, false},
+    {"Upsample", k_resize, 0, 0, false, false},
+    {"GridSample", k_grid_sample, 0, 0, false, false}, /* a loop (index_map.c) */
     /* control flow (control.c): each subgraph a plan of its own; every output */
-    {"If", k_control, 0, UINT32_MAX, true},
-    {"Loop", k_control, 0, UINT32_MAX, true},
-    {"Scan", k_control, 0, UINT32_MAX, true},
+    {"If", k_control, 0, UINT32_MAX, true, true},
+    {"Loop", k_control, 0, UINT32_MAX, true, true},
+    {"Scan", k_control, 0, UINT32_MAX, true, true},
+    /* strings (text.c) */
+    {"StringNormalizer", k_strnorm, 0, 0, true, true},
 };
 
 const struct ho_cpu_kernel_reg *ho_cpu_kernel_reg(const char *op_type)
 {
 	/* families that list their operators once, in their own table */
-	static const struct ho_cpu_kernel_reg unary = {"(unary.c)", k_unary, 0, 0, false},
-					      reduce = {"(norm.c)", k_reduce, 0, 0, true};
+	static const struct ho_cpu_kernel_reg unary = {"(unary.c)", k_unary, 0, 0, false, false},
+					      reduce = {"(norm.c)", k_reduce, 0, 0, true, false};
 
 	for (size_t i = 0; i < sizeof(ho_cpu_kernels) / sizeof(ho_cpu_kernels[0]); i++)
 		if (!strcmp(ho_cpu_kernels[i].op, op_type))
@@ -194,7 +198,7 @@ const struct ho_cpu_kernel_reg *ho_cpu_kernel_reg(const char *op_type)
 const struct ho_cpu_kernel_reg *ho_cpu_kernel_for(const struct ho_graph *g, const struct ho_node *n)
 {
 	/* the typed loops check every type themselves */
-	static const struct ho_cpu_kernel_reg typed = {"(typed.c)", k_typed, 0, 0, true};
+	static const struct ho_cpu_kernel_reg typed = {"(typed.c)", k_typed, 0, 0, true, false};
 	const struct ho_cpu_kernel_reg *reg = ho_cpu_kernel_reg(n->op_type);
 	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *e = ho_cpu_in_t(g, n, 1);
 	/* oneDNN's Pow takes one constant float32 exponent */
@@ -202,6 +206,12 @@ const struct ho_cpu_kernel_reg *ho_cpu_kernel_for(const struct ho_graph *g, cons
 	    !strcmp(n->op_type, "Pow") && e &&
 	    (e->dtype != HO_DT_FLOAT || ho_shape_numel(&e->shape) != 1 || !(e->flags & HO_T_KNOWN));
 
+	static const struct ho_cpu_kernel_reg string_cast = {"(text.c)", k_string_cast, 0,
+							     0,		 true,		true};
+
+	if ((!strcmp(n->op_type, "Cast") || !strcmp(n->op_type, "CastLike")) && x &&
+	    (x->dtype == HO_DT_STRING || g->tensors[n->outputs[0]].dtype == HO_DT_STRING))
+		return &string_cast;
 	if (reg && reg->prepare == k_typed) /* typed whatever the types: its own line says */
 		return reg;
 	if (!strcmp(n->op_type, "Clip") && x && x->dtype != HO_DT_FLOAT)

@@ -1,13 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
- * Text: TfIdfVectorizer over integer tokens.  Each row's n-grams (lengths
+ * Text: string tensors' kernels (Cast to and from strings, StringNormalizer),
+ * and TfIdfVectorizer over integer tokens.  A string element is a pointer to
+ * NUL-terminated UTF-8; the strings a kernel makes live in its own buffer,
+ * valid until its next run.
+ *
+ * TfIdfVectorizer:  Each row's n-grams (lengths
  * min_gram_length to max_gram_length, their items skip_distance apart for
  * each distance 1 to max_skip_count + 1; unigrams once, whatever the
  * distance), counted where the pool holds them, then TF, IDF or TF-IDF
  * into the output column ngram_indexes gives each, as ONNX's reference does.
- * String pools and tokens are refused (the runtime has no string tensors).
+ * String pools and tokens are refused.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,5 +145,211 @@ int ho_cpu_prep_tfidf(const struct ho_graph *g, const struct ho_node *n, void *c
 	*q = p;
 	k->kind = HO_K_LOOP;
 	k->typed.run = ho_run_tfidf;
+	return 0;
+}
+
+/* A string kernel's plan and the bytes of the strings it writes. */
+struct ho_text {
+	const void *x;
+	void *y;
+	int x_dt, y_dt;
+	int64_t n, n_out;
+	struct ho_strnorm norm;
+	char *buf; /* its outputs' bytes, grown as a run needs */
+	size_t cap;
+};
+
+void ho_cpu_text_free(struct ho_text *t)
+{
+	if (!t)
+		return;
+	ho_strnorm_free(&t->norm);
+	free(t->buf);
+	free(t);
+}
+
+static int text_reserve(struct ho_text *t, size_t bytes)
+{
+	char *b;
+
+	if (bytes <= t->cap)
+		return 0;
+	if (!(b = realloc(t->buf, bytes)))
+		return -ENOMEM;
+	t->buf = b;
+	t->cap = bytes;
+	return 0;
+}
+
+/*
+ * A number as text: integers in full, floating values in the fewest digits
+ * that read back to the same value (ONNX's test data: "0.039187793"), and
+ * NaN, INF, -INF as the ONNX specification spells them.
+ */
+static int text_format(const void *x, int dt, int64_t i, char *o)
+{
+	double v;
+	float f;
+	int digits = dt == HO_DT_FLOAT ? 9 : 17;
+
+	switch (dt) {
+	case HO_DT_FLOAT:
+		v = ((const float *)x)[i];
+		break;
+	case HO_DT_DOUBLE:
+		v = ((const double *)x)[i];
+		break;
+	case HO_DT_UINT64:
+		return sprintf(o, "%" PRIu64, ((const uint64_t *)x)[i]);
+	default:
+		return sprintf(o, "%" PRId64, ho_cpu_int(x, dt, i));
+	}
+	if (isnan(v))
+		return sprintf(o, "NaN");
+	if (isinf(v))
+		return sprintf(o, v < 0 ? "-INF" : "INF");
+	for (int p = 1; p <= digits; p++) {
+		int len = sprintf(o, "%.*g", p, v);
+
+		f = strtof(o, NULL);
+		if (dt == HO_DT_FLOAT ? f == (float)v : strtod(o, NULL) == v)
+			return len;
+	}
+	return sprintf(o, "%.*g", digits, v);
+}
+
+static int ho_run_to_string(const struct ho_kernel *k)
+{
+	struct ho_text *t = k->text;
+	char **y = t->y;
+
+	for (int64_t i = 0; i < t->n; i++) {
+		y[i] = t->buf + i * 32; /* 24 characters at most: "-1.0000000000000002e-308" */
+		text_format(t->x, t->x_dt, i, y[i]);
+	}
+	return 0;
+}
+
+/* Strings read as numbers, as strtod reads them ("NaN", "INF", "+INF", "1e-3"). */
+static int ho_run_from_string(const struct ho_kernel *k)
+{
+	const struct ho_text *t = k->text;
+	const char *const *x = t->x;
+
+	for (int64_t i = 0; i < t->n; i++) {
+		char *end;
+		double v = t->y_dt == HO_DT_FLOAT || t->y_dt == HO_DT_DOUBLE
+			       ? strtod(x[i], &end)
+			       : (double)strtoll(x[i], &end, 10);
+
+		if (end == x[i] || *end)
+			return -EDOM;
+		switch (t->y_dt) {
+		case HO_DT_FLOAT:
+			((float *)t->y)[i] = (float)v;
+			break;
+		case HO_DT_DOUBLE:
+			((double *)t->y)[i] = v;
+			break;
+		case HO_DT_INT64:
+			((int64_t *)t->y)[i] = strtoll(x[i], NULL, 10);
+			break;
+		case HO_DT_INT32:
+			((int32_t *)t->y)[i] = (int32_t)strtoll(x[i], NULL, 10);
+			break;
+		default:
+			return -EDOM;
+		}
+	}
+	return 0;
+}
+
+static bool text_numeric(int dt)
+{
+	return dt == HO_DT_FLOAT || dt == HO_DT_DOUBLE || dt == HO_DT_INT64 || dt == HO_DT_INT32 ||
+	       dt == HO_DT_INT16 || dt == HO_DT_INT8 || dt == HO_DT_UINT64 || dt == HO_DT_UINT32 ||
+	       dt == HO_DT_UINT16 || dt == HO_DT_UINT8;
+}
+
+int ho_cpu_prep_string_cast(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			    struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	struct ho_text *t;
+	bool to = y->dtype == HO_DT_STRING;
+
+	if (!x || (to ? !text_numeric(x->dtype)
+		      : x->dtype != HO_DT_STRING ||
+			    (y->dtype != HO_DT_FLOAT && y->dtype != HO_DT_DOUBLE &&
+			     y->dtype != HO_DT_INT64 && y->dtype != HO_DT_INT32)))
+		return ho_cpu_unsupported(err, n,
+					  "casts between strings and float, double or integers "
+					  "only");
+	if (!(t = calloc(1, sizeof(*t))))
+		return ho_err(err, -ENOMEM, "out of memory");
+	k->text = t;
+	t->x = buf[n->inputs[0]];
+	t->y = buf[n->outputs[0]];
+	t->x_dt = x->dtype;
+	t->y_dt = y->dtype;
+	t->n = ho_shape_numel(&x->shape);
+	if (to && text_reserve(t, (size_t)t->n * 32 + 1))
+		return ho_err(err, -ENOMEM, "out of memory");
+	k->kind = HO_K_LOOP;
+	k->typed.run = to ? ho_run_to_string : ho_run_from_string;
+	return 0;
+}
+
+static int ho_run_strnorm(const struct ho_kernel *k)
+{
+	struct ho_text *t = k->text;
+	const char *const *x = t->x;
+	char **y = t->y;
+	size_t need = 1, at = 0;
+	int64_t kept = 0;
+
+	for (int64_t i = 0; i < t->n; i++)
+		need += 4 * strlen(x[i]) + 1;
+	if (text_reserve(t, need))
+		return -ENOMEM;
+	for (int64_t i = 0; i < t->n; i++) {
+		int keep = ho_strnorm_kept(&t->norm, x[i]);
+
+		if (keep < 0)
+			return keep;
+		if (!keep)
+			continue;
+		if (kept == t->n_out)
+			return -ERANGE; /* more than planned for */
+		y[kept++] = t->buf + at;
+		at += ho_strnorm_case(&t->norm, x[i], t->norm.change, t->buf + at) + 1;
+	}
+	if (!kept && t->n_out == 1) { /* none left: one empty string */
+		t->buf[0] = '\0';
+		y[kept++] = t->buf;
+	}
+	return kept == t->n_out ? 0 : -ERANGE;
+}
+
+int ho_cpu_prep_strnorm(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	struct ho_text *t;
+	int ret;
+
+	if (!x || x->dtype != HO_DT_STRING || y->dtype != HO_DT_STRING)
+		return ho_cpu_unsupported(err, n, "needs strings in and out");
+	if (!(t = calloc(1, sizeof(*t))))
+		return ho_err(err, -ENOMEM, "out of memory");
+	k->text = t;
+	if ((ret = ho_strnorm_parse(n, &t->norm, err)))
+		return ret;
+	t->x = buf[n->inputs[0]];
+	t->y = buf[n->outputs[0]];
+	t->n = ho_shape_numel(&x->shape);
+	t->n_out = ho_shape_numel(&y->shape);
+	k->kind = HO_K_LOOP;
+	k->typed.run = ho_run_strnorm;
 	return 0;
 }
