@@ -200,7 +200,8 @@ def export_sequence():
 def int8_cnn():
     """A small int8 CNN in ONNX's QLinear form, weights and scales calibrated on a float twin:
     QuantizeLinear, QLinearConv (per-channel int8 weights, int32 bias), a grouped, strided
-    QLinearConv, QLinearMatMul, DequantizeLinear; the integer tensors are outputs too."""
+    QLinearConv, QLinearMatMul, DequantizeLinear, and a ConvInteger beside them; the integer
+    tensors are outputs too."""
     rng = np.random.default_rng(11)
     x = rng.standard_normal((2, 3, 16, 16)).astype(np.float32)
     np.save(os.path.join(OUT, "int8_cnn.in.npy"), x)
@@ -249,11 +250,15 @@ def int8_cnn():
         helper.make_node("Reshape", ["q2", "flat"], ["q2f"], name="flatten"),
         helper.make_node("QLinearMatMul", ["q2f", "y2s", "y2z", "wf", "wfs", "wfz", "y3s", "y3z"],
                          ["q3"], name="fc"),
-        helper.make_node("DequantizeLinear", ["q3", "y3s", "y3z"], ["y"], name="dequantize")],
+        helper.make_node("DequantizeLinear", ["q3", "y3s", "y3z"], ["y"], name="dequantize"),
+        # the int32 sums alone: signed weights, x's zero point, strided and padded
+        helper.make_node("ConvInteger", ["xq", "w1", "xz"], ["acc"], name="sums", pads=[1, 0, 1, 2],
+                         strides=[2, 1])],
         "int8_cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 16, 16])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 10]),
          helper.make_tensor_value_info("q2", TensorProto.UINT8, [2, 16, 8, 8]),
-         helper.make_tensor_value_info("q3", TensorProto.UINT8, [2, 10])], init)
+         helper.make_tensor_value_info("q3", TensorProto.UINT8, [2, 10]),
+         helper.make_tensor_value_info("acc", TensorProto.INT32, [2, 8, 8, 16])], init)
     save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), "int8_cnn.onnx")
 
 

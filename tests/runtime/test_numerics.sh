@@ -168,8 +168,8 @@ for ref in "$T/ix.ort"/*.npy; do
 	$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/ix.ho/$(basename "$ref")" "index_ops $(basename "$ref" .npy) vs ONNX Runtime" 0
 done
 # An int8 CNN in ONNX's QLinear form (per-channel weights, a grouped strided
-# convolution, an unsigned-weight QLinearMatMul): every tensor, the integer
-# ones too, equal to ONNX Runtime's.
+# convolution, an unsigned-weight QLinearMatMul) and a ConvInteger with
+# asymmetric pads: every tensor, the integer ones too, equal to ONNX Runtime's.
 node "$ROOT/tests/runtime/ort_ref.js" "$M/int8_cnn.onnx" "$T/q8.ort" "x=$M/int8_cnn.in.npy"
 "$HO" run "$M/int8_cnn.onnx" --input "x=$M/int8_cnn.in.npy" -o "$T/q8.ho" >/dev/null
 for ref in "$T/q8.ort"/*.npy; do

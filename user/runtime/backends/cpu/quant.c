@@ -261,8 +261,10 @@ static int q_prep_conv(const struct ho_graph *g, const struct ho_node *n, struct
 		q->ker[a] = s >= 0 ? w->shape.dim[2 + s] : 1;
 		q->stride[a] = s >= 0 ? strides[s] : 1;
 		q->dil[a] = s >= 0 ? dil[s] : 1;
-		q->pad[a] = s >= 0 ? pads[s] : 0;
-		if (s >= 0 && auto_pad) {
+		/* explicit pads unless auto_pad says otherwise: it is "NOTSET" when absent, and
+		 * taking every value for SAME shifted asymmetric pads ([1, 0, 1, 2]) by one */
+		q->pad[a] = s >= 0 && !strcmp(auto_pad, "NOTSET") ? pads[s] : 0;
+		if (s >= 0 && !strncmp(auto_pad, "SAME_", 5)) {
 			int64_t total = (q->out_sp[a] - 1) * q->stride[a] +
 					(q->ker[a] - 1) * q->dil[a] + 1 - q->in_sp[a];
 			dnnl_dim_t pl, pr;
