@@ -231,8 +231,8 @@ int ho_cpu_prep_tfidf(const struct ho_graph *g, const struct ho_node *n, void *c
 		      struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_mel(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		    struct ho_kernel *k, struct ho_error *err);
-int ho_cpu_prep_quant(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
-		      struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_quant(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		      void *const *buf, struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_norm_loop(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			  struct ho_kernel *k, struct ho_error *err);
 /* Element i of an int32 or int64 index tensor. */
