@@ -200,8 +200,9 @@ def export_sequence():
 def int8_cnn():
     """A small int8 CNN in ONNX's QLinear form, weights and scales calibrated on a float twin:
     QuantizeLinear, QLinearConv (per-channel int8 weights, int32 bias), a grouped, strided
-    QLinearConv, QLinearMatMul, DequantizeLinear, and a ConvInteger beside them; the integer
-    tensors are outputs too."""
+    QLinearConv, QLinearMatMul, DequantizeLinear, and beside them a ConvInteger and the
+    classifier with signed weights (MatMulInteger, QLinearMatMul); the integer tensors are
+    outputs too."""
     rng = np.random.default_rng(11)
     x = rng.standard_normal((2, 3, 16, 16)).astype(np.float32)
     np.save(os.path.join(OUT, "int8_cnn.in.npy"), x)
@@ -240,7 +241,8 @@ def int8_cnn():
         ("xs", xs), ("xz", xz), ("w1", w1q), ("w1s", w1s), ("w1z", np.zeros(8, np.int8)),
         ("y1s", y1s), ("y1z", y1z), ("b1", b1q), ("w2", w2q), ("w2s", w2s), ("w2z", np.int8(0)),
         ("y2s", y2s), ("y2z", y2z), ("b2", b2q), ("flat", np.array([2, -1], np.int64)),
-        ("wf", wfq), ("wfs", wfs), ("wfz", np.uint8(128)), ("y3s", y3s), ("y3z", y3z)]]
+        ("wf", wfq), ("wfs", wfs), ("wfz", np.uint8(128)), ("y3s", y3s), ("y3z", y3z),
+        ("wf8", (wfq.astype(np.int16) - 128).astype(np.int8)), ("wf8z", np.int8(0))]]
     g = helper.make_graph([
         helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="quantize"),
         helper.make_node("QLinearConv", ["xq", "xs", "xz", "w1", "w1s", "w1z", "y1s", "y1z", "b1"],
@@ -253,12 +255,18 @@ def int8_cnn():
         helper.make_node("DequantizeLinear", ["q3", "y3s", "y3z"], ["y"], name="dequantize"),
         # the int32 sums alone: signed weights, x's zero point, strided and padded
         helper.make_node("ConvInteger", ["xq", "w1", "xz"], ["acc"], name="sums", pads=[1, 0, 1, 2],
-                         strides=[2, 1])],
+                         strides=[2, 1]),
+        # the classifier again with signed weights: its sums, and requantised
+        helper.make_node("MatMulInteger", ["q2f", "wf8", "y2z"], ["prod"], name="prod"),
+        helper.make_node("QLinearMatMul", ["q2f", "y2s", "y2z", "wf8", "wfs", "wf8z", "y3s", "y3z"],
+                         ["q4"], name="fc_signed")],
         "int8_cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 16, 16])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 10]),
          helper.make_tensor_value_info("q2", TensorProto.UINT8, [2, 16, 8, 8]),
          helper.make_tensor_value_info("q3", TensorProto.UINT8, [2, 10]),
-         helper.make_tensor_value_info("acc", TensorProto.INT32, [2, 8, 8, 16])], init)
+         helper.make_tensor_value_info("acc", TensorProto.INT32, [2, 8, 8, 16]),
+         helper.make_tensor_value_info("prod", TensorProto.INT32, [2, 10]),
+         helper.make_tensor_value_info("q4", TensorProto.UINT8, [2, 10])], init)
     save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), "int8_cnn.onnx")
 
 

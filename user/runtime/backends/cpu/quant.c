@@ -7,13 +7,15 @@
  * exactly, as the operators define; requantising rounds half to even and
  * saturates, as ONNX's reference and ONNX Runtime do.
  *
- * A convolution with signed weights whose zero points are all 0 (symmetric
- * weights, what quantization tools write) and one zero point for x runs its
- * products on oneDNN's int8 convolution into int32, the same sums exactly;
+ * A convolution or matmul with signed weights whose zero points are all 0
+ * (symmetric weights, what quantization tools write), or constant unsigned
+ * ones whose zero points are all 128 (taken less 128), and one zero point
+ * for x runs its products on oneDNN's int8 primitives into int32, the same
+ * sums exactly;
  * the requantisation stays this file's, because oneDNN adds the output zero
  * point before rounding and ONNX Runtime after (they differ at odd zero
- * points on ties).  oneDNN's int8 convolution takes no unsigned weights and
- * no weight zero points, so those, and the matmuls, stay loops.
+ * points on ties).  oneDNN's int8 primitives take no unsigned weights and no
+ * weight zero points, so other weights stay loops.
  */
 #include <errno.h>
 #include <math.h>
@@ -215,9 +217,11 @@ static void q_run_conv(const struct ho_quant *q)
 
 /* oneDNN's sums (x into its layout, the sums out of it), each then requantised as the loop
  * does, with its channel's bias. */
-static int q_run_conv_dnnl(const struct ho_kernel *k, struct ho_quant *q)
+static int q_run_dnnl(const struct ho_kernel *k, struct ho_quant *q)
 {
-	int64_t sp = q->out_sp[0] * q->out_sp[1] * q->out_sp[2], total = q->cn * q->cm * sp;
+	bool conv = q->kind == Q_CONV;
+	int64_t sp = q->out_sp[0] * q->out_sp[1] * q->out_sp[2],
+		total = conv ? q->cn * q->cm * sp : q->batch * q->m * q->nn;
 
 	q->xz32 = q->xz ? (int32_t)ho_cpu_int(q->xz, q->xz_dt, 0) : 0;
 	if ((k->pre && dnnl_primitive_execute(k->pre, q->stream, k->n_pre_args, k->pre_args) !=
@@ -228,7 +232,7 @@ static int q_run_conv_dnnl(const struct ho_kernel *k, struct ho_quant *q)
 	    dnnl_stream_wait(q->stream) != dnnl_success)
 		return -EIO;
 	for (int64_t i = 0; q->requant && i < total; i++) {
-		int64_t m = i / sp % q->cm;
+		int64_t m = conv ? i / sp % q->cm : i % q->nn; /* the channel (column) */
 
 		q_store(q, i, m,
 			(int64_t)q->acc[i] + (q->bias ? ((const int32_t *)q->bias)[m] : 0));
@@ -241,7 +245,7 @@ static int ho_run_quant(const struct ho_kernel *k)
 	struct ho_quant *q = k->quant;
 
 	if (k->prim)
-		return q_run_conv_dnnl(k, q);
+		return q_run_dnnl(k, q);
 
 	if (q->kind == Q_QUANT || q->kind == Q_DEQUANT)
 		q_run_quantize(q);
@@ -313,16 +317,42 @@ static int q_prep_conv(const struct ho_graph *g, const struct ho_node *n, struct
 }
 
 /* Signed weights whose zero points are known to be all 0, an 8-bit x with one zero point. */
+/*
+ * Weights oneDNN can take as signed without zero points: int8 whose zero points are all 0,
+ * or constant uint8 whose zero points are all 128 (w - 128 is then the same int8 product);
+ * and an 8-bit x with one zero point.
+ */
 static bool q_dnnl_fits(const struct ho_graph *g, const struct ho_node *n, const struct ho_quant *q)
 {
-	const struct ho_tensor *wz = ho_cpu_in_t(g, n, q->requant ? 5 : 3);
+	const struct ho_tensor *w = ho_cpu_in_t(g, n, q->requant ? 3 : 1),
+			       *wz = ho_cpu_in_t(g, n, q->requant ? 5 : 3);
+	int64_t want = q->w_dt == HO_DT_UINT8 ? 128 : 0;
 
-	if (q->w_dt != HO_DT_INT8 || (wz && !(wz->flags & HO_T_KNOWN)) || (q->xz && q->n_xz != 1))
+	if ((q->w_dt == HO_DT_UINT8 && (!(w->flags & HO_T_KNOWN) || !q->wz)) ||
+	    (wz && !(wz->flags & HO_T_KNOWN)) || (q->xz && q->n_xz != 1))
 		return false;
 	for (int64_t i = 0; q->wz && i < q->n_wz; i++)
-		if (ho_cpu_int(q->wz, q->wz_dt, i))
+		if (ho_cpu_int(q->wz, q->wz_dt, i) != want)
 			return false;
 	return true;
+}
+
+/* k's weights as int8 (plain, md user): q's own, or unsigned ones less 128 in a copy it owns. */
+static void *q_signed_weights(struct ho_backend *c, struct ho_kernel *k,
+			      const dnnl_memory_desc_t *user)
+{
+	const struct ho_quant *q = k->quant;
+	void *p = NULL;
+	size_t n = dnnl_memory_desc_get_size(user);
+
+	if (q->w_dt == HO_DT_INT8)
+		return (void *)q->w;
+	if (ho_cpu_mem(c, k, user, NULL, -1) ||
+	    dnnl_memory_get_data_handle(k->owned[k->n_owned - 1], &p) != dnnl_success || !p)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		((int8_t *)p)[i] = (int8_t)(((const uint8_t *)q->w)[i] ^ 0x80);
+	return p;
 }
 
 static dnnl_data_type_t q_dnnl_type(int dt)
@@ -346,6 +376,7 @@ static int q_prep_conv_dnnl(struct ho_backend *c, const struct ho_graph *g, cons
 	dnnl_dims_t xd, wd, yd, st, dl, pl, pr, one = {1};
 	dnnl_memory_desc_t xm, wm, ym, zm, xa, wa, ya;
 	const char *impl = NULL;
+	void *sw = NULL;
 	dnnl_convolution_desc_t d;
 	dnnl_primitive_attr_t attr = NULL;
 	dnnl_primitive_desc_t pd = NULL;
@@ -404,10 +435,65 @@ static int q_prep_conv_dnnl(struct ho_backend *c, const struct ho_graph *g, cons
 	ok = !ho_cpu_convert(c, k, &xm, (void *)q->x,
 			     dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), DNNL_ARG_SRC,
 			     true) &&
-	     !ho_cpu_weights(c, k, pd, &wm, (void *)q->w) &&
+	     (sw = q_signed_weights(c, k, &wm)) && !ho_cpu_weights(c, k, pd, &wm, sw) &&
 	     !ho_cpu_convert(c, k, &ym, q->acc,
 			     dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), DNNL_ARG_DST,
 			     false) &&
+	     (!q->xz ||
+	      !ho_cpu_mem(c, k, &zm, &q->xz32, DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC)) &&
+	     !ho_cpu_prim(c, k, pd);
+	dnnl_primitive_desc_destroy(pd);
+	if (!ok)
+		return ho_err(err, -ENOMEM, "node '%s' (%s): cannot make its oneDNN kernel",
+			      n->name, n->op_type);
+	q->stream = c->stream;
+	return 0;
+}
+
+/* The same for a matmul: batch x (M x K) . (K x N), B a matrix or of A's batch. */
+static int q_prep_matmul_dnnl(struct ho_backend *c, const struct ho_graph *g,
+			      const struct ho_node *n, struct ho_kernel *k, struct ho_error *err)
+{
+	struct ho_quant *q = k->quant;
+	dnnl_dims_t ad = {q->batch, q->m, q->k}, bd = {q->b_step ? q->batch : 1, q->k, q->nn},
+		    yd = {q->batch, q->m, q->nn}, one = {1};
+	dnnl_memory_desc_t am, bm, ym, zm, ba;
+	dnnl_matmul_desc_t d;
+	dnnl_primitive_attr_t attr = NULL;
+	dnnl_primitive_desc_t pd = NULL;
+	int32_t runtime = DNNL_RUNTIME_S32_VAL;
+	const char *impl = NULL;
+	void *sw = NULL;
+	bool ok;
+
+	(void)g;
+	q->acc = q->requant ? malloc((size_t)(q->batch * q->m * q->nn) * 4 + 4) : q->y;
+	if (!q->acc)
+		return ho_err(err, -ENOMEM, "out of memory");
+	if (q->requant)
+		k->fold = (float *)q->acc; /* freed with the kernel */
+	dnnl_memory_desc_init_by_tag(&am, 3, ad, q_dnnl_type(q->x_dt), dnnl_abc);
+	dnnl_memory_desc_init_by_tag(&bm, 3, bd, dnnl_s8, dnnl_abc);
+	dnnl_memory_desc_init_by_tag(&ba, 3, bd, dnnl_s8, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&ym, 3, yd, dnnl_s32, dnnl_abc);
+	dnnl_memory_desc_init_by_tag(&zm, 1, one, dnnl_s32, dnnl_a);
+	ok = dnnl_matmul_desc_init(&d, &am, &ba, NULL, &ym) == dnnl_success &&
+	     dnnl_primitive_attr_clone(&attr, c->attr) == dnnl_success &&
+	     (!q->xz || dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &runtime) ==
+			    dnnl_success) &&
+	     dnnl_primitive_desc_create(&pd, &d, attr, c->eng, NULL) == dnnl_success;
+	if (attr)
+		dnnl_primitive_attr_destroy(attr);
+	if (ok)
+		dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+	if (!ok || !impl || !strncmp(impl, "ref", 3)) { /* no fast int8 kernel: the loop's */
+		if (pd)
+			dnnl_primitive_desc_destroy(pd);
+		return 0;
+	}
+	ok = !ho_cpu_mem(c, k, &am, (void *)q->x, DNNL_ARG_SRC) &&
+	     (sw = q_signed_weights(c, k, &bm)) && !ho_cpu_weights(c, k, pd, &bm, sw) &&
+	     !ho_cpu_mem(c, k, &ym, q->acc, DNNL_ARG_DST) &&
 	     (!q->xz ||
 	      !ho_cpu_mem(c, k, &zm, &q->xz32, DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC)) &&
 	     !ho_cpu_prim(c, k, pd);
@@ -425,7 +511,7 @@ int ho_cpu_prep_quant(struct ho_backend *c, const struct ho_graph *g, const stru
 	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
 	const char *op = n->op_type;
 	struct ho_quant q = {0};
-	int dt;
+	int dt = 0;
 	int64_t cnt;
 
 	if (!x)
@@ -550,5 +636,7 @@ int ho_cpu_prep_quant(struct ho_backend *c, const struct ho_graph *g, const stru
 	k->typed.run = ho_run_quant;
 	if (q.kind == Q_CONV && q_dnnl_fits(g, n, &q))
 		return q_prep_conv_dnnl(c, g, n, k, err);
+	if (q.kind == Q_MATMUL && q_dnnl_fits(g, n, &q))
+		return q_prep_matmul_dnnl(c, g, n, k, err);
 	return 0;
 }
