@@ -147,6 +147,8 @@ int ho_cpu_mem(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc
 	       int arg);
 int ho_cpu_prim(struct ho_backend *c, struct ho_kernel *k, dnnl_primitive_desc_t pd);
 int ho_cpu_unsupported(struct ho_error *err, const struct ho_node *n, const char *why);
+bool ho_cpu_is_reference(const_dnnl_primitive_desc_t pd);
+bool ho_cpu_is_slow(const_dnnl_primitive_desc_t pd);
 int ho_cpu_src_dst_kernel(struct ho_backend *c, struct ho_kernel *k, dnnl_status_t init,
 			  const void *desc, dnnl_primitive_attr_t attr,
 			  const dnnl_memory_desc_t *xm, const dnnl_memory_desc_t *ym,

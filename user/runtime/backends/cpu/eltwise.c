@@ -127,6 +127,95 @@ struct ho_shape ho_cpu_lift(const struct ho_shape *s, int r)
 	return o;
 }
 
+/*
+ * One operand per row of the other (x - mean(x, -1), x / std: a LayerNorm spelled out):
+ * y[i][j] = a[i][j] op b[i], or a[i] op b[i][j] (iparam[0] says which is the row one), for
+ * Add, Mul, Sub and Div.
+ * oneDNN 2.6 has only its reference kernel for that broadcast (18 ms for convnext_tiny's
+ * [1,56,56,96] - [1,56,56,1]), and the typed loop's per-element index walk is no faster.
+ */
+static int ho_run_rows(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+	const float *full = t->in[t->iparam[0] ? 1 : 0], *row = t->in[t->iparam[0] ? 0 : 1];
+	float *y = t->out;
+
+	for (int64_t i = 0; i < t->outer; i++) {
+		const float *x = full + i * t->inner;
+		float r = row[i], *o = y + i * t->inner;
+
+#define HO_ROWS(expr)                                                                              \
+	for (int64_t j = 0; j < t->inner; j++)                                                     \
+		o[j] = expr;                                                                       \
+	break
+		switch (t->op * 2 + (int)t->iparam[0]) { /* op: ho_cpu_prep_binary's map */
+		case 0:
+			HO_ROWS(x[j] + r);
+		case 1:
+			HO_ROWS(r + x[j]);
+		case 2:
+			HO_ROWS(x[j] * r);
+		case 3:
+			HO_ROWS(r * x[j]);
+		case 4:
+			HO_ROWS(x[j] - r);
+		case 5:
+			HO_ROWS(r - x[j]);
+		case 6:
+			HO_ROWS(x[j] / r);
+		default:
+			HO_ROWS(r / x[j]);
+		}
+#undef HO_ROWS
+	}
+	return 0;
+}
+
+/* The row kernel, where one input is y's shape and the other y's leading axes only. */
+static bool rows_kernel(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+			int op, void *const *buf, struct ho_kernel *k)
+{
+	const struct ho_tensor *y = &g->tensors[n->outputs[0]];
+	int r = y->shape.rank;
+
+	for (int which = 0; which < 2 && r > 0; which++) {
+		const struct ho_tensor *f = ho_cpu_in_t(g, n, which ? 1 : 0),
+				       *b = ho_cpu_in_t(g, n, which ? 0 : 1);
+		struct ho_shape sb = ho_cpu_lift(&b->shape, r);
+		int64_t outer = 1, inner = 1;
+		int p = r;
+
+		if (f->shape.rank != r || memcmp(f->shape.dim, y->shape.dim, (size_t)r * 8))
+			continue;
+		while (p > 0 && sb.dim[p - 1] == 1)
+			p--;
+		for (int i = 0; i < r; i++) {
+			if (i < p && sb.dim[i] != y->shape.dim[i])
+				p = -1;
+			if (p < 0)
+				break;
+			*(i < p ? &outer : &inner) *= y->shape.dim[i];
+		}
+		/* a suffix broadcast of a plain layout (channels-last would interleave the rows) */
+		if (p <= 0 || inner < 2 ||
+		    (c->channels_last &&
+		     (c->channels_last[n->inputs[0]] || c->channels_last[n->inputs[1]] ||
+		      c->channels_last[n->outputs[0]])))
+			continue;
+		k->kind = HO_K_LOOP;
+		k->typed.run = ho_run_rows;
+		k->typed.op = op;
+		k->typed.iparam[0] = which;
+		k->typed.in[0] = buf[n->inputs[0]];
+		k->typed.in[1] = buf[n->inputs[1]];
+		k->typed.out = buf[n->outputs[0]];
+		k->typed.outer = outer;
+		k->typed.inner = inner;
+		return true;
+	}
+	return false;
+}
+
 int ho_cpu_prep_binary(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 		       void *const *buf, struct ho_kernel *k, struct ho_error *err)
 {
@@ -177,6 +266,12 @@ int ho_cpu_prep_binary(struct ho_backend *c, const struct ho_graph *g, const str
 	if (dnnl_binary_desc_init(&d, map[i].alg, &ma, &mb, &my) != dnnl_success ||
 	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
 		return ho_cpu_unsupported(err, n, "(oneDNN) has no binary kernel for these shapes");
+	/* oneDNN's reference kernel only: the row loop where it fits (Add, Mul, Sub, Div) */
+	if (i < 4 && ho_cpu_is_reference(pd) && rows_kernel(c, g, n, (int)i, buf, k)) {
+		dnnl_primitive_desc_destroy(pd);
+		return 0;
+	}
+
 	ret = ho_cpu_mem(c, k, &ma, buf[ia], DNNL_ARG_SRC_0) ||
 		      ho_cpu_mem(c, k, &mb, buf[ib], DNNL_ARG_SRC_1) ||
 		      ho_cpu_mem(c, k, &my, buf[n->outputs[0]], DNNL_ARG_DST) ||

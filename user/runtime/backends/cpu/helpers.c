@@ -114,6 +114,25 @@ int ho_cpu_prim(struct ho_backend *c, struct ho_kernel *k, dnnl_primitive_desc_t
 	return dnnl_primitive_create(&k->prim, pd) == dnnl_success ? 0 : -EINVAL;
 }
 
+/* oneDNN chose its reference implementation: correct, and often far slower than a loop. */
+bool ho_cpu_is_reference(const_dnnl_primitive_desc_t pd)
+{
+	const char *impl = NULL;
+
+	return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success ||
+	       !impl || !strncmp(impl, "ref", 3);
+}
+
+/* ... or its gemm-based one, which for some shapes (depthwise convolutions) is as slow. */
+bool ho_cpu_is_slow(const_dnnl_primitive_desc_t pd)
+{
+	const char *impl = NULL;
+
+	return ho_cpu_is_reference(pd) ||
+	       (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success &&
+		impl && strstr(impl, "gemm"));
+}
+
 int ho_cpu_unsupported(struct ho_error *err, const struct ho_node *n, const char *why)
 {
 	return ho_err(err, -EOPNOTSUPP, "node '%s' (%s): the cpu backend %s", n->name, n->op_type,

@@ -375,7 +375,6 @@ static int q_prep_conv_dnnl(struct ho_backend *c, const struct ho_graph *g, cons
 	int r = x->shape.rank, nsp = r - 2, wr = r + (q->group > 1);
 	dnnl_dims_t xd, wd, yd, st, dl, pl, pr, one = {1};
 	dnnl_memory_desc_t xm, wm, ym, zm, xa, wa, ya;
-	const char *impl = NULL;
 	void *sw = NULL;
 	dnnl_convolution_desc_t d;
 	dnnl_primitive_attr_t attr = NULL;
@@ -425,9 +424,7 @@ static int q_prep_conv_dnnl(struct ho_backend *c, const struct ho_graph *g, cons
 	     dnnl_primitive_desc_create(&pd, &d, attr, c->eng, NULL) == dnnl_success;
 	if (attr)
 		dnnl_primitive_attr_destroy(attr);
-	if (ok)
-		dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
-	if (!ok || !impl || !strncmp(impl, "ref", 3)) { /* no fast int8 kernel: the loop's */
+	if (!ok || ho_cpu_is_reference(pd)) { /* no fast int8 kernel: the loop's */
 		if (pd)
 			dnnl_primitive_desc_destroy(pd);
 		return 0;
@@ -462,7 +459,6 @@ static int q_prep_matmul_dnnl(struct ho_backend *c, const struct ho_graph *g,
 	dnnl_primitive_attr_t attr = NULL;
 	dnnl_primitive_desc_t pd = NULL;
 	int32_t runtime = DNNL_RUNTIME_S32_VAL;
-	const char *impl = NULL;
 	void *sw = NULL;
 	bool ok;
 
@@ -484,9 +480,7 @@ static int q_prep_matmul_dnnl(struct ho_backend *c, const struct ho_graph *g,
 	     dnnl_primitive_desc_create(&pd, &d, attr, c->eng, NULL) == dnnl_success;
 	if (attr)
 		dnnl_primitive_attr_destroy(attr);
-	if (ok)
-		dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
-	if (!ok || !impl || !strncmp(impl, "ref", 3)) { /* no fast int8 kernel: the loop's */
+	if (!ok || ho_cpu_is_reference(pd)) { /* no fast int8 kernel: the loop's */
 		if (pd)
 			dnnl_primitive_desc_destroy(pd);
 		return 0;
