@@ -181,6 +181,15 @@ static const struct ho_op_entry ho_ops[] = {
     {{"StringNormalizer", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_string_normalizer},
     {{"DepthToSpace", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_depth_space},
     {{"SpaceToDepth", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_depth_space},
+    /* sequences, held dense: [members, member shape] (shape/sequence.c) */
+    {{"SequenceEmpty", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_sequence},
+    {{"SequenceConstruct", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_sequence},
+    {{"SequenceInsert", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_sequence},
+    {{"SequenceErase", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_sequence},
+    {{"SequenceAt", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_sequence},
+    {{"SequenceLength", HO_OPC_CONTROL, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_sequence},
+    {{"ConcatFromSequence", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_sequence},
+    {{"SplitToSequence", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_split_to_sequence},
     /* control flow */
     {{"If", HO_OPC_CONTROL, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_if},
     {{"Loop", HO_OPC_CONTROL, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_loop},

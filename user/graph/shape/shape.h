@@ -344,5 +344,7 @@ int ho_infer_if(struct ho_infer *c);
 int ho_infer_loop(struct ho_infer *c);
 int ho_infer_scan(struct ho_infer *c);
 int ho_infer_string_normalizer(struct ho_infer *c);
+int ho_infer_sequence(struct ho_infer *c);
+int ho_infer_split_to_sequence(struct ho_infer *c);
 
 #endif

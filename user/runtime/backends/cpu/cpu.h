@@ -210,6 +210,9 @@ int ho_cpu_prep_string_cast(const struct ho_graph *g, const struct ho_node *n, v
 int ho_cpu_prep_strnorm(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			struct ho_kernel *k, struct ho_error *err);
 void ho_cpu_text_free(struct ho_text *t);
+/* sequence.c: sequences held dense, [members, member shape] */
+int ho_cpu_prep_sequence(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			 struct ho_kernel *k, struct ho_error *err);
 /* control.c: If, Loop and Scan over plans of their subgraphs */
 int ho_cpu_prep_control(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			struct ho_kernel *k, struct ho_error *err);

@@ -74,6 +74,7 @@ HO_PLAIN(k_mel, ho_cpu_prep_mel(g, n, buf, k, err))
 HO_PLAIN(k_control, ho_cpu_prep_control(g, n, buf, k, err))
 HO_PLAIN(k_string_cast, ho_cpu_prep_string_cast(g, n, buf, k, err))
 HO_PLAIN(k_strnorm, ho_cpu_prep_strnorm(g, n, buf, k, err))
+HO_PLAIN(k_sequence, ho_cpu_prep_sequence(g, n, buf, k, err))
 
 static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* convolution (conv.c) */
@@ -179,6 +180,15 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"If", k_control, 0, UINT32_MAX, true, true},
     {"Loop", k_control, 0, UINT32_MAX, true, true},
     {"Scan", k_control, 0, UINT32_MAX, true, true},
+    /* sequences, held dense (sequence.c): block copies of whole members */
+    {"SequenceEmpty", k_sequence, 0, 0, true, true},
+    {"SequenceConstruct", k_sequence, 0, 0, true, true},
+    {"SequenceInsert", k_sequence, 0, 0, true, true},
+    {"SequenceErase", k_sequence, 0, 0, true, true},
+    {"SequenceAt", k_sequence, 0, 0, true, true},
+    {"SequenceLength", k_sequence, 0, 0, true, true},
+    {"ConcatFromSequence", k_sequence, 0, 0, true, true},
+    {"SplitToSequence", k_sequence, 0, 0, true, true},
     /* strings (text.c) */
     {"StringNormalizer", k_strnorm, 0, 0, true, true},
 };
