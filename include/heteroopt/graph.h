@@ -238,6 +238,8 @@ int ho_dtype_size(int dtype);
 /* n strings and their bytes in one malloc'd block (pointers first): free() releases all. */
 const char **ho_strings_copy(const char *const *s, size_t n, size_t *bytes);
 int64_t ho_shape_numel(const struct ho_shape *s); /* -1 if not fully known */
+/* a and b are one fully known shape. */
+bool ho_shape_same(const struct ho_shape *a, const struct ho_shape *b);
 const struct ho_attr *ho_node_attr(const struct ho_node *n, const char *name);
 
 /*

@@ -69,37 +69,28 @@ memory_matches() { # memory_matches RUN_LOG WHAT
 }
 WAYS="one-cpu 2cpu-fastest cpu+emu-fastest cpu+emu-pinned-on-emu"
 
-[ "$PART" = ort ] || for m in resnet18 mobilenet_v2 squeezenet1_1 efficientnet_b0; do
-	ways "$M/$m.onnx" input 1x3x224x224 "$M/$m.ref_in.npy" "$T/$m"
+# four_ways_vs_pytorch MODEL INPUT SHAPE OUTPUT [OP]: the four ways, each against the
+# PyTorch output saved at export
+four_ways_vs_pytorch() {
+	ways "$M/$1.onnx" "$2" "$3" "$M/$1.ref_in.npy" "$T/$1" "${5:-Conv}"
 	i=1
 	for w in $WAYS; do
-		$PY "$ROOT/tests/runtime/compare.py" "$M/$m.ref_out.npy" "$T/$m.$i/logits.npy" "$m $w vs PyTorch"
+		$PY "$ROOT/tests/runtime/compare.py" "$M/$1.ref_out.npy" "$T/$1.$i/$4.npy" "$1 $w vs PyTorch"
 		i=$((i + 1))
 	done
+}
+[ "$PART" = ort ] || for m in resnet18 mobilenet_v2 squeezenet1_1 efficientnet_b0; do
+	four_ways_vs_pytorch $m input 1x3x224x224 logits
 done
 
 # A sequence model: two bidirectional GRU layers (linear_before_reset), an LSTM, a Linear;
 # its GRUs on the emulator in the fourth way.
-[ "$PART" = ort ] || {
-	ways "$M/seq_rnn.onnx" x 3x20x16 "$M/seq_rnn.ref_in.npy" "$T/seq" GRU
-	i=1
-	for w in $WAYS; do
-		$PY "$ROOT/tests/runtime/compare.py" "$M/seq_rnn.ref_out.npy" "$T/seq.$i/y.npy" "seq_rnn $w vs PyTorch"
-		i=$((i + 1))
-	done
-}
+[ "$PART" = ort ] || four_ways_vs_pytorch seq_rnn x 3x20x16 y GRU
 
 # Control flow as PyTorch's TorchScript exporter writes it: a Loop over the sequence whose
 # body reads the input and weights from outside and holds an If; the Loop on the emulator
 # in the fourth way.
-[ "$PART" = ort ] || {
-	ways "$M/scripted_loop.onnx" x 9x3x16 "$M/scripted_loop.ref_in.npy" "$T/loop" Loop
-	i=1
-	for w in $WAYS; do
-		$PY "$ROOT/tests/runtime/compare.py" "$M/scripted_loop.ref_out.npy" "$T/loop.$i/y.npy" "scripted_loop $w vs PyTorch"
-		i=$((i + 1))
-	done
-}
+[ "$PART" = ort ] || four_ways_vs_pytorch scripted_loop x 9x3x16 y Loop
 
 # Models beyond the benchmarks' (dense concatenation, channel shuffles, squeeze-excitation,
 # LayerNorm over channels, a vision transformer): one CPU device, against PyTorch.

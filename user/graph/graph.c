@@ -64,6 +64,16 @@ const char **ho_strings_copy(const char *const *s, size_t n, size_t *bytes)
 	return out;
 }
 
+bool ho_shape_same(const struct ho_shape *a, const struct ho_shape *b)
+{
+	if (a->rank != b->rank || a->rank < 0)
+		return false;
+	for (int i = 0; i < a->rank; i++)
+		if (a->dim[i] != b->dim[i] || a->dim[i] < 0)
+			return false;
+	return true;
+}
+
 int64_t ho_shape_numel(const struct ho_shape *s)
 {
 	int64_t n = 1;

@@ -34,16 +34,6 @@ static struct ho_shape seq_of(int64_t n, const struct ho_shape *member)
 	return s;
 }
 
-static bool seq_same(const struct ho_shape *a, const struct ho_shape *b)
-{
-	if (a->rank != b->rank)
-		return false;
-	for (int i = 0; i < a->rank; i++)
-		if (a->dim[i] != b->dim[i] || a->dim[i] < 0)
-			return false;
-	return true;
-}
-
 /* The empty sequence of SequenceEmpty: no member shape yet. */
 static bool seq_empty(const struct ho_shape *s)
 {
@@ -66,7 +56,7 @@ int ho_infer_sequence(struct ho_infer *c)
 	if (!strcmp(op, "SequenceConstruct")) {
 		for (uint32_t k = 1; k < c->nd->n_inputs; k++)
 			if (!in_t(c, k) || in_t(c, k)->dtype != s->dtype ||
-			    !seq_same(&in_t(c, k)->shape, &s->shape))
+			    !ho_shape_same(&in_t(c, k)->shape, &s->shape))
 				return fail(c,
 					    "runs sequences of members of one type and shape only");
 		o = seq_of(c->nd->n_inputs, &s->shape);
@@ -78,7 +68,8 @@ int ho_infer_sequence(struct ho_infer *c)
 	m = seq_member(&s->shape);
 	if (!strcmp(op, "SequenceInsert")) {
 		if (!t || !known(&t->shape) ||
-		    (!seq_empty(&s->shape) && (t->dtype != s->dtype || !seq_same(&t->shape, &m))))
+		    (!seq_empty(&s->shape) &&
+		     (t->dtype != s->dtype || !ho_shape_same(&t->shape, &m))))
 			return fail(c, "runs sequences of members of one type and shape only");
 		o = seq_of(s->shape.dim[0] + 1, &t->shape);
 		set_out(c, 0, t->dtype, &o);
@@ -143,7 +134,8 @@ int ho_infer_split_to_sequence(struct ho_infer *c)
 				return fail(c, "splits into parts of one size only (the sequence "
 					       "holds one member shape)");
 		keep = 1;
-		/* a list of sizes: that many parts (of 0 each, of an empty axis); one size: d / it */
+		/* a list of sizes: that many parts (of 0 each, of an empty axis); one size: d / it
+		 */
 		parts = in_t(c, 1)->shape.rank == 1 ? (int64_t)sv->count : part > 0 ? d / part : -1;
 	}
 	if (part < 0 || parts < 0 || part * parts != d)

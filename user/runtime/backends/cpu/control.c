@@ -65,16 +65,6 @@ void ho_cpu_control_free(struct ho_control *cf)
 	free(cf);
 }
 
-static bool cf_same_shape(const struct ho_shape *a, const struct ho_shape *b)
-{
-	if (a->rank != b->rank)
-		return false;
-	for (int i = 0; i < a->rank; i++)
-		if (a->dim[i] != b->dim[i] || a->dim[i] < 0)
-			return false;
-	return true;
-}
-
 /* Plan subgraph sg of node n, its outer tensors read from the parent's buffers buf. */
 static int cf_plan(const struct ho_graph *g, const struct ho_node *n, const char *what,
 		   const struct ho_graph *sg, void *const *buf, struct ho_cf_sub *s,
@@ -133,7 +123,7 @@ static int cf_check_out(const struct ho_graph *g, const struct ho_node *n,
 	const struct ho_tensor *bt = &sg->tensors[sg->outputs[k]];
 
 	(void)g;
-	if (!cf_same_shape(&bt->shape, want) || !bt->bytes)
+	if (!ho_shape_same(&bt->shape, want) || !bt->bytes)
 		return cf_refuse(err, n,
 				 "its subgraph's output %u has another shape than the node's "
 				 "(or one that depends on the data)",
@@ -188,7 +178,7 @@ static int cf_prep_loop(const struct ho_graph *g, const struct ho_node *n, void 
 			const struct ho_tensor *x = ho_cpu_in_t(g, n, 2 + k);
 
 			if (!x || !y ||
-			    !cf_same_shape(&body->tensors[body->inputs[2 + k]].shape, &x->shape))
+			    !ho_shape_same(&body->tensors[body->inputs[2 + k]].shape, &x->shape))
 				return cf_refuse(err, n, "needs loop-carried value %u in and out",
 						 k);
 			ret = cf_check_out(g, n, body, 1 + k, &x->shape, err);

@@ -360,6 +360,60 @@ static dnnl_data_type_t q_dnnl_type(int dt)
 	return dt == HO_DT_INT8 ? dnnl_s8 : dt == HO_DT_UINT8 ? dnnl_u8 : dnnl_s32;
 }
 
+/* Where k's int32 sums go: y itself (ConvInteger, MatMulInteger), or n of its own. */
+static int q_dnnl_sums(struct ho_kernel *k, int64_t n)
+{
+	struct ho_quant *q = k->quant;
+
+	q->acc = q->requant ? malloc((size_t)n * 4 + 4) : q->y;
+	if (q->requant)
+		k->fold = (float *)q->acc; /* freed with the kernel */
+	return q->acc ? 0 : -ENOMEM;
+}
+
+/* oneDNN's kernel for operation desc with x's zero point at run time; NULL: none but its
+ * reference one. */
+static dnnl_primitive_desc_t q_dnnl_pd(struct ho_backend *c, const struct ho_quant *q,
+				       const void *desc)
+{
+	int32_t runtime = DNNL_RUNTIME_S32_VAL;
+	dnnl_primitive_attr_t attr = NULL;
+	dnnl_primitive_desc_t pd = NULL;
+	bool ok = dnnl_primitive_attr_clone(&attr, c->attr) == dnnl_success &&
+		  (!q->xz || dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0,
+								 &runtime) == dnnl_success) &&
+		  dnnl_primitive_desc_create(&pd, desc, attr, c->eng, NULL) == dnnl_success;
+
+	if (attr)
+		dnnl_primitive_attr_destroy(attr);
+	if (ok && !ho_cpu_is_reference(pd))
+		return pd;
+	if (pd)
+		dnnl_primitive_desc_destroy(pd);
+	return NULL;
+}
+
+/* The kernel made over its memory (ok: so far; x's zero point still to bind), pd released. */
+static int q_dnnl_finish(struct ho_backend *c, struct ho_kernel *k, dnnl_primitive_desc_t pd,
+			 bool ok, const struct ho_node *n, struct ho_error *err)
+{
+	struct ho_quant *q = k->quant;
+	dnnl_dims_t one = {1};
+	dnnl_memory_desc_t zm;
+
+	dnnl_memory_desc_init_by_tag(&zm, 1, one, dnnl_s32, dnnl_a);
+	ok = ok &&
+	     (!q->xz ||
+	      !ho_cpu_mem(c, k, &zm, &q->xz32, DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC)) &&
+	     !ho_cpu_prim(c, k, pd);
+	dnnl_primitive_desc_destroy(pd);
+	if (!ok)
+		return ho_err(err, -ENOMEM, "node '%s' (%s): cannot make its oneDNN kernel",
+			      n->name, n->op_type);
+	q->stream = c->stream;
+	return 0;
+}
+
 /*
  * The int32 sums of k's convolution on oneDNN, in the layouts its int8 kernels
  * take (x and the sums reordered around it, the weights once here): on plain
@@ -373,13 +427,11 @@ static int q_prep_conv_dnnl(struct ho_backend *c, const struct ho_graph *g, cons
 	struct ho_quant *q = k->quant;
 	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0);
 	int r = x->shape.rank, nsp = r - 2, wr = r + (q->group > 1);
-	dnnl_dims_t xd, wd, yd, st, dl, pl, pr, one = {1};
-	dnnl_memory_desc_t xm, wm, ym, zm, xa, wa, ya;
+	dnnl_dims_t xd, wd, yd, st, dl, pl, pr;
+	dnnl_memory_desc_t xm, wm, ym, xa, wa, ya;
 	void *sw = NULL;
 	dnnl_convolution_desc_t d;
-	dnnl_primitive_attr_t attr = NULL;
 	dnnl_primitive_desc_t pd = NULL;
-	int32_t runtime = DNNL_RUNTIME_S32_VAL;
 	bool ok;
 
 	xd[0] = yd[0] = q->cn;
@@ -400,103 +452,55 @@ static int q_prep_conv_dnnl(struct ho_backend *c, const struct ho_graph *g, cons
 		pr[s] = (q->out_sp[a] - 1) * q->stride[a] + (q->ker[a] - 1) * q->dil[a] + 1 -
 			q->in_sp[a] - q->pad[a];
 	}
-	q->acc = q->requant ? malloc((size_t)(q->cn * q->cm) *
-					 (size_t)(q->out_sp[0] * q->out_sp[1] * q->out_sp[2]) * 4 +
-				     4)
-			    : q->y;
-	if (!q->acc)
+	if (q_dnnl_sums(k, q->cn * q->cm * q->out_sp[0] * q->out_sp[1] * q->out_sp[2]))
 		return ho_err(err, -ENOMEM, "out of memory");
-	if (q->requant)
-		k->fold = (float *)q->acc; /* freed with the kernel */
 	dnnl_memory_desc_init_by_tag(&xm, r, xd, q_dnnl_type(q->x_dt), tags[r - 3]);
 	dnnl_memory_desc_init_by_tag(&wm, wr, wd, dnnl_s8, tags[wr - 3]);
 	dnnl_memory_desc_init_by_tag(&ym, r, yd, dnnl_s32, tags[r - 3]);
-	dnnl_memory_desc_init_by_tag(&zm, 1, one, dnnl_s32, dnnl_a);
 	dnnl_memory_desc_init_by_tag(&xa, r, xd, q_dnnl_type(q->x_dt), dnnl_format_tag_any);
 	dnnl_memory_desc_init_by_tag(&wa, wr, wd, dnnl_s8, dnnl_format_tag_any);
 	dnnl_memory_desc_init_by_tag(&ya, r, yd, dnnl_s32, dnnl_format_tag_any);
-	ok = dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference,
-							dnnl_convolution_direct, &xa, &wa, NULL,
-							&ya, st, dl, pl, pr) == dnnl_success &&
-	     dnnl_primitive_attr_clone(&attr, c->attr) == dnnl_success &&
-	     (!q->xz || dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &runtime) ==
-			    dnnl_success) &&
-	     dnnl_primitive_desc_create(&pd, &d, attr, c->eng, NULL) == dnnl_success;
-	if (attr)
-		dnnl_primitive_attr_destroy(attr);
-	if (!ok || ho_cpu_is_reference(pd)) { /* no fast int8 kernel: the loop's */
-		if (pd)
-			dnnl_primitive_desc_destroy(pd);
-		return 0;
-	}
+	if (dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference,
+						       dnnl_convolution_direct, &xa, &wa, NULL, &ya,
+						       st, dl, pl, pr) != dnnl_success ||
+	    !(pd = q_dnnl_pd(c, q, &d)))
+		return 0; /* no fast int8 kernel: the loop's */
 	ok = !ho_cpu_convert(c, k, &xm, (void *)q->x,
 			     dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), DNNL_ARG_SRC,
 			     true) &&
 	     (sw = q_signed_weights(c, k, &wm)) && !ho_cpu_weights(c, k, pd, &wm, sw) &&
 	     !ho_cpu_convert(c, k, &ym, q->acc,
 			     dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), DNNL_ARG_DST,
-			     false) &&
-	     (!q->xz ||
-	      !ho_cpu_mem(c, k, &zm, &q->xz32, DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC)) &&
-	     !ho_cpu_prim(c, k, pd);
-	dnnl_primitive_desc_destroy(pd);
-	if (!ok)
-		return ho_err(err, -ENOMEM, "node '%s' (%s): cannot make its oneDNN kernel",
-			      n->name, n->op_type);
-	q->stream = c->stream;
-	return 0;
+			     false);
+	return q_dnnl_finish(c, k, pd, ok, n, err);
 }
 
 /* The same for a matmul: batch x (M x K) . (K x N), B a matrix or of A's batch. */
-static int q_prep_matmul_dnnl(struct ho_backend *c, const struct ho_graph *g,
-			      const struct ho_node *n, struct ho_kernel *k, struct ho_error *err)
+static int q_prep_matmul_dnnl(struct ho_backend *c, const struct ho_node *n, struct ho_kernel *k,
+			      struct ho_error *err)
 {
 	struct ho_quant *q = k->quant;
 	dnnl_dims_t ad = {q->batch, q->m, q->k}, bd = {q->b_step ? q->batch : 1, q->k, q->nn},
-		    yd = {q->batch, q->m, q->nn}, one = {1};
-	dnnl_memory_desc_t am, bm, ym, zm, ba;
+		    yd = {q->batch, q->m, q->nn};
+	dnnl_memory_desc_t am, bm, ym, ba;
 	dnnl_matmul_desc_t d;
-	dnnl_primitive_attr_t attr = NULL;
 	dnnl_primitive_desc_t pd = NULL;
-	int32_t runtime = DNNL_RUNTIME_S32_VAL;
 	void *sw = NULL;
 	bool ok;
 
-	(void)g;
-	q->acc = q->requant ? malloc((size_t)(q->batch * q->m * q->nn) * 4 + 4) : q->y;
-	if (!q->acc)
+	if (q_dnnl_sums(k, q->batch * q->m * q->nn))
 		return ho_err(err, -ENOMEM, "out of memory");
-	if (q->requant)
-		k->fold = (float *)q->acc; /* freed with the kernel */
 	dnnl_memory_desc_init_by_tag(&am, 3, ad, q_dnnl_type(q->x_dt), dnnl_abc);
 	dnnl_memory_desc_init_by_tag(&bm, 3, bd, dnnl_s8, dnnl_abc);
 	dnnl_memory_desc_init_by_tag(&ba, 3, bd, dnnl_s8, dnnl_format_tag_any);
 	dnnl_memory_desc_init_by_tag(&ym, 3, yd, dnnl_s32, dnnl_abc);
-	dnnl_memory_desc_init_by_tag(&zm, 1, one, dnnl_s32, dnnl_a);
-	ok = dnnl_matmul_desc_init(&d, &am, &ba, NULL, &ym) == dnnl_success &&
-	     dnnl_primitive_attr_clone(&attr, c->attr) == dnnl_success &&
-	     (!q->xz || dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &runtime) ==
-			    dnnl_success) &&
-	     dnnl_primitive_desc_create(&pd, &d, attr, c->eng, NULL) == dnnl_success;
-	if (attr)
-		dnnl_primitive_attr_destroy(attr);
-	if (!ok || ho_cpu_is_reference(pd)) { /* no fast int8 kernel: the loop's */
-		if (pd)
-			dnnl_primitive_desc_destroy(pd);
-		return 0;
-	}
+	if (dnnl_matmul_desc_init(&d, &am, &ba, NULL, &ym) != dnnl_success ||
+	    !(pd = q_dnnl_pd(c, q, &d)))
+		return 0; /* no fast int8 kernel: the loop's */
 	ok = !ho_cpu_mem(c, k, &am, (void *)q->x, DNNL_ARG_SRC) &&
 	     (sw = q_signed_weights(c, k, &bm)) && !ho_cpu_weights(c, k, pd, &bm, sw) &&
-	     !ho_cpu_mem(c, k, &ym, q->acc, DNNL_ARG_DST) &&
-	     (!q->xz ||
-	      !ho_cpu_mem(c, k, &zm, &q->xz32, DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC)) &&
-	     !ho_cpu_prim(c, k, pd);
-	dnnl_primitive_desc_destroy(pd);
-	if (!ok)
-		return ho_err(err, -ENOMEM, "node '%s' (%s): cannot make its oneDNN kernel",
-			      n->name, n->op_type);
-	q->stream = c->stream;
-	return 0;
+	     !ho_cpu_mem(c, k, &ym, q->acc, DNNL_ARG_DST);
+	return q_dnnl_finish(c, k, pd, ok, n, err);
 }
 
 int ho_cpu_prep_quant(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
@@ -631,6 +635,6 @@ int ho_cpu_prep_quant(struct ho_backend *c, const struct ho_graph *g, const stru
 	if (q.kind == Q_CONV && q_dnnl_fits(g, n, &q))
 		return q_prep_conv_dnnl(c, g, n, k, err);
 	if (q.kind == Q_MATMUL && q_dnnl_fits(g, n, &q))
-		return q_prep_matmul_dnnl(c, g, n, k, err);
+		return q_prep_matmul_dnnl(c, n, k, err);
 	return 0;
 }
