@@ -50,7 +50,7 @@ for f in resnet18 resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1 seq_rnn \
 done
 [ -s "$MODELS/int8_cnn.onnx" ] && [ -s "$MODELS/conv_bn_training.ref_out.npy" ] &&
 	[ -s "$MODELS/scripted_loop.ref_out.npy" ] && [ -s "$MODELS/control_refused.onnx" ] &&
-	[ -s "$MODELS/strings.onnx" ] || need=1
+	[ -s "$MODELS/strings.onnx" ] && [ -s "$MODELS/complex.onnx" ] || need=1
 # A changed generator regenerates everything it makes.
 stamp=$(sha1sum "$ROOT/tests/models/gen_models.py" | cut -d' ' -f1)
 [ "$(cat "$MODELS/.generator" 2>/dev/null)" = "$stamp" ] || need=1

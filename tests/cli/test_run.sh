@@ -90,6 +90,17 @@ assert got["normalized"].tolist() == want, got["normalized"]
 assert got["num"].dtype == np.float32 and got["num"].tolist() == [1.5, -np.inf, np.float32(2e-3)]
 assert got["text"].tolist() == ["1.5", "-INF", "0.002"], got["text"]
 PYEOF
+check "complex64 in and out, moved (Transpose, Concat)" 0 "" -- $PY - "$EXE" "$M" "$tmp" <<'PYEOF'
+import subprocess, sys
+import numpy as np
+exe, m, d = sys.argv[1:4]
+z = (np.arange(6) + 1j * np.arange(6, 12)).astype(np.complex64).reshape(2, 3)
+np.save(d + "/z.npy", z)
+subprocess.run([exe, "run", m + "/complex.onnx", "--input", "z=" + d + "/z.npy", "-o", d + "/zo"],
+               check=True, capture_output=True)
+got = np.load(d + "/zo/zz.npy")
+assert got.dtype == np.complex64 and (got == np.concatenate([z.T, z.T])).all(), got
+PYEOF
 check "stopwords decide the extent: refused unless the strings are bound" 1 "tensor 'normalized': shape not fully known" -- \
 	$EXE run "$M/strings.onnx" --input "s=$tmp/s.npy" --input "n=$tmp/n.npy" -o "$tmp/so"
 $PY -c "import numpy as np; np.save('$tmp/nan.npy', np.array(['1', 'one', '2']))"

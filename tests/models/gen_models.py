@@ -429,6 +429,15 @@ def tiny_models():
                            helper.make_tensor_value_info("text", S, [3])])
     save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), "strings.onnx")
 
+    # Complex numbers are moved as any element is (no operator computes on them).
+    C = TensorProto.COMPLEX64
+    g = helper.make_graph(
+        [helper.make_node("Transpose", ["z"], ["zt"], perm=[1, 0]),
+         helper.make_node("Concat", ["zt", "zt"], ["zz"], axis=0)], "complex",
+        [helper.make_tensor_value_info("z", C, [2, 3])],
+        [helper.make_tensor_value_info("zz", C, [6, 2])])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), "complex.onnx")
+
     # A small MLP whose weights live in an external file beside the model.
     os.makedirs(os.path.join(OUT, "external"), exist_ok=True)
     w1 = numpy_helper.from_array(np.arange(64 * 32, dtype=np.float32).reshape(64, 32) / 1000, "w1")

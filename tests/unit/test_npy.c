@@ -72,6 +72,7 @@ int main(void)
 	   "d = open('f4.npy', 'rb').read(); open('hlen.npy', 'wb').write(d[:8] + bytes([255, "
 	   "255]) + d[10:])\n"
 	   "open('extra.npy', 'wb').write(open('u1.npy', 'rb').read() + b'x')\n"
+	   "np.save('c8.npy', np.array([1 + 2j, -3.5j], np.complex64))\n"
 	   "np.save('str.npy', np.array([['ab', ''], ['\u00e9t\u00e9', '\U0001f600z']]))\n"
 	   "d = bytearray(open('str.npy', 'rb').read()); d[-4:] = b'\\x00\\xd8\\x00\\x00'\n"
 	   "open('surrogate.npy', 'wb').write(d)\n");
@@ -121,6 +122,11 @@ int main(void)
 	   "u = np.load('ours_u1.npy'); assert u.shape == (10,) and list(u) == [i * 3 for i in "
 	   "range(10)]");
 
+	path(p, "c8.npy");
+	T_REQUIRE(ho_npy_read(p, &n, &err) == 0);
+	T_REQUIRE(ho_npy_dtype(n.descr) == HO_DT_COMPLEX64 && n.count == 2 &&
+		  ((float *)n.data)[1] == 2 && ((float *)n.data)[3] == -3.5f);
+	ho_npy_free(&n);
 	/* Strings: UTF-32 on disk, pointers to UTF-8 in memory; written back, numpy's again. */
 	path(p, "str.npy");
 	T_REQUIRE(ho_npy_read(p, &n, &err) == 0);

@@ -17,10 +17,11 @@ static const struct {
 	uint32_t size;
 	int dtype;
 } npy_types[] = {
-    {"<f4", 4, HO_DT_FLOAT},  {"<f8", 8, HO_DT_DOUBLE}, {"<f2", 2, HO_DT_FLOAT16},
-    {"<i8", 8, HO_DT_INT64},  {"<i4", 4, HO_DT_INT32},	{"<i2", 2, HO_DT_INT16},
-    {"|i1", 1, HO_DT_INT8},   {"<u8", 8, HO_DT_UINT64}, {"<u4", 4, HO_DT_UINT32},
-    {"<u2", 2, HO_DT_UINT16}, {"|u1", 1, HO_DT_UINT8},	{"|b1", 1, HO_DT_BOOL},
+    {"<f4", 4, HO_DT_FLOAT},	 {"<f8", 8, HO_DT_DOUBLE},	 {"<f2", 2, HO_DT_FLOAT16},
+    {"<i8", 8, HO_DT_INT64},	 {"<i4", 4, HO_DT_INT32},	 {"<i2", 2, HO_DT_INT16},
+    {"|i1", 1, HO_DT_INT8},	 {"<u8", 8, HO_DT_UINT64},	 {"<u4", 4, HO_DT_UINT32},
+    {"<u2", 2, HO_DT_UINT16},	 {"|u1", 1, HO_DT_UINT8},	 {"|b1", 1, HO_DT_BOOL},
+    {"<c8", 8, HO_DT_COMPLEX64}, {"<c16", 16, HO_DT_COMPLEX128},
 };
 
 /*
