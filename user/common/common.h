@@ -90,6 +90,11 @@ struct ho_scan {
 int ho_scan_parse(const struct ho_node *n, const struct ho_graph *body, const int *in_rank,
 		  const int *out_rank, struct ho_scan *s, struct ho_error *err);
 
+/* utf8.c: the next code point of *s (advanced past it), -1 for a malformed byte (skipped); and
+ * code point c as UTF-8 at o (1 to 4 bytes, their count). */
+long ho_utf8_next(const char **s);
+size_t ho_utf8_put(unsigned long c, char *o);
+
 /* strnorm.c: StringNormalizer's stopwords and case mapping (shape rule and kernel share it). */
 struct ho_strnorm {
 	int change; /* 0 NONE, 1 LOWER, 2 UPPER */

@@ -47,59 +47,17 @@ void ho_strnorm_free(struct ho_strnorm *s)
 	s->loc = (locale_t)0;
 }
 
-/* The next code point of x (advanced), or -1 on a malformed byte (taken as itself). */
-static long strnorm_next(const unsigned char **x)
-{
-	const unsigned char *p = *x;
-	int more = p[0] >= 0xf0 ? 3 : p[0] >= 0xe0 ? 2 : p[0] >= 0xc0 ? 1 : 0;
-	long c = more ? p[0] & (0x3f >> more) : p[0];
-
-	if (p[0] >= 0x80 && p[0] < 0xc0) {
-		*x = p + 1;
-		return -1;
-	}
-	for (int i = 1; i <= more; i++) {
-		if ((p[i] & 0xc0) != 0x80) {
-			*x = p + 1;
-			return -1;
-		}
-		c = c << 6 | (p[i] & 0x3f);
-	}
-	*x = p + more + 1;
-	return c;
-}
-
-static size_t strnorm_put(unsigned long c, char *o)
-{
-	if (c < 0x80) {
-		o[0] = (char)c;
-		return 1;
-	}
-	if (c < 0x800) {
-		o[0] = (char)(0xc0 | c >> 6), o[1] = (char)(0x80 | (c & 0x3f));
-		return 2;
-	}
-	if (c < 0x10000) {
-		o[0] = (char)(0xe0 | c >> 12), o[1] = (char)(0x80 | (c >> 6 & 0x3f));
-		o[2] = (char)(0x80 | (c & 0x3f));
-		return 3;
-	}
-	o[0] = (char)(0xf0 | c >> 18), o[1] = (char)(0x80 | (c >> 12 & 0x3f));
-	o[2] = (char)(0x80 | (c >> 6 & 0x3f)), o[3] = (char)(0x80 | (c & 0x3f));
-	return 4;
-}
-
 size_t ho_strnorm_case(const struct ho_strnorm *s, const char *x, int change, char *out)
 {
-	const unsigned char *p = (const unsigned char *)x;
+	const char *p = x;
 	size_t len = 0;
 
 	while (*p) {
-		const unsigned char *at = p;
-		long c = strnorm_next(&p);
+		const char *at = p;
+		long c = ho_utf8_next(&p);
 
 		if (c < 0) { /* not UTF-8: the byte as it is */
-			out[len++] = (char)*at;
+			out[len++] = *at;
 			continue;
 		}
 		if (change && s->loc)
@@ -108,7 +66,7 @@ size_t ho_strnorm_case(const struct ho_strnorm *s, const char *x, int change, ch
 		else if (change && c < 0x80)
 			c = change == 1 ? (c >= 'A' && c <= 'Z' ? c + 32 : c)
 					: (c >= 'a' && c <= 'z' ? c - 32 : c);
-		len += strnorm_put((unsigned long)c, out + len);
+		len += ho_utf8_put((unsigned long)c, out + len);
 	}
 	out[len] = '\0';
 	return len;

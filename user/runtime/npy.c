@@ -165,7 +165,7 @@ int ho_npy_parse_header(const void *buf, size_t len, struct ho_npy *out, struct 
 	return (int)(off + hlen);
 }
 
-/* UTF-32 code points (n of them, NUL-padded) to UTF-8 at o; the bytes written. */
+/* UTF-32 code points (n of them, NUL-padded) to UTF-8 at o; the bytes written, -1: not Unicode. */
 static int npy_utf8(const unsigned char *u, uint32_t n, char *o)
 {
 	int len = 0;
@@ -178,44 +178,18 @@ static int npy_utf8(const unsigned char *u, uint32_t n, char *o)
 			break;
 		if (c > 0x10ffff || (c >= 0xd800 && c < 0xe000))
 			return -1;
-		if (c < 0x80) {
-			o[len++] = (char)c;
-		} else if (c < 0x800) {
-			o[len++] = (char)(0xc0 | c >> 6);
-			o[len++] = (char)(0x80 | (c & 0x3f));
-		} else if (c < 0x10000) {
-			o[len++] = (char)(0xe0 | c >> 12);
-			o[len++] = (char)(0x80 | (c >> 6 & 0x3f));
-			o[len++] = (char)(0x80 | (c & 0x3f));
-		} else {
-			o[len++] = (char)(0xf0 | c >> 18);
-			o[len++] = (char)(0x80 | (c >> 12 & 0x3f));
-			o[len++] = (char)(0x80 | (c >> 6 & 0x3f));
-			o[len++] = (char)(0x80 | (c & 0x3f));
-		}
+		len += (int)ho_utf8_put(c, o + len);
 	}
 	o[len] = '\0';
 	return len;
 }
 
 /* The next code point of UTF-8 text at *s (advanced); U+FFFD for a malformed byte. */
-static uint32_t npy_next(const unsigned char **s)
+static uint32_t npy_next(const char **s)
 {
-	const unsigned char *p = *s;
-	int more = p[0] >= 0xf0 ? 3 : p[0] >= 0xe0 ? 2 : p[0] >= 0xc0 ? 1 : 0;
-	uint32_t c = more ? p[0] & (0x3f >> more) : p[0];
+	long c = ho_utf8_next(s);
 
-	if (p[0] >= 0x80 && p[0] < 0xc0)
-		more = -1;
-	for (int i = 1; i <= more; i++) {
-		if ((p[i] & 0xc0) != 0x80) {
-			*s = p + i;
-			return 0xfffd;
-		}
-		c = c << 6 | (p[i] & 0x3f);
-	}
-	*s = p + (more < 0 ? 1 : more + 1);
-	return more < 0 ? 0xfffd : c;
+	return c < 0 ? 0xfffd : (uint32_t)c;
 }
 
 /* Replace n's UTF-32 data by pointers to UTF-8 copies, one block. */
@@ -316,7 +290,7 @@ int ho_npy_write(const char *path, const char *descr, int ndim, const int64_t *s
 		for (int i = 0; i < ndim; i++)
 			count *= shape[i] > 0 ? (size_t)shape[i] : 0;
 		for (size_t i = 0; i < count; i++) {
-			const unsigned char *s = ((const unsigned char *const *)data)[i];
+			const char *s = ((const char *const *)data)[i];
 			uint32_t k = 0;
 
 			while (*s && npy_next(&s))
@@ -372,7 +346,7 @@ int ho_npy_write(const char *path, const char *descr, int ndim, const int64_t *s
 	if (!ret && fputc('\n', f) == EOF)
 		ret = -EIO;
 	for (size_t i = 0; strings && !ret && i < count; i++) {
-		const unsigned char *s = ((const unsigned char *const *)data)[i];
+		const char *s = ((const char *const *)data)[i];
 		uint32_t k = 0;
 
 		for (; *s && !ret; k++) {

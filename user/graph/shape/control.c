@@ -123,40 +123,17 @@ int ho_infer_loop(struct ho_infer *c)
 					o.dim[i] = HO_DIM_UNKNOWN;
 			set_out(c, k, bt->dtype, o.rank >= 0 ? &o : NULL);
 		} else {
-			struct ho_shape o = {.rank = bt->shape.rank + 1};
+			struct ho_shape o;
 
-			if (o.rank > HO_MAX_RANK || bt->shape.rank < 0) {
+			if (bt->shape.rank + 1 > HO_MAX_RANK || bt->shape.rank < 0) {
 				set_out(c, k, bt->dtype, NULL);
 				continue;
 			}
-			o.dim[0] = trip;
-			for (int i = 0; i < bt->shape.rank; i++)
-				o.dim[i + 1] = bt->shape.dim[i];
+			o = shape_insert(&bt->shape, 0, trip);
 			set_out(c, k, bt->dtype, &o);
 		}
 	}
 	return 0;
-}
-
-/* The shape s without axis a (a batch or a scan axis): a slice's. */
-static struct ho_shape scan_drop(const struct ho_shape *s, int64_t a)
-{
-	struct ho_shape o = {.rank = s->rank - 1};
-
-	for (int i = 0, j = 0; i < s->rank; i++)
-		if (i != a)
-			o.dim[j++] = s->dim[i];
-	return o;
-}
-
-/* s with extent e inserted at axis a. */
-static struct ho_shape scan_insert(const struct ho_shape *s, int64_t a, int64_t e)
-{
-	struct ho_shape o = {.rank = s->rank + 1};
-
-	for (int i = 0, j = 0; i < o.rank; i++)
-		o.dim[i] = i == a ? e : s->dim[j++];
-	return o;
 }
 
 int ho_infer_scan(struct ho_infer *c)
@@ -189,7 +166,7 @@ int ho_infer_scan(struct ho_infer *c)
 		if (!x || x->shape.rank < 1 + s.batched + (k >= s.n_state))
 			return fail(c, "input %u needs a %s", s.first + k,
 				    k >= s.n_state ? "scan axis" : "batch axis");
-		sh = s.batched ? scan_drop(&x->shape, 0) : x->shape;
+		sh = s.batched ? shape_drop(&x->shape, 0) : x->shape;
 		if (s.batched)
 			batch = x->shape.dim[0];
 		if (k >= s.n_state) {
@@ -200,7 +177,7 @@ int ho_infer_scan(struct ho_infer *c)
 					    (long long)sh.dim[a]);
 			if (sh.dim[a] >= 0)
 				len = sh.dim[a];
-			sh = scan_drop(&sh, a);
+			sh = shape_drop(&sh, a);
 		}
 		bt->dtype = x->dtype;
 		bt->shape = sh;
@@ -222,9 +199,9 @@ int ho_infer_scan(struct ho_infer *c)
 			continue;
 		}
 		if (k >= s.n_state)
-			o = scan_insert(&o, s.out_axis[k - s.n_state] - s.batched, len);
+			o = shape_insert(&o, s.out_axis[k - s.n_state] - s.batched, len);
 		if (s.batched)
-			o = scan_insert(&o, 0, batch);
+			o = shape_insert(&o, 0, batch);
 		set_out(c, k, bt->dtype, &o);
 	}
 	return 0;

@@ -13,27 +13,6 @@
 
 #include "shape.h"
 
-/* s's member shape: s without its leading axis. */
-static struct ho_shape seq_member(const struct ho_shape *s)
-{
-	struct ho_shape m = {.rank = s->rank - 1};
-
-	for (int i = 1; i < s->rank; i++)
-		m.dim[i - 1] = s->dim[i];
-	return m;
-}
-
-/* [n] + member. */
-static struct ho_shape seq_of(int64_t n, const struct ho_shape *member)
-{
-	struct ho_shape s = {.rank = member->rank + 1};
-
-	s.dim[0] = n;
-	for (int i = 0; i < member->rank; i++)
-		s.dim[i + 1] = member->dim[i];
-	return s;
-}
-
 /* The empty sequence of SequenceEmpty: no member shape yet. */
 static bool seq_empty(const struct ho_shape *s)
 {
@@ -59,24 +38,24 @@ int ho_infer_sequence(struct ho_infer *c)
 			    !ho_shape_same(&in_t(c, k)->shape, &s->shape))
 				return fail(c,
 					    "runs sequences of members of one type and shape only");
-		o = seq_of(c->nd->n_inputs, &s->shape);
+		o = shape_insert(&s->shape, 0, c->nd->n_inputs);
 		set_out(c, 0, s->dtype, &o);
 		return 0;
 	}
 	if (s->shape.rank < 1)
 		return fail(c, "needs a sequence");
-	m = seq_member(&s->shape);
+	m = shape_drop(&s->shape, 0);
 	if (!strcmp(op, "SequenceInsert")) {
 		if (!t || !known(&t->shape) ||
 		    (!seq_empty(&s->shape) &&
 		     (t->dtype != s->dtype || !ho_shape_same(&t->shape, &m))))
 			return fail(c, "runs sequences of members of one type and shape only");
-		o = seq_of(s->shape.dim[0] + 1, &t->shape);
+		o = shape_insert(&t->shape, 0, s->shape.dim[0] + 1);
 		set_out(c, 0, t->dtype, &o);
 	} else if (!strcmp(op, "SequenceErase")) {
 		if (s->shape.dim[0] < 1)
 			return fail(c, "erases from an empty sequence");
-		o = seq_empty(&s->shape) ? s->shape : seq_of(s->shape.dim[0] - 1, &m);
+		o = seq_empty(&s->shape) ? s->shape : shape_insert(&m, 0, s->shape.dim[0] - 1);
 		set_out(c, 0, s->dtype, &o);
 	} else if (!strcmp(op, "SequenceAt")) {
 		if (seq_empty(&s->shape))
@@ -97,15 +76,9 @@ int ho_infer_sequence(struct ho_infer *c)
 		if (seq_empty(&s->shape) || axis < -(r + na) || axis >= r + na)
 			return fail(c, "needs a member axis, and members");
 		axis += axis < 0 ? r + na : 0;
-		o = m;
-		if (na) {
-			o.rank++;
-			for (int64_t i = r; i > axis; i--)
-				o.dim[i] = o.dim[i - 1];
-			o.dim[axis] = s->shape.dim[0];
-		} else {
+		o = na ? shape_insert(&m, axis, s->shape.dim[0]) : m;
+		if (!na)
 			o.dim[axis] *= s->shape.dim[0];
-		}
 		set_out(c, 0, s->dtype, &o);
 	}
 	return 0;
@@ -145,12 +118,9 @@ int ho_infer_split_to_sequence(struct ho_infer *c)
 			    d, part);
 	m = x->shape;
 	m.dim[axis] = part;
-	if (!keep) { /* parts of 1, the axis dropped */
-		for (int i = (int)axis; i + 1 < m.rank; i++)
-			m.dim[i] = m.dim[i + 1];
-		m.rank--;
-	}
-	o = seq_of(parts, &m);
+	if (!keep) /* parts of 1, the axis dropped */
+		m = shape_drop(&m, axis);
+	o = shape_insert(&m, 0, parts);
 	set_out(c, 0, x->dtype, &o);
 	return 0;
 }

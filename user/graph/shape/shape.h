@@ -158,6 +158,27 @@ static inline bool known(const struct ho_shape *s)
 	return ho_shape_numel(s) >= 0;
 }
 
+/* s without axis a (a scan axis, a sequence's member axis). */
+static inline struct ho_shape shape_drop(const struct ho_shape *s, int64_t a)
+{
+	struct ho_shape o = {.rank = s->rank - 1};
+
+	for (int i = 0, j = 0; i < s->rank; i++)
+		if (i != a)
+			o.dim[j++] = s->dim[i];
+	return o;
+}
+
+/* s with extent e inserted at axis a (stacked scan outputs, sequences). */
+static inline struct ho_shape shape_insert(const struct ho_shape *s, int64_t a, int64_t e)
+{
+	struct ho_shape o = {.rank = s->rank + 1};
+
+	for (int i = 0, j = 0; i < o.rank; i++)
+		o.dim[i] = i == a ? e : s->dim[j++];
+	return o;
+}
+
 static inline void set_out(struct ho_infer *c, uint32_t k, int dtype, const struct ho_shape *s)
 {
 	struct ho_tensor *t = out_t(c, k);

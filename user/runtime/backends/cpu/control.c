@@ -27,7 +27,6 @@ struct ho_cf_io {
 
 struct ho_cf_sub {
 	struct ho_rt *rt;
-	const struct ho_graph *g;
 	struct ho_cf_io *feed; /* outer tensors it reads that are not known at plan time */
 	uint32_t n_feed;
 	void **in, **out; /* its inputs' and outputs' bytes in the subplan */
@@ -66,16 +65,13 @@ void ho_cpu_control_free(struct ho_control *cf)
 }
 
 /* Plan subgraph sg of node n, its outer tensors read from the parent's buffers buf. */
-static int cf_plan(const struct ho_graph *g, const struct ho_node *n, const char *what,
-		   const struct ho_graph *sg, void *const *buf, struct ho_cf_sub *s,
-		   struct ho_error *err)
+static int cf_plan(const struct ho_node *n, const char *what, const struct ho_graph *sg,
+		   void *const *buf, struct ho_cf_sub *s, struct ho_error *err)
 {
 	struct ho_rt_opts o = {.threads = omp_get_max_threads()};
 	struct ho_error e = {0};
 	int ret;
 
-	(void)g;
-	s->g = sg;
 	ret = ho_rt_new(sg, &o, &s->rt, &e);
 	if (ret)
 		return ho_err(err, ret, "node '%s' (%s): its %s: %s", n->name, n->op_type, what,
@@ -116,13 +112,11 @@ static int cf_refuse(struct ho_error *err, const struct ho_node *n, const char *
 }
 
 /* The subgraph's output k against the node's output o: one shape (slice), one type. */
-static int cf_check_out(const struct ho_graph *g, const struct ho_node *n,
-			const struct ho_graph *sg, uint32_t k, const struct ho_shape *want,
-			struct ho_error *err)
+static int cf_check_out(const struct ho_node *n, const struct ho_graph *sg, uint32_t k,
+			const struct ho_shape *want, struct ho_error *err)
 {
 	const struct ho_tensor *bt = &sg->tensors[sg->outputs[k]];
 
-	(void)g;
 	if (!ho_shape_same(&bt->shape, want) || !bt->bytes)
 		return cf_refuse(err, n,
 				 "its subgraph's output %u has another shape than the node's "
@@ -142,12 +136,12 @@ static int cf_prep_if(const struct ho_graph *g, const struct ho_node *n, void *c
 
 		if (!a || a->type != HO_ATTR_GRAPH)
 			return cf_refuse(err, n, "needs its two branches", 0);
-		ret = cf_plan(g, n, branch[s], a->g[0], buf, &cf->sub[s], err);
+		ret = cf_plan(n, branch[s], a->g[0], buf, &cf->sub[s], err);
 		if (ret)
 			return ret;
 		for (uint32_t k = 0; k < n->n_outputs; k++)
 			if (n->outputs[k] >= 0 &&
-			    (ret = cf_check_out(g, n, a->g[0], k, &g->tensors[n->outputs[k]].shape,
+			    (ret = cf_check_out(n, a->g[0], k, &g->tensors[n->outputs[k]].shape,
 						err)))
 				return ret;
 	}
@@ -165,7 +159,7 @@ static int cf_prep_loop(const struct ho_graph *g, const struct ho_node *n, void 
 	if (!a || a->type != HO_ATTR_GRAPH || n->n_inputs < 2)
 		return cf_refuse(err, n, "needs a body graph", 0);
 	body = a->g[0];
-	ret = cf_plan(g, n, "body", body, buf, &cf->sub[0], err);
+	ret = cf_plan(n, "body", body, buf, &cf->sub[0], err);
 	if (ret)
 		return ret;
 	cf->steps = -1;
@@ -181,7 +175,7 @@ static int cf_prep_loop(const struct ho_graph *g, const struct ho_node *n, void 
 			    !ho_shape_same(&body->tensors[body->inputs[2 + k]].shape, &x->shape))
 				return cf_refuse(err, n, "needs loop-carried value %u in and out",
 						 k);
-			ret = cf_check_out(g, n, body, 1 + k, &x->shape, err);
+			ret = cf_check_out(n, body, 1 + k, &x->shape, err);
 			if (ret)
 				return cf_refuse(err, n,
 						 "loop-carried value %u changes shape from one "
@@ -201,7 +195,7 @@ static int cf_prep_loop(const struct ho_graph *g, const struct ho_node *n, void 
 		slice = y->shape;
 		slice.rank--;
 		memmove(slice.dim, slice.dim + 1, sizeof(slice.dim[0]) * (size_t)slice.rank);
-		ret = cf_check_out(g, n, body, 1 + k, &slice, err);
+		ret = cf_check_out(n, body, 1 + k, &slice, err);
 		if (ret)
 			return ret;
 	}
@@ -242,7 +236,7 @@ static int cf_prep_scan(const struct ho_graph *g, const struct ho_node *n, void 
 	ret = ho_scan_parse(n, body, in_rank, out_rank, s, err);
 	if (ret)
 		return ret;
-	ret = cf_plan(g, n, "body", body, buf, &cf->sub[0], err);
+	ret = cf_plan(n, "body", body, buf, &cf->sub[0], err);
 	if (ret)
 		return ret;
 	cf->batch = 1;

@@ -123,14 +123,15 @@ bool ho_cpu_is_reference(const_dnnl_primitive_desc_t pd)
 	       !impl || !strncmp(impl, "ref", 3);
 }
 
-/* ... or its gemm-based one, which for some shapes (depthwise convolutions) is as slow. */
+/* ... or its plain gemm-based one ("x64:gemm:jit", not the fast "brgemm" kernels), which for
+ * some shapes (depthwise convolutions) is as slow. */
 bool ho_cpu_is_slow(const_dnnl_primitive_desc_t pd)
 {
 	const char *impl = NULL;
 
 	return ho_cpu_is_reference(pd) ||
 	       (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success &&
-		impl && strstr(impl, "gemm"));
+		impl && strstr(impl, "gemm:") && !strstr(impl, "brgemm"));
 }
 
 int ho_cpu_unsupported(struct ho_error *err, const struct ho_node *n, const char *why)

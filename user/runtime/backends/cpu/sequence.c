@@ -89,7 +89,7 @@ int ho_cpu_prep_sequence(const struct ho_graph *g, const struct ho_node *n, void
 	    "SequenceAt",    "SequenceLength",	  "ConcatFromSequence", "SplitToSequence"};
 	const struct ho_tensor *s = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
 	struct ho_seq_plan *p;
-	int op = 0, es = ho_dtype_size(y->dtype);
+	int op = 0;
 
 	while (op < 8 && strcmp(n->op_type, ops[op]))
 		op++;
@@ -158,6 +158,5 @@ int ho_cpu_prep_sequence(const struct ho_graph *g, const struct ho_node *n, void
 	default:
 		break;
 	}
-	(void)es;
 	return 0;
 }

@@ -236,30 +236,23 @@ static int ho_run_from_string(const struct ho_kernel *k)
 	const struct ho_text *t = k->text;
 	const char *const *x = t->x;
 
+	bool real = t->y_dt == HO_DT_FLOAT || t->y_dt == HO_DT_DOUBLE;
+
 	for (int64_t i = 0; i < t->n; i++) {
 		char *end;
-		double v = t->y_dt == HO_DT_FLOAT || t->y_dt == HO_DT_DOUBLE
-			       ? strtod(x[i], &end)
-			       : (double)strtoll(x[i], &end, 10);
+		double v = real ? strtod(x[i], &end) : 0;
+		long long l = real ? 0 : strtoll(x[i], &end, 10);
 
 		if (end == x[i] || *end)
 			return -EDOM;
-		switch (t->y_dt) {
-		case HO_DT_FLOAT:
+		if (t->y_dt == HO_DT_FLOAT)
 			((float *)t->y)[i] = (float)v;
-			break;
-		case HO_DT_DOUBLE:
+		else if (t->y_dt == HO_DT_DOUBLE)
 			((double *)t->y)[i] = v;
-			break;
-		case HO_DT_INT64:
-			((int64_t *)t->y)[i] = strtoll(x[i], NULL, 10);
-			break;
-		case HO_DT_INT32:
-			((int32_t *)t->y)[i] = (int32_t)strtoll(x[i], NULL, 10);
-			break;
-		default:
-			return -EDOM;
-		}
+		else if (t->y_dt == HO_DT_INT64)
+			((int64_t *)t->y)[i] = l;
+		else /* int32: the prepare allows no other */
+			((int32_t *)t->y)[i] = (int32_t)l;
 	}
 	return 0;
 }
