@@ -9,6 +9,11 @@
  * movement is done by a CPU work item instead of hardware. Its platform
  * device sits behind no IOMMU, so DMA addresses are physical addresses.
  * Test infrastructure only: never shipped or installed.
+ *
+ * A test can make it misbehave as hardware does (module parameters, writable
+ * at run time): delay_ms stalls each batch it is issued, fail_prep_after
+ * fails every prep after that many more. terminate_all drops what has not
+ * run and wakes a stalled worker; synchronize waits for the one running.
  */
 #include <linux/dma-mapping.h>
 #include <linux/dmaengine.h>
@@ -18,7 +23,18 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/version.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
+
+static unsigned int delay_ms;
+module_param(delay_ms, uint, 0644);
+MODULE_PARM_DESC(delay_ms, "Stall each issued batch this long (test faults)");
+
+static int fail_prep_after = -1;
+module_param(fail_prep_after, int, 0644);
+MODULE_PARM_DESC(
+	fail_prep_after,
+	"Fail every prep after this many more; -1: never (test faults)");
 
 struct swdma_desc {
 	struct dma_async_tx_descriptor tx;
@@ -35,6 +51,8 @@ struct swdma {
 	struct list_head submitted;
 	struct list_head issued;
 	struct work_struct work;
+	wait_queue_head_t stall; /* a stalled worker, woken by terminate_all */
+	atomic_t terminations;
 	atomic64_t copies;
 };
 
@@ -61,8 +79,14 @@ static struct dma_async_tx_descriptor *
 swdma_prep_memcpy(struct dma_chan *chan, dma_addr_t dst, dma_addr_t src,
 		  size_t len, unsigned long flags)
 {
-	struct swdma_desc *d = kzalloc(sizeof(*d), GFP_NOWAIT);
+	int left = READ_ONCE(fail_prep_after);
+	struct swdma_desc *d;
 
+	if (left == 0)
+		return NULL;
+	if (left > 0)
+		WRITE_ONCE(fail_prep_after, left - 1);
+	d = kzalloc(sizeof(*d), GFP_NOWAIT);
 	if (!d)
 		return NULL;
 	dma_async_tx_descriptor_init(&d->tx, chan);
@@ -74,12 +98,22 @@ swdma_prep_memcpy(struct dma_chan *chan, dma_addr_t dst, dma_addr_t src,
 	return &d->tx;
 }
 
+/* One descriptor at a time, yielding between them: a long chain of copies
+ * must not hold a CPU for seconds. */
 static void swdma_work(struct work_struct *work)
 {
+	unsigned int stall = READ_ONCE(delay_ms);
 	struct swdma_desc *d;
 	unsigned long flags;
 
-	for (;;) {
+	if (stall) {
+		int seen = atomic_read(&swdma->terminations);
+
+		wait_event_timeout(swdma->stall,
+				   atomic_read(&swdma->terminations) != seen,
+				   msecs_to_jiffies(stall));
+	}
+	for (;; cond_resched()) {
 		struct dmaengine_result res = { .result = DMA_TRANS_NOERROR };
 		dma_async_tx_callback_result cbr;
 		dma_async_tx_callback cb;
@@ -134,6 +168,30 @@ static enum dma_status swdma_tx_status(struct dma_chan *chan,
 	return dma_async_is_complete(cookie, done, used);
 }
 
+/* Drop every descriptor not yet run; their callbacks never come. */
+static int swdma_terminate_all(struct dma_chan *chan)
+{
+	struct swdma_desc *d, *t;
+	unsigned long flags;
+	LIST_HEAD(dropped);
+
+	spin_lock_irqsave(&swdma->lock, flags);
+	list_splice_tail_init(&swdma->submitted, &dropped);
+	list_splice_tail_init(&swdma->issued, &dropped);
+	spin_unlock_irqrestore(&swdma->lock, flags);
+	atomic_inc(&swdma->terminations);
+	wake_up_all(&swdma->stall);
+	list_for_each_entry_safe(d, t, &dropped, node)
+		kfree(d);
+	return 0;
+}
+
+/* After this, no descriptor of ours runs or calls back. */
+static void swdma_synchronize(struct dma_chan *chan)
+{
+	flush_work(&swdma->work);
+}
+
 static int swdma_alloc_chan(struct dma_chan *chan)
 {
 	chan->cookie = DMA_MIN_COOKIE;
@@ -164,6 +222,7 @@ static int swdma_probe(struct platform_device *pdev)
 	INIT_LIST_HEAD(&swdma->submitted);
 	INIT_LIST_HEAD(&swdma->issued);
 	INIT_WORK(&swdma->work, swdma_work);
+	init_waitqueue_head(&swdma->stall);
 	swdma->pdev = pdev;
 	ret = dma_coerce_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
 	if (ret)
@@ -174,6 +233,8 @@ static int swdma_probe(struct platform_device *pdev)
 	swdma->dd.device_prep_dma_memcpy = swdma_prep_memcpy;
 	swdma->dd.device_issue_pending = swdma_issue_pending;
 	swdma->dd.device_tx_status = swdma_tx_status;
+	swdma->dd.device_terminate_all = swdma_terminate_all;
+	swdma->dd.device_synchronize = swdma_synchronize;
 	swdma->dd.device_alloc_chan_resources = swdma_alloc_chan;
 	swdma->dd.device_free_chan_resources = swdma_free_chan;
 	swdma->dd.device_release = swdma_release;
