@@ -20,7 +20,7 @@
 #include <linux/types.h>
 
 #define UMP_ABI_MAJOR 1
-#define UMP_ABI_MINOR 0
+#define UMP_ABI_MINOR 1
 
 /* Feature bits of struct ump_version.features. */
 #define UMP_FEAT_HOST_NODES (1ULL << 0) /* allocation on a NUMA node */
@@ -30,6 +30,8 @@
 #define UMP_FEAT_URING_CMD (1ULL << 4)
 #define UMP_FEAT_DMA_ENGINE \
 	(1ULL << 5) /* a dmaengine memcpy channel is in use */
+#define UMP_FEAT_CANCEL \
+	(1ULL << 6) /* UMP_IOC_CANCEL and the per-file bounds (1.1) */
 
 struct ump_version {
 	__u32 abi_major; /* out */
@@ -107,10 +109,24 @@ struct ump_copy_desc {
 #define UMP_MAX_CHAIN_DESCS 4096
 
 /*
+ * What one open file may hold at once, so that no file pins unbounded kernel
+ * memory or queues unbounded copying: chains submitted and not yet reaped by
+ * WAIT (or completed, for io_uring), their descriptors, the bytes those
+ * descriptors name, and buffer handles. Past a bound SUBMIT is -EAGAIN (reap
+ * and retry), a chain alone over the byte bound -E2BIG, ALLOC and IMPORT
+ * -EMFILE.
+ */
+#define UMP_MAX_CHAINS_PER_FILE 1024
+#define UMP_MAX_QUEUED_DESCS 65536
+#define UMP_MAX_QUEUED_BYTES (4ULL << 30)
+#define UMP_MAX_HANDLES_PER_FILE 65536
+
+/*
  * Submit a chain: descriptors run in order and the chain completes as a
  * whole. A failing descriptor stops its chain (status < 0, failed_index set);
  * other chains are unaffected. Descriptors not yet run when the file is
- * closed or the submitter exits are cancelled (-ECANCELED).
+ * closed, the submitting process exits, or UMP_IOC_CANCEL names the chain
+ * are cancelled (-ECANCELED); a thread of the process exiting does not.
  */
 struct ump_submit {
 	__u64 descs; /* in: pointer to struct ump_copy_desc[count] */
@@ -141,6 +157,19 @@ struct ump_wait {
 	__u64 bytes; /* out: bytes copied before completion or failure */
 	__u32 failed_index; /* out: descriptor that failed, or count */
 	__u32 flags; /* in: must be zero */
+	__u64 reserved[2]; /* must be zero */
+};
+
+/*
+ * Cancel a chain submitted through the ioctl: it stops before its next
+ * descriptor (or 1 MiB slice of one) with -ECANCELED, and is reaped by WAIT
+ * as usual. A chain already finished keeps its result. -ENOENT: no such
+ * chain in this file.
+ */
+struct ump_cancel {
+	__u64 chain; /* in */
+	__u32 flags; /* in: must be zero */
+	__u32 pad; /* must be zero */
 	__u64 reserved[2]; /* must be zero */
 };
 
@@ -189,6 +218,7 @@ struct ump_dev_info {
 #define UMP_IOC_WAIT _IOWR(UMP_IOC_MAGIC, 0x07, struct ump_wait)
 #define UMP_IOC_DEV_ADD _IOWR(UMP_IOC_MAGIC, 0x08, struct ump_dev_add)
 #define UMP_IOC_DEV_INFO _IOWR(UMP_IOC_MAGIC, 0x09, struct ump_dev_info)
+#define UMP_IOC_CANCEL _IOW(UMP_IOC_MAGIC, 0x0a, struct ump_cancel)
 
 /*
  * io_uring: IORING_OP_URING_CMD on /dev/ump with cmd_op UMP_URING_SUBMIT and

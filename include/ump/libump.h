@@ -49,6 +49,8 @@ int ump_submit(struct ump *u, const struct ump_copy_desc *descs, unsigned int co
 	       uint64_t user_data, uint64_t *chain);
 /* timeout_ns: absolute CLOCK_MONOTONIC, or UMP_TIMEOUT_INFINITE. */
 int ump_wait(struct ump *u, uint64_t chain, uint64_t timeout_ns, struct ump_wait *result);
+/* Stop a chain before its next descriptor (WAIT then reports -ECANCELED). */
+int ump_cancel(struct ump *u, uint64_t chain);
 /* Submit and wait; returns the chain's status. */
 int ump_copy_sync(struct ump *u, const struct ump_copy_desc *descs, unsigned int count);
 

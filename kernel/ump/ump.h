@@ -21,7 +21,12 @@
 
 #include <uapi/ump.h>
 
-#define UMP_MAX_CHAINS_PER_CTX 65536
+/* The engines a chain runs on, indexing ump_pool.engine[]. */
+enum ump_engine_id {
+	UMP_ENG_CPU,
+	UMP_ENG_DMA,
+	UMP_NR_ENGINES,
+};
 
 struct ump_engine_stats {
 	atomic64_t chains;
@@ -43,6 +48,15 @@ struct ump_pool {
 	struct miscdevice misc;
 	struct workqueue_struct *copy_wq; /* unbound: one worker pool per node */
 	struct dma_chan *dma; /* NULL when no memcpy channel */
+	/*
+	 * One chain's window of descriptors on the channel at a time, so that
+	 * terminating the channel after a timeout or a failed prep drops only
+	 * that chain's pieces.
+	 */
+	struct mutex dma_lock;
+	/* Imported dma-bufs, each imported once however many handles name it. */
+	struct mutex import_lock;
+	struct list_head imports;
 	struct proc_dir_entry *proc_dir;
 
 	struct mutex dev_lock; /* devs[], nr_devs */
@@ -64,7 +78,7 @@ struct ump_pool {
 	atomic_t contexts;
 	atomic_t live_bufs; /* every kind; must reach 0 */
 	atomic_t live_chains;
-	struct ump_engine_stats engine[2]; /* [0] cpu, [1] dma */
+	struct ump_engine_stats engine[UMP_NR_ENGINES];
 };
 
 extern struct ump_pool ump_pool;
@@ -80,26 +94,32 @@ struct ump_buf {
 	int node; /* host NUMA node, NUMA_NO_NODE otherwise */
 	size_t size;
 	void *vaddr; /* kernel mapping the CPU engine copies through */
+	bool readonly; /* an import of a dma-buf fd opened without write */
 	/* host */
 	struct page **pages;
 	unsigned long nr_pages;
-	dma_addr_t *dma; /* per page, for the DMA channel; or NULL */
 	/* p2p */
 	struct ump_dev *dev;
 	/* imported */
 	struct dma_buf *dmabuf;
-	struct dma_buf_attachment *attach;
 	struct iosys_map map;
+	struct list_head import_link; /* ump_pool.imports */
 };
 
 struct ump_ctx {
 	struct kref ref;
 	struct xarray bufs; /* handle -> struct ump_buf * */
 	struct xarray chains; /* id -> struct ump_chain *, until reaped */
+	/* What the file holds, against the UMP_MAX_* bounds of the uapi. */
+	atomic_t nr_handles;
 	atomic_t nr_chains; /* submitted and not yet freed */
+	atomic_t nr_descs; /* their descriptors */
+	atomic64_t queued_bytes; /* the bytes those descriptors name */
 	bool closing; /* file released: cancel what has not run */
 	u32 next_chain;
 };
+
+struct ump_dma_piece;
 
 struct ump_chain {
 	struct work_struct work;
@@ -110,22 +130,26 @@ struct ump_chain {
 	u64 user_data;
 	struct ump_copy_desc *descs;
 	struct ump_buf **bufs; /* [2 * i] source, [2 * i + 1] destination */
-	struct completion done;
+	struct completion done; /* completed for all waiters at once */
 	struct completion dma_done; /* the DMA engine's last descriptor */
 	int status;
 	u32 failed_index;
 	u32 engine;
 	u64 bytes;
+	u64 asked; /* bytes its descriptors name, charged to ctx */
+	bool cancel; /* UMP_IOC_CANCEL */
 	void *uring_cmd; /* struct io_uring_cmd *, or NULL */
-	struct task_struct *task; /* submitter: its exit cancels the chain */
+	/* the submitting process: its exit (not one thread's) cancels */
+	struct task_struct *task;
 	void *bounce; /* staging buffer, allocated on first use */
+	struct ump_dma_piece *pieces; /* the DMA window, allocated on first use */
 };
 
 /* ump_buf.c */
 int ump_buf_alloc_host(int node, u64 size, struct ump_buf **out);
 int ump_buf_alloc_p2p(struct ump_dev *dev, u64 size, struct ump_buf **out);
 int ump_buf_import(int fd, struct ump_buf **out);
-int ump_buf_export(struct ump_buf *buf, u32 flags);
+struct dma_buf *ump_buf_dmabuf(struct ump_buf *buf);
 void ump_buf_put(struct ump_buf *buf);
 static inline struct ump_buf *ump_buf_get(struct ump_buf *buf)
 {
@@ -138,26 +162,36 @@ int ump_chain_create(struct ump_ctx *ctx, u64 descs, u32 count,
 		     struct ump_chain **out);
 void ump_chain_start(struct ump_chain *c);
 void ump_chain_put(struct ump_chain *c);
-int ump_ioctl_submit(struct ump_ctx *ctx, struct ump_submit *arg);
-int ump_ioctl_wait(struct ump_ctx *ctx, struct ump_wait *arg);
+int ump_chain_wait(struct ump_chain *c, u64 timeout_ns);
+bool ump_chain_cancelled(const struct ump_chain *c);
+struct ump_chain *ump_ctx_chain_get(struct ump_ctx *ctx, u64 id);
 int ump_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags);
 int ump_engine_init(void);
 void ump_engine_exit(void);
 
+/* ump_dma.c */
+bool ump_dma_capable(const struct ump_chain *c);
+int ump_dma_copy_one(struct ump_chain *c, const struct ump_copy_desc *d,
+		     const struct ump_buf *src, const struct ump_buf *dst);
+int ump_dma_init(void);
+void ump_dma_exit(void);
+
 /* ump_topo.c */
 int ump_topo_init(const char *devices);
 void ump_topo_exit(void);
-int ump_dev_add(u32 domain, u32 bdf, u32 *index);
+int ump_topo_add(u32 domain, u32 bdf, u32 *index);
 struct ump_dev *ump_dev_get(u32 index);
 const char *ump_p2p_class_name(u32 cls);
 bool ump_dev_ats(const struct ump_dev *dev);
-int ump_dev_info(struct ump_dev_info *info);
+int ump_topo_info(struct ump_dev_info *info);
 
 /* ump_proc.c */
 int ump_proc_init(void);
 void ump_proc_exit(void);
 
-/* ump_main.c */
+/* ump_main.c: the module's parameters, all of them */
+extern bool ump_dma_enable;
+extern unsigned int ump_dma_timeout_ms;
 void ump_ctx_put(struct ump_ctx *ctx);
 
 #endif /* _UMP_H */

@@ -20,46 +20,6 @@
 
 MODULE_IMPORT_NS(DMA_BUF);
 
-static void ump_buf_dma_unmap(struct ump_buf *buf, unsigned long n)
-{
-	struct device *dev;
-
-	if (!buf->dma)
-		return;
-	dev = dmaengine_get_dma_device(ump_pool.dma);
-	while (n--)
-		dma_unmap_page(dev, buf->dma[n], PAGE_SIZE, DMA_BIDIRECTIONAL);
-	kvfree(buf->dma);
-	buf->dma = NULL;
-}
-
-/*
- * With a DMA channel, host buffers are mapped for it once, page by page, so
- * a descriptor's DMA address is one array lookup away. A buffer that cannot
- * be mapped simply stays with the CPU engine.
- */
-static void ump_buf_dma_map(struct ump_buf *buf)
-{
-	struct device *dev;
-	unsigned long i;
-
-	if (!ump_pool.dma)
-		return;
-	dev = dmaengine_get_dma_device(ump_pool.dma);
-	buf->dma = kvmalloc_array(buf->nr_pages, sizeof(*buf->dma),
-				  GFP_KERNEL | __GFP_NOWARN);
-	if (!buf->dma)
-		return;
-	for (i = 0; i < buf->nr_pages; i++) {
-		buf->dma[i] = dma_map_page(dev, buf->pages[i], 0, PAGE_SIZE,
-					   DMA_BIDIRECTIONAL);
-		if (dma_mapping_error(dev, buf->dma[i])) {
-			ump_buf_dma_unmap(buf, i);
-			return;
-		}
-	}
-}
-
 static void ump_buf_release(struct kref *ref)
 {
 	struct ump_buf *buf = container_of(ref, struct ump_buf, ref);
@@ -67,7 +27,6 @@ static void ump_buf_release(struct kref *ref)
 
 	switch (buf->kind) {
 	case UMP_BUF_HOST:
-		ump_buf_dma_unmap(buf, buf->nr_pages);
 		vunmap(buf->vaddr);
 		for (i = 0; i < buf->nr_pages; i++)
 			__free_page(buf->pages[i]);
@@ -81,8 +40,10 @@ static void ump_buf_release(struct kref *ref)
 		atomic_dec(&buf->dev->p2p_bufs);
 		break;
 	case UMP_BUF_IMPORT:
+		mutex_lock(&ump_pool.import_lock);
+		list_del(&buf->import_link);
+		mutex_unlock(&ump_pool.import_lock);
 		ump_dma_buf_vunmap(buf->dmabuf, &buf->map);
-		dma_buf_detach(buf->dmabuf, buf->attach);
 		dma_buf_put(buf->dmabuf);
 		atomic64_sub(buf->size, &ump_pool.import_bytes);
 		atomic_dec(&ump_pool.import_bufs);
@@ -99,7 +60,7 @@ void ump_buf_put(struct ump_buf *buf)
 
 static struct ump_buf *ump_buf_new(u32 kind, u32 region, int node)
 {
-	struct ump_buf *buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+	struct ump_buf *buf = kzalloc(sizeof(*buf), GFP_KERNEL_ACCOUNT);
 
 	if (!buf)
 		return NULL;
@@ -159,7 +120,6 @@ int ump_buf_alloc_host(int node, u64 size, struct ump_buf **out)
 	buf->vaddr = vmap(buf->pages, buf->nr_pages, VM_MAP, PAGE_KERNEL);
 	if (!buf->vaddr)
 		goto err_pages;
-	ump_buf_dma_map(buf);
 
 	atomic_inc(&ump_pool.node_bufs[node]);
 	atomic_inc(&ump_pool.live_bufs);
@@ -206,16 +166,27 @@ int ump_buf_alloc_p2p(struct ump_dev *dev, u64 size, struct ump_buf **out)
 	return 0;
 }
 
-/* We keep no mapping of our own, so a move needs nothing from us. */
-static void ump_import_move_notify(struct dma_buf_attachment *attach)
+/* The import of dmabuf already made, with a reference; or NULL. */
+static struct ump_buf *ump_import_find(struct dma_buf *dmabuf)
 {
+	struct ump_buf *buf;
+
+	list_for_each_entry(buf, &ump_pool.imports, import_link)
+		if (buf->dmabuf == dmabuf && kref_get_unless_zero(&buf->ref))
+			return buf;
+	return NULL;
 }
 
-static const struct dma_buf_attach_ops ump_import_ops = {
-	.allow_peer2peer = true,
-	.move_notify = ump_import_move_notify,
-};
-
+/*
+ * Import a dma-buf for the CPU engine, which copies through the exporter's
+ * vmap. No attachment: we never hand the memory to a device, and an
+ * attachment to a non-dynamic exporter maps the whole buffer at attach time
+ * (a scatterlist and a DMA mapping, bounce slots under swiotlb, segments
+ * that must fit our device) for nothing. One dma-buf is imported once: a
+ * second IMPORT of it, from any file, is another handle to the same buffer,
+ * so repeated imports cost a handle each and its bytes are counted once.
+ * A dma-buf whose file was opened without write stays read-only here.
+ */
 int ump_buf_import(int fd, struct ump_buf **out)
 {
 	struct dma_buf *dmabuf;
@@ -225,33 +196,32 @@ int ump_buf_import(int fd, struct ump_buf **out)
 	dmabuf = dma_buf_get(fd);
 	if (IS_ERR(dmabuf))
 		return PTR_ERR(dmabuf);
-
+	mutex_lock(&ump_pool.import_lock);
+	buf = ump_import_find(dmabuf);
+	if (buf) {
+		mutex_unlock(&ump_pool.import_lock);
+		dma_buf_put(dmabuf);
+		*out = buf;
+		return 0;
+	}
 	ret = -ENOMEM;
 	buf = ump_buf_new(UMP_BUF_IMPORT, UMP_REGION_IMPORTED, NUMA_NO_NODE);
 	if (!buf)
 		goto err_put;
 	buf->dmabuf = dmabuf;
 	buf->size = dmabuf->size;
-	/*
-	 * A dynamic attachment that allows peer-to-peer: the exporter may hand
-	 * us device memory and may move it; we map nothing through it and only
-	 * copy through the exporter's vmap.
-	 */
-	buf->attach = dma_buf_dynamic_attach(dmabuf, ump_pool.misc.this_device,
-					     &ump_import_ops, buf);
-	if (IS_ERR(buf->attach)) {
-		ret = PTR_ERR(buf->attach);
-		goto err_free;
-	}
+	buf->readonly = !(dmabuf->file->f_mode & FMODE_WRITE);
 	ret = ump_dma_buf_vmap(dmabuf, &buf->map);
 	if (ret)
-		goto err_detach;
+		goto err_free;
 	if (buf->map.is_iomem) {
 		/* Our copy engine uses memcpy; I/O memory needs memcpy_toio. */
 		ret = -EOPNOTSUPP;
 		goto err_vunmap;
 	}
 	buf->vaddr = buf->map.vaddr;
+	list_add(&buf->import_link, &ump_pool.imports);
+	mutex_unlock(&ump_pool.import_lock);
 	atomic64_add(buf->size, &ump_pool.import_bytes);
 	atomic_inc(&ump_pool.import_bufs);
 	atomic_inc(&ump_pool.live_bufs);
@@ -260,11 +230,10 @@ int ump_buf_import(int fd, struct ump_buf **out)
 
 err_vunmap:
 	ump_dma_buf_vunmap(dmabuf, &buf->map);
-err_detach:
-	dma_buf_detach(dmabuf, buf->attach);
 err_free:
 	kfree(buf);
 err_put:
+	mutex_unlock(&ump_pool.import_lock);
 	dma_buf_put(dmabuf);
 	return ret;
 }
@@ -362,30 +331,23 @@ static const struct dma_buf_ops ump_dmabuf_ops = {
 	.release = ump_dmabuf_release,
 };
 
-/* Returns a new fd, or -errno. */
-int ump_buf_export(struct ump_buf *buf, u32 flags)
+/* buf as a dma-buf (a new reference), for an fd the caller installs. */
+struct dma_buf *ump_buf_dmabuf(struct ump_buf *buf)
 {
 	DEFINE_DMA_BUF_EXPORT_INFO(info);
 	struct dma_buf *dmabuf;
-	int fd;
 
 	if (buf->kind == UMP_BUF_IMPORT) {
 		/* Hand back the exporter's own dma-buf rather than wrap it. */
 		get_dma_buf(buf->dmabuf);
-		dmabuf = buf->dmabuf;
-	} else {
-		info.ops = &ump_dmabuf_ops;
-		info.size = buf->size;
-		info.flags = O_RDWR;
-		info.priv = ump_buf_get(buf);
-		dmabuf = dma_buf_export(&info);
-		if (IS_ERR(dmabuf)) {
-			ump_buf_put(buf);
-			return PTR_ERR(dmabuf);
-		}
+		return buf->dmabuf;
 	}
-	fd = dma_buf_fd(dmabuf, (flags & UMP_EXPORT_CLOEXEC) ? O_CLOEXEC : 0);
-	if (fd < 0)
-		dma_buf_put(dmabuf);
-	return fd;
+	info.ops = &ump_dmabuf_ops;
+	info.size = buf->size;
+	info.flags = O_RDWR;
+	info.priv = ump_buf_get(buf);
+	dmabuf = dma_buf_export(&info);
+	if (IS_ERR(dmabuf))
+		ump_buf_put(buf);
+	return dmabuf;
 }

@@ -9,11 +9,11 @@
  * a running copy. Ranges are checked per descriptor as it runs: a bad one
  * stops its chain with an error status, and nothing else.
  */
-#include <linux/dmaengine.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -32,9 +32,12 @@ static void ump_chain_free(struct ump_chain *c)
 		if (c->bufs[i])
 			ump_buf_put(c->bufs[i]);
 	atomic_dec(&c->ctx->nr_chains);
+	atomic_sub(c->count, &c->ctx->nr_descs);
+	atomic64_sub(c->asked, &c->ctx->queued_bytes);
 	atomic_dec(&ump_pool.live_chains);
 	put_task_struct(c->task);
 	kfree(c->bounce);
+	kfree(c->pieces);
 	ump_ctx_put(c->ctx);
 	kvfree(c->bufs);
 	kvfree(c->descs);
@@ -55,17 +58,27 @@ int ump_chain_create(struct ump_ctx *ctx, u64 udescs, u32 count,
 	u32 i;
 	int ret;
 
+	u64 asked = 0;
+
 	if (!count || count > UMP_MAX_CHAIN_DESCS)
 		return -EINVAL;
-	/* Bounds what a context can pin: an unreaped chain holds memory. */
-	if (atomic_inc_return(&ctx->nr_chains) > UMP_MAX_CHAINS_PER_CTX) {
-		atomic_dec(&ctx->nr_chains);
-		return -EAGAIN;
+	/*
+	 * Bound what a file can pin and queue (an unreaped chain holds memory,
+	 * an unrun one CPU or engine time): charged here, released when the
+	 * chain is freed.
+	 */
+	if (atomic_inc_return(&ctx->nr_chains) > UMP_MAX_CHAINS_PER_FILE) {
+		ret = -EAGAIN;
+		goto err_chains;
+	}
+	if (atomic_add_return(count, &ctx->nr_descs) > UMP_MAX_QUEUED_DESCS) {
+		ret = -EAGAIN;
+		goto err_descs;
 	}
 	ret = -ENOMEM;
 	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
 	if (!c)
-		goto err_count;
+		goto err_descs;
 	c->descs = kvmalloc_array(count, sizeof(*c->descs), GFP_KERNEL_ACCOUNT);
 	c->bufs = kvcalloc(2 * count, sizeof(*c->bufs), GFP_KERNEL_ACCOUNT);
 	if (!c->descs || !c->bufs)
@@ -85,19 +98,33 @@ int ump_chain_create(struct ump_ctx *ctx, u64 udescs, u32 count,
 	refcount_set(&c->users, 1);
 
 	/* From here ump_chain_free() undoes everything. */
+	ret = 0;
 	xa_lock(&ctx->bufs);
-	for (i = 0; i < count; i++) {
+	for (i = 0; i < count && !ret; i++) {
 		b = xa_load(&ctx->bufs, c->descs[i].src);
 		c->bufs[2 * i] = b ? ump_buf_get(b) : NULL;
 		b = xa_load(&ctx->bufs, c->descs[i].dst);
 		c->bufs[2 * i + 1] = b ? ump_buf_get(b) : NULL;
-		if (!c->bufs[2 * i] || !c->bufs[2 * i + 1]) {
-			xa_unlock(&ctx->bufs);
-			ump_chain_put(c);
-			return -ENOENT;
-		}
+		if (!c->bufs[2 * i] || !c->bufs[2 * i + 1])
+			ret = -ENOENT;
+		else if (c->bufs[2 * i + 1]->readonly)
+			ret = -EACCES; /* a dma-buf fd opened read-only */
+		else if (check_add_overflow(asked, c->descs[i].length,
+					    &asked) ||
+			 asked > UMP_MAX_QUEUED_BYTES)
+			ret = -E2BIG;
 	}
 	xa_unlock(&ctx->bufs);
+	if (!ret && atomic64_add_return(asked, &ctx->queued_bytes) >
+			    UMP_MAX_QUEUED_BYTES) {
+		atomic64_sub(asked, &ctx->queued_bytes);
+		ret = -EAGAIN;
+	}
+	if (ret) {
+		ump_chain_put(c);
+		return ret;
+	}
+	c->asked = asked;
 	*out = c;
 	return 0;
 
@@ -105,9 +132,30 @@ err_free:
 	kvfree(c->bufs);
 	kvfree(c->descs);
 	kfree(c);
-err_count:
+err_descs:
+	atomic_sub(count, &ctx->nr_descs);
+err_chains:
 	atomic_dec(&ctx->nr_chains);
 	return ret;
+}
+
+/*
+ * Nobody is left to see the result of a chain whose file was closed or
+ * whose process is exiting (killed, typically), and UMP_IOC_CANCEL asks to
+ * stop: do not spend seconds of copying on it. Checked between descriptors
+ * and slices. The process, not the submitting thread: a thread may submit
+ * and exit, and through io_uring the submitter may be an io-wq or SQPOLL
+ * thread; all of them share the signal struct. A group exit (exit_group
+ * with other threads, a fatal signal) flags it at once; a single thread's
+ * exit leaves no live thread.
+ */
+bool ump_chain_cancelled(const struct ump_chain *c)
+{
+	const struct signal_struct *sig = c->task->signal;
+
+	return READ_ONCE(c->cancel) || READ_ONCE(c->ctx->closing) ||
+	       (READ_ONCE(sig->flags) & SIGNAL_GROUP_EXIT) ||
+	       !atomic_read(&sig->live);
 }
 
 static int ump_check_range(const struct ump_copy_desc *d,
@@ -162,7 +210,7 @@ static int ump_copy_staged(struct ump_chain *c, void *to, const void *from,
 		c->bytes += n;
 		cond_resched();
 	}
-	atomic64_add(len, &ump_pool.engine[0].staged);
+	atomic64_add(len, &ump_pool.engine[UMP_ENG_CPU].staged);
 	return 0;
 }
 
@@ -172,10 +220,7 @@ static int ump_copy_one(struct ump_chain *c, const struct ump_copy_desc *d,
 	void *from, *to;
 	bool backward;
 	u64 off;
-	int ret = ump_check_range(d, src, dst);
 
-	if (ret)
-		return ret;
 	from = src->vaddr + d->src_offset;
 	to = dst->vaddr + d->dst_offset;
 	/* Different devices: never overlapping. */
@@ -191,123 +236,13 @@ static int ump_copy_one(struct ump_chain *c, const struct ump_copy_desc *d,
 		u64 n = min_t(u64, d->length - off, UMP_COPY_SLICE);
 		u64 at = backward ? d->length - off - n : off;
 
+		if (off && ump_chain_cancelled(c))
+			return -ECANCELED;
 		memmove(to + at, from + at, n);
 		off += n;
 		c->bytes += n;
 		cond_resched();
 	}
-	return 0;
-}
-
-/*
- * Nobody is left to see the result of a chain whose file was closed or
- * whose submitter is exiting (killed, typically): do not spend seconds of
- * copying on it. Checked between descriptors, so a running one finishes.
- */
-static bool ump_chain_cancelled(const struct ump_chain *c)
-{
-	return READ_ONCE(c->ctx->closing) || (c->task->flags & PF_EXITING);
-}
-
-/* ---- DMA engine ---------------------------------------------------------- */
-
-static bool ump_dma_enable = true;
-module_param_named(dma, ump_dma_enable, bool, 0444);
-MODULE_PARM_DESC(
-	dma,
-	"Run chains on a dmaengine DMA_MEMCPY channel when one exists (default: yes)");
-
-/* Give up on a channel that has not finished one descriptor in this long. */
-#define UMP_DMA_TIMEOUT (10 * HZ)
-
-static bool ump_overlaps(const struct ump_copy_desc *d, const struct ump_buf *s,
-			 const struct ump_buf *t)
-{
-	return s == t && d->src_offset < d->dst_offset + d->length &&
-	       d->dst_offset < d->src_offset + d->length;
-}
-
-/*
- * A chain goes to the DMA channel when every buffer it touches is mapped for
- * the channel and no descriptor overlaps itself (memcpy engines promise no
- * memmove). Everything else stays on the CPU workers.
- */
-static bool ump_chain_dma_capable(const struct ump_chain *c)
-{
-	u32 i;
-
-	if (!ump_pool.dma)
-		return false;
-	for (i = 0; i < c->count; i++)
-		if (!c->bufs[2 * i]->dma || !c->bufs[2 * i + 1]->dma ||
-		    ump_overlaps(&c->descs[i], c->bufs[2 * i],
-				 c->bufs[2 * i + 1]))
-			return false;
-	return true;
-}
-
-static void ump_dma_callback(void *param)
-{
-	complete(param);
-}
-
-/*
- * One descriptor: page-sized pieces (host buffers are mapped page by page),
- * the last one with an interrupt, then wait for it; a memcpy channel
- * completes in order, so the last piece done means all are.
- */
-static int ump_dma_copy_one(struct ump_chain *c, const struct ump_copy_desc *d,
-			    const struct ump_buf *src,
-			    const struct ump_buf *dst)
-{
-	struct dma_chan *chan = ump_pool.dma;
-	struct dma_async_tx_descriptor *tx = NULL;
-	dma_cookie_t cookie = 0;
-	u64 off = 0;
-	int ret = ump_check_range(d, src, dst);
-
-	if (ret)
-		return ret;
-	reinit_completion(&c->dma_done);
-	while (off < d->length) {
-		u64 s = d->src_offset + off, t = d->dst_offset + off;
-		size_t n = min3((u64)(d->length - off),
-				(u64)(PAGE_SIZE - offset_in_page(s)),
-				(u64)(PAGE_SIZE - offset_in_page(t)));
-		bool last = off + n == d->length;
-
-		tx = dmaengine_prep_dma_memcpy(
-			chan, dst->dma[t >> PAGE_SHIFT] + offset_in_page(t),
-			src->dma[s >> PAGE_SHIFT] + offset_in_page(s), n,
-			last ? DMA_PREP_INTERRUPT : 0);
-		if (!tx) {
-			/* Out of descriptors: let the channel drain, once. */
-			dma_async_issue_pending(chan);
-			if (cookie)
-				dma_sync_wait(chan, cookie);
-			tx = dmaengine_prep_dma_memcpy(
-				chan,
-				dst->dma[t >> PAGE_SHIFT] + offset_in_page(t),
-				src->dma[s >> PAGE_SHIFT] + offset_in_page(s),
-				n, last ? DMA_PREP_INTERRUPT : 0);
-			if (!tx)
-				return -ENOMEM;
-		}
-		if (last) {
-			tx->callback = ump_dma_callback;
-			tx->callback_param = &c->dma_done;
-		}
-		cookie = dmaengine_submit(tx);
-		if (dma_submit_error(cookie))
-			return -EIO;
-		off += n;
-	}
-	dma_async_issue_pending(chan);
-	if (!wait_for_completion_timeout(&c->dma_done, UMP_DMA_TIMEOUT))
-		return -ETIMEDOUT;
-	if (dma_async_is_tx_complete(chan, cookie, NULL, NULL) != DMA_COMPLETE)
-		return -EIO;
-	c->bytes += d->length;
 	return 0;
 }
 
@@ -324,8 +259,9 @@ static void ump_uring_complete(struct io_uring_cmd *ioucmd,
 static void ump_chain_work(struct work_struct *work)
 {
 	struct ump_chain *c = container_of(work, struct ump_chain, work);
-	bool dma = ump_chain_dma_capable(c);
-	struct ump_engine_stats *st = &ump_pool.engine[dma];
+	bool dma = ump_dma_capable(c);
+	struct ump_engine_stats *st =
+		&ump_pool.engine[dma ? UMP_ENG_DMA : UMP_ENG_CPU];
 	u32 i;
 	int ret = 0;
 
@@ -335,6 +271,10 @@ static void ump_chain_work(struct work_struct *work)
 			ret = -ECANCELED;
 			break;
 		}
+		ret = ump_check_range(&c->descs[i], c->bufs[2 * i],
+				      c->bufs[2 * i + 1]);
+		if (ret)
+			break;
 		if (dma)
 			ret = ump_dma_copy_one(c, &c->descs[i], c->bufs[2 * i],
 					       c->bufs[2 * i + 1]);
@@ -354,7 +294,7 @@ static void ump_chain_work(struct work_struct *work)
 	if (c->uring_cmd) {
 		io_uring_cmd_complete_in_task(c->uring_cmd, ump_uring_complete);
 	} else {
-		complete(&c->done);
+		complete_all(&c->done); /* every waiter, not just one */
 		ump_chain_put(c);
 	}
 }
@@ -371,84 +311,39 @@ void ump_chain_start(struct ump_chain *c)
 		queue_work_node(node, ump_pool.copy_wq, &c->work);
 }
 
-int ump_ioctl_submit(struct ump_ctx *ctx, struct ump_submit *arg)
+/* The chain id names in this file, with a reference; or NULL. */
+struct ump_chain *ump_ctx_chain_get(struct ump_ctx *ctx, u64 id)
 {
 	struct ump_chain *c;
-	u32 id;
-	int ret;
 
-	if (arg->flags || arg->reserved[0] || arg->reserved[1])
-		return -EINVAL;
-	ret = ump_chain_create(ctx, arg->descs, arg->count, &c);
-	if (ret)
-		return ret;
-	c->user_data = arg->user_data;
-	ret = xa_alloc_cyclic(&ctx->chains, &id, c, XA_LIMIT(1, U32_MAX),
-			      &ctx->next_chain, GFP_KERNEL);
-	if (ret < 0) {
-		ump_chain_put(c);
-		return ret;
-	}
-	c->id = id;
-	arg->chain = id;
-	/* The xarray keeps the first reference; the worker takes its own. */
-	refcount_inc(&c->users);
-	ump_chain_start(c);
-	return 0;
-}
-
-int ump_ioctl_wait(struct ump_ctx *ctx, struct ump_wait *arg)
-{
-	struct ump_chain *c;
-	long left;
-	int ret;
-
-	if (arg->flags || arg->reserved[0] || arg->reserved[1] || !arg->chain ||
-	    arg->chain > U32_MAX)
-		return -EINVAL;
+	if (!id || id > U32_MAX)
+		return NULL;
 	xa_lock(&ctx->chains);
-	c = xa_load(&ctx->chains, arg->chain);
+	c = xa_load(&ctx->chains, id);
 	if (c)
 		refcount_inc(&c->users);
 	xa_unlock(&ctx->chains);
-	if (!c)
-		return -ENOENT;
+	return c;
+}
 
-	ret = 0;
-	if (arg->timeout_ns == UMP_TIMEOUT_INFINITE) {
-		if (wait_for_completion_interruptible(&c->done))
-			ret = -ERESTARTSYS;
-	} else {
-		s64 rel = (s64)(arg->timeout_ns - ktime_get_ns());
+/* Sleep until c completes or timeout_ns (absolute, or infinite) passes. */
+int ump_chain_wait(struct ump_chain *c, u64 timeout_ns)
+{
+	s64 rel;
+	long left;
 
-		if (rel <= 0) {
-			if (!completion_done(&c->done))
-				ret = -ETIME;
-		} else {
-			left = wait_for_completion_interruptible_timeout(
-				&c->done, nsecs_to_jiffies(rel) + 1);
-			if (left < 0)
-				ret = -ERESTARTSYS;
-			else if (!left)
-				ret = -ETIME;
-		}
-	}
-	if (ret)
-		goto out;
-	/* Two waiters on one chain: only the one that erases it reaps it. */
-	if (xa_cmpxchg(&ctx->chains, arg->chain, c, NULL, GFP_KERNEL) != c) {
-		ret = -ENOENT;
-		goto out;
-	}
-	ump_chain_put(c); /* the xarray's reference */
-	arg->status = c->status;
-	arg->engine = c->engine;
-	arg->user_data = c->user_data;
-	arg->bytes = c->bytes;
-	arg->failed_index = c->failed_index;
-out:
-	ump_chain_put(c);
-	return ret;
+	if (timeout_ns == UMP_TIMEOUT_INFINITE)
+		return wait_for_completion_interruptible(&c->done) ?
+			       -ERESTARTSYS :
+			       0;
+	rel = (s64)(timeout_ns - ktime_get_ns());
+	if (rel <= 0)
+		return completion_done(&c->done) ? 0 : -ETIME;
+	left = wait_for_completion_interruptible_timeout(
+		&c->done, nsecs_to_jiffies(rel) + 1);
+	if (left < 0)
+		return -ERESTARTSYS;
+	return left ? 0 : -ETIME;
 }
 
 int ump_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
@@ -484,26 +379,12 @@ int ump_engine_init(void)
 	ump_pool.copy_wq = alloc_workqueue("ump_copy", WQ_UNBOUND, 0);
 	if (!ump_pool.copy_wq)
 		return -ENOMEM;
-	if (ump_dma_enable) {
-		dma_cap_mask_t mask;
-		struct dma_chan *chan;
-
-		dma_cap_zero(mask);
-		dma_cap_set(DMA_MEMCPY, mask);
-		chan = dma_request_chan_by_mask(&mask);
-		if (!IS_ERR(chan)) {
-			ump_pool.dma = chan;
-			pr_info("ump: copies run on DMA channel %s\n",
-				dma_chan_name(chan));
-		}
-	}
-	return 0;
+	return ump_dma_init();
 }
 
+/* Every chain has finished (the workqueue drained) before the channel goes. */
 void ump_engine_exit(void)
 {
 	destroy_workqueue(ump_pool.copy_wq);
-	if (ump_pool.dma)
-		dma_release_channel(ump_pool.dma);
-	ump_pool.dma = NULL;
+	ump_dma_exit();
 }

@@ -5,6 +5,7 @@
  */
 #include <linux/capability.h>
 #include <linux/dma-mapping.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -27,6 +28,18 @@ MODULE_PARM_DESC(
 	node_cap_mb,
 	"Cap on pool memory per NUMA node in MiB (default: half the node)");
 
+bool ump_dma_enable = true;
+module_param_named(dma, ump_dma_enable, bool, 0444);
+MODULE_PARM_DESC(
+	dma,
+	"Run chains on a dmaengine DMA_MEMCPY channel when one exists (default: yes)");
+
+unsigned int ump_dma_timeout_ms = 10000;
+module_param_named(dma_timeout_ms, ump_dma_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(
+	dma_timeout_ms,
+	"Give up on a DMA channel that has not finished a window of a chain in this long (default: 10000)");
+
 static void ump_ctx_release(struct kref *ref)
 {
 	struct ump_ctx *ctx = container_of(ref, struct ump_ctx, ref);
@@ -42,7 +55,7 @@ void ump_ctx_put(struct ump_ctx *ctx)
 	kref_put(&ctx->ref, ump_ctx_release);
 }
 
-static int ump_open(struct inode *inode, struct file *file)
+static int ump_fop_open(struct inode *inode, struct file *file)
 {
 	struct ump_ctx *ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
 
@@ -61,7 +74,7 @@ static int ump_open(struct inode *inode, struct file *file)
  * context alive through their own references and finish on their own, so a
  * process killed mid-copy never leaves a worker writing into freed memory.
  */
-static int ump_release(struct inode *inode, struct file *file)
+static int ump_fop_release(struct inode *inode, struct file *file)
 {
 	struct ump_ctx *ctx = file->private_data;
 	struct ump_chain *c;
@@ -77,6 +90,7 @@ static int ump_release(struct inode *inode, struct file *file)
 		xa_erase(&ctx->bufs, id);
 		ump_buf_put(buf);
 	}
+	atomic_set(&ctx->nr_handles, 0);
 	ump_ctx_put(ctx);
 	return 0;
 }
@@ -102,18 +116,93 @@ static struct ump_buf *ump_ctx_buf_get(struct ump_ctx *ctx, u32 handle)
 	return buf;
 }
 
-static int ump_add_handle(struct ump_ctx *ctx, struct ump_buf *buf, u32 *handle)
-{
-	int ret = xa_alloc(&ctx->bufs, handle, buf, xa_limit_31b,
-			   GFP_KERNEL_ACCOUNT);
+/*
+ * One function per ioctl, each given the argument already copied in, behind
+ * one table indexed by the ioctl's number (as drm_ioctl.c does). A command
+ * whose number, direction or size is not the table's is -ENOTTY.
+ *
+ * Nothing an ioctl does may be seen before its result reaches user space:
+ * a copy-out that faults must leave no handle, fd or chain behind. So a
+ * function only prepares (a handle or chain id is reserved, not filled; an
+ * fd is reserved, not installed), and once the copy-out succeeded the
+ * table's commit makes it visible, or else its undo takes it back.
+ */
+union ump_ioctl_arg {
+	struct ump_version version;
+	struct ump_alloc alloc;
+	struct ump_handle_arg handle;
+	struct ump_buf_info info;
+	struct ump_export exp;
+	struct ump_import imp;
+	struct ump_submit submit;
+	struct ump_wait wait;
+	struct ump_dev_add dev_add;
+	struct ump_dev_info dev_info;
+	struct ump_cancel cancel;
+};
 
-	if (ret)
+struct ump_call {
+	union ump_ioctl_arg a; /* the argument, copied in and out */
+	struct ump_buf *buf; /* ALLOC, IMPORT: for the reserved handle */
+	struct dma_buf *dmabuf; /* EXPORT: for the reserved fd */
+	struct ump_chain *chain; /* SUBMIT: to start; WAIT: to reap */
+};
+
+/* Reserve a handle for buf (its reference passes to the call). */
+static int ump_reserve_handle(struct ump_ctx *ctx, struct ump_call *k,
+			      struct ump_buf *buf, u32 *handle)
+{
+	int ret = -EMFILE;
+
+	if (atomic_inc_return(&ctx->nr_handles) <= UMP_MAX_HANDLES_PER_FILE)
+		ret = xa_alloc(&ctx->bufs, handle, NULL, xa_limit_31b,
+			       GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		atomic_dec(&ctx->nr_handles);
 		ump_buf_put(buf);
-	return ret;
+		return ret;
+	}
+	k->buf = buf;
+	return 0;
 }
 
-static int ump_do_alloc(struct ump_ctx *ctx, struct ump_alloc *a)
+static void ump_commit_handle(struct ump_ctx *ctx, struct ump_call *k,
+			      u32 handle)
 {
+	xa_store(&ctx->bufs, handle, k->buf, GFP_KERNEL); /* a reserved slot */
+}
+
+static void ump_undo_handle(struct ump_ctx *ctx, struct ump_call *k, u32 handle)
+{
+	xa_erase(&ctx->bufs, handle);
+	atomic_dec(&ctx->nr_handles);
+	ump_buf_put(k->buf);
+}
+
+static int ump_ioctl_version(struct ump_ctx *ctx, struct ump_call *k)
+{
+	struct ump_version *v = &k->a.version;
+
+	if (!ump_zero(v->reserved, 4))
+		return -EINVAL;
+	memset(v, 0, sizeof(*v));
+	v->abi_major = UMP_ABI_MAJOR;
+	v->abi_minor = UMP_ABI_MINOR;
+	v->features = UMP_FEAT_HOST_NODES | UMP_FEAT_DMABUF_EXPORT |
+		      UMP_FEAT_DMABUF_IMPORT | UMP_FEAT_URING_CMD |
+		      UMP_FEAT_CANCEL;
+	if (IS_ENABLED(CONFIG_PCI_P2PDMA))
+		v->features |= UMP_FEAT_P2PMEM;
+	if (ump_pool.dma)
+		v->features |= UMP_FEAT_DMA_ENGINE;
+	v->nr_nodes = num_node_state(N_MEMORY);
+	v->nr_devices = ump_pool.nr_devs;
+	return 0;
+}
+
+static int ump_ioctl_alloc(struct ump_ctx *ctx, struct ump_call *k)
+{
+	struct ump_alloc *a = &k->a.alloc;
 	struct ump_buf *buf;
 	struct ump_dev *dev;
 	int ret;
@@ -132,199 +221,297 @@ static int ump_do_alloc(struct ump_ctx *ctx, struct ump_alloc *a)
 	}
 	if (ret)
 		return ret;
-	return ump_add_handle(ctx, buf, &a->handle);
+	return ump_reserve_handle(ctx, k, buf, &a->handle);
 }
 
-/*
- * One function per ioctl, each given the argument already copied in, behind
- * one table indexed by the ioctl's number (as drm_ioctl.c does).  A command
- * whose number, direction or size is not the table's is -ENOTTY.
- */
-union ump_ioctl_arg {
-	struct ump_version version;
-	struct ump_alloc alloc;
-	struct ump_handle_arg handle;
-	struct ump_buf_info info;
-	struct ump_export exp;
-	struct ump_import imp;
-	struct ump_submit submit;
-	struct ump_wait wait;
-	struct ump_dev_add dev_add;
-	struct ump_dev_info dev_info;
-};
-
-static int ump_ioctl_version(struct ump_ctx *ctx, union ump_ioctl_arg *a)
+static void ump_commit_alloc(struct ump_ctx *ctx, struct ump_call *k)
 {
-	if (!ump_zero(a->version.reserved, 4))
-		return -EINVAL;
-	memset(&a->version, 0, sizeof(a->version));
-	a->version.abi_major = UMP_ABI_MAJOR;
-	a->version.abi_minor = UMP_ABI_MINOR;
-	a->version.features = UMP_FEAT_HOST_NODES | UMP_FEAT_DMABUF_EXPORT |
-			      UMP_FEAT_DMABUF_IMPORT | UMP_FEAT_URING_CMD;
-	if (IS_ENABLED(CONFIG_PCI_P2PDMA))
-		a->version.features |= UMP_FEAT_P2PMEM;
-	if (ump_pool.dma)
-		a->version.features |= UMP_FEAT_DMA_ENGINE;
-	a->version.nr_nodes = num_node_state(N_MEMORY);
-	a->version.nr_devices = ump_pool.nr_devs;
-	return 0;
+	ump_commit_handle(ctx, k, k->a.alloc.handle);
 }
 
-static int ump_ioctl_alloc(struct ump_ctx *ctx, union ump_ioctl_arg *a)
+static void ump_undo_alloc(struct ump_ctx *ctx, struct ump_call *k)
 {
-	return ump_do_alloc(ctx, &a->alloc);
+	ump_undo_handle(ctx, k, k->a.alloc.handle);
 }
 
-static int ump_ioctl_free(struct ump_ctx *ctx, union ump_ioctl_arg *a)
+static int ump_ioctl_free(struct ump_ctx *ctx, struct ump_call *k)
 {
+	struct ump_handle_arg *h = &k->a.handle;
 	struct ump_buf *buf;
 
-	if (a->handle.flags || a->handle.reserved)
+	if (h->flags || h->reserved)
 		return -EINVAL;
-	buf = xa_erase(&ctx->bufs, a->handle.handle);
+	buf = xa_erase(&ctx->bufs, h->handle);
 	if (!buf)
 		return -ENOENT;
+	atomic_dec(&ctx->nr_handles);
 	ump_buf_put(buf);
 	return 0;
 }
 
-static int ump_ioctl_buf_info(struct ump_ctx *ctx, union ump_ioctl_arg *a)
+static int ump_ioctl_buf_info(struct ump_ctx *ctx, struct ump_call *k)
 {
+	struct ump_buf_info *info = &k->a.info;
 	struct ump_buf *buf;
 
-	if (a->info.flags || !ump_zero(a->info.reserved, 2))
+	if (info->flags || !ump_zero(info->reserved, 2))
 		return -EINVAL;
-	buf = ump_ctx_buf_get(ctx, a->info.handle);
+	buf = ump_ctx_buf_get(ctx, info->handle);
 	if (!buf)
 		return -ENOENT;
-	a->info.region = buf->region;
-	a->info.size = buf->size;
-	a->info.numa_node = buf->node;
+	info->region = buf->region;
+	info->size = buf->size;
+	info->numa_node = buf->node;
 	ump_buf_put(buf);
 	return 0;
 }
 
-static int ump_ioctl_export(struct ump_ctx *ctx, union ump_ioctl_arg *a)
+static int ump_ioctl_export(struct ump_ctx *ctx, struct ump_call *k)
 {
+	struct ump_export *e = &k->a.exp;
+	struct ump_buf *buf;
+	int fd;
+
+	if (e->flags & ~UMP_EXPORT_CLOEXEC || e->pad ||
+	    !ump_zero(e->reserved, 2))
+		return -EINVAL;
+	buf = ump_ctx_buf_get(ctx, e->handle);
+	if (!buf)
+		return -ENOENT;
+	fd = get_unused_fd_flags((e->flags & UMP_EXPORT_CLOEXEC) ? O_CLOEXEC :
+								   0);
+	if (fd < 0) {
+		ump_buf_put(buf);
+		return fd;
+	}
+	k->dmabuf = ump_buf_dmabuf(buf);
+	ump_buf_put(buf);
+	if (IS_ERR(k->dmabuf)) {
+		put_unused_fd(fd);
+		return PTR_ERR(k->dmabuf);
+	}
+	e->fd = fd;
+	return 0;
+}
+
+static void ump_commit_export(struct ump_ctx *ctx, struct ump_call *k)
+{
+	fd_install(k->a.exp.fd, k->dmabuf->file);
+}
+
+static void ump_undo_export(struct ump_ctx *ctx, struct ump_call *k)
+{
+	put_unused_fd(k->a.exp.fd);
+	dma_buf_put(k->dmabuf);
+}
+
+static int ump_ioctl_import(struct ump_ctx *ctx, struct ump_call *k)
+{
+	struct ump_import *im = &k->a.imp;
 	struct ump_buf *buf;
 	int ret;
 
-	if (a->exp.flags & ~UMP_EXPORT_CLOEXEC || a->exp.pad ||
-	    !ump_zero(a->exp.reserved, 2))
+	if (im->flags || im->pad || !ump_zero(im->reserved, 2))
 		return -EINVAL;
-	buf = ump_ctx_buf_get(ctx, a->exp.handle);
-	if (!buf)
-		return -ENOENT;
-	ret = ump_buf_export(buf, a->exp.flags);
-	ump_buf_put(buf);
-	if (ret < 0)
-		return ret;
-	/*
-	 * The fd is installed; if user space cannot learn its number we
-	 * must not leave it dangling, but close_fd() on a number another
-	 * thread may already use would be worse. Report -EFAULT and let
-	 * the fd leak into the process, as other drivers do.
-	 */
-	a->exp.fd = ret;
-	return 0;
-}
-
-static int ump_ioctl_import(struct ump_ctx *ctx, union ump_ioctl_arg *a)
-{
-	struct ump_buf *buf;
-	int ret;
-
-	if (a->imp.flags || a->imp.pad || !ump_zero(a->imp.reserved, 2))
-		return -EINVAL;
-	ret = ump_buf_import(a->imp.fd, &buf);
+	ret = ump_buf_import(im->fd, &buf);
 	if (ret)
 		return ret;
-	a->imp.size = buf->size;
-	return ump_add_handle(ctx, buf, &a->imp.handle);
+	im->size = buf->size;
+	return ump_reserve_handle(ctx, k, buf, &im->handle);
 }
 
-static int ump_ioctl_submit_arg(struct ump_ctx *ctx, union ump_ioctl_arg *a)
+static void ump_commit_import(struct ump_ctx *ctx, struct ump_call *k)
 {
-	return ump_ioctl_submit(ctx, &a->submit);
+	ump_commit_handle(ctx, k, k->a.imp.handle);
 }
 
-static int ump_ioctl_wait_arg(struct ump_ctx *ctx, union ump_ioctl_arg *a)
+static void ump_undo_import(struct ump_ctx *ctx, struct ump_call *k)
 {
-	return ump_ioctl_wait(ctx, &a->wait);
+	ump_undo_handle(ctx, k, k->a.imp.handle);
 }
 
-static int ump_ioctl_dev_add(struct ump_ctx *ctx, union ump_ioctl_arg *a)
+static int ump_ioctl_submit(struct ump_ctx *ctx, struct ump_call *k)
 {
+	struct ump_submit *sub = &k->a.submit;
+	struct ump_chain *c;
+	u32 id;
+	int ret;
+
+	if (sub->flags || sub->reserved[0] || sub->reserved[1])
+		return -EINVAL;
+	ret = ump_chain_create(ctx, sub->descs, sub->count, &c);
+	if (ret)
+		return ret;
+	c->user_data = sub->user_data;
+	/* The id is reserved: no WAIT finds the chain before it starts. */
+	ret = xa_alloc_cyclic(&ctx->chains, &id, NULL, XA_LIMIT(1, U32_MAX),
+			      &ctx->next_chain, GFP_KERNEL);
+	if (ret < 0) {
+		ump_chain_put(c);
+		return ret;
+	}
+	c->id = id;
+	sub->chain = id;
+	k->chain = c;
+	return 0;
+}
+
+static void ump_commit_submit(struct ump_ctx *ctx, struct ump_call *k)
+{
+	struct ump_chain *c = k->chain;
+
+	/* The xarray keeps the first reference; the worker takes its own. */
+	refcount_inc(&c->users);
+	xa_store(&ctx->chains, c->id, c, GFP_KERNEL); /* a reserved slot */
+	ump_chain_start(c);
+}
+
+static void ump_undo_submit(struct ump_ctx *ctx, struct ump_call *k)
+{
+	xa_erase(&ctx->chains, k->chain->id);
+	ump_chain_put(k->chain);
+}
+
+/* Fill in the result; the chain is reaped only once the caller has it. */
+static int ump_ioctl_wait(struct ump_ctx *ctx, struct ump_call *k)
+{
+	struct ump_wait *w = &k->a.wait;
+	struct ump_chain *c;
+	int ret;
+
+	if (w->flags || w->reserved[0] || w->reserved[1] || !w->chain ||
+	    w->chain > U32_MAX)
+		return -EINVAL;
+	c = ump_ctx_chain_get(ctx, w->chain);
+	if (!c)
+		return -ENOENT;
+	ret = ump_chain_wait(c, w->timeout_ns);
+	if (ret) {
+		ump_chain_put(c);
+		return ret;
+	}
+	w->status = c->status;
+	w->engine = c->engine;
+	w->user_data = c->user_data;
+	w->bytes = c->bytes;
+	w->failed_index = c->failed_index;
+	k->chain = c;
+	return 0;
+}
+
+/* Two waiters on one chain: both have the result, one of them reaps it. */
+static void ump_commit_wait(struct ump_ctx *ctx, struct ump_call *k)
+{
+	struct ump_chain *c = k->chain;
+
+	if (xa_cmpxchg(&ctx->chains, c->id, c, NULL, GFP_KERNEL) == c)
+		ump_chain_put(c); /* the xarray's reference */
+	ump_chain_put(c);
+}
+
+static void ump_undo_wait(struct ump_ctx *ctx, struct ump_call *k)
+{
+	ump_chain_put(k->chain);
+}
+
+static int ump_ioctl_cancel(struct ump_ctx *ctx, struct ump_call *k)
+{
+	struct ump_cancel *cc = &k->a.cancel;
+	struct ump_chain *c;
+
+	if (cc->flags || cc->pad || !ump_zero(cc->reserved, 2) || !cc->chain)
+		return -EINVAL;
+	c = ump_ctx_chain_get(ctx, cc->chain);
+	if (!c)
+		return -ENOENT;
+	WRITE_ONCE(c->cancel, true);
+	ump_chain_put(c);
+	return 0;
+}
+
+static int ump_ioctl_dev_add(struct ump_ctx *ctx, struct ump_call *k)
+{
+	struct ump_dev_add *d = &k->a.dev_add;
 	int ret;
 
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
-	if (a->dev_add.flags || !ump_zero(a->dev_add.reserved, 2))
+	if (d->flags || !ump_zero(d->reserved, 2))
 		return -EINVAL;
-	ret = ump_dev_add(a->dev_add.pci_domain, a->dev_add.pci_bdf,
-			  &a->dev_add.index);
+	ret = ump_topo_add(d->pci_domain, d->pci_bdf, &d->index);
 	return ret == -EEXIST ? 0 : ret;
 }
 
-static int ump_ioctl_dev_info(struct ump_ctx *ctx, union ump_ioctl_arg *a)
+static int ump_ioctl_dev_info(struct ump_ctx *ctx, struct ump_call *k)
 {
-	if (a->dev_info.flags || !ump_zero(a->dev_info.reserved, 4))
+	if (k->a.dev_info.flags || !ump_zero(k->a.dev_info.reserved, 4))
 		return -EINVAL;
-	return ump_dev_info(&a->dev_info);
+	return ump_topo_info(&k->a.dev_info);
 }
 
 struct ump_ioctl_desc {
 	unsigned int cmd;
-	int (*fn)(struct ump_ctx *ctx, union ump_ioctl_arg *a);
+	int (*fn)(struct ump_ctx *ctx, struct ump_call *k);
+	/* after a successful copy-out, and after a failed one */
+	void (*commit)(struct ump_ctx *ctx, struct ump_call *k);
+	void (*undo)(struct ump_ctx *ctx, struct ump_call *k);
 };
 
-#define UMP_IOCTL(ioc, func) \
-	[_IOC_NR(UMP_IOC_##ioc)] = { .cmd = UMP_IOC_##ioc, .fn = func }
+#define UMP_IOCTL(ioc, func, ...)                          \
+	[_IOC_NR(UMP_IOC_##ioc)] = { .cmd = UMP_IOC_##ioc, \
+				     .fn = func,           \
+				     __VA_ARGS__ }
 
 static const struct ump_ioctl_desc ump_ioctls[] = {
 	UMP_IOCTL(VERSION, ump_ioctl_version),
-	UMP_IOCTL(ALLOC, ump_ioctl_alloc),
+	UMP_IOCTL(ALLOC, ump_ioctl_alloc, ump_commit_alloc, ump_undo_alloc),
 	UMP_IOCTL(FREE, ump_ioctl_free),
 	UMP_IOCTL(BUF_INFO, ump_ioctl_buf_info),
-	UMP_IOCTL(EXPORT, ump_ioctl_export),
-	UMP_IOCTL(IMPORT, ump_ioctl_import),
-	UMP_IOCTL(SUBMIT, ump_ioctl_submit_arg),
-	UMP_IOCTL(WAIT, ump_ioctl_wait_arg),
+	UMP_IOCTL(EXPORT, ump_ioctl_export, ump_commit_export, ump_undo_export),
+	UMP_IOCTL(IMPORT, ump_ioctl_import, ump_commit_import, ump_undo_import),
+	UMP_IOCTL(SUBMIT, ump_ioctl_submit, ump_commit_submit, ump_undo_submit),
+	UMP_IOCTL(WAIT, ump_ioctl_wait, ump_commit_wait, ump_undo_wait),
 	UMP_IOCTL(DEV_ADD, ump_ioctl_dev_add),
 	UMP_IOCTL(DEV_INFO, ump_ioctl_dev_info),
+	UMP_IOCTL(CANCEL, ump_ioctl_cancel),
 };
 
-static long ump_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
+static long ump_fop_ioctl(struct file *file, unsigned int cmd,
+			  unsigned long uarg)
 {
 	struct ump_ctx *ctx = file->private_data;
 	void __user *up = (void __user *)uarg;
 	const struct ump_ioctl_desc *d;
-	union ump_ioctl_arg a;
 	unsigned int nr = _IOC_NR(cmd), size = _IOC_SIZE(cmd);
+	struct ump_call k = {};
 	int ret;
 
 	if (_IOC_TYPE(cmd) != UMP_IOC_MAGIC || nr >= ARRAY_SIZE(ump_ioctls))
 		return -ENOTTY;
 	nr = array_index_nospec(nr, ARRAY_SIZE(ump_ioctls));
 	d = &ump_ioctls[nr];
-	if (!d->fn || d->cmd != cmd || size > sizeof(a))
+	if (!d->fn || d->cmd != cmd || size > sizeof(k.a))
 		return -ENOTTY;
-	if (copy_from_user(&a, up, size))
+	if (copy_from_user(&k.a, up, size))
 		return -EFAULT;
-	ret = d->fn(ctx, &a);
+	ret = d->fn(ctx, &k);
 	if (ret)
 		return ret;
-	if ((_IOC_DIR(cmd) & _IOC_READ) && copy_to_user(up, &a, size))
+	if ((_IOC_DIR(cmd) & _IOC_READ) && copy_to_user(up, &k.a, size)) {
+		if (d->undo)
+			d->undo(ctx, &k);
 		return -EFAULT;
+	}
+	if (d->commit)
+		d->commit(ctx, &k);
 	return 0;
 }
 
 static const struct file_operations ump_fops = {
 	.owner = THIS_MODULE,
-	.open = ump_open,
-	.release = ump_release,
-	.unlocked_ioctl = ump_ioctl,
+	.open = ump_fop_open,
+	.release = ump_fop_release,
+	.unlocked_ioctl = ump_fop_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.uring_cmd = ump_uring_cmd,
 };
@@ -345,6 +532,8 @@ static int __init ump_init(void)
 {
 	int ret;
 
+	mutex_init(&ump_pool.import_lock);
+	INIT_LIST_HEAD(&ump_pool.imports);
 	ump_set_caps();
 	ret = ump_engine_init();
 	if (ret)
@@ -362,21 +551,10 @@ static int __init ump_init(void)
 	ret = misc_register(&ump_pool.misc);
 	if (ret)
 		goto err_proc;
-	/*
-	 * Importing a dma-buf from a non-dynamic exporter maps it for the
-	 * attaching device at attach time; as udmabuf does, give our device
-	 * a DMA mask so that mapping goes through dma-direct/the IOMMU.
-	 */
-	ret = dma_coerce_mask_and_coherent(ump_pool.misc.this_device,
-					   DMA_BIT_MASK(64));
-	if (ret)
-		goto err_misc;
 	pr_info("ump: pool ready, %d node(s), %u device(s)\n",
 		num_node_state(N_MEMORY), ump_pool.nr_devs);
 	return 0;
 
-err_misc:
-	misc_deregister(&ump_pool.misc);
 err_proc:
 	ump_proc_exit();
 err_topo:
@@ -386,11 +564,17 @@ err_engine:
 	return ret;
 }
 
+/*
+ * No file is open (each holds a module reference, as does each exported
+ * dma-buf), but chains whose files closed may still be running: drain them
+ * first, while everything they release (an import's exporter, a buffer's
+ * device) is still here, then take down what user space reaches.
+ */
 static void __exit ump_exit(void)
 {
+	ump_engine_exit();
 	misc_deregister(&ump_pool.misc);
 	ump_proc_exit();
-	ump_engine_exit();
 	ump_topo_exit();
 	/* Every file and exported dma-buf holds a module reference. */
 	WARN_ON(atomic_read(&ump_pool.live_bufs));

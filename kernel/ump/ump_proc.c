@@ -12,7 +12,10 @@
 
 static int ump_status_show(struct seq_file *m, void *v)
 {
-	static const char *const engines[] = { "cpu", "dma" };
+	static const char *const engines[UMP_NR_ENGINES] = {
+		[UMP_ENG_CPU] = "cpu",
+		[UMP_ENG_DMA] = "dma",
+	};
 	unsigned int i, j;
 	int nid;
 
@@ -65,7 +68,9 @@ static int ump_status_show(struct seq_file *m, void *v)
 			(long long)atomic64_read(&ump_pool.engine[i].bytes),
 			(long long)atomic64_read(&ump_pool.engine[i].errors),
 			(long long)atomic64_read(&ump_pool.engine[i].staged),
-			i == 1 && !ump_pool.dma ? " (no memcpy channel)" : "");
+			i == UMP_ENG_DMA && !ump_pool.dma ?
+				" (no memcpy channel)" :
+				"");
 	return 0;
 }
 

@@ -144,7 +144,7 @@ static struct class ump_class = {
 	.dev_groups = ump_dev_groups,
 };
 
-int ump_dev_add(u32 domain, u32 bdf, u32 *index)
+int ump_topo_add(u32 domain, u32 bdf, u32 *index)
 {
 	struct pci_dev *pdev;
 	struct ump_dev *dev;
@@ -209,7 +209,7 @@ struct ump_dev *ump_dev_get(u32 index)
 	return dev;
 }
 
-int ump_dev_info(struct ump_dev_info *info)
+int ump_topo_info(struct ump_dev_info *info)
 {
 	struct ump_dev *dev = ump_dev_get(info->index);
 	unsigned int i;
@@ -270,7 +270,7 @@ int ump_topo_init(const char *devices)
 			ret = -EINVAL;
 			break;
 		}
-		ret = ump_dev_add(dom, bus << 8 | PCI_DEVFN(slot, fn), &index);
+		ret = ump_topo_add(dom, bus << 8 | PCI_DEVFN(slot, fn), &index);
 		if (ret) {
 			pr_err("ump: devices=: %s: error %d\n", tok, ret);
 			break;

@@ -132,6 +132,13 @@ int ump_wait(struct ump *u, uint64_t chain, uint64_t timeout_ns, struct ump_wait
 	return ump_ioctl(u, UMP_IOC_WAIT, result);
 }
 
+int ump_cancel(struct ump *u, uint64_t chain)
+{
+	struct ump_cancel c = {.chain = chain};
+
+	return ump_ioctl(u, UMP_IOC_CANCEL, &c);
+}
+
 int ump_copy_sync(struct ump *u, const struct ump_copy_desc *descs, unsigned int count)
 {
 	struct ump_wait w;
