@@ -216,6 +216,11 @@ run "kernel/ump_static_W=1_sparse_checkpatch" ump_static
 STRESS="stress_copies stress_kill stress_enomem stress_fuzz stress_failslab"
 run "kernel/ump_qemu_debian_6.1" sh scripts/qemu/run-tests.sh debian
 run "kernel/ump_stress_debian_6.1" env UMP_DMA_TESTS= UMP_WORK_SUFFIX=stress sh scripts/qemu/run-tests.sh debian $STRESS
+# Every DMA mapping bounced (as SEV/TDX guests force) and freed memory
+# poisoned, so a missed dma_sync or a use-after-free shows without KASAN.
+run "kernel/ump_swiotlb_debian_6.1" env UMP_QEMU_APPEND="swiotlb=force slub_debug=FZP page_poison=1" \
+	UMP_WORK_SUFFIX=swiotlb UMP_DMA_TESTS="dma dma_faults copy" UMP_UNLOAD_TEST=unload_import \
+	sh scripts/qemu/run-tests.sh debian copy dmabuf foreign waiters
 run "kernel/ump_qemu_debug_6.12" sh scripts/qemu/run-tests.sh debug
 run "kernel/ump_stress_debug_6.12" env UMP_DMA_TESTS= UMP_WORK_SUFFIX=stress sh scripts/qemu/run-tests.sh debug $STRESS
 

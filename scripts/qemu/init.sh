@@ -28,6 +28,9 @@ if [ -w /sys/kernel/debug/kmemleak ]; then
 	echo clear > /sys/kernel/debug/kmemleak
 fi
 
+for m in $FOREIGN_MODULES; do
+	insmod "$m" || echo "guest: could not load $m"
+done
 if insmod /ump.ko devices="$PCI"; then result insmod 0; else result insmod 1; fi
 [ -c /dev/ump ] && result devnode 0 || result devnode 1
 
@@ -79,6 +82,15 @@ while [ $i -lt 10 ]; do
 	i=$((i + 1))
 done
 [ $i = 10 ] && result reload 0 || result reload 1
+
+# rmmod with a chain over a foreign import still running (the test unloads).
+for t in $UMP_UNLOAD_TEST; do
+	insmod /ump.ko devices="$PCI"
+	echo "== test $t"
+	/bin/ump-tests/$t
+	result "$t" $?
+	rmmod ump 2>/dev/null
+done
 
 # The same module over a DMA_MEMCPY channel (a software provider here).
 if [ -n "$UMP_DMA_TESTS" ]; then

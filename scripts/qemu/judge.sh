@@ -5,6 +5,7 @@ set -u
 RAW=$1
 TESTS=$2
 DMA_TESTS=${3:-}
+UNLOAD_TEST=${4:-}
 DMA_RESULTS=""
 if [ -n "$DMA_TESTS" ]; then
 	DMA_RESULTS="dma_load $(for t in $DMA_TESTS; do printf '%s@dma ' "$t"; done)dma_unload"
@@ -17,7 +18,7 @@ last_lines() { # the last lines of a serial log, where a guest stopped
 	tr -d '\r' <"$1" | tail -8 | cut -c1-160 | sed 's/^/    /'
 }
 grep -q '^==END==' "$LOG" || { echo "judge: the guest never finished (see $LOG)"; status=1; }
-for r in insmod devnode $TESTS cli_status cli_write_box rmmod_busy accounting_zero rmmod proc_gone reload $DMA_RESULTS; do
+for r in insmod devnode $TESTS cli_status cli_write_box rmmod_busy accounting_zero rmmod proc_gone reload $UNLOAD_TEST $DMA_RESULTS; do
 	rc=$(sed -n "s/^UMPRESULT $r \([0-9]*\).*/\1/p" "$LOG" | tail -1)
 	case $rc in
 	0) echo "  pass  $r" ;;

@@ -14,9 +14,13 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 KIND=${1:?usage: run-tests.sh debian|debug [TEST...]}
 shift
 WORK=$ROOT/build/qemu-$KIND${UMP_WORK_SUFFIX:+-$UMP_WORK_SUFFIX}
-TESTS=${*:-version alloc chain copy dmabuf uring topo badinput test_pool}
+TESTS=${*:-version alloc chain copy dmabuf uring topo badinput waiters copyout thread_exit limits cancel foreign test_pool}
 # Run again with a DMA channel present (tests/kmod/ump_swdma.ko).
-DMA_TESTS=${UMP_DMA_TESTS-dma chain copy uring}
+DMA_TESTS=${UMP_DMA_TESTS-dma dma_faults chain copy uring}
+# Last, in a full run or when asked: rmmod under a running chain (it unloads).
+UNLOAD_TEST=${UMP_UNLOAD_TEST-unload_import}
+[ $# = 0 ] || UNLOAD_TEST=${UMP_UNLOAD_TEST-}
+# Extra kernel command line, e.g. swiotlb=force (UMP_QEMU_APPEND).
 
 case $KIND in
 debian)
@@ -24,7 +28,7 @@ debian)
 	KDIR=$(ls -d /usr/src/linux-headers-*-amd64 | sort -V | tail -1)
 	KVER=${KDIR#/usr/src/linux-headers-}
 	IMAGE=/boot/vmlinuz-$KVER
-	APPEND="intel_iommu=on"
+	APPEND="intel_iommu=on ${UMP_QEMU_APPEND:-}"
 	EXPECT_P2P=0
 	# Its runs take 40-90 s here and reach /init in under 10 s; a guest
 	# still going at 10 min, or not at /init at 2, is hung.
@@ -34,7 +38,7 @@ debian)
 debug)
 	KDIR=$(sh "$ROOT/scripts/debug-kernel.sh")
 	IMAGE=$KDIR/arch/x86/boot/bzImage
-	APPEND="intel_iommu=on kmemleak=on"
+	APPEND="intel_iommu=on kmemleak=on ${UMP_QEMU_APPEND:-}"
 	EXPECT_P2P=1
 	# KASAN, kmemleak and lockdep make its runs 10-15 min long, and it
 	# reaches /init after about 75 s.
@@ -64,7 +68,7 @@ make -s -C "$KDIR" M="$WORK/swdma" W=1 modules >"$WORK/swdma-build.log" 2>&1 ||
 cp "$WORK/swdma/ump_swdma.ko" "$WORK/root/ump_swdma.ko"
 
 CC=${CC:-gcc}
-for t in $TESTS $DMA_TESTS; do
+for t in $TESTS $DMA_TESTS $UNLOAD_TEST; do
 	src=$ROOT/tests/ump/$t.c
 	[ -f "$src" ] || src=$ROOT/tests/stress/$t.c
 	[ -f "$src" ] || src=$ROOT/bench/guest/$t.c
@@ -79,6 +83,17 @@ for t in $TESTS $DMA_TESTS; do
 		{ cat "$WORK/tests-build.log"; exit 1; }
 done
 cp /bin/busybox "$WORK/root/bin/busybox"
+# A foreign dma-buf exporter for the import tests: Debian's vgem and the
+# modules it needs, in load order (the debug kernel has udmabuf and dma-heaps
+# built in instead).
+mkdir -p "$WORK/root/mods"
+FOREIGN_MODULES=""
+if [ "$KIND" = debian ]; then
+	for m in $(modprobe --show-depends -S "$KVER" vgem 2>/dev/null | awk '$1 == "insmod" { print $2 }'); do
+		cp "$m" "$WORK/root/mods/"
+		FOREIGN_MODULES="$FOREIGN_MODULES /mods/$(basename "$m")"
+	done
+fi
 # The heteroopt command itself, with the shared libraries it links, so the
 # guest can check `heteroopt status` against the loaded module.
 if [ -x "$ROOT/build/heteroopt" ]; then
@@ -95,6 +110,8 @@ chmod +x "$WORK/root/init"
 {
 	echo "UMP_TESTS='$TESTS'"
 	echo "UMP_DMA_TESTS='$DMA_TESTS'"
+	echo "UMP_UNLOAD_TEST='$UNLOAD_TEST'"
+	echo "FOREIGN_MODULES='$FOREIGN_MODULES'"
 	echo "export UMP_TEST_EXPECT_P2PMEM=$EXPECT_P2P"
 	echo "export UMP_TEST_EXPECT_NODE1_DEVICE=1"
 	echo "export UMP_STRESS_SCALE=${UMP_STRESS_SCALE:-1}"
@@ -158,4 +175,4 @@ if ! boot_watched; then
 	boot_watched || echo "run-tests.sh: the guest did not reach /init twice" >>"$WORK/serial.log"
 fi
 
-exec sh "$ROOT/scripts/qemu/judge.sh" "$WORK/serial.log" "$TESTS" "$DMA_TESTS"
+exec sh "$ROOT/scripts/qemu/judge.sh" "$WORK/serial.log" "$TESTS" "$DMA_TESTS" "$UNLOAD_TEST"
