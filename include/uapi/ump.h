@@ -32,6 +32,7 @@
 	(1ULL << 5) /* a dmaengine memcpy channel is in use */
 #define UMP_FEAT_CANCEL \
 	(1ULL << 6) /* UMP_IOC_CANCEL and the per-file bounds (1.1) */
+#define UMP_FEAT_STATS (1ULL << 7) /* UMP_IOC_STATS (1.1) */
 
 struct ump_version {
 	__u32 abi_major; /* out */
@@ -173,6 +174,39 @@ struct ump_cancel {
 	__u64 reserved[2]; /* must be zero */
 };
 
+/*
+ * The pool's figures, for programs: UMP_IOC_STATS. /proc/ump/status shows
+ * the same figures to people and is not an interface. regions points to
+ * nr_regions entries to fill (0 and NULL to count them); nr_regions comes
+ * back as the number there are: every host node, then the imported
+ * region, then each federated device's P2P memory.
+ */
+struct ump_stats_region {
+	__u32 region; /* UMP_REGION_* */
+	__u32 buffers;
+	__u64 capacity; /* bytes the pool may use there; 0: no cap */
+	__u64 used; /* bytes */
+};
+
+struct ump_stats_engine {
+	__u64 chains; /* finished */
+	__u64 bytes;
+	__u64 errors; /* chains that failed */
+	__u64 staged; /* bytes bounced through host memory */
+};
+
+struct ump_stats {
+	__u32 flags; /* in: must be zero */
+	__u32 nr_regions; /* in: entries at regions; out: entries there are */
+	__u64 regions; /* in: pointer to struct ump_stats_region[], or 0 */
+	__u32 contexts; /* out: open files */
+	__u32 buffers; /* out: live buffers of every kind */
+	__u32 chains; /* out: chains not yet freed */
+	__u32 pad; /* must be zero */
+	struct ump_stats_engine engine[2]; /* out: [UMP_ENGINE_* - 1] */
+	__u64 reserved[4]; /* must be zero */
+};
+
 /* Federate a PCI device into the pool (CAP_SYS_ADMIN). */
 struct ump_dev_add {
 	__u32 pci_domain; /* in */
@@ -219,6 +253,7 @@ struct ump_dev_info {
 #define UMP_IOC_DEV_ADD _IOWR(UMP_IOC_MAGIC, 0x08, struct ump_dev_add)
 #define UMP_IOC_DEV_INFO _IOWR(UMP_IOC_MAGIC, 0x09, struct ump_dev_info)
 #define UMP_IOC_CANCEL _IOW(UMP_IOC_MAGIC, 0x0a, struct ump_cancel)
+#define UMP_IOC_STATS _IOWR(UMP_IOC_MAGIC, 0x0b, struct ump_stats)
 
 /*
  * io_uring: IORING_OP_URING_CMD on /dev/ump with cmd_op UMP_URING_SUBMIT and

@@ -58,10 +58,16 @@ int ump_copy_sync(struct ump *u, const struct ump_copy_desc *descs, unsigned int
 int ump_dev_add(struct ump *u, const char *pci, uint32_t *index);
 int ump_dev_info(struct ump *u, uint32_t index, struct ump_dev_info *info);
 
-/* Read /proc/ump/status into buf (NUL-terminated); returns its length. */
+/*
+ * The pool's figures (UMP_IOC_STATS): counts and engines into *stats, up to
+ * max regions into regions (NULL when max is 0). Returns how many regions
+ * there are, or -errno.
+ */
+int ump_stats(struct ump *u, struct ump_stats *stats, struct ump_stats_region *regions,
+	      unsigned int max);
+/* Read /proc/ump/status, the view for people (root only), into buf
+ * (NUL-terminated); returns its length. Programs use ump_stats(). */
 int ump_read_status(char *buf, size_t len);
-/* Value of "key: N" or the first number after "key" in status; -ENOENT. */
-int ump_status_value(const char *status, const char *key, long long *value);
 
 uint64_t ump_now_ns(void);
 

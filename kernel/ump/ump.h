@@ -185,7 +185,8 @@ const char *ump_p2p_class_name(u32 cls);
 bool ump_dev_ats(const struct ump_dev *dev);
 int ump_topo_info(struct ump_dev_info *info);
 
-/* ump_proc.c */
+/* ump_stats.c */
+int ump_stats_get(struct ump_stats *s);
 int ump_proc_init(void);
 void ump_proc_exit(void);
 

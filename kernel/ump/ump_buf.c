@@ -79,8 +79,13 @@ static struct ump_buf *ump_buf_new(u32 kind, u32 region, int node)
  */
 int ump_buf_alloc_host(int node, u64 size, struct ump_buf **out)
 {
+	/*
+	 * Charged to the caller's memory cgroup; over its limit (or when the
+	 * node is short) the ALLOC fails with -ENOMEM rather than sending the
+	 * OOM killer after a process for asking.
+	 */
 	const gfp_t gfp = GFP_HIGHUSER | __GFP_ZERO | __GFP_THISNODE |
-			  __GFP_NOWARN | __GFP_ACCOUNT;
+			  __GFP_NOWARN | __GFP_ACCOUNT | __GFP_RETRY_MAYFAIL;
 	struct ump_buf *buf;
 	unsigned long i;
 	int ret;
@@ -140,6 +145,7 @@ err_uncharge:
 int ump_buf_alloc_p2p(struct ump_dev *dev, u64 size, struct ump_buf **out)
 {
 	struct ump_buf *buf;
+	u64 off;
 
 	if (!size || size > SZ_1G * 64ULL)
 		return -EINVAL;
@@ -155,8 +161,21 @@ int ump_buf_alloc_p2p(struct ump_dev *dev, u64 size, struct ump_buf **out)
 		kfree(buf);
 		return -ENOMEM;
 	}
-	/* The provider hands out whatever its BAR held before. */
-	memset(buf->vaddr, 0, size);
+	/*
+	 * The provider hands out whatever its BAR held before. Zeroed a slice
+	 * at a time: gigabytes of it must neither hold the CPU nor outlive a
+	 * kill. (P2PDMA maps the BAR as ZONE_DEVICE pages, memremap_pages(),
+	 * which is what lets CPU copies and vmap treat it as memory.)
+	 */
+	for (off = 0; off < size; off += SZ_1M) {
+		if (fatal_signal_pending(current)) {
+			pci_free_p2pmem(dev->pdev, buf->vaddr, size);
+			kfree(buf);
+			return -EINTR;
+		}
+		memset(buf->vaddr + off, 0, min_t(u64, size - off, SZ_1M));
+		cond_resched();
+	}
 	buf->size = size;
 	buf->dev = dev;
 	atomic64_add(size, &dev->p2p_used);
@@ -245,9 +264,43 @@ static int ump_dmabuf_attach(struct dma_buf *dmabuf,
 {
 	struct ump_buf *buf = dmabuf->priv;
 
-	/* P2P memory is useless to an importer that cannot reach a BAR. */
-	if (buf->kind == UMP_BUF_P2P && !attach->peer2peer)
+	/*
+	 * P2P memory is useless to an importer that cannot reach a BAR, or
+	 * cannot reach this device's: ask the PCI topology, as a DMA would.
+	 */
+	if (buf->kind == UMP_BUF_P2P &&
+	    (!attach->peer2peer ||
+	     pci_p2pdma_distance(buf->dev->pdev, attach->dev, true) < 0))
 		return -EOPNOTSUPP;
+	return 0;
+}
+
+/*
+ * P2P memory is one contiguous run in the BAR: as segments no longer than
+ * the importer takes (an sg entry's length is 32 bits, so a 4 GiB buffer
+ * would otherwise wrap).
+ */
+static int ump_p2p_sgt(struct sg_table *sgt, const struct ump_buf *buf,
+		       unsigned int max_seg)
+{
+	struct scatterlist *sg;
+	u64 off = 0;
+	unsigned int n;
+	int ret;
+
+	max_seg = min_t(unsigned int, rounddown(max_seg, PAGE_SIZE), SZ_1G);
+	if (!max_seg)
+		max_seg = PAGE_SIZE;
+	n = DIV_ROUND_UP_ULL(buf->size, max_seg);
+	ret = sg_alloc_table(sgt, n, GFP_KERNEL);
+	if (ret)
+		return ret;
+	for_each_sgtable_sg(sgt, sg, n) {
+		unsigned int len = min_t(u64, buf->size - off, max_seg);
+
+		sg_set_page(sg, virt_to_page(buf->vaddr + off), len, 0);
+		off += len;
+	}
 	return 0;
 }
 
@@ -261,16 +314,13 @@ static struct sg_table *ump_dmabuf_map(struct dma_buf_attachment *attach,
 	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
 	if (!sgt)
 		return ERR_PTR(-ENOMEM);
-	if (buf->kind == UMP_BUF_HOST) {
-		ret = sg_alloc_table_from_pages(sgt, buf->pages, buf->nr_pages,
-						0, buf->size, GFP_KERNEL);
-	} else {
-		/* pci_alloc_p2pmem memory is contiguous in the BAR. */
-		ret = sg_alloc_table(sgt, 1, GFP_KERNEL);
-		if (!ret)
-			sg_set_page(sgt->sgl, virt_to_page(buf->vaddr),
-				    buf->size, offset_in_page(buf->vaddr));
-	}
+	/* Segments merge only as far as the importer's device takes them. */
+	if (buf->kind == UMP_BUF_HOST)
+		ret = sg_alloc_table_from_pages_segment(
+			sgt, buf->pages, buf->nr_pages, 0, buf->size,
+			dma_get_max_seg_size(attach->dev), GFP_KERNEL);
+	else
+		ret = ump_p2p_sgt(sgt, buf, dma_get_max_seg_size(attach->dev));
 	if (ret)
 		goto err_free;
 	ret = dma_map_sgtable(attach->dev, sgt, dir, 0);

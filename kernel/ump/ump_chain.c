@@ -214,6 +214,31 @@ static int ump_copy_staged(struct ump_chain *c, void *to, const void *from,
 	return 0;
 }
 
+/*
+ * The CPU reads an imported source and writes an imported destination
+ * through the exporter's vmap: bracket that with begin/end_cpu_access, which
+ * waits for the device work fenced on the buffer and lets the exporter sync
+ * its caches, as any CPU access to a dma-buf must.
+ */
+static int ump_cpu_access(struct ump_buf *src, struct ump_buf *dst, bool end)
+{
+	enum dma_data_direction sdir = DMA_FROM_DEVICE, ddir = DMA_TO_DEVICE;
+	int ret = 0;
+
+	if (src == dst)
+		sdir = ddir = DMA_BIDIRECTIONAL;
+	if (src->kind == UMP_BUF_IMPORT)
+		ret = end ? dma_buf_end_cpu_access(src->dmabuf, sdir) :
+			    dma_buf_begin_cpu_access(src->dmabuf, sdir);
+	if (ret || src == dst || dst->kind != UMP_BUF_IMPORT)
+		return ret;
+	ret = end ? dma_buf_end_cpu_access(dst->dmabuf, ddir) :
+		    dma_buf_begin_cpu_access(dst->dmabuf, ddir);
+	if (ret && !end && src->kind == UMP_BUF_IMPORT)
+		dma_buf_end_cpu_access(src->dmabuf, sdir);
+	return ret;
+}
+
 static int ump_copy_one(struct ump_chain *c, const struct ump_copy_desc *d,
 			struct ump_buf *src, struct ump_buf *dst)
 {
@@ -246,14 +271,27 @@ static int ump_copy_one(struct ump_chain *c, const struct ump_copy_desc *d,
 	return 0;
 }
 
+static int ump_cpu_copy(struct ump_chain *c, const struct ump_copy_desc *d,
+			struct ump_buf *src, struct ump_buf *dst)
+{
+	int ret = ump_cpu_access(src, dst, false), end;
+
+	if (ret)
+		return ret;
+	ret = ump_copy_one(c, d, src, dst);
+	end = ump_cpu_access(src, dst, true);
+	return ret ?: end;
+}
+
 static void ump_uring_complete(struct io_uring_cmd *ioucmd,
 			       unsigned int issue_flags)
 {
 	struct ump_chain *c = *(struct ump_chain **)ioucmd->pdu;
 	int status = c->status;
 
-	ump_chain_put(c);
+	/* Done first: it takes the command off the ring's cancel list. */
 	io_uring_cmd_done(ioucmd, status, 0, issue_flags);
+	ump_chain_put(c);
 }
 
 static void ump_chain_work(struct work_struct *work)
@@ -279,7 +317,7 @@ static void ump_chain_work(struct work_struct *work)
 			ret = ump_dma_copy_one(c, &c->descs[i], c->bufs[2 * i],
 					       c->bufs[2 * i + 1]);
 		else
-			ret = ump_copy_one(c, &c->descs[i], c->bufs[2 * i],
+			ret = ump_cpu_copy(c, &c->descs[i], c->bufs[2 * i],
 					   c->bufs[2 * i + 1]);
 		if (ret)
 			break;
@@ -354,6 +392,17 @@ int ump_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	struct ump_chain *c;
 	int ret;
 
+	if (ump_uring_cancel_call(issue_flags)) {
+		/*
+		 * The ring is closing or its task exits or execs: the command
+		 * is not done yet (the ring's lock orders this against
+		 * io_uring_cmd_done()), so its chain is alive. Stop it at the
+		 * next slice; it completes as usual.
+		 */
+		c = *(struct ump_chain **)ioucmd->pdu;
+		WRITE_ONCE(c->cancel, true);
+		return 0;
+	}
 	if (ioucmd->cmd_op != UMP_URING_SUBMIT)
 		return -ENOTTY;
 	p = ump_uring_payload(ioucmd);
@@ -363,9 +412,11 @@ int ump_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 		return -EINVAL;
 	ret = ump_chain_create(ctx, sub.descs, sub.count, &c);
 	if (ret)
-		return ret;
+		/* -EAGAIN would make io_uring retry at once, in a loop. */
+		return ret == -EAGAIN ? -EBUSY : ret;
 	c->uring_cmd = ioucmd;
 	*(struct ump_chain **)ioucmd->pdu = c;
+	ump_uring_mark_cancelable(ioucmd, issue_flags);
 	ump_chain_start(c);
 	return -EIOCBQUEUED;
 }

@@ -17,6 +17,28 @@
 #define ump_uring_payload(ioucmd) ((ioucmd)->cmd)
 #endif
 
+/*
+ * 6.7 lets io_uring cancel a uring_cmd when its ring closes or its task
+ * exits or execs (IORING_URING_CMD_CANCELABLE). 6.1 has no such call: there
+ * a chain still stops when its process dies (a fatal signal, the last
+ * thread's exit), and otherwise ends on its own, which the per-file bound
+ * on queued bytes keeps short; a ring closed under it waits that long.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#define ump_uring_cancel_call(issue_flags) ((issue_flags)&IO_URING_F_CANCEL)
+#define ump_uring_mark_cancelable io_uring_cmd_mark_cancelable
+#else
+static inline bool ump_uring_cancel_call(unsigned int issue_flags)
+{
+	return false;
+}
+
+static inline void ump_uring_mark_cancelable(struct io_uring_cmd *ioucmd,
+					     unsigned int issue_flags)
+{
+}
+#endif
+
 /* 6.2 moved dma_buf_vmap() under the reservation lock; we hold none. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 #define ump_dma_buf_vmap dma_buf_vmap_unlocked

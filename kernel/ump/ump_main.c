@@ -139,6 +139,7 @@ union ump_ioctl_arg {
 	struct ump_dev_add dev_add;
 	struct ump_dev_info dev_info;
 	struct ump_cancel cancel;
+	struct ump_stats stats;
 };
 
 struct ump_call {
@@ -190,7 +191,7 @@ static int ump_ioctl_version(struct ump_ctx *ctx, struct ump_call *k)
 	v->abi_minor = UMP_ABI_MINOR;
 	v->features = UMP_FEAT_HOST_NODES | UMP_FEAT_DMABUF_EXPORT |
 		      UMP_FEAT_DMABUF_IMPORT | UMP_FEAT_URING_CMD |
-		      UMP_FEAT_CANCEL;
+		      UMP_FEAT_CANCEL | UMP_FEAT_STATS;
 	if (IS_ENABLED(CONFIG_PCI_P2PDMA))
 		v->features |= UMP_FEAT_P2PMEM;
 	if (ump_pool.dma)
@@ -429,6 +430,11 @@ static int ump_ioctl_cancel(struct ump_ctx *ctx, struct ump_call *k)
 	return 0;
 }
 
+static int ump_ioctl_stats(struct ump_ctx *ctx, struct ump_call *k)
+{
+	return ump_stats_get(&k->a.stats);
+}
+
 static int ump_ioctl_dev_add(struct ump_ctx *ctx, struct ump_call *k)
 {
 	struct ump_dev_add *d = &k->a.dev_add;
@@ -449,17 +455,28 @@ static int ump_ioctl_dev_info(struct ump_ctx *ctx, struct ump_call *k)
 	return ump_topo_info(&k->a.dev_info);
 }
 
+/*
+ * The size in a command's number is the caller's struct size. Structs grow
+ * only at the end (include/uapi/ump.h): a caller built against a newer
+ * header may pass a larger struct, whose bytes past ours must be zero
+ * (-E2BIG otherwise); one built against an older header passes a smaller
+ * one, down to min_size (the struct as the ioctl first shipped; every
+ * struct is still its first size in ABI 1.1), and the fields it lacks read
+ * as zero. Both see only their common prefix copied out.
+ */
 struct ump_ioctl_desc {
 	unsigned int cmd;
+	unsigned int min_size;
 	int (*fn)(struct ump_ctx *ctx, struct ump_call *k);
 	/* after a successful copy-out, and after a failed one */
 	void (*commit)(struct ump_ctx *ctx, struct ump_call *k);
 	void (*undo)(struct ump_ctx *ctx, struct ump_call *k);
 };
 
-#define UMP_IOCTL(ioc, func, ...)                          \
-	[_IOC_NR(UMP_IOC_##ioc)] = { .cmd = UMP_IOC_##ioc, \
-				     .fn = func,           \
+#define UMP_IOCTL(ioc, func, ...)                                          \
+	[_IOC_NR(UMP_IOC_##ioc)] = { .cmd = UMP_IOC_##ioc,                 \
+				     .min_size = _IOC_SIZE(UMP_IOC_##ioc), \
+				     .fn = func,                           \
 				     __VA_ARGS__ }
 
 static const struct ump_ioctl_desc ump_ioctls[] = {
@@ -474,6 +491,7 @@ static const struct ump_ioctl_desc ump_ioctls[] = {
 	UMP_IOCTL(DEV_ADD, ump_ioctl_dev_add),
 	UMP_IOCTL(DEV_INFO, ump_ioctl_dev_info),
 	UMP_IOCTL(CANCEL, ump_ioctl_cancel),
+	UMP_IOCTL(STATS, ump_ioctl_stats),
 };
 
 static long ump_fop_ioctl(struct file *file, unsigned int cmd,
@@ -482,7 +500,7 @@ static long ump_fop_ioctl(struct file *file, unsigned int cmd,
 	struct ump_ctx *ctx = file->private_data;
 	void __user *up = (void __user *)uarg;
 	const struct ump_ioctl_desc *d;
-	unsigned int nr = _IOC_NR(cmd), size = _IOC_SIZE(cmd);
+	unsigned int nr = _IOC_NR(cmd), usize = _IOC_SIZE(cmd), size;
 	struct ump_call k = {};
 	int ret;
 
@@ -490,10 +508,17 @@ static long ump_fop_ioctl(struct file *file, unsigned int cmd,
 		return -ENOTTY;
 	nr = array_index_nospec(nr, ARRAY_SIZE(ump_ioctls));
 	d = &ump_ioctls[nr];
-	if (!d->fn || d->cmd != cmd || size > sizeof(k.a))
+	if (!d->fn || (d->cmd & ~IOCSIZE_MASK) != (cmd & ~IOCSIZE_MASK) ||
+	    usize < d->min_size)
 		return -ENOTTY;
+	size = min(usize, _IOC_SIZE(d->cmd));
 	if (copy_from_user(&k.a, up, size))
 		return -EFAULT;
+	if (usize > size) {
+		ret = check_zeroed_user(up + size, usize - size);
+		if (ret <= 0)
+			return ret ?: -E2BIG;
+	}
 	ret = d->fn(ctx, &k);
 	if (ret)
 		return ret;

@@ -100,41 +100,35 @@ static ssize_t ats_show(struct device *d, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(ats);
 
+/*
+ * One value per attribute (Documentation/filesystems/sysfs.rst). The P2P
+ * distances to every other device are a table: UMP_IOC_DEV_INFO has it,
+ * and /proc/ump/status shows it to people.
+ */
 static ssize_t p2pmem_show(struct device *d, struct device_attribute *attr,
 			   char *buf)
 {
 	struct ump_dev *dev = dev_get_drvdata(d);
 
-	return sysfs_emit(buf, "%d %lld\n", pci_has_p2pmem(dev->pdev),
-			  (long long)atomic64_read(&dev->p2p_used));
+	return sysfs_emit(buf, "%d\n", pci_has_p2pmem(dev->pdev));
 }
 static DEVICE_ATTR_RO(p2pmem);
 
-/* One line per federated device: "<pci address> <distance> <class>". */
-static ssize_t p2p_distances_show(struct device *d,
-				  struct device_attribute *attr, char *buf)
+static ssize_t p2pmem_used_show(struct device *d, struct device_attribute *attr,
+				char *buf)
 {
 	struct ump_dev *dev = dev_get_drvdata(d);
-	unsigned int i;
-	ssize_t len = 0;
 
-	mutex_lock(&ump_pool.dev_lock);
-	for (i = 0; i < ump_pool.nr_devs; i++)
-		len += sysfs_emit_at(
-			buf, len, "%s %d %s\n",
-			pci_name(ump_pool.devs[i]->pdev),
-			ump_pool.p2p_dist[dev->index][i],
-			ump_p2p_names[ump_pool.p2p_class[dev->index][i]]);
-	mutex_unlock(&ump_pool.dev_lock);
-	return len;
+	return sysfs_emit(buf, "%lld\n",
+			  (long long)atomic64_read(&dev->p2p_used));
 }
-static DEVICE_ATTR_RO(p2p_distances);
+static DEVICE_ATTR_RO(p2pmem_used);
 
 static struct attribute *ump_dev_attrs[] = {
 	&dev_attr_numa_node.attr,
 	&dev_attr_ats.attr,
 	&dev_attr_p2pmem.attr,
-	&dev_attr_p2p_distances.attr,
+	&dev_attr_p2pmem_used.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(ump_dev);

@@ -64,11 +64,7 @@ exec 3>&-
 
 echo "== /proc/ump/status after the tests"
 cat /proc/ump/status
-bufs=$(sed -n 's/^buffers: //p' /proc/ump/status)
-chains=$(sed -n 's/^chains: //p' /proc/ump/status)
-used=$(awk '/^region/ && / used / { for (i = 1; i < NF; i++) if ($i == "used") s += $(i + 1) } END { print s + 0 }' /proc/ump/status)
-ctxs=$(sed -n 's/^contexts: //p' /proc/ump/status)
-[ "$bufs" = 0 ] && [ "$chains" = 0 ] && [ "$used" = 0 ] && [ "$ctxs" = 0 ]
+/bin/ump-tests/accounting
 result accounting_zero $?
 
 if rmmod ump; then result rmmod 0; else result rmmod 1; fi

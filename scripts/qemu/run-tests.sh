@@ -14,7 +14,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 KIND=${1:?usage: run-tests.sh debian|debug [TEST...]}
 shift
 WORK=$ROOT/build/qemu-$KIND${UMP_WORK_SUFFIX:+-$UMP_WORK_SUFFIX}
-TESTS=${*:-version alloc chain copy dmabuf uring topo badinput waiters copyout thread_exit limits cancel foreign test_pool}
+TESTS=${*:-version alloc chain copy dmabuf uring topo badinput waiters copyout thread_exit limits cancel uring_cancel foreign cgroup test_pool}
 # Run again with a DMA channel present (tests/kmod/ump_swdma.ko).
 DMA_TESTS=${UMP_DMA_TESTS-dma dma_faults chain copy uring}
 # Last, in a full run or when asked: rmmod under a running chain (it unloads).
@@ -68,7 +68,7 @@ make -s -C "$KDIR" M="$WORK/swdma" W=1 modules >"$WORK/swdma-build.log" 2>&1 ||
 cp "$WORK/swdma/ump_swdma.ko" "$WORK/root/ump_swdma.ko"
 
 CC=${CC:-gcc}
-for t in $TESTS $DMA_TESTS $UNLOAD_TEST; do
+for t in $TESTS $DMA_TESTS $UNLOAD_TEST accounting; do
 	src=$ROOT/tests/ump/$t.c
 	[ -f "$src" ] || src=$ROOT/tests/stress/$t.c
 	[ -f "$src" ] || src=$ROOT/bench/guest/$t.c

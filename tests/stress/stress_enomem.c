@@ -14,7 +14,7 @@ static long long node_field(int node, const char *field)
 	char prefix[32];
 
 	snprintf(prefix, sizeof(prefix), "region host%d", node);
-	return t_status_field(prefix, field);
+	return t_stat(prefix, field);
 }
 
 int main(void)

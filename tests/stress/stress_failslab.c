@@ -33,7 +33,6 @@ int main(void)
 {
 	const char *sc = getenv("UMP_STRESS_SCALE");
 	long rounds = (long)(3000 * (sc ? atof(sc) : 1.0)), i, failures = 0;
-	char status[8192];
 	long long bufs = -1, chains = -1, ctxs = -1;
 	struct ump probe;
 
@@ -105,11 +104,9 @@ int main(void)
 		T_FAIL("cannot disarm failslab");
 	put(FS "probability", "0");
 	for (i = 0; i < 100; i++) {
-		if (ump_read_status(status, sizeof(status)) < 0 ||
-		    ump_status_value(status, "buffers", &bufs) ||
-		    ump_status_value(status, "chains", &chains) ||
-		    ump_status_value(status, "contexts", &ctxs))
-			T_FAIL("status");
+		bufs = t_pool("buffers");
+		chains = t_pool("chains");
+		ctxs = t_pool("contexts");
 		if (!bufs && !chains && !ctxs)
 			break;
 		usleep(100000);

@@ -53,16 +53,10 @@ static void child(int id)
 
 static void snapshot(long long v[4])
 {
-	char status[8192];
-
-	if (ump_read_status(status, sizeof(status)) < 0 ||
-	    ump_status_value(status, "buffers", &v[0]) ||
-	    ump_status_value(status, "chains", &v[1]) ||
-	    ump_status_value(status, "contexts", &v[2]))
-		T_FAIL("status unreadable");
-	v[3] = 0;
-	for (char *p = status; (p = strstr(p, " used ")); p += 6)
-		v[3] += atoll(p + 6);
+	v[0] = t_pool("buffers");
+	v[1] = t_pool("chains");
+	v[2] = t_pool("contexts");
+	v[3] = t_used_total();
 }
 
 int main(void)

@@ -13,7 +13,7 @@ static long long node_used_bytes(int node)
 	char prefix[32];
 
 	snprintf(prefix, sizeof(prefix), "region host%d", node);
-	return t_status_field(prefix, "used");
+	return t_stat(prefix, "used");
 }
 
 int main(void)

@@ -43,8 +43,7 @@ int main(void)
 	/* Reaped: a second wait does not find it. */
 	T_EXPECT(ump_wait(&u, good1, UMP_TIMEOUT_INFINITE, &w), -ENOENT);
 
-	errors_before =
-	    (t_status_field("engine cpu", "errors") + t_status_field("engine dma", "errors"));
+	errors_before = (t_stat("engine cpu", "errors") + t_stat("engine dma", "errors"));
 
 	/* good, failing (past the end), good: the third must not run. */
 	memset(b, 0, 1 << 16);
@@ -71,8 +70,7 @@ int main(void)
 	d[0] = (struct ump_copy_desc){ha, hb, 0, 0, 0};
 	T_EXPECT(ump_copy_sync(&u, d, 1), -EINVAL);
 
-	errors_after =
-	    (t_status_field("engine cpu", "errors") + t_status_field("engine dma", "errors"));
+	errors_after = (t_stat("engine cpu", "errors") + t_stat("engine dma", "errors"));
 	if (errors_after < errors_before + 3)
 		T_FAIL("engine errors %lld -> %lld", errors_before, errors_after);
 

@@ -30,7 +30,7 @@ int main(void)
 	t_open(&u);
 	if (!(u.version.features & UMP_FEAT_DMA_ENGINE))
 		T_SKIPPED("no DMA_MEMCPY channel in this guest");
-	before = t_status_field("engine dma", "chains");
+	before = t_stat("engine dma", "chains");
 	T_OK(ump_alloc(&u, UMP_REGION_HOST(0), bsz, &hs));
 	T_OK(ump_alloc(&u, UMP_REGION_HOST(t_nr_nodes(&u) - 1), bsz, &hd));
 	T_OK(ump_mmap(&u, hs, bsz, (void **)&ms));
@@ -103,9 +103,9 @@ int main(void)
 	if (w.status || w.engine != UMP_ENGINE_CPU)
 		T_FAIL("overlapping chain: status %d engine %u", w.status, w.engine);
 
-	if (t_status_field("engine dma", "chains") < before + copies + 33)
-		T_FAIL("engine dma chains %lld, want >= %lld",
-		       t_status_field("engine dma", "chains"), before + copies + 33);
+	if (t_stat("engine dma", "chains") < before + copies + 33)
+		T_FAIL("engine dma chains %lld, want >= %lld", t_stat("engine dma", "chains"),
+		       before + copies + 33);
 	munmap(ms, bsz);
 	munmap(md, bsz);
 	ump_close(&u);

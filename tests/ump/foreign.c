@@ -14,7 +14,7 @@
 
 static long long imported(const char *field)
 {
-	return t_status_field("region imported", field);
+	return t_stat("region imported", field);
 }
 
 int main(void)

@@ -78,10 +78,17 @@ int main(void)
 			T_FAIL("%s: PCI core says node %d, ump %d", name, atoi(buf), node);
 		if (node == 1)
 			on_node1++;
-		snprintf(path, sizeof(path), "/sys/class/ump/%s/p2p_distances", name);
+		/* One value per sysfs attribute, each the ioctl's. */
+		snprintf(path, sizeof(path), "/sys/class/ump/%s/p2pmem", name);
 		read_file(path, buf, sizeof(buf));
-		if (!strstr(buf, "self"))
-			T_FAIL("%s: p2p_distances without self: %s", name, buf);
+		if (strcmp(buf, di.p2pmem ? "1\n" : "0\n"))
+			T_FAIL("%s: sysfs p2pmem '%s', ioctl %u", name, buf, di.p2pmem);
+		snprintf(path, sizeof(path), "/sys/class/ump/%s/p2pmem_used", name);
+		read_file(path, buf, sizeof(buf));
+		if (strtoull(buf, NULL, 10) != di.p2pmem_used || !strchr(buf, '\n') ||
+		    strchr(buf, ' '))
+			T_FAIL("%s: sysfs p2pmem_used '%s', ioctl %llu", name, buf,
+			       (unsigned long long)di.p2pmem_used);
 		if (di.p2p_class[i] != UMP_P2P_SELF || di.p2p_distance[i] != 0)
 			T_FAIL("%s: self class %u", name, di.p2p_class[i]);
 		for (j = 0; j < di.nr_devices; j++)
@@ -141,10 +148,10 @@ int main(void)
 			T_OK(ump_mmap(&u, ha, 1 << 16, (void **)&ma));
 			T_OK(ump_mmap(&u, hb, 1 << 16, (void **)&mb));
 			t_fill(ma, 1 << 16, 0, 1 << 16, 1, i * 16 + j);
-			s0 = t_status_field("engine cpu", "staged");
+			s0 = t_stat("engine cpu", "staged");
 			d = (struct ump_copy_desc){ha, hb, 0, 0, 1 << 16};
 			T_OK(ump_copy_sync(&u, &d, 1));
-			s1 = t_status_field("engine cpu", "staged");
+			s1 = t_stat("engine cpu", "staged");
 			if (memcmp(ma, mb, 1 << 16))
 				T_FAIL("p2p%u -> p2p%u copy wrong", i, j);
 			if (s1 - s0 != (staged ? 1 << 16 : 0))

@@ -90,26 +90,95 @@ static inline long long t_check_src(const unsigned char *src, uint64_t len, uint
 }
 
 /*
- * The number after " field " on the /proc/ump/status line that starts with
- * prefix, e.g. t_status_field("region host1", "used"). Fails the test when
- * the line or field is missing.
+ * One of the pool's figures, from UMP_IOC_STATS through a file of its own
+ * (not counted in "contexts"): t_pool("buffers"|"chains"|"contexts"), and
+ * t_stat("region host1" | "region imported" | "region p2p0" | "engine cpu" |
+ * "engine dma", "used"|"buffers"|"capacity"|"chains"|"bytes"|"errors"|"staged").
+ * Fails the test for a name it does not know.
  */
-static inline long long t_status_field(const char *prefix, const char *field)
+static inline long long t_stats_read(struct ump_stats *s, struct ump_stats_region *r, int max)
 {
-	char status[8192], pat[64], *line, *end, *f;
+	struct ump u;
+	int n;
 
-	if (ump_read_status(status, sizeof(status)) < 0)
-		T_FAIL("cannot read %s", UMP_STATUS_PATH);
-	snprintf(pat, sizeof(pat), " %s ", field);
-	for (line = status; line && *line; line = end ? end + 1 : NULL) {
-		end = strchr(line, '\n');
-		if (end)
-			*end = '\0';
-		if (!strncmp(line, prefix, strlen(prefix)) && line[strlen(prefix)] == ' ' &&
-		    (f = strstr(line, pat)))
-			return atoll(f + strlen(pat));
+	if (ump_open(&u))
+		T_FAIL("t_stats: cannot open /dev/ump");
+	n = ump_stats(&u, s, r, (unsigned int)max);
+	ump_close(&u);
+	if (n < 0)
+		T_FAIL("UMP_IOC_STATS: %s", strerror(-n));
+	if (s->contexts)
+		s->contexts--; /* ours */
+	return n < max ? n : max;
+}
+
+static inline long long t_pool(const char *key)
+{
+	struct ump_stats s;
+
+	t_stats_read(&s, NULL, 0);
+	if (!strcmp(key, "buffers"))
+		return s.buffers;
+	if (!strcmp(key, "chains"))
+		return s.chains;
+	if (!strcmp(key, "contexts"))
+		return s.contexts;
+	T_FAIL("t_pool: no figure '%s'", key);
+}
+
+/* Bytes used in every region together. */
+static inline long long t_used_total(void)
+{
+	struct ump_stats_region r[64];
+	struct ump_stats s;
+	long long sum = 0;
+	int n = (int)t_stats_read(&s, r, 64);
+
+	while (n--)
+		sum += (long long)r[n].used;
+	return sum;
+}
+
+static inline long long t_stat(const char *prefix, const char *field)
+{
+	struct ump_stats_region r[64];
+	struct ump_stats s;
+	int n = (int)t_stats_read(&s, r, 64), i;
+	char kind[16];
+
+	if (!strncmp(prefix, "engine ", 7)) {
+		const struct ump_stats_engine *e = &s.engine[strcmp(prefix + 7, "dma") ? 0 : 1];
+
+		if (!strcmp(field, "chains"))
+			return (long long)e->chains;
+		if (!strcmp(field, "bytes"))
+			return (long long)e->bytes;
+		if (!strcmp(field, "errors"))
+			return (long long)e->errors;
+		if (!strcmp(field, "staged"))
+			return (long long)e->staged;
+		T_FAIL("t_stat: no engine figure '%s'", field);
 	}
-	T_FAIL("no '%s ... %s' in %s", prefix, field, UMP_STATUS_PATH);
+	for (i = 0; i < n; i++) {
+		uint32_t reg = r[i].region;
+
+		if (reg == UMP_REGION_IMPORTED)
+			snprintf(kind, sizeof(kind), "imported");
+		else if (UMP_REGION_IS_P2P(reg))
+			snprintf(kind, sizeof(kind), "p2p%u", reg & 0xffff);
+		else
+			snprintf(kind, sizeof(kind), "host%u", reg);
+		if (strncmp(prefix, "region ", 7) || strcmp(prefix + 7, kind))
+			continue;
+		if (!strcmp(field, "used"))
+			return (long long)r[i].used;
+		if (!strcmp(field, "buffers"))
+			return r[i].buffers;
+		if (!strcmp(field, "capacity"))
+			return (long long)r[i].capacity;
+		T_FAIL("t_stat: no region figure '%s'", field);
+	}
+	T_FAIL("t_stat: no '%s' in UMP_IOC_STATS", prefix);
 }
 
 static inline int t_nr_nodes(const struct ump *u)

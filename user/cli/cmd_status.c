@@ -3,7 +3,8 @@
  * heteroopt status: this machine as a profile records it, and where tensors
  * would live on it. The memory
  * pool in use (ump.ko through /dev/ump, or the user-space fallback and why),
- * its NUMA nodes, and when the module is loaded its /proc/ump/status.
+ * its NUMA nodes, and when the module is loaded its figures (UMP_IOC_STATS)
+ * and, for root, the /proc/ump/status view.
  */
 #include <stdio.h>
 #include <string.h>
@@ -34,6 +35,8 @@ int cmd_status(int argc, char **argv)
 	struct ho_pool *pool;
 	struct ho_machine m;
 	char status[16384];
+	struct ump_stats st;
+	struct ump u;
 	int ret;
 
 	switch (cli_parse(&status_cmd, argc, argv, &a)) {
@@ -56,10 +59,23 @@ int cmd_status(int argc, char **argv)
 	printf("pool: %s\n", ho_pool_describe(pool));
 	printf("numa nodes: %d\n", ho_pool_nodes(pool));
 	ho_pool_close(pool);
+	ret = ump_open(&u);
+	if (ret) {
+		printf("ump.ko: not in use (%s: %s)\n", UMP_DEV_PATH, strerror(-ret));
+		return 0;
+	}
+	ret = ump_stats(&u, &st, NULL, 0);
+	ump_close(&u);
+	if (ret >= 0)
+		printf(
+		    "ump.ko: %u open files (this one included), %u buffers, %u chains; engine cpu "
+		    "%llu chains, engine dma %llu chains\n",
+		    st.contexts, st.buffers, st.chains, (unsigned long long)st.engine[0].chains,
+		    (unsigned long long)st.engine[1].chains);
 	ret = ump_read_status(status, sizeof(status));
 	if (ret >= 0)
 		printf("\n%s:\n%s", UMP_STATUS_PATH, status);
 	else
-		printf("ump.ko: not loaded (%s: %s)\n", UMP_STATUS_PATH, strerror(-ret));
+		printf("%s: %s (it is root's)\n", UMP_STATUS_PATH, strerror(-ret));
 	return 0;
 }

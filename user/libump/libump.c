@@ -132,6 +132,18 @@ int ump_wait(struct ump *u, uint64_t chain, uint64_t timeout_ns, struct ump_wait
 	return ump_ioctl(u, UMP_IOC_WAIT, result);
 }
 
+int ump_stats(struct ump *u, struct ump_stats *stats, struct ump_stats_region *regions,
+	      unsigned int max)
+{
+	int ret;
+
+	memset(stats, 0, sizeof(*stats));
+	stats->nr_regions = max;
+	stats->regions = (uint64_t)(uintptr_t)regions;
+	ret = ump_ioctl(u, UMP_IOC_STATS, stats);
+	return ret ? ret : (int)stats->nr_regions;
+}
+
 int ump_cancel(struct ump *u, uint64_t chain)
 {
 	struct ump_cancel c = {.chain = chain};
@@ -191,27 +203,6 @@ int ump_read_status(char *buf, size_t len)
 	close(fd);
 	buf[n] = '\0';
 	return (int)n;
-}
-
-int ump_status_value(const char *status, const char *key, long long *value)
-{
-	size_t klen = strlen(key);
-	const char *p = status;
-
-	while ((p = strstr(p, key)) != NULL) {
-		if ((p == status || p[-1] == '\n' || p[-1] == ' ') &&
-		    (p[klen] == ':' || p[klen] == ' ')) {
-			char *end;
-
-			p += klen + 1;
-			*value = strtoll(p, &end, 10);
-			if (end != p)
-				return 0;
-		} else {
-			p += klen;
-		}
-	}
-	return -ENOENT;
 }
 
 uint64_t ump_now_ns(void)
