@@ -18,7 +18,7 @@ TESTS=${*:-version alloc chain copy dmabuf uring topo badinput waiters copyout t
 # Run again with a DMA channel present (tests/kmod/ump_swdma.ko).
 DMA_TESTS=${UMP_DMA_TESTS-dma dma_faults free_busy chain copy uring}
 # Last, in a full run or when asked: rmmod under a running chain (it unloads).
-UNLOAD_TEST=${UMP_UNLOAD_TEST-unload_import}
+UNLOAD_TEST=${UMP_UNLOAD_TEST-unload_busy unload_import}
 [ $# = 0 ] || UNLOAD_TEST=${UMP_UNLOAD_TEST-}
 # Extra kernel command line, e.g. swiotlb=force (UMP_QEMU_APPEND).
 

@@ -12,18 +12,6 @@
 
 #define FS "/sys/kernel/debug/failslab/"
 
-static int put(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n < 0 ? -errno : 0;
-}
-
 static int ok_or_nomem(int ret)
 {
 	return ret == 0 || ret == -ENOMEM || ret == -EAGAIN;
@@ -41,9 +29,10 @@ int main(void)
 	if (access(FS "probability", W_OK))
 		T_SKIPPED("no failslab in this kernel (CONFIG_FAILSLAB, debugfs)");
 	/* Only tasks that ask for it; quiet, or every failure dumps a stack. */
-	if (put(FS "task-filter", "Y") || put(FS "verbose", "0") || put(FS "probability", "10") ||
-	    put(FS "interval", "1") || put(FS "times", "-1") || put(FS "ignore-gfp-wait", "N") ||
-	    put("/proc/self/make-it-fail", "1"))
+	if (t_write_file(FS "task-filter", "Y") || t_write_file(FS "verbose", "0") ||
+	    t_write_file(FS "probability", "10") || t_write_file(FS "interval", "1") ||
+	    t_write_file(FS "times", "-1") || t_write_file(FS "ignore-gfp-wait", "N") ||
+	    t_write_file("/proc/self/make-it-fail", "1"))
 		T_FAIL("cannot arm failslab");
 
 	for (i = 0; i < rounds; i++) {
@@ -98,11 +87,11 @@ int main(void)
 	}
 	/* Disarm.  The write can itself be failed by the injection it ends (seen
 	 * in a fresh-clone check: the status read after it then failed), so retry. */
-	for (i = 0; i < 1000 && put("/proc/self/make-it-fail", "0"); i++)
+	for (i = 0; i < 1000 && t_write_file("/proc/self/make-it-fail", "0"); i++)
 		;
 	if (i == 1000)
 		T_FAIL("cannot disarm failslab");
-	put(FS "probability", "0");
+	t_write_file(FS "probability", "0");
 	for (i = 0; i < 100; i++) {
 		bufs = t_pool("buffers");
 		chains = t_pool("chains");

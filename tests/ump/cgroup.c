@@ -30,18 +30,6 @@ static long long read_ll(const char *path)
 	return n > 0 ? atoll(buf) : -1;
 }
 
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -errno;
-}
-
 /* In the cgroup: allocate 4 MiB buffers until refused; report through out. */
 static void child(int out)
 {
@@ -84,16 +72,16 @@ int main(void)
 			T_SKIPPED("no memory controller in this kernel");
 		close(fd);
 	}
-	write_str(CG "/cgroup.subtree_control", "+memory");
+	t_write_file(CG "/cgroup.subtree_control", "+memory");
 	mkdir(T_CG, 0755);
-	T_OK(write_str(T_CG "/memory.max", "64M"));
+	T_OK(t_write_file(T_CG "/memory.max", "64M"));
 	before = t_used_total();
 	T_REQUIRE(!pipe(p));
 	c = fork();
 	T_REQUIRE(c >= 0);
 	if (!c) {
 		snprintf(pid, sizeof(pid), "%d", getpid());
-		if (write_str(T_CG "/cgroup.procs", pid))
+		if (t_write_file(T_CG "/cgroup.procs", pid))
 			_exit(3);
 		child(p[1]);
 	}

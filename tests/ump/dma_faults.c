@@ -15,14 +15,9 @@
 static int write_param(const char *path, long v)
 {
 	char s[32];
-	int fd = open(path, O_WRONLY), n, ok;
 
-	if (fd < 0)
-		return -errno;
-	n = snprintf(s, sizeof(s), "%ld\n", v);
-	ok = write(fd, s, (size_t)n) == n;
-	close(fd);
-	return ok ? 0 : -EIO;
+	snprintf(s, sizeof(s), "%ld\n", v);
+	return t_write_file(path, s);
 }
 
 #define SWDMA "/sys/module/ump_swdma/parameters/"

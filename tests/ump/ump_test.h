@@ -8,6 +8,7 @@
 #define UMP_TEST_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,6 +180,21 @@ static inline long long t_stat(const char *prefix, const char *field)
 		T_FAIL("t_stat: no region figure '%s'", field);
 	}
 	T_FAIL("t_stat: no '%s' in UMP_IOC_STATS", prefix);
+}
+
+/* Write s to a sysfs, debugfs, procfs or cgroup file: 0 or -errno. */
+static inline int t_write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	return n < 0 ? (int)n : n == (ssize_t)strlen(s) ? 0 : -EIO;
 }
 
 static inline int t_nr_nodes(const struct ump *u)
