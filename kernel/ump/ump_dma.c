@@ -151,10 +151,9 @@ static int ump_dma_window(struct ump_chain *c, const struct ump_copy_desc *d,
 		moved += len;
 	}
 	if (n) {
+		/* On an error, ret is set: the pieces in flight are terminated. */
 		dma_async_issue_pending(chan);
-		if (ret) {
-			/* A later piece failed: stop the ones in flight. */
-		} else if (callback) {
+		if (!ret && callback) {
 			if (!wait_for_completion_timeout(
 				    &c->dma_done,
 				    msecs_to_jiffies(ump_dma_timeout_ms)))
@@ -162,7 +161,7 @@ static int ump_dma_window(struct ump_chain *c, const struct ump_copy_desc *d,
 			else if (dma_async_is_tx_complete(chan, cookie, NULL,
 							  NULL) != DMA_COMPLETE)
 				ret = -EIO;
-		} else {
+		} else if (!ret) {
 			ret = ump_dma_poll(chan, cookie, deadline);
 		}
 		if (ret)

@@ -145,6 +145,7 @@ union ump_ioctl_arg {
 struct ump_call {
 	union ump_ioctl_arg a; /* the argument, copied in and out */
 	struct ump_buf *buf; /* ALLOC, IMPORT: for the reserved handle */
+	u32 handle; /* ALLOC, IMPORT: the reserved handle */
 	struct dma_buf *dmabuf; /* EXPORT: for the reserved fd */
 	struct ump_chain *chain; /* SUBMIT: to start; WAIT: to reap */
 };
@@ -164,18 +165,19 @@ static int ump_reserve_handle(struct ump_ctx *ctx, struct ump_call *k,
 		return ret;
 	}
 	k->buf = buf;
+	k->handle = *handle;
 	return 0;
 }
 
-static void ump_commit_handle(struct ump_ctx *ctx, struct ump_call *k,
-			      u32 handle)
+/* ALLOC's and IMPORT's commit and undo: the handle reserved for k->buf. */
+static void ump_commit_handle(struct ump_ctx *ctx, struct ump_call *k)
 {
-	xa_store(&ctx->bufs, handle, k->buf, GFP_KERNEL); /* a reserved slot */
+	xa_store(&ctx->bufs, k->handle, k->buf, GFP_KERNEL); /* reserved */
 }
 
-static void ump_undo_handle(struct ump_ctx *ctx, struct ump_call *k, u32 handle)
+static void ump_undo_handle(struct ump_ctx *ctx, struct ump_call *k)
 {
-	xa_erase(&ctx->bufs, handle);
+	xa_erase(&ctx->bufs, k->handle);
 	atomic_dec(&ctx->nr_handles);
 	ump_buf_put(k->buf);
 }
@@ -223,16 +225,6 @@ static int ump_ioctl_alloc(struct ump_ctx *ctx, struct ump_call *k)
 	if (ret)
 		return ret;
 	return ump_reserve_handle(ctx, k, buf, &a->handle);
-}
-
-static void ump_commit_alloc(struct ump_ctx *ctx, struct ump_call *k)
-{
-	ump_commit_handle(ctx, k, k->a.alloc.handle);
-}
-
-static void ump_undo_alloc(struct ump_ctx *ctx, struct ump_call *k)
-{
-	ump_undo_handle(ctx, k, k->a.alloc.handle);
 }
 
 static int ump_ioctl_free(struct ump_ctx *ctx, struct ump_call *k)
@@ -319,16 +311,6 @@ static int ump_ioctl_import(struct ump_ctx *ctx, struct ump_call *k)
 		return ret;
 	im->size = buf->size;
 	return ump_reserve_handle(ctx, k, buf, &im->handle);
-}
-
-static void ump_commit_import(struct ump_ctx *ctx, struct ump_call *k)
-{
-	ump_commit_handle(ctx, k, k->a.imp.handle);
-}
-
-static void ump_undo_import(struct ump_ctx *ctx, struct ump_call *k)
-{
-	ump_undo_handle(ctx, k, k->a.imp.handle);
 }
 
 static int ump_ioctl_submit(struct ump_ctx *ctx, struct ump_call *k)
@@ -481,11 +463,11 @@ struct ump_ioctl_desc {
 
 static const struct ump_ioctl_desc ump_ioctls[] = {
 	UMP_IOCTL(VERSION, ump_ioctl_version),
-	UMP_IOCTL(ALLOC, ump_ioctl_alloc, ump_commit_alloc, ump_undo_alloc),
+	UMP_IOCTL(ALLOC, ump_ioctl_alloc, ump_commit_handle, ump_undo_handle),
 	UMP_IOCTL(FREE, ump_ioctl_free),
 	UMP_IOCTL(BUF_INFO, ump_ioctl_buf_info),
 	UMP_IOCTL(EXPORT, ump_ioctl_export, ump_commit_export, ump_undo_export),
-	UMP_IOCTL(IMPORT, ump_ioctl_import, ump_commit_import, ump_undo_import),
+	UMP_IOCTL(IMPORT, ump_ioctl_import, ump_commit_handle, ump_undo_handle),
 	UMP_IOCTL(SUBMIT, ump_ioctl_submit, ump_commit_submit, ump_undo_submit),
 	UMP_IOCTL(WAIT, ump_ioctl_wait, ump_commit_wait, ump_undo_wait),
 	UMP_IOCTL(DEV_ADD, ump_ioctl_dev_add),
