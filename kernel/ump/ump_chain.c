@@ -405,10 +405,19 @@ int ump_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	}
 	if (ioucmd->cmd_op != UMP_URING_SUBMIT)
 		return -ENOTTY;
+	/* No registered buffers here: descs is a plain user pointer. */
+	if (ioucmd->flags & IORING_URING_CMD_FIXED ||
+	    !ump_uring_sqe_unused_zero(ioucmd))
+		return -EINVAL;
 	p = ump_uring_payload(ioucmd);
 	/* The SQE is shared with user space: read it once. */
 	memcpy(&sub, p, sizeof(sub));
 	if (sub.flags)
+		return -EINVAL;
+	/* A 128-byte SQE's longer command area: the rest must be zero. */
+	if (issue_flags & IO_URING_F_SQE128 &&
+	    memchr_inv((const u8 *)p + sizeof(sub), 0,
+		       UMP_SQE128_CMD_BYTES - sizeof(sub)))
 		return -EINVAL;
 	ret = ump_chain_create(ctx, sub.descs, sub.count, &c);
 	if (ret)

@@ -9,13 +9,32 @@
 #include <linux/dma-buf.h>
 #include <linux/version.h>
 
+/*
+ * The SQE of a uring_cmd: 6.6 hands the driver the whole SQE (or a copy of
+ * it), whose fields we do not use must be zero; 6.1 hands only the command
+ * area (copied alone when the request goes async), so there only that area
+ * and the command flags can be checked.
+ */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
 #include <linux/io_uring/cmd.h>
 #define ump_uring_payload(ioucmd) io_uring_sqe_cmd((ioucmd)->sqe)
+static inline bool ump_uring_sqe_unused_zero(const struct io_uring_cmd *ioucmd)
+{
+	const struct io_uring_sqe *sqe = ioucmd->sqe;
+
+	return !READ_ONCE(sqe->addr) && !READ_ONCE(sqe->len) &&
+	       !READ_ONCE(sqe->buf_index) && !READ_ONCE(sqe->file_index);
+}
 #else
 #include <linux/io_uring.h>
 #define ump_uring_payload(ioucmd) ((ioucmd)->cmd)
+static inline bool ump_uring_sqe_unused_zero(const struct io_uring_cmd *ioucmd)
+{
+	return true;
+}
 #endif
+#define UMP_SQE128_CMD_BYTES \
+	(2 * sizeof(struct io_uring_sqe) - offsetof(struct io_uring_sqe, cmd))
 
 /*
  * 6.7 lets io_uring cancel a uring_cmd when its ring closes or its task
