@@ -181,7 +181,7 @@ install: all
 	install -m 644 $(O)/libump.a $(DESTDIR)$(PREFIX)/lib/
 	install -D -m 644 include/ump/libump.h $(DESTDIR)$(PREFIX)/include/ump/libump.h
 	install -D -m 644 include/ump/libump-uring.h $(DESTDIR)$(PREFIX)/include/ump/libump-uring.h
-	install -D -m 644 include/uapi/ump.h $(DESTDIR)$(PREFIX)/include/uapi/ump.h
+	install -D -m 644 include/ump/uapi.h $(DESTDIR)$(PREFIX)/include/ump/uapi.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' scripts/heteroopt.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/heteroopt.pc
 	install -d $(DESTDIR)$(PREFIX)/share/heteroopt/boxes

@@ -207,7 +207,7 @@ ump_static() {
 	echo "W=1 and sparse: clean"
 	src=$(sh scripts/debug-kernel.sh --source) || return 1
 	"$src/scripts/checkpatch.pl" --no-tree --terse --show-types -f \
-		kernel/ump/ump_*.c kernel/ump/ump*.h include/uapi/ump.h >build/checkpatch.log 2>&1
+		kernel/ump/ump_*.c kernel/ump/ump*.h include/uapi/linux/ump.h >build/checkpatch.log 2>&1
 	cat build/checkpatch.log
 	if grep -q ': ERROR:' build/checkpatch.log; then return 1; fi
 	echo "checkpatch: no errors"

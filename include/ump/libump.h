@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <uapi/ump.h>
+#include <ump/uapi.h>
 
 #ifdef __cplusplus
 extern "C" {

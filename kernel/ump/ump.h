@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * ump internals: the pool (one per module), contexts (one per open file),
- * buffers and copy chains. See include/uapi/ump.h for the ABI.
+ * buffers and copy chains. See include/uapi/linux/ump.h for the ABI.
  */
 #ifndef _UMP_H
 #define _UMP_H
@@ -19,7 +19,7 @@
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 
-#include <uapi/ump.h>
+#include <linux/ump.h>
 
 /* The engines a chain runs on, indexing ump_pool.engine[]. */
 enum ump_engine_id {
@@ -42,6 +42,7 @@ struct ump_dev {
 	struct device *sysdev; /* /sys/class/ump/<pci address> */
 	atomic64_t p2p_used;
 	atomic_t p2p_bufs;
+	u64 p2p_cap; /* bytes the pool may take of it, U64_MAX for all */
 };
 
 struct ump_pool {
@@ -193,6 +194,7 @@ void ump_proc_exit(void);
 /* ump_main.c: the module's parameters, all of them */
 extern bool ump_dma_enable;
 extern unsigned int ump_dma_timeout_ms;
+extern unsigned long ump_p2p_cap_mb;
 void ump_ctx_put(struct ump_ctx *ctx);
 
 #endif /* _UMP_H */

@@ -145,6 +145,7 @@ err_uncharge:
 int ump_buf_alloc_p2p(struct ump_dev *dev, u64 size, struct ump_buf **out)
 {
 	struct ump_buf *buf;
+	int ret = -ENOMEM;
 	u64 off;
 
 	if (!size || size > SZ_1G * 64ULL)
@@ -152,15 +153,16 @@ int ump_buf_alloc_p2p(struct ump_dev *dev, u64 size, struct ump_buf **out)
 	if (!IS_ENABLED(CONFIG_PCI_P2PDMA) || !pci_has_p2pmem(dev->pdev))
 		return -ENODEV;
 	size = PAGE_ALIGN(size);
+	/* Charged first, as host memory is, so racing ALLOCs stay under it. */
+	if (atomic64_add_return(size, &dev->p2p_used) > READ_ONCE(dev->p2p_cap))
+		goto err_uncharge;
 	buf = ump_buf_new(UMP_BUF_P2P, UMP_REGION_P2P(dev->index),
 			  NUMA_NO_NODE);
 	if (!buf)
-		return -ENOMEM;
+		goto err_uncharge;
 	buf->vaddr = pci_alloc_p2pmem(dev->pdev, size);
-	if (!buf->vaddr) {
-		kfree(buf);
-		return -ENOMEM;
-	}
+	if (!buf->vaddr)
+		goto err_free;
 	/*
 	 * The provider hands out whatever its BAR held before. Zeroed a slice
 	 * at a time: gigabytes of it must neither hold the CPU nor outlive a
@@ -170,19 +172,24 @@ int ump_buf_alloc_p2p(struct ump_dev *dev, u64 size, struct ump_buf **out)
 	for (off = 0; off < size; off += SZ_1M) {
 		if (fatal_signal_pending(current)) {
 			pci_free_p2pmem(dev->pdev, buf->vaddr, size);
-			kfree(buf);
-			return -EINTR;
+			ret = -EINTR;
+			goto err_free;
 		}
 		memset(buf->vaddr + off, 0, min_t(u64, size - off, SZ_1M));
 		cond_resched();
 	}
 	buf->size = size;
 	buf->dev = dev;
-	atomic64_add(size, &dev->p2p_used);
 	atomic_inc(&dev->p2p_bufs);
 	atomic_inc(&ump_pool.live_bufs);
 	*out = buf;
 	return 0;
+
+err_free:
+	kfree(buf);
+err_uncharge:
+	atomic64_sub(size, &dev->p2p_used);
+	return ret;
 }
 
 /* The import of dmabuf already made, with a reference; or NULL. */

@@ -28,6 +28,12 @@ MODULE_PARM_DESC(
 	node_cap_mb,
 	"Cap on pool memory per NUMA node in MiB (default: half the node)");
 
+unsigned long ump_p2p_cap_mb;
+module_param_named(p2p_cap_mb, ump_p2p_cap_mb, ulong, 0444);
+MODULE_PARM_DESC(
+	p2p_cap_mb,
+	"Cap on each device's P2P memory the pool hands out in MiB, also /sys/class/ump/<dev>/p2pmem_cap (default: none)");
+
 bool ump_dma_enable = true;
 module_param_named(dma, ump_dma_enable, bool, 0444);
 MODULE_PARM_DESC(
@@ -439,7 +445,7 @@ static int ump_ioctl_dev_info(struct ump_ctx *ctx, struct ump_call *k)
 
 /*
  * The size in a command's number is the caller's struct size. Structs grow
- * only at the end (include/uapi/ump.h): a caller built against a newer
+ * only at the end (include/uapi/linux/ump.h): a caller built against a newer
  * header may pass a larger struct, whose bytes past ours must be zero
  * (-E2BIG otherwise); one built against an older header passes a smaller
  * one, down to min_size (the struct as the ioctl first shipped; every

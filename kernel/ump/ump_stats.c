@@ -54,6 +54,8 @@ static u32 ump_stats_regions(struct ump_stats_region *r, u32 max)
 			r[n] = (struct ump_stats_region){
 				.region = UMP_REGION_P2P(i),
 				.buffers = atomic_read(&d->p2p_bufs),
+				.capacity = d->p2p_cap == U64_MAX ? 0 :
+								    d->p2p_cap,
 				.used = atomic64_read(&d->p2p_used),
 			};
 	}

@@ -124,12 +124,41 @@ static ssize_t p2pmem_used_show(struct device *d, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(p2pmem_used);
 
+/*
+ * P2P memory is not charged to any memory cgroup, so the pool's share of
+ * each device's is capped here instead: bytes, or "max" for none.
+ */
+static ssize_t p2pmem_cap_show(struct device *d, struct device_attribute *attr,
+			       char *buf)
+{
+	struct ump_dev *dev = dev_get_drvdata(d);
+	u64 cap = READ_ONCE(dev->p2p_cap);
+
+	if (cap == U64_MAX)
+		return sysfs_emit(buf, "max\n");
+	return sysfs_emit(buf, "%llu\n", cap);
+}
+
+static ssize_t p2pmem_cap_store(struct device *d, struct device_attribute *attr,
+				const char *buf, size_t len)
+{
+	struct ump_dev *dev = dev_get_drvdata(d);
+	u64 cap;
+
+	if (sysfs_streq(buf, "max"))
+		cap = U64_MAX;
+	else if (kstrtou64(buf, 0, &cap))
+		return -EINVAL;
+	/* Lowering it below what is in use only stops new allocations. */
+	WRITE_ONCE(dev->p2p_cap, cap);
+	return len;
+}
+static DEVICE_ATTR_RW(p2pmem_cap);
+
 static struct attribute *ump_dev_attrs[] = {
-	&dev_attr_numa_node.attr,
-	&dev_attr_ats.attr,
-	&dev_attr_p2pmem.attr,
-	&dev_attr_p2pmem_used.attr,
-	NULL,
+	&dev_attr_numa_node.attr,  &dev_attr_ats.attr,
+	&dev_attr_p2pmem.attr,	   &dev_attr_p2pmem_used.attr,
+	&dev_attr_p2pmem_cap.attr, NULL,
 };
 ATTRIBUTE_GROUPS(ump_dev);
 
@@ -166,6 +195,7 @@ int ump_topo_add(u32 domain, u32 bdf, u32 *index)
 	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
 	if (!dev)
 		goto err_unlock;
+	dev->p2p_cap = ump_p2p_cap_mb ? (u64)ump_p2p_cap_mb << 20 : U64_MAX;
 	dev->pdev = pdev;
 	dev->index = ump_pool.nr_devs;
 	dev->sysdev = device_create(&ump_class, &pdev->dev, MKDEV(0, 0), dev,

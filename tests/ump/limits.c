@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * What one file may queue is bounded (include/uapi/ump.h): unreaped chains,
+ * What one file may queue is bounded (include/uapi/linux/ump.h): unreaped chains,
  * their descriptors, and the bytes they would copy. Past a bound SUBMIT is
  * -EAGAIN until WAIT reaps something; a chain that alone passes the byte
  * bound is -E2BIG. Before the bounds, 65,536 chains of 4,096 descriptors

@@ -5,16 +5,28 @@
  * Rules (Documentation/process/botching-up-ioctls.rst): every struct is made
  * of __u32/__u64/__s32/__s64 with explicit padding and the same layout on
  * 32- and 64-bit; pointers travel as __u64; flags, pad and reserved fields
- * must be zero or the call fails with -EINVAL; structs only grow at the end.
- * Unknown commands get -ENOTTY.
+ * must be zero or the call fails with -EINVAL. Unknown commands get -ENOTTY.
+ *
+ * Growth: a struct only ever grows at its end, by fields whose zero means
+ * what the shorter struct meant, and ABI_MINOR goes up. The size in each
+ * command's number is the caller's struct size, so old and new callers are
+ * both served: a struct larger than the module knows is accepted when the
+ * bytes past its own are zero (-E2BIG otherwise), a smaller one down to the
+ * size the command first shipped with reads as zero-extended (-ENOTTY
+ * below that), and each side sees only the common prefix written back.
+ * Every struct is still its first size in ABI 1.1.
+ *
+ * User space includes this file as <ump/uapi.h>, the copy libump installs
+ * (as liburing installs its io_uring.h), so that a program builds against
+ * the ABI it was written for whatever kernel headers the machine has.
  *
  * Objects (buffers and chains) belong to the open file that created them: a
  * handle means nothing to any other file, and everything a file still holds
  * is released when it closes. Buffers outlive their file only through a
  * dma-buf fd exported from them.
  */
-#ifndef _UAPI_UMP_H
-#define _UAPI_UMP_H
+#ifndef _UAPI_LINUX_UMP_H
+#define _UAPI_LINUX_UMP_H
 
 #include <linux/ioctl.h>
 #include <linux/types.h>
@@ -268,4 +280,4 @@ struct ump_uring_submit {
 	__u32 flags; /* must be zero */
 };
 
-#endif /* _UAPI_UMP_H */
+#endif /* _UAPI_LINUX_UMP_H */
