@@ -120,8 +120,6 @@ struct ump_ctx {
 	u32 next_chain;
 };
 
-struct ump_dma_piece;
-
 struct ump_chain {
 	struct work_struct work;
 	refcount_t users; /* the ctx's xarray, the worker, waiters */
@@ -143,7 +141,6 @@ struct ump_chain {
 	/* the submitting process: its exit (not one thread's) cancels */
 	struct task_struct *task;
 	void *bounce; /* staging buffer, allocated on first use */
-	struct ump_dma_piece *pieces; /* the DMA window, allocated on first use */
 };
 
 /* ump_buf.c */

@@ -72,6 +72,47 @@ static struct ump_buf *ump_buf_new(u32 kind, u32 region, int node)
 }
 
 /*
+ * Host buffers are built of chunks as large as the node gives without
+ * reclaim, as system_heap does: 1 MiB and 64 KiB runs match IOMMU page
+ * sizes and make long DMA segments, 4 KiB pages fill in. A chunk is split
+ * into order-0 pages (split_page()), so that vmap, mmap and freeing see
+ * plain pages while the run stays physically contiguous.
+ */
+static const unsigned int ump_chunk_orders[] = { 8, 4, 0 };
+
+static struct page *ump_alloc_chunk(int node, unsigned long left,
+				    unsigned int *order)
+{
+	/*
+	 * Charged to the caller's memory cgroup; over its limit (or when the
+	 * node is short) the ALLOC fails with -ENOMEM rather than sending the
+	 * OOM killer after a process for asking. Only whole pages may
+	 * reclaim: a large run is a bonus, not worth compaction.
+	 */
+	const gfp_t gfp = GFP_HIGHUSER | __GFP_ZERO | __GFP_THISNODE |
+			  __GFP_NOWARN | __GFP_ACCOUNT;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(ump_chunk_orders); i++) {
+		unsigned int o = ump_chunk_orders[i];
+		struct page *page;
+
+		if (left < 1UL << o)
+			continue;
+		page = alloc_pages_node(node,
+					o ? (gfp | __GFP_NORETRY) &
+							~__GFP_RECLAIM :
+					    gfp | __GFP_RETRY_MAYFAIL,
+					o);
+		if (page) {
+			*order = o;
+			return page;
+		}
+	}
+	return NULL;
+}
+
+/*
  * Host buffers are whole pages from one node, never from a fallback node:
  * a tensor the scheduler put next to a device is worthless elsewhere.
  * They are charged against the node's cap before any page is taken, so a
@@ -79,15 +120,8 @@ static struct ump_buf *ump_buf_new(u32 kind, u32 region, int node)
  */
 int ump_buf_alloc_host(int node, u64 size, struct ump_buf **out)
 {
-	/*
-	 * Charged to the caller's memory cgroup; over its limit (or when the
-	 * node is short) the ALLOC fails with -ENOMEM rather than sending the
-	 * OOM killer after a process for asking.
-	 */
-	const gfp_t gfp = GFP_HIGHUSER | __GFP_ZERO | __GFP_THISNODE |
-			  __GFP_NOWARN | __GFP_ACCOUNT | __GFP_RETRY_MAYFAIL;
 	struct ump_buf *buf;
-	unsigned long i;
+	unsigned long i, n;
 	int ret;
 
 	if (node < 0 || node >= MAX_NUMNODES || !node_state(node, N_MEMORY))
@@ -106,19 +140,26 @@ int ump_buf_alloc_host(int node, u64 size, struct ump_buf **out)
 	if (!buf)
 		goto err_uncharge;
 	buf->size = size;
-	buf->pages = kvmalloc_array(size >> PAGE_SHIFT, sizeof(*buf->pages),
+	n = size >> PAGE_SHIFT;
+	buf->pages = kvmalloc_array(n, sizeof(*buf->pages),
 				    GFP_KERNEL | __GFP_ACCOUNT);
 	if (!buf->pages)
 		goto err_buf;
-	for (i = 0; i < size >> PAGE_SHIFT; i++) {
+	while (buf->nr_pages < n) {
+		unsigned int order;
+		struct page *page;
+
 		if (fatal_signal_pending(current)) {
 			ret = -EINTR;
 			goto err_pages;
 		}
-		buf->pages[i] = alloc_pages_node(node, gfp, 0);
-		if (!buf->pages[i])
+		page = ump_alloc_chunk(node, n - buf->nr_pages, &order);
+		if (!page)
 			goto err_pages;
-		buf->nr_pages = i + 1;
+		if (order)
+			split_page(page, order);
+		for (i = 0; i < 1UL << order; i++)
+			buf->pages[buf->nr_pages++] = page + i;
 		cond_resched();
 	}
 	/* One linear mapping keeps the CPU copy engine a plain memcpy. */

@@ -37,7 +37,6 @@ static void ump_chain_free(struct ump_chain *c)
 	atomic_dec(&ump_pool.live_chains);
 	put_task_struct(c->task);
 	kfree(c->bounce);
-	kfree(c->pieces);
 	ump_ctx_put(c->ctx);
 	kvfree(c->bufs);
 	kvfree(c->descs);

@@ -3,30 +3,29 @@
  * ump's dmaengine path: chains between host buffers on a DMA_MEMCPY channel.
  *
  * Nothing is mapped for the channel ahead of time. Each descriptor goes in
- * windows of up to UMP_DMA_WINDOW page-sized pieces, each piece mapped for
- * exactly its bytes (source to the device, destination from it) just before
- * it is submitted and unmapped once the window is done, so that a bounce
- * buffer (swiotlb, as SEV and TDX guests force) is synced both ways and
- * held only while a window is in flight. A window ends with an interrupt
- * and its callback; a channel that does not finish one in the timeout, a
- * prep that still fails after the channel drained, or a submit error is
- * terminated and synchronised before any page is unmapped or released, so
- * the engine never writes where a chain's memory used to be.
+ * windows of up to UMP_DMA_WINDOW bytes: the window's source and destination
+ * pages become two scatterlists (contiguous pages merge: host buffers are
+ * built of high-order chunks), each mapped with dma_map_sgtable() for exactly
+ * those bytes (source to the device, destination from it) just before it is
+ * submitted and unmapped once the window is done. So a bounce buffer
+ * (swiotlb, as SEV and TDX guests force) is synced both ways and held only
+ * while a window is in flight, an IOMMU may merge a window into one run, and
+ * the engine gets descriptors as long as both mapped runs allow. A window
+ * ends with an interrupt and its callback; a channel that does not finish
+ * one in the timeout, a prep that still fails after the channel drained, or
+ * a submit error is terminated and synchronised before anything is unmapped
+ * or released, so the engine never writes where a chain's memory used to be.
  */
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/dmaengine.h>
 #include <linux/jiffies.h>
+#include <linux/scatterlist.h>
 #include <linux/slab.h>
 
 #include "ump.h"
 
-#define UMP_DMA_WINDOW 64
-
-struct ump_dma_piece {
-	dma_addr_t src, dst;
-	size_t len;
-};
+#define UMP_DMA_WINDOW SZ_1M
 
 static bool ump_dma_overlaps(const struct ump_copy_desc *d,
 			     const struct ump_buf *s, const struct ump_buf *t)
@@ -60,14 +59,6 @@ static void ump_dma_callback(void *param)
 	complete(param);
 }
 
-static void ump_dma_unmap(struct device *dev, struct ump_dma_piece *p, u32 n)
-{
-	while (n--) {
-		dma_unmap_page(dev, p[n].src, p[n].len, DMA_TO_DEVICE);
-		dma_unmap_page(dev, p[n].dst, p[n].len, DMA_FROM_DEVICE);
-	}
-}
-
 /* Wait for cookie without a callback (after a failed prep), sleeping. */
 static int ump_dma_poll(struct dma_chan *chan, dma_cookie_t cookie,
 			unsigned long deadline)
@@ -84,8 +75,44 @@ static int ump_dma_poll(struct dma_chan *chan, dma_cookie_t cookie,
 }
 
 /*
- * Up to UMP_DMA_WINDOW pieces of [*off, len) of descriptor d: mapped,
- * submitted, waited for, unmapped. Advances *off by what was copied.
+ * len bytes of buf from off, mapped for dev in dir. Entries stay within
+ * what one mapping may hold (swiotlb's slot run) and one segment may be.
+ */
+static int ump_dma_map_range(struct device *dev, const struct ump_buf *buf,
+			     u64 off, size_t len, enum dma_data_direction dir,
+			     struct sg_table *sgt)
+{
+	unsigned long first = off >> PAGE_SHIFT;
+	unsigned int max_seg = min_t(size_t, dma_max_mapping_size(dev),
+				     dma_get_max_seg_size(dev)) &
+			       PAGE_MASK;
+	int ret;
+
+	ret = sg_alloc_table_from_pages_segment(
+		sgt, buf->pages + first, PFN_UP(offset_in_page(off) + len),
+		offset_in_page(off), len, max_seg ? max_seg : PAGE_SIZE,
+		GFP_KERNEL);
+	if (ret)
+		return ret;
+	ret = dma_map_sgtable(dev, sgt, dir, 0);
+	if (ret) {
+		sg_free_table(sgt);
+		return ret == -ENOMEM ? -ENOMEM : -EIO;
+	}
+	return 0;
+}
+
+static void ump_dma_unmap_range(struct device *dev, struct sg_table *sgt,
+				enum dma_data_direction dir)
+{
+	dma_unmap_sgtable(dev, sgt, dir, 0);
+	sg_free_table(sgt);
+}
+
+/*
+ * One window of descriptor d from *off: mapped, submitted as pieces that
+ * each end where a source or destination DMA segment ends, waited for,
+ * unmapped. Advances *off by what was copied.
  */
 static int ump_dma_window(struct ump_chain *c, const struct ump_copy_desc *d,
 			  const struct ump_buf *src, const struct ump_buf *dst,
@@ -94,42 +121,38 @@ static int ump_dma_window(struct ump_chain *c, const struct ump_copy_desc *d,
 	struct dma_chan *chan = ump_pool.dma;
 	struct device *dev = dmaengine_get_dma_device(chan);
 	unsigned long deadline = jiffies + msecs_to_jiffies(ump_dma_timeout_ms);
+	size_t win = min_t(u64, d->length - *off, UMP_DMA_WINDOW);
+	struct scatterlist *ss, *ds;
 	struct dma_async_tx_descriptor *tx;
+	struct sg_table st, dt;
+	size_t sdone = 0, ddone = 0, moved = 0;
 	dma_cookie_t cookie = 0;
-	u64 at = *off, moved = 0;
 	bool callback = false;
-	int ret = 0;
 	u32 n = 0;
+	int ret;
+
+	ret = ump_dma_map_range(dev, src, d->src_offset + *off, win,
+				DMA_TO_DEVICE, &st);
+	if (ret)
+		return ret;
+	ret = ump_dma_map_range(dev, dst, d->dst_offset + *off, win,
+				DMA_FROM_DEVICE, &dt);
+	if (ret)
+		goto out_src;
 
 	reinit_completion(&c->dma_done);
-	while (n < UMP_DMA_WINDOW && at < d->length) {
-		struct ump_dma_piece *p = &c->pieces[n];
-		u64 s = d->src_offset + at, t = d->dst_offset + at;
-		size_t len = min3((u64)(d->length - at),
-				  (u64)(PAGE_SIZE - offset_in_page(s)),
-				  (u64)(PAGE_SIZE - offset_in_page(t)));
-		bool last = n + 1 == UMP_DMA_WINDOW || at + len == d->length;
+	ss = st.sgl;
+	ds = dt.sgl;
+	while (moved < win) {
+		size_t len =
+			min(sg_dma_len(ss) - sdone, sg_dma_len(ds) - ddone);
+		bool last = moved + len == win;
 
-		p->len = len;
-		p->src = dma_map_page(dev, src->pages[s >> PAGE_SHIFT],
-				      offset_in_page(s), len, DMA_TO_DEVICE);
-		if (dma_mapping_error(dev, p->src)) {
-			ret = -EIO;
-			break;
-		}
-		p->dst = dma_map_page(dev, dst->pages[t >> PAGE_SHIFT],
-				      offset_in_page(t), len, DMA_FROM_DEVICE);
-		if (dma_mapping_error(dev, p->dst)) {
-			dma_unmap_page(dev, p->src, len, DMA_TO_DEVICE);
-			ret = -EIO;
-			break;
-		}
-		tx = dmaengine_prep_dma_memcpy(chan, p->dst, p->src, len,
+		tx = dmaengine_prep_dma_memcpy(chan, sg_dma_address(ds) + ddone,
+					       sg_dma_address(ss) + sdone, len,
 					       last ? DMA_PREP_INTERRUPT : 0);
 		if (!tx) {
 			/* Out of descriptors: what went out drains, then retry. */
-			dma_unmap_page(dev, p->src, len, DMA_TO_DEVICE);
-			dma_unmap_page(dev, p->dst, len, DMA_FROM_DEVICE);
 			ret = n ? 0 : -ENOMEM;
 			break;
 		}
@@ -139,16 +162,22 @@ static int ump_dma_window(struct ump_chain *c, const struct ump_copy_desc *d,
 		}
 		cookie = dmaengine_submit(tx);
 		if (dma_submit_error(cookie)) {
-			/* Not queued, its mapping ours to undo; the rest are. */
-			dma_unmap_page(dev, p->src, len, DMA_TO_DEVICE);
-			dma_unmap_page(dev, p->dst, len, DMA_FROM_DEVICE);
 			ret = -EIO;
 			break;
 		}
 		callback = last;
 		n++;
-		at += len;
 		moved += len;
+		sdone += len;
+		ddone += len;
+		if (sdone == sg_dma_len(ss) && !last) {
+			ss = sg_next(ss);
+			sdone = 0;
+		}
+		if (ddone == sg_dma_len(ds) && !last) {
+			ds = sg_next(ds);
+			ddone = 0;
+		}
 	}
 	if (n) {
 		/* On an error, ret is set: the pieces in flight are terminated. */
@@ -167,12 +196,14 @@ static int ump_dma_window(struct ump_chain *c, const struct ump_copy_desc *d,
 		if (ret)
 			/* No piece may run, or call back, once we unmap. */
 			dmaengine_terminate_sync(chan);
-		ump_dma_unmap(dev, c->pieces, n);
 	}
 	if (!ret) {
-		*off = at;
+		*off += moved;
 		c->bytes += moved;
 	}
+	ump_dma_unmap_range(dev, &dt, DMA_FROM_DEVICE);
+out_src:
+	ump_dma_unmap_range(dev, &st, DMA_TO_DEVICE);
 	return ret;
 }
 
@@ -182,11 +213,6 @@ int ump_dma_copy_one(struct ump_chain *c, const struct ump_copy_desc *d,
 	u64 off = 0;
 	int ret = 0;
 
-	if (!c->pieces)
-		c->pieces = kmalloc_array(UMP_DMA_WINDOW, sizeof(*c->pieces),
-					  GFP_KERNEL);
-	if (!c->pieces)
-		return -ENOMEM;
 	while (!ret && off < d->length) {
 		if (off && ump_chain_cancelled(c))
 			return -ECANCELED;

@@ -36,6 +36,12 @@ MODULE_PARM_DESC(
 	fail_prep_after,
 	"Fail every prep after this many more; -1: never (test faults)");
 
+/* What a client asked of the engine, for the tests to see. */
+static unsigned long longest;
+module_param(longest, ulong, 0644);
+MODULE_PARM_DESC(longest,
+		 "Longest memcpy prepared, in bytes (write 0 to reset)");
+
 struct swdma_desc {
 	struct dma_async_tx_descriptor tx;
 	struct list_head node;
@@ -89,6 +95,8 @@ swdma_prep_memcpy(struct dma_chan *chan, dma_addr_t dst, dma_addr_t src,
 	d = kzalloc(sizeof(*d), GFP_NOWAIT);
 	if (!d)
 		return NULL;
+	if (len > READ_ONCE(longest))
+		WRITE_ONCE(longest, len);
 	dma_async_tx_descriptor_init(&d->tx, chan);
 	d->tx.flags = flags;
 	d->tx.tx_submit = swdma_tx_submit;

@@ -4,12 +4,16 @@
  * tests/kmod/ump_swdma.ko before ump.ko), host-to-host chains run on it
  * (ump_wait.engine, /proc/ump/status), copy every size and alignment
  * correctly across nodes, stop at a failing descriptor, complete through
- * io_uring; a chain that overlaps itself falls back to the CPU.
+ * io_uring; a chain that overlaps itself falls back to the CPU. Host
+ * buffers are built of high-order runs, so the engine gets descriptors
+ * longer than a page (the provider records the longest it was given).
  */
 #include <sys/mman.h>
 #include <ump/libump-uring.h>
 
 #include "ump_test.h"
+
+#define LONGEST "/sys/module/ump_swdma/parameters/longest"
 
 int main(void)
 {
@@ -31,6 +35,8 @@ int main(void)
 	if (!(u.version.features & UMP_FEAT_DMA_ENGINE))
 		T_SKIPPED("no DMA_MEMCPY channel in this guest");
 	before = t_stat("engine dma", "chains");
+	if (t_write_file(LONGEST, "0"))
+		T_FAIL("cannot reset %s", LONGEST);
 	T_OK(ump_alloc(&u, UMP_REGION_HOST(0), bsz, &hs));
 	T_OK(ump_alloc(&u, UMP_REGION_HOST(t_nr_nodes(&u) - 1), bsz, &hd));
 	T_OK(ump_mmap(&u, hs, bsz, (void **)&ms));
@@ -103,6 +109,16 @@ int main(void)
 	if (w.status || w.engine != UMP_ENGINE_CPU)
 		T_FAIL("overlapping chain: status %d engine %u", w.status, w.engine);
 
+	FILE *f = fopen(LONGEST, "r");
+	unsigned long longest = 0;
+
+	if (!f || fscanf(f, "%lu", &longest) != 1)
+		T_FAIL("cannot read %s", LONGEST);
+	fclose(f);
+	/* 64 KiB is the provider's segment limit (its dma_parms default). */
+	if (longest < 32768)
+		T_FAIL("longest descriptor %lu bytes: pages are not merged", longest);
+	printf("dma: longest descriptor %lu bytes\n", longest);
 	if (t_stat("engine dma", "chains") < before + copies + 33)
 		T_FAIL("engine dma chains %lld, want >= %lld", t_stat("engine dma", "chains"),
 		       before + copies + 33);

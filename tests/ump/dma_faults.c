@@ -10,7 +10,8 @@
 
 #include "ump_test.h"
 
-#define T_SZ (64u << 10)
+/* Several of the channel's 64 KiB segments, so a window has many pieces. */
+#define T_SZ (1u << 20)
 
 static int write_param(const char *path, long v)
 {
