@@ -188,6 +188,26 @@ int ump_stats_get(struct ump_stats *s);
 int ump_proc_init(void);
 void ump_proc_exit(void);
 
+/* ump_fault.c: a copy worker's error paths, on request */
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+bool ump_fault_copy(void);
+void ump_fault_init(void);
+void ump_fault_exit(void);
+#else
+static inline bool ump_fault_copy(void)
+{
+	return false;
+}
+
+static inline void ump_fault_init(void)
+{
+}
+
+static inline void ump_fault_exit(void)
+{
+}
+#endif
+
 /* ump_main.c: the module's parameters, all of them */
 extern bool ump_dma_enable;
 extern unsigned int ump_dma_timeout_ms;

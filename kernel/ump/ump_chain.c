@@ -198,7 +198,7 @@ static int ump_copy_staged(struct ump_chain *c, void *to, const void *from,
 {
 	u64 off, n;
 
-	if (!c->bounce)
+	if (!c->bounce && !ump_fault_copy())
 		c->bounce = kmalloc(UMP_BOUNCE_SIZE, GFP_KERNEL);
 	if (!c->bounce)
 		return -ENOMEM;
@@ -226,6 +226,10 @@ static int ump_cpu_access(struct ump_buf *src, struct ump_buf *dst, bool end)
 
 	if (src == dst)
 		sdir = ddir = DMA_BIDIRECTIONAL;
+	if (!end &&
+	    (src->kind == UMP_BUF_IMPORT || dst->kind == UMP_BUF_IMPORT) &&
+	    ump_fault_copy())
+		return -EIO;
 	if (src->kind == UMP_BUF_IMPORT)
 		ret = end ? dma_buf_end_cpu_access(src->dmabuf, sdir) :
 			    dma_buf_begin_cpu_access(src->dmabuf, sdir);

@@ -88,6 +88,8 @@ static int ump_dma_map_range(struct device *dev, const struct ump_buf *buf,
 			       PAGE_MASK;
 	int ret;
 
+	if (ump_fault_copy())
+		return -ENOMEM;
 	ret = sg_alloc_table_from_pages_segment(
 		sgt, buf->pages + first, PFN_UP(offset_in_page(off) + len),
 		offset_in_page(off), len, max_seg ? max_seg : PAGE_SIZE,
@@ -148,9 +150,12 @@ static int ump_dma_window(struct ump_chain *c, const struct ump_copy_desc *d,
 			min(sg_dma_len(ss) - sdone, sg_dma_len(ds) - ddone);
 		bool last = moved + len == win;
 
-		tx = dmaengine_prep_dma_memcpy(chan, sg_dma_address(ds) + ddone,
-					       sg_dma_address(ss) + sdone, len,
-					       last ? DMA_PREP_INTERRUPT : 0);
+		tx = ump_fault_copy() ?
+			     NULL :
+			     dmaengine_prep_dma_memcpy(
+				     chan, sg_dma_address(ds) + ddone,
+				     sg_dma_address(ss) + sdone, len,
+				     last ? DMA_PREP_INTERRUPT : 0);
 		if (!tx) {
 			/* Out of descriptors: what went out drains, then retry. */
 			ret = n ? 0 : -ENOMEM;

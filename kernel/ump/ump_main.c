@@ -548,9 +548,10 @@ static int __init ump_init(void)
 	mutex_init(&ump_pool.import_lock);
 	INIT_LIST_HEAD(&ump_pool.imports);
 	ump_set_caps();
+	ump_fault_init();
 	ret = ump_engine_init();
 	if (ret)
-		return ret;
+		goto err_fault;
 	ret = ump_topo_init(devices);
 	if (ret)
 		goto err_engine;
@@ -574,6 +575,8 @@ err_topo:
 	ump_topo_exit();
 err_engine:
 	ump_engine_exit();
+err_fault:
+	ump_fault_exit();
 	return ret;
 }
 
@@ -589,6 +592,7 @@ static void __exit ump_exit(void)
 	misc_deregister(&ump_pool.misc);
 	ump_proc_exit();
 	ump_topo_exit();
+	ump_fault_exit();
 	/* Every file and exported dma-buf holds a module reference. */
 	WARN_ON(atomic_read(&ump_pool.live_bufs));
 	WARN_ON(atomic_read(&ump_pool.live_chains));
