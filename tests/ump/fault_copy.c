@@ -48,7 +48,7 @@ int main(void)
 	T_OK(ump_mmap(&u, hx, BSZ, (void **)&md[1]));
 
 	if (t_write_file(FAIL_DIR "verbose", "0") || t_write_file(FAIL_DIR "interval", "1") ||
-	    t_write_file(FAIL_DIR "times", "-1") || t_write_file(FAIL_DIR "probability", "20"))
+	    t_write_file(FAIL_DIR "times", "-1") || t_write_file(FAIL_DIR "probability", "5"))
 		T_FAIL("cannot arm %s", FAIL_DIR);
 
 	for (r = 0; r < rounds; r++) {
