@@ -266,6 +266,41 @@ const char *ump_p2p_class_name(u32 cls)
 	return cls < ARRAY_SIZE(ump_p2p_names) ? ump_p2p_names[cls] : "?";
 }
 
+/*
+ * Unbinding the driver that provides a device's P2P memory waits, in the
+ * kernel's memunmap_pages(), until every page of it is freed: a pool buffer
+ * still held (a handle, an exported fd, a mapping, a chain) holds the
+ * unbind there, which is what keeps the BAR from vanishing under it. Say so
+ * in the log, naming what is held, so that an administrator whose unbind
+ * hangs knows which files to close.
+ */
+static int ump_topo_notify(struct notifier_block *nb, unsigned long action,
+			   void *data)
+{
+	struct pci_dev *pdev = to_pci_dev(data);
+	unsigned int i;
+
+	if (action != BUS_NOTIFY_UNBIND_DRIVER)
+		return NOTIFY_DONE;
+	mutex_lock(&ump_pool.dev_lock);
+	for (i = 0; i < ump_pool.nr_devs; i++) {
+		struct ump_dev *dev = ump_pool.devs[i];
+		int bufs = atomic_read(&dev->p2p_bufs);
+
+		if (dev->pdev == pdev && bufs)
+			pci_warn(
+				pdev,
+				"ump: unbinding waits until the pool's %d P2P buffer(s), %lld bytes, on it are freed\n",
+				bufs, (long long)atomic64_read(&dev->p2p_used));
+	}
+	mutex_unlock(&ump_pool.dev_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block ump_topo_nb = {
+	.notifier_call = ump_topo_notify,
+};
+
 /* "devices=0000:00:04.0,0000:00:05.0" */
 int ump_topo_init(const char *devices)
 {
@@ -276,12 +311,17 @@ int ump_topo_init(const char *devices)
 
 	mutex_init(&ump_pool.dev_lock);
 	ret = class_register(&ump_class);
-	if (ret || !devices || !*devices)
+	if (ret)
 		return ret;
+	ret = bus_register_notifier(&pci_bus_type, &ump_topo_nb);
+	if (ret)
+		goto err_class;
+	if (!devices || !*devices)
+		return 0;
 	list = kstrdup(devices, GFP_KERNEL);
 	if (!list) {
 		ret = -ENOMEM;
-		goto err_class;
+		goto err_notifier;
 	}
 	cur = list;
 	while ((tok = strsep(&cur, ",")) != NULL) {
@@ -306,6 +346,8 @@ int ump_topo_init(const char *devices)
 	ump_topo_exit();
 	return ret;
 
+err_notifier:
+	bus_unregister_notifier(&pci_bus_type, &ump_topo_nb);
 err_class:
 	class_unregister(&ump_class);
 	return ret;
@@ -315,6 +357,7 @@ void ump_topo_exit(void)
 {
 	unsigned int i;
 
+	bus_unregister_notifier(&pci_bus_type, &ump_topo_nb);
 	for (i = 0; i < ump_pool.nr_devs; i++) {
 		device_unregister(ump_pool.devs[i]->sysdev);
 		pci_dev_put(ump_pool.devs[i]->pdev);
