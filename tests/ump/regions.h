@@ -9,6 +9,7 @@
 #define UMP_REGIONS_H
 
 #include <fcntl.h>
+#include <linux/dma-buf.h>
 #include <linux/dma-heap.h>
 #include <linux/udmabuf.h>
 #include <sys/ioctl.h>
@@ -75,6 +76,40 @@ static inline int t_udmabuf(uint64_t size, int *memfd)
 	ret = fd < 0 ? -errno : fd;
 	close(dev);
 	return ret;
+}
+
+/*
+ * Whether udmabuf keeps what the CPU wrote across its own
+ * DMA_BUF_IOCTL_SYNC(READ), ump not involved. Under swiotlb=force it does
+ * not: it maps its pages to its own misc device once, at the first sync,
+ * and each later begin_cpu_access(DMA_FROM_DEVICE) syncs that mapping's
+ * bounce slots, still holding the bytes of the first sync, back over the
+ * pages (drivers/dma-buf/udmabuf.c, 6.12). ump's CPU copies bracket an
+ * import with the same calls, so such a udmabuf cannot be a source.
+ */
+static inline int t_udmabuf_reads_stale(void)
+{
+	struct dma_buf_sync rd = {DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ};
+	struct dma_buf_sync end = {DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ};
+	int memfd, fd = t_udmabuf(4096, &memfd), stale;
+	volatile unsigned char *p;
+
+	if (fd < 0)
+		T_FAIL("udmabuf: %s", strerror(-fd));
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	if (p == MAP_FAILED)
+		T_FAIL("mmap udmabuf memfd");
+	p[0] = 1;
+	if (ioctl(fd, DMA_BUF_IOCTL_SYNC, &rd) || ioctl(fd, DMA_BUF_IOCTL_SYNC, &end))
+		T_FAIL("DMA_BUF_IOCTL_SYNC: %s", strerror(errno));
+	p[0] = 2;
+	if (ioctl(fd, DMA_BUF_IOCTL_SYNC, &rd) || ioctl(fd, DMA_BUF_IOCTL_SYNC, &end))
+		T_FAIL("DMA_BUF_IOCTL_SYNC: %s", strerror(errno));
+	stale = p[0] != 2;
+	munmap((void *)p, 4096);
+	close(fd);
+	close(memfd);
+	return stale;
 }
 
 static inline int t_heap(uint64_t size)
