@@ -48,35 +48,16 @@ static void read_cap(char *buf, size_t len)
 
 int main(void)
 {
-	const char *list = getenv("UMP_TEST_PCI");
 	char path[128], name[32], buf[64], val[32];
 	struct racer r[4];
 	pthread_t t[4];
 	struct ump_dev_info di;
 	struct ump u;
-	uint32_t idx, h, h2;
-	int i, dev = -1;
-	const char *p;
+	uint32_t h, h2;
+	int i, dev;
 
-	if (!list || !*list)
-		T_SKIPPED("UMP_TEST_PCI not set: no device to federate");
 	t_open(&u);
-	for (p = list; *p;) {
-		size_t l = strcspn(p, ",");
-		char addr[32];
-
-		snprintf(addr, sizeof(addr), "%.*s", (int)l, p);
-		T_OK(ump_dev_add(&u, addr, &idx));
-		T_OK(ump_dev_info(&u, idx, &di));
-		if (di.p2pmem && dev < 0)
-			dev = (int)idx;
-		p += l + (p[l] == ',');
-	}
-	if (dev < 0)
-		T_SKIPPED("no federated device publishes P2P memory (CONFIG_PCI_P2PDMA)");
-	T_OK(ump_dev_info(&u, (uint32_t)dev, &di));
-	snprintf(name, sizeof(name), "%04x:%02x:%02x.%x", di.pci_domain, di.pci_bdf >> 8,
-		 (di.pci_bdf >> 3) & 0x1f, di.pci_bdf & 7);
+	dev = (int)t_p2p_device(&u, &di, name);
 	snprintf(path, sizeof(path), "/sys/class/ump/%s/p2pmem_cap", name);
 	cap_path = path;
 	snprintf(buf, sizeof(buf), "region p2p%d", dev);

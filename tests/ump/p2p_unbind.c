@@ -26,38 +26,19 @@ static double now(void)
 
 int main(void)
 {
-	const char *list = getenv("UMP_TEST_PCI");
 	char name[32], link[256], path[320], drv[64];
 	struct ump_dev_info di;
 	unsigned char *p, *h;
-	uint32_t idx, hp, hh;
-	int dev = -1, status, go[2];
+	uint32_t hp, hh;
+	int dev, status, go[2];
 	struct ump u;
 	double t0, t;
-	const char *c;
 	pid_t pid;
 	ssize_t n;
 
-	if (!list || !*list)
-		T_SKIPPED("UMP_TEST_PCI not set: no device to federate");
 	setvbuf(stdout, NULL, _IONBF, 0);
 	t_open(&u);
-	for (c = list; *c;) {
-		size_t l = strcspn(c, ",");
-		char addr[32];
-
-		snprintf(addr, sizeof(addr), "%.*s", (int)l, c);
-		T_OK(ump_dev_add(&u, addr, &idx));
-		T_OK(ump_dev_info(&u, idx, &di));
-		if (di.p2pmem && dev < 0)
-			dev = (int)idx;
-		c += l + (c[l] == ',');
-	}
-	if (dev < 0)
-		T_SKIPPED("no federated device publishes P2P memory (CONFIG_PCI_P2PDMA)");
-	T_OK(ump_dev_info(&u, (uint32_t)dev, &di));
-	snprintf(name, sizeof(name), "%04x:%02x:%02x.%x", di.pci_domain, di.pci_bdf >> 8,
-		 (di.pci_bdf >> 3) & 0x1f, di.pci_bdf & 7);
+	dev = (int)t_p2p_device(&u, &di, name);
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", name);
 	n = readlink(path, link, sizeof(link) - 1);
 	if (n <= 0)

@@ -64,8 +64,7 @@ int main(void)
 		int node;
 
 		T_OK(ump_dev_info(&u, i, &di));
-		snprintf(name, sizeof(name), "%04x:%02x:%02x.%x", di.pci_domain, di.pci_bdf >> 8,
-			 (di.pci_bdf >> 3) & 0x1f, di.pci_bdf & 7);
+		t_pci_name(&di, name);
 		snprintf(path, sizeof(path), "/sys/class/ump/%s/numa_node", name);
 		read_file(path, buf, sizeof(buf));
 		node = atoi(buf);

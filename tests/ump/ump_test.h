@@ -202,4 +202,42 @@ static inline int t_nr_nodes(const struct ump *u)
 	return (int)u->version.nr_nodes;
 }
 
+/* A device's PCI address as sysfs names it, "dddd:bb:ss.f". */
+static inline void t_pci_name(const struct ump_dev_info *di, char name[32])
+{
+	snprintf(name, 32, "%04x:%02x:%02x.%x", di->pci_domain, di->pci_bdf >> 8,
+		 (di->pci_bdf >> 3) & 0x1f, di->pci_bdf & 7);
+}
+
+/*
+ * Federates every device of UMP_TEST_PCI and returns the index of the first
+ * that publishes P2P memory, its info in *di and its address in name; skips
+ * the test when there is none.
+ */
+static inline uint32_t t_p2p_device(struct ump *u, struct ump_dev_info *di, char name[32])
+{
+	const char *list = getenv("UMP_TEST_PCI"), *p;
+	int dev = -1;
+	uint32_t idx;
+
+	if (!list || !*list)
+		T_SKIPPED("UMP_TEST_PCI not set: no device to federate");
+	for (p = list; *p;) {
+		size_t l = strcspn(p, ",");
+		char addr[32];
+
+		snprintf(addr, sizeof(addr), "%.*s", (int)l, p);
+		T_OK(ump_dev_add(u, addr, &idx));
+		T_OK(ump_dev_info(u, idx, di));
+		if (di->p2pmem && dev < 0)
+			dev = (int)idx;
+		p += l + (p[l] == ',');
+	}
+	if (dev < 0)
+		T_SKIPPED("no federated device publishes P2P memory (CONFIG_PCI_P2PDMA)");
+	T_OK(ump_dev_info(u, (uint32_t)dev, di));
+	t_pci_name(di, name);
+	return (uint32_t)dev;
+}
+
 #endif
