@@ -95,15 +95,13 @@ static struct page *ump_alloc_chunk(int node, unsigned long left,
 
 	for (i = 0; i < ARRAY_SIZE(ump_chunk_orders); i++) {
 		unsigned int o = ump_chunk_orders[i];
+		gfp_t g = o ? (gfp | __GFP_NORETRY) & ~__GFP_RECLAIM :
+			      gfp | __GFP_RETRY_MAYFAIL;
 		struct page *page;
 
 		if (left < 1UL << o)
 			continue;
-		page = alloc_pages_node(node,
-					o ? (gfp | __GFP_NORETRY) &
-							~__GFP_RECLAIM :
-					    gfp | __GFP_RETRY_MAYFAIL,
-					o);
+		page = alloc_pages_node(node, g, o);
 		if (page) {
 			*order = o;
 			return page;

@@ -49,13 +49,13 @@ static u32 ump_stats_regions(struct ump_stats_region *r, u32 max)
 	mutex_lock(&ump_pool.dev_lock);
 	for (i = 0; i < ump_pool.nr_devs; i++, n++) {
 		struct ump_dev *d = ump_pool.devs[i];
+		u64 cap = READ_ONCE(d->p2p_cap); /* sysfs may change it */
 
 		if (n < max)
 			r[n] = (struct ump_stats_region){
 				.region = UMP_REGION_P2P(i),
 				.buffers = atomic_read(&d->p2p_bufs),
-				.capacity = d->p2p_cap == U64_MAX ? 0 :
-								    d->p2p_cap,
+				.capacity = cap == U64_MAX ? 0 : cap,
 				.used = atomic64_read(&d->p2p_used),
 			};
 	}
