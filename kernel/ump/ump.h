@@ -11,6 +11,7 @@
 #include <linux/dma-buf.h>
 #include <linux/iosys-map.h>
 #include <linux/kref.h>
+#include <linux/kthread.h>
 #include <linux/miscdevice.h>
 #include <linux/mutex.h>
 #include <linux/nodemask.h>
@@ -47,7 +48,6 @@ struct ump_dev {
 
 struct ump_pool {
 	struct miscdevice misc;
-	struct workqueue_struct *copy_wq; /* unbound: one worker pool per node */
 	struct dma_chan *dma; /* NULL when no memcpy channel */
 	/*
 	 * One chain's window of descriptors on the channel at a time, so that
@@ -118,10 +118,18 @@ struct ump_ctx {
 	atomic64_t queued_bytes; /* the bytes those descriptors name */
 	bool closing; /* file released: cancel what has not run */
 	u32 next_chain;
+	/*
+	 * The file's copy workers, one per NUMA node, made on first use in
+	 * the submitter's cgroups so that the CPU time of its copies is
+	 * charged where the submitter's own would be (as vhost's workers).
+	 */
+	struct mutex workers_lock;
+	struct kthread_worker **workers; /* [nr_node_ids] */
 };
 
 struct ump_chain {
-	struct work_struct work;
+	struct kthread_work work;
+	struct kthread_worker *worker; /* of its context, on its node */
 	refcount_t users; /* the ctx's xarray, the worker, waiters */
 	struct ump_ctx *ctx;
 	u32 id; /* 0 for io_uring chains */
@@ -160,6 +168,7 @@ int ump_chain_create(struct ump_ctx *ctx, u64 descs, u32 count,
 		     struct ump_chain **out);
 void ump_chain_start(struct ump_chain *c);
 void ump_chain_put(struct ump_chain *c);
+void ump_ctx_workers_stop(struct ump_ctx *ctx);
 int ump_chain_wait(struct ump_chain *c, u64 timeout_ns);
 bool ump_chain_cancelled(const struct ump_chain *c);
 struct ump_chain *ump_ctx_chain_get(struct ump_ctx *ctx, u64 id);

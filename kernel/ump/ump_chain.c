@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ump copy chains: submission (ioctl or io_uring), execution on the CPU copy
- * workers, completion and reaping.
+ * ump copy chains: submission (ioctl or io_uring), execution on the file's
+ * copy workers, completion and reaping.
  *
  * A chain's handles are resolved when it is submitted, and it holds a
  * reference on every buffer it touches and on its context, so neither a FREE
@@ -9,6 +9,9 @@
  * a running copy. Ranges are checked per descriptor as it runs: a bad one
  * stops its chain with an error status, and nothing else.
  */
+#include <linux/cgroup.h>
+#include <linux/cpumask.h>
+#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/overflow.h>
@@ -23,6 +26,90 @@
 
 /* Copy in slices so a 16 MiB chain does not hog a CPU between reschedules. */
 #define UMP_COPY_SLICE SZ_1M
+
+static void ump_chain_work(struct kthread_work *work);
+
+/*
+ * The file's worker for a node, made on first use. A kernel thread's CPU
+ * time is nobody's: attached to the submitter's cgroups (cpu, cpuset,
+ * memory, ...), the copies it runs count against the submitter's cpu.max
+ * and cpu.stat as its own work would, the way vhost's workers are. Its
+ * affinity is set after the attach, which resets it to the cpuset's.
+ */
+static struct kthread_worker *ump_ctx_worker(struct ump_ctx *ctx, int node)
+{
+	struct kthread_worker *w;
+	int ret;
+
+	mutex_lock(&ctx->workers_lock);
+	if (!ctx->workers) {
+		ctx->workers = kcalloc(nr_node_ids, sizeof(*ctx->workers),
+				       GFP_KERNEL_ACCOUNT);
+		if (!ctx->workers) {
+			w = ERR_PTR(-ENOMEM);
+			goto out;
+		}
+	}
+	w = ctx->workers[node];
+	if (w)
+		goto out;
+	w = kthread_create_worker(0, "ump/%d/%d", task_tgid_nr(current), node);
+	if (IS_ERR(w))
+		goto out;
+	ret = cgroup_attach_task_all(current, w->task);
+	if (ret) {
+		kthread_destroy_worker(w);
+		w = ERR_PTR(ret);
+		goto out;
+	}
+	if (node_state(node, N_CPU))
+		/* Fails only where the cpuset has none of the node's CPUs. */
+		set_cpus_allowed_ptr(w->task, cpumask_of_node(node));
+	ctx->workers[node] = w;
+out:
+	mutex_unlock(&ctx->workers_lock);
+	return w;
+}
+
+/*
+ * On the file's release, with closing set: what is queued runs at once to
+ * its -ECANCELED, what runs stops at its next slice, then the workers go.
+ */
+void ump_ctx_workers_stop(struct ump_ctx *ctx)
+{
+	int node;
+
+	if (!ctx->workers)
+		return;
+	for (node = 0; node < nr_node_ids; node++)
+		if (ctx->workers[node])
+			kthread_destroy_worker(ctx->workers[node]);
+	kfree(ctx->workers);
+	ctx->workers = NULL;
+}
+
+/*
+ * Run the chain on its file's worker of the node that holds its first
+ * destination (the submitter's node for P2P and imported ones). A file's
+ * chains on one node run one after another.
+ */
+static int ump_chain_bind(struct ump_chain *c)
+{
+	int node = c->bufs[1]->node;
+
+	if (node == NUMA_NO_NODE)
+		node = numa_node_id();
+	c->worker = ump_ctx_worker(c->ctx, node);
+	if (IS_ERR(c->worker))
+		return PTR_ERR(c->worker);
+	kthread_init_work(&c->work, ump_chain_work);
+	return 0;
+}
+
+void ump_chain_start(struct ump_chain *c)
+{
+	kthread_queue_work(c->worker, &c->work);
+}
 
 static void ump_chain_free(struct ump_chain *c)
 {
@@ -119,11 +206,14 @@ int ump_chain_create(struct ump_ctx *ctx, u64 udescs, u32 count,
 		atomic64_sub(asked, &ctx->queued_bytes);
 		ret = -EAGAIN;
 	}
+	if (!ret) {
+		c->asked = asked;
+		ret = ump_chain_bind(c);
+	}
 	if (ret) {
 		ump_chain_put(c);
 		return ret;
 	}
-	c->asked = asked;
 	*out = c;
 	return 0;
 
@@ -297,7 +387,7 @@ static void ump_uring_complete(struct io_uring_cmd *ioucmd,
 	ump_chain_put(c);
 }
 
-static void ump_chain_work(struct work_struct *work)
+static void ump_chain_work(struct kthread_work *work)
 {
 	struct ump_chain *c = container_of(work, struct ump_chain, work);
 	bool dma = ump_dma_capable(c);
@@ -338,18 +428,6 @@ static void ump_chain_work(struct work_struct *work)
 		complete_all(&c->done); /* every waiter, not just one */
 		ump_chain_put(c);
 	}
-}
-
-/* Run the chain on a worker of the node that holds its first destination. */
-void ump_chain_start(struct ump_chain *c)
-{
-	int node = c->bufs[1]->node;
-
-	INIT_WORK(&c->work, ump_chain_work);
-	if (node == NUMA_NO_NODE)
-		queue_work(ump_pool.copy_wq, &c->work);
-	else
-		queue_work_node(node, ump_pool.copy_wq, &c->work);
 }
 
 /* The chain id names in this file, with a reference; or NULL. */
@@ -435,19 +513,11 @@ int ump_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 
 int ump_engine_init(void)
 {
-	/*
-	 * WQ_UNBOUND workers are pooled per NUMA node, which gives each node
-	 * its own CPU copy workers; queue_work_node() picks the node.
-	 */
-	ump_pool.copy_wq = alloc_workqueue("ump_copy", WQ_UNBOUND, 0);
-	if (!ump_pool.copy_wq)
-		return -ENOMEM;
 	return ump_dma_init();
 }
 
-/* Every chain has finished (the workqueue drained) before the channel goes. */
+/* Every chain has finished (its file's workers stopped) before this. */
 void ump_engine_exit(void)
 {
-	destroy_workqueue(ump_pool.copy_wq);
 	ump_dma_exit();
 }

@@ -6,8 +6,9 @@
  * times, verbose). Where it fires, a worker takes the path the allocator,
  * the DMA API, the channel or an exporter would send it down: a window's
  * scatterlist or mapping not had, a channel out of descriptors, a staging
- * buffer not allocated, an exporter refusing CPU access. The workers are
- * kworkers, which failslab's task filter cannot single out; this can.
+ * buffer not allocated, an exporter refusing CPU access. failslab reaches
+ * only allocations, and its task filter needs the worker's pid; this
+ * reaches the DMA API, the channel and the exporter too, in any worker.
  */
 #include <linux/debugfs.h>
 #include <linux/fault-inject.h>

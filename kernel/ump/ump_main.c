@@ -52,6 +52,7 @@ static void ump_ctx_release(struct kref *ref)
 
 	xa_destroy(&ctx->bufs);
 	xa_destroy(&ctx->chains);
+	mutex_destroy(&ctx->workers_lock);
 	kfree(ctx);
 	atomic_dec(&ump_pool.contexts);
 }
@@ -68,6 +69,7 @@ static int ump_fop_open(struct inode *inode, struct file *file)
 	if (!ctx)
 		return -ENOMEM;
 	kref_init(&ctx->ref);
+	mutex_init(&ctx->workers_lock);
 	xa_init_flags(&ctx->bufs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&ctx->chains, XA_FLAGS_ALLOC1);
 	file->private_data = ctx;
@@ -76,9 +78,11 @@ static int ump_fop_open(struct inode *inode, struct file *file)
 }
 
 /*
- * Drop what the file owns. Chains still running keep their buffers and the
- * context alive through their own references and finish on their own, so a
- * process killed mid-copy never leaves a worker writing into freed memory.
+ * Drop what the file owns. Its chains stop at their next slice and its
+ * workers end here; what waiters still hold of a chain keeps the chain's
+ * buffers and the context alive through their own references, so a process
+ * killed mid-copy never leaves anything pointing at freed memory. (No
+ * io_uring chain is left: each holds the file until its CQE.)
  */
 static int ump_fop_release(struct inode *inode, struct file *file)
 {
@@ -88,6 +92,7 @@ static int ump_fop_release(struct inode *inode, struct file *file)
 	unsigned long id;
 
 	WRITE_ONCE(ctx->closing, true);
+	ump_ctx_workers_stop(ctx);
 	xa_for_each(&ctx->chains, id, c) {
 		xa_erase(&ctx->chains, id);
 		ump_chain_put(c);
@@ -582,9 +587,8 @@ err_fault:
 
 /*
  * No file is open (each holds a module reference, as does each exported
- * dma-buf), but chains whose files closed may still be running: drain them
- * first, while everything they release (an import's exporter, a buffer's
- * device) is still here, then take down what user space reaches.
+ * dma-buf), and no chain runs: a file's release stopped its workers. The
+ * channel goes first, then what user space reaches.
  */
 static void __exit ump_exit(void)
 {
