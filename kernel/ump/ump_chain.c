@@ -236,7 +236,8 @@ err_chains:
  * and exit, and through io_uring the submitter may be an io-wq or SQPOLL
  * thread; all of them share the signal struct. A group exit (exit_group
  * with other threads, a fatal signal) flags it at once; a single thread's
- * exit leaves no live thread.
+ * exit leaves no live thread. On kernels without cancelable uring_cmds, an
+ * io_uring chain also stops when its ring closes or its submitter execs.
  */
 bool ump_chain_cancelled(const struct ump_chain *c)
 {
@@ -244,7 +245,8 @@ bool ump_chain_cancelled(const struct ump_chain *c)
 
 	return READ_ONCE(c->cancel) || READ_ONCE(c->ctx->closing) ||
 	       (READ_ONCE(sig->flags) & SIGNAL_GROUP_EXIT) ||
-	       !atomic_read(&sig->live);
+	       !atomic_read(&sig->live) ||
+	       (c->uring_cmd && ump_uring_orphaned(c->uring_cmd, c->task));
 }
 
 static int ump_check_range(const struct ump_copy_desc *d,

@@ -38,15 +38,23 @@ static inline bool ump_uring_sqe_unused_zero(const struct io_uring_cmd *ioucmd)
 
 /*
  * 6.7 lets io_uring cancel a uring_cmd when its ring closes or its task
- * exits or execs (IORING_URING_CMD_CANCELABLE). 6.1 has no such call: there
- * a chain still stops when its process dies (a fatal signal, the last
- * thread's exit), and otherwise ends on its own, which the per-file bound
- * on queued bytes keeps short; a ring closed under it waits that long.
+ * exits or execs (IORING_URING_CMD_CANCELABLE). 6.1 has no such call, and
+ * waits for the command in each case, so there a chain looks for itself,
+ * between slices, at what the call would have said: its ring is dying (the
+ * ring's file released: io_ring_ctx_wait_and_kill() kills its refs first),
+ * or its submitter is in execve() (whose io_uring_task_cancel() waits for
+ * that task's commands). A process that dies stops its chains on both.
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
 #define ump_uring_cancel_call(issue_flags) ((issue_flags)&IO_URING_F_CANCEL)
 #define ump_uring_mark_cancelable io_uring_cmd_mark_cancelable
+static inline bool ump_uring_orphaned(struct io_uring_cmd *ioucmd,
+				      struct task_struct *submitter)
+{
+	return false;
+}
 #else
+#include <linux/io_uring_types.h>
 static inline bool ump_uring_cancel_call(unsigned int issue_flags)
 {
 	return false;
@@ -55,6 +63,14 @@ static inline bool ump_uring_cancel_call(unsigned int issue_flags)
 static inline void ump_uring_mark_cancelable(struct io_uring_cmd *ioucmd,
 					     unsigned int issue_flags)
 {
+}
+
+static inline bool ump_uring_orphaned(struct io_uring_cmd *ioucmd,
+				      struct task_struct *submitter)
+{
+	/* A bit field: no READ_ONCE; a stale read only delays the stop. */
+	return percpu_ref_is_dying(&cmd_to_io_kiocb(ioucmd)->ctx->refs) ||
+	       submitter->in_execve;
 }
 #endif
 
