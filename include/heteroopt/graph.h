@@ -292,8 +292,14 @@ struct ho_op_info {
 	int layout;	       /* enum ho_layout_class */
 	double flops_per_elem; /* per output element, for the streaming classes */
 };
-/* The operator's entry; NULL when HeteroOpt does not know it (default domain only). */
+/* The one other domain whose operators run: ONNX's training optimisers. */
+#define HO_DOMAIN_TRAINING "ai.onnx.preview.training"
+/* The operator's entry; NULL when HeteroOpt does not know it. */
 const struct ho_op_info *ho_op_info(const char *op_type);
+/* The same, only where its domain is domain ("" or "ai.onnx": the default). */
+const struct ho_op_info *ho_op_info_in(const char *domain, const char *op_type);
+/* Whether any operator HeteroOpt knows is in domain. */
+bool ho_op_domain_known(const char *domain);
 bool ho_op_known(const char *op_type);
 
 /*

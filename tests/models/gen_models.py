@@ -488,6 +488,18 @@ def tiny_models():
     short = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "short",
                               [vi("x", f, [2, 4])], [vi("y", f, [2, 3])], [raw])
     save(helper.make_model(short), "bad_short_data.onnx", check=False)
+    # Only the training domain imported, yet a default-domain node.
+    trn = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "training_only",
+                            [vi("x", f, [2])], [vi("y", f, [2])])
+    save(helper.make_model(trn, opset_imports=[helper.make_opsetid("ai.onnx.preview.training", 1)]),
+         "bad_training_only.onnx", check=False)
+    # A training op in the default domain: no such operator there.
+    adam = helper.make_graph([helper.make_node("Adam", ["r", "t", "x", "g", "v", "h"],
+                                               ["x2", "v2", "h2"], name="adam")], "adam_default",
+                             [vi("r", f, []), vi("t", TensorProto.INT64, []), vi("x", f, [2]),
+                              vi("g", f, [2]), vi("v", f, [2]), vi("h", f, [2])],
+                             [vi("x2", f, [2]), vi("v2", f, [2]), vi("h2", f, [2])])
+    save(helper.make_model(adam), "bad_adam_default_domain.onnx", check=False)
     # A valid protobuf that is not a model: a bare TensorProto.
     with open(os.path.join(OUT, "bad_not_a_model.onnx"), "wb") as fh:
         fh.write(numpy_helper.from_array(np.ones(8, np.float32), "t").SerializeToString())

@@ -150,6 +150,9 @@ int main(void)
 	expect_error("bad_duplicate.onnx", NULL, "tensor 'y' is defined twice");
 	expect_error("bad_short_data.onnx", NULL, "tensor 'w': 20 bytes of data");
 	expect_error("bad_not_a_model.onnx", NULL, "not an ONNX model");
+	expect_error("bad_training_only.onnx", NULL,
+		     "node 'relu' (Relu): the model imports no opset of the default ONNX domain");
+	expect_error("bad_adam_default_domain.onnx", NULL, "unknown operator 'Adam'");
 	expect_error("external/escape.onnx", NULL, "leaves the model's folder");
 	expect_error("bad_deep_nesting.onnx", NULL, "nested deeper than");
 	expect_error("resnet18.onnx", NULL, "unbound dimension 0 ('N')");

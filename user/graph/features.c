@@ -224,6 +224,8 @@ static void ho_node_features(const struct ho_graph *g, struct ho_node *nd)
 		} else if (!strcmp(op, "Sum") || !strcmp(op, "Mean") || !strcmp(op, "Max") ||
 			   !strcmp(op, "Min")) {
 			f->flops = out_elems * (nd->n_inputs > 1 ? nd->n_inputs - 1 : 1);
+		} else if (ho_op_info_in(HO_DOMAIN_TRAINING, op)) {
+			f->flops = out_elems * rule->flops_per_elem; /* every tensor stepped */
 		} else {
 			f->flops = numel(tout(g, nd, 0)) * (rule ? rule->flops_per_elem : 1);
 		}

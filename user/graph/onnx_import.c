@@ -376,6 +376,15 @@ static void ho_format_shape(const struct ho_shape *s, char *buf, size_t n)
 		snprintf(buf + p, n - p, "]");
 }
 
+/* A model of the training domain alone (an optimiser step) needs no default opset. */
+static bool ho_imports_known_domain(const struct ho_graph *g)
+{
+	for (size_t i = 0; i < g->n_opsets; i++)
+		if (*g->opsets[i].domain && ho_op_domain_known(g->opsets[i].domain))
+			return true;
+	return false;
+}
+
 static int64_t ho_domain_opset(const struct ho_import *im, const char *domain)
 {
 	const Onnx__ModelProto *m = im->model;
@@ -919,6 +928,11 @@ static int ho_import_graph(struct ho_import *im, const Onnx__GraphProto *gp,
 		if (!nd->op_type || !nd->domain || !nd->name || !nd->outputs)
 			return ho_err(im->err, -ENOMEM, "out of memory");
 		nd->opset = ho_domain_opset(im, nd->domain);
+		if (!*nd->domain && nd->opset < 1)
+			return ho_err(im->err, -EINVAL,
+				      "node '%s' (%s): the model imports no opset of the default "
+				      "ONNX domain",
+				      nd->name, nd->op_type);
 		nd->n_outputs = (uint32_t)np->n_output;
 		for (size_t k = 0; k < np->n_output; k++) {
 			int32_t id;
@@ -1064,8 +1078,8 @@ int ho_onnx_load_buffer(const void *buf, size_t len, const struct ho_load_opts *
 			goto fail;
 		}
 	}
-	if (ho_domain_opset(&im, "") < 1) {
-		/* a model of another domain only (training's, say) is an ONNX model all the same */
+	if (ho_domain_opset(&im, "") < 1 && !ho_imports_known_domain(g)) {
+		/* a model of another domain only is an ONNX model all the same */
 		if (g->n_opsets && *g->opsets[0].domain)
 			ret = ho_err(err, -EINVAL,
 				     "it imports no opset of the default ONNX domain (first '%s', "

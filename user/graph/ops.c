@@ -196,12 +196,49 @@ static const struct ho_op_entry ho_ops[] = {
     {{"Scan", HO_OPC_CONTROL, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_scan},
 };
 
+/*
+ * ai.onnx.preview.training: one optimiser step over n tensors. FLOPs per
+ * element of every output: an element of X costs Adagrad 9 (sqrt as one),
+ * Momentum 7 (Nesterov's 2 more are left out), Adam 15, spread over X and
+ * the state it updates (2, 2 and 3 outputs).
+ */
+static const struct ho_op_entry ho_training_ops[] = {
+    {{"Adagrad", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 4.5}, ho_infer_optimizer},
+    {{"Adam", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 5}, ho_infer_optimizer},
+    {{"Momentum", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 3.5}, ho_infer_optimizer},
+};
+
+/* Each domain's operators; names are unique across them. */
+static const struct {
+	const char *domain;
+	const struct ho_op_entry *ops;
+	size_t n;
+} ho_domains[] = {
+    {"", ho_ops, sizeof(ho_ops) / sizeof(ho_ops[0])},
+    {HO_DOMAIN_TRAINING, ho_training_ops, sizeof(ho_training_ops) / sizeof(ho_training_ops[0])},
+};
+
+static const char *ho_domain_name(const char *domain)
+{
+	return !domain || !strcmp(domain, "ai.onnx") ? "" : domain;
+}
+
+/* In domain, or in any when domain is NULL. */
+static const struct ho_op_entry *ho_op_entry_in(const char *domain, const char *op_type)
+{
+	for (size_t d = 0; d < sizeof(ho_domains) / sizeof(ho_domains[0]); d++) {
+		if (domain && strcmp(ho_domains[d].domain, ho_domain_name(domain)))
+			continue;
+		for (size_t i = 0; i < ho_domains[d].n; i++)
+			if (!strcmp(ho_domains[d].ops[i].info.name, op_type))
+				return &ho_domains[d].ops[i];
+	}
+	return NULL;
+}
+
 static const struct ho_op_entry *ho_op_entry(const char *op_type)
 {
-	for (size_t i = 0; i < sizeof(ho_ops) / sizeof(ho_ops[0]); i++)
-		if (!strcmp(ho_ops[i].info.name, op_type))
-			return &ho_ops[i];
-	return NULL;
+	return ho_op_entry_in(NULL, op_type);
 }
 
 const struct ho_op_info *ho_op_info(const char *op_type)
@@ -209,6 +246,21 @@ const struct ho_op_info *ho_op_info(const char *op_type)
 	const struct ho_op_entry *e = ho_op_entry(op_type);
 
 	return e ? &e->info : NULL;
+}
+
+const struct ho_op_info *ho_op_info_in(const char *domain, const char *op_type)
+{
+	const struct ho_op_entry *e = ho_op_entry_in(domain ? domain : "", op_type);
+
+	return e ? &e->info : NULL;
+}
+
+bool ho_op_domain_known(const char *domain)
+{
+	for (size_t d = 0; d < sizeof(ho_domains) / sizeof(ho_domains[0]); d++)
+		if (!strcmp(ho_domains[d].domain, ho_domain_name(domain)))
+			return true;
+	return false;
 }
 
 bool ho_op_known(const char *op_type)

@@ -18,7 +18,7 @@
 
 static ho_infer_fn ho_rule(const struct ho_node *nd)
 {
-	return *nd->domain ? NULL : ho_op_shape_rule(nd->op_type);
+	return ho_op_info_in(nd->domain, nd->op_type) ? ho_op_shape_rule(nd->op_type) : NULL;
 }
 
 static void ho_finish_tensor(struct ho_tensor *t)

@@ -337,6 +337,8 @@ int ho_infer_softmax(struct ho_infer *c);
 int ho_infer_reduce(struct ho_infer *c);
 int ho_infer_argminmax(struct ho_infer *c);
 int ho_infer_loss(struct ho_infer *c);
+/* training.c */
+int ho_infer_optimizer(struct ho_infer *c);
 int ho_infer_gather_nd(struct ho_infer *c);
 int ho_infer_eye_like(struct ho_infer *c);
 int ho_infer_shape_op(struct ho_infer *c);

@@ -111,8 +111,10 @@ int ho_cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t node
 
 	*out = NULL;
 	c->channels_last = channels_last;
-	if (*n->domain)
-		return ho_cpu_unsupported(err, n, "runs the default ONNX domain only");
+	if (*n->domain && !ho_op_info_in(n->domain, op))
+		return ho_cpu_unsupported(err, n,
+					  "runs the default ONNX domain and the training "
+					  "optimisers only");
 	if (!strcmp(op, "Constant"))
 		return 0;
 	/* an output beyond those its kernel writes (a view: its first), when read, is refused */

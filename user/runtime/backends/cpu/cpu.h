@@ -194,6 +194,8 @@ int ho_cpu_int_input(const struct ho_graph *g, const struct ho_node *n, uint32_t
 		     void *const *buf, int64_t *v, int max);
 int ho_cpu_prep_slice(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		      struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_optimizer(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			  struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_loss(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		     struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *const *buf,

@@ -57,6 +57,7 @@ HO_PLAIN(k_unary, ho_cpu_prep_unary(g, n, buf, k, err))
 HO_PLAIN(k_hardmax, ho_cpu_prep_hardmax(g, n, buf, k, err))
 HO_PLAIN(k_typed, ho_cpu_prep_typed(g, n, buf, k, err))
 HO_PLAIN(k_loss, ho_cpu_prep_loss(g, n, buf, k, err))
+HO_PLAIN(k_optimizer, ho_cpu_prep_optimizer(g, n, buf, k, err))
 HO_PLAIN(k_move, ho_cpu_prep_move(g, n, buf, k, err))
 HO_PLAIN(k_norm_loop, ho_cpu_prep_norm_loop(g, n, buf, k, err))
 HO_PLAIN(k_recurrent, ho_cpu_prep_recurrent(g, n, buf, k, err))
@@ -100,6 +101,10 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* losses (loss.c) */
     {"NegativeLogLikelihoodLoss", k_loss, 0, 1, false, false},
     {"SoftmaxCrossEntropyLoss", k_loss, 0, 2, false, false}, /* and its log_prob */
+    /* training optimisers (train.c): every output */
+    {"Adagrad", k_optimizer, 0, UINT32_MAX, false, false},
+    {"Adam", k_optimizer, 0, UINT32_MAX, false, false},
+    {"Momentum", k_optimizer, 0, UINT32_MAX, false, false},
     /* pooling (pool.c) */
     {"MaxPool", k_pool, 0, 2, true, false}, /* and its Indices, as a loop (pool.c checks types) */
     {"AveragePool", k_pool, 0, 0, false, false},
