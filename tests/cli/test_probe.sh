@@ -140,10 +140,12 @@ edit order "f = p['devices']['cpu0']['families']; k = next(k for k in f if len(f
 edit slow "p['interference'][0]['memory'] = 0.5"
 edit link "p['links'][0]['b'] = 'gpu7'"
 edit cls "p['devices']['cpu0']['kernel_models']['fft'] = p['devices']['cpu0']['kernel_models']['conv']"
+edit bw "p['devices']['cpu1']['bandwidth_by_size'][0]['gbps'] = 0"
 head -c 3000 "$tmp/p.json" >"$tmp/cut.json"
 for c in "neg:kernel_models.conv.gbps must be a number >= 0" "key:devices.cpu1.launch_uss: unknown key" \
 	"order:in increasing work" "slow:interference[0].memory must be a slowdown" \
-	"link:links[0].b must name a device" "cls:kernel_models.fft: not a kernel class" "cut:$tmp/cut.json:"; do
+	"link:links[0].b must name a device" "cls:kernel_models.fft: not a kernel class" \
+	"bw:devices.cpu1.bandwidth_by_size[0] must be" "cut:$tmp/cut.json:"; do
 	check "profile ${c%%:*}: refused" 1 "${c#*:}" -- \
 		$EXE schedule "$SQ" --shape input=1x3x224x224 --box "$tmp/box.json" --profile "$tmp/${c%%:*}.json" --quiet -o "$tmp/nope.json"
 done
