@@ -7,7 +7,6 @@
  * memory controller (the debug kernel is built without one).
  */
 #include <fcntl.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -56,14 +55,10 @@ static void child(int out)
 int main(void)
 {
 	long long r[3], before;
-	char pid[32];
-	int p[2], st;
+	int in, st;
 	pid_t c;
 
-	if (access(CG "/cgroup.controllers", F_OK))
-		mount("cgroup2", CG, "cgroup2", 0, NULL);
-	if (access(CG "/cgroup.controllers", F_OK))
-		T_SKIPPED("no cgroup v2 in this kernel");
+	t_cgroup2();
 	{
 		char ctl[256] = {0};
 		int fd = open(CG "/cgroup.controllers", O_RDONLY);
@@ -76,15 +71,7 @@ int main(void)
 	mkdir(T_CG, 0755);
 	T_OK(t_write_file(T_CG "/memory.max", "64M"));
 	before = t_used_total();
-	T_REQUIRE(!pipe(p));
-	c = fork();
-	T_REQUIRE(c >= 0);
-	if (!c) {
-		snprintf(pid, sizeof(pid), "%d", getpid());
-		if (t_write_file(T_CG "/cgroup.procs", pid))
-			_exit(3);
-		child(p[1]);
-	}
+	c = t_fork_in_cgroup(T_CG, child, &in);
 	T_REQUIRE(waitpid(c, &st, 0) == c);
 	if (!WIFEXITED(st))
 		T_FAIL("the process in the cgroup was killed (signal %d): ALLOC must fail, not "
@@ -92,7 +79,7 @@ int main(void)
 		       WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 	if (WEXITSTATUS(st))
 		T_FAIL("child exit %d", WEXITSTATUS(st));
-	T_REQUIRE(read(p[0], r, sizeof(r)) == sizeof(r));
+	T_REQUIRE(read(in, r, sizeof(r)) == sizeof(r));
 	printf("cgroup: %lld buffers of 4 MiB in a 64 MiB cgroup, then %s; memory.current %lld\n",
 	       r[0], strerror((int)-r[1]), r[2]);
 	if (r[1] != -ENOMEM)

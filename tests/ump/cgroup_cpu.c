@@ -8,8 +8,6 @@
  * ran in shared kworkers charged to nobody: a process held to a tenth of a
  * CPU could keep every CPU busy copying.)
  */
-#include <dirent.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -172,30 +170,18 @@ done:
 int main(void)
 {
 	struct result r;
-	char pid[32];
-	int p[2], st;
+	int in, st;
 	pid_t c;
 
-	if (access(CG "/cgroup.controllers", F_OK))
-		mount("cgroup2", CG, "cgroup2", 0, NULL);
-	if (access(CG "/cgroup.controllers", F_OK))
-		T_SKIPPED("no cgroup v2 in this kernel");
+	t_cgroup2();
 	t_write_file(CG "/cgroup.subtree_control", "+cpu"); /* where there is one */
 	mkdir(T_CG, 0755);
 	if (access(T_CG "/cpu.stat", F_OK))
 		T_SKIPPED("no cpu.stat in the cgroup");
-	T_REQUIRE(!pipe(p));
-	c = fork();
-	T_REQUIRE(c >= 0);
-	if (!c) {
-		snprintf(pid, sizeof(pid), "%d", getpid());
-		if (t_write_file(T_CG "/cgroup.procs", pid))
-			_exit(3);
-		child(p[1]);
-	}
+	c = t_fork_in_cgroup(T_CG, child, &in);
 	T_REQUIRE(waitpid(c, &st, 0) == c);
 	T_REQUIRE(WIFEXITED(st) && !WEXITSTATUS(st));
-	T_REQUIRE(read(p[0], &r, sizeof(r)) == sizeof(r));
+	T_REQUIRE(read(in, &r, sizeof(r)) == sizeof(r));
 	if (r.err)
 		T_FAIL("the process in the cgroup failed at step %d", r.err);
 	printf("cgroup_cpu: a chain of %d x 64 MiB took %.3f s; the cgroup's usage grew %.3f s "

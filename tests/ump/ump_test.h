@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include <ump/libump.h>
@@ -195,6 +196,38 @@ static inline int t_write_file(const char *path, const char *s)
 		n = -errno;
 	close(fd);
 	return n < 0 ? (int)n : n == (ssize_t)strlen(s) ? 0 : -EIO;
+}
+
+/* cgroup v2 at /sys/fs/cgroup, mounted where it is not; the test skips without one. */
+static inline void t_cgroup2(void)
+{
+	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK))
+		mount("cgroup2", "/sys/fs/cgroup", "cgroup2", 0, NULL);
+	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK))
+		T_SKIPPED("no cgroup v2 in this kernel");
+}
+
+/* body(out) in a child that first joins cgroup cg; *in reads what it writes to out. */
+static inline pid_t t_fork_in_cgroup(const char *cg, void (*body)(int out), int *in)
+{
+	char path[256], pid[32];
+	int p[2];
+	pid_t c;
+
+	T_REQUIRE(!pipe(p));
+	c = fork();
+	T_REQUIRE(c >= 0);
+	if (!c) {
+		snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+		snprintf(pid, sizeof(pid), "%d", getpid());
+		if (t_write_file(path, pid))
+			_exit(3);
+		body(p[1]);
+		_exit(0);
+	}
+	close(p[1]);
+	*in = p[0];
+	return c;
 }
 
 static inline int t_nr_nodes(const struct ump *u)
