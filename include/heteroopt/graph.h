@@ -298,6 +298,12 @@ struct ho_op_info {
 const struct ho_op_info *ho_op_info(const char *op_type);
 /* The same, only where its domain is domain ("" or "ai.onnx": the default). */
 const struct ho_op_info *ho_op_info_in(const char *domain, const char *op_type);
+/*
+ * A training optimiser's groups of n inputs after R and T: X, G and its
+ * state (Adagrad H, Momentum V: 3; Adam V and H: 4); its outputs are the
+ * groups but G. 0 for any other operator.
+ */
+int ho_op_optimizer_groups(const char *op_type);
 /* Whether any operator HeteroOpt knows is in domain. */
 bool ho_op_domain_known(const char *domain);
 bool ho_op_known(const char *op_type);

@@ -255,6 +255,13 @@ const struct ho_op_info *ho_op_info_in(const char *domain, const char *op_type)
 	return e ? &e->info : NULL;
 }
 
+int ho_op_optimizer_groups(const char *op_type)
+{
+	if (!ho_op_entry_in(HO_DOMAIN_TRAINING, op_type))
+		return 0;
+	return !strcmp(op_type, "Adam") ? 4 : 3;
+}
+
 bool ho_op_domain_known(const char *domain)
 {
 	for (size_t d = 0; d < sizeof(ho_domains) / sizeof(ho_domains[0]); d++)

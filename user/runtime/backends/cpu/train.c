@@ -90,7 +90,8 @@ int ho_cpu_prep_optimizer(const struct ho_graph *g, const struct ho_node *n, voi
 	const struct ho_attr *mode = ho_node_attr(n, "mode");
 	const struct ho_tensor *r = ho_cpu_in_t(g, n, 0), *t = ho_cpu_in_t(g, n, 1);
 	bool adam = !strcmp(n->op_type, "Adam"), momentum = !strcmp(n->op_type, "Momentum");
-	uint32_t groups = adam ? 4 : 3, nt = (n->n_inputs - 2) / groups;
+	uint32_t groups = (uint32_t)ho_op_optimizer_groups(n->op_type),
+		 nt = (n->n_inputs - 2) / groups;
 	struct ho_optimizer_plan *p;
 	bool ok;
 
