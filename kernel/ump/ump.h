@@ -173,8 +173,6 @@ int ump_chain_wait(struct ump_chain *c, u64 timeout_ns);
 bool ump_chain_cancelled(const struct ump_chain *c);
 struct ump_chain *ump_ctx_chain_get(struct ump_ctx *ctx, u64 id);
 int ump_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags);
-int ump_engine_init(void);
-void ump_engine_exit(void);
 
 /* ump_dma.c */
 bool ump_dma_capable(const struct ump_chain *c);

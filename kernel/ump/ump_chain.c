@@ -512,14 +512,3 @@ int ump_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	ump_chain_start(c);
 	return -EIOCBQUEUED;
 }
-
-int ump_engine_init(void)
-{
-	return ump_dma_init();
-}
-
-/* Every chain has finished (its file's workers stopped) before this. */
-void ump_engine_exit(void)
-{
-	ump_dma_exit();
-}

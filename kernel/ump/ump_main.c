@@ -554,12 +554,12 @@ static int __init ump_init(void)
 	INIT_LIST_HEAD(&ump_pool.imports);
 	ump_set_caps();
 	ump_fault_init();
-	ret = ump_engine_init();
+	ret = ump_dma_init();
 	if (ret)
 		goto err_fault;
 	ret = ump_topo_init(devices);
 	if (ret)
-		goto err_engine;
+		goto err_dma;
 	ret = ump_proc_init();
 	if (ret)
 		goto err_topo;
@@ -578,8 +578,8 @@ err_proc:
 	ump_proc_exit();
 err_topo:
 	ump_topo_exit();
-err_engine:
-	ump_engine_exit();
+err_dma:
+	ump_dma_exit();
 err_fault:
 	ump_fault_exit();
 	return ret;
@@ -592,7 +592,7 @@ err_fault:
  */
 static void __exit ump_exit(void)
 {
-	ump_engine_exit();
+	ump_dma_exit();
 	misc_deregister(&ump_pool.misc);
 	ump_proc_exit();
 	ump_topo_exit();
