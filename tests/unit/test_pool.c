@@ -5,10 +5,14 @@
  * Buffers are zeroed and their pages sit on the node asked for (checked
  * with get_mempolicy, page by page); chains of copies behave as in-order
  * memmoves; a shared fd maps the same memory; bad arguments are refused.
+ * Copy queues: every path there is here (the copy thread; io_uring and
+ * ioctl with ump) keeps chains in flight up to its depth, hands back each
+ * completion once with its tag and status, and counts in ump.ko's figures.
  */
 #include <errno.h>
 #include <numa.h>
 #include <numaif.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +129,97 @@ static void check_pool(struct ho_pool *p)
 	free(model);
 }
 
+/* Is every tag 0..n-1 seen once, with status 0 except bad's (-ERANGE)? */
+static void check_done(const struct ho_pool_done *d, int n, int bad)
+{
+	unsigned char seen[64] = {0};
+
+	for (int i = 0; i < n; i++) {
+		T_REQUIRE(d[i].tag < 64 && !seen[d[i].tag]);
+		seen[d[i].tag] = 1;
+		T_REQUIRE(d[i].status == ((int)d[i].tag == bad ? -ERANGE : 0));
+	}
+}
+
+static void check_queue(struct ho_pool *p, unsigned int flags, const char *path)
+{
+	const size_t len = 64 * 1024, n = 16;
+	struct ho_pool_buf src, dst;
+	struct ho_pool_copy c[16];
+	struct ho_pool_done d[64];
+	struct ho_pool_stats st0, st1;
+	struct ho_pool_queue *q;
+	bool counted = !ho_pool_stats(p, &st0);
+	int got = 0, r;
+
+	T_REQUIRE(counted == ho_pool_is_ump(p));
+	T_REQUIRE(ho_pool_queue_open(p, 0, flags, &q) == -EINVAL);
+	T_REQUIRE(ho_pool_queue_open(p, HO_POOL_QUEUE_MAX_DEPTH + 1, flags, &q) == -EINVAL);
+	T_REQUIRE(ho_pool_queue_open(p, 4, 0x80, &q) == -EINVAL);
+	T_REQUIRE(ho_pool_queue_open(p, 8, flags, &q) == 0);
+	printf("queue: %s\n", ho_pool_queue_path(q));
+	T_REQUIRE(!strcmp(ho_pool_queue_path(q), path));
+	T_REQUIRE(ho_pool_alloc(p, n * len, 0, &src) == 0);
+	T_REQUIRE(ho_pool_alloc(p, n * len, ho_pool_nodes(p) - 1, &dst) == 0);
+	for (size_t i = 0; i < n * len; i++)
+		((unsigned char *)src.ptr)[i] = (unsigned char)(i * 13 + i / 4096);
+	for (size_t i = 0; i < n; i++)
+		c[i] = (struct ho_pool_copy){&src, &dst, i * len, (n - 1 - i) * len, len};
+
+	/* Eight in flight (chain 3 out of range), the ninth refused. */
+	c[3].len = n * len;
+	for (int i = 0; i < 8; i++)
+		T_REQUIRE(ho_pool_submit(q, &c[i], 1, (uint64_t)i) == 0);
+	T_REQUIRE(ho_pool_submit(q, &c[8], 1, 8) == -EBUSY);
+	T_REQUIRE(ho_pool_queue_in_flight(q) == 8);
+	T_REQUIRE(ho_pool_queue_copy(q, &c[8], 1) == -EBUSY);
+	T_REQUIRE(ho_pool_flush(q) == 0);
+	while (got < 8) {
+		r = ho_pool_reap(q, d + got, 3, 1);
+		T_REQUIRE(r >= 1 && r <= 3);
+		got += r;
+	}
+	check_done(d, got, 3);
+	T_REQUIRE(ho_pool_queue_in_flight(q) == 0 && ho_pool_reap(q, d, 4, 1) == 0);
+	c[3].len = len;
+
+	/* Then the other eight, as two chains of four; one synchronous copy. */
+	for (int i = 0; i < 2; i++)
+		T_REQUIRE(ho_pool_submit(q, &c[8 + 4 * i], 4, (uint64_t)i) == 0);
+	for (got = 0; got < 2;) {
+		r = ho_pool_reap(q, d + got, 8, 1);
+		T_REQUIRE(r >= 1);
+		got += r;
+	}
+	check_done(d, got, -1);
+	T_REQUIRE(ho_pool_queue_copy(q, &c[3], 1) == 0);
+	for (size_t i = 0; i < n; i++)
+		T_REQUIRE(
+		    !memcmp((char *)dst.ptr + (n - 1 - i) * len, (char *)src.ptr + i * len, len));
+	if (counted) {
+		/* 8 + 2 + 1 chains; only this program uses the module here. */
+		T_REQUIRE(ho_pool_stats(p, &st1) == 0);
+		printf("ump.ko: %llu chains, %llu bytes more\n",
+		       (unsigned long long)(st1.chains[0] + st1.chains[1] - st0.chains[0] -
+					    st0.chains[1]),
+		       (unsigned long long)(st1.bytes[0] + st1.bytes[1] - st0.bytes[0] -
+					    st0.bytes[1]));
+		T_REQUIRE(st1.chains[0] + st1.chains[1] - st0.chains[0] - st0.chains[1] == 11);
+		T_REQUIRE(st1.errors - st0.errors == 1);
+	}
+
+	/* Closing with chains in flight waits for them. */
+	memset(dst.ptr, 0, n * len);
+	for (int i = 0; i < 8; i++)
+		T_REQUIRE(ho_pool_submit(q, &c[2 * i], 2, (uint64_t)i) == 0);
+	ho_pool_queue_close(q);
+	for (size_t i = 0; i < n; i++)
+		T_REQUIRE(
+		    !memcmp((char *)dst.ptr + (n - 1 - i) * len, (char *)src.ptr + i * len, len));
+	ho_pool_free(p, &src);
+	ho_pool_free(p, &dst);
+}
+
 int main(void)
 {
 	struct ho_pool *p;
@@ -132,6 +227,8 @@ int main(void)
 	T_REQUIRE(ho_pool_open(HO_POOL_FALLBACK, &p) == 0);
 	T_REQUIRE(!ho_pool_is_ump(p));
 	check_pool(p);
+	check_queue(p, 0, "copy thread");
+	check_queue(p, HO_POOL_QUEUE_IOCTL, "copy thread");
 	ho_pool_close(p);
 
 	T_REQUIRE(ho_pool_open(0, &p) == 0);
@@ -140,6 +237,10 @@ int main(void)
 	else
 		T_REQUIRE(!ho_pool_is_ump(p) && strstr(ho_pool_describe(p), "not present"));
 	check_pool(p);
+	if (ho_pool_is_ump(p)) {
+		check_queue(p, 0, "io_uring");
+		check_queue(p, HO_POOL_QUEUE_IOCTL, "ioctl");
+	}
 	ho_pool_close(p);
 	printf("test_pool: ok\n");
 	return t_failures ? 1 : 0;

@@ -13,24 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <heteroopt/pool.h>
-#include <ump/libump.h>
-
-struct ho_pool_ops {
-	int (*alloc)(struct ho_pool *p, size_t size, int node, struct ho_pool_buf *b);
-	void (*free)(struct ho_pool *p, struct ho_pool_buf *b);
-	int (*copy)(struct ho_pool *p, const struct ho_pool_copy *c, unsigned int n);
-	int (*share_fd)(struct ho_pool *p, const struct ho_pool_buf *b);
-	int (*import)(struct ho_pool *p, int fd, struct ho_pool_buf *b);
-};
-
-struct ho_pool {
-	const struct ho_pool_ops *ops;
-	struct ump ump;
-	int nodes;
-	size_t page;
-	char describe[160];
-};
+#include "pool_priv.h"
 
 static size_t round_up(size_t v, size_t to)
 {
@@ -166,7 +149,7 @@ static void user_free(struct ho_pool *p, struct ho_pool_buf *b)
 	close(b->fd);
 }
 
-static int user_copy(struct ho_pool *p, const struct ho_pool_copy *c, unsigned int n)
+int ho_pool_user_copy(struct ho_pool *p, const struct ho_pool_copy *c, unsigned int n)
 {
 	(void)p;
 	for (unsigned int i = 0; i < n; i++) {
@@ -217,7 +200,7 @@ static int user_import(struct ho_pool *p, int fd, struct ho_pool_buf *b)
 static const struct ho_pool_ops user_ops = {
     .alloc = user_alloc,
     .free = user_free,
-    .copy = user_copy,
+    .copy = ho_pool_user_copy,
     .share_fd = user_share_fd,
     .import = user_import,
 };
@@ -276,6 +259,26 @@ int ho_pool_is_ump(const struct ho_pool *p)
 int ho_pool_nodes(const struct ho_pool *p)
 {
 	return p->nodes;
+}
+
+int ho_pool_buf_node(const struct ho_pool_buf *b)
+{
+	size_t pages = b->size / 4096, step = pages > 64 ? pages / 64 : 1;
+	int node = -1;
+
+	if (numa_available() < 0)
+		return -ENOSYS;
+	for (size_t i = 0; i < pages; i += step) {
+		int here = -1;
+
+		if (get_mempolicy(&here, NULL, 0, (char *)b->ptr + i * 4096,
+				  MPOL_F_NODE | MPOL_F_ADDR))
+			return -errno;
+		if (node >= 0 && here != node)
+			return -ENODATA;
+		node = here;
+	}
+	return node;
 }
 
 int ho_pool_alloc(struct ho_pool *p, size_t size, int node, struct ho_pool_buf *b)
