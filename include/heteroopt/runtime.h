@@ -101,6 +101,7 @@ struct ho_rt_opts {
 	/* For comparison, what the plan does by default undone: */
 	int plain_layout; /* every tensor row-major: no channels-last between kernels */
 	int no_fusion;	  /* every node its own kernel: no batch norm, bias or post-op folded */
+	int copy_ioctl;	  /* with ump.ko: copies by UMP_IOC_SUBMIT and WAIT, not io_uring */
 };
 
 /* What the last run did, against what the schedule predicted. */
@@ -115,11 +116,19 @@ struct ho_rt_report {
 	const double *end_s;
 	double busy_s[HO_RT_MAX_DEVICES];
 	uint32_t nodes_run[HO_RT_MAX_DEVICES];
-	const char *pool; /* which memory pool and why */
+	const char *pool;      /* which memory pool and why */
+	const char *copy_path; /* "io_uring", "ioctl" or "copy thread" */
+	uint32_t chains;       /* pool chains submitted: the copies and in-region moves */
+	double chain_bytes;
+	/* The run's chains and bytes as ump.ko counted them (UMP_IOC_STATS
+	 * before and after, every file's); -1: no module */
+	int64_t module_chains, module_bytes;
 	/* The memory plan: each device's region, and what it would be without reuse. */
 	uint64_t region_bytes[HO_RT_MAX_DEVICES];
 	uint64_t unshared_bytes[HO_RT_MAX_DEVICES];
 	int cpu_seen[HO_RT_MAX_DEVICES]; /* the CPU a device's first node ran on; -1 none */
+	/* The node each device's region is on, asked of the kernel (ho_pool_buf_node). */
+	int region_node[HO_RT_MAX_DEVICES];
 };
 
 /*

@@ -23,7 +23,7 @@ struct run_args {
 	const char *model, *outdir, *schedule, *box, *inject_failure;
 	struct cli_list inputs, bind;
 	unsigned long long repeat, warmup, threads, pick;
-	bool report, pace, plain_layout, no_fusion;
+	bool report, pace, plain_layout, no_fusion, copy_ioctl;
 };
 
 #define RA(field) offsetof(struct run_args, field)
@@ -75,6 +75,10 @@ static const struct cli_opt run_opts[] = {
      "run every node as its own kernel: no batch norm, bias or\nelement-wise node folded, for "
      "comparison",
      RA(no_fusion), 0, 0},
+    {"--copy-ioctl", NULL, CLI_FLAG, NULL,
+     "with ump.ko: submit copies by ioctl (UMP_IOC_SUBMIT and\n"
+     "WAIT) rather than io_uring, for comparison",
+     RA(copy_ioctl), 0, 0},
     {"--inject-failure", NULL, CLI_TEXT, "NODE",
      "make that node fail at run time (tests the error paths)", RA(inject_failure), 0, 0},
     {0},
@@ -166,6 +170,10 @@ static void print_report(const struct ho_graph *g, const struct ho_rt_placement 
 		printf("           NUMA node %d (%s)", pl->dev[d].numa_node, pl->dev[d].numa_from);
 		if (r->cpu_seen[d] >= 0)
 			printf(", first node ran on CPU %d", r->cpu_seen[d]);
+		if (r->region_node[d] >= 0)
+			printf(", its region's pages on node %d", r->region_node[d]);
+		else if (r->region_node[d] == -ENODATA)
+			printf(", its region's pages on several nodes");
 		printf("\n");
 	}
 	/* How far each node's measured duration and start are from the timeline's. */
@@ -205,6 +213,12 @@ static void print_report(const struct ho_graph *g, const struct ho_rt_placement 
 	printf("  copies: %u made (%.0f bytes), schedule predicts %u (%.0f bytes); %u "
 	       "cross-device reads served in place\n",
 	       r->transfers, r->bytes_moved, pl->pred_transfers, pl->pred_bytes, r->zero_copy);
+	printf("  pool chains: %u submitted by %s (%.0f bytes)", r->chains, r->copy_path,
+	       r->chain_bytes);
+	if (r->module_chains >= 0)
+		printf("; ump.ko counted %lld chains (%lld bytes)", (long long)r->module_chains,
+		       (long long)r->module_bytes);
+	printf("\n");
 }
 
 /* --report: every node of the last run, in the order they started. */
@@ -273,6 +287,7 @@ int cmd_run(int argc, char **argv)
 	ro.pace = a.pace;
 	ro.plain_layout = a.plain_layout;
 	ro.no_fusion = a.no_fusion;
+	ro.copy_ioctl = a.copy_ioctl;
 	ro.inject_failure = a.inject_failure;
 	if (ho_onnx_load(a.model, NULL, &g, &err)) {
 		cli_error("run: %s", err.msg);
@@ -372,9 +387,9 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	if (!pl)
-		printf("run: memory %.2f MB planned (%.2f MB without reuse)\n",
+		printf("run: memory %.2f MB planned (%.2f MB without reuse); memory pool: %s\n",
 		       ho_rt_last_report(rt)->region_bytes[0] / 1e6,
-		       ho_rt_last_report(rt)->unshared_bytes[0] / 1e6);
+		       ho_rt_last_report(rt)->unshared_bytes[0] / 1e6, ho_rt_last_report(rt)->pool);
 	printf("run: %u nodes on %s: median %.3f ms over %d runs (P90 %.3f, P99 %.3f, min %.3f, "
 	       "max %.3f; %llu warm-up runs before)\n",
 	       g->n_nodes, pl ? "the schedule's devices" : "cpu0 (oneDNN)", times[repeat / 2] * 1e3,

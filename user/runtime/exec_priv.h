@@ -37,6 +37,10 @@ struct ho_rt_dev {
 	 * drained by a thread of its own so that copies overlap compute. */
 	uint32_t *cq; /* tensor ids */
 	uint32_t cq_cap, cq_head, cq_tail;
+	/* The copy thread's chains in flight (copyq), and the worker's own
+	 * queue for the copies it makes and waits for itself (syncq). */
+	struct ho_pool_queue *copyq, *syncq;
+	uint32_t copy_depth; /* copyq's */
 	struct ho_rt_thread worker, copier;
 };
 

@@ -122,6 +122,9 @@ void ho_rt_free(struct ho_rt *rt)
 		if (rt->k[i])
 			rt->dev[rt->node_dev[i]].ops->kernel_free(rt->k[i]);
 	for (uint32_t d = 0; d < rt->n_dev; d++) {
+		/* before the region: closing waits for the chains still in it */
+		ho_pool_queue_close(rt->dev[d].copyq);
+		ho_pool_queue_close(rt->dev[d].syncq);
 		if (rt->dev[d].region.ptr)
 			rt->dev[d].ops->free(rt->dev[d].be, rt->pool, &rt->dev[d].region);
 		if (rt->dev[d].be)
@@ -546,6 +549,7 @@ static int ho_rt_layout(struct ho_rt *rt, struct ho_error *err)
 				      rt->desc[d].name, (unsigned long long)need[d]);
 		rt->dev[d].region_used = need[d];
 		rt->report.region_bytes[d] = need[d];
+		rt->report.region_node[d] = ho_pool_buf_node(&rt->dev[d].region);
 	}
 	/* Aliases share their source's bytes: point, do not place. */
 	for (uint32_t t = 0; t < g->n_tensors; t++) {
@@ -748,11 +752,38 @@ int ho_rt_move(struct ho_rt *rt, uint32_t id, uint32_t d, struct ho_error *err)
 	struct ho_pool_copy c = {r, r, (size_t)(src - (char *)r->ptr),
 				 (size_t)(dst - (char *)r->ptr),
 				 (size_t)rt->g->tensors[n->outputs[0]].bytes};
-	int ret = rt->dev[d].ops->copy(rt->dev[d].be, rt->pool, &c);
+	int ret = ho_pool_queue_copy(rt->dev[d].syncq, &c, 1);
 
-	return ret ? ho_err(err, ret, "node '%s' on %s: copying its input failed", n->name,
-			    rt->desc[d].name)
-		   : 0;
+	if (ret)
+		return ho_err(err, ret, "node '%s' on %s: copying its input failed", n->name,
+			      rt->desc[d].name);
+	pthread_mutex_lock(&rt->lock);
+	rt->report.chains++;
+	rt->report.chain_bytes += (double)c.len;
+	pthread_mutex_unlock(&rt->lock);
+	return 0;
+}
+
+/*
+ * The copy queues of dv: its copy thread's, deep enough for every copy into
+ * it to be in flight at once (up to 64), and its worker's own, for the
+ * copies it waits for (alias moves, and copies it takes when idle).
+ */
+static int ho_rt_queues(struct ho_rt *rt, struct ho_rt_dev *dv, bool by_ioctl, struct ho_error *err)
+{
+	unsigned int flags = by_ioctl ? HO_POOL_QUEUE_IOCTL : 0;
+	int ret = 0;
+
+	dv->copy_depth = dv->cq_cap < 64 ? dv->cq_cap : 64;
+	if (dv->cq_cap)
+		ret = ho_pool_queue_open(rt->pool, dv->copy_depth, flags, &dv->copyq);
+	if (!ret)
+		ret = ho_pool_queue_open(rt->pool, 1, flags, &dv->syncq);
+	if (ret)
+		return ho_err(err, ret, "device %s: cannot open a copy queue of the pool",
+			      rt->desc[dv->idx].name);
+	rt->report.copy_path = ho_pool_queue_path(dv->syncq);
+	return 0;
 }
 
 static int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
@@ -925,6 +956,9 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 		if (rt->dev[d].cq_cap &&
 		    !(rt->dev[d].cq = calloc(rt->dev[d].cq_cap, sizeof(uint32_t))))
 			goto nomem;
+		ret = ho_rt_queues(rt, &rt->dev[d], o && o->copy_ioctl, err);
+		if (ret)
+			goto fail;
 	}
 	/* Each device's nodes in priority order (insertion sort: plans are made once). */
 	for (uint32_t i = 0; i < g->n_nodes; i++) {

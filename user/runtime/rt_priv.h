@@ -17,7 +17,6 @@ struct ho_backend; /* one device's instance */
 struct ho_kernel;  /* one node's prepared work (with any folded post-op) */
 struct ho_pool;
 struct ho_pool_buf;
-struct ho_pool_copy;
 
 /* Nodes folded into a kernel: a Conv's batch norm or a MatMul's bias Add, then an
  * element-wise node; -1 none. */
@@ -59,8 +58,6 @@ struct ho_backend_ops {
 		       struct ho_kernel **out, struct ho_error *err);
 	int (*launch)(struct ho_backend *b, struct ho_kernel *k, struct ho_error *err);
 	void (*kernel_free)(struct ho_kernel *k);
-	/* A copy into this device's region. */
-	int (*copy)(struct ho_backend *b, struct ho_pool *pool, const struct ho_pool_copy *c);
 	int (*sync)(struct ho_backend *b);
 };
 

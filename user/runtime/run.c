@@ -3,7 +3,8 @@
  * The executor, running (exec_priv.h): one worker per device takes, among
  * its nodes whose producers are done and whose replicas are filled, the one
  * first in the schedule's priority order; a device's copy thread fills its
- * replicas as producers finish, and its worker makes a queued copy itself
+ * replicas as producers finish, as chains in flight on its pool queue (io_uring
+ * with ump.ko), and its worker makes a queued copy itself, and waits for it,
  * when it has nothing else ready.
  */
 #include <errno.h>
@@ -153,56 +154,125 @@ static uint32_t ho_rt_take_copy(struct ho_rt *rt, struct ho_rt_dev *dv)
 	return t;
 }
 
-/* Under lock, released while it copies: fill tensor t's replica on dv, taken above. */
-static void ho_rt_copy(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t t)
+/* The pool copy that fills tensor t's replica on device d. */
+static struct ho_pool_copy ho_rt_copy_of(const struct ho_rt *rt, uint32_t d, uint32_t t)
 {
-	const struct ho_graph *g = rt->g;
-	uint32_t d = dv->idx;
 	int32_t h = rt->home[t];
-	struct ho_pool_copy c = {
+
+	return (struct ho_pool_copy){
 	    &rt->dev[h].region, &rt->dev[d].region,
 	    (size_t)((char *)rt->buf[AT(rt, t, h)] - (char *)rt->dev[h].region.ptr),
 	    (size_t)((char *)rt->buf[AT(rt, t, d)] - (char *)rt->dev[d].region.ptr),
-	    (size_t)g->tensors[t].bytes};
-	struct ho_error e;
-	int ret;
+	    (size_t)rt->g->tensors[t].bytes};
+}
 
-	pthread_mutex_unlock(&rt->lock);
-	ret = dv->ops->copy(dv->be, rt->pool, &c);
-	if (ret) {
-		ho_err(&e, ret, "copying '%s' to %s failed", g->tensors[t].name, rt->desc[d].name);
-		ho_rt_fail(rt, ret, &e);
-		pthread_mutex_lock(&rt->lock);
-		return;
-	}
-	pthread_mutex_lock(&rt->lock);
+/* Unlocked: the copy of t into d taken above failed with ret. */
+static void ho_rt_copy_failed(struct ho_rt *rt, uint32_t d, uint32_t t, int ret)
+{
+	struct ho_error e;
+
+	ho_err(&e, ret, "copying '%s' to %s failed", rt->g->tensors[t].name, rt->desc[d].name);
+	ho_rt_fail(rt, ret, &e);
+}
+
+/* Under lock: the copy of t into d taken above is done; its consumers may start. */
+static void ho_rt_copied(struct ho_rt *rt, uint32_t d, uint32_t t)
+{
+	const struct ho_graph *g = rt->g;
+
 	rt->copying--;
 	rt->copied[AT(rt, t, d)] = 1;
 	ho_rt_release(rt, g->n_nodes + AT(rt, t, d)); /* the bytes it read may be reused */
 	rt->report.transfers++;
 	rt->report.bytes_moved += (double)g->tensors[t].bytes;
+	rt->report.chains++;
+	rt->report.chain_bytes += (double)g->tensors[t].bytes;
 	for (uint32_t k = 0; k < g->tensors[t].n_consumers; k++)
 		if (rt->node_dev[g->tensors[t].consumers[k]] == (int32_t)d)
 			rt->waiting[g->tensors[t].consumers[k]]--;
 	ho_rt_wake(rt);
 }
 
-/* A device's copy engine: pool copies into its region, in the order producers finish. */
+/* Under lock, released while it copies: fill t's replica on dv, taken above, and wait. */
+static void ho_rt_copy(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t t)
+{
+	struct ho_pool_copy c = ho_rt_copy_of(rt, dv->idx, t);
+	int ret;
+
+	pthread_mutex_unlock(&rt->lock);
+	ret = ho_pool_queue_copy(dv->syncq, &c, 1);
+	if (ret)
+		ho_rt_copy_failed(rt, dv->idx, t, ret);
+	pthread_mutex_lock(&rt->lock);
+	if (ret)
+		rt->copying--;
+	else
+		ho_rt_copied(rt, dv->idx, t);
+}
+
+/*
+ * Under lock, released while it waits: start every copy into dv whose bytes
+ * are free as one batch of chains, then take the completions as they come;
+ * false when there is nothing in flight to wait for.
+ */
+static bool ho_rt_copy_batch(struct ho_rt *rt, struct ho_rt_dev *dv)
+{
+	struct ho_pool_done done[64];
+	uint32_t t;
+	int n;
+
+	while (!rt->run_err && ho_pool_queue_in_flight(dv->copyq) < dv->copy_depth &&
+	       (t = ho_rt_take_copy(rt, dv)) != UINT32_MAX) {
+		struct ho_pool_copy c = ho_rt_copy_of(rt, dv->idx, t);
+		int ret = ho_pool_submit(dv->copyq, &c, 1, t);
+
+		if (ret) {
+			rt->copying--;
+			pthread_mutex_unlock(&rt->lock);
+			ho_rt_copy_failed(rt, dv->idx, t, ret);
+			pthread_mutex_lock(&rt->lock);
+		}
+	}
+	if (!ho_pool_queue_in_flight(dv->copyq))
+		return false;
+	pthread_mutex_unlock(&rt->lock);
+	n = ho_pool_flush(dv->copyq);
+	if (!n)
+		n = ho_pool_reap(dv->copyq, done, 64, 1);
+	if (n < 0) {
+		struct ho_error e;
+
+		ho_err(&e, n, "waiting for the copies into %s failed", rt->desc[dv->idx].name);
+		ho_rt_fail(rt, n, &e);
+		/* What is in flight still writes the region: let it end in this run. */
+		for (int k = 0; k < 3 && n < 0 && ho_pool_queue_in_flight(dv->copyq); k++)
+			n = ho_pool_reap(dv->copyq, done, 64, 1);
+	}
+	for (int i = 0; i < n; i++)
+		if (done[i].status)
+			ho_rt_copy_failed(rt, dv->idx, (uint32_t)done[i].tag, done[i].status);
+	pthread_mutex_lock(&rt->lock);
+	for (int i = 0; i < n; i++)
+		if (done[i].status)
+			rt->copying--;
+		else
+			ho_rt_copied(rt, dv->idx, (uint32_t)done[i].tag);
+	return true;
+}
+
+/* A device's copy engine: pool copies into its region, started as producers finish. */
 static void *ho_rt_copier(void *arg)
 {
 	struct ho_rt_dev *dv = arg;
 	struct ho_rt *rt = dv->rt;
 
 	pthread_mutex_lock(&rt->lock);
-	while (!rt->run_err) {
-		uint32_t t = ho_rt_take_copy(rt, dv);
-
-		if (t != UINT32_MAX)
-			ho_rt_copy(rt, dv, t);
-		else if (dv->cq_head == dv->cq_tail && !rt->remaining)
+	for (;;) {
+		if (ho_rt_copy_batch(rt, dv))
+			continue;
+		if (rt->run_err || (dv->cq_head == dv->cq_tail && !rt->remaining))
 			break;
-		else
-			pthread_cond_wait(&rt->cond, &rt->lock);
+		pthread_cond_wait(&rt->cond, &rt->lock);
 	}
 	pthread_mutex_unlock(&rt->lock);
 	return NULL;
@@ -504,8 +574,8 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 	for (uint32_t d = 0; d < HO_RT_MAX_DEVICES; d++)
 		rt->report.cpu_seen[d] = -1;
 	memset(rt->report.nodes_run, 0, sizeof(rt->report.nodes_run));
-	rt->report.transfers = rt->report.zero_copy = 0;
-	rt->report.bytes_moved = 0;
+	rt->report.transfers = rt->report.zero_copy = rt->report.chains = 0;
+	rt->report.bytes_moved = rt->report.chain_bytes = 0;
 	rt->run_err = 0;
 	rt->running = rt->copying = 0;
 	/* Workers spin only if every thread of the run has a core (ho_rt_spin). */
@@ -516,6 +586,8 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 		threads += (rt->desc[d].threads > 0 ? rt->desc[d].threads : cores) +
 			   (rt->dev[d].cq_cap > 0);
 	int r = ho_rt_start_threads(rt, err);
+	struct ho_pool_stats before, after;
+	bool counted = !ho_pool_stats(rt->pool, &before);
 
 	if (r)
 		return r;
@@ -540,6 +612,13 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 		pthread_cond_wait(&rt->run_cond, &rt->lock);
 	pthread_mutex_unlock(&rt->lock);
 	rt->report.makespan_s = ho_clock_s() - rt->t0;
+	rt->report.module_chains = rt->report.module_bytes = -1;
+	if (counted && !ho_pool_stats(rt->pool, &after)) {
+		rt->report.module_chains = (int64_t)(after.chains[0] + after.chains[1] -
+						     before.chains[0] - before.chains[1]);
+		rt->report.module_bytes =
+		    (int64_t)(after.bytes[0] + after.bytes[1] - before.bytes[0] - before.bytes[1]);
+	}
 	if (rt->run_err) {
 		*err = rt->err;
 		return rt->run_err;

@@ -281,13 +281,6 @@ int ho_cpu_import_fd(struct ho_backend *c, struct ho_pool *pool, int fd, struct 
 	return ho_pool_import(pool, fd, out);
 }
 
-/* Copies into this device: the pool's (ump.ko's copy engines, or memmove). */
-int ho_cpu_copy(struct ho_backend *c, struct ho_pool *pool, const struct ho_pool_copy *cp)
-{
-	(void)c;
-	return ho_pool_copy(pool, cp, 1);
-}
-
 int ho_cpu_sync(struct ho_backend *c)
 {
 	return dnnl_stream_wait(c->stream) == dnnl_success ? 0 : -EIO;

@@ -306,7 +306,6 @@ int ho_cpu_alloc(struct ho_backend *c, struct ho_pool *pool, size_t bytes, int n
 void ho_cpu_free(struct ho_backend *c, struct ho_pool *pool, struct ho_pool_buf *buf);
 int ho_cpu_export_fd(struct ho_backend *c, struct ho_pool *pool, const struct ho_pool_buf *buf);
 int ho_cpu_import_fd(struct ho_backend *c, struct ho_pool *pool, int fd, struct ho_pool_buf *out);
-int ho_cpu_copy(struct ho_backend *c, struct ho_pool *pool, const struct ho_pool_copy *cp);
 int ho_cpu_sync(struct ho_backend *c);
 
 /* cpu and emu differ only in how they open (emu marks itself emulated). */
@@ -315,7 +314,7 @@ int ho_cpu_sync(struct ho_backend *c);
 		.open = open_fn, .close = ho_cpu_close, .query = ho_cpu_query,                     \
 		.alloc = ho_cpu_alloc, .free = ho_cpu_free, .export_fd = ho_cpu_export_fd,         \
 		.import_fd = ho_cpu_import_fd, .prepare = ho_cpu_prepare, .launch = ho_cpu_launch, \
-		.kernel_free = ho_cpu_kernel_free, .copy = ho_cpu_copy, .sync = ho_cpu_sync,       \
+		.kernel_free = ho_cpu_kernel_free, .sync = ho_cpu_sync,                            \
 	}
 
 #endif
