@@ -14,7 +14,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 KIND=${1:?usage: run-tests.sh debian|debug [TEST...]}
 shift
 WORK=$ROOT/build/qemu-$KIND${UMP_WORK_SUFFIX:+-$UMP_WORK_SUFFIX}
-TESTS=${*:-version alloc chain copy dmabuf uring topo badinput waiters copyout thread_exit limits cancel uring_cancel uring_sqe p2p_cap p2p_unbind foreign cgroup cgroup_cpu free_busy fault_copy test_pool}
+TESTS=${*:-version alloc chain copy dmabuf uring topo badinput waiters copyout thread_exit limits cancel uring_cancel uring_sqe p2p_cap p2p_unbind foreign cgroup cgroup_cpu free_busy fault_copy test_pool runtime_models}
 # Run again with a DMA channel present (tests/kmod/ump_swdma.ko).
 DMA_TESTS=${UMP_DMA_TESTS-dma dma_faults fault_copy free_busy chain copy uring}
 # Last, in a full run or when asked: rmmod under a running chain (it unloads).
@@ -69,6 +69,21 @@ cp "$WORK/swdma/ump_swdma.ko" "$WORK/root/ump_swdma.ko"
 
 CC=${CC:-gcc}
 for t in $TESTS $DMA_TESTS $UNLOAD_TEST accounting; do
+	# A guest script that runs the heteroopt command, with the files its
+	# host half (.prep.sh) makes with the same command here.
+	if [ -f "$ROOT/tests/guest/$t.sh" ]; then
+		[ -x "$ROOT/build/heteroopt" ] || { echo "run-tests.sh: $t needs build/heteroopt (make all)" >&2; exit 1; }
+		cp "$ROOT/tests/guest/$t.sh" "$WORK/root/bin/ump-tests/$t"
+		sh "$ROOT/tests/guest/$t.prep.sh" "$ROOT/build/heteroopt" \
+			"${HETEROOPT_MODELS:-${HETEROOPT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/heteroopt}/models}" \
+			"$WORK/root/data/$t" >>"$WORK/tests-build.log" 2>&1 ||
+			{ cat "$WORK/tests-build.log"; exit 1; }
+		$CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -static -I"$ROOT/include" \
+			-I"$ROOT/user/common" -o "$WORK/root/bin/ump-tests/npy_close" "$ROOT/tests/guest/npy_close.c" \
+			"$ROOT/user/runtime/npy.c" "$ROOT/user/common/error.c" "$ROOT/user/common/utf8.c" -lm \
+			>>"$WORK/tests-build.log" 2>&1 || { cat "$WORK/tests-build.log"; exit 1; }
+		continue
+	fi
 	src=$ROOT/tests/ump/$t.c
 	[ -f "$src" ] || src=$ROOT/tests/stress/$t.c
 	[ -f "$src" ] || src=$ROOT/bench/guest/$t.c
@@ -76,7 +91,7 @@ for t in $TESTS $DMA_TESTS $UNLOAD_TEST accounting; do
 	extra=""
 	# The runtime's pool, run against the real module (static libnuma
 	# warns about getaddrinfo, which it never calls here).
-	[ "$t" = test_pool ] && extra="$ROOT/user/runtime/pool.c -lnuma"
+	[ "$t" = test_pool ] && extra="$ROOT/user/runtime/pool.c $ROOT/user/runtime/pool_queue.c -lnuma -lpthread"
 	$CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -static \
 		-I"$ROOT/include" -I"$ROOT/tests/ump" -o "$WORK/root/bin/ump-tests/$t" \
 		"$src" "$ROOT/user/libump/libump.c" $extra -luring >>"$WORK/tests-build.log" 2>&1 ||
