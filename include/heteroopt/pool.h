@@ -52,6 +52,13 @@ int ho_pool_nodes(const struct ho_pool *p);
  * than one, -ENOSYS without NUMA support.
  */
 int ho_pool_buf_node(const struct ho_pool_buf *b);
+/*
+ * A buffer in the P2P memory the PCI device pci ("0000:03:00.0") publishes,
+ * federated into ump.ko first if it is not yet (CAP_SYS_ADMIN), mapped
+ * uncached; node -1.  -EOPNOTSUPP in the user-space pool, -ENODEV if the
+ * device publishes none (or the kernel has no CONFIG_PCI_P2PDMA).
+ */
+int ho_pool_alloc_p2p(struct ho_pool *p, size_t size, const char *pci, struct ho_pool_buf *b);
 /* Zeroed buffer of at least size bytes on node. */
 int ho_pool_alloc(struct ho_pool *p, size_t size, int node, struct ho_pool_buf *b);
 void ho_pool_free(struct ho_pool *p, struct ho_pool_buf *b);

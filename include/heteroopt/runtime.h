@@ -46,6 +46,7 @@ struct ho_rt_device {
 	int numa_node;			  /* where its region lives; -1 = anywhere */
 	uint64_t cores[HO_RT_CORE_WORDS]; /* CPU ids its worker is pinned to; none: any */
 	char numa_from[32];		  /* how numa_node was found: box, cores, pci ... */
+	char p2p_pci[16]; /* its region in this PCI device's P2P memory; "": host memory */
 };
 
 /* Where each node runs and in what priority: a schedule, loaded by ho_rt_schedule_load(). */
@@ -123,6 +124,7 @@ struct ho_rt_report {
 	/* The run's chains and bytes as ump.ko counted them (UMP_IOC_STATS
 	 * before and after, every file's); -1: no module */
 	int64_t module_chains, module_bytes;
+	int64_t module_staged; /* of those bytes, bounced through host memory (no P2P route) */
 	/* The memory plan: each device's region, and what it would be without reuse. */
 	uint64_t region_bytes[HO_RT_MAX_DEVICES];
 	uint64_t unshared_bytes[HO_RT_MAX_DEVICES];

@@ -40,7 +40,8 @@ struct ho_device {
 	int numa_node;
 	int threads;		       /* CPU devices: cores the runtime gives it */
 	uint64_t cores[HO_CORE_WORDS]; /* CPU devices: the CPU ids it runs on; none: any */
-	char pci[16]; /* a PCI device's address (0000:03:00.0), for its NUMA node */
+	char pci[16];	 /* a PCI device's address (0000:03:00.0), for its NUMA node */
+	bool p2p_memory; /* its memory is that PCI device's P2P memory (through ump.ko) */
 	uint32_t n_unsupported;
 	char (*unsupported)[HO_NAME_LEN]; /* op types it cannot run */
 	uint32_t n_supported;

@@ -273,4 +273,13 @@ y = np.load('$tmp/rs/y.npy')
 assert y.shape == (3, 2, 2) and (y == np.arange(12).reshape(3, 2, 2)).all(), y"
 check "--bind of an input not given" 1 "--bind nope: give its values with --input nope=FILE.npy" -- \
 	$EXE run "$tmp/reshape.onnx" --input "x=$tmp/rx.npy" --input "shape=$tmp/rshape.npy" --bind nope -o "$tmp/rs"
+# A device whose memory is a PCI device's P2P memory needs ump.ko.
+G=$B/../tests/guest
+if [ ! -e /dev/ump ]; then
+	$EXE schedule --quiet "$M/squeezenet1_1.onnx" --shape input=2x3x224x224 --box "$G/box-cpu-p2p.json" \
+		--pin Conv=emu0 --seed 7 --population 16 --generations 5 -o "$tmp/p2p.json" >/dev/null
+	check "P2P device memory without ump.ko is refused, naming why" 1 \
+		"of PCI 0000:03:00.0's P2P memory: it needs ump.ko, which is not loaded" -- \
+		$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/p2p.json" -o "$tmp/p2p"
+fi
 [ "$fails" = 0 ]

@@ -88,6 +88,10 @@ check "an empty objective list" 2 "--objectives: none given" -- $S "$M/resnet18.
 check "malformed constraint" 1 "'soon' is not a time like 8ms" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$B/server-t4-ascend-xeon.json" --constraint "latency<=soon"
 printf '{"name": "x", "host": "cpu0", "devices": [{"name": "cpu0", "kind": "cpu", "peak_gflops": {"float32": 1}, "mem_bw_gbps": -3, "mem_gib": 1}], "links": []}' >"$tmp/badbox.json"
 check "bad box names the field" 1 "devices[0] (cpu0).mem_bw_gbps must be a number greater than 0" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/badbox.json"
+printf '{"name": "x", "host": "cpu0", "devices": [{"name": "cpu0", "kind": "cpu", "peak_gflops": {"float32": 1}, "mem_bw_gbps": 3, "mem_gib": 1, "p2p_memory": true}], "links": []}' >"$tmp/p2p-nopci.json"
+check "box: P2P memory of no PCI device" 1 "devices[0] (cpu0).p2p_memory: say whose, with pci" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/p2p-nopci.json"
+sed 's/"p2p_memory": true/"p2p_memory": 1, "pci": "0000:03:00.0"/' "$tmp/p2p-nopci.json" >"$tmp/p2p-num.json"
+check "box: p2p_memory not a boolean" 1 "devices[0] (cpu0).p2p_memory must be true or false" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/p2p-num.json"
 # A misspelt key or value would keep a default and change the answer: refused by its JSON path.
 sed 's/"launch_us": 6/"launch_uss": 6/' "$B/server-t4-ascend-xeon.json" >"$tmp/typo-dev.json"
 check "box: misspelt device key" 1 "typo-dev.json: devices[1] (gpu0).launch_uss: unknown key" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/typo-dev.json"

@@ -46,7 +46,7 @@ run_case() {
 	[ -n "$made" ] && [ "$made" = "$want" ] || bad "$label: $made copies made, schedule has $want"
 	line=$(grep '^  pool chains:' "$out.txt")
 	sub=$(echo "$line" | sed -n 's/.*chains: \([0-9]*\) submitted by \([a-z_]*\) (\([0-9]*\) bytes).*/\1 \3/p')
-	counted=$(echo "$line" | sed -n 's/.*ump.ko counted \([0-9]*\) chains (\([0-9]*\) bytes).*/\1 \2/p')
+	counted=$(echo "$line" | sed -n 's/.*ump.ko counted \([0-9]*\) chains (\([0-9]*\) bytes.*/\1 \2/p')
 	[ -n "$sub" ] && [ "$sub" = "$counted" ] ||
 		bad "$label: submitted $sub (chains bytes), ump.ko counted $counted"
 	path=$(echo "$line" | sed -n 's/.*submitted by \([a-z_]*\) .*/\1/p')
@@ -63,6 +63,20 @@ for spec in cls:x squeezenet:input; do
 	run_case "$m-cpu-emu" "$m" "$in" "$m@cpu-emu.json" box-cpu-emu.json
 	run_case "$m-cpu-emu-ioctl" "$m" "$in" "$m@cpu-emu.json" box-cpu-emu.json --copy-ioctl
 done
+# Device memory behind P2P, where the kernel has it: copies into the two
+# accelerators' memory, staged between them (no P2P route to emu1's).
+if [ "${UMP_TEST_EXPECT_P2PMEM:-0}" = 1 ]; then
+	run_case squeezenet-cpu-p2p squeezenet input squeezenet@cpu-p2p.json box-cpu-p2p.json
+	for dev in emu0:0000:03:00.0 emu1:0000:81:00.0; do
+		grep -A1 "^  ${dev%%:*} " /tmp/rt-squeezenet-cpu-p2p.txt |
+			grep -q "its region in PCI ${dev#*:}'s P2P memory" ||
+			bad "squeezenet-cpu-p2p: ${dev%%:*} not in ${dev#*:}'s P2P memory"
+	done
+	staged=$(sed -n 's/.*bytes, \([0-9]*\) staged through host memory.*/\1/p' /tmp/rt-squeezenet-cpu-p2p.txt)
+	[ "${staged:-0}" -gt 0 ] || bad "squeezenet-cpu-p2p: nothing staged between emu0 and emu1"
+else
+	echo "== squeezenet-cpu-p2p: skipped, this kernel has no P2P memory"
+fi
 # The two NUMA nodes: each device's region where the box puts it, as the
 # kernel reports its pages.
 for c in squeezenet-2node:cpu0:0 squeezenet-2node:cpu1:1 cls-cpu-emu:emu0:1 cls-cpu-emu:cpu0:0; do

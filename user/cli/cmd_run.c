@@ -170,7 +170,9 @@ static void print_report(const struct ho_graph *g, const struct ho_rt_placement 
 		printf("           NUMA node %d (%s)", pl->dev[d].numa_node, pl->dev[d].numa_from);
 		if (r->cpu_seen[d] >= 0)
 			printf(", first node ran on CPU %d", r->cpu_seen[d]);
-		if (r->region_node[d] >= 0)
+		if (*pl->dev[d].p2p_pci)
+			printf(", its region in PCI %s's P2P memory", pl->dev[d].p2p_pci);
+		else if (r->region_node[d] >= 0)
 			printf(", its region's pages on node %d", r->region_node[d]);
 		else if (r->region_node[d] == -ENODATA)
 			printf(", its region's pages on several nodes");
@@ -216,8 +218,9 @@ static void print_report(const struct ho_graph *g, const struct ho_rt_placement 
 	printf("  pool chains: %u submitted by %s (%.0f bytes)", r->chains, r->copy_path,
 	       r->chain_bytes);
 	if (r->module_chains >= 0)
-		printf("; ump.ko counted %lld chains (%lld bytes)", (long long)r->module_chains,
-		       (long long)r->module_bytes);
+		printf("; ump.ko counted %lld chains (%lld bytes, %lld staged through host memory)",
+		       (long long)r->module_chains, (long long)r->module_bytes,
+		       (long long)r->module_staged);
 	printf("\n");
 }
 

@@ -538,6 +538,25 @@ static int ho_rt_layout(struct ho_rt *rt, struct ho_error *err)
 	if (ret)
 		return ret;
 	for (uint32_t d = 0; d < rt->n_dev; d++) {
+		if (*rt->desc[d].p2p_pci) {
+			ret = ho_pool_alloc_p2p(rt->pool, need[d] ? need[d] : 64,
+						rt->desc[d].p2p_pci, &rt->dev[d].region);
+			if (ret)
+				return ho_err(err, ret,
+					      "device %s: cannot get %llu bytes of PCI %s's P2P "
+					      "memory: %s",
+					      rt->desc[d].name, (unsigned long long)need[d],
+					      rt->desc[d].p2p_pci,
+					      ret == -EOPNOTSUPP
+						  ? "it needs ump.ko, which is not loaded"
+					      : ret == -ENODEV ? "it publishes none here (or the "
+								 "kernel has no CONFIG_PCI_P2PDMA)"
+							       : strerror(-ret));
+			rt->dev[d].region_used = need[d];
+			rt->report.region_bytes[d] = need[d];
+			rt->report.region_node[d] = -1;
+			continue;
+		}
 		ret = rt->dev[d].ops->alloc(rt->dev[d].be, rt->pool, need[d] ? need[d] : 64,
 					    rt->desc[d].numa_node >= 0 &&
 						    rt->desc[d].numa_node < ho_pool_nodes(rt->pool)

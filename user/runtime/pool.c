@@ -261,6 +261,51 @@ int ho_pool_nodes(const struct ho_pool *p)
 	return p->nodes;
 }
 
+/* The index ump.ko gives PCI device pci, federating it if it has none yet. */
+static int ump_device_index(struct ho_pool *p, const char *pci, uint32_t *index)
+{
+	unsigned int dom, bus, dev, fn;
+	struct ump_dev_info info = {0};
+	char tail;
+
+	if (sscanf(pci, "%4x:%2x:%2x.%1x%c", &dom, &bus, &dev, &fn, &tail) != 4)
+		return -EINVAL;
+	for (uint32_t i = 0; !ump_dev_info(&p->ump, i, &info) && i < info.nr_devices; i++)
+		if (info.pci_domain == dom && info.pci_bdf == (bus << 8 | dev << 3 | fn)) {
+			*index = i;
+			return info.p2pmem ? 0 : -ENODEV;
+		}
+	return ump_dev_add(&p->ump, pci, index);
+}
+
+int ho_pool_alloc_p2p(struct ho_pool *p, size_t size, const char *pci, struct ho_pool_buf *b)
+{
+	uint32_t idx, h;
+	void *ptr;
+	int ret;
+
+	if (!ho_pool_is_ump(p))
+		return -EOPNOTSUPP;
+	if (!size)
+		return -EINVAL;
+	ret = ump_device_index(p, pci, &idx);
+	if (ret)
+		return ret;
+	size = round_up(size, p->page);
+	ret = ump_alloc(&p->ump, UMP_REGION_P2P(idx), size, &h);
+	if (ret)
+		return ret;
+	ret = ump_mmap(&p->ump, h, size, &ptr);
+	if (ret) {
+		ump_free(&p->ump, h);
+		return ret;
+	}
+	/* Device memory is not zeroed by the allocator. */
+	memset(ptr, 0, size);
+	*b = (struct ho_pool_buf){.ptr = ptr, .size = size, .node = -1, .handle = h, .fd = -1};
+	return 0;
+}
+
 int ho_pool_buf_node(const struct ho_pool_buf *b)
 {
 	size_t pages = b->size / 4096, step = pages > 64 ? pages / 64 : 1;

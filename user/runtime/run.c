@@ -612,12 +612,13 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 		pthread_cond_wait(&rt->run_cond, &rt->lock);
 	pthread_mutex_unlock(&rt->lock);
 	rt->report.makespan_s = ho_clock_s() - rt->t0;
-	rt->report.module_chains = rt->report.module_bytes = -1;
+	rt->report.module_chains = rt->report.module_bytes = rt->report.module_staged = -1;
 	if (counted && !ho_pool_stats(rt->pool, &after)) {
 		rt->report.module_chains = (int64_t)(after.chains[0] + after.chains[1] -
 						     before.chains[0] - before.chains[1]);
 		rt->report.module_bytes =
 		    (int64_t)(after.bytes[0] + after.bytes[1] - before.bytes[0] - before.bytes[1]);
+		rt->report.module_staged = (int64_t)(after.staged - before.staged);
 	}
 	if (rt->run_err) {
 		*err = rt->err;

@@ -99,6 +99,9 @@ static int ho_sched_devices(struct ho_rt_placement *pl, json_t *devs, const char
 		memcpy(pl->dev[d].cores, box->dev[d].cores, sizeof(pl->dev[d].cores));
 		pl->in_place[d] = ho_box_in_place(box, (int)d);
 		ho_sched_numa_node(&pl->dev[d], &box->dev[d]);
+		if (box->dev[d].p2p_memory)
+			snprintf(pl->dev[d].p2p_pci, sizeof(pl->dev[d].p2p_pci), "%s",
+				 box->dev[d].pci);
 	}
 	snprintf(pl->box, sizeof(pl->box), "%.255s", box_path);
 out:

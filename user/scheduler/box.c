@@ -98,10 +98,10 @@ static const char *const ho_box_keys[] = {"name",    "description", "source",
 					  "host",    "mem_safety",  "small_transfer_us",
 					  "devices", "links",	    NULL};
 static const char *const ho_device_keys[] = {
-    "name",	   "kind",	 "description",	    "source",	     "peak_gflops",
-    "mem_bw_gbps", "mem_gib",	 "pj_per_flop",	    "pj_per_byte",   "idle_w",
-    "peak_w",	   "launch_us",	 "numa_node",	    "threads",	     "cores",
-    "pci",	   "efficiency", "unsupported_ops", "supported_ops", NULL};
+    "name",	     "kind",	    "description", "source", "peak_gflops", "mem_bw_gbps",
+    "mem_gib",	     "pj_per_flop", "pj_per_byte", "idle_w", "peak_w",	    "launch_us",
+    "numa_node",     "threads",	    "cores",	   "pci",    "efficiency",  "unsupported_ops",
+    "supported_ops", "p2p_memory",  NULL};
 static const char *const ho_link_keys[] = {
     "a", "b", "gbps", "latency_us", "pj_per_byte", "p2p", "shared_memory", "source", NULL};
 
@@ -259,6 +259,13 @@ static int ho_parse_device(json_t *o, uint32_t idx, struct ho_device *d, struct 
 		return ho_err(err, -EINVAL, "%s.pci must be an address like 0000:03:00.0", where);
 	if (pci)
 		snprintf(d->pci, sizeof(d->pci), "%04x:%02x:%02x.%x", dom, bus, dev, fn);
+	json_t *p2p = json_object_get(o, "p2p_memory");
+
+	if (p2p && !json_is_boolean(p2p))
+		return ho_err(err, -EINVAL, "%s.p2p_memory must be true or false", where);
+	d->p2p_memory = json_is_true(p2p);
+	if (d->p2p_memory && !pci)
+		return ho_err(err, -EINVAL, "%s.p2p_memory: say whose, with pci", where);
 	eff = json_object_get(o, "efficiency");
 	if (eff && !json_is_object(eff))
 		return ho_err(err, -EINVAL, "%s.efficiency must map op classes to (0, 1]", where);
