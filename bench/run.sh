@@ -48,4 +48,9 @@ echo
 echo "== ump.ko inside a QEMU guest (TCG, Debian's kernel): copy bandwidth vs memcpy, chains/s ioctl vs io_uring"
 UMP_DMA_TESTS= UMP_WORK_SUFFIX=bench sh "$ROOT/scripts/qemu/run-tests.sh" debian ump_bench >/dev/null ||
 	echo "ump bench: guest run failed, see build/qemu-debian-bench/serial.log"
-grep -aE '^(copy host|chains/s)' "$ROOT/build/qemu-debian-bench/serial.log.txt" || true
+grep -aE '^(copy host|chains/s)' "$ROOT/build/qemu-debian-bench/serial.log" || true
+echo
+echo "== the runtime on ump.ko inside the guest: the classifier's copies through io_uring vs ioctls"
+UMP_DMA_TESTS= UMP_WORK_SUFFIX=bench-rt sh "$ROOT/scripts/qemu/run-tests.sh" debian runtime_bench >/dev/null ||
+	echo "runtime bench: guest run failed, see build/qemu-debian-bench-rt/serial.log"
+grep -a '^classifier cpu+emu' "$ROOT/build/qemu-debian-bench-rt/serial.log" || true

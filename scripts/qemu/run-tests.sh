@@ -71,10 +71,12 @@ CC=${CC:-gcc}
 for t in $TESTS $DMA_TESTS $UNLOAD_TEST accounting; do
 	# A guest script that runs the heteroopt command, with the files its
 	# host half (.prep.sh) makes with the same command here.
-	if [ -f "$ROOT/tests/guest/$t.sh" ]; then
+	script=$ROOT/tests/guest/$t.sh
+	[ -f "$script" ] || script=$ROOT/bench/guest/$t.sh
+	if [ -f "$script" ]; then
 		[ -x "$ROOT/build/heteroopt" ] || { echo "run-tests.sh: $t needs build/heteroopt (make all)" >&2; exit 1; }
-		cp "$ROOT/tests/guest/$t.sh" "$WORK/root/bin/ump-tests/$t"
-		sh "$ROOT/tests/guest/$t.prep.sh" "$ROOT/build/heteroopt" \
+		cp "$script" "$WORK/root/bin/ump-tests/$t"
+		sh "${script%.sh}.prep.sh" "$ROOT/build/heteroopt" \
 			"${HETEROOPT_MODELS:-${HETEROOPT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/heteroopt}/models}" \
 			"$WORK/root/data/$t" >>"$WORK/tests-build.log" 2>&1 ||
 			{ cat "$WORK/tests-build.log"; exit 1; }
