@@ -488,6 +488,37 @@ out:
 }
 
 /* Where every tensor lives and which devices need a replica; then the regions. */
+/*
+ * Device d's region of size bytes: in the P2P memory of the PCI device its
+ * box names, else from its backend on its NUMA node.
+ */
+static int ho_rt_region_alloc(struct ho_rt *rt, uint32_t d, uint64_t size, struct ho_error *err)
+{
+	const struct ho_rt_device *dd = &rt->desc[d];
+	int ret;
+
+	if (*dd->p2p_pci) {
+		ret =
+		    ho_pool_alloc_p2p(rt->pool, size ? size : 64, dd->p2p_pci, &rt->dev[d].region);
+		return ret ? ho_err(err, ret,
+				    "device %s: cannot get %llu bytes of PCI %s's P2P memory: %s",
+				    dd->name, (unsigned long long)size, dd->p2p_pci,
+				    ret == -EOPNOTSUPP ? "it needs ump.ko, which is not loaded"
+				    : ret == -ENODEV
+					? "it publishes none here (or the kernel has no "
+					  "CONFIG_PCI_P2PDMA)"
+					: strerror(-ret))
+			   : 0;
+	}
+	ret = rt->dev[d].ops->alloc(
+	    rt->dev[d].be, rt->pool, size ? size : 64,
+	    dd->numa_node >= 0 && dd->numa_node < ho_pool_nodes(rt->pool) ? dd->numa_node : 0,
+	    &rt->dev[d].region);
+	return ret ? ho_err(err, ret, "device %s: cannot get %llu bytes from the pool", dd->name,
+			    (unsigned long long)size)
+		   : 0;
+}
+
 static int ho_rt_layout(struct ho_rt *rt, struct ho_error *err)
 {
 	const struct ho_graph *g = rt->g;
@@ -538,37 +569,14 @@ static int ho_rt_layout(struct ho_rt *rt, struct ho_error *err)
 	if (ret)
 		return ret;
 	for (uint32_t d = 0; d < rt->n_dev; d++) {
-		if (*rt->desc[d].p2p_pci) {
-			ret = ho_pool_alloc_p2p(rt->pool, need[d] ? need[d] : 64,
-						rt->desc[d].p2p_pci, &rt->dev[d].region);
-			if (ret)
-				return ho_err(err, ret,
-					      "device %s: cannot get %llu bytes of PCI %s's P2P "
-					      "memory: %s",
-					      rt->desc[d].name, (unsigned long long)need[d],
-					      rt->desc[d].p2p_pci,
-					      ret == -EOPNOTSUPP
-						  ? "it needs ump.ko, which is not loaded"
-					      : ret == -ENODEV ? "it publishes none here (or the "
-								 "kernel has no CONFIG_PCI_P2PDMA)"
-							       : strerror(-ret));
-			rt->dev[d].region_used = need[d];
-			rt->report.region_bytes[d] = need[d];
-			rt->report.region_node[d] = -1;
-			continue;
-		}
-		ret = rt->dev[d].ops->alloc(rt->dev[d].be, rt->pool, need[d] ? need[d] : 64,
-					    rt->desc[d].numa_node >= 0 &&
-						    rt->desc[d].numa_node < ho_pool_nodes(rt->pool)
-						? rt->desc[d].numa_node
-						: 0,
-					    &rt->dev[d].region);
+		ret = ho_rt_region_alloc(rt, d, need[d], err);
 		if (ret)
-			return ho_err(err, ret, "device %s: cannot get %llu bytes from the pool",
-				      rt->desc[d].name, (unsigned long long)need[d]);
+			return ret;
 		rt->dev[d].region_used = need[d];
 		rt->report.region_bytes[d] = need[d];
-		rt->report.region_node[d] = ho_pool_buf_node(&rt->dev[d].region);
+		/* device memory (node -1) has no node to ask about */
+		rt->report.region_node[d] =
+		    rt->dev[d].region.node < 0 ? -1 : ho_pool_buf_node(&rt->dev[d].region);
 	}
 	/* Aliases share their source's bytes: point, do not place. */
 	for (uint32_t t = 0; t < g->n_tensors; t++) {

@@ -22,14 +22,16 @@ static size_t round_up(size_t v, size_t to)
 
 /* ---- ump ---------------------------------------------------------------- */
 
-static int ump_backend_alloc(struct ho_pool *p, size_t size, int node, struct ho_pool_buf *b)
+/* A ump buffer in region, mapped; node is what b says of where it is. */
+static int ump_alloc_mapped(struct ho_pool *p, uint32_t region, size_t size, int node,
+			    struct ho_pool_buf *b)
 {
 	uint32_t h;
 	void *ptr;
 	int ret;
 
 	size = round_up(size, p->page);
-	ret = ump_alloc(&p->ump, UMP_REGION_HOST((uint32_t)node), size, &h);
+	ret = ump_alloc(&p->ump, region, size, &h);
 	if (ret)
 		return ret;
 	ret = ump_mmap(&p->ump, h, size, &ptr);
@@ -39,6 +41,11 @@ static int ump_backend_alloc(struct ho_pool *p, size_t size, int node, struct ho
 	}
 	*b = (struct ho_pool_buf){.ptr = ptr, .size = size, .node = node, .handle = h, .fd = -1};
 	return 0;
+}
+
+static int ump_backend_alloc(struct ho_pool *p, size_t size, int node, struct ho_pool_buf *b)
+{
+	return ump_alloc_mapped(p, UMP_REGION_HOST((uint32_t)node), size, node, b);
 }
 
 static void ump_backend_free(struct ho_pool *p, struct ho_pool_buf *b)
@@ -280,8 +287,7 @@ static int ump_device_index(struct ho_pool *p, const char *pci, uint32_t *index)
 
 int ho_pool_alloc_p2p(struct ho_pool *p, size_t size, const char *pci, struct ho_pool_buf *b)
 {
-	uint32_t idx, h;
-	void *ptr;
+	uint32_t idx;
 	int ret;
 
 	if (!ho_pool_is_ump(p))
@@ -289,26 +295,17 @@ int ho_pool_alloc_p2p(struct ho_pool *p, size_t size, const char *pci, struct ho
 	if (!size)
 		return -EINVAL;
 	ret = ump_device_index(p, pci, &idx);
-	if (ret)
-		return ret;
-	size = round_up(size, p->page);
-	ret = ump_alloc(&p->ump, UMP_REGION_P2P(idx), size, &h);
-	if (ret)
-		return ret;
-	ret = ump_mmap(&p->ump, h, size, &ptr);
-	if (ret) {
-		ump_free(&p->ump, h);
-		return ret;
-	}
-	/* Device memory is not zeroed by the allocator. */
-	memset(ptr, 0, size);
-	*b = (struct ho_pool_buf){.ptr = ptr, .size = size, .node = -1, .handle = h, .fd = -1};
-	return 0;
+	if (!ret)
+		ret = ump_alloc_mapped(p, UMP_REGION_P2P(idx), size, -1, b);
+	if (!ret)
+		memset(b->ptr, 0, b->size); /* device memory is not zeroed by the allocator */
+	return ret;
 }
 
 int ho_pool_buf_node(const struct ho_pool_buf *b)
 {
-	size_t pages = b->size / 4096, step = pages > 64 ? pages / 64 : 1;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), pages = b->size / page;
+	size_t step = pages > 64 ? pages / 64 : 1;
 	int node = -1;
 
 	if (numa_available() < 0)
@@ -316,7 +313,7 @@ int ho_pool_buf_node(const struct ho_pool_buf *b)
 	for (size_t i = 0; i < pages; i += step) {
 		int here = -1;
 
-		if (get_mempolicy(&here, NULL, 0, (char *)b->ptr + i * 4096,
+		if (get_mempolicy(&here, NULL, 0, (char *)b->ptr + i * page,
 				  MPOL_F_NODE | MPOL_F_ADDR))
 			return -errno;
 		if (node >= 0 && here != node)

@@ -28,7 +28,8 @@ struct ho_pool_slot {
 struct ho_pool_queue_ops {
 	const char *path;
 	int (*open)(struct ho_pool_queue *q);
-	int (*submit)(struct ho_pool_queue *q, uint32_t slot);
+	/* start slot's chain c[0..slot.n), keeping in the slot what it reads until it ends */
+	int (*submit)(struct ho_pool_queue *q, uint32_t slot, const struct ho_pool_copy *c);
 	int (*flush)(struct ho_pool_queue *q);
 	/* one finished slot, waiting for it if wait; -EAGAIN: none yet */
 	int (*reap_one)(struct ho_pool_queue *q, bool wait, uint32_t *slot);
@@ -48,7 +49,6 @@ struct ho_pool_queue {
 	unsigned int head, tail, started;
 	/* io_uring */
 	struct io_uring ring;
-	bool ring_up;
 	unsigned int unflushed; /* SQEs prepared, not yet submitted */
 	/* the copy thread: order[head..started) copied, [started..tail) to copy */
 	pthread_t thread;
@@ -57,24 +57,37 @@ struct ho_pool_queue {
 	pthread_cond_t work, done;
 };
 
+/* The chain as ump.ko's descriptors, kept in the slot: the module reads them at issue. */
+static int slot_descs(struct ho_pool_slot *s, const struct ho_pool_copy *c)
+{
+	s->desc = malloc(s->n * sizeof(*s->desc));
+	if (!s->desc)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < s->n; i++)
+		s->desc[i] = (struct ump_copy_desc){c[i].src->handle, c[i].dst->handle,
+						    c[i].src_off, c[i].dst_off, c[i].len};
+	return 0;
+}
+
 /* ---- io_uring ----------------------------------------------------------- */
 
 static int uring_open(struct ho_pool_queue *q)
 {
 	/* Twice the depth in completions: the ring never overflows. */
 	struct io_uring_params prm = {.flags = IORING_SETUP_CQSIZE, .cq_entries = 2 * q->depth};
-	int ret = io_uring_queue_init_params(q->depth, &q->ring, &prm);
-
-	q->ring_up = !ret;
-	return ret;
+	return io_uring_queue_init_params(q->depth, &q->ring, &prm);
 }
 
-static int uring_submit(struct ho_pool_queue *q, uint32_t id)
+static int uring_submit(struct ho_pool_queue *q, uint32_t id, const struct ho_pool_copy *c)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
+	int ret;
 
 	if (!sqe)
 		return -EBUSY; /* cannot happen: in flight never passes the ring's size */
+	ret = slot_descs(&q->slot[id], c);
+	if (ret)
+		return ret; /* the SQE goes back unused: nothing was written to it */
 	ump_prep_submit(sqe, q->p->ump.fd, q->slot[id].desc, q->slot[id].n, id);
 	q->unflushed++;
 	return 0;
@@ -118,8 +131,7 @@ static int uring_reap_one(struct ho_pool_queue *q, bool wait, uint32_t *id)
 
 static void uring_close(struct ho_pool_queue *q)
 {
-	if (q->ring_up)
-		io_uring_queue_exit(&q->ring);
+	io_uring_queue_exit(&q->ring);
 }
 
 static const struct ho_pool_queue_ops uring_queue_ops = {
@@ -139,11 +151,16 @@ static int ioctl_open(struct ho_pool_queue *q)
 	return 0;
 }
 
-static int ioctl_submit(struct ho_pool_queue *q, uint32_t id)
+static int ioctl_submit(struct ho_pool_queue *q, uint32_t id, const struct ho_pool_copy *c)
 {
 	struct ho_pool_slot *s = &q->slot[id];
+	int ret = slot_descs(s, c);
 
-	return ump_submit(&q->p->ump, s->desc, s->n, id, &s->chain);
+	if (!ret)
+		ret = ump_submit(&q->p->ump, s->desc, s->n, id, &s->chain);
+	if (!ret)
+		q->order[q->tail++ % q->depth] = id;
+	return ret;
 }
 
 static int ioctl_flush(struct ho_pool_queue *q)
@@ -163,6 +180,7 @@ static int ioctl_reap_one(struct ho_pool_queue *q, bool wait, uint32_t *id)
 	if (ret)
 		return ret == -ETIME ? -EAGAIN : ret;
 	q->slot[*id].status = w.status;
+	q->head++;
 	return 0;
 }
 
@@ -213,9 +231,14 @@ static int thread_open(struct ho_pool_queue *q)
 	return 0;
 }
 
-static int thread_submit(struct ho_pool_queue *q, uint32_t id)
+static int thread_submit(struct ho_pool_queue *q, uint32_t id, const struct ho_pool_copy *c)
 {
-	(void)id; /* already in order[]: the thread takes it from there */
+	struct ho_pool_slot *s = &q->slot[id];
+
+	s->copy = malloc(s->n * sizeof(*c));
+	if (!s->copy)
+		return -ENOMEM;
+	memcpy(s->copy, c, s->n * sizeof(*c));
 	/* Made on the first chain: a queue used only by ho_pool_queue_copy needs none. */
 	if (!q->thread_up) {
 		int ret = pthread_create(&q->thread, NULL, copy_thread, q);
@@ -225,7 +248,7 @@ static int thread_submit(struct ho_pool_queue *q, uint32_t id)
 		q->thread_up = true;
 	}
 	pthread_mutex_lock(&q->lock);
-	q->tail++;
+	q->order[q->tail++ % q->depth] = id;
 	pthread_cond_signal(&q->work);
 	pthread_mutex_unlock(&q->lock);
 	return 0;
@@ -247,7 +270,7 @@ static int thread_reap_one(struct ho_pool_queue *q, bool wait, uint32_t *id)
 	if (q->started == q->head)
 		ret = -EAGAIN;
 	else
-		*id = q->order[q->head % q->depth];
+		*id = q->order[q->head++ % q->depth];
 	pthread_mutex_unlock(&q->lock);
 	return ret;
 }
@@ -376,34 +399,13 @@ int ho_pool_submit(struct ho_pool_queue *q, const struct ho_pool_copy *c, unsign
 	id = q->free_slots[--q->n_free];
 	s = &q->slot[id];
 	*s = (struct ho_pool_slot){.tag = tag, .n = n};
-	if (q->ops == &thread_queue_ops) {
-		s->copy = malloc(n * sizeof(*c));
-		if (s->copy)
-			memcpy(s->copy, c, n * sizeof(*c));
-	} else {
-		s->desc = malloc(n * sizeof(*s->desc));
-		for (unsigned int i = 0; s->desc && i < n; i++)
-			s->desc[i] = (struct ump_copy_desc){c[i].src->handle, c[i].dst->handle,
-							    c[i].src_off, c[i].dst_off, c[i].len};
-	}
-	if (!s->copy && !s->desc) {
-		ret = -ENOMEM;
-		goto err_slot;
-	}
-	q->order[q->tail % q->depth] = id;
-	if (q->ops != &thread_queue_ops)
-		q->tail++; /* the copy thread's submit publishes it under its lock */
-	ret = q->ops->submit(q, id);
+	ret = q->ops->submit(q, id, c);
 	if (ret) {
-		q->tail--;
-		goto err_slot;
+		slot_release(q, id);
+		return ret;
 	}
 	q->in_flight++;
 	return 0;
-
-err_slot:
-	slot_release(q, id);
-	return ret;
 }
 
 int ho_pool_flush(struct ho_pool_queue *q)
@@ -424,7 +426,6 @@ int ho_pool_reap(struct ho_pool_queue *q, struct ho_pool_done *out, unsigned int
 		if (ret)
 			return got ? (int)got : ret;
 		out[got++] = (struct ho_pool_done){q->slot[id].tag, q->slot[id].status};
-		q->head++; /* order[] is read by the paths that complete in order */
 		q->in_flight--;
 		slot_release(q, id);
 	}

@@ -242,11 +242,10 @@ static bool ho_rt_copy_batch(struct ho_rt *rt, struct ho_rt_dev *dv)
 	if (n < 0) {
 		struct ho_error e;
 
+		/* What is in flight still writes the region: the copier's loop comes
+		 * back here to reap it, submitting nothing more once the run failed. */
 		ho_err(&e, n, "waiting for the copies into %s failed", rt->desc[dv->idx].name);
 		ho_rt_fail(rt, n, &e);
-		/* What is in flight still writes the region: let it end in this run. */
-		for (int k = 0; k < 3 && n < 0 && ho_pool_queue_in_flight(dv->copyq); k++)
-			n = ho_pool_reap(dv->copyq, done, 64, 1);
 	}
 	for (int i = 0; i < n; i++)
 		if (done[i].status)
