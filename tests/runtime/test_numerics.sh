@@ -160,9 +160,20 @@ for ref in "$T/ix.ort"/*.npy; do
 done
 # An int8 CNN in ONNX's QLinear form (per-channel weights, a grouped strided
 # convolution, an unsigned-weight QLinearMatMul) and a ConvInteger with
-# asymmetric pads: every tensor, the integer ones too, equal to ONNX Runtime's.
+# asymmetric pads: every tensor, the integer ones too, equal to the exact
+# NumPy reference, and to ONNX Runtime's where its kernels are exact: on a
+# CPU without VNNI its u8s8 sums saturate at 16 bits (vpmaddubsw), as
+# oneDNN's do (seen on an AMD EPYC with AVX2: 3% of q2's range off).
+$PY "$ROOT/tests/runtime/int8_ref.py" "$M/int8_cnn.onnx" "$M/int8_cnn.in.npy" "$T/q8.np"
 node "$ROOT/tests/runtime/ort_ref.js" "$M/int8_cnn.onnx" "$T/q8.ort" "x=$M/int8_cnn.in.npy"
 "$HO" run "$M/int8_cnn.onnx" --input "x=$M/int8_cnn.in.npy" -o "$T/q8.ho" >/dev/null
-for ref in "$T/q8.ort"/*.npy; do
-	$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/q8.ho/$(basename "$ref")" "int8_cnn $(basename "$ref" .npy) vs ONNX Runtime" 0
+vnni=$(grep -qwE 'avx512_vnni|avx_vnni' /proc/cpuinfo && echo 1 || echo 0)
+for ref in "$T/q8.np"/*.npy; do
+	f=$(basename "$ref")
+	$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/q8.ho/$f" "int8_cnn ${f%.npy} vs the exact reference" 0
+	if [ "$vnni" = 1 ]; then
+		$PY "$ROOT/tests/runtime/compare.py" "$T/q8.ort/$f" "$T/q8.ho/$f" "int8_cnn ${f%.npy} vs ONNX Runtime" 0
+	else
+		$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/q8.ort/$f" "(ONNX Runtime without VNNI, not checked) ${f%.npy}" 1 || :
+	fi
 done
