@@ -123,6 +123,8 @@ struct ho_probe_model {
 
 struct ho_probe_opts {
 	bool quick; /* fewer shapes and repeats: under 20 s on two cores */
+	/* Only the links: the hand-off and pool copies between each pair of devices. */
+	bool links_only;
 	const struct ho_probe_model *models;
 	uint32_t n_models;
 	/* Called as each step starts; done/total counts steps.  NULL: silent. */

@@ -36,6 +36,8 @@ struct ho_rt;
 
 #define HO_RT_MAX_DEVICES 16
 #define HO_RT_CORE_WORDS 4 /* CPU ids 0..255 */
+/* The most copies into one device its copy thread keeps in flight on the pool's queue. */
+#define HO_RT_COPY_DEPTH 64
 
 enum ho_rt_backend { HO_RT_CPU = 0, HO_RT_EMU = 1 };
 

@@ -66,7 +66,13 @@ for name, d in p["devices"].items():
     assert d["launch_us"] >= 0 and d["mem_bw_gbps"] > 0, d["launch_us"]
 (l,) = p["links"]
 assert l["a"] == "cpu0" and l["b"] == "cpu1" and l["latency_us"] >= 0 and l["gbps"] > 0, l
-assert l["copy"]["by_size"][0][0] == 4096 and l["copy"]["saturates_at_bytes"] >= 4096, l["copy"]
+# this machine has no ump.ko: the runtime's copies go through the user-space pool's copy thread
+(c,) = l["copies"]
+assert c["path"] == "copy thread" and c["pool"].startswith("user-space fallback"), c
+assert c["by_size"][0][0] == 4096 and c["saturates_at_bytes"] >= 4096 and c["gbps"] == l["gbps"], c
+assert [r[0] for r in c["by_size"]] == [4096 * 4 ** k for k in range(7)], c["by_size"]
+assert c["latency_us"] > 0 and 0 < c["burst_us_per_chain"] and c["burst_chains"] == 64, c
+assert c["chains"] >= 7 * 5 + 64 * 5, c["chains"]
 assert sorted((x["device"], x["beside"]) for x in p["interference"]) == [("cpu0", "cpu1"), ("cpu1", "cpu0")]
 assert all(x["memory"] >= 1 and x["compute"] >= 1 for x in p["interference"]), p["interference"]
 assert p["probe"]["quick"] is True and isinstance(p["probe"]["flagged"], list), p["probe"]
@@ -126,6 +132,24 @@ check "--resume of another model's schedule" 1 "--resume $tmp/s.json: made for" 
 	$EXE schedule "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/box.json" --quiet --resume "$tmp/s.json" -o "$tmp/nope.json"
 check "calibrate -o without a profile" 2 "give it with --profile" -- \
 	$EXE calibrate "$SQ" --shape input=1x3x224x224 --box "$tmp/box.json" -o "$tmp/nope.json"
+# Only the links: the hand-off and every copy path, no device measured; the
+# profile plans as any other (the box's figures for the devices).
+check "--links-only: hand-off and the copy paths, a line each" 0 "  copy thread 4 KiB in " -- \
+	$EXE probe --box "$tmp/box.json" --links-only --quick -o "$tmp/links.json"
+check "--links-only: links and no devices in the profile" 0 "" -- $PY - "$tmp/links.json" <<'PYEOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+(l,) = p["links"]
+assert p["devices"] == {} and p["interference"] == [] and p["probe"]["links_only"], p
+assert l["latency_us"] >= 0 and [c["path"] for c in l["copies"]] == ["copy thread"], l
+PYEOF
+check "--links-only: the profile plans" 0 "wrote $tmp/sl.json" -- \
+	$EXE schedule "$SQ" --shape input=1x3x224x224 --box "$tmp/box.json" --profile "$tmp/links.json" --quiet --generations 5 -o "$tmp/sl.json"
+ONE_LINE_ERRORS=1
+check "--links-only with a model" 2 "--links-only measures no model" -- \
+	$EXE probe --box "$tmp/box.json" --links-only --model "$SQ" -o "$tmp/nope.json"
+ONE_LINE_ERRORS=0
+
 # Hand-edited and corrupt profiles: one line naming the file and the entry.
 edit() { # edit NAME PYTHON-STATEMENT-ON-p
 	$PY -c "
@@ -141,11 +165,13 @@ edit slow "p['interference'][0]['memory'] = 0.5"
 edit link "p['links'][0]['b'] = 'gpu7'"
 edit cls "p['devices']['cpu0']['kernel_models']['fft'] = p['devices']['cpu0']['kernel_models']['conv']"
 edit bw "p['devices']['cpu1']['bandwidth_by_size'][0]['gbps'] = 0"
+edit copies "p['links'][0]['copies'] = {'path': 'io_uring'}"
 head -c 3000 "$tmp/p.json" >"$tmp/cut.json"
 for c in "neg:kernel_models.conv.gbps must be a number >= 0" "key:devices.cpu1.launch_uss: unknown key" \
 	"order:in increasing work" "slow:interference[0].memory must be a slowdown" \
 	"link:links[0].b must name a device" "cls:kernel_models.fft: not a kernel class" \
-	"bw:devices.cpu1.bandwidth_by_size[0] must be" "cut:$tmp/cut.json:"; do
+	"bw:devices.cpu1.bandwidth_by_size[0] must be" "copies:links[0].copies must be a list" \
+	"cut:$tmp/cut.json:"; do
 	check "profile ${c%%:*}: refused" 1 "${c#*:}" -- \
 		$EXE schedule "$SQ" --shape input=1x3x224x224 --box "$tmp/box.json" --profile "$tmp/${c%%:*}.json" --quiet -o "$tmp/nope.json"
 done

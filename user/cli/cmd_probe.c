@@ -3,6 +3,7 @@
  * heteroopt probe: measure this machine and write the profile the cost
  * model reads (probes/), or, with --write-box, a box describing it.
  */
+#include <jansson.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -18,7 +19,7 @@ struct probe_args {
 	const char *box, *out;
 	struct cli_list models, shapes;
 	unsigned long long split;
-	bool quick, write_box, quiet;
+	bool quick, links_only, write_box, quiet;
 };
 
 #define PA(field) offsetof(struct probe_args, field)
@@ -33,6 +34,10 @@ static const struct cli_opt probe_opts[] = {
      "fewer shapes and repeats (under 20 s on two cores); the\ndefault is the full sweep (under "
      "2 minutes)",
      PA(quick), 0, 0},
+    {"--links-only", NULL, CLI_FLAG, NULL,
+     "measure only the links between the box's devices: the\nhand-off and pool copies through "
+     "every path (io_uring,\nioctl, the user-space fallback's copy thread)",
+     PA(links_only), 0, 0},
     {"--model", NULL, CLI_LIST, "M.onnx",
      "also measure every node of this model in place, as a\nfamily the cost model scales to other "
      "sizes (repeatable)",
@@ -51,7 +56,7 @@ static const struct cli_opt probe_opts[] = {
 
 static const struct cli_command probe_cmd = {
     .name = "probe",
-    .usage = "--box BOX.json [--quick] [--model M.onnx ...] -o PROFILE.json\n"
+    .usage = "--box BOX.json [--quick] [--links-only | --model M.onnx ...] -o PROFILE.json\n"
 	     "       heteroopt probe --write-box [--split N] -o BOX.json",
     .about = "Measure the box's devices on this machine with the runtime's own kernels and\n"
 	     "pool: a sweep of kernels per class, fitted per class; bandwidth by size and\n"
@@ -60,6 +65,35 @@ static const struct cli_command probe_cmd = {
 	     "stays noisy is flagged in the profile.  Ctrl-C leaves no file.",
     .opts = probe_opts,
 };
+
+/* The copy paths the profile holds, a line each: what a pool copy costs on this machine. */
+static void probe_print_copies(const char *path)
+{
+	json_t *doc = json_load_file(path, 0, NULL), *link, *c;
+	size_t i, k;
+
+	json_array_foreach(json_object_get(doc, "links"), i, link)
+	{
+		printf("probe: %s and %s: hand-off %.1f us; pool copies:\n",
+		       json_string_value(json_object_get(link, "a")),
+		       json_string_value(json_object_get(link, "b")),
+		       json_number_value(json_object_get(link, "latency_us")));
+		json_array_foreach(json_object_get(link, "copies"), k, c)
+		{
+			printf("  %-11s 4 KiB in %.1f us, %.1f us each of %d in flight, %.2f GB/s "
+			       "from %.0f KiB; %" JSON_INTEGER_FORMAT " chains (%s)\n",
+			       json_string_value(json_object_get(c, "path")),
+			       json_number_value(json_object_get(c, "latency_us")),
+			       json_number_value(json_object_get(c, "burst_us_per_chain")),
+			       (int)json_integer_value(json_object_get(c, "burst_chains")),
+			       json_number_value(json_object_get(c, "gbps")),
+			       json_number_value(json_object_get(c, "saturates_at_bytes")) / 1024,
+			       json_integer_value(json_object_get(c, "chains")),
+			       json_string_value(json_object_get(c, "pool")));
+		}
+	}
+	json_decref(doc);
+}
 
 static volatile sig_atomic_t probe_stop;
 
@@ -100,7 +134,7 @@ int cmd_probe(int argc, char **argv)
 		return 2;
 	}
 	if (a.write_box) {
-		if (a.box || a.models.n || a.quick) {
+		if (a.box || a.models.n || a.quick || a.links_only) {
 			cli_error("probe: --write-box takes only --split and -o");
 			return 2;
 		}
@@ -140,7 +174,12 @@ int cmd_probe(int argc, char **argv)
 		models[i] = (struct ho_probe_model){spec, model_shapes[i], n};
 	}
 	tty = !a.quiet && isatty(STDERR_FILENO);
+	if (a.links_only && a.models.n) {
+		cli_error("probe: --links-only measures no model (--model)");
+		return 2;
+	}
 	po.quick = a.quick;
+	po.links_only = a.links_only;
 	po.models = models;
 	po.n_models = (uint32_t)a.models.n;
 	po.progress = tty ? probe_progress_line : NULL;
@@ -157,5 +196,6 @@ int cmd_probe(int argc, char **argv)
 		return probe_stop ? 130 : 1;
 	}
 	printf("probe: wrote %s\n", a.out);
+	probe_print_copies(a.out);
 	return 0;
 }

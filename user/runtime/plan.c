@@ -793,7 +793,7 @@ int ho_rt_move(struct ho_rt *rt, uint32_t id, uint32_t d, struct ho_error *err)
 
 /*
  * The copy queues of dv: its copy thread's, deep enough for every copy into
- * it to be in flight at once (up to 64), and its worker's own, for the
+ * it to be in flight at once (up to HO_RT_COPY_DEPTH), and its worker's own, for the
  * copies it waits for (alias moves, and copies it takes when idle).
  */
 static int ho_rt_queues(struct ho_rt *rt, struct ho_rt_dev *dv, bool by_ioctl, struct ho_error *err)
@@ -801,7 +801,7 @@ static int ho_rt_queues(struct ho_rt *rt, struct ho_rt_dev *dv, bool by_ioctl, s
 	unsigned int flags = by_ioctl ? HO_POOL_QUEUE_IOCTL : 0;
 	int ret = 0;
 
-	dv->copy_depth = dv->cq_cap < 64 ? dv->cq_cap : 64;
+	dv->copy_depth = dv->cq_cap < HO_RT_COPY_DEPTH ? dv->cq_cap : HO_RT_COPY_DEPTH;
 	if (dv->cq_cap)
 		ret = ho_pool_queue_open(rt->pool, dv->copy_depth, flags, &dv->copyq);
 	if (!ret)

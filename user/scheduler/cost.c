@@ -96,8 +96,7 @@ static const char *const ho_profile_dev_keys[] = {"peak_gflops",
 						  NULL};
 static const char *const ho_profile_model_keys[] = {"fixed_us", "gflops",    "gbps",
 						    "points",	"fit_error", NULL};
-static const char *const ho_profile_link_keys[] = {
-    "a", "b", "latency_us", "gbps", "copy", "copy_fallback", NULL};
+static const char *const ho_profile_link_keys[] = {"a", "b", "latency_us", "gbps", "copies", NULL};
 static const char *const ho_profile_slow_keys[] = {"device", "beside", "memory", "compute", NULL};
 
 /* kernel_models: per class, a fitted model; every figure a number >= 0. */
@@ -326,7 +325,8 @@ static int ho_profile_pairs(struct ho_profile *prof, const struct ho_box *box, s
 	json_array_foreach(links, i, v)
 	{
 		int a, b;
-		json_t *lat, *bw;
+		json_t *lat, *bw, *copies, *c;
+		size_t k;
 
 		snprintf(what, sizeof(what), "links[%zu]", i);
 		if (!json_is_object(v))
@@ -336,6 +336,18 @@ static int ho_profile_pairs(struct ho_profile *prof, const struct ho_box *box, s
 		if ((a = ho_profile_pair_dev(prof, box, v, "a", what, err)) < 0 ||
 		    (b = ho_profile_pair_dev(prof, box, v, "b", what, err)) < 0)
 			return err->code;
+		/* the copy paths measured, kept for people: only their shape is checked */
+		copies = json_object_get(v, "copies");
+		if (copies && !json_is_array(copies))
+			return ho_err(err, -EINVAL, "%s: %s.copies must be a list", prof->path,
+				      what);
+		json_array_foreach(copies, k,
+				   c) if (!json_is_object(c) ||
+					  !json_is_string(json_object_get(
+					      c, "path"))) return ho_err(err, -EINVAL,
+									 "%s: %s.copies[%zu] must "
+									 "be an object with a path",
+									 prof->path, what, k);
 		lat = json_object_get(v, "latency_us");
 		bw = json_object_get(v, "gbps");
 		if ((lat && (!json_is_number(lat) || !(json_number_value(lat) >= 0))) ||
