@@ -270,6 +270,30 @@ def int8_cnn():
     save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), "int8_cnn.onnx")
 
 
+def int8_wide():
+    """A MatMulInteger and a ConvInteger whose sums pass 2^24: the runtime may not take
+    them to oneDNN's float32 kernels (as it does int8_cnn's on a CPU without VNNI), where
+    they would round. The constant weights make each column's sum odd."""
+    rng = np.random.default_rng(13)
+    x = rng.integers(200, 256, (2, 4096), dtype=np.uint8)
+    x[0] = 255
+    np.save(os.path.join(OUT, "int8_wide.in.npy"), x)
+    w = np.full((4096, 3), 127, np.int8)
+    w[0] = [126, -128, 1]
+    wc = np.full((2, 256, 4, 4), -127, np.int8)
+    wc[:, 0, 0, 0] = 3
+    init = [numpy_helper.from_array(v, n) for n, v in [
+        ("w", w), ("wc", wc), ("img", np.array([2, 256, 4, 4], np.int64))]]
+    g = helper.make_graph([
+        helper.make_node("MatMulInteger", ["x", "w"], ["prod"], name="prod"),
+        helper.make_node("Reshape", ["x", "img"], ["ximg"], name="image"),
+        helper.make_node("ConvInteger", ["ximg", "wc"], ["sums"], name="sums")],
+        "int8_wide", [helper.make_tensor_value_info("x", TensorProto.UINT8, [2, 4096])],
+        [helper.make_tensor_value_info("prod", TensorProto.INT32, [2, 3]),
+         helper.make_tensor_value_info("sums", TensorProto.INT32, [2, 2, 1, 1])], init)
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), "int8_wide.onnx")
+
+
 def conv_bn_training():
     """A Conv, then a BatchNormalization in training mode (the batch's own statistics): no
     weights can hold it, so it must not be folded into the Conv. Reference: PyTorch."""
@@ -587,6 +611,7 @@ def main():
     if "tiny" in what:
         tiny_models()
         int8_cnn()
+        int8_wide()
         conv_bn_training()
         scripted_loop()
     if "transformer" in what:

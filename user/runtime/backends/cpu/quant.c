@@ -15,7 +15,12 @@
  * the requantisation stays this file's, because oneDNN adds the output zero
  * point before rounding and ONNX Runtime after (they differ at odd zero
  * points on ties).  oneDNN's int8 primitives take no unsigned weights and no
- * weight zero points, so other weights stay loops.
+ * weight zero points, and are exact only with VNNI (below).
+ *
+ * Elsewhere, with constant weights whose every sum stays below 2^24 in
+ * magnitude, the products run on oneDNN's float32 primitive over x and w
+ * less their zero points: each product and partial sum is then an integer a
+ * float32 holds exactly, in any order of summation.  Other nodes stay loops.
  */
 #include <errno.h>
 #include <math.h>
@@ -44,8 +49,9 @@ struct ho_quant {
 	/* conv: N x C x D x H x W (missing spatial axes are 1), M output channels */
 	int64_t cn, cc, cm, group, in_sp[3], out_sp[3], ker[3], stride[3], dil[3], pad[3];
 	/* conv on oneDNN (the kernel's prim): its int32 sums (y itself for ConvInteger), x's
-	 * zero point, the stream it runs on */
+	 * zero point, the stream it runs on; in float32, x less its zero point and the sums */
 	int32_t *acc, xz32;
+	float *xf, *yf;
 	dnnl_stream_t stream;
 };
 
@@ -224,6 +230,10 @@ static int q_run_dnnl(const struct ho_kernel *k, struct ho_quant *q)
 		total = conv ? q->cn * q->cm * sp : q->batch * q->m * q->nn;
 
 	q->xz32 = q->xz ? (int32_t)ho_cpu_int(q->xz, q->xz_dt, 0) : 0;
+	for (int64_t i = 0, n = conv ? q->cn * q->cc * q->in_sp[0] * q->in_sp[1] * q->in_sp[2]
+				     : q->batch * q->m * q->k;
+	     q->xf && i < n; i++)
+		q->xf[i] = (float)(ho_cpu_int(q->x, q->x_dt, i) - q->xz32);
 	if ((k->pre && dnnl_primitive_execute(k->pre, q->stream, k->n_pre_args, k->pre_args) !=
 			   dnnl_success) ||
 	    dnnl_primitive_execute(k->prim, q->stream, k->nargs, k->args) != dnnl_success ||
@@ -231,11 +241,12 @@ static int q_run_dnnl(const struct ho_kernel *k, struct ho_quant *q)
 			    dnnl_success) ||
 	    dnnl_stream_wait(q->stream) != dnnl_success)
 		return -EIO;
-	for (int64_t i = 0; q->requant && i < total; i++) {
+	for (int64_t i = 0; (q->requant || q->yf) && i < total; i++) {
 		int64_t m = conv ? i / sp % q->cm : i % q->nn; /* the channel (column) */
 
 		q_store(q, i, m,
-			(int64_t)q->acc[i] + (q->bias ? ((const int32_t *)q->bias)[m] : 0));
+			(q->yf ? (int64_t)q->yf[i] : (int64_t)q->acc[i]) +
+			    (q->bias ? ((const int32_t *)q->bias)[m] : 0));
 	}
 	return 0;
 }
@@ -342,6 +353,59 @@ static bool q_dnnl_fits(const struct ho_graph *g, const struct ho_node *n, const
 	return true;
 }
 
+/*
+ * Constant weights, and zero points known, whose products oneDNN's float32 kernel sums
+ * exactly: for every output channel (column) m, 255 * sum |w - wz_m| below 2^24, so that no
+ * partial sum leaves the integers a float32 holds (|x - xz| is at most 255 for 8-bit x).
+ */
+static bool q_f32_exact(const struct ho_graph *g, const struct ho_node *n, const struct ho_quant *q)
+{
+	const struct ho_tensor *w = ho_cpu_in_t(g, n, q->requant ? 3 : 1),
+			       *wz = ho_cpu_in_t(g, n, q->requant ? 5 : 3);
+	int64_t cols = q->kind == Q_CONV ? q->cm : q->nn, total = ho_shape_numel(&w->shape);
+	double *sum;
+	bool ok = true;
+
+	if (!(w->flags & HO_T_KNOWN) || (wz && !(wz->flags & HO_T_KNOWN)) || q->n_xz > 1 || !cols ||
+	    !(sum = calloc((size_t)cols, sizeof(*sum))))
+		return false;
+	for (int64_t i = 0; i < total; i++) {
+		/* conv weights [M, C/group, k...]; matmul B [batch..., K, N] */
+		int64_t m = q->kind == Q_CONV ? i / (total / cols) : i % cols;
+
+		sum[m] +=
+		    fabs((double)(ho_cpu_int(q->w, q->w_dt, i) -
+				  (q->wz ? ho_cpu_int(q->wz, q->wz_dt, Q_AT(q->n_wz, m)) : 0)));
+	}
+	/* a batch of matrices sums each column over one matrix: the whole is a bound */
+	for (int64_t m = 0; m < cols && ok; m++)
+		ok = 255 * sum[m] < 16777216.0;
+	free(sum);
+	return ok;
+}
+
+/* k's weights less their zero points as float32 (plain, md user) in memory it owns. */
+static void *q_float_weights(struct ho_backend *c, struct ho_kernel *k,
+			     const dnnl_memory_desc_t *user)
+{
+	const struct ho_quant *q = k->quant;
+	int64_t n = (int64_t)(dnnl_memory_desc_get_size(user) / sizeof(float)),
+		cols = q->kind == Q_CONV ? q->cm : q->nn;
+	float *p = NULL;
+
+	if (ho_cpu_mem(c, k, user, NULL, -1) ||
+	    dnnl_memory_get_data_handle(k->owned[k->n_owned - 1], (void **)&p) != dnnl_success ||
+	    !p)
+		return NULL;
+	for (int64_t i = 0; i < n; i++) {
+		int64_t m = q->kind == Q_CONV ? i / (n / cols) : i % cols;
+
+		p[i] = (float)(ho_cpu_int(q->w, q->w_dt, i) -
+			       (q->wz ? ho_cpu_int(q->wz, q->wz_dt, Q_AT(q->n_wz, m)) : 0));
+	}
+	return p;
+}
+
 /* k's weights as int8 (plain, md user): q's own, or unsigned ones less 128 in a copy it owns. */
 static void *q_signed_weights(struct ho_backend *c, struct ho_kernel *k,
 			      const dnnl_memory_desc_t *user)
@@ -365,11 +429,30 @@ static dnnl_data_type_t q_dnnl_type(int dt)
 	return dt == HO_DT_INT8 ? dnnl_s8 : dt == HO_DT_UINT8 ? dnnl_u8 : dnnl_s32;
 }
 
-/* Where k's int32 sums go: y itself (ConvInteger, MatMulInteger), or n of its own. */
-static int q_dnnl_sums(struct ho_kernel *k, int64_t n)
+/*
+ * Where k's n int32 sums go: y itself (ConvInteger, MatMulInteger), or n of its own; in
+ * float32, n float sums and x's n_x elements less its zero point, both its own.
+ */
+static int q_dnnl_sums(struct ho_backend *c, struct ho_kernel *k, int64_t n, int64_t n_x, bool f32)
 {
 	struct ho_quant *q = k->quant;
+	dnnl_memory_desc_t md;
+	dnnl_dims_t d = {n};
 
+	if (f32) {
+		dnnl_memory_desc_init_by_tag(&md, 1, d, dnnl_f32, dnnl_a);
+		if (ho_cpu_mem(c, k, &md, NULL, -1) ||
+		    dnnl_memory_get_data_handle(k->owned[k->n_owned - 1], (void **)&q->yf) !=
+			dnnl_success)
+			return -ENOMEM;
+		d[0] = n_x;
+		dnnl_memory_desc_init_by_tag(&md, 1, d, dnnl_f32, dnnl_a);
+		if (ho_cpu_mem(c, k, &md, NULL, -1) ||
+		    dnnl_memory_get_data_handle(k->owned[k->n_owned - 1], (void **)&q->xf) !=
+			dnnl_success)
+			return -ENOMEM;
+		return 0;
+	}
 	q->acc = q->requant ? malloc((size_t)n * 4 + 4) : q->y;
 	if (q->requant)
 		k->fold = (float *)q->acc; /* freed with the kernel */
@@ -385,8 +468,9 @@ static dnnl_primitive_desc_t q_dnnl_pd(struct ho_backend *c, const struct ho_qua
 	dnnl_primitive_attr_t attr = NULL;
 	dnnl_primitive_desc_t pd = NULL;
 	bool ok = dnnl_primitive_attr_clone(&attr, c->attr) == dnnl_success &&
-		  (!q->xz || dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0,
-								 &runtime) == dnnl_success) &&
+		  (!q->xz || q->xf ||
+		   dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &runtime) ==
+		       dnnl_success) &&
 		  dnnl_primitive_desc_create(&pd, desc, attr, c->eng, NULL) == dnnl_success;
 
 	if (attr)
@@ -408,7 +492,7 @@ static int q_dnnl_finish(struct ho_backend *c, struct ho_kernel *k, dnnl_primiti
 
 	dnnl_memory_desc_init_by_tag(&zm, 1, one, dnnl_s32, dnnl_a);
 	ok = ok &&
-	     (!q->xz ||
+	     (!q->xz || q->xf ||
 	      !ho_cpu_mem(c, k, &zm, &q->xz32, DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC)) &&
 	     !ho_cpu_prim(c, k, pd);
 	dnnl_primitive_desc_destroy(pd);
@@ -426,7 +510,7 @@ static int q_dnnl_finish(struct ho_backend *c, struct ho_kernel *k, dnnl_primiti
  * convolution.  Where oneDNN has no kernel, or only that one, the loop stays.
  */
 static int q_prep_conv_dnnl(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
-			    struct ho_kernel *k, struct ho_error *err)
+			    struct ho_kernel *k, bool f32, struct ho_error *err)
 {
 	static const dnnl_format_tag_t tags[] = {dnnl_abc, dnnl_abcd, dnnl_abcde, dnnl_abcdef};
 	struct ho_quant *q = k->quant;
@@ -457,24 +541,29 @@ static int q_prep_conv_dnnl(struct ho_backend *c, const struct ho_graph *g, cons
 		pr[s] = (q->out_sp[a] - 1) * q->stride[a] + (q->ker[a] - 1) * q->dil[a] + 1 -
 			q->in_sp[a] - q->pad[a];
 	}
-	if (q_dnnl_sums(k, q->cn * q->cm * q->out_sp[0] * q->out_sp[1] * q->out_sp[2]))
+	dnnl_data_type_t xt = f32 ? dnnl_f32 : q_dnnl_type(q->x_dt), wt = f32 ? dnnl_f32 : dnnl_s8,
+			 yt = f32 ? dnnl_f32 : dnnl_s32;
+
+	if (q_dnnl_sums(c, k, q->cn * q->cm * q->out_sp[0] * q->out_sp[1] * q->out_sp[2],
+			q->cn * q->cc * q->in_sp[0] * q->in_sp[1] * q->in_sp[2], f32))
 		return ho_err(err, -ENOMEM, "out of memory");
-	dnnl_memory_desc_init_by_tag(&xm, r, xd, q_dnnl_type(q->x_dt), tags[r - 3]);
-	dnnl_memory_desc_init_by_tag(&wm, wr, wd, dnnl_s8, tags[wr - 3]);
-	dnnl_memory_desc_init_by_tag(&ym, r, yd, dnnl_s32, tags[r - 3]);
-	dnnl_memory_desc_init_by_tag(&xa, r, xd, q_dnnl_type(q->x_dt), dnnl_format_tag_any);
-	dnnl_memory_desc_init_by_tag(&wa, wr, wd, dnnl_s8, dnnl_format_tag_any);
-	dnnl_memory_desc_init_by_tag(&ya, r, yd, dnnl_s32, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&xm, r, xd, xt, tags[r - 3]);
+	dnnl_memory_desc_init_by_tag(&wm, wr, wd, wt, tags[wr - 3]);
+	dnnl_memory_desc_init_by_tag(&ym, r, yd, yt, tags[r - 3]);
+	dnnl_memory_desc_init_by_tag(&xa, r, xd, xt, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&wa, wr, wd, wt, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&ya, r, yd, yt, dnnl_format_tag_any);
 	if (dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference,
 						       dnnl_convolution_direct, &xa, &wa, NULL, &ya,
 						       st, dl, pl, pr) != dnnl_success ||
 	    !(pd = q_dnnl_pd(c, q, &d)))
 		return 0; /* no fast int8 kernel: the loop's */
-	ok = !ho_cpu_convert(c, k, &xm, (void *)q->x,
+	ok = !ho_cpu_convert(c, k, &xm, f32 ? (void *)q->xf : (void *)q->x,
 			     dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), DNNL_ARG_SRC,
 			     true) &&
-	     (sw = q_signed_weights(c, k, &wm)) && !ho_cpu_weights(c, k, pd, &wm, sw) &&
-	     !ho_cpu_convert(c, k, &ym, q->acc,
+	     (sw = f32 ? q_float_weights(c, k, &wm) : q_signed_weights(c, k, &wm)) &&
+	     !ho_cpu_weights(c, k, pd, &wm, sw) &&
+	     !ho_cpu_convert(c, k, &ym, f32 ? (void *)q->yf : (void *)q->acc,
 			     dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), DNNL_ARG_DST,
 			     false);
 	return q_dnnl_finish(c, k, pd, ok, n, err);
@@ -482,7 +571,7 @@ static int q_prep_conv_dnnl(struct ho_backend *c, const struct ho_graph *g, cons
 
 /* The same for a matmul: batch x (M x K) . (K x N), B a matrix or of A's batch. */
 static int q_prep_matmul_dnnl(struct ho_backend *c, const struct ho_node *n, struct ho_kernel *k,
-			      struct ho_error *err)
+			      bool f32, struct ho_error *err)
 {
 	struct ho_quant *q = k->quant;
 	dnnl_dims_t ad = {q->batch, q->m, q->k}, bd = {q->b_step ? q->batch : 1, q->k, q->nn},
@@ -493,18 +582,21 @@ static int q_prep_matmul_dnnl(struct ho_backend *c, const struct ho_node *n, str
 	void *sw = NULL;
 	bool ok;
 
-	if (q_dnnl_sums(k, q->batch * q->m * q->nn))
+	dnnl_data_type_t wt = f32 ? dnnl_f32 : dnnl_s8;
+
+	if (q_dnnl_sums(c, k, q->batch * q->m * q->nn, q->batch * q->m * q->k, f32))
 		return ho_err(err, -ENOMEM, "out of memory");
-	dnnl_memory_desc_init_by_tag(&am, 3, ad, q_dnnl_type(q->x_dt), dnnl_abc);
-	dnnl_memory_desc_init_by_tag(&bm, 3, bd, dnnl_s8, dnnl_abc);
-	dnnl_memory_desc_init_by_tag(&ba, 3, bd, dnnl_s8, dnnl_format_tag_any);
-	dnnl_memory_desc_init_by_tag(&ym, 3, yd, dnnl_s32, dnnl_abc);
+	dnnl_memory_desc_init_by_tag(&am, 3, ad, f32 ? dnnl_f32 : q_dnnl_type(q->x_dt), dnnl_abc);
+	dnnl_memory_desc_init_by_tag(&bm, 3, bd, wt, dnnl_abc);
+	dnnl_memory_desc_init_by_tag(&ba, 3, bd, wt, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&ym, 3, yd, f32 ? dnnl_f32 : dnnl_s32, dnnl_abc);
 	if (dnnl_matmul_desc_init(&d, &am, &ba, NULL, &ym) != dnnl_success ||
 	    !(pd = q_dnnl_pd(c, q, &d)))
 		return 0; /* no fast int8 kernel: the loop's */
-	ok = !ho_cpu_mem(c, k, &am, (void *)q->x, DNNL_ARG_SRC) &&
-	     (sw = q_signed_weights(c, k, &bm)) && !ho_cpu_weights(c, k, pd, &bm, sw) &&
-	     !ho_cpu_mem(c, k, &ym, q->acc, DNNL_ARG_DST);
+	ok = !ho_cpu_mem(c, k, &am, f32 ? (void *)q->xf : (void *)q->x, DNNL_ARG_SRC) &&
+	     (sw = f32 ? q_float_weights(c, k, &bm) : q_signed_weights(c, k, &bm)) &&
+	     !ho_cpu_weights(c, k, pd, &bm, sw) &&
+	     !ho_cpu_mem(c, k, &ym, f32 ? (void *)q->yf : (void *)q->acc, DNNL_ARG_DST);
 	return q_dnnl_finish(c, k, pd, ok, n, err);
 }
 
@@ -637,9 +729,13 @@ int ho_cpu_prep_quant(struct ho_backend *c, const struct ho_graph *g, const stru
 	*k->quant = q;
 	k->kind = HO_K_LOOP;
 	k->typed.run = ho_run_quant;
-	if (q.kind == Q_CONV && q_dnnl_fits(g, n, &q))
-		return q_prep_conv_dnnl(c, g, n, k, err);
-	if (q.kind == Q_MATMUL && q_dnnl_fits(g, n, &q))
-		return q_prep_matmul_dnnl(c, n, k, err);
-	return 0;
+	if (q.kind != Q_CONV && q.kind != Q_MATMUL)
+		return 0;
+	/* oneDNN's int8 kernels where they are exact, else its float32 ones where they are */
+	bool f32 = !q_dnnl_fits(g, n, &q);
+
+	if (f32 && !q_f32_exact(g, n, &q))
+		return 0;
+	return q.kind == Q_CONV ? q_prep_conv_dnnl(c, g, n, k, f32, err)
+				: q_prep_matmul_dnnl(c, n, k, f32, err);
 }
