@@ -105,6 +105,10 @@ struct ho_rt_opts {
 	int plain_layout; /* every tensor row-major: no channels-last between kernels */
 	int no_fusion;	  /* every node its own kernel: no batch norm, bias or post-op folded */
 	int copy_ioctl;	  /* with ump.ko: copies by UMP_IOC_SUBMIT and WAIT, not io_uring */
+	/* Graph inputs and outputs that ho_rt_bind_fd may place in outside memory: each
+	 * gets pages of its own, apart from the region the memory plan packs. */
+	const char *const *external;
+	uint32_t n_external;
 };
 
 /* What the last run did, against what the schedule predicted. */
@@ -133,6 +137,9 @@ struct ho_rt_report {
 	int cpu_seen[HO_RT_MAX_DEVICES]; /* the CPU a device's first node ran on; -1 none */
 	/* The node each device's region is on, asked of the kernel (ho_pool_buf_node). */
 	int region_node[HO_RT_MAX_DEVICES];
+	/* Inputs read and outputs written where ho_rt_bind_fd put them: no copy in or out. */
+	uint32_t bound;
+	double bound_bytes;
 };
 
 /*
@@ -166,6 +173,21 @@ int ho_rt_set_input_data(struct ho_rt *rt, const char *name, int dtype, const in
  * end in ho_rt_free.  Runs of one plan must not overlap.
  */
 int ho_rt_run(struct ho_rt *rt, struct ho_error *err);
+/*
+ * Zero-copy hand-off.  Place tensor name (one of opts.external) in the memory fd holds from
+ * offset on: a dma-buf (a udmabuf, a dma-heap's, another process's pool buffer) or a memfd,
+ * offset page-aligned, the tensor's bytes rounded up to pages within it.  Every later run
+ * reads (an input: it counts as given) or writes (an output) the tensor there, with no copy,
+ * until it is bound again; fd -1 gives it its own memory back.  The plan keeps a reference
+ * of its own: the caller may close fd.  With ump.ko the pool imports the dma-buf, so copies
+ * to and from other devices reach it too; CPU access is bracketed by DMA_BUF_IOCTL_SYNC.
+ */
+int ho_rt_bind_fd(struct ho_rt *rt, const char *name, int fd, uint64_t offset,
+		  struct ho_error *err);
+/* A new fd of tensor name's own memory (one of opts.external): a dma-buf with ump.ko, else a
+ * memfd, for another process to map. */
+int ho_rt_export_fd(struct ho_rt *rt, const char *name, struct ho_error *err);
+
 /* Output i (0..g->n_outputs-1) of the last run: its tensor and its data. */
 const float *ho_rt_output(const struct ho_rt *rt, uint32_t i, const struct ho_tensor **t);
 /* The same for an output of any type: (*t)->dtype says which. */

@@ -44,6 +44,18 @@ struct ho_rt_dev {
 	struct ho_rt_thread worker, copier;
 };
 
+/* A graph input or output that may live in outside memory (external.c). */
+struct ho_rt_ext {
+	int32_t t;		  /* the tensor whose bytes these are */
+	int32_t named;		  /* the input or output named: t, or a view of t */
+	uint32_t dev;		  /* its home */
+	size_t len;		  /* its bytes, rounded up to pages: the span kernels address */
+	struct ho_pool_buf own;	  /* its own memory; its span is where every kernel points */
+	struct ho_pool_buf bound; /* the outside memory imported (copies reach it), or ptr NULL */
+	uint64_t offset;	  /* where in bound the tensor starts */
+	int sync_fd;		  /* the dma-buf to bracket CPU access with, or -1 */
+};
+
 struct ho_rt {
 	const struct ho_graph *g;
 	uint32_t n_dev;
@@ -105,6 +117,9 @@ struct ho_rt {
 	bool quit;
 	double t0;
 	double *start, *end;
+	struct ho_rt_ext *ext; /* opts.external, n_ext of them */
+	uint32_t n_ext;
+	int32_t *ext_of; /* per tensor: its index in ext, or -1 */
 	struct ho_rt_report report;
 };
 
@@ -113,5 +128,18 @@ struct ho_rt {
 /* Shared by the two halves. */
 int ho_rt_move(struct ho_rt *rt, uint32_t id, uint32_t d, struct ho_error *err);
 void ho_rt_stop_threads(struct ho_rt *rt);
+int32_t ho_rt_root(const struct ho_rt *rt, int32_t t);
+
+/* external.c: tensors in outside memory. */
+/* After homes are known, before the memory plan: which tensors, checked. */
+int ho_rt_ext_plan(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_error *err);
+/* After the regions: each one's own pages, where its home's kernels will point. */
+int ho_rt_ext_alloc(struct ho_rt *rt, struct ho_error *err);
+void ho_rt_ext_free(struct ho_rt *rt);
+/* The pool buffer, and the offset in it, that hold address p of device d: for a copy. */
+const struct ho_pool_buf *ho_rt_buf_of(const struct ho_rt *rt, uint32_t d, const void *p,
+				       size_t *off);
+/* Around a run: CPU access to the bound dma-bufs begins (start) and ends. */
+void ho_rt_ext_sync(struct ho_rt *rt, bool start);
 
 #endif

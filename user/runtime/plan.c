@@ -133,6 +133,8 @@ void ho_rt_free(struct ho_rt *rt)
 		free(rt->dev[d].cq);
 	}
 	if (rt->pool)
+		ho_rt_ext_free(rt);
+	if (rt->pool)
 		ho_pool_close(rt->pool);
 	pthread_mutex_destroy(&rt->lock);
 	pthread_cond_destroy(&rt->cond);
@@ -204,7 +206,7 @@ static int ho_rt_place(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_e
 }
 
 /* The tensor an alias output shares bytes with (its first input, through chains of aliases). */
-static int32_t ho_rt_root(const struct ho_rt *rt, int32_t t)
+int32_t ho_rt_root(const struct ho_rt *rt, int32_t t)
 {
 	const struct ho_graph *g = rt->g;
 
@@ -372,8 +374,8 @@ static int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 			it->writer = ho_rt_writer(rt, (int32_t)t);
 			/* a Conv's output that its folded post-op replaces is never written, a
 			 * constant only accelerators read is filled into their replicas only */
-			if (home &&
-			    (ho_rt_unwritten(rt, (int32_t)t) || ho_rt_home_unread(rt, (int32_t)t)))
+			if (home && (ho_rt_unwritten(rt, (int32_t)t) ||
+				     ho_rt_home_unread(rt, (int32_t)t) || rt->ext_of[t] >= 0))
 				it->size = 0;
 			it->copy = !home;
 			it->copy_start = it->copy && rt->pred_copy_start
@@ -519,7 +521,7 @@ static int ho_rt_region_alloc(struct ho_rt *rt, uint32_t d, uint64_t size, struc
 		   : 0;
 }
 
-static int ho_rt_layout(struct ho_rt *rt, struct ho_error *err)
+static int ho_rt_layout(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_error *err)
 {
 	const struct ho_graph *g = rt->g;
 	uint64_t need[HO_RT_MAX_DEVICES] = {0};
@@ -565,7 +567,9 @@ static int ho_rt_layout(struct ho_rt *rt, struct ho_error *err)
 				rt->is_copy[AT(rt, t, d)] = 1;
 		}
 	}
-	ret = ho_rt_memplan(rt, need, err);
+	ret = ho_rt_ext_plan(rt, o, err);
+	if (!ret)
+		ret = ho_rt_memplan(rt, need, err);
 	if (ret)
 		return ret;
 	for (uint32_t d = 0; d < rt->n_dev; d++) {
@@ -590,6 +594,9 @@ static int ho_rt_layout(struct ho_rt *rt, struct ho_error *err)
 				rt->buf[AT(rt, t, d)] =
 				    (char *)rt->dev[d].region.ptr + rt->offset[AT(rt, t, d)];
 	}
+	ret = ho_rt_ext_alloc(rt, err); /* pages of their own, outside the regions */
+	if (ret)
+		return ret;
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		const struct ho_node *n = &g->nodes[g->topo[i]];
 
@@ -774,12 +781,13 @@ static void *ho_rt_view(const struct ho_rt *rt, int32_t t, uint32_t d)
 int ho_rt_move(struct ho_rt *rt, uint32_t id, uint32_t d, struct ho_error *err)
 {
 	const struct ho_node *n = &rt->g->nodes[id];
-	const struct ho_pool_buf *r = &rt->dev[d].region;
-	char *src = ho_rt_view(rt, n->inputs[0], d), *dst = rt->buf[AT(rt, n->outputs[0], d)];
-	struct ho_pool_copy c = {r, r, (size_t)(src - (char *)r->ptr),
-				 (size_t)(dst - (char *)r->ptr),
-				 (size_t)rt->g->tensors[n->outputs[0]].bytes};
-	int ret = ho_pool_queue_copy(rt->dev[d].syncq, &c, 1);
+	struct ho_pool_copy c = {.len = (size_t)rt->g->tensors[n->outputs[0]].bytes};
+	int ret;
+
+	/* in d's region, or the output in pages of its own (outside memory, bound) */
+	c.src = ho_rt_buf_of(rt, d, ho_rt_view(rt, n->inputs[0], d), &c.src_off);
+	c.dst = ho_rt_buf_of(rt, d, rt->buf[AT(rt, n->outputs[0], d)], &c.dst_off);
+	ret = ho_pool_queue_copy(rt->dev[d].syncq, &c, 1);
 
 	if (ret)
 		return ho_err(err, ret, "node '%s' on %s: copying its input failed", n->name,
@@ -971,7 +979,7 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 		rt->post[i] = rt->bn[i] = rt->folded[i] = -1;
 	if (!(o && o->no_fusion))
 		ho_rt_fuse(rt);
-	ret = ho_rt_layout(rt, err);
+	ret = ho_rt_layout(rt, o, err);
 	if (ret)
 		goto fail;
 	ret = ho_rt_kernels(rt, err);

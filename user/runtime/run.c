@@ -158,12 +158,12 @@ static uint32_t ho_rt_take_copy(struct ho_rt *rt, struct ho_rt_dev *dv)
 static struct ho_pool_copy ho_rt_copy_of(const struct ho_rt *rt, uint32_t d, uint32_t t)
 {
 	int32_t h = rt->home[t];
+	struct ho_pool_copy c = {.len = (size_t)rt->g->tensors[t].bytes};
 
-	return (struct ho_pool_copy){
-	    &rt->dev[h].region, &rt->dev[d].region,
-	    (size_t)((char *)rt->buf[AT(rt, t, h)] - (char *)rt->dev[h].region.ptr),
-	    (size_t)((char *)rt->buf[AT(rt, t, d)] - (char *)rt->dev[d].region.ptr),
-	    (size_t)rt->g->tensors[t].bytes};
+	/* in the device's region, or in pages of its own (and outside memory bound there) */
+	c.src = ho_rt_buf_of(rt, (uint32_t)h, rt->buf[AT(rt, t, h)], &c.src_off);
+	c.dst = ho_rt_buf_of(rt, d, rt->buf[AT(rt, t, d)], &c.dst_off);
+	return c;
 }
 
 /* Unlocked: the copy of t into d taken above failed with ret. */
@@ -574,6 +574,13 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 		rt->report.cpu_seen[d] = -1;
 	memset(rt->report.nodes_run, 0, sizeof(rt->report.nodes_run));
 	rt->report.transfers = rt->report.zero_copy = rt->report.chains = 0;
+	rt->report.bound = 0;
+	rt->report.bound_bytes = 0;
+	for (uint32_t i = 0; i < rt->n_ext; i++)
+		if (rt->ext[i].bound.ptr) {
+			rt->report.bound++;
+			rt->report.bound_bytes += (double)g->tensors[rt->ext[i].t].bytes;
+		}
 	rt->report.bytes_moved = rt->report.chain_bytes = 0;
 	rt->run_err = 0;
 	rt->running = rt->copying = 0;
@@ -597,6 +604,7 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 		rt->workers_busy += rt->dev[d].worker.up;
 		rt->copiers_busy += rt->dev[d].copier.up;
 	}
+	ho_rt_ext_sync(rt, true); /* the bound dma-bufs, for the CPU until the run ends */
 	rt->t0 = ho_clock_s();
 	rt->run_id++;
 	pthread_cond_broadcast(&rt->run_cond);
@@ -611,6 +619,7 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 		pthread_cond_wait(&rt->run_cond, &rt->lock);
 	pthread_mutex_unlock(&rt->lock);
 	rt->report.makespan_s = ho_clock_s() - rt->t0;
+	ho_rt_ext_sync(rt, false);
 	rt->report.module_chains = rt->report.module_bytes = rt->report.module_staged = -1;
 	if (counted && !ho_pool_stats(rt->pool, &after)) {
 		rt->report.module_chains = (int64_t)(after.chains[0] + after.chains[1] -
