@@ -81,6 +81,7 @@ run "cli/inspect" sh tests/cli/test_inspect.sh "$ROOT/build/heteroopt" "$HETEROO
 run "cli/schedule" sh tests/cli/test_schedule.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
 run "cli/status" sh tests/cli/test_status.sh "$ROOT/build/heteroopt"
 run "cli/run" sh tests/cli/test_run.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
+run "cli/serve_feed" sh tests/cli/test_serve.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
 run "cli/probe" sh tests/cli/test_probe.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS" "$ROOT/boxes"
 run "cli/readme_commands" sh tests/cli/test_readme.sh "$ROOT" "$HETEROOPT_MODELS"
 run "install/prefix_pkgconfig_embed" sh tests/install/test_install.sh "$ROOT" "$HETEROOPT_MODELS"
@@ -110,7 +111,7 @@ asan_suite() {
 	make -s O=build-asan EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 		EXTRA_LDFLAGS="-fsanitize=address,undefined" build-asan/heteroopt build-asan/tests/test_onnx_errors \
 		build-asan/tests/test_onnx_load build-asan/tests/test_heft_peft build-asan/tests/test_sched_props \
-		build-asan/tests/test_runtime build-asan/tests/onnx_backend || return 1
+		build-asan/tests/test_runtime build-asan/tests/test_external build-asan/tests/onnx_backend || return 1
 	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 	build-asan/tests/test_onnx_errors || return 1
 	build-asan/tests/test_onnx_load || return 1
@@ -118,9 +119,11 @@ asan_suite() {
 	if [ -e ../shared/data/heft ]; then build-asan/tests/test_heft_peft || return 1; fi
 	build-asan/tests/test_sched_props || return 1
 	build-asan/tests/test_runtime || return 1
+	build-asan/tests/test_external || return 1
 	build-asan/tests/onnx_backend "$ONNX_TESTDATA" --floor tests/conformance/floor || return 1
 	sh tests/cli/test_schedule.sh "$ROOT/build-asan/heteroopt" "$M" || return 1
 	sh tests/cli/test_run.sh "$ROOT/build-asan/heteroopt" "$M" || return 1
+	sh tests/cli/test_serve.sh "$ROOT/build-asan/heteroopt" "$M" || return 1
 	HO_SANITIZED=asan sh tests/cli/test_probe.sh "$ROOT/build-asan/heteroopt" "$M" "$ROOT/boxes" || return 1
 	sh tests/runtime/test_numerics.sh "$ROOT/build-asan/heteroopt" "$M" pytorch || return 1
 	rc=0

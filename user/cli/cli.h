@@ -13,6 +13,8 @@ int cmd_run(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+int cmd_feed(int argc, char **argv);
 
 /*
  * Warn on stderr when the file (a profile or a schedule: what) records a

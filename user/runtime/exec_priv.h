@@ -44,16 +44,35 @@ struct ho_rt_dev {
 	struct ho_rt_thread worker, copier;
 };
 
+/*
+ * Frame buffers of one external tensor kept mapped: a producer's ring of
+ * them comes back under the span by moving page tables, not by faulting
+ * every page in again (external.c).
+ */
+#define HO_RT_EXT_FRAMES 8
+
+/* Outside memory bound to an external tensor once, and kept. */
+struct ho_rt_frame {
+	unsigned long dev, ino;	   /* which memory: the file's device and inode */
+	uint64_t offset;	   /* where in it the tensor starts */
+	struct ho_pool_buf import; /* the pool's import of it (copies reach it); ptr NULL: free */
+	int sync_fd;		   /* a descriptor of it, to bracket CPU access with */
+	bool parked;		   /* its pages mapped in its slot, ready to move under the span */
+	uint64_t used;		   /* the bind that used it last */
+};
+
 /* A graph input or output that may live in outside memory (external.c). */
 struct ho_rt_ext {
-	int32_t t;		  /* the tensor whose bytes these are */
-	int32_t named;		  /* the input or output named: t, or a view of t */
-	uint32_t dev;		  /* its home */
-	size_t len;		  /* its bytes, rounded up to pages: the span kernels address */
-	struct ho_pool_buf own;	  /* its own memory; its span is where every kernel points */
-	struct ho_pool_buf bound; /* the outside memory imported (copies reach it), or ptr NULL */
-	uint64_t offset;	  /* where in bound the tensor starts */
-	int sync_fd;		  /* the dma-buf to bracket CPU access with, or -1 */
+	int32_t t;		/* the tensor whose bytes these are */
+	int32_t named;		/* the input or output named: t, or a view of t */
+	uint32_t dev;		/* its home */
+	size_t len;		/* its bytes, rounded up to pages: the span kernels address */
+	struct ho_pool_buf own; /* its own memory; its span is where every kernel points */
+	char *slots;		/* HO_RT_EXT_FRAMES spans of len reserved, where frames park */
+	struct ho_rt_frame frame[HO_RT_EXT_FRAMES];
+	int cur;	/* the frame under the span, or -1: its own pages */
+	uint64_t binds; /* binds so far: the clock of frame[].used */
+	bool no_park;	/* mremap cannot move these mappings: each bind maps afresh */
 };
 
 struct ho_rt {

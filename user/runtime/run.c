@@ -577,7 +577,7 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 	rt->report.bound = 0;
 	rt->report.bound_bytes = 0;
 	for (uint32_t i = 0; i < rt->n_ext; i++)
-		if (rt->ext[i].bound.ptr) {
+		if (rt->ext[i].cur >= 0) {
 			rt->report.bound++;
 			rt->report.bound_bytes += (double)g->tensors[rt->ext[i].t].bytes;
 		}
