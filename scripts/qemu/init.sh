@@ -47,7 +47,10 @@ if [ -x /bin/heteroopt ]; then
 	echo "$out"
 	echo "$out" | grep -q '^pool: ump (/dev/ump' && echo "$out" | grep -q '^ump_status: active' &&
 		echo "$out" | grep -q '^machine: .*2 CPUs on 2 NUMA nodes.*; ump.ko abi 1\.' &&
-		echo "$out" | grep -q '^numa nodes: 2'
+		echo "$out" | grep -q '^numa nodes: 2' &&
+		[ "$(echo "$out" | grep -cE '^  node [01] +[0-9.]+ MiB ')" = 2 ] &&
+		echo "$out" | grep -q '^  imported ' && echo "$out" | grep -qE '^  cpu +[0-9]+ ' &&
+		echo "$out" | grep -q '^ump.ko: [0-9]* open files'
 	result cli_status $?
 	# A box of this two-node guest from the guest itself: a device per node.
 	echo "== test cli_write_box"

@@ -35,7 +35,7 @@ serve_bg() {
 	rm -f "$tmp/s.sock"
 	$EXE serve "$SQ" --socket "$tmp/s.sock" --shape input=1x3x224x224 "$@" >"$tmp/$label.txt" 2>&1 &
 	i=0
-	while [ $i -lt 100 ] && ! grep -q listening "$tmp/$label.txt"; do
+	while [ $i -lt 100 ] && ! grep -q listening "$tmp/$label.txt" 2>/dev/null; do
 		sleep 0.1
 		i=$((i + 1))
 	done

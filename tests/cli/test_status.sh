@@ -15,6 +15,9 @@ else
 	check "status says the module is absent" 0 "/dev/ump not present" -- "$BIN" status
 fi
 check "status counts the NUMA nodes" 0 "numa nodes: $nodes" -- "$BIN" status
+check "status shows each node's memory, total and free" 0 "" -- sh -c "
+	out=\$('$BIN' status) || exit 1
+	[ \$(echo \"\$out\" | grep -cE '^  node [0-9]+ +[0-9.]+ (KiB|MiB|GiB|TiB) ') = $nodes ]"
 cpu=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)
 check "status names this machine as a profile records it" 0 "machine: $cpu; " -- "$BIN" status
 [ -e /dev/ump ] || check "status: the machine has no ump.ko" 0 "ump.ko not loaded" -- "$BIN" status

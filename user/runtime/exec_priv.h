@@ -55,7 +55,8 @@ struct ho_rt_dev {
 struct ho_rt_frame {
 	unsigned long dev, ino;	   /* which memory: the file's device and inode */
 	uint64_t offset;	   /* where in it the tensor starts */
-	struct ho_pool_buf import; /* the pool's import of it (copies reach it); ptr NULL: free */
+	bool held;		   /* in use; else a free place */
+	struct ho_pool_buf import; /* the pool's import of it, for copies; ptr NULL: none */
 	int sync_fd;		   /* a descriptor of it, to bracket CPU access with */
 	bool parked;		   /* its pages mapped in its slot, ready to move under the span */
 	uint64_t used;		   /* the bind that used it last */
@@ -72,6 +73,7 @@ struct ho_rt_ext {
 	struct ho_rt_frame frame[HO_RT_EXT_FRAMES];
 	int cur;	/* the frame under the span, or -1: its own pages */
 	uint64_t binds; /* binds so far: the clock of frame[].used */
+	bool copied;	/* the plan copies it between devices: a frame needs the pool's import */
 	bool no_park;	/* mremap cannot move these mappings: each bind maps afresh */
 };
 

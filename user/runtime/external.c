@@ -100,6 +100,12 @@ int ho_rt_ext_alloc(struct ho_rt *rt, struct ho_error *err)
 			return ho_err(err, ret, "external tensor '%s': cannot get %zu bytes: %s",
 				      tt->name, e->len, strerror(-ret));
 		rt->buf[AT(rt, e->t, e->dev)] = e->own.ptr;
+		/* a copy from it (of it or a view) to another device, or a move that writes it */
+		e->copied = tt->producer >= 0 && rt->moves[tt->producer];
+		for (uint32_t a = 0; a < rt->g->n_tensors && !e->copied; a++)
+			for (uint32_t d = 0; d < rt->n_dev && ho_rt_root(rt, (int32_t)a) == e->t;
+			     d++)
+				e->copied |= rt->is_copy[AT(rt, a, d)] != 0;
 		/* address space only: the slots hold what is parked, else nothing */
 		e->slots = mmap(NULL, HO_RT_EXT_FRAMES * e->len, PROT_NONE,
 				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -112,13 +118,12 @@ int ho_rt_ext_alloc(struct ho_rt *rt, struct ho_error *err)
 	return 0;
 }
 
-/* Frame i let go: its slot back to reserved address space, the pool's import released.
- * A free frame (import.ptr NULL) holds nothing, whatever its sync_fd says. */
+/* Frame i let go: its slot back to reserved address space, what it held released. */
 static void ho_rt_frame_drop(struct ho_rt *rt, struct ho_rt_ext *e, int i)
 {
 	struct ho_rt_frame *f = &e->frame[i];
 
-	if (!f->import.ptr)
+	if (!f->held)
 		return;
 	/* MAP_FIXED replaces what is parked (or left by DONTUNMAP) in one step */
 	mmap(e->slots + (size_t)i * e->len, e->len, PROT_NONE,
@@ -168,7 +173,7 @@ void ho_rt_ext_free(struct ho_rt *rt)
 		for (int k = 0; k < HO_RT_EXT_FRAMES; k++) {
 			struct ho_rt_frame *f = &e->frame[k];
 
-			if (!f->import.ptr) /* a free one: nothing held, sync_fd meaningless */
+			if (!f->held) /* a free one: nothing held, sync_fd meaningless */
 				continue;
 			ho_pool_free(rt->pool, &f->import);
 			if (f->sync_fd >= 0)
@@ -195,8 +200,8 @@ const struct ho_pool_buf *ho_rt_buf_of(const struct ho_rt *rt, uint32_t d, const
 
 		if (e->dev != d || c < span || c >= span + e->len)
 			continue;
-		if (e->cur < 0) {
-			*off = (size_t)(c - span);
+		if (e->cur < 0 || !e->frame[e->cur].import.ptr) {
+			*off = (size_t)(c - span); /* not copied: nothing asks (e->copied) */
 			return &e->own;
 		}
 		*off = (size_t)(c - span) + (size_t)e->frame[e->cur].offset;
@@ -240,13 +245,13 @@ static int ho_rt_frame_find(struct ho_rt *rt, struct ho_rt_ext *e, const struct 
 	for (int i = 0; i < HO_RT_EXT_FRAMES; i++) {
 		const struct ho_rt_frame *f = &e->frame[i];
 
-		if (f->import.ptr && f->dev == (unsigned long)st->st_dev &&
+		if (f->held && f->dev == (unsigned long)st->st_dev &&
 		    f->ino == (unsigned long)st->st_ino && f->offset == offset) {
 			*known = true;
 			return i;
 		}
-		if (i != e->cur && (pick < 0 || !f->import.ptr ||
-				    (e->frame[pick].import.ptr && f->used < e->frame[pick].used)))
+		if (i != e->cur && (pick < 0 || !f->held ||
+				    (e->frame[pick].held && f->used < e->frame[pick].used)))
 			pick = i;
 	}
 	*known = false;
@@ -286,11 +291,18 @@ int ho_rt_bind_fd(struct ho_rt *rt, const char *name, int fd, uint64_t offset, s
 	f = &e->frame[i];
 	if (i != e->cur) {
 		if (!known) {
-			ret = ho_pool_import(rt->pool, fd, &f->import);
+			/* what only kernels read in place needs no import: ump.ko imports
+			 * dma-bufs only, and a memfd is none */
+			ret = e->copied ? ho_pool_import(rt->pool, fd, &f->import) : 0;
 			if (ret)
 				return ho_err(err, ret,
-					      "tensor '%s': the pool cannot import fd %d: %s", name,
-					      fd, strerror(-ret));
+					      "tensor '%s': the pool cannot import fd %d (%s), and "
+					      "this plan copies the tensor between devices%s",
+					      name, fd, strerror(-ret),
+					      ret == -EINVAL && ho_pool_is_ump(rt->pool)
+						  ? "; ump.ko takes dma-bufs"
+						  : "");
+			f->held = true;
 			f->sync_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 			f->dev = (unsigned long)st.st_dev;
 			f->ino = (unsigned long)st.st_ino;
