@@ -42,6 +42,12 @@ echo
 echo "== runtime: the OpenMP wait policy, idle and beside one busy loop per core (medians of 11, three rounds)"
 sh "$ROOT/bench/busy.sh" "$ROOT/build/heteroopt" "$M"
 echo
+echo "== the frame loop (heteroopt serve and feed): frames read in place against copied in"
+FB=$(mktemp -d)
+sh "$ROOT/bench/guest/frame_bench.prep.sh" "$ROOT/build/heteroopt" "$M" "$FB"
+D=$FB HO=$ROOT/build/heteroopt N=200 sh "$ROOT/bench/guest/frame_bench.sh" || echo "frame bench: failed"
+rm -rf "$FB"
+echo
 echo "== the cost model against this machine: a profile measured here, predicted against measured"
 sh "$ROOT/bench/predict.sh" "$ROOT/build/heteroopt" "$M" "$ROOT/boxes"
 echo
@@ -50,7 +56,9 @@ UMP_DMA_TESTS= UMP_WORK_SUFFIX=bench sh "$ROOT/scripts/qemu/run-tests.sh" debian
 	echo "ump bench: guest run failed, see build/qemu-debian-bench/serial.log"
 grep -aE '^(copy host|chains/s)' "$ROOT/build/qemu-debian-bench/serial.log" || true
 echo
-echo "== the runtime on ump.ko inside the guest: the classifier's copies through io_uring vs ioctls"
-UMP_DMA_TESTS= UMP_WORK_SUFFIX=bench-rt sh "$ROOT/scripts/qemu/run-tests.sh" debian runtime_bench >/dev/null ||
+echo "== the runtime on ump.ko inside the guest: the classifier's copies through io_uring vs ioctls;"
+echo "   a wrong NUMA placement against the right one; the frame loop in place against copied"
+UMP_DMA_TESTS= UMP_WORK_SUFFIX=bench-rt sh "$ROOT/scripts/qemu/run-tests.sh" debian runtime_bench \
+	numa_bench frame_bench >/dev/null ||
 	echo "runtime bench: guest run failed, see build/qemu-debian-bench-rt/serial.log"
-grep -a '^classifier cpu+emu' "$ROOT/build/qemu-debian-bench-rt/serial.log" || true
+grep -aE '^(classifier cpu\+emu|numa classifier|frame loop)' "$ROOT/build/qemu-debian-bench-rt/serial.log" || true
