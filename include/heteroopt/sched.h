@@ -11,6 +11,7 @@
 #ifndef HETEROOPT_SCHED_H
 #define HETEROOPT_SCHED_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -299,7 +300,8 @@ int ho_plan_peft(const struct ho_problem *p, struct ho_plan *out, double *oct);
 struct ho_search_progress {
 	uint32_t generation, generations; /* generations run, and the most it will run */
 	uint64_t evaluations;
-	double hypervolume; /* of the first front so far */
+	double hypervolume;  /* of the first front so far */
+	uint32_t front_size; /* its feasible members */
 	double elapsed_s;
 	uint32_t shared_blocks; /* tasks that follow an identical earlier block (share_blocks) */
 	bool done;
@@ -320,6 +322,9 @@ struct ho_search_opts {
 	/* Called every 10 generations and once at the end (done); NULL: silent. */
 	void (*progress)(const struct ho_search_progress *sp, void *arg);
 	void *progress_arg;
+	/* Raised (Ctrl-C): the search ends after the generation it is in, with the front so
+	 * far (ho_front.interrupted). */
+	volatile sig_atomic_t *stop;
 	const struct ho_plan *const *seeds; /* extra individuals (baselines) */
 	uint32_t n_seeds;
 };
@@ -336,6 +341,7 @@ struct ho_front {
 	uint32_t generations_run;
 	double hypervolume;
 	uint64_t evaluations;
+	bool interrupted; /* stopped by ho_search_opts.stop before its end */
 };
 
 void ho_search_defaults(struct ho_search_opts *o);

@@ -158,4 +158,25 @@ import json; d = json.load(open('$tmp/dag-s.json'))
 assert all(s['device'][1] == 1 for s in d['front'])"
 printf '{"devices": ["a"], "tasks": [{"cost": [1]}, {"cost": [1]}], "edges": [{"from": 0, "to": 1, "comm": 0}, {"from": 1, "to": 0, "comm": 0}]}' >"$tmp/cyc.json"
 check "cyclic DAG" 1 "cycle" -- $EXE schedule --quiet --dag "$tmp/cyc.json"
+# Ctrl-C during a search: it stops after its generation and writes the best front so far.
+$EXE schedule "$M/squeezenet1_1.onnx" --shape input=1x3x224x224 --box "$B/edge-mlu370-ascend310p-u280.json" \
+	--generations 1000000 --stall 0 -o "$tmp/int.json" >"$tmp/int.out" 2>"$tmp/int.err" &
+pid=$!
+i=0
+while [ $i -lt 100 ] && ! grep -q 'search: generation 1[1-9]/' "$tmp/int.err"; do
+	sleep 0.1
+	i=$((i + 1))
+done
+kill -INT $pid
+wait $pid
+rc=$?
+check "Ctrl-C in a search: exit 130, the front so far written, saying so" 0 "" -- $PY -c "
+import json, re
+err, out = open('$tmp/int.err').read(), open('$tmp/int.out').read()
+assert $rc == 130, $rc
+m = re.search(r'interrupted after generation (\d+) of 1000000: the best front found so far \((\d+) schedules\) follows, and is written', err)
+assert m and 'wrote $tmp/int.json (interrupted' in out, (err[-400:], out[-200:])
+d = json.load(open('$tmp/int.json'))
+assert len(d['front']) == int(m.group(2)) and d['search']['generations_run'] == int(m.group(1)), d['search']
+assert re.search(r'search: generation \d+/1000000, front \d+, hypervolume', err), err[:300]"
 [ $fails = 0 ]

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -282,10 +283,21 @@ static void print_progress(const struct ho_search_progress *sp, void *arg)
 				sp->shared_blocks);
 		return;
 	}
-	fprintf(stderr, "%ssearch: generation %u/%u, hypervolume %.4f, %llu evaluations (%.0f/s)%s",
-		pr->tty ? "\r\033[K" : "", sp->generation, sp->generations, sp->hypervolume,
-		(unsigned long long)sp->evaluations, rate, pr->tty ? "" : "\n");
+	fprintf(stderr,
+		"%ssearch: generation %u/%u, front %u, hypervolume %.4f, %llu evaluations "
+		"(%.0f/s)%s",
+		pr->tty ? "\r\033[K" : "", sp->generation, sp->generations, sp->front_size,
+		sp->hypervolume, (unsigned long long)sp->evaluations, rate, pr->tty ? "" : "\n");
 	pr->shown = true;
+}
+
+/* Ctrl-C during the search: it ends after its generation, and its front is written. */
+static volatile sig_atomic_t schedule_stop;
+
+static void schedule_on_signal(int sig)
+{
+	(void)sig;
+	schedule_stop = 1;
 }
 
 static void fmt_bytes(double b, char *buf, size_t n)
@@ -521,10 +533,26 @@ int cmd_schedule(int argc, char **argv)
 			"schedule: %u tasks, %u devices, %u data items; population %u, up to %u "
 			"generations\n",
 			p->n, p->d, p->m, a.so.population, a.so.generations);
-	if (ho_search(p, &a.so, &front, &err)) {
+	struct sigaction sa = {.sa_handler = schedule_on_signal}, old_int, old_term;
+
+	a.so.stop = &schedule_stop;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	ret = ho_search(p, &a.so, &front, &err);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (ret) {
+		ret = 1;
 		cli_error("%s", err.msg);
 		goto out;
 	}
+	ret = 1;
+	if (front->interrupted)
+		fprintf(stderr,
+			"schedule: interrupted after generation %u of %u: the best front found so "
+			"far (%u schedules) follows%s\n",
+			front->generations_run, a.so.generations, front->n,
+			a.out ? ", and is written" : "");
 	if (!front->n || front->sol[0].ev.violation > 0) {
 		const struct ho_eval *best = front->n ? &front->sol[0].ev : &base[0].ev;
 
@@ -595,9 +623,10 @@ int cmd_schedule(int argc, char **argv)
 			cli_error("%s", err.msg);
 			goto out;
 		}
-		printf("wrote %s\n", a.out);
+		printf("wrote %s%s\n", a.out,
+		       front->interrupted ? " (interrupted: the best front found so far)" : "");
 	}
-	ret = 0;
+	ret = front->interrupted ? 130 : 0;
 	goto out;
 nomem:
 	cli_error("out of memory");

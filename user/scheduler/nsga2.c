@@ -1156,6 +1156,7 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 	struct ho_timeline *tl = NULL;
 	double best_hv = -1, t0 = ho_clock_s();
 	struct ho_search_progress sp = {.generations = o->generations};
+	bool interrupted = false;
 	int ret = -ENOMEM;
 
 	*out = NULL;
@@ -1291,9 +1292,17 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 			gen++;
 			break;
 		}
+		if (o->stop && *o->stop) { /* Ctrl-C: this generation's front is the answer */
+			gen++;
+			interrupted = true;
+			break;
+		}
 		if (o->progress && (gen % 10 == 0 || gen + 1 == o->generations)) {
 			sp.generation = gen + 1;
 			sp.hypervolume = hv;
+			sp.front_size = 0;
+			for (uint32_t i = 0; i < np; i++)
+				sp.front_size += ga.pool[i].rank == 0 && feasible(&ga.pool[i]);
 			sp.evaluations = ga.evaluations;
 			sp.elapsed_s = ho_clock_s() - t0;
 			o->progress(&sp, o->progress_arg);
@@ -1317,6 +1326,7 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 	ret = ho_make_front(&ga, np, ho_front_hv(&ga, np), gen, out);
 	if (ret)
 		goto nomem;
+	(*out)->interrupted = interrupted;
 	goto out;
 nomem:
 	ret = ho_err(err, -ENOMEM, "out of memory in the search");
