@@ -97,7 +97,15 @@ $(O)/libho_graph.a $(O)/libho_sched.a $(O)/libho_runtime.a $(O)/libho_probe.a $(
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(O)/heteroopt: $(CLI_OBJ) $(O)/libheteroopt.a
+# The report's page, a C string the command fills in (user/cli/cmd_report.c).
+$(O)/gen/report_page.c: user/cli/report.html
+	@mkdir -p $(O)/gen
+	{ echo 'const char cli_report_page[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } >$@
+$(O)/gen/report_page.o: $(O)/gen/report_page.c
+	$(CC) $(CFLAGS_GEN) -c $< -o $@
+
+$(O)/heteroopt: $(CLI_OBJ) $(O)/gen/report_page.o $(O)/libheteroopt.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(UNIT_GRAPH:%=$(O)/tests/%): $(O)/tests/%: tests/unit/%.c $(O)/libho_graph.a

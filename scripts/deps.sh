@@ -15,6 +15,7 @@ linux-headers-amd64 kmod
 liburing-dev sparse libnuma-dev
 linux-image-amd64 qemu-system-x86 busybox-static cpio
 linux-source-6.12 bc bison flex libelf-dev libssl-dev dwarves xz-utils
+chromium fonts-liberation
 "
 
 # npm fetches the default model; nodesource's nodejs already ships it, and

@@ -83,6 +83,7 @@ run "cli/status" sh tests/cli/test_status.sh "$ROOT/build/heteroopt"
 run "cli/run" sh tests/cli/test_run.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
 run "cli/serve_feed" sh tests/cli/test_serve.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
 run "cli/probe" sh tests/cli/test_probe.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS" "$ROOT/boxes"
+run "cli/report_chromium" sh tests/cli/test_report.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS" "$ROOT/boxes"
 run "cli/readme_commands" sh tests/cli/test_readme.sh "$ROOT" "$HETEROOPT_MODELS"
 run "install/prefix_pkgconfig_embed" sh tests/install/test_install.sh "$ROOT" "$HETEROOPT_MODELS"
 run "runtime/numerics_cpu_vs_pytorch" sh tests/runtime/test_numerics.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS" pytorch

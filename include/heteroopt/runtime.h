@@ -121,6 +121,10 @@ struct ho_rt_report {
 	uint32_t memory_waits; /* node pairs ordered so that one reuses the other's bytes */
 	const double *start_s; /* per graph node, from the run's start; < 0: did not run */
 	const double *end_s;
+	/* Per tensor x device (index t * n_devices + d): when its copy into d was taken and
+	 * when it was done, from the run's start; < 0: no copy there this run. */
+	const double *copy_start_s, *copy_end_s;
+	uint32_t n_devices;
 	double busy_s[HO_RT_MAX_DEVICES];
 	uint32_t nodes_run[HO_RT_MAX_DEVICES];
 	const char *pool;      /* which memory pool and why */

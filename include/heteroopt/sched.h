@@ -233,6 +233,13 @@ void ho_sim_free(struct ho_sim *s);
 int ho_sim_eval(struct ho_sim *s, const uint16_t *assign, const uint32_t *order,
 		const struct ho_constraints *c, struct ho_eval *ev, struct ho_timeline *tl);
 /*
+ * After ho_sim_eval with a timeline (memory then exact): device dev's bytes
+ * in use over time, weights included, as steps: from t[i] on, bytes[i].  Fills
+ * up to max points and returns how many there are (max 0: count them).
+ */
+int ho_sim_memory_curve(const struct ho_sim *s, uint32_t dev, double *t, double *bytes,
+			uint32_t max);
+/*
  * Evaluate while choosing devices: each task, in order, goes to the device
  * where it would finish first given the copies and device gaps the earlier
  * tasks left (contention-aware EFT).  assign is read as the tie-breaker and

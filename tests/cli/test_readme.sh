@@ -19,3 +19,12 @@ cd "$tmp"
 # -x: the log shows each command as it ran; -e: the first that fails ends the test.
 sh -ex readme.sh
 echo "README: $n heteroopt commands ran"
+# The walk-through from a model to a report, the same way.
+awk '/^## Walk-through/ { u = 1 } u && /^```sh/ { b = 1; next } b && /^```/ { exit } b' \
+	"$ROOT/Documentation/walkthrough.md" | sed "s|^M=~/.cache/heteroopt/models|M='$M'|" >walk.sh
+w=$(grep -c '^build/heteroopt' walk.sh)
+[ "$w" -ge 6 ] || { echo "the walk-through has $w heteroopt commands, expected 6 or more"; exit 1; }
+sh -ex walk.sh
+[ -s wt-report.html ] && grep -q 'const DATA = {' wt-report.html ||
+	{ echo "the walk-through wrote no report"; exit 1; }
+echo "walk-through: $w heteroopt commands ran, wt-report.html written"

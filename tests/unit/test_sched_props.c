@@ -84,6 +84,37 @@ static double arrival(const struct ho_timeline *tl, const uint16_t *assign, uint
 	return t;
 }
 
+/*
+ * The memory curve the report draws (ho_sim_memory_curve): in time order, never below
+ * zero, its highest step the simulator's peak, and counted and filled alike.
+ */
+static void check_memory_curve(const struct ho_problem *p, const struct ho_sim *s,
+			       const struct ho_eval *ev, const char *what)
+{
+	for (uint32_t j = 0; j < p->d; j++) {
+		int n = ho_sim_memory_curve(s, j, NULL, NULL, 0);
+		double *t = malloc(sizeof(double) * (size_t)(n + 1)),
+		       *b = malloc(sizeof(double) * (size_t)(n + 1)), top = 0;
+		int got;
+
+		T_REQUIRE(n >= 1 && t && b);
+		got = ho_sim_memory_curve(s, j, t, b, (uint32_t)n);
+		T_CHECK(got >= 1 && got <= n, "%s: %s: %d points, %d counted", what, p->dev_name[j],
+			got, n);
+		for (int k = 0; k < got; k++) {
+			T_CHECK(b[k] >= -1e-6 && (!k || t[k] > t[k - 1]),
+				"%s: %s: point %d at %g s, %g bytes", what, p->dev_name[j], k, t[k],
+				b[k]);
+			top = b[k] > top ? b[k] : top;
+		}
+		T_CHECK(fabs(top - ev->peak_mem[j]) <= 1e-6 * (top + 1),
+			"%s: %s: the curve's top %.0f, the simulated peak %.0f", what,
+			p->dev_name[j], top, ev->peak_mem[j]);
+		free(t);
+		free(b);
+	}
+}
+
 static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 			   const struct ho_timeline *tl, const struct ho_eval *ev, const char *what)
 {
@@ -286,6 +317,7 @@ static void check_front(const struct ho_problem *p, const struct ho_front *f, ui
 		T_CHECK(ev.obj[HO_OBJ_LATENCY] == f->sol[i].ev.obj[HO_OBJ_LATENCY],
 			"%s: re-evaluation differs", what);
 		check_timeline(p, f->sol[i].assign, tl, &ev, what);
+		check_memory_curve(p, s, &ev, what);
 		for (uint32_t j = 0; j < f->n; j++) {
 			bool all_le = true, one_lt = false;
 

@@ -15,6 +15,7 @@ int cmd_probe(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_feed(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /*
  * Warn on stderr when the file (a profile or a schedule: what) records a
@@ -29,6 +30,22 @@ void cli_warn_machine(const char *path, const char *what);
 struct ho_problem;
 struct ho_plan;
 int cli_resume(const char *path, const struct ho_problem *p, struct ho_plan ***out, uint32_t *n);
+/* trace.c: the run record, Chrome trace JSON, and JSON written whole or not at all. */
+struct ho_graph;
+struct ho_rt_placement;
+struct ho_rt_report;
+typedef struct json_t json_t;
+/* An operator's class ("compute", "memory", ...; "other" when unknown): what colours it. */
+const char *cli_op_class(const char *op);
+/* What `run --save-run` writes: devices, the last run's nodes and copies, the latencies. */
+json_t *cli_run_record(const struct ho_graph *g, const struct ho_rt_placement *pl,
+		       const struct ho_rt_report *r, const char *model, const char *schedule,
+		       const double *sorted_s, int repeat, int warmup);
+/* sched's front member (NULL: none) predicted, and run (NULL: none) measured, as a trace. */
+int cli_trace_write(const char *path, const json_t *sched, int member, const json_t *run);
+/* root as path: a temporary beside it, renamed when whole.  0 or -errno. */
+int cli_write_json(const json_t *root, const char *path, size_t flags);
+
 /* Print "heteroopt: <msg>" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -6,6 +6,7 @@
  * the schedule predicted.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -20,7 +21,7 @@
 #include "cli.h"
 
 struct run_args {
-	const char *model, *outdir, *schedule, *box, *inject_failure;
+	const char *model, *outdir, *schedule, *box, *inject_failure, *save_run, *trace;
 	struct cli_list inputs, bind;
 	unsigned long long repeat, warmup, threads, pick;
 	bool report, pace, plain_layout, no_fusion, copy_ioctl;
@@ -79,6 +80,14 @@ static const struct cli_opt run_opts[] = {
      "with ump.ko: submit copies by ioctl (UMP_IOC_SUBMIT and\n"
      "WAIT) rather than io_uring, for comparison",
      RA(copy_ioctl), 0, 0},
+    {"--save-run", NULL, CLI_TEXT, "RUN.json",
+     "write what heteroopt report --run draws: the last run's\n"
+     "nodes and copies, start and end, per device, the latencies",
+     RA(save_run), 0, 0},
+    {"--trace", NULL, CLI_TEXT, "TRACE.json",
+     "write the last run (and, with --schedule, its prediction)\n"
+     "as Chrome trace JSON, for chrome://tracing or ui.perfetto.dev",
+     RA(trace), 0, 0},
     {"--inject-failure", NULL, CLI_TEXT, "NODE",
      "make that node fail at run time (tests the error paths)", RA(inject_failure), 0, 0},
     {0},
@@ -399,6 +408,25 @@ int cmd_run(int argc, char **argv)
 	       repeat, run_quantile(times, repeat, 0.9) * 1e3,
 	       run_quantile(times, repeat, 0.99) * 1e3, times[0] * 1e3, times[repeat - 1] * 1e3,
 	       a.warmup);
+	if (a.save_run || a.trace) {
+		json_t *rec = cli_run_record(g, pl, ho_rt_last_report(rt), a.model, a.schedule,
+					     times, repeat, (int)a.warmup),
+		       *sched = a.trace && a.schedule ? json_load_file(a.schedule, 0, NULL) : NULL;
+		int r = a.save_run ? cli_write_json(rec, a.save_run, JSON_INDENT(1)) : 0;
+
+		if (!r && a.save_run)
+			printf("run: wrote %s\n", a.save_run);
+		if (!r && a.trace && !(r = cli_trace_write(a.trace, sched, pl ? pl->pick : 0, rec)))
+			printf("run: wrote %s (Chrome trace: the run%s)\n", a.trace,
+			       sched ? " and the schedule's prediction" : "");
+		json_decref(rec);
+		json_decref(sched);
+		if (r) {
+			cli_error("run: cannot write %s: %s",
+				  a.save_run && r ? a.save_run : a.trace, strerror(-r));
+			goto out;
+		}
+	}
 	if (mkdir(a.outdir, 0777) && errno != EEXIST) {
 		cli_error("run: cannot create %s: %s", a.outdir, strerror(errno));
 		goto out;

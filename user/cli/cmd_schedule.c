@@ -4,6 +4,7 @@
  * a picked schedule with explanations, written as schedule JSON.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -20,7 +21,7 @@
 #include "heteroopt/sched.h"
 
 struct sched_args {
-	const char *model, *box, *profile, *out, *stg, *dag, *resume;
+	const char *model, *box, *profile, *out, *stg, *dag, *resume, *trace;
 	struct cli_list shapes, constraints, pins;
 	const char *objectives, *pick, *weights;
 	unsigned long long procs, population, generations, seed, threads, stall;
@@ -90,6 +91,10 @@ static const struct cli_opt schedule_opts[] = {
      "start from an earlier schedule of this problem: its front\njoins the first population "
      "(after a new profile, say)",
      SA(resume), 0, 0},
+    {"--trace", NULL, CLI_TEXT, "TRACE.json",
+     "with -o: the picked schedule's predicted timeline as Chrome\n"
+     "trace JSON (chrome://tracing, ui.perfetto.dev)",
+     SA(trace), 0, 0},
     {"--quiet", NULL, CLI_FLAG, NULL, "no progress on standard error", SA(quiet), 0, 0},
     {0},
 };
@@ -412,6 +417,10 @@ int cmd_schedule(int argc, char **argv)
 		cli_usage(&schedule_cmd, stderr);
 		return 2;
 	}
+	if (a.trace && !a.out) {
+		cli_error("--trace: the trace is of the schedule written: give -o S.json too");
+		return 2;
+	}
 	if (parse_objectives(a.objectives, &a.so.objectives))
 		return 2;
 	static const struct {
@@ -625,6 +634,18 @@ int cmd_schedule(int argc, char **argv)
 		}
 		printf("wrote %s%s\n", a.out,
 		       front->interrupted ? " (interrupted: the best front found so far)" : "");
+		if (a.trace) {
+			json_t *sched = json_load_file(a.out, 0, NULL);
+			int r = sched ? cli_trace_write(a.trace, sched, picked, NULL) : -EIO;
+
+			json_decref(sched);
+			if (r) {
+				cli_error("schedule: cannot write %s: %s", a.trace, strerror(-r));
+				goto out;
+			}
+			printf("wrote %s (Chrome trace of front[%d]'s predicted timeline)\n",
+			       a.trace, picked);
+		}
 	}
 	ret = front->interrupted ? 130 : 0;
 	goto out;

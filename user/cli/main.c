@@ -54,6 +54,7 @@ static const struct {
     {"run", cmd_run, "run a model here, on the CPU or as a schedule places it; .npy in and out"},
     {"probe", cmd_probe, "measure this machine: the profile the cost model reads, or a box"},
     {"calibrate", cmd_calibrate, "run a model's plan here: predicted against measured, a refit"},
+    {"report", cmd_report, "a schedule (and a run of it) as one HTML page that opens offline"},
     {"serve", cmd_serve, "run a model on frames a producer sends as fds, with no copy"},
     {"feed", cmd_feed, "send frames to heteroopt serve and check every answer"},
     {"status", cmd_status, "show the tensor memory pool (ump.ko or the fallback)"},

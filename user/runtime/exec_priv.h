@@ -138,7 +138,8 @@ struct ho_rt {
 	bool quit;
 	double t0;
 	double *start, *end;
-	struct ho_rt_ext *ext; /* opts.external, n_ext of them */
+	double *copy_start, *copy_end; /* per tensor x device: this run's copy, -1 if none */
+	struct ho_rt_ext *ext;	       /* opts.external, n_ext of them */
 	uint32_t n_ext;
 	int32_t *ext_of; /* per tensor: its index in ext, or -1 */
 	struct ho_rt_report report;

@@ -160,6 +160,8 @@ void ho_rt_free(struct ho_rt *rt)
 	free(rt->copied);
 	free(rt->start);
 	free(rt->end);
+	free(rt->copy_start);
+	free(rt->copy_end);
 	free(rt);
 }
 
@@ -933,7 +935,10 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 	rt->is_copy = calloc(td, 1);
 	rt->copied = calloc(td, 1);
 	rt->offset = calloc(td, sizeof(uint64_t));
-	if (!rt->buf || !rt->is_copy || !rt->copied || !rt->offset)
+	rt->copy_start = calloc(td, sizeof(double));
+	rt->copy_end = calloc(td, sizeof(double));
+	if (!rt->buf || !rt->is_copy || !rt->copied || !rt->offset || !rt->copy_start ||
+	    !rt->copy_end)
 		goto nomem;
 	for (uint32_t i = 0; i < g->n_nodes; i++)
 		if (!ho_node_is_task(&g->nodes[i]))
@@ -1013,6 +1018,9 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 	}
 	rt->report.start_s = rt->start;
 	rt->report.end_s = rt->end;
+	rt->report.copy_start_s = rt->copy_start;
+	rt->report.copy_end_s = rt->copy_end;
+	rt->report.n_devices = rt->n_dev;
 	*out = rt;
 	return 0;
 nomem:

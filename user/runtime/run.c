@@ -151,6 +151,7 @@ static uint32_t ho_rt_take_copy(struct ho_rt *rt, struct ho_rt_dev *dv)
 		(pick - dv->cq_head) * sizeof(*dv->cq));
 	dv->cq_head++;
 	rt->copying++;
+	rt->copy_start[AT(rt, t, dv->idx)] = ho_clock_s() - rt->t0;
 	return t;
 }
 
@@ -182,6 +183,7 @@ static void ho_rt_copied(struct ho_rt *rt, uint32_t d, uint32_t t)
 
 	rt->copying--;
 	rt->copied[AT(rt, t, d)] = 1;
+	rt->copy_end[AT(rt, t, d)] = ho_clock_s() - rt->t0;
 	ho_rt_release(rt, g->n_nodes + AT(rt, t, d)); /* the bytes it read may be reused */
 	rt->report.transfers++;
 	rt->report.bytes_moved += (double)g->tensors[t].bytes;
@@ -550,8 +552,10 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 	memset(rt->copy_waiting, 0, (size_t)g->n_tensors * rt->n_dev * sizeof(uint32_t));
 	for (uint32_t e = 0; e < rt->mem_off[g->n_nodes + g->n_tensors * rt->n_dev]; e++)
 		(*ho_rt_wait_count(rt, rt->mem_succ[e]))++;
-	for (size_t i = 0; i < (size_t)g->n_tensors * rt->n_dev; i++)
+	for (size_t i = 0; i < (size_t)g->n_tensors * rt->n_dev; i++) {
 		rt->copied[i] = 0;
+		rt->copy_start[i] = rt->copy_end[i] = -1;
+	}
 	/* A consumer of a replica also waits for its copy; data with no producer
 	 * to run (the graph's inputs) is copied from the start. */
 	for (uint32_t d = 0; d < rt->n_dev; d++)

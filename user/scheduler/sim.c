@@ -48,6 +48,7 @@ struct ho_sim {
 	uint32_t n_viewed, n_fused;
 	struct ho_mem_event *ev, *ev_tmp; /* frees, then allocations; sort scratch */
 	uint32_t cap_ev;
+	uint32_t n_ev;	    /* events of the last exact memory evaluation: ho_sim_memory_curve's */
 	double *static_mem; /* d: weights resident */
 	size_t *use_idx;    /* per input of the task being placed: the m*d entry it keeps alive */
 	uint64_t *wmask;    /* n_weights device masks */
@@ -481,6 +482,7 @@ static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan,
 	memcpy(s->ev + n_ev, s->ev_tmp, n_ev * sizeof(*s->ev));
 	n_ev *= 2;
 	ho_ev_sort(s->ev, s->ev_tmp, n_ev);
+	s->n_ev = n_ev;
 	for (uint32_t j = 0; j < d; j++)
 		ev->peak_mem[j] = s->static_mem[j];
 	for (uint32_t e = 0; e < n_ev; e++) {
@@ -773,4 +775,38 @@ int ho_sim_decode_window(struct ho_sim *s, uint16_t *assign, const uint32_t *ord
 			 struct ho_eval *ev, struct ho_timeline *tl)
 {
 	return ho_sim_run(s, assign, assign, how, order, c, ev, tl);
+}
+
+int ho_sim_memory_curve(const struct ho_sim *s, uint32_t dev, double *t, double *bytes,
+			uint32_t max)
+{
+	double cur;
+	uint32_t n = 0;
+
+	if (dev >= s->p->d)
+		return -EINVAL;
+	cur = s->static_mem[dev];
+	if (max) {
+		t[0] = 0;
+		bytes[0] = cur;
+	}
+	n = 1;
+	for (uint32_t e = 0; e < s->n_ev; e++) {
+		const struct ho_mem_event *x = &s->ev[e];
+
+		if (HO_EV_DEV(x) != dev)
+			continue;
+		cur += (double)HO_EV_BYTES(x);
+		/* events at one time are one step: the last says where it lands */
+		if (n && n <= max && t[n - 1] == x->t) {
+			bytes[n - 1] = cur;
+			continue;
+		}
+		if (n < max) {
+			t[n] = x->t;
+			bytes[n] = cur;
+		}
+		n++;
+	}
+	return (int)n;
 }
