@@ -9,7 +9,9 @@
 #   3. probe this machine (a box of it, split into two CPU devices, and a
 #      quick profile measured with the runtime's own kernels, the model's
 #      nodes among them), schedule the model on that profile and run the
-#      pick: measured against predicted time on real hardware.
+#      pick: measured against predicted time on real hardware;
+#   4. write the report of that schedule and its run (build/demo-report.html)
+#      and the run's Chrome trace, and say where they are.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -43,5 +45,11 @@ build/heteroopt probe --box build/this-machine.json --quick --model "$MODEL:x=1x
 	-o build/this-machine-profile.json
 build/heteroopt schedule "$MODEL" --shape x=1x3x640x640 --box build/this-machine.json \
 	--profile build/this-machine-profile.json --seed 1 --quiet -o build/demo-schedule-here.json >/dev/null
-exec build/heteroopt run "$MODEL" --input x=build/demo-input.npy \
-	--schedule build/demo-schedule-here.json -o build/demo-out --repeat 10
+build/heteroopt run "$MODEL" --input x=build/demo-input.npy \
+	--schedule build/demo-schedule-here.json -o build/demo-out --repeat 10 \
+	--save-run build/demo-run.json --trace build/demo-trace.json
+echo
+echo "== the report of this machine's schedule and its run"
+build/heteroopt report build/demo-schedule-here.json --run build/demo-run.json -o build/demo-report.html
+echo "open $ROOT/build/demo-report.html in a browser (it needs no network); the run's Chrome trace"
+echo "is $ROOT/build/demo-trace.json (chrome://tracing or ui.perfetto.dev)"
