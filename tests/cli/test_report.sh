@@ -38,9 +38,11 @@ check "the page asks for nothing from the network" 0 "" -- sh -c \
 chrome() {
 	timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
 		--disable-background-networking --disable-component-update --disable-sync \
-		--user-data-dir="$tmp/profile" "$@" 2>"$tmp/chrome.err"
+		--user-data-dir="$tmp/profile" --enable-logging=stderr --v=0 "$@" 2>"$tmp/chrome.err"
 }
 chrome --dump-dom "file://$tmp/report.html" >"$tmp/dom.html"
+check "the browser's log has no console message of the page (it logs none)" 0 "" -- sh -c \
+	"! grep 'CONSOLE' '$tmp/chrome.err'"
 mkdir -p "$SHOTS"
 chrome --window-size=1200,2400 --screenshot="$SHOTS/report.png" "file://$tmp/report.html" >/dev/null
 check "chromium drew it: no error, in under 2 s, every chart as its files say" 0 "" -- \
