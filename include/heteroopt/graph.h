@@ -50,6 +50,9 @@ struct ho_error {
 	int code;
 	char msg[512];
 };
+/* Fill err (may be NULL) and return code, a -errno: `return ho_err(err, -EINVAL, ...)`. */
+int ho_err(struct ho_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /*
  * A shape.  rank < 0: rank unknown.  dim[i] == HO_DIM_UNKNOWN: that extent is

@@ -46,6 +46,11 @@ int cli_trace_write(const char *path, const json_t *sched, int member, const jso
 /* root as path: a temporary beside it, renamed when whole.  0 or -errno. */
 int cli_write_json(const json_t *root, const char *path, size_t flags);
 
+/* placement.c: --schedule (with --box, --pick; ~0 = the schedule's own pick) loaded for g. */
+struct ho_error;
+int cli_placement(const char *schedule, const char *box, unsigned long long pick, const char *model,
+		  const struct ho_graph *g, struct ho_rt_placement **pl, struct ho_error *err);
+
 /* Print "heteroopt: <msg>" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -361,13 +361,8 @@ int cmd_run(int argc, char **argv)
 	if (ho_shape_infer(g, &err))
 		goto fail;
 	if (a.schedule) {
-		struct ho_rt_schedule_opts so = {.pick = a.pick == ~0ull ? -1 : (int)a.pick,
-						 .box_path = a.box,
-						 .model_path = a.model};
-
-		if (ho_rt_schedule_load(a.schedule, &so, g, &pl, &err))
+		if (cli_placement(a.schedule, a.box, a.pick, a.model, g, &pl, &err))
 			goto fail;
-		cli_warn_machine(a.schedule, "schedule");
 		ro.placement = pl;
 	}
 	if (ho_rt_new(g, &ro, &rt, &err))

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -69,20 +68,6 @@ static const struct cli_command serve_cmd = {
     .opts = serve_opts,
 };
 
-/* err says fmt: code returned (the libraries' ho_err is theirs, not the command's). */
-static int serve_err(struct ho_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int serve_err(struct ho_error *err, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-	err->code = code;
-	return code;
-}
-
 static double serve_now(void)
 {
 	struct timespec ts;
@@ -130,8 +115,8 @@ static int serve_copy_in(struct ho_rt *rt, const struct ho_tensor *t, int fd, ui
 	int ret;
 
 	if (p == MAP_FAILED)
-		return serve_err(err, -errno, "input '%s': fd cannot be mapped: %s", t->name,
-				 strerror(errno));
+		return ho_err(err, -errno, "input '%s': fd cannot be mapped: %s", t->name,
+			      strerror(errno));
 	ret = ho_rt_set_input_data(rt, t->name, t->dtype, t->shape.dim, t->shape.rank, p, err);
 	munmap(p, len);
 	return ret;
@@ -148,8 +133,8 @@ static int serve_frame(struct ho_rt *rt, const struct ho_graph *g, bool copy, in
 	int ret = 0;
 
 	if (s->magic != HO_FRAME_MAGIC || s->n_fds != g->n_inputs || n_fds != g->n_inputs)
-		ret = serve_err(&err, -EPROTO, "frame %llu: %u descriptors for %u inputs",
-				(unsigned long long)s->id, n_fds, g->n_inputs);
+		ret = ho_err(&err, -EPROTO, "frame %llu: %u descriptors for %u inputs",
+			     (unsigned long long)s->id, n_fds, g->n_inputs);
 	for (uint32_t i = 0; !ret && i < g->n_inputs; i++) {
 		const struct ho_tensor *t = &g->tensors[g->inputs[i]];
 
@@ -177,7 +162,7 @@ static int serve_hello(struct ho_rt *rt, const struct ho_graph *g, int sock, str
 	uint32_t n = 0;
 
 	if (!h)
-		return serve_err(err, -ENOMEM, "out of memory");
+		return ho_err(err, -ENOMEM, "out of memory");
 	h->magic = HO_FRAME_MAGIC;
 	h->version = HO_FRAME_VERSION;
 	h->n_inputs = g->n_inputs;
@@ -191,7 +176,7 @@ static int serve_hello(struct ho_rt *rt, const struct ho_graph *g, int sock, str
 			ret = fds[n];
 	}
 	if (!ret && (ret = ho_frame_send(sock, h, sizeof(*h), fds, n)))
-		serve_err(err, ret, "the hello did not go: %s", strerror(-ret));
+		ho_err(err, ret, "the hello did not go: %s", strerror(-ret));
 	for (uint32_t i = 0; i < n; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -218,8 +203,8 @@ static int serve_client(struct ho_rt *rt, const struct ho_graph *g, const struct
 		if (got != (ssize_t)sizeof(s)) {
 			for (unsigned int i = 0; i < n; i++)
 				close(fds[i]);
-			return serve_err(err, got < 0 ? (int)got : -EPROTO,
-					 "a message that is not a frame (%zd bytes)", got);
+			return ho_err(err, got < 0 ? (int)got : -EPROTO,
+				      "a message that is not a frame (%zd bytes)", got);
 		}
 		/* a bad frame is answered with its error; the next may be fine */
 		int r =
@@ -244,18 +229,18 @@ static int serve_listen(const char *path, struct ho_error *err)
 	int s;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
-		return serve_err(err, -ENAMETOOLONG, "--socket %s: longer than %zu bytes", path,
-				 sizeof(sa.sun_path) - 1);
+		return ho_err(err, -ENAMETOOLONG, "--socket %s: longer than %zu bytes", path,
+			      sizeof(sa.sun_path) - 1);
 	strcpy(sa.sun_path, path);
 	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (s < 0)
-		return serve_err(err, -errno, "socket: %s", strerror(errno));
+		return ho_err(err, -errno, "socket: %s", strerror(errno));
 	unlink(path);
 	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) || listen(s, 1)) {
 		int e = errno;
 
 		close(s);
-		return serve_err(err, -e, "--socket %s: %s", path, strerror(e));
+		return ho_err(err, -e, "--socket %s: %s", path, strerror(e));
 	}
 	return s;
 }
@@ -311,13 +296,8 @@ int cmd_serve(int argc, char **argv)
 	ro.external = ext;
 	ro.threads = (int)a.threads;
 	if (a.schedule) {
-		struct ho_rt_schedule_opts so = {.pick = a.pick == ~0ull ? -1 : (int)a.pick,
-						 .box_path = a.box,
-						 .model_path = a.model};
-
-		if (ho_rt_schedule_load(a.schedule, &so, g, &pl, &err))
+		if (cli_placement(a.schedule, a.box, a.pick, a.model, g, &pl, &err))
 			goto fail;
-		cli_warn_machine(a.schedule, "schedule");
 		ro.placement = pl;
 	}
 	if (ho_rt_new(g, &ro, &rt, &err))
@@ -330,7 +310,7 @@ int cmd_serve(int argc, char **argv)
 	fflush(stdout);
 	sock = accept4(lsock, NULL, NULL, SOCK_CLOEXEC);
 	if (sock < 0) {
-		serve_err(&err, -errno, "accept: %s", strerror(errno));
+		ho_err(&err, -errno, "accept: %s", strerror(errno));
 		goto fail;
 	}
 	times = calloc(4096, sizeof(double));

@@ -124,6 +124,27 @@ static void trace_event(json_t *ev, json_t *lanes, int pid, const char *lane, co
 					    trace_tid(ev, lanes, pid, lane), "args", args));
 }
 
+/* Copies (a schedule's transfers, a run's copies) on their link's lane, named by name_key. */
+static void trace_copies(json_t *ev, json_t *lanes, int pid, const json_t *copies,
+			 const char *name_key)
+{
+	size_t i;
+	json_t *x;
+
+	json_array_foreach(copies, i, x)
+	{
+		char lane[160];
+
+		snprintf(lane, sizeof(lane), "%s -> %s",
+			 json_string_value(json_object_get(x, "from")),
+			 json_string_value(json_object_get(x, "to")));
+		trace_event(ev, lanes, pid, lane, json_string_value(json_object_get(x, name_key)),
+			    "copy", json_number_value(json_object_get(x, "start_s")),
+			    json_number_value(json_object_get(x, "end_s")),
+			    json_pack("{s:O}", "bytes", json_object_get(x, "bytes")));
+	}
+}
+
 static void trace_process(json_t *ev, int pid, const char *name)
 {
 	json_array_append_new(ev, json_pack("{s:s, s:s, s:i, s:{s:s}}", "name", "process_name",
@@ -164,19 +185,7 @@ int cli_trace_write(const char *path, const json_t *sched, int member, const jso
 			    json_number_value(json_array_get(json_object_get(m, "end_s"), i)),
 			    json_pack("{s:s, s:s}", "op", op ? op : "", "runs_as", how ? how : ""));
 		}
-		json_array_foreach(json_object_get(m, "transfers"), i, x)
-		{
-			char lane[160];
-
-			snprintf(lane, sizeof(lane), "%s -> %s",
-				 json_string_value(json_object_get(x, "from")),
-				 json_string_value(json_object_get(x, "to")));
-			trace_event(ev, lanes, 1, lane,
-				    json_string_value(json_object_get(x, "producer")), "copy",
-				    json_number_value(json_object_get(x, "start_s")),
-				    json_number_value(json_object_get(x, "end_s")),
-				    json_pack("{s:O}", "bytes", json_object_get(x, "bytes")));
-		}
+		trace_copies(ev, lanes, 1, json_object_get(m, "transfers"), "producer");
 		json_decref(lanes);
 	}
 	if (run) {
@@ -189,19 +198,7 @@ int cli_trace_write(const char *path, const json_t *sched, int member, const jso
 				json_number_value(json_object_get(x, "start_s")),
 				json_number_value(json_object_get(x, "end_s")),
 				json_pack("{s:O}", "op", json_object_get(x, "op")));
-		json_array_foreach(json_object_get(run, "copies"), i, x)
-		{
-			char lane[160];
-
-			snprintf(lane, sizeof(lane), "%s -> %s",
-				 json_string_value(json_object_get(x, "from")),
-				 json_string_value(json_object_get(x, "to")));
-			trace_event(ev, lanes, 2, lane,
-				    json_string_value(json_object_get(x, "tensor")), "copy",
-				    json_number_value(json_object_get(x, "start_s")),
-				    json_number_value(json_object_get(x, "end_s")),
-				    json_pack("{s:O}", "bytes", json_object_get(x, "bytes")));
-		}
+		trace_copies(ev, lanes, 2, json_object_get(run, "copies"), "tensor");
 		json_decref(lanes);
 	}
 	ret = cli_write_json(root, path, JSON_COMPACT);

@@ -12,11 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "heteroopt/graph.h" /* struct ho_error */
-
-/* Fill err (may be NULL) and return code, a -errno: `return ho_err(err, -EINVAL, ...)`. */
-int ho_err(struct ho_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+#include "heteroopt/graph.h" /* struct ho_error, ho_err */
 
 /*
  * Every IR object lives in one arena per top-level graph so that a failed
