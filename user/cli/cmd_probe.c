@@ -151,6 +151,10 @@ int cmd_probe(int argc, char **argv)
 			  "BOX.json writes one of this machine)");
 		return 2;
 	}
+	if (a.links_only && a.models.n) {
+		cli_error("probe: --links-only measures no model (--model)");
+		return 2;
+	}
 	if (ho_box_load(a.box, &box, &err)) {
 		cli_error("probe: %s: %s", a.box, err.msg);
 		return 1;
@@ -174,10 +178,6 @@ int cmd_probe(int argc, char **argv)
 		models[i] = (struct ho_probe_model){spec, model_shapes[i], n};
 	}
 	tty = !a.quiet && isatty(STDERR_FILENO);
-	if (a.links_only && a.models.n) {
-		cli_error("probe: --links-only measures no model (--model)");
-		return 2;
-	}
 	po.quick = a.quick;
 	po.links_only = a.links_only;
 	po.models = models;
