@@ -203,9 +203,9 @@ static int build_stride(struct ho_pb *pb, const int64_t *a)
 	return ho_pb_output(pb, "y");
 }
 
-int ho_probe_build_chain(struct ho_pb *pb, uint32_t n)
+int ho_probe_build_chain(struct ho_pb *pb, uint32_t n, int64_t elems)
 {
-	int64_t x[1] = {16};
+	int64_t x[1] = {elems};
 	char in[16], out[16];
 	int ret;
 

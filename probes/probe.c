@@ -19,7 +19,9 @@
 
 #include "probe_priv.h"
 
-#define CLI_MODELS_MAX 64 /* models whose runs are kept */
+#define CLI_MODELS_MAX 64   /* models whose runs are kept */
+#define PROBE_TINY 16	    /* floats: a hand-off with nothing to read */
+#define PROBE_HANDOFF 65536 /* floats: a hand-off of a 256 KiB tensor, an activation's size */
 
 struct probe {
 	const struct ho_box *box;
@@ -173,9 +175,9 @@ static int probe_sweep(struct probe *pr, int d, struct probe_points *pp, struct 
 	return 0;
 }
 
-/* A chain of n tiny nodes on devs (alternating when two), timed whole. */
+/* A chain of n Relus on elems floats on devs (alternating when two), timed whole. */
 static int probe_chain(struct probe *pr, const int *devs, uint32_t n_devs, uint32_t n,
-		       struct ho_probe_stat *st, double *kernel_s)
+		       int64_t elems, struct ho_probe_stat *st, double *kernel_s)
 {
 	struct ho_probe_run r;
 	struct ho_graph *g = NULL;
@@ -185,7 +187,7 @@ static int probe_chain(struct probe *pr, const int *devs, uint32_t n_devs, uint3
 
 	if (!pb)
 		return ho_err(pr->err, -ENOMEM, "probe: out of memory");
-	ret = ho_probe_build_chain(pb, n);
+	ret = ho_probe_build_chain(pb, n, elems);
 	ret =
 	    ret ? ho_err(pr->err, ret, "probe: chain does not build") : ho_pb_load(pb, &g, pr->err);
 	ho_pb_free(pb);
@@ -217,8 +219,8 @@ static int probe_dispatch(struct probe *pr, int d, struct probe_dev_out *po)
 	int ret;
 
 	probe_progress(pr, "%s: %s", pr->box->dev[d].name, "dispatch overhead");
-	if ((ret = probe_chain(pr, &d, 1, 1, &one, &k1)) ||
-	    (ret = probe_chain(pr, &d, 1, 33, &many, &kn)))
+	if ((ret = probe_chain(pr, &d, 1, 1, PROBE_TINY, &one, &k1)) ||
+	    (ret = probe_chain(pr, &d, 1, 33, PROBE_TINY, &many, &kn)))
 		return ret;
 	po->chain_us = fmax(0, ((many.median - kn) - (one.median - k1)) / 32) * 1e6;
 	po->run_us = fmax(0, one.median - k1) * 1e6;
@@ -703,17 +705,31 @@ static int probe_pairs(struct probe *pr, const int *cpu, uint32_t n, double (*al
 			}
 			if (j < i)
 				continue;
-			/* the hand-off: a chain alternating between the two, against one device */
-			struct ho_probe_stat one, two;
-			double k1, k2;
+			/*
+			 * The hand-off: a chain alternating between the two, against one
+			 * device, on tiny tensors (the latency) and on 256 KiB ones (what
+			 * reading a tensor the other core just wrote costs beyond that: 3-8 us
+			 * more per hop at 64-256 KiB here, which made every split of small
+			 * operators over two CPU devices run 5-15% slower than predicted).
+			 */
+			struct ho_probe_stat one, two, one_big, two_big;
+			double k1, k2, lat, per_byte;
 			json_t *link;
 
 			probe_progress(pr, "%s and %s: hand-off and copies", an, bn);
-			if ((ret = probe_chain(pr, pair, 1, 33, &one, &k1)) ||
-			    (ret = probe_chain(pr, pair, 2, 33, &two, &k2)))
+			if ((ret = probe_chain(pr, pair, 1, 33, PROBE_TINY, &one, &k1)) ||
+			    (ret = probe_chain(pr, pair, 2, 33, PROBE_TINY, &two, &k2)) ||
+			    (ret = probe_chain(pr, pair, 1, 33, PROBE_HANDOFF, &one_big, &k1)) ||
+			    (ret = probe_chain(pr, pair, 2, 33, PROBE_HANDOFF, &two_big, &k2)))
 				return ret;
-			link = json_pack("{s:s, s:s, s:f}", "a", an, "b", bn, "latency_us",
-					 fmax(0, (two.median - one.median) / 32) * 1e6);
+			lat = fmax(0, (two.median - one.median) / 32);
+			per_byte = ((two_big.median - one_big.median) / 32 - lat) /
+				   (PROBE_HANDOFF * sizeof(float));
+			link =
+			    json_pack("{s:s, s:s, s:f}", "a", an, "b", bn, "latency_us", lat * 1e6);
+			if (per_byte > 0)
+				json_object_set_new(link, "handoff_gbps",
+						    json_real(1 / per_byte / 1e9));
 			json_array_append_new(links, link);
 			int na = pr->box->dev[cpu[i]].numa_node,
 			    nb = pr->box->dev[cpu[j]].numa_node;

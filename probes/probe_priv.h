@@ -75,6 +75,6 @@ extern const struct ho_probe_case ho_probe_cases[];
 /* Row c's graph, planned on box device d. */
 int ho_probe_case_open(const struct ho_box *box, const struct ho_probe_case *c, int d,
 		       struct ho_probe_run *r, struct ho_error *err);
-int ho_probe_build_chain(struct ho_pb *pb, uint32_t n); /* n Relu nodes on 16 floats */
+int ho_probe_build_chain(struct ho_pb *pb, uint32_t n, int64_t elems); /* n Relus on elems floats */
 
 #endif

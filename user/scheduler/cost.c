@@ -46,6 +46,8 @@ struct ho_profile {
 	struct ho_profile_dev dev[HO_MAX_DEVICES];
 	double link_lat[HO_MAX_DEVICES][HO_MAX_DEVICES]; /* s, < 0: the box's */
 	double link_bw[HO_MAX_DEVICES][HO_MAX_DEVICES];	 /* bytes/s, <= 0: the box's */
+	/* bytes/s a device reads another's fresh tensor at in place; <= 0: free */
+	double link_handoff_bw[HO_MAX_DEVICES][HO_MAX_DEVICES];
 	double slow[2][HO_MAX_DEVICES]
 		   [HO_MAX_DEVICES]; /* memory, compute: work on i while j runs */
 };
@@ -96,7 +98,8 @@ static const char *const ho_profile_dev_keys[] = {"peak_gflops",
 						  NULL};
 static const char *const ho_profile_model_keys[] = {"fixed_us", "gflops",    "gbps",
 						    "points",	"fit_error", NULL};
-static const char *const ho_profile_link_keys[] = {"a", "b", "latency_us", "gbps", "copies", NULL};
+static const char *const ho_profile_link_keys[] = {
+    "a", "b", "latency_us", "gbps", "handoff_gbps", "copies", NULL};
 static const char *const ho_profile_slow_keys[] = {"device", "beside", "memory", "compute", NULL};
 
 /* kernel_models: per class, a fitted model; every figure a number >= 0. */
@@ -318,6 +321,7 @@ static int ho_profile_pairs(struct ho_profile *prof, const struct ho_box *box, s
 		for (uint32_t b = 0; b < HO_MAX_DEVICES; b++) {
 			prof->link_lat[a][b] = -1;
 			prof->link_bw[a][b] = 0;
+			prof->link_handoff_bw[a][b] = 0;
 			prof->slow[0][a][b] = prof->slow[1][a][b] = 1;
 		}
 	if ((links && !json_is_array(links)) || (slow && !json_is_array(slow)))
@@ -325,7 +329,7 @@ static int ho_profile_pairs(struct ho_profile *prof, const struct ho_box *box, s
 	json_array_foreach(links, i, v)
 	{
 		int a, b;
-		json_t *lat, *bw, *copies, *c;
+		json_t *lat, *bw, *hbw, *copies, *c;
 		size_t k;
 
 		snprintf(what, sizeof(what), "links[%zu]", i);
@@ -350,6 +354,13 @@ static int ho_profile_pairs(struct ho_profile *prof, const struct ho_box *box, s
 									 prof->path, what, k);
 		lat = json_object_get(v, "latency_us");
 		bw = json_object_get(v, "gbps");
+		hbw = json_object_get(v, "handoff_gbps");
+		if (hbw && (!json_is_number(hbw) || !(json_number_value(hbw) > 0)))
+			return ho_err(err, -EINVAL, "%s: %s: handoff_gbps must be > 0", prof->path,
+				      what);
+		if (hbw)
+			prof->link_handoff_bw[a][b] = prof->link_handoff_bw[b][a] =
+			    json_number_value(hbw) * 1e9;
 		if ((lat && (!json_is_number(lat) || !(json_number_value(lat) >= 0))) ||
 		    (bw && (!json_is_number(bw) || !(json_number_value(bw) > 0))))
 			return ho_err(err, -EINVAL, "%s: %s: latency_us must be >= 0 and gbps > 0",
@@ -646,7 +657,8 @@ double ho_comm_time(const struct ho_problem *p, uint32_t k, int a, int b)
 		return 0;
 	if (p->item_comm)
 		return p->item_comm[k];
-	return p->route_fixed[a * p->d + b] + p->item_bytes[k] * p->route_inv_bw[a * p->d + b];
+	return p->route_fixed[a * p->d + b] +
+	       p->item_bytes[k] * (p->route_inv_bw[a * p->d + b] + p->handoff_inv_bw[a * p->d + b]);
 }
 
 double ho_comm_mean(const struct ho_problem *p, uint32_t k)
@@ -681,9 +693,10 @@ static int ho_routes(struct ho_problem *p, const struct ho_box *box, const struc
 	p->route = malloc((size_t)d * d * 2 * sizeof(int32_t));
 	p->route_fixed = calloc((size_t)d * d, sizeof(double));
 	p->route_inv_bw = calloc((size_t)d * d, sizeof(double));
+	p->handoff_inv_bw = calloc((size_t)d * d, sizeof(double));
 	p->in_place = calloc(d, sizeof(uint64_t));
 	if (!p->link_lat || !p->link_bw || !p->link_epb || !p->route || !p->route_fixed ||
-	    !p->route_inv_bw || !p->in_place)
+	    !p->route_inv_bw || !p->handoff_inv_bw || !p->in_place)
 		return ho_err(err, -ENOMEM, "out of memory");
 	for (uint32_t l = 0; l < box->n_links; l++) {
 		p->link_lat[l] = box->links[l].latency;
@@ -711,10 +724,15 @@ static int ho_routes(struct ho_problem *p, const struct ho_box *box, const struc
 					  (k->a == (int)b && k->b == (int)a);
 
 				/* in place nothing moves, but b's worker must learn that
-				 * a's task is done: the shared link's latency */
+				 * a's task is done (the shared link's latency), and its
+				 * core reads what a's wrote from a's cache (the probe's
+				 * hand-off bandwidth) */
 				if (ab && k->shared_memory) {
+					double hbw = prof ? prof->link_handoff_bw[a][b] : 0;
+
 					p->route_fixed[a * d + b] = p->link_lat[l];
-					p->handoff |= p->link_lat[l] > 0;
+					p->handoff_inv_bw[a * d + b] = hbw > 0 ? 1 / hbw : 0;
+					p->handoff |= p->link_lat[l] > 0 || hbw > 0;
 				}
 				if (ab && (k->p2p || (int)a == box->host || (int)b == box->host))
 					direct = (int32_t)l;

@@ -513,7 +513,9 @@ static double ho_handoff_ready(const struct ho_sim *s, const uint16_t *assign, u
 			continue;
 		from = assign[prod];
 		if (from != dev && ho_reads_in_place(p, from, dev))
-			ready = fmax(ready, s->end[prod] + p->route_fixed[from * p->d + dev]);
+			ready = fmax(ready,
+				     s->end[prod] + p->route_fixed[from * p->d + dev] +
+					 p->item_bytes[k] * p->handoff_inv_bw[from * p->d + dev]);
 	}
 	return ready;
 }
