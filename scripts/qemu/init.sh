@@ -12,7 +12,15 @@ mount -t tmpfs tmp /tmp
 . /etc/ump-test.env
 echo 7 > /proc/sys/kernel/printk
 
-result() { echo "UMPRESULT $1 $2"; }
+# Each result says how long it took since the one before: where a slow
+# guest spends its minutes.
+uptime_s() { cut -d. -f1 /proc/uptime; }
+LAST=$(uptime_s)
+result() {
+	now=$(uptime_s)
+	echo "UMPRESULT $1 $2 $((now - LAST))s"
+	LAST=$now
+}
 
 # NVMe controllers become the federated devices (their CMB is P2P memory).
 PCI=""

@@ -20,8 +20,9 @@ last_lines() { # the last lines of a serial log, where a guest stopped
 grep -q '^==END==' "$LOG" || { echo "judge: the guest never finished (see $LOG)"; status=1; }
 for r in insmod devnode $TESTS cli_status cli_write_box rmmod_busy accounting_zero rmmod proc_gone reload $UNLOAD_TEST $DMA_RESULTS; do
 	rc=$(sed -n "s/^UMPRESULT $r \([0-9]*\).*/\1/p" "$LOG" | tail -1)
+	secs=$(sed -n "s/^UMPRESULT $r [0-9]* \([0-9]*s\)$/\1/p" "$LOG" | tail -1)
 	case $rc in
-	0) echo "  pass  $r" ;;
+	0) printf '  pass  %-24s %s\n' "$r" "$secs" ;;
 	77) echo "  skip  $r: $(sed -n "/^== test $r\$/,/^UMPRESULT $r /p" "$LOG" | grep '^SKIP' | tail -1)" ;;
 	"") echo "  FAIL  $r: no result"; status=1 ;;
 	*) echo "  FAIL  $r (exit $rc)"; sed -n "/^== test $r\$/,/^UMPRESULT $r /p" "$LOG" | tail -8 | sed 's/^/        /'; status=1 ;;
