@@ -163,6 +163,22 @@ int main(void)
 	expect_error("ch_ppocr_mobile_v2.0_cls_infer.onnx", "x=1x3x1x1",
 		     "node 'p2o.MaxPool.0' (MaxPool): kernel (2) larger than padded input (1)");
 
+	/* A caller wraps the message it had (a path of the length the ONNX
+	   test data has): no byte of it lost or repeated. */
+	{
+		char dir[200], want[1024];
+
+		memset(dir, 'd', sizeof(dir) - 1);
+		dir[sizeof(dir) - 1] = '\0';
+		ho_err(&err, -EINVAL,
+		       "tensor 'x': shape [%d] of int8 needs %d bytes, the file has %d", 7, 7, 3);
+		snprintf(want, sizeof(want), "%s: %s", dir, err.msg);
+		ho_err(&err, -EIO, "%s: %s", dir, err.msg);
+		want[sizeof(err.msg) - 1] = '\0'; /* what fits */
+		T_CHECK(!strcmp(err.msg, want) && err.code == -EIO, "a wrapped message reads: %s",
+			err.msg);
+	}
+
 	T_CHECK(load_infer("/nonexistent/model.onnx", NULL, &err) == -ENOENT, "missing file");
 	T_CHECK(strstr(err.msg, "No such file") != NULL, "missing file message: %s", err.msg);
 	T_CHECK(load_infer("/dev/null", NULL, &err) < 0, "/dev/null accepted");
