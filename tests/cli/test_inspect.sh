@@ -20,6 +20,13 @@ check "unknown op" 1 "unknown operator 'FrobnicateTensor'" -- "$EXE" inspect "$M
 check "contradicting initializer" 1 "initializer 'w' is float32 [4,3]" -- "$EXE" inspect "$M/bad_initializer_shape.onnx"
 check "not a model" 1 "not an ONNX model" -- "$EXE" inspect "$M/bad_not_a_model.onnx"
 check "deep nesting" 1 "nested deeper than" -- "$EXE" inspect "$M/bad_deep_nesting.onnx"
+# ONNX's own tests (libonnx-testdata, set up by scripts/deps.sh): a sequence
+# at the model's boundary is said at load, not taken for a missing shape.
+ONNX_NODE=/usr/share/libonnx-testdata/data/node
+check "a sequence input" 1 "model input 'x' is a sequence: the runtime takes and gives only tensors" -- \
+	"$EXE" inspect "$ONNX_NODE/test_identity_sequence/model.onnx"
+check "an optional output" 1 "model output 'sequence' is an optional" -- \
+	"$EXE" inspect "$ONNX_NODE/test_if_opt/model.onnx"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 head -c 1000000 "$M/resnet18.onnx" >"$tmp/truncated.onnx"

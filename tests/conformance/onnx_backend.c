@@ -190,11 +190,13 @@ static int cb_data_set(const char *model, const char *dir, bool bind, struct cb_
 	uint32_t n_in, n_want;
 	char a[160], b[160];
 
+	/* the model first: what it refuses (a sequence at its boundary) says more
+	   than its data files read as tensors */
+	if (ho_onnx_load(model, NULL, &g, &err))
+		return cb_set(o, CB_REFUSED, "load: %s", err.msg);
 	if (cb_read_set(dir, "input", in, in_name, &n_in, o) ||
 	    cb_read_set(dir, "output", want, want_name, &n_want, o))
 		return -1;
-	if (ho_onnx_load(model, NULL, &g, &err))
-		return cb_set(o, CB_REFUSED, "load: %s", err.msg);
 	if (n_want != g->n_outputs)
 		return cb_set(o, CB_REFUSED, "the test has %u outputs, the model %u", n_want,
 			      g->n_outputs);

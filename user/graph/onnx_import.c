@@ -343,6 +343,36 @@ static int ho_type_shape(struct ho_import *im, const char *name, const Onnx__Typ
 	return 0;
 }
 
+/*
+ * A model's own inputs and outputs are tensors: sequences, optionals and maps
+ * run inside a graph (SequenceConstruct, a Loop's carried values), but have no
+ * .npy form nor C API type to cross the boundary with.  Said at load, not as
+ * a missing shape later.
+ */
+static int ho_boundary_tensor(struct ho_import *im, const char *what,
+			      const Onnx__ValueInfoProto *vi)
+{
+	static const struct {
+		int value_case;
+		const char *name;
+	} kinds[] = {
+	    {ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE, "a sequence"},
+	    {ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE, "an optional"},
+	    {ONNX__TYPE_PROTO__VALUE_MAP_TYPE, "a map"},
+	    {ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE, "a sparse tensor"},
+	};
+
+	if (!vi->type)
+		return 0;
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		if ((int)vi->type->value_case == kinds[k].value_case)
+			return ho_err(im->err, -EOPNOTSUPP,
+				      "model %s '%s' is %s: the runtime takes and gives only "
+				      "tensors at a model's inputs and outputs",
+				      what, vi->name, kinds[k].name);
+	return 0;
+}
+
 static bool ho_shapes_conflict(const struct ho_shape *a, const struct ho_shape *b)
 {
 	if (a->rank < 0 || b->rank < 0)
@@ -851,6 +881,8 @@ static int ho_import_graph(struct ho_import *im, const Onnx__GraphProto *gp,
 		if (id < 0)
 			return id;
 		g->tensors[id].flags |= HO_T_INPUT | HO_T_DECLARED;
+		if (depth == 0 && (ret = ho_boundary_tensor(im, "input", vi)))
+			return ret;
 		ret = ho_type_shape(im, vi->name, vi->type, &g->tensors[id].dtype,
 				    &g->tensors[id].shape);
 		if (ret)
@@ -974,6 +1006,8 @@ static int ho_import_graph(struct ho_import *im, const Onnx__GraphProto *gp,
 		if (!vi->name || !*vi->name)
 			return ho_err(im->err, -EINVAL,
 				      "graph '%s': output or value_info without a name", g->name);
+		if (is_out && depth == 0 && (ret = ho_boundary_tensor(im, "output", vi)))
+			return ret;
 		id = ho_resolve(im, g, vi->name);
 		if (id < -1)
 			return id;
