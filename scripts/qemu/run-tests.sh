@@ -132,6 +132,7 @@ chmod +x "$WORK/root/init"
 	echo "export UMP_TEST_EXPECT_P2PMEM=$EXPECT_P2P"
 	echo "export UMP_TEST_EXPECT_NODE1_DEVICE=1"
 	echo "export UMP_STRESS_SCALE=${UMP_STRESS_SCALE:-1}"
+	echo "export UMP_STRESS_COPIES_SCALE=${UMP_STRESS_COPIES_SCALE:-}"
 } >"$WORK/root/etc/ump-test.env"
 (cd "$WORK/root" && find . | cpio -o -H newc --quiet | gzip -1) >"$WORK/initrd.gz"
 

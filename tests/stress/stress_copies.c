@@ -4,7 +4,8 @@
  * of regions (host nodes, P2P memory, udmabuf, dma-heap) with sizes from
  * 1 byte to 16 MiB, in chains of up to 64 descriptors submitted alternately
  * through ioctls and io_uring, until together they have done at least
- * 1,000,000 copies and 10 GiB (times UMP_STRESS_SCALE).
+ * 1,000,000 copies and 10 GiB (times UMP_STRESS_COPIES_SCALE where set, else
+ * UMP_STRESS_SCALE).
  *
  * Every buffer starts with dmatest-style position marks and has a shadow in
  * ordinary memory to which each chain is applied with memmove in the same
@@ -175,14 +176,19 @@ static int worker(int id, struct totals *tot, uint64_t want_copies, uint64_t wan
 
 int main(void)
 {
-	const char *sc = getenv("UMP_STRESS_SCALE");
-	double scale = sc ? atof(sc) : 1.0;
-	uint64_t want_copies = (uint64_t)(1000000 * scale);
-	uint64_t want_bytes = (uint64_t)(10.0 * (1ull << 30) * scale);
+	const char *sc = getenv("UMP_STRESS_COPIES_SCALE");
+	double scale;
+	uint64_t want_copies, want_bytes;
 	struct totals *tot;
 	uint64_t t0 = ump_now_ns();
 	int i, status, failed = 0;
 	pid_t pids[NPROC];
+
+	if (!sc || !*sc)
+		sc = getenv("UMP_STRESS_SCALE");
+	scale = sc && *sc ? atof(sc) : 1.0;
+	want_copies = (uint64_t)(1000000 * scale);
+	want_bytes = (uint64_t)(10.0 * (1ull << 30) * scale);
 	struct ump probe;
 
 	t_open(&probe);
