@@ -128,11 +128,11 @@ struct ho_problem {
 	const struct ho_box *box;
 	uint32_t n_links;
 	double *link_lat, *link_bw, *link_epb;
-	int32_t *route;	      /* d*d*2 link ids per (src,dst): hop 1, hop 2 (-1 none) */
-	double *route_fixed;  /* d*d: latency + fixed cost of all hops; in place: the hand-off */
-	double *route_inv_bw; /* d*d: sum over hops of 1 / bandwidth (s per byte) */
-	/* d*d, where b reads a's tensors in place: s per byte to read one a just wrote */
-	double *handoff_inv_bw;
+	int32_t *route;	     /* d*d*2 link ids per (src,dst): hop 1, hop 2 (-1 none) */
+	double *route_fixed; /* d*d: latency + fixed cost of all hops; in place: the hand-off */
+	/* d*d: sum over hops of 1 / bandwidth (s per byte); in place: the hand-off's,
+	   reading a tensor the other device just wrote */
+	double *route_inv_bw;
 	uint64_t *in_place; /* d masks: the devices whose memory device j reads in place */
 	double small_transfer;
 	bool contention;    /* a link carries one transfer at a time */

@@ -657,8 +657,7 @@ double ho_comm_time(const struct ho_problem *p, uint32_t k, int a, int b)
 		return 0;
 	if (p->item_comm)
 		return p->item_comm[k];
-	return p->route_fixed[a * p->d + b] +
-	       p->item_bytes[k] * (p->route_inv_bw[a * p->d + b] + p->handoff_inv_bw[a * p->d + b]);
+	return p->route_fixed[a * p->d + b] + p->item_bytes[k] * p->route_inv_bw[a * p->d + b];
 }
 
 double ho_comm_mean(const struct ho_problem *p, uint32_t k)
@@ -693,10 +692,9 @@ static int ho_routes(struct ho_problem *p, const struct ho_box *box, const struc
 	p->route = malloc((size_t)d * d * 2 * sizeof(int32_t));
 	p->route_fixed = calloc((size_t)d * d, sizeof(double));
 	p->route_inv_bw = calloc((size_t)d * d, sizeof(double));
-	p->handoff_inv_bw = calloc((size_t)d * d, sizeof(double));
 	p->in_place = calloc(d, sizeof(uint64_t));
 	if (!p->link_lat || !p->link_bw || !p->link_epb || !p->route || !p->route_fixed ||
-	    !p->route_inv_bw || !p->handoff_inv_bw || !p->in_place)
+	    !p->route_inv_bw || !p->in_place)
 		return ho_err(err, -ENOMEM, "out of memory");
 	for (uint32_t l = 0; l < box->n_links; l++) {
 		p->link_lat[l] = box->links[l].latency;
@@ -731,7 +729,7 @@ static int ho_routes(struct ho_problem *p, const struct ho_box *box, const struc
 					double hbw = prof ? prof->link_handoff_bw[a][b] : 0;
 
 					p->route_fixed[a * d + b] = p->link_lat[l];
-					p->handoff_inv_bw[a * d + b] = hbw > 0 ? 1 / hbw : 0;
+					p->route_inv_bw[a * d + b] = hbw > 0 ? 1 / hbw : 0;
 					p->handoff |= p->link_lat[l] > 0 || hbw > 0;
 				}
 				if (ab && (k->p2p || (int)a == box->host || (int)b == box->host))

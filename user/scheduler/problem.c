@@ -50,7 +50,6 @@ void ho_problem_free(struct ho_problem *p)
 	free(p->route);
 	free(p->route_fixed);
 	free(p->route_inv_bw);
-	free(p->handoff_inv_bw);
 	free(p->in_place);
 	free(p->capacity);
 	free(p->idle_power);

@@ -496,7 +496,8 @@ static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan,
 
 /*
  * ready, or later where v reads an input in place from another device: v's
- * device learns that the producer is done only after the hand-off (a view's
+ * device learns that the producer is done only after the hand-off, the
+ * in-place route's cost (ho_comm_time: latency and bytes read; a view's
  * producer is the view itself, on the device that ran it).  A pass of its
  * own, so that boxes without hand-offs run the input loop as before.
  */
@@ -513,9 +514,7 @@ static double ho_handoff_ready(const struct ho_sim *s, const uint16_t *assign, u
 			continue;
 		from = assign[prod];
 		if (from != dev && ho_reads_in_place(p, from, dev))
-			ready = fmax(ready,
-				     s->end[prod] + p->route_fixed[from * p->d + dev] +
-					 p->item_bytes[k] * p->handoff_inv_bw[from * p->d + dev]);
+			ready = fmax(ready, s->end[prod] + ho_comm_time(p, k, from, dev));
 	}
 	return ready;
 }
