@@ -74,12 +74,17 @@ static void probe_print_copies(const char *path)
 
 	json_array_foreach(json_object_get(doc, "links"), i, link)
 	{
-		printf("probe: %s and %s: hand-off %.1f us, a fresh tensor read in place at %.1f "
-		       "GB/s; pool copies:\n",
+		json_t *hbw = json_object_get(link, "handoff_gbps");
+
+		/* no bandwidth when the bigger tensors cost nothing more to read */
+		printf("probe: %s and %s: hand-off %.1f us",
 		       json_string_value(json_object_get(link, "a")),
 		       json_string_value(json_object_get(link, "b")),
-		       json_number_value(json_object_get(link, "latency_us")),
-		       json_number_value(json_object_get(link, "handoff_gbps")));
+		       json_number_value(json_object_get(link, "latency_us")));
+		if (hbw)
+			printf(", a fresh tensor read in place at %.1f GB/s",
+			       json_number_value(hbw));
+		printf("; pool copies:\n");
 		json_array_foreach(json_object_get(link, "copies"), k, c)
 		{
 			printf("  %-11s 4 KiB in %.1f us, %.1f us each of %d in flight, %.2f GB/s "
