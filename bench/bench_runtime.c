@@ -74,11 +74,11 @@ static double executor_per_node(const char *path, struct ho_graph **gout)
 /* The same oneDNN kernels, one per node, launched back to back with no executor. */
 static double bare_kernels_per_node(const struct ho_graph *g)
 {
-	const struct ho_backend_ops *ops = &ho_backend_cpu;
+	const struct ho_backend_ops *ops = ho_backend_host();
 	struct ho_rt_device dev = {.name = "cpu0", .threads = 1, .numa_node = -1};
 	struct ho_backend *c = NULL;
 	struct ho_kernel **k = calloc(g->n_nodes, sizeof(*k));
-	void **buf = calloc(g->n_tensors, sizeof(void *));
+	struct ho_mem *buf = calloc(g->n_tensors, sizeof(*buf));
 	float *mem = calloc((size_t)g->n_tensors * 4 + 4, sizeof(float));
 	struct ho_error err;
 	double t[REPS], res = NAN;
@@ -86,7 +86,7 @@ static double bare_kernels_per_node(const struct ho_graph *g)
 	if (!k || !buf || !mem || ops->open(&dev, 1, &c, &err))
 		goto out;
 	for (uint32_t i = 0; i < g->n_tensors; i++)
-		buf[i] = mem + (size_t)i * 4;
+		buf[i].host = mem + (size_t)i * 4;
 	for (uint32_t i = 0; i < g->n_nodes; i++)
 		if (ops->prepare(c, g, i, NULL, buf, NULL, &k[i], &err))
 			goto out;
@@ -181,7 +181,7 @@ static double chain_on_two_cpus(const struct ho_graph *g, bool alternate)
 
 	for (int d = 0; d < 2; d++) {
 		snprintf(pl.dev[d].name, sizeof(pl.dev[d].name), "cpu%d", d);
-		pl.dev[d].backend = HO_RT_CPU;
+		snprintf(pl.dev[d].backend, sizeof(pl.dev[d].backend), "cpu");
 		pl.dev[d].threads = 1;
 		pl.dev[d].numa_node = -1;
 		pl.dev[d].cores[0] = 1ull << d;

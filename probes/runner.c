@@ -20,7 +20,9 @@ void ho_probe_rt_device(const struct ho_box *box, int d, struct ho_rt_device *ou
 
 	memset(out, 0, sizeof(*out));
 	snprintf(out->name, sizeof(out->name), "%s", dv->name);
-	out->backend = HO_RT_CPU;
+	snprintf(out->backend, sizeof(out->backend), "%s", dv->backend);
+	snprintf(out->platform, sizeof(out->platform), "%s", dv->platform);
+	snprintf(out->device, sizeof(out->device), "%s", dv->device);
 	out->threads = dv->threads;
 	out->numa_node = dv->numa_node;
 	memcpy(out->cores, dv->cores, sizeof(out->cores));

@@ -12,9 +12,11 @@
  * its first consumer runs, and devices the box links with shared_memory
  * (CPU devices of one host) read each other's tensors in place, as the
  * schedule assumed: the handle moves, no bytes do.
- * Devices of kind cpu run on the `cpu` backend (oneDNN); any other kind runs
- * on `emu`, the same kernels in a region of its own, optionally paced to the
- * schedule's predicted node times: an accelerator stand-in for tests.
+ * Each device runs on the backend its box names (`opencl`: an OpenCL device
+ * through the ICD loader), else on its kind's: `cpu` (oneDNN) for a cpu, and
+ * for any other kind `emu`, the cpu's kernels in a region of its own,
+ * optionally paced to the schedule's predicted node times: an accelerator
+ * stand-in for tests.
  *
  * Owns: every buffer of the plan, its primitives, engines and threads; the
  * graph stays the caller's and must outlive the plan.  No global state;
@@ -39,12 +41,14 @@ struct ho_rt;
 /* The most copies into one device its copy thread keeps in flight on the pool's queue. */
 #define HO_RT_COPY_DEPTH 64
 
-enum ho_rt_backend { HO_RT_CPU = 0, HO_RT_EMU = 1 };
-
 struct ho_rt_device {
 	char name[64];
-	int backend;			  /* enum ho_rt_backend */
-	int threads;			  /* oneDNN threads of its worker; 0 = OpenMP's choice */
+	char backend[32];		  /* the backend it runs on, by name ("cpu", "emu",
+					   * "opencl"); "": the host's */
+	char platform[64], device[64];	  /* which one the backend opens, where it has several
+					   * (OpenCL: substrings of the platform's and the
+					   * device's names); "": its first */
+	int threads;			  /* its kernels' threads; 0 = the backend's choice */
 	int numa_node;			  /* where its region lives; -1 = anywhere */
 	uint64_t cores[HO_RT_CORE_WORDS]; /* CPU ids its worker is pinned to; none: any */
 	char numa_from[32];		  /* how numa_node was found: box, cores, pci ... */
@@ -126,6 +130,9 @@ struct ho_rt_report {
 	const double *copy_start_s, *copy_end_s;
 	uint32_t n_devices;
 	double busy_s[HO_RT_MAX_DEVICES];
+	const char *backend[HO_RT_MAX_DEVICES];	     /* each device's backend, by name */
+	const char *backend_desc[HO_RT_MAX_DEVICES]; /* ... and in words: "cpu (oneDNN)" */
+	uint32_t emulated;			     /* bit d: device d was emulated */
 	uint32_t nodes_run[HO_RT_MAX_DEVICES];
 	const char *pool;      /* which memory pool and why */
 	const char *copy_path; /* "io_uring", "ioctl" or "copy thread" */

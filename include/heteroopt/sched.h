@@ -47,6 +47,10 @@ struct ho_device {
 	char (*unsupported)[HO_NAME_LEN]; /* op types it cannot run */
 	uint32_t n_supported;
 	char (*supported)[HO_NAME_LEN]; /* if set, the only op types it runs */
+	/* What runs it (box key "backend"): a runtime backend by name ("": its kind's),
+	 * and which of its platforms and devices (substrings of their names; "": the first). */
+	char backend[HO_NAME_LEN];
+	char platform[64], device[64];
 };
 
 struct ho_link {

@@ -203,10 +203,10 @@ int main(void)
 
 	/* cpu0 and the emulator, every other node on each: the input is copied from the frame */
 	snprintf(pl.dev[0].name, sizeof(pl.dev[0].name), "cpu0");
-	pl.dev[0].backend = HO_RT_CPU;
+	snprintf(pl.dev[0].backend, sizeof(pl.dev[0].backend), "cpu");
 	pl.dev[0].threads = 1;
 	snprintf(pl.dev[1].name, sizeof(pl.dev[1].name), "emu0");
-	pl.dev[1].backend = HO_RT_EMU;
+	snprintf(pl.dev[1].backend, sizeof(pl.dev[1].backend), "emu");
 	pl.dev[1].threads = 1;
 	pl.node_device = calloc(g->n_nodes, sizeof(int32_t));
 	pl.node_prio = calloc(g->n_nodes, sizeof(uint32_t));

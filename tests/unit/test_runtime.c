@@ -211,11 +211,11 @@ int main(void)
 	T_REQUIRE(ho_shape_infer(g, &err) == 0);
 
 	snprintf(pl.dev[0].name, sizeof(pl.dev[0].name), "cpu0");
-	pl.dev[0].backend = HO_RT_CPU;
+	snprintf(pl.dev[0].backend, sizeof(pl.dev[0].backend), "cpu");
 	pl.dev[0].threads = 1;
 	pl.dev[0].numa_node = 0;
 	snprintf(pl.dev[1].name, sizeof(pl.dev[1].name), "emu0");
-	pl.dev[1].backend = HO_RT_EMU;
+	snprintf(pl.dev[1].backend, sizeof(pl.dev[1].backend), "emu");
 	pl.dev[1].threads = 1;
 	pl.dev[1].numa_node = 0;
 	pl.node_device = calloc(g->n_nodes, sizeof(int32_t));

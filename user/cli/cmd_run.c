@@ -172,8 +172,7 @@ static void print_report(const struct ho_graph *g, const struct ho_rt_placement 
 	for (uint32_t d = 0; d < pl->n_devices; d++) {
 		printf("  %-8s %-22s %4u nodes, busy %8.3f ms; memory %7.2f MB planned (%7.2f "
 		       "without reuse), %7.2f MB predicted peak\n",
-		       pl->dev[d].name,
-		       pl->dev[d].backend == HO_RT_CPU ? "cpu (oneDNN)" : "emu (emulated, oneDNN)",
+		       pl->dev[d].name, r->backend_desc[d] ? r->backend_desc[d] : "?",
 		       r->nodes_run[d], r->busy_s[d] * 1e3, r->region_bytes[d] / 1e6,
 		       r->unshared_bytes[d] / 1e6, pl->pred_peak[d] / 1e6);
 		printf("           NUMA node %d (%s)", pl->dev[d].numa_node, pl->dev[d].numa_from);

@@ -47,15 +47,15 @@ json_t *cli_run_record(const struct ho_graph *g, const struct ho_rt_placement *p
 		      sorted_s[(repeat * 99 + 99) / 100 - 1] * 1e3, "min", sorted_s[0] * 1e3, "max",
 		      sorted_s[repeat - 1] * 1e3, "runs", repeat, "warmup", warmup));
 	for (uint32_t d = 0; d < nd; d++)
-		json_array_append_new(
-		    devs, json_pack("{s:s, s:s, s:i, s:I, s:I, s:i, s:f, s:i}", "name",
-				    pl ? pl->dev[d].name : "cpu0", "backend",
-				    pl && pl->dev[d].backend != HO_RT_CPU ? "emu" : "cpu",
-				    "numa_node", pl ? pl->dev[d].numa_node : -1, "region_bytes",
-				    (json_int_t)r->region_bytes[d], "unshared_bytes",
-				    (json_int_t)r->unshared_bytes[d], "region_pages_on_node",
-				    r->region_node[d], "busy_s", r->busy_s[d], "nodes_run",
-				    (int)r->nodes_run[d]));
+		json_array_append_new(devs,
+				      json_pack("{s:s, s:s, s:i, s:I, s:I, s:i, s:f, s:i}", "name",
+						pl ? pl->dev[d].name : "cpu0", "backend",
+						r->backend[d] ? r->backend[d] : "?", "numa_node",
+						pl ? pl->dev[d].numa_node : -1, "region_bytes",
+						(json_int_t)r->region_bytes[d], "unshared_bytes",
+						(json_int_t)r->unshared_bytes[d],
+						"region_pages_on_node", r->region_node[d], "busy_s",
+						r->busy_s[d], "nodes_run", (int)r->nodes_run[d]));
 	json_object_set_new(root, "devices", devs);
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		int d = pl ? pl->node_device[i] : 0;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * What the runtime cannot run, asked of the cpu backend before planning:
+ * What the runtime cannot run, asked of the host's backend before planning:
  * every node's kernel prepared over scratch buffers (constants hold their
  * real bytes, which some kernels read while preparing; everything else
  * shares one scratch block nothing reads), so that `heteroopt inspect`
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "common.h"
-#include "rt_priv.h"
+#include "exec_priv.h"
 
 static bool ho_check_known(const struct ho_graph *g, const struct ho_node *n)
 {
@@ -27,17 +27,17 @@ static bool ho_check_known(const struct ho_graph *g, const struct ho_node *n)
 
 int ho_rt_check(const struct ho_graph *g, ho_rt_refusal_fn fn, void *arg, struct ho_error *err)
 {
-	const struct ho_backend_ops *ops = ho_backend_ops_of(HO_RT_CPU);
-	struct ho_rt_device dev = {
-	    .name = "check", .backend = HO_RT_CPU, .threads = 1, .numa_node = -1};
+	const struct ho_backend_ops *ops = ho_backend_host();
+	struct ho_rt_device dev = {.name = "check", .threads = 1, .numa_node = -1};
 	struct ho_backend *be = NULL;
 	void **buf = calloc(g->n_tensors + 1, sizeof(void *));
+	struct ho_mem *mem = calloc(g->n_tensors + 1, sizeof(*mem));
 	uint8_t *nchw = calloc(g->n_tensors + 1, 1); /* every tensor planar */
 	uint64_t most = 64;
 	char *scratch = NULL;
 	int refused = 0, ret;
 
-	if (!buf || !nchw)
+	if (!buf || !nchw || !mem)
 		goto nomem;
 	for (uint32_t t = 0; t < g->n_tensors; t++)
 		most = g->tensors[t].bytes > most ? g->tensors[t].bytes : most;
@@ -55,6 +55,8 @@ int ho_rt_check(const struct ho_graph *g, ho_rt_refusal_fn fn, void *arg, struct
 				memset(buf[t], 0, tt->bytes);
 		}
 	}
+	for (uint32_t t = 0; t < g->n_tensors; t++)
+		mem[t].host = buf[t];
 	if ((ret = ops->open(&dev, 1, &be, err)))
 		goto out;
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
@@ -68,7 +70,14 @@ int ho_rt_check(const struct ho_graph *g, ho_rt_refusal_fn fn, void *arg, struct
 			snprintf(e.msg, sizeof(e.msg),
 				 "node '%s' (%s): its shapes are not all known", n->name,
 				 n->op_type);
-		} else if (!ops->prepare(be, g, (uint32_t)g->topo[i], NULL, buf, nchw, &k, &e)) {
+		} else if (ho_rt_is_control(n->op_type)) {
+			struct ho_control *cf = NULL;
+
+			if (!ho_rt_control_prepare(g, n, buf, 1, &cf, &e)) {
+				ho_rt_control_free(cf);
+				continue;
+			}
+		} else if (!ops->prepare(be, g, (uint32_t)g->topo[i], NULL, mem, nchw, &k, &e)) {
 			if (k)
 				ops->kernel_free(k);
 			continue;
@@ -89,6 +98,7 @@ out:
 			free(buf[t]);
 	free(scratch);
 	free(buf);
+	free(mem);
 	free(nchw);
 	return ret;
 }

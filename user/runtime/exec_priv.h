@@ -23,6 +23,13 @@ struct ho_rt_thread {
 	uint64_t last_run; /* the run it took part in last */
 };
 
+/* A block of host memory a device's backend wrapped: a region, an external span. */
+struct ho_rt_block {
+	void *host;
+	size_t len;
+	struct ho_dev_block *blk;
+};
+
 struct ho_rt_dev {
 	struct ho_rt *rt;
 	uint32_t idx;
@@ -31,6 +38,9 @@ struct ho_rt_dev {
 	struct ho_backend_info info;
 	struct ho_pool_buf region;
 	uint64_t region_used;
+	struct ho_rt_block *blocks; /* what its kernels address, each wrapped once */
+	uint32_t n_blocks;
+	int threads;	 /* its kernels' threads; 0: the backend's choice */
 	uint32_t *nodes; /* its nodes, in priority order */
 	uint32_t n_nodes;
 	/* Copies into this device's region: a queue filled as producers finish,
@@ -110,6 +120,7 @@ struct ho_rt {
 	 */
 	uint8_t *moves;
 	struct ho_kernel **k;
+	struct ho_control **ctl; /* per node: If, Loop and Scan, the executor's own (control.c) */
 	/* run state, under lock */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -151,6 +162,18 @@ struct ho_rt {
 int ho_rt_move(struct ho_rt *rt, uint32_t id, uint32_t d, struct ho_error *err);
 void ho_rt_stop_threads(struct ho_rt *rt);
 int32_t ho_rt_root(const struct ho_rt *rt, int32_t t);
+
+/* control.c: If, Loop and Scan, each subgraph a plan of its own on the host's backend. */
+struct ho_control;
+bool ho_rt_is_control(const char *op_type);
+/* buf: host addresses per tensor id; threads: the subplans' (0: the backend's choice). */
+int ho_rt_control_prepare(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			  int threads, struct ho_control **out, struct ho_error *err);
+int ho_rt_control_run(struct ho_control *cf, struct ho_error *err);
+void ho_rt_control_free(struct ho_control *cf);
+
+/* plan.c: the blocks a device's backend wrapped, unwrapped. */
+void ho_rt_blocks_free(struct ho_rt_dev *dv);
 
 /* external.c: tensors in outside memory. */
 /* After homes are known, before the memory plan: which tensors, checked. */

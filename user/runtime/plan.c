@@ -8,7 +8,6 @@
  * and every kernel prepared over those addresses.
  */
 #include <errno.h>
-#include <omp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -121,12 +120,15 @@ void ho_rt_free(struct ho_rt *rt)
 	for (uint32_t i = 0; rt->k && i < rt->g->n_nodes; i++)
 		if (rt->k[i])
 			rt->dev[rt->node_dev[i]].ops->kernel_free(rt->k[i]);
+	for (uint32_t i = 0; rt->ctl && i < rt->g->n_nodes; i++)
+		ho_rt_control_free(rt->ctl[i]);
 	for (uint32_t d = 0; d < rt->n_dev; d++) {
 		/* before the region: closing waits for the chains still in it */
 		ho_pool_queue_close(rt->dev[d].copyq);
 		ho_pool_queue_close(rt->dev[d].syncq);
+		ho_rt_blocks_free(&rt->dev[d]);
 		if (rt->dev[d].region.ptr)
-			rt->dev[d].ops->free(rt->dev[d].be, rt->pool, &rt->dev[d].region);
+			ho_pool_free(rt->pool, &rt->dev[d].region);
 		if (rt->dev[d].be)
 			rt->dev[d].ops->close(rt->dev[d].be);
 		free(rt->dev[d].nodes);
@@ -140,6 +142,7 @@ void ho_rt_free(struct ho_rt *rt)
 	pthread_cond_destroy(&rt->cond);
 	pthread_cond_destroy(&rt->run_cond);
 	free(rt->k);
+	free(rt->ctl);
 	free(rt->node_dev);
 	free(rt->prio);
 	free(rt->home);
@@ -174,7 +177,6 @@ static int ho_rt_place(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_e
 	if (!pl) {
 		rt->n_dev = 1;
 		snprintf(rt->desc[0].name, sizeof(rt->desc[0].name), "cpu0");
-		rt->desc[0].backend = HO_RT_CPU;
 		rt->desc[0].threads = o ? o->threads : 0;
 		rt->desc[0].numa_node = -1;
 		for (uint32_t i = 0; i < g->n_nodes; i++) {
@@ -494,7 +496,7 @@ out:
 /* Where every tensor lives and which devices need a replica; then the regions. */
 /*
  * Device d's region of size bytes: in the P2P memory of the PCI device its
- * box names, else from its backend on its NUMA node.
+ * box names, else from the pool on its NUMA node.
  */
 static int ho_rt_region_alloc(struct ho_rt *rt, uint32_t d, uint64_t size, struct ho_error *err)
 {
@@ -514,8 +516,8 @@ static int ho_rt_region_alloc(struct ho_rt *rt, uint32_t d, uint64_t size, struc
 					: strerror(-ret))
 			   : 0;
 	}
-	ret = rt->dev[d].ops->alloc(
-	    rt->dev[d].be, rt->pool, size ? size : 64,
+	ret = ho_pool_alloc(
+	    rt->pool, size ? size : 64,
 	    dd->numa_node >= 0 && dd->numa_node < ho_pool_nodes(rt->pool) ? dd->numa_node : 0,
 	    &rt->dev[d].region);
 	return ret ? ho_err(err, ret, "device %s: cannot get %llu bytes from the pool", dd->name,
@@ -635,9 +637,23 @@ static int ho_rt_layout(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_
 	return 0;
 }
 
+/* The layout class of node i's kernel on its device's backend. */
+static enum ho_be_layout ho_rt_op_layout(const struct ho_rt *rt, int32_t i, bool *binary)
+{
+	bool bin = false;
+	enum ho_be_layout l =
+	    rt->node_dev[i] < 0
+		? HO_BE_PLAIN
+		: rt->dev[rt->node_dev[i]].ops->layout(rt->g->nodes[i].op_type, &bin);
+
+	if (binary)
+		*binary = bin;
+	return l;
+}
+
 /*
  * Channels-last (NHWC) for the 4-D activations that only layout-agnostic
- * oneDNN kernels touch: convolutions run several times faster on it than on
+ * kernels touch: convolutions run several times faster on it than on
  * NCHW (mobilenet_v2: 25.7 -> 11.5 ms).  Inputs, outputs, constants and
  * whatever a layout-bound operator (Reshape, Gemm, Transpose, ...) reads or
  * writes stay NCHW; then, until nothing changes, an element-wise, pooling or
@@ -654,11 +670,11 @@ static void ho_rt_layouts(struct ho_rt *rt)
 		int32_t p = tt->producer;
 		bool ok = tt->shape.rank == 4 && tt->dtype == HO_DT_FLOAT && p >= 0 &&
 			  rt->node_dev[p] >= 0 && !(tt->flags & (HO_T_OUTPUT | HO_T_INPUT)) &&
-			  !ho_is_data(tt) && ho_cpu_op_any_layout(g->nodes[p].op_type);
+			  !ho_is_data(tt) && ho_rt_op_layout(rt, p, NULL) != HO_BE_PLAIN;
 
 		for (uint32_t c = 0; ok && c < tt->n_consumers; c++)
 			ok = rt->node_dev[tt->consumers[c]] >= 0 &&
-			     ho_cpu_op_any_layout(g->nodes[tt->consumers[c]].op_type);
+			     ho_rt_op_layout(rt, tt->consumers[c], NULL) != HO_BE_PLAIN;
 		rt->nhwc[t] = ok;
 	}
 	while (changed) {
@@ -666,9 +682,10 @@ static void ho_rt_layouts(struct ho_rt *rt)
 		for (uint32_t i = 0; i < g->n_nodes; i++) {
 			const struct ho_node *n = &g->nodes[i];
 			int32_t y = n->n_outputs ? n->outputs[0] : -1;
-			bool mismatch = false;
+			bool mismatch = false, binary;
 
-			if (rt->node_dev[i] < 0 || y < 0 || !ho_cpu_op_same_layout(n->op_type))
+			if (rt->node_dev[i] < 0 || y < 0 ||
+			    ho_rt_op_layout(rt, (int32_t)i, &binary) != HO_BE_SAME_LAYOUT)
 				continue;
 			/* The first input of a unary kernel (pooling, resize, ...) whatever
 			 * its shape; of a binary one, the inputs of the output's shape. */
@@ -676,7 +693,7 @@ static void ho_rt_layouts(struct ho_rt *rt)
 				int32_t t = n->inputs[k];
 
 				if (t >= 0 && g->tensors[t].shape.rank == 4 &&
-				    ((k == 0 && !ho_cpu_op_binary(n->op_type)) ||
+				    ((k == 0 && !binary) ||
 				     !memcmp(g->tensors[t].shape.dim, g->tensors[y].shape.dim,
 					     sizeof(g->tensors[y].shape.dim[0]) * 4)) &&
 				    rt->nhwc[t] != rt->nhwc[y])
@@ -740,7 +757,8 @@ static void ho_rt_fuse(struct ho_rt *rt)
 		bool matmul = !strcmp(op, "MatMul");
 		int32_t mid, b;
 
-		if (rt->node_dev[i] < 0 || !g->nodes[i].n_outputs || g->nodes[i].outputs[0] < 0 ||
+		if (rt->node_dev[i] < 0 || !rt->dev[rt->node_dev[i]].info.fuses ||
+		    !g->nodes[i].n_outputs || g->nodes[i].outputs[0] < 0 ||
 		    (!matmul && strcmp(op, "Conv") && strcmp(op, "ConvTranspose")))
 			continue;
 		if (matmul) {
@@ -823,70 +841,146 @@ static int ho_rt_queues(struct ho_rt *rt, struct ho_rt_dev *dv, bool by_ioctl, s
 	return 0;
 }
 
+void ho_rt_blocks_free(struct ho_rt_dev *dv)
+{
+	for (uint32_t i = 0; i < dv->n_blocks; i++)
+		dv->ops->unwrap(dv->be, dv->blocks[i].blk);
+	free(dv->blocks);
+	dv->blocks = NULL;
+	dv->n_blocks = 0;
+}
+
+/*
+ * How device d's kernels reach host address p: the block holding it (a
+ * device's region, an external tensor's own span), wrapped by d's backend
+ * once, and p's offset in it.
+ */
+static int ho_rt_mem(struct ho_rt *rt, uint32_t d, void *p, struct ho_mem *m, struct ho_error *err)
+{
+	struct ho_rt_dev *dv = &rt->dev[d];
+	char *c = p, *base = NULL;
+	size_t len = 0;
+	struct ho_rt_block *nb;
+	int ret;
+
+	*m = (struct ho_mem){.host = p};
+	if (!p || !dv->ops->wrap)
+		return 0;
+	for (uint32_t i = 0; i < rt->n_dev && !base; i++) {
+		char *r = rt->dev[i].region.ptr;
+
+		if (r && c >= r && c < r + rt->dev[i].region.size)
+			base = r, len = rt->dev[i].region.size;
+	}
+	for (uint32_t i = 0; i < rt->n_ext && !base; i++) {
+		char *span = rt->ext[i].own.ptr;
+
+		if (span && c >= span && c < span + rt->ext[i].len)
+			base = span, len = rt->ext[i].len;
+	}
+	if (!base)
+		return ho_err(err, -EFAULT, "internal: device %s: an address in no block",
+			      rt->desc[d].name);
+	for (uint32_t i = 0; i < dv->n_blocks; i++)
+		if (dv->blocks[i].host == base) {
+			m->block = dv->blocks[i].blk;
+			m->off = (uint64_t)(c - base);
+			return 0;
+		}
+	nb = realloc(dv->blocks, (dv->n_blocks + 1) * sizeof(*nb));
+	if (!nb)
+		return ho_err(err, -ENOMEM, "out of memory");
+	dv->blocks = nb;
+	nb[dv->n_blocks] = (struct ho_rt_block){.host = base, .len = len};
+	ret = dv->ops->wrap(dv->be, base, len, &nb[dv->n_blocks].blk, err);
+	if (ret)
+		return ret;
+	m->block = nb[dv->n_blocks++].blk;
+	m->off = (uint64_t)(c - base);
+	return 0;
+}
+
+/* Tensor t as device d's kernel of the node being prepared sees it (p: its bytes). */
+static int ho_rt_see(struct ho_rt *rt, uint32_t d, int32_t t, void *p, void **view,
+		     struct ho_mem *mem, struct ho_error *err)
+{
+	view[t] = p;
+	return ho_rt_mem(rt, d, p, &mem[t], err);
+}
+
+/* Node id's kernel on device d: the executor's own for control flow, else d's backend's. */
+static int ho_rt_kernel(struct ho_rt *rt, uint32_t id, uint32_t d, void **view, struct ho_mem *mem,
+			struct ho_error *err)
+{
+	const struct ho_graph *g = rt->g;
+	const struct ho_node *n = &g->nodes[id];
+	int ret = 0;
+
+	/* an alias's output lives with its source, maybe in a memory it shares */
+	for (uint32_t k = 0; k < n->n_inputs + n->n_outputs && !ret; k++) {
+		int32_t t = k < n->n_inputs ? n->inputs[k] : n->outputs[k - n->n_inputs];
+
+		if (t >= 0)
+			ret = ho_rt_see(rt, d, t, ho_rt_view(rt, t, d), view, mem, err);
+	}
+	for (uint32_t k = 0; k < n->n_implicit && !ret; k++) /* what its subgraphs read */
+		ret = ho_rt_see(rt, d, n->implicit[k], ho_rt_view(rt, n->implicit[k], d), view, mem,
+				err);
+	if (rt->bn[id] >= 0) { /* the batch norm's (bias Add's) parameters and output */
+		const struct ho_node *bn = &g->nodes[rt->bn[id]];
+
+		for (uint32_t k = 0; k < bn->n_inputs && !ret; k++)
+			if (bn->inputs[k] >= 0 && bn->inputs[k] != n->outputs[0])
+				ret = ho_rt_see(rt, d, bn->inputs[k],
+						ho_rt_view(rt, bn->inputs[k], d), view, mem, err);
+		if (!ret)
+			ret = ho_rt_see(rt, d, bn->outputs[0], rt->buf[AT(rt, bn->outputs[0], d)],
+					view, mem, err);
+	}
+	if (rt->post[id] >= 0 && !ret) { /* the post-op's constant operands and output */
+		const struct ho_node *p = &g->nodes[rt->post[id]];
+		int32_t y = p->outputs[0];
+
+		for (uint32_t k = 1; k < p->n_inputs && !ret; k++)
+			if (p->inputs[k] >= 0 && ho_rt_view(rt, p->inputs[k], d))
+				ret = ho_rt_see(rt, d, p->inputs[k],
+						ho_rt_view(rt, p->inputs[k], d), view, mem, err);
+		if (!ret)
+			ret = ho_rt_see(rt, d, y, rt->buf[AT(rt, y, d)], view, mem, err);
+	}
+	for (uint32_t k = 0; k < n->n_inputs + n->n_outputs && !ret; k++) {
+		int32_t t = k < n->n_inputs ? n->inputs[k] : n->outputs[k - n->n_inputs];
+
+		if (t >= 0 && !view[t] && g->tensors[t].bytes && !ho_rt_unwritten(rt, t))
+			ret = ho_err(err, -EFAULT,
+				     "internal: node '%s' on %s: tensor '%s' has no buffer there",
+				     n->name, rt->desc[d].name, g->tensors[t].name);
+	}
+	if (ret)
+		return ret;
+	if (ho_rt_is_control(n->op_type))
+		return ho_rt_control_prepare(g, n, view, rt->dev[d].threads, &rt->ctl[id], err);
+	return rt->dev[d].ops->prepare(rt->dev[d].be, g, id,
+				       &(struct ho_fusion){rt->bn[id], rt->post[id]}, mem, rt->nhwc,
+				       &rt->k[id], err);
+}
+
 static int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
 {
 	const struct ho_graph *g = rt->g;
 	void **view = calloc(g->n_tensors + 1, sizeof(void *));
-	int ret = 0;
+	struct ho_mem *mem = calloc(g->n_tensors + 1, sizeof(*mem));
+	int ret = view && mem ? 0 : ho_err(err, -ENOMEM, "out of memory");
 
-	int max_threads = omp_get_max_threads();
-
-	if (!view)
-		return ho_err(err, -ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < g->n_nodes && !ret; i++) {
 		uint32_t id = (uint32_t)g->topo[i];
 		int32_t d = rt->node_dev[id];
-		const struct ho_node *n = &g->nodes[id];
 
-		if (d < 0 || rt->folded[id] >= 0)
-			continue;
-		/*
-		 * oneDNN sizes a kernel's work split by the threads available when it
-		 * is created: a device's kernels are made for its own thread count, or
-		 * two workers would each start a team for all cores.
-		 */
-		if (rt->n_dev > 1)
-			omp_set_num_threads(rt->desc[d].threads > 0 ? rt->desc[d].threads : 1);
-		/* an alias's output lives with its source, maybe in a memory it shares */
-		for (uint32_t k = 0; k < n->n_inputs + n->n_outputs; k++) {
-			int32_t t = k < n->n_inputs ? n->inputs[k] : n->outputs[k - n->n_inputs];
-
-			if (t >= 0)
-				view[t] = ho_rt_view(rt, t, d);
-		}
-		for (uint32_t k = 0; k < n->n_implicit; k++) /* what its subgraphs read */
-			view[n->implicit[k]] = ho_rt_view(rt, n->implicit[k], d);
-		if (rt->bn[id] >= 0) { /* the batch norm's (bias Add's) parameters and output */
-			const struct ho_node *bn = &g->nodes[rt->bn[id]];
-
-			for (uint32_t k = 0; k < bn->n_inputs; k++)
-				if (bn->inputs[k] >= 0 && bn->inputs[k] != n->outputs[0])
-					view[bn->inputs[k]] = ho_rt_view(rt, bn->inputs[k], d);
-			view[bn->outputs[0]] = rt->buf[AT(rt, bn->outputs[0], d)];
-		}
-		if (rt->post[id] >= 0) {
-			int32_t y = g->nodes[rt->post[id]].outputs[0];
-
-			view[y] = rt->buf[AT(rt, y, d)];
-		}
-		for (uint32_t k = 0; k < n->n_inputs + n->n_outputs && !ret; k++) {
-			int32_t t = k < n->n_inputs ? n->inputs[k] : n->outputs[k - n->n_inputs];
-
-			if (t >= 0 && !view[t] && g->tensors[t].bytes && !ho_rt_unwritten(rt, t))
-				ret = ho_err(
-				    err, -EFAULT,
-				    "internal: node '%s' on %s: tensor '%s' has no buffer there",
-				    n->name, rt->desc[d].name, g->tensors[t].name);
-		}
-		if (ret)
-			break;
-		ret = rt->dev[d].ops->prepare(rt->dev[d].be, g, id,
-					      &(struct ho_fusion){rt->bn[id], rt->post[id]}, view,
-					      rt->nhwc, &rt->k[id], err);
+		if (d >= 0 && rt->folded[id] < 0)
+			ret = ho_rt_kernel(rt, id, (uint32_t)d, view, mem, err);
 	}
-	if (rt->n_dev > 1)
-		omp_set_num_threads(max_threads);
 	free(view);
+	free(mem);
 	return ret;
 }
 
@@ -912,6 +1006,7 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 	rt->node_dev = calloc(g->n_nodes + 1, sizeof(int32_t));
 	rt->prio = calloc(g->n_nodes + 1, sizeof(uint32_t));
 	rt->k = calloc(g->n_nodes + 1, sizeof(*rt->k));
+	rt->ctl = calloc(g->n_nodes + 1, sizeof(*rt->ctl));
 	rt->waiting = calloc(g->n_nodes + 1, sizeof(uint32_t));
 	rt->done = calloc(g->n_nodes + 1, 1);
 	rt->start = calloc(g->n_nodes + 1, sizeof(double));
@@ -923,9 +1018,9 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 	rt->bn = calloc(g->n_nodes + 1, sizeof(int32_t));
 	rt->folded = calloc(g->n_nodes + 1, sizeof(int32_t));
 	rt->moves = calloc(g->n_nodes + 1, 1);
-	if (!rt->node_dev || !rt->prio || !rt->k || !rt->waiting || !rt->done || !rt->start ||
-	    !rt->end || !rt->is_set || !rt->home || !rt->nhwc || !rt->post || !rt->bn ||
-	    !rt->folded || !rt->moves)
+	if (!rt->node_dev || !rt->prio || !rt->k || !rt->ctl || !rt->waiting || !rt->done ||
+	    !rt->start || !rt->end || !rt->is_set || !rt->home || !rt->nhwc || !rt->post ||
+	    !rt->bn || !rt->folded || !rt->moves)
 		goto nomem;
 	ret = ho_rt_place(rt, o, err);
 	if (ret)
@@ -952,17 +1047,23 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 	for (uint32_t d = 0; d < rt->n_dev; d++) {
 		rt->dev[d].rt = rt;
 		rt->dev[d].idx = d;
-		rt->dev[d].ops = ho_backend_ops_of(rt->desc[d].backend);
+		rt->dev[d].ops =
+		    *rt->desc[d].backend ? ho_backend_find(rt->desc[d].backend) : ho_backend_host();
 		if (!rt->dev[d].ops) {
-			ret = ho_err(err, -EINVAL, "device %s: backend %d does not exist",
+			ret = ho_err(err, -EINVAL, "device %s: no backend named '%s' is built in",
 				     rt->desc[d].name, rt->desc[d].backend);
 			goto fail;
 		}
-		ret = rt->dev[d].ops->open(&rt->desc[d], rt->n_dev == 1 ? rt->desc[d].threads : 0,
-					   &rt->dev[d].be, err);
+		/* one device: the caller's choice; several share the cores: at least one each */
+		rt->dev[d].threads =
+		    rt->n_dev == 1 || rt->desc[d].threads > 0 ? rt->desc[d].threads : 1;
+		ret = rt->dev[d].ops->open(&rt->desc[d], rt->dev[d].threads, &rt->dev[d].be, err);
 		if (ret)
 			goto fail;
 		rt->dev[d].ops->query(rt->dev[d].be, &rt->dev[d].info);
+		rt->report.backend[d] = rt->dev[d].ops->name;
+		rt->report.backend_desc[d] = rt->dev[d].info.name;
+		rt->report.emulated |= (uint32_t)rt->dev[d].info.emulated << d;
 		for (uint32_t a = 0; a < d; a++)
 			if ((rt->in_place[d] >> a & 1) &&
 			    !(rt->dev[a].info.host_memory && rt->dev[d].info.host_memory)) {

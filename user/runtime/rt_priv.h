@@ -1,70 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Between the runtime's executor and its backends. Not installed. */
+/* The executor's own helpers, shared by its files (the backends see backends/backend.h
+ * only). Not installed. */
 #ifndef HO_RT_PRIV_H
 #define HO_RT_PRIV_H
 
 #include <stdbool.h>
 
+#include "backends/backend.h"
 #include "heteroopt/runtime.h"
 
-/*
- * A backend: what the executor asks of one device.  The executor owns the
- * plan, asks each device for its memory region, places tensors in it, has
- * its kernels prepared once over those addresses, launches them, and copies
- * between regions; a backend for CUDA or XRT fills the same table.
- */
-struct ho_backend; /* one device's instance */
-struct ho_kernel;  /* one node's prepared work (with any folded post-op) */
-struct ho_pool;
-struct ho_pool_buf;
-
-/* Nodes folded into a kernel: a Conv's batch norm or a MatMul's bias Add, then an
- * element-wise node; -1 none. */
-struct ho_fusion {
-	int32_t bn, post;
-};
-
-struct ho_backend_info {
-	const char *name; /* for reports: "cpu (oneDNN)", "emu (emulated, oneDNN)" */
-	bool emulated;
-	bool host_memory; /* kernels address host memory: other host-memory devices' tensors
-			   * are read in place, no copy */
-};
-
-struct ho_backend_ops {
-	int (*open)(const struct ho_rt_device *dev, int threads, struct ho_backend **out,
-		    struct ho_error *err);
-	void (*close)(struct ho_backend *b);
-	void (*query)(const struct ho_backend *b, struct ho_backend_info *info);
-	/* The device's tensor memory: a region from the pool on its NUMA node. */
-	int (*alloc)(struct ho_backend *b, struct ho_pool *pool, size_t bytes, int node,
-		     struct ho_pool_buf *out);
-	void (*free)(struct ho_backend *b, struct ho_pool *pool, struct ho_pool_buf *buf);
-	/* An fd another process or driver can map the region by (dma-buf or memfd). */
-	int (*export_fd)(struct ho_backend *b, struct ho_pool *pool, const struct ho_pool_buf *buf);
-	/* Memory another device or process exported (a dma-buf, a memfd), as a buffer. */
-	int (*import_fd)(struct ho_backend *b, struct ho_pool *pool, int fd,
-			 struct ho_pool_buf *out);
-	/*
-	 * Build node's kernel over the tensors' buffers (buf, indexed by tensor
-	 * id; they stay where they are for the plan's life), channels_last[t]
-	 * saying which are NHWC.  fuse (NULL: none) names nodes folded in: a
-	 * Conv's BatchNormalization (into the weights) or a MatMul's bias Add,
-	 * then an element-wise node run as a post-op; the kernel then writes the
-	 * last one's output.  *out is NULL for a node with nothing to do.
-	 */
-	int (*prepare)(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
-		       const struct ho_fusion *fuse, void *const *buf, const uint8_t *channels_last,
-		       struct ho_kernel **out, struct ho_error *err);
-	int (*launch)(struct ho_backend *b, struct ho_kernel *k, struct ho_error *err);
-	void (*kernel_free)(struct ho_kernel *k);
-	int (*sync)(struct ho_backend *b);
-};
-
-/* backends/cpu: oneDNN on this machine's cores; backends/emu: the same, as an accelerator. */
-extern const struct ho_backend_ops ho_backend_cpu, ho_backend_emu;
-/* The registry (backends/backends.c): the ops of an enum ho_rt_backend (NULL: none). */
-const struct ho_backend_ops *ho_backend_ops_of(int backend);
 /* A constant tensor's bytes (weights, Constant outputs, folded values) into dst. */
 int ho_rt_fill_constant(const struct ho_tensor *t, void *dst);
 /*
@@ -73,17 +17,12 @@ int ho_rt_fill_constant(const struct ho_tensor *t, void *dst);
  * place; an input asked for counts as given.  NULL: nothing reads it.
  */
 void *ho_rt_tensor_data(struct ho_rt *rt, int32_t t);
-/* The backend a box device of this kind runs on (cpu: cpu; any other: emu). */
-int ho_backend_for_kind(const char *kind);
-
 /*
- * Layout classes: kernels that work on NHWC as well as NCHW and may mix
- * them (Conv, Concat), and among those the ones whose output must share the
- * layout of its full-shape inputs (element-wise, pooling, batch norm).
+ * The backend a box device runs on: the one it names, else its kind's (a
+ * cpu the host's backend, any other kind emulated).  NULL: it names one
+ * that is not built in.
  */
-bool ho_cpu_op_any_layout(const char *op_type);
-bool ho_cpu_op_same_layout(const char *op_type);
-bool ho_cpu_op_binary(const char *op_type);
+const char *ho_backend_for_kind(const char *kind, const char *named);
 
 /* The memory plan (memplan.c): offsets in one device's region, reusing bytes. */
 struct ho_mp_item {

@@ -8,7 +8,6 @@
  * when it has nothing else ready.
  */
 #include <errno.h>
-#include <omp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -46,7 +45,7 @@ static void ho_rt_wake(struct ho_rt *rt)
  */
 #define HO_RT_SPIN_S 1e-3
 
-static inline void ho_cpu_relax(void)
+static inline void ho_spin_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause(); /* frees the core's other hardware thread a moment */
@@ -60,12 +59,12 @@ static bool ho_rt_spin(struct ho_rt *rt)
 
 	pthread_mutex_unlock(&rt->lock);
 	while (__atomic_load_n(&rt->progress, __ATOMIC_ACQUIRE) == seen && ho_clock_s() < until)
-		ho_cpu_relax();
+		ho_spin_relax();
 	/* The change is seen while its maker still holds the lock: a plain lock
 	 * would sleep until it lets go, the wake-up this spin is there to save. */
 	while (pthread_mutex_trylock(&rt->lock))
 		if (ho_clock_s() < until) {
-			ho_cpu_relax();
+			ho_spin_relax();
 		} else {
 			pthread_mutex_lock(&rt->lock);
 			break;
@@ -416,8 +415,8 @@ static void *ho_rt_worker(void *arg)
 	const struct ho_graph *g = rt->g;
 	uint32_t next = 0; /* nodes before it in dv->nodes are done */
 
-	if (rt->n_dev > 1)
-		omp_set_num_threads(rt->desc[dv->idx].threads > 0 ? rt->desc[dv->idx].threads : 1);
+	if (dv->ops->thread_init)
+		dv->ops->thread_init(dv->be);
 	for (;;) {
 		uint32_t pick = UINT32_MAX, id, cp;
 		struct ho_error e = {0};
@@ -468,7 +467,7 @@ static void *ho_rt_worker(void *arg)
 		id = dv->nodes[pick];
 		rt->done[id] = 2; /* taken: only this worker looks at its own nodes */
 		/* emu, paced: a node starts no earlier than the schedule says it does. */
-		if (rt->pace && rt->desc[dv->idx].backend == HO_RT_EMU && rt->pred_start)
+		if (rt->pace && dv->info.emulated && rt->pred_start)
 			while (ho_clock_s() - rt->t0 < rt->pred_start[id])
 				;
 		t0 = ho_clock_s();
@@ -483,7 +482,8 @@ static void *ho_rt_worker(void *arg)
 			ho_rt_fail(rt, -EIO, &e);
 			return NULL;
 		}
-		if (rt->k[id] && (ret = dv->ops->launch(dv->be, rt->k[id], &e))) {
+		if ((rt->ctl[id] && (ret = ho_rt_control_run(rt->ctl[id], &e))) ||
+		    (rt->k[id] && (ret = dv->ops->launch(dv->be, rt->k[id], &e)))) {
 			ho_rt_fail(rt, ret, &e);
 			return NULL;
 		}
@@ -492,7 +492,7 @@ static void *ho_rt_worker(void *arg)
 			return NULL;
 		}
 		/* emu: a node lasts at least as long as the schedule predicts. */
-		if (rt->pace && rt->desc[dv->idx].backend == HO_RT_EMU && rt->pred_end) {
+		if (rt->pace && dv->info.emulated && rt->pred_end) {
 			double want = rt->pred_end[id] - rt->pred_start[id];
 
 			while (ho_clock_s() - t0 < want)

@@ -70,6 +70,7 @@ static int ho_sched_devices(struct ho_rt_placement *pl, json_t *devs, const char
 {
 	struct ho_box *box = NULL;
 	int ret = ho_box_load(box_path, &box, err);
+	const char *backend;
 
 	if (ret)
 		return ret;
@@ -94,7 +95,18 @@ static int ho_sched_devices(struct ho_rt_placement *pl, json_t *devs, const char
 			goto out;
 		}
 		snprintf(pl->dev[d].name, sizeof(pl->dev[d].name), "%s", name);
-		pl->dev[d].backend = ho_backend_for_kind(box->dev[d].kind);
+		backend = ho_backend_for_kind(box->dev[d].kind, box->dev[d].backend);
+		if (!backend) {
+			ret =
+			    ho_err(err, -EINVAL,
+				   "box %s: device %s runs on backend '%s', which is not built in",
+				   box_path, name, box->dev[d].backend);
+			goto out;
+		}
+		snprintf(pl->dev[d].backend, sizeof(pl->dev[d].backend), "%s", backend);
+		snprintf(pl->dev[d].platform, sizeof(pl->dev[d].platform), "%s",
+			 box->dev[d].platform);
+		snprintf(pl->dev[d].device, sizeof(pl->dev[d].device), "%s", box->dev[d].device);
 		pl->dev[d].threads = box->dev[d].threads;
 		memcpy(pl->dev[d].cores, box->dev[d].cores, sizeof(pl->dev[d].cores));
 		pl->in_place[d] = ho_box_in_place(box, (int)d);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,7 +102,8 @@ static const char *const ho_device_keys[] = {
     "name",	     "kind",	    "description", "source", "peak_gflops", "mem_bw_gbps",
     "mem_gib",	     "pj_per_flop", "pj_per_byte", "idle_w", "peak_w",	    "launch_us",
     "numa_node",     "threads",	    "cores",	   "pci",    "efficiency",  "unsupported_ops",
-    "supported_ops", "p2p_memory",  NULL};
+    "supported_ops", "p2p_memory",  "backend",	   NULL};
+static const char *const ho_backend_keys[] = {"name", "platform", "device", NULL};
 static const char *const ho_link_keys[] = {
     "a", "b", "gbps", "latency_us", "pj_per_byte", "p2p", "shared_memory", "source", NULL};
 
@@ -153,6 +155,41 @@ static int name_list(json_t *arr, const char *where, char (**out)[HO_NAME_LEN], 
 		snprintf((*out)[i], HO_NAME_LEN, "%s", json_string_value(v));
 	}
 	*n = (uint32_t)json_array_size(arr);
+	return 0;
+}
+
+/* "backend": {"name": "opencl", "platform": "...", "device": "..."}: what runs the device. */
+static int ho_parse_backend(json_t *o, const char *where, struct ho_device *d, struct ho_error *err)
+{
+	static const struct {
+		const char *key;
+		size_t off, len;
+	} fields[] = {
+	    {"name", offsetof(struct ho_device, backend), sizeof(d->backend)},
+	    {"platform", offsetof(struct ho_device, platform), sizeof(d->platform)},
+	    {"device", offsetof(struct ho_device, device), sizeof(d->device)},
+	};
+	char bwhere[96];
+	int ret;
+
+	if (!o)
+		return 0;
+	snprintf(bwhere, sizeof(bwhere), "%s.backend", where);
+	if (!json_is_object(o))
+		return ho_err(err, -EINVAL, "%s must be an object: name, platform, device", bwhere);
+	if ((ret = ho_json_known_keys(o, bwhere, ho_backend_keys, err)))
+		return ret;
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		json_t *v = json_object_get(o, fields[i].key);
+
+		if (!v && i > 0)
+			continue;
+		if (!json_is_string(v) || strlen(json_string_value(v)) >= fields[i].len ||
+		    (i == 0 && !*json_string_value(v)))
+			return ho_err(err, -EINVAL, "%s.%s must be a string under %zu characters",
+				      bwhere, fields[i].key, fields[i].len);
+		snprintf((char *)d + fields[i].off, fields[i].len, "%s", json_string_value(v));
+	}
 	return 0;
 }
 
@@ -285,6 +322,8 @@ static int ho_parse_device(json_t *o, uint32_t idx, struct ho_device *d, struct 
 			return ho_err(err, -EINVAL, "%s.efficiency.%s must be in (0, 1]", where,
 				      ho_class_keys[c]);
 	}
+	if ((ret = ho_parse_backend(json_object_get(o, "backend"), where, d, err)))
+		return ret;
 	snprintf(where, sizeof(where), "devices[%u].unsupported_ops", idx);
 	if ((ret = name_list(json_object_get(o, "unsupported_ops"), where, &d->unsupported,
 			     &d->n_unsupported, err)))

@@ -1,37 +1,39 @@
 // SPDX-License-Identifier: MIT
 /*
- * The backends, listed once: which ops table runs a device of each enum
- * ho_rt_backend, and which backend a box's device kind gets.  CUDA and XRT
- * backends are a folder beside cpu/ and emu/ and a line in each table.
+ * The backends, listed once, by name: a new backend is a folder beside
+ * cpu/ and a line here.  The first is the host's: it runs a plan with no
+ * schedule, and a box's cpu devices.
  */
 #include <string.h>
 
 #include "rt_priv.h"
 
+extern const struct ho_backend_ops ho_backend_cpu, ho_backend_emu;
+
 static const struct ho_backend_ops *const ho_backends[] = {
-    [HO_RT_CPU] = &ho_backend_cpu,
-    [HO_RT_EMU] = &ho_backend_emu,
+    &ho_backend_cpu,
+    &ho_backend_emu,
 };
 
-/* Device kinds with a backend of their own; any other kind is emulated. */
-static const struct {
-	const char *kind;
-	enum ho_rt_backend backend;
-} ho_kind_backends[] = {
-    {"cpu", HO_RT_CPU},
-};
+/* A device of a kind with no backend named runs on the host's if it is a cpu, else emulated. */
+static const char *const ho_emulator = "emu";
 
-const struct ho_backend_ops *ho_backend_ops_of(int backend)
+const struct ho_backend_ops *ho_backend_find(const char *name)
 {
-	if (backend < 0 || (size_t)backend >= sizeof(ho_backends) / sizeof(ho_backends[0]))
-		return NULL;
-	return ho_backends[backend];
+	for (size_t i = 0; i < sizeof(ho_backends) / sizeof(ho_backends[0]); i++)
+		if (!strcmp(ho_backends[i]->name, name))
+			return ho_backends[i];
+	return NULL;
 }
 
-int ho_backend_for_kind(const char *kind)
+const struct ho_backend_ops *ho_backend_host(void)
 {
-	for (size_t i = 0; i < sizeof(ho_kind_backends) / sizeof(ho_kind_backends[0]); i++)
-		if (!strcmp(ho_kind_backends[i].kind, kind))
-			return ho_kind_backends[i].backend;
-	return HO_RT_EMU;
+	return ho_backends[0];
+}
+
+const char *ho_backend_for_kind(const char *kind, const char *named)
+{
+	if (named && *named)
+		return ho_backend_find(named) ? ho_backend_find(named)->name : NULL;
+	return !strcmp(kind, "cpu") ? ho_backend_host()->name : ho_emulator;
 }

@@ -16,28 +16,29 @@
 #include <string.h>
 
 #include "cpu.h"
-#include "heteroopt/pool.h"
 
 /* How the CPU backend treats layouts is the operator table's layout class. */
-bool ho_cpu_op_same_layout(const char *op)
+enum ho_be_layout ho_cpu_layout(const char *op, bool *binary)
 {
 	const struct ho_op_info *oi = ho_op_info(op);
 
-	return oi && oi->layout == HO_LAYOUT_SAME;
+	*binary = oi && (oi->flags & HO_OP_BINARY);
+	if (!oi || oi->layout == HO_LAYOUT_PLAIN)
+		return HO_BE_PLAIN;
+	return oi->layout == HO_LAYOUT_SAME ? HO_BE_SAME_LAYOUT : HO_BE_ANY_LAYOUT;
 }
 
-bool ho_cpu_op_binary(const char *op)
+bool ho_cpu_runs(const char *op)
 {
-	const struct ho_op_info *oi = ho_op_info(op);
-
-	return oi && (oi->flags & HO_OP_BINARY);
+	return !strcmp(op, "Constant") || ho_op_is_view(op) || ho_cpu_kernel_reg(op);
 }
 
-bool ho_cpu_op_any_layout(const char *op)
+/* A worker's OpenMP team is its device's size: two devices' workers never each
+ * start one for all cores. */
+void ho_cpu_thread_init(struct ho_backend *c)
 {
-	const struct ho_op_info *oi = ho_op_info(op);
-
-	return oi && oi->layout != HO_LAYOUT_PLAIN;
+	if (c->threads > 0)
+		omp_set_num_threads(c->threads);
 }
 
 int ho_cpu_open(int threads, struct ho_backend **out, struct ho_error *err)
@@ -47,6 +48,7 @@ int ho_cpu_open(int threads, struct ho_backend **out, struct ho_error *err)
 	*out = NULL;
 	if (!c)
 		return ho_err(err, -ENOMEM, "out of memory");
+	c->threads = threads;
 	if (threads > 0)
 		omp_set_num_threads(threads);
 	if (dnnl_engine_create(&c->eng, dnnl_cpu, 0) != dnnl_success ||
@@ -85,7 +87,6 @@ void ho_cpu_kernel_free(struct ho_kernel *k)
 	free(k->rnn);
 	free(k->quant);
 	free(k->einsum);
-	ho_cpu_control_free(k->control);
 	ho_cpu_text_free(k->text);
 	if (k->pre)
 		dnnl_primitive_destroy(k->pre);
@@ -100,9 +101,9 @@ void ho_cpu_kernel_free(struct ho_kernel *k)
 	free(k);
 }
 
-int ho_cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t node,
-		   const struct ho_fusion *fuse, void *const *buf, const uint8_t *channels_last,
-		   struct ho_kernel **out, struct ho_error *err)
+static int cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t node,
+		       const struct ho_fusion *fuse, void *const *buf, struct ho_kernel **out,
+		       struct ho_error *err)
 {
 	const struct ho_node *n = &g->nodes[node];
 	const char *op = n->op_type;
@@ -110,7 +111,6 @@ int ho_cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t node
 	int ret;
 
 	*out = NULL;
-	c->channels_last = channels_last;
 	if (*n->domain && !ho_op_info_in(n->domain, op))
 		return ho_cpu_unsupported(err, n,
 					  "runs the default ONNX domain and the training "
@@ -181,6 +181,31 @@ int ho_cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t node
 	return 0;
 }
 
+/*
+ * The kernels address host memory: each tensor's host address.  oneDNN sizes
+ * a kernel's work split by the threads available when it is made, so it is
+ * made for this device's threads.
+ */
+int ho_cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t node,
+		   const struct ho_fusion *fuse, const struct ho_mem *mem,
+		   const uint8_t *channels_last, struct ho_kernel **out, struct ho_error *err)
+{
+	void **buf = malloc((g->n_tensors + 1) * sizeof(void *));
+	int was = omp_get_max_threads(), ret;
+
+	if (!buf)
+		return ho_err(err, -ENOMEM, "out of memory");
+	for (uint32_t t = 0; t < g->n_tensors; t++)
+		buf[t] = mem[t].host;
+	c->channels_last = channels_last;
+	if (c->threads > 0)
+		omp_set_num_threads(c->threads);
+	ret = cpu_prepare(c, g, node, fuse, buf, out, err);
+	omp_set_num_threads(was);
+	free(buf);
+	return ret;
+}
+
 int ho_cpu_launch(struct ho_backend *c, struct ho_kernel *k, struct ho_error *err)
 {
 	switch (k->kind) {
@@ -219,8 +244,6 @@ int ho_cpu_launch(struct ho_backend *c, struct ho_kernel *k, struct ho_error *er
 				      k->name, k->op);
 		return 0;
 	}
-	case HO_K_CONTROL:
-		return ho_cpu_run_control(k, err);
 	case HO_K_GATHER:
 		if (ho_cpu_run_gather(k))
 			return ho_err(err, -EINVAL, "node '%s' (Gather): an index is out of range",
@@ -252,33 +275,7 @@ void ho_cpu_query(const struct ho_backend *c, struct ho_backend_info *info)
 	info->emulated = c->emulated;
 	/* An emulated accelerator owns its memory: nothing of it is read in place. */
 	info->host_memory = !c->emulated;
-}
-
-/* Tensor memory: a region of the pool on the device's node, mapped for the kernels. */
-int ho_cpu_alloc(struct ho_backend *c, struct ho_pool *pool, size_t bytes, int node,
-		 struct ho_pool_buf *out)
-{
-	(void)c;
-	return ho_pool_alloc(pool, bytes, node, out);
-}
-
-void ho_cpu_free(struct ho_backend *c, struct ho_pool *pool, struct ho_pool_buf *buf)
-{
-	(void)c;
-	ho_pool_free(pool, buf);
-}
-
-int ho_cpu_export_fd(struct ho_backend *c, struct ho_pool *pool, const struct ho_pool_buf *buf)
-{
-	(void)c;
-	return ho_pool_share_fd(pool, buf);
-}
-
-/* The CPU addresses any mappable memory: the pool maps it (and ump can copy through it). */
-int ho_cpu_import_fd(struct ho_backend *c, struct ho_pool *pool, int fd, struct ho_pool_buf *out)
-{
-	(void)c;
-	return ho_pool_import(pool, fd, out);
+	info->fuses = true;
 }
 
 int ho_cpu_sync(struct ho_backend *c)
@@ -286,4 +283,4 @@ int ho_cpu_sync(struct ho_backend *c)
 	return dnnl_stream_wait(c->stream) == dnnl_success ? 0 : -EIO;
 }
 
-const struct ho_backend_ops ho_backend_cpu = HO_ONEDNN_OPS(cpu_open_dev);
+const struct ho_backend_ops ho_backend_cpu = HO_ONEDNN_OPS("cpu", cpu_open_dev);

@@ -12,8 +12,8 @@
 
 #include <dnnl.h>
 
+#include "backends/backend.h"
 #include "common.h"
-#include "rt_priv.h"
 #define HO_CPU_MAX_ARGS 16
 
 struct ho_backend {
@@ -26,6 +26,7 @@ struct ho_backend {
 	dnnl_primitive_attr_t attr;
 	const uint8_t *channels_last; /* per tensor, from the executor's layout plan */
 	bool emulated;		      /* emu: the same kernels, standing in for an accelerator */
+	int threads;		      /* OpenMP threads its kernels are made for; 0: OpenMP's */
 };
 
 enum ho_cpu_kind {
@@ -36,8 +37,7 @@ enum ho_cpu_kind {
 	HO_K_UNARY,
 	HO_K_HARDMAX,
 	HO_K_LAYER_NORM,
-	HO_K_LOOP,
-	HO_K_CONTROL
+	HO_K_LOOP
 };
 
 /* HO_K_LOOP (typed.c): a loop over elements of any numeric type */
@@ -47,7 +47,6 @@ struct ho_move;
 struct ho_rnn;
 struct ho_quant;
 struct ho_einsum_plan;
-struct ho_control;
 struct ho_text;
 struct ho_typed {
 	int (*run)(const struct ho_kernel *k);
@@ -215,11 +214,6 @@ void ho_cpu_text_free(struct ho_text *t);
 /* sequence.c: sequences held dense, [members, member shape] */
 int ho_cpu_prep_sequence(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			 struct ho_kernel *k, struct ho_error *err);
-/* control.c: If, Loop and Scan over plans of their subgraphs */
-int ho_cpu_prep_control(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
-			struct ho_kernel *k, struct ho_error *err);
-int ho_cpu_run_control(struct ho_kernel *k, struct ho_error *err);
-void ho_cpu_control_free(struct ho_control *cf);
 int ho_cpu_prep_det(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		    struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_lrn(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
@@ -297,23 +291,21 @@ struct ho_cpu_kernel_reg {
 const struct ho_cpu_kernel_reg *ho_cpu_kernel_reg(const char *op_type);
 
 int ho_cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t node,
-		   const struct ho_fusion *fuse, void *const *buf, const uint8_t *channels_last,
-		   struct ho_kernel **out, struct ho_error *err);
+		   const struct ho_fusion *fuse, const struct ho_mem *mem,
+		   const uint8_t *channels_last, struct ho_kernel **out, struct ho_error *err);
+bool ho_cpu_runs(const char *op_type);
+enum ho_be_layout ho_cpu_layout(const char *op_type, bool *binary);
+void ho_cpu_thread_init(struct ho_backend *c);
 int ho_cpu_launch(struct ho_backend *c, struct ho_kernel *k, struct ho_error *err);
 void ho_cpu_query(const struct ho_backend *c, struct ho_backend_info *info);
-int ho_cpu_alloc(struct ho_backend *c, struct ho_pool *pool, size_t bytes, int node,
-		 struct ho_pool_buf *out);
-void ho_cpu_free(struct ho_backend *c, struct ho_pool *pool, struct ho_pool_buf *buf);
-int ho_cpu_export_fd(struct ho_backend *c, struct ho_pool *pool, const struct ho_pool_buf *buf);
-int ho_cpu_import_fd(struct ho_backend *c, struct ho_pool *pool, int fd, struct ho_pool_buf *out);
 int ho_cpu_sync(struct ho_backend *c);
 
 /* cpu and emu differ only in how they open (emu marks itself emulated). */
-#define HO_ONEDNN_OPS(open_fn)                                                                     \
+#define HO_ONEDNN_OPS(name_str, open_fn)                                                           \
 	{                                                                                          \
-		.open = open_fn, .close = ho_cpu_close, .query = ho_cpu_query,                     \
-		.alloc = ho_cpu_alloc, .free = ho_cpu_free, .export_fd = ho_cpu_export_fd,         \
-		.import_fd = ho_cpu_import_fd, .prepare = ho_cpu_prepare, .launch = ho_cpu_launch, \
+		.name = name_str, .open = open_fn, .close = ho_cpu_close, .query = ho_cpu_query,   \
+		.runs = ho_cpu_runs, .layout = ho_cpu_layout, .prepare = ho_cpu_prepare,           \
+		.thread_init = ho_cpu_thread_init, .launch = ho_cpu_launch,                        \
 		.kernel_free = ho_cpu_kernel_free, .sync = ho_cpu_sync,                            \
 	}
 

@@ -72,7 +72,6 @@ HO_PLAIN(k_dft, ho_cpu_prep_dft(g, n, buf, k, err))
 HO_PLAIN(k_roi_align, ho_cpu_prep_roi_align(g, n, buf, k, err))
 HO_PLAIN(k_tfidf, ho_cpu_prep_tfidf(g, n, buf, k, err))
 HO_PLAIN(k_mel, ho_cpu_prep_mel(g, n, buf, k, err))
-HO_PLAIN(k_control, ho_cpu_prep_control(g, n, buf, k, err))
 HO_PLAIN(k_string_cast, ho_cpu_prep_string_cast(g, n, buf, k, err))
 HO_PLAIN(k_strnorm, ho_cpu_prep_strnorm(g, n, buf, k, err))
 HO_PLAIN(k_sequence, ho_cpu_prep_sequence(g, n, buf, k, err))
@@ -181,10 +180,6 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"Resize", k_resize, 0, 0, false, false},
     {"Upsample", k_resize, 0, 0, false, false},
     {"GridSample", k_grid_sample, 0, 0, false, false}, /* a loop (index_map.c) */
-    /* control flow (control.c): each subgraph a plan of its own; every output */
-    {"If", k_control, 0, UINT32_MAX, true, true},
-    {"Loop", k_control, 0, UINT32_MAX, true, true},
-    {"Scan", k_control, 0, UINT32_MAX, true, true},
     /* sequences, held dense (sequence.c): block copies of whole members */
     {"SequenceEmpty", k_sequence, 0, 0, true, true},
     {"SequenceConstruct", k_sequence, 0, 0, true, true},

@@ -18,4 +18,4 @@ static int emu_open_dev(const struct ho_rt_device *dev, int threads, struct ho_b
 	return ret;
 }
 
-const struct ho_backend_ops ho_backend_emu = HO_ONEDNN_OPS(emu_open_dev);
+const struct ho_backend_ops ho_backend_emu = HO_ONEDNN_OPS("emu", emu_open_dev);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Control flow (If, Loop, Scan): each subgraph becomes a plan of its own,
+ * Control flow (If, Loop, Scan), the executor's own on whatever device the
+ * schedule put the node: each subgraph becomes a plan of its own,
  * made once with the node's kernel, over the shapes the enclosing graph's
  * inference gave it, and run as the data decides.  Inputs go in and outputs
  * come out by copies into the subplan's own buffers (the outer tensors it
@@ -10,14 +11,20 @@
  * (a loop-carried value that grows) is refused at plan time.
  */
 #include <errno.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu.h"
+#include "common.h"
+#include "exec_priv.h"
 
 enum ho_cf_op { HO_CF_IF, HO_CF_LOOP, HO_CF_SCAN };
+
+static const struct ho_tensor *cf_in_t(const struct ho_graph *g, const struct ho_node *n,
+				       uint32_t i)
+{
+	return i < n->n_inputs && n->inputs[i] >= 0 ? &g->tensors[n->inputs[i]] : NULL;
+}
 
 /* A tensor's bytes on both sides: the node's (parent plan) and the subplan's. */
 struct ho_cf_io {
@@ -27,6 +34,7 @@ struct ho_cf_io {
 
 struct ho_cf_sub {
 	struct ho_rt *rt;
+	int threads;	       /* its plan's: the node's device's */
 	struct ho_cf_io *feed; /* outer tensors it reads that are not known at plan time */
 	uint32_t n_feed;
 	void **in, **out; /* its inputs' and outputs' bytes in the subplan */
@@ -47,7 +55,7 @@ struct ho_control {
 	int64_t batch;
 };
 
-void ho_cpu_control_free(struct ho_control *cf)
+void ho_rt_control_free(struct ho_control *cf)
 {
 	if (!cf)
 		return;
@@ -68,7 +76,7 @@ void ho_cpu_control_free(struct ho_control *cf)
 static int cf_plan(const struct ho_node *n, const char *what, const struct ho_graph *sg,
 		   void *const *buf, struct ho_cf_sub *s, struct ho_error *err)
 {
-	struct ho_rt_opts o = {.threads = omp_get_max_threads()};
+	struct ho_rt_opts o = {.threads = s->threads};
 	struct ho_error e = {0};
 	int ret;
 
@@ -169,7 +177,7 @@ static int cf_prep_loop(const struct ho_graph *g, const struct ho_node *n, void 
 
 		if (k < n_carried) {
 			/* the state: one shape going in, coming out, and left at the end */
-			const struct ho_tensor *x = ho_cpu_in_t(g, n, 2 + k);
+			const struct ho_tensor *x = cf_in_t(g, n, 2 + k);
 
 			if (!x || !y ||
 			    !ho_shape_same(&body->tensors[body->inputs[2 + k]].shape, &x->shape))
@@ -228,7 +236,7 @@ static int cf_prep_scan(const struct ho_graph *g, const struct ho_node *n, void 
 		return cf_refuse(err, n, "needs a body graph", 0);
 	body = a->g[0];
 	for (uint32_t k = 0; k < 2 * HO_SCAN_MAX; k++) {
-		const struct ho_tensor *x = ho_cpu_in_t(g, n, k + (n->opset < 9));
+		const struct ho_tensor *x = cf_in_t(g, n, k + (n->opset < 9));
 
 		in_rank[k] = x ? x->shape.rank : -1;
 		out_rank[k] = k < body->n_outputs ? body->tensors[body->outputs[k]].shape.rank : -1;
@@ -242,7 +250,7 @@ static int cf_prep_scan(const struct ho_graph *g, const struct ho_node *n, void 
 	cf->batch = 1;
 	cf->steps = -1;
 	for (uint32_t k = 0; k < s->n_state + s->n_in; k++) {
-		const struct ho_tensor *x = ho_cpu_in_t(g, n, s->first + k);
+		const struct ho_tensor *x = cf_in_t(g, n, s->first + k);
 
 		if (!x || !x->bytes)
 			return cf_refuse(err, n, "needs input %u", s->first + k);
@@ -253,7 +261,7 @@ static int cf_prep_scan(const struct ho_graph *g, const struct ho_node *n, void 
 	}
 	/* the state: a batch entry's bytes (opset 8) or all; a scan input: around its axis */
 	for (uint32_t k = 0; k < s->n_state + s->n_in; k++) {
-		const struct ho_tensor *x = ho_cpu_in_t(g, n, s->first + k);
+		const struct ho_tensor *x = cf_in_t(g, n, s->first + k);
 
 		if (k < s->n_state)
 			cf->in_inner[k] = (int64_t)x->bytes / cf->batch;
@@ -284,16 +292,21 @@ static int cf_prep_scan(const struct ho_graph *g, const struct ho_node *n, void 
 	return 0;
 }
 
-int ho_cpu_prep_control(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
-			struct ho_kernel *k, struct ho_error *err)
+bool ho_rt_is_control(const char *op)
+{
+	return !strcmp(op, "If") || !strcmp(op, "Loop") || !strcmp(op, "Scan");
+}
+
+int ho_rt_control_prepare(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			  int threads, struct ho_control **out, struct ho_error *err)
 {
 	struct ho_control *cf = calloc(1, sizeof(*cf));
 	int ret;
 
 	if (!cf)
 		return ho_err(err, -ENOMEM, "out of memory");
-	k->control = cf;
-	k->kind = HO_K_CONTROL;
+	*out = cf;
+	cf->sub[0].threads = cf->sub[1].threads = threads;
 	cf->n = n;
 	cf->op = !strcmp(n->op_type, "If")     ? HO_CF_IF
 		 : !strcmp(n->op_type, "Loop") ? HO_CF_LOOP
@@ -317,6 +330,10 @@ int ho_cpu_prep_control(const struct ho_graph *g, const struct ho_node *n, void 
 	ret = cf->op == HO_CF_IF     ? cf_prep_if(g, n, buf, cf, err)
 	      : cf->op == HO_CF_LOOP ? cf_prep_loop(g, n, buf, cf, err)
 				     : cf_prep_scan(g, n, buf, cf, err);
+	if (ret) {
+		ho_rt_control_free(cf);
+		*out = NULL;
+	}
 	return ret;
 }
 
@@ -462,10 +479,8 @@ static int cf_run_scan(struct ho_control *cf, struct ho_error *err)
 	return 0;
 }
 
-int ho_cpu_run_control(struct ho_kernel *k, struct ho_error *err)
+int ho_rt_control_run(struct ho_control *cf, struct ho_error *err)
 {
-	struct ho_control *cf = k->control;
-
 	return cf->op == HO_CF_IF     ? cf_run_if(cf, err)
 	       : cf->op == HO_CF_LOOP ? cf_run_loop(cf, err)
 				      : cf_run_scan(cf, err);

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The backend contract: everything the executor asks of a device, and the
+ * only door between them.  The executor owns the plan and the memory (every
+ * region comes from the pool, ump.ko or the fallback); a backend owns its
+ * kernels, queues and threads.  It is handed tensors as (block, offset)
+ * handles it made itself, never calls back into the executor, and is listed
+ * once, by name, in backends.c.  Not installed.
+ */
+#ifndef HO_BACKEND_H
+#define HO_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heteroopt/runtime.h"
+
+struct ho_backend;   /* one device's instance */
+struct ho_kernel;    /* one node's prepared work (with any folded post-op) */
+struct ho_dev_block; /* a backend's handle on a block of memory it addresses */
+
+/* Nodes folded into a kernel: a Conv's batch norm or a MatMul's bias Add, then an
+ * element-wise node; -1 none. */
+struct ho_fusion {
+	int32_t bn, post;
+};
+
+/*
+ * A tensor's bytes as a device sees them: off bytes into a block the
+ * backend wrapped (ops.wrap).  host is the same bytes in this process's
+ * address space, for backends whose kernels address host memory and for
+ * reading constants at prepare time; the executor itself never touches it.
+ */
+struct ho_mem {
+	struct ho_dev_block *block;
+	uint64_t off;
+	void *host;
+};
+
+struct ho_backend_info {
+	const char *name; /* for reports: "cpu (oneDNN)", "opencl (PoCL, pthread-...)" */
+	bool emulated;	  /* stands in for another device: paced to the schedule's times */
+	bool host_memory; /* kernels address host memory: other host-memory devices'
+			   * tensors are read in place, no copy */
+	bool fuses;	  /* prepare takes a struct ho_fusion: nodes folded into its kernels */
+};
+
+/* How an operator's kernel treats 4-D float layouts (the executor chooses NHWC
+ * for tensors that only HO_BE_ANY_LAYOUT kernels touch). */
+enum ho_be_layout {
+	HO_BE_PLAIN = 0,      /* row-major only */
+	HO_BE_ANY_LAYOUT = 1, /* NCHW or NHWC, mixed (Conv, Concat) */
+	HO_BE_SAME_LAYOUT = 3 /* either, but its output's as its full-shape inputs' */
+};
+
+struct ho_backend_ops {
+	const char *name; /* the registry's key, as boxes and schedules name it */
+	/*
+	 * Open the device dev describes (its platform and device where the
+	 * backend has several).  threads: the threads its kernels run on, 0 for
+	 * the library's own choice.  Fails naming the device when it is absent.
+	 */
+	int (*open)(const struct ho_rt_device *dev, int threads, struct ho_backend **out,
+		    struct ho_error *err);
+	void (*close)(struct ho_backend *b);
+	void (*query)(const struct ho_backend *b, struct ho_backend_info *info);
+	/* The operator types it runs (a node may still be refused by prepare for its
+	 * attributes or types); what `probe --write-box` lists as supported_ops. */
+	bool (*runs)(const char *op_type);
+	/* Layout class of op_type's kernel, and whether it is binary (broadcasting). */
+	enum ho_be_layout (*layout)(const char *op_type, bool *binary);
+	/*
+	 * A handle on len bytes of host memory at host (a pool region, outside
+	 * pages bound to a tensor): kernels reach tensors in it through it.
+	 * NULL: the backend addresses host memory directly, the handle is unused.
+	 */
+	int (*wrap)(struct ho_backend *b, void *host, size_t len, struct ho_dev_block **out,
+		    struct ho_error *err);
+	void (*unwrap)(struct ho_backend *b, struct ho_dev_block *blk);
+	/*
+	 * Build node's kernel over the tensors' memory (mem, indexed by tensor
+	 * id; it stays where it is for the plan's life), channels_last[t] saying
+	 * which are NHWC.  fuse (NULL: none) names nodes folded in: a Conv's
+	 * BatchNormalization (into the weights) or a MatMul's bias Add, then an
+	 * element-wise node run as a post-op; the kernel then writes the last
+	 * one's output.  *out is NULL for a node with nothing to do.
+	 */
+	int (*prepare)(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
+		       const struct ho_fusion *fuse, const struct ho_mem *mem,
+		       const uint8_t *channels_last, struct ho_kernel **out, struct ho_error *err);
+	/* Called on a worker's thread before it runs this device's kernels. */
+	void (*thread_init)(struct ho_backend *b);
+	/* Run k; when it returns, k's outputs are written and visible to the host. */
+	int (*launch)(struct ho_backend *b, struct ho_kernel *k, struct ho_error *err);
+	void (*kernel_free)(struct ho_kernel *k);
+	int (*sync)(struct ho_backend *b);
+};
+
+/* The registry (backends.c). */
+/* The backend of this name; NULL: none is built in. */
+const struct ho_backend_ops *ho_backend_find(const char *name);
+/* The backend that runs a graph on this host's cores: the registry's first. */
+const struct ho_backend_ops *ho_backend_host(void);
+
+#endif
