@@ -43,7 +43,7 @@ PROBE_OBJ := $(PROBE_SRC:%.c=$(O)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(O)/%.o)
 GRAPH_LIBS := $(shell pkg-config --libs libprotobuf-c) -lm
 SCHED_LIBS := $(GRAPH_LIBS) $(shell pkg-config --libs jansson) -lpthread
-RUNTIME_LIBS := $(SCHED_LIBS) -ldnnl -lgomp -lnuma -luring
+RUNTIME_LIBS := $(SCHED_LIBS) -ldnnl -lgomp -lnuma -luring -lOpenCL
 LDLIBS := $(RUNTIME_LIBS)
 
 # Each library sees its own private header and the common one, no other's.
@@ -58,7 +58,7 @@ $(O)/user/cli/%.o: PRIV := -Iuser/cli
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
 UNIT_GRAPH := test_onnx_errors test_onnx_load
-UNIT_RUNTIME := test_npy test_pool test_runtime test_memplan test_probe_fit test_bind_value test_external
+UNIT_RUNTIME := test_npy test_pool test_runtime test_opencl test_memplan test_probe_fit test_bind_value test_external
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The OpenCL backend: a device found through the ICD loader by the box's
+ * platform and device names (PoCL here; Intel, Mali and XRT's OpenCL on real
+ * boxes).  Devices that share host memory (CL_DEVICE_HOST_UNIFIED_MEMORY)
+ * run over the pool's regions wrapped in place with CL_MEM_USE_HOST_PTR:
+ * nothing is copied between them and the CPU, as the schedule predicts.
+ * The program is built once per device and its binary cached on disk,
+ * keyed by the device, its driver and the source.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ocl.h"
+
+const char *ocl_strerror(cl_int e)
+{
+	switch (e) {
+	case CL_OUT_OF_RESOURCES:
+	case CL_MEM_OBJECT_ALLOCATION_FAILURE:
+		return "out of device memory";
+	case CL_OUT_OF_HOST_MEMORY:
+		return "out of host memory";
+	case CL_DEVICE_NOT_AVAILABLE:
+		return "device not available (lost?)";
+	case CL_INVALID_BUFFER_SIZE:
+		return "invalid buffer size";
+	case CL_INVALID_WORK_GROUP_SIZE:
+		return "invalid work-group size";
+	default:
+		return "OpenCL error";
+	}
+}
+
+static void ocl_close(struct ho_backend *b)
+{
+	if (!b)
+		return;
+	if (b->prog)
+		clReleaseProgram(b->prog);
+	if (b->q)
+		clReleaseCommandQueue(b->q);
+	if (b->ctx)
+		clReleaseContext(b->ctx);
+	free(b);
+}
+
+/* want is "" or a substring of have, ignoring case. */
+static bool ocl_match(const char *have, const char *want)
+{
+	return !*want || strcasestr(have, want);
+}
+
+static const char *ocl_type_name(cl_device_type t)
+{
+	return t & CL_DEVICE_TYPE_GPU		? "gpu"
+	       : t & CL_DEVICE_TYPE_ACCELERATOR ? "accelerator"
+	       : t & CL_DEVICE_TYPE_CPU		? "cpu"
+						: "other";
+}
+
+/* The first device whose platform and device (name or type) match dev's. */
+static int ocl_find(struct ho_backend *b, const struct ho_rt_device *dev, struct ho_error *err)
+{
+	cl_platform_id plats[16];
+	cl_uint np = 0;
+	char seen[256] = "";
+
+	if (clGetPlatformIDs(16, plats, &np) != CL_SUCCESS || !np)
+		return ho_err(err, -ENODEV,
+			      "device %s: no OpenCL platform here (an ICD such as "
+			      "pocl-opencl-icd must be installed)",
+			      dev->name);
+	for (cl_uint p = 0; p < np && p < 16; p++) {
+		cl_device_id devs[16];
+		cl_uint nd = 0;
+		char pname[128] = "";
+
+		clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof(pname), pname, NULL);
+		if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 16, devs, &nd) != CL_SUCCESS)
+			continue;
+		for (cl_uint d = 0; d < nd && d < 16; d++) {
+			char dname[128] = "";
+			cl_device_type type = 0;
+			size_t used = strlen(seen);
+
+			clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof(dname), dname, NULL);
+			clGetDeviceInfo(devs[d], CL_DEVICE_TYPE, sizeof(type), &type, NULL);
+			snprintf(seen + used, sizeof(seen) - used, "%s'%s' on '%s'",
+				 used ? ", " : "", dname, pname);
+			if (!ocl_match(pname, dev->platform) ||
+			    (!ocl_match(dname, dev->device) &&
+			     strcasecmp(ocl_type_name(type), dev->device)))
+				continue;
+			b->plat = plats[p];
+			b->dev = devs[d];
+			snprintf(b->name, sizeof(b->name), "opencl (%s, %s)", pname, dname);
+			return 0;
+		}
+	}
+	return ho_err(err, -ENODEV,
+		      "device %s: no OpenCL device here matches platform '%s' and device '%s' "
+		      "(there are: %s)",
+		      dev->name, dev->platform, dev->device, *seen ? seen : "none");
+}
+
+/*
+ * threads: PoCL's pthread device reads POCL_MAX_PTHREAD_COUNT when the ICD
+ * first loads it, so the first device opened in a process sets it (unless
+ * the user did); a CPU device beside it keeps the other cores.
+ */
+static int ocl_open(const struct ho_rt_device *dev, int threads, struct ho_backend **out,
+		    struct ho_error *err)
+{
+	struct ho_backend *b = calloc(1, sizeof(*b));
+	cl_bool unified = CL_FALSE;
+	cl_int e = CL_SUCCESS;
+	char n[16];
+	int ret;
+
+	*out = NULL;
+	if (!b)
+		return ho_err(err, -ENOMEM, "out of memory");
+	if (threads > 0) {
+		snprintf(n, sizeof(n), "%d", threads);
+		setenv("POCL_MAX_PTHREAD_COUNT", n, 0);
+	}
+	ret = ocl_find(b, dev, err);
+	if (ret)
+		goto fail;
+	clGetDeviceInfo(b->dev, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof(unified), &unified, NULL);
+	if (!unified) {
+		ret = ho_err(err, -EOPNOTSUPP,
+			     "device %s: %s has memory of its own; this backend runs devices "
+			     "that share host memory only",
+			     dev->name, b->name);
+		goto fail;
+	}
+	b->ctx = clCreateContext(NULL, 1, &b->dev, NULL, NULL, &e);
+	if (e == CL_SUCCESS)
+		b->q = clCreateCommandQueue(b->ctx, b->dev, 0, &e);
+	if (e != CL_SUCCESS) {
+		ret =
+		    ho_err(err, -ENODEV, "device %s: %s: cannot make a context and queue: %s (%d)",
+			   dev->name, b->name, ocl_strerror(e), e);
+		goto fail;
+	}
+	ret = ocl_build(b, err);
+	if (ret)
+		goto fail;
+	*out = b;
+	return 0;
+fail:
+	ocl_close(b);
+	return ret;
+}
+
+static void ocl_query(const struct ho_backend *b, struct ho_backend_info *info)
+{
+	info->name = b->name;
+	info->emulated = false;
+	info->host_memory = true; /* opened only where CL_DEVICE_HOST_UNIFIED_MEMORY */
+	info->fuses = true;
+}
+
+/* Row-major only: the executor keeps what this device touches NCHW. */
+static enum ho_be_layout ocl_layout(const char *op, bool *binary)
+{
+	(void)op;
+	*binary = false;
+	return HO_BE_PLAIN;
+}
+
+static int ocl_wrap(struct ho_backend *b, void *host, size_t len, struct ho_dev_block **out,
+		    struct ho_error *err)
+{
+	struct ho_dev_block *blk = calloc(1, sizeof(*blk));
+	cl_int e = CL_SUCCESS;
+
+	*out = NULL;
+	if (!blk)
+		return ho_err(err, -ENOMEM, "out of memory");
+	blk->mem = clCreateBuffer(b->ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, len, host, &e);
+	if (e != CL_SUCCESS) {
+		free(blk);
+		return ho_err(err, -ENOMEM, "%s: cannot wrap %zu bytes of host memory: %s (%d)",
+			      b->name, len, ocl_strerror(e), e);
+	}
+	*out = blk;
+	return 0;
+}
+
+static void ocl_unwrap(struct ho_backend *b, struct ho_dev_block *blk)
+{
+	(void)b;
+	if (!blk)
+		return;
+	clReleaseMemObject(blk->mem);
+	free(blk);
+}
+
+/* A node's launches in order on the in-order queue; done when its last one is. */
+static int ocl_launch(struct ho_backend *b, struct ho_kernel *k, struct ho_error *err)
+{
+	cl_int e = CL_SUCCESS;
+
+	for (int i = 0; i < k->n && e == CL_SUCCESS; i++) {
+		const struct ocl_launch *l = &k->l[i];
+
+		e = clEnqueueNDRangeKernel(b->q, l->k, l->dims, NULL, l->global,
+					   l->local[0] ? l->local : NULL, 0, NULL, NULL);
+	}
+	if (e == CL_SUCCESS)
+		e = clFinish(b->q);
+	if (e != CL_SUCCESS)
+		return ho_err(err, -EIO, "node '%s' (%s) on %s: %s (%d)", k->name, k->op, b->name,
+			      ocl_strerror(e), e);
+	return 0;
+}
+
+static int ocl_sync(struct ho_backend *b)
+{
+	return clFinish(b->q) == CL_SUCCESS ? 0 : -EIO;
+}
+
+const struct ho_backend_ops ho_backend_opencl = {
+    .name = "opencl",
+    .open = ocl_open,
+    .close = ocl_close,
+    .query = ocl_query,
+    .runs = ocl_runs,
+    .layout = ocl_layout,
+    .wrap = ocl_wrap,
+    .unwrap = ocl_unwrap,
+    .prepare = ocl_prepare,
+    .launch = ocl_launch,
+    .kernel_free = ocl_kernel_free,
+    .sync = ocl_sync,
+};
