@@ -244,6 +244,15 @@ int64_t ho_shape_numel(const struct ho_shape *s); /* -1 if not fully known */
 /* a and b are one fully known shape. */
 bool ho_shape_same(const struct ho_shape *a, const struct ho_shape *b);
 const struct ho_attr *ho_node_attr(const struct ho_node *n, const char *name);
+/* Attribute name of its type, or def where absent (or of another type). */
+int64_t ho_node_attr_i(const struct ho_node *n, const char *name, int64_t def);
+float ho_node_attr_f(const struct ho_node *n, const char *name, float def);
+/* INTS attribute into v[0..want-1], def where absent; false if present with another length. */
+bool ho_node_attr_ints(const struct ho_node *n, const char *name, int64_t *v, size_t want,
+		       int64_t def);
+/* Input i of n, or NULL where it is omitted. */
+const struct ho_tensor *ho_node_input(const struct ho_graph *g, const struct ho_node *n,
+				      uint32_t i);
 
 /*
  * Bind a graph input's shape, e.g. from "--shape input=1x3x224x224".  The
@@ -353,6 +362,13 @@ int32_t ho_sole_reader(const struct ho_graph *g, int32_t t);
  * chain fuses where all of it runs on one device.
  */
 void ho_conv_chain(const struct ho_graph *g, uint32_t conv, int32_t *bn, int32_t *post);
+/*
+ * A Conv's weights w ([oc, per]) and bias b (NULL: none) with the constant batch
+ * norm bn after it folded in, into fw and fb: each output channel scaled by
+ * gamma / sqrt(var + eps), its bias moved.  p: bn's gamma, beta, mean and var.
+ */
+void ho_bn_fold(const struct ho_node *bn, const float *const p[4], const float *w, const float *b,
+		int64_t oc, int64_t per, float *fw, float *fb);
 /* m is the Mul of x by Sigmoid(x), that Sigmoid read by nothing else: the Sigmoid; else -1. */
 int32_t ho_swish_sigmoid(const struct ho_graph *g, int32_t m);
 /*

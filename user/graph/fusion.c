@@ -10,6 +10,7 @@
  * charges it likewise, so that splitting a chain over two devices costs
  * what it costs: the lost fusion as well as the copy.
  */
+#include <math.h>
 #include <string.h>
 
 #include "graph_priv.h"
@@ -117,6 +118,20 @@ void ho_matmul_chain(const struct ho_graph *g, uint32_t mm, int32_t *add, int32_
 	b = ho_sole_reader(g, g->nodes[b].outputs[0]);
 	if (b >= 0 && ho_post_op(g, b))
 		*post = b;
+}
+
+void ho_bn_fold(const struct ho_node *bn, const float *const p[4], const float *w, const float *b,
+		int64_t oc, int64_t per, float *fw, float *fb)
+{
+	float eps = ho_node_attr_f(bn, "epsilon", 1e-5f);
+
+	for (int64_t o = 0; o < oc; o++) {
+		float scale = p[0][o] / sqrtf(p[3][o] + eps);
+
+		for (int64_t j = 0; j < per; j++)
+			fw[o * per + j] = w[o * per + j] * scale;
+		fb[o] = ((b ? b[o] : 0.0f) - p[2][o]) * scale + p[1][o];
+	}
 }
 
 int32_t ho_swish_sigmoid(const struct ho_graph *g, int32_t m)

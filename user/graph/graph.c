@@ -98,6 +98,40 @@ const struct ho_attr *ho_node_attr(const struct ho_node *n, const char *name)
 	return NULL;
 }
 
+int64_t ho_node_attr_i(const struct ho_node *n, const char *name, int64_t def)
+{
+	const struct ho_attr *a = ho_node_attr(n, name);
+
+	return a && a->type == HO_ATTR_INT ? a->i : def;
+}
+
+float ho_node_attr_f(const struct ho_node *n, const char *name, float def)
+{
+	const struct ho_attr *a = ho_node_attr(n, name);
+
+	return a && a->type == HO_ATTR_FLOAT ? (float)a->f : def;
+}
+
+bool ho_node_attr_ints(const struct ho_node *n, const char *name, int64_t *v, size_t want,
+		       int64_t def)
+{
+	const struct ho_attr *a = ho_node_attr(n, name);
+
+	for (size_t i = 0; i < want; i++)
+		v[i] = def;
+	if (!a)
+		return true;
+	if (a->type != HO_ATTR_INTS || a->n != want)
+		return false;
+	memcpy(v, a->ints, want * sizeof(int64_t));
+	return true;
+}
+
+const struct ho_tensor *ho_node_input(const struct ho_graph *g, const struct ho_node *n, uint32_t i)
+{
+	return i < n->n_inputs && n->inputs[i] >= 0 ? &g->tensors[n->inputs[i]] : NULL;
+}
+
 struct ho_graph *ho_graph_new(struct ho_arena *a, uint32_t cap_nodes, uint32_t cap_tensors,
 			      struct ho_error *err)
 {

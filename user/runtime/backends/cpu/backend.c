@@ -141,7 +141,7 @@ static int cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t 
 		}
 	}
 	/* Dropout: the identity in inference, which the data must say it is */
-	const struct ho_tensor *tm = !strcmp(op, "Dropout") ? ho_cpu_in_t(g, n, 2) : NULL;
+	const struct ho_tensor *tm = !strcmp(op, "Dropout") ? ho_node_input(g, n, 2) : NULL;
 
 	if (tm && (!(tm->flags & HO_T_KNOWN) || tm->dtype != HO_DT_BOOL ||
 		   ho_shape_numel(&tm->shape) != 1 || *(const uint8_t *)buf[n->inputs[2]]))

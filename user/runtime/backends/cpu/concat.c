@@ -129,7 +129,7 @@ int ho_cpu_prep_concat(struct ho_backend *c, const struct ho_graph *g, const str
 		       void *const *buf, struct ho_kernel *k, struct ho_error *err)
 {
 	const struct ho_tensor *y = &g->tensors[n->outputs[0]];
-	int64_t axis = ho_cpu_attr_i(n, "axis", 0);
+	int64_t axis = ho_node_attr_i(n, "axis", 0);
 	dnnl_memory_desc_t md[HO_CPU_MAX_ARGS - 1], ym;
 	dnnl_primitive_desc_t pd = NULL;
 	int ret = 0;

@@ -18,25 +18,19 @@ static int ho_fold_bn(struct ho_kernel *k, const struct ho_graph *g, const struc
 		      const struct ho_node *bn, void *const *buf, const float **w_out,
 		      const float **b_out)
 {
-	const struct ho_tensor *w = ho_cpu_in_t(g, n, 1);
+	const struct ho_tensor *w = ho_node_input(g, n, 1);
 	int64_t oc = w->shape.dim[0], per = ho_shape_numel(&w->shape) / oc;
-	const float *wv = buf[n->inputs[1]], *bv = ho_cpu_in_t(g, n, 2) ? buf[n->inputs[2]] : NULL;
-	const float *gamma = buf[bn->inputs[1]], *beta = buf[bn->inputs[2]],
-		    *mean = buf[bn->inputs[3]], *var = buf[bn->inputs[4]];
-	float eps = ho_cpu_attr_f(bn, "epsilon", 1e-5f), *fw, *fb;
+	const float *bv = ho_node_input(g, n, 2) ? buf[n->inputs[2]] : NULL;
+	const float *p[4] = {buf[bn->inputs[1]], buf[bn->inputs[2]], buf[bn->inputs[3]],
+			     buf[bn->inputs[4]]};
+	float *fw, *fb;
 
 	k->fold = aligned_alloc(64, (size_t)((oc * per + oc) * 4 + 63) & ~(size_t)63);
 	if (!k->fold)
 		return -ENOMEM;
 	fw = k->fold;
 	fb = fw + oc * per;
-	for (int64_t o = 0; o < oc; o++) {
-		float scale = gamma[o] / sqrtf(var[o] + eps);
-
-		for (int64_t j = 0; j < per; j++)
-			fw[o * per + j] = wv[o * per + j] * scale;
-		fb[o] = ((bv ? bv[o] : 0.0f) - mean[o]) * scale + beta[o];
-	}
+	ho_bn_fold(bn, p, buf[n->inputs[1]], bv, oc, per, fw, fb);
 	*w_out = fw;
 	*b_out = fb;
 	return 0;
@@ -51,7 +45,7 @@ int ho_cpu_prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 	int32_t yid = post ? post->outputs[0] : bnn ? bnn->outputs[0] : n->outputs[0];
 	const void *wptr = buf[n->inputs[1]],
 		   *bptr = n->n_inputs > 2 && n->inputs[2] >= 0 ? buf[n->inputs[2]] : NULL;
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *w = ho_cpu_in_t(g, n, 1),
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *w = ho_node_input(g, n, 1),
 			       *y = &g->tensors[yid];
 	dnnl_primitive_attr_t attr = NULL;
 
@@ -65,7 +59,7 @@ int ho_cpu_prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 		bptr = fb; /* the folded bias, whether or not the Conv had one */
 	}
 	bool deconv = !strcmp(n->op_type, "ConvTranspose");
-	int64_t group = ho_cpu_attr_i(n, "group", 1), st[3], dl[3], pads[6], oc, ic;
+	int64_t group = ho_node_attr_i(n, "group", 1), st[3], dl[3], pads[6], oc, ic;
 	int sp = x ? x->shape.rank - 2 : 0; /* spatial axes: 1, 2 or 3 */
 	dnnl_memory_desc_t xm, wm, bm, ym, wuser, conv_in, conv_out;
 	dnnl_dims_t strides, dil, pl, pr, wd;
@@ -82,9 +76,9 @@ int ho_cpu_prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 	    x->dtype != HO_DT_FLOAT)
 		return ho_cpu_unsupported(err, n,
 					  "runs float32 1-D, 2-D and 3-D convolutions only");
-	if (!ho_cpu_attr_ints(n, "strides", st, (size_t)sp, 1) ||
-	    !ho_cpu_attr_ints(n, "dilations", dl, (size_t)sp, 1) ||
-	    !ho_cpu_attr_ints(n, "pads", pads, 2 * (size_t)sp, 0))
+	if (!ho_node_attr_ints(n, "strides", st, (size_t)sp, 1) ||
+	    !ho_node_attr_ints(n, "dilations", dl, (size_t)sp, 1) ||
+	    !ho_node_attr_ints(n, "pads", pads, 2 * (size_t)sp, 0))
 		return ho_cpu_unsupported(
 		    err, n,
 		    "needs strides/dilations of one value and pads of two per "

@@ -130,11 +130,6 @@ struct ho_kernel {
 int ho_cpu_open(int threads, struct ho_backend **out, struct ho_error *err);
 void ho_cpu_close(struct ho_backend *c);
 void ho_cpu_kernel_free(struct ho_kernel *k);
-const struct ho_tensor *ho_cpu_in_t(const struct ho_graph *g, const struct ho_node *n, uint32_t i);
-int64_t ho_cpu_attr_i(const struct ho_node *n, const char *name, int64_t def);
-float ho_cpu_attr_f(const struct ho_node *n, const char *name, float def);
-bool ho_cpu_attr_ints(const struct ho_node *n, const char *name, int64_t *v, size_t want,
-		      int64_t def);
 /* auto_pad SAME_UPPER or SAME_LOWER: total padding split, the odd one at the end or start. */
 const char *ho_cpu_auto_pad(const struct ho_node *n);
 void ho_cpu_same_pads(const char *auto_pad, int64_t total, dnnl_dim_t *pl, dnnl_dim_t *pr);

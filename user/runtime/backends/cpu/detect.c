@@ -40,7 +40,7 @@ int ho_cpu_prep_nms(const struct ho_graph *g, const struct ho_node *n, void *con
 	const struct ho_tensor *y = &g->tensors[n->outputs[0]];
 
 	for (uint32_t i = 0; i < 5; i++) {
-		const struct ho_tensor *in = ho_cpu_in_t(g, n, i);
+		const struct ho_tensor *in = ho_node_input(g, n, i);
 		bool ok = i == 2  ? !in || in->dtype == HO_DT_INT64 || in->dtype == HO_DT_INT32
 			  : i < 2 ? in && in->dtype == HO_DT_FLOAT
 				  : !in || in->dtype == HO_DT_FLOAT;
@@ -59,7 +59,7 @@ int ho_cpu_prep_nms(const struct ho_graph *g, const struct ho_node *n, void *con
 	k->kind = HO_K_LOOP;
 	t->out = buf[n->outputs[0]];
 	t->out_shape = y->shape;
-	t->iparam[0] = ho_cpu_attr_i(n, "center_point_box", 0);
+	t->iparam[0] = ho_node_attr_i(n, "center_point_box", 0);
 	t->run = ho_run_nms;
 	return 0;
 }
@@ -158,8 +158,8 @@ int ho_cpu_prep_roi_align(const struct ho_graph *g, const struct ho_node *n, voi
 			  struct ho_kernel *k, struct ho_error *err)
 {
 	struct ho_typed *t = &k->typed;
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *rois = ho_cpu_in_t(g, n, 1),
-			       *bi = ho_cpu_in_t(g, n, 2), *y = &g->tensors[n->outputs[0]];
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *rois = ho_node_input(g, n, 1),
+			       *bi = ho_node_input(g, n, 2), *y = &g->tensors[n->outputs[0]];
 	const struct ho_attr *ma = ho_node_attr(n, "mode"),
 			     *ca = ho_node_attr(n, "coordinate_transformation_mode");
 	const char *mode = ma && ma->type == HO_ATTR_STRING ? ma->s : "avg",
@@ -179,11 +179,11 @@ int ho_cpu_prep_roi_align(const struct ho_graph *g, const struct ho_node *n, voi
 	t->in_shape[0] = x->shape;
 	t->out = buf[n->outputs[0]];
 	t->out_shape = y->shape;
-	t->iparam[0] = ho_cpu_attr_i(n, "sampling_ratio", 0);
+	t->iparam[0] = ho_node_attr_i(n, "sampling_ratio", 0);
 	/* opset 16 made half_pixel the default; before, only the old behaviour existed */
 	t->iparam[1] = n->opset >= 16 && !strcmp(coord, "half_pixel");
 	t->op = !strcmp(mode, "max");
-	k->param[0] = ho_cpu_attr_f(n, "spatial_scale", 1.0f);
+	k->param[0] = ho_node_attr_f(n, "spatial_scale", 1.0f);
 	t->run = ho_run_roi_align;
 	return 0;
 }

@@ -112,7 +112,7 @@ int ho_cpu_prep_einsum(const struct ho_graph *g, const struct ho_node *n, void *
 	if (!(p = k->einsum = calloc(1, sizeof(*p))))
 		return ho_err(err, -ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < n->n_inputs; i++) {
-		const struct ho_tensor *x = ho_cpu_in_t(g, n, i);
+		const struct ho_tensor *x = ho_node_input(g, n, i);
 
 		if (!x || x->dtype != y->dtype)
 			return ho_cpu_unsupported(err, n, "needs inputs of its output's type");
@@ -126,7 +126,7 @@ int ho_cpu_prep_einsum(const struct ho_graph *g, const struct ho_node *n, void *
 	for (int l = 0; l < p->e.n_labels; l++)
 		p->dim[l] = 1;
 	for (uint32_t i = 0; i < n->n_inputs; i++) {
-		const struct ho_shape *s = &ho_cpu_in_t(g, n, i)->shape;
+		const struct ho_shape *s = &ho_node_input(g, n, i)->shape;
 		int64_t st = 1;
 
 		for (int a = s->rank - 1; a >= 0; a--) {

@@ -26,14 +26,14 @@ static bool eltwise_params(const struct ho_graph *g, const struct ho_node *n, vo
 	*alg = reg->eltwise_alg;
 	*alpha = *beta = 0;
 	if (!strcmp(n->op_type, "HardSigmoid")) {
-		*alpha = ho_cpu_attr_f(n, "alpha", 0.2f);
-		*beta = ho_cpu_attr_f(n, "beta", 0.5f);
+		*alpha = ho_node_attr_f(n, "alpha", 0.2f);
+		*beta = ho_node_attr_f(n, "beta", 0.5f);
 	} else if (!strcmp(n->op_type, "LeakyRelu")) {
-		*alpha = ho_cpu_attr_f(n, "alpha", 0.01f);
+		*alpha = ho_node_attr_f(n, "alpha", 0.01f);
 	} else if (!strcmp(n->op_type, "Elu")) {
-		*alpha = ho_cpu_attr_f(n, "alpha", 1.0f);
+		*alpha = ho_node_attr_f(n, "alpha", 1.0f);
 	} else if (!strcmp(n->op_type, "Pow")) {
-		const struct ho_tensor *e = ho_cpu_in_t(g, n, 1);
+		const struct ho_tensor *e = ho_node_input(g, n, 1);
 
 		if (!e || ho_shape_numel(&e->shape) != 1 || e->dtype != HO_DT_FLOAT ||
 		    !(e->flags & HO_T_KNOWN))
@@ -45,13 +45,13 @@ static bool eltwise_params(const struct ho_graph *g, const struct ho_node *n, vo
 		 * bounds are fixed when it is made: a bound computed at run time is
 		 * not known then. */
 		for (uint32_t i = 1; i < 3; i++) {
-			const struct ho_tensor *b = ho_cpu_in_t(g, n, i);
+			const struct ho_tensor *b = ho_node_input(g, n, i);
 
 			if (b && !(b->flags & HO_T_KNOWN))
 				return false;
 		}
-		*alpha = ho_cpu_scalar_input(g, n, 1, buf, ho_cpu_attr_f(n, "min", -FLT_MAX));
-		*beta = ho_cpu_scalar_input(g, n, 2, buf, ho_cpu_attr_f(n, "max", FLT_MAX));
+		*alpha = ho_cpu_scalar_input(g, n, 1, buf, ho_node_attr_f(n, "min", -FLT_MAX));
+		*beta = ho_cpu_scalar_input(g, n, 2, buf, ho_node_attr_f(n, "max", FLT_MAX));
 	}
 	return true;
 }
@@ -89,7 +89,7 @@ int ho_cpu_eltwise_attr(struct ho_backend *c, const struct ho_graph *g, const st
 int ho_cpu_prep_eltwise(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 			void *const *buf, struct ho_kernel *k, struct ho_error *err)
 {
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0);
+	const struct ho_tensor *x = ho_node_input(g, n, 0);
 	dnnl_eltwise_desc_t d;
 	dnnl_primitive_attr_t attr = NULL;
 	dnnl_memory_desc_t md;
@@ -179,8 +179,8 @@ static bool rows_kernel(struct ho_backend *c, const struct ho_graph *g, const st
 	int r = y->shape.rank;
 
 	for (int which = 0; which < 2 && r > 0; which++) {
-		const struct ho_tensor *f = ho_cpu_in_t(g, n, which ? 1 : 0),
-				       *b = ho_cpu_in_t(g, n, which ? 0 : 1);
+		const struct ho_tensor *f = ho_node_input(g, n, which ? 1 : 0),
+				       *b = ho_node_input(g, n, which ? 0 : 1);
 		struct ho_shape sb = ho_cpu_lift(&b->shape, r);
 		int64_t outer = 1, inner = 1;
 		int p = r;
@@ -228,7 +228,7 @@ int ho_cpu_prep_binary(struct ho_backend *c, const struct ho_graph *g, const str
 	    {"Sub", dnnl_binary_sub, false}, {"Div", dnnl_binary_div, false},
 	    {"Max", dnnl_binary_max, true},  {"Min", dnnl_binary_min, true},
 	};
-	const struct ho_tensor *a = ho_cpu_in_t(g, n, 0), *b = ho_cpu_in_t(g, n, 1),
+	const struct ho_tensor *a = ho_node_input(g, n, 0), *b = ho_node_input(g, n, 1),
 			       *y = &g->tensors[n->outputs[0]];
 	int r = y->shape.rank > 0 ? y->shape.rank : 1;
 	struct ho_shape sa, sb, sy = ho_cpu_lift(&y->shape, r);

@@ -9,41 +9,6 @@
 
 #include "cpu.h"
 
-const struct ho_tensor *ho_cpu_in_t(const struct ho_graph *g, const struct ho_node *n, uint32_t i)
-{
-	return i < n->n_inputs && n->inputs[i] >= 0 ? &g->tensors[n->inputs[i]] : NULL;
-}
-
-int64_t ho_cpu_attr_i(const struct ho_node *n, const char *name, int64_t def)
-{
-	const struct ho_attr *a = ho_node_attr(n, name);
-
-	return a && a->type == HO_ATTR_INT ? a->i : def;
-}
-
-float ho_cpu_attr_f(const struct ho_node *n, const char *name, float def)
-{
-	const struct ho_attr *a = ho_node_attr(n, name);
-
-	return a && a->type == HO_ATTR_FLOAT ? (float)a->f : def;
-}
-
-/* INTS attribute into v[0..want-1]; def where absent. false if present with another length. */
-bool ho_cpu_attr_ints(const struct ho_node *n, const char *name, int64_t *v, size_t want,
-		      int64_t def)
-{
-	const struct ho_attr *a = ho_node_attr(n, name);
-
-	for (size_t i = 0; i < want; i++)
-		v[i] = def;
-	if (!a)
-		return true;
-	if (a->type != HO_ATTR_INTS || a->n != want)
-		return false;
-	memcpy(v, a->ints, want * sizeof(int64_t));
-	return true;
-}
-
 const char *ho_cpu_auto_pad(const struct ho_node *n)
 {
 	const struct ho_attr *a = ho_node_attr(n, "auto_pad");
@@ -244,7 +209,7 @@ int ho_cpu_weights(struct ho_backend *c, struct ho_kernel *k, const_dnnl_primiti
 float ho_cpu_scalar_input(const struct ho_graph *g, const struct ho_node *n, uint32_t i,
 			  void *const *buf, float def)
 {
-	const struct ho_tensor *t = ho_cpu_in_t(g, n, i);
+	const struct ho_tensor *t = ho_node_input(g, n, i);
 
 	if (!t || t->dtype != HO_DT_FLOAT)
 		return def;
@@ -257,7 +222,7 @@ float ho_cpu_scalar_input(const struct ho_graph *g, const struct ho_node *n, uin
 int ho_cpu_int_input(const struct ho_graph *g, const struct ho_node *n, uint32_t i,
 		     void *const *buf, int64_t *v, int max)
 {
-	const struct ho_tensor *t = ho_cpu_in_t(g, n, i);
+	const struct ho_tensor *t = ho_node_input(g, n, i);
 	int64_t cnt;
 
 	if (!t || !(t->flags & HO_T_KNOWN))

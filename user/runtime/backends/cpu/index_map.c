@@ -216,16 +216,16 @@ static int ho_resample_prep(const struct ho_graph *g, const struct ho_node *n, v
 			    struct ho_kernel *k, const char *mode, const char *coord,
 			    const char *nearest, struct ho_error *err)
 {
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
-	const struct ho_tensor *sc = ho_cpu_in_t(g, n, n->opset >= 11 ? 2 : 1),
-			       *roi = n->opset >= 11 ? ho_cpu_in_t(g, n, 1) : NULL;
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	const struct ho_tensor *sc = ho_node_input(g, n, n->opset >= 11 ? 2 : 1),
+			       *roi = n->opset >= 11 ? ho_node_input(g, n, 1) : NULL;
 	const struct ho_attr *kar = ho_node_attr(n, "keep_aspect_ratio_policy");
 	bool crop = !strcmp(coord, "tf_crop_and_resize");
 	int r = x->shape.rank;
 
 	if (strcmp(mode, "linear") && strcmp(mode, "cubic") && !crop)
 		return ho_cpu_unsupported(err, n, "has an unknown mode");
-	if (ho_node_attr(n, "axes") || ho_cpu_attr_i(n, "antialias", 0) ||
+	if (ho_node_attr(n, "axes") || ho_node_attr_i(n, "antialias", 0) ||
 	    (kar && kar->type == HO_ATTR_STRING && strcmp(kar->s, "stretch")))
 		return ho_cpu_unsupported(err, n,
 					  "resizes without axes, antialias or an aspect "
@@ -240,7 +240,7 @@ static int ho_resample_prep(const struct ho_graph *g, const struct ho_node *n, v
 	k->rank = r;
 	k->src = buf[n->inputs[0]];
 	k->dst = buf[n->outputs[0]];
-	k->param[0] = ho_cpu_attr_f(n, "extrapolation_value", 0.0f);
+	k->param[0] = ho_node_attr_f(n, "extrapolation_value", 0.0f);
 	for (int a = 0; a < r; a++) {
 		struct ho_resample_axis ax = {0};
 		int ret;
@@ -255,8 +255,8 @@ static int ho_resample_prep(const struct ho_graph *g, const struct ho_node *n, v
 			ax.roi1 = roi->value->f[r + a];
 		}
 		ret = resample_axis(k, a, mode, coord, nearest, &ax,
-				    ho_cpu_attr_f(n, "cubic_coeff_a", -0.75f),
-				    ho_cpu_attr_i(n, "exclude_outside", 0), err);
+				    ho_node_attr_f(n, "cubic_coeff_a", -0.75f),
+				    ho_node_attr_i(n, "exclude_outside", 0), err);
 		if (ret)
 			return ret;
 	}
@@ -271,8 +271,8 @@ static int ho_resample_prep(const struct ho_graph *g, const struct ho_node *n, v
 int ho_cpu_prep_resize(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 		       void *const *buf, struct ho_kernel *k, struct ho_error *err)
 {
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
-	const struct ho_tensor *sc = ho_cpu_in_t(g, n, n->opset >= 11 ? 2 : 1);
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	const struct ho_tensor *sc = ho_node_input(g, n, n->opset >= 11 ? 2 : 1);
 	const struct ho_attr *ma = ho_node_attr(n, "mode"),
 			     *ca = ho_node_attr(n, "coordinate_transformation_mode"),
 			     *na = ho_node_attr(n, "nearest_mode");
@@ -327,7 +327,7 @@ int ho_cpu_prep_resize(struct ho_backend *c, const struct ho_graph *g, const str
 	bool onednn = !strcmp(mode, "linear") && r >= 3 &&
 		      (!strcmp(coord, "half_pixel") || !strcmp(coord, "pytorch_half_pixel")) &&
 		      x->shape.dim[0] == y->shape.dim[0] && x->shape.dim[1] == y->shape.dim[1] &&
-		      !ho_node_attr(n, "axes") && !ho_cpu_attr_i(n, "antialias", 0);
+		      !ho_node_attr(n, "axes") && !ho_node_attr_i(n, "antialias", 0);
 
 	for (int a = 2; a < r && onednn; a++) {
 		double f = (double)y->shape.dim[a] / (double)x->shape.dim[a];
@@ -406,14 +406,14 @@ void ho_cpu_run_index_map(const struct ho_kernel *k)
 int ho_cpu_prep_transpose(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			  struct ho_kernel *k, struct ho_error *err)
 {
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0);
+	const struct ho_tensor *x = ho_node_input(g, n, 0);
 	unsigned seen = 0;
 	int r;
 
 	if (!x || !ho_dtype_size(x->dtype))
 		return ho_cpu_unsupported(err, n, "transposes fixed-size elements only");
 	r = x->shape.rank;
-	if (!ho_cpu_attr_ints(n, "perm", k->perm, (size_t)r, 0))
+	if (!ho_node_attr_ints(n, "perm", k->perm, (size_t)r, 0))
 		return ho_cpu_unsupported(err, n, "needs a perm of the input's rank");
 	if (!ho_node_attr(n, "perm"))
 		for (int i = 0; i < r; i++)
@@ -445,7 +445,7 @@ int ho_cpu_prep_transpose(const struct ho_graph *g, const struct ho_node *n, voi
 int ho_cpu_prep_slice(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		      struct ho_kernel *k, struct ho_error *err)
 {
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *y = &g->tensors[n->outputs[0]];
 	int64_t starts[HO_MAX_RANK], axes[HO_MAX_RANK], steps[HO_MAX_RANK];
 	int ns, na, r;
 	bool has_axes, has_steps;
@@ -466,8 +466,8 @@ int ho_cpu_prep_slice(const struct ho_graph *g, const struct ho_node *n, void *c
 		has_axes = aa != NULL;
 		has_steps = false;
 	} else {
-		has_axes = ho_cpu_in_t(g, n, 3) != NULL;
-		has_steps = ho_cpu_in_t(g, n, 4) != NULL;
+		has_axes = ho_node_input(g, n, 3) != NULL;
+		has_steps = ho_node_input(g, n, 4) != NULL;
 		ns = ho_cpu_int_input(g, n, 1, buf, starts, HO_MAX_RANK);
 		na = has_axes ? ho_cpu_int_input(g, n, 3, buf, axes, HO_MAX_RANK) : ns;
 		if (ns < 0 || na != ns ||
@@ -516,8 +516,8 @@ int ho_cpu_prep_slice(const struct ho_graph *g, const struct ho_node *n, void *c
 int ho_cpu_prep_gather(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		       struct ho_kernel *k, struct ho_error *err)
 {
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *ix = ho_cpu_in_t(g, n, 1);
-	int64_t axis = ho_cpu_attr_i(n, "axis", 0);
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *ix = ho_node_input(g, n, 1);
+	int64_t axis = ho_node_attr_i(n, "axis", 0);
 
 	if (!x || !ix || !ho_dtype_size(x->dtype) ||
 	    (ix->dtype != HO_DT_INT64 && ix->dtype != HO_DT_INT32))
@@ -707,7 +707,7 @@ int ho_cpu_prep_grid_sample(const struct ho_graph *g, const struct ho_node *n, v
 				 *const alt[] = {"nearest", "linear",
 						 "cubic"}, /* opset 20's names */
 				     *const pads[] = {"zeros", "border", "reflection"};
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *grid = ho_cpu_in_t(g, n, 1),
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *grid = ho_node_input(g, n, 1),
 			       *y = &g->tensors[n->outputs[0]];
 	const struct ho_attr *ma = ho_node_attr(n, "mode"), *pa = ho_node_attr(n, "padding_mode");
 	const char *mode = ma && ma->type == HO_ATTR_STRING ? ma->s : "bilinear",
@@ -727,7 +727,7 @@ int ho_cpu_prep_grid_sample(const struct ho_graph *g, const struct ho_node *n, v
 	k->typed.in_shape[0] = x->shape;
 	k->typed.out = buf[n->outputs[0]];
 	k->typed.out_shape = y->shape;
-	k->typed.iparam[0] = ho_cpu_attr_i(n, "align_corners", 0);
+	k->typed.iparam[0] = ho_node_attr_i(n, "align_corners", 0);
 	k->typed.iparam[1] = m;
 	k->typed.op = p;
 	k->typed.run = ho_run_grid_sample;

@@ -210,7 +210,7 @@ const struct ho_cpu_kernel_reg *ho_cpu_kernel_for(const struct ho_graph *g, cons
 	/* the typed loops check every type themselves */
 	static const struct ho_cpu_kernel_reg typed = {"(typed.c)", k_typed, 0, 0, true, false};
 	const struct ho_cpu_kernel_reg *reg = ho_cpu_kernel_reg(n->op_type);
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *e = ho_cpu_in_t(g, n, 1);
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *e = ho_node_input(g, n, 1);
 	/* oneDNN's Pow takes one constant float32 exponent */
 	bool pow_tensor =
 	    !strcmp(n->op_type, "Pow") && e &&

@@ -70,8 +70,8 @@ int ho_cpu_prep_loss(const struct ho_graph *g, const struct ho_node *n, void *co
 		     struct ho_kernel *k, struct ho_error *err)
 {
 	struct ho_typed *t = &k->typed;
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *tg = ho_cpu_in_t(g, n, 1),
-			       *w = ho_cpu_in_t(g, n, 2);
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *tg = ho_node_input(g, n, 1),
+			       *w = ho_node_input(g, n, 2);
 	const struct ho_attr *red = ho_node_attr(n, "reduction"),
 			     *ii = ho_node_attr(n, "ignore_index");
 	const char *r = red && red->type == HO_ATTR_STRING ? red->s : "mean";

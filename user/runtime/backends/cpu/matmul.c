@@ -13,8 +13,8 @@
 int ho_cpu_prep_gemm(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		     struct ho_kernel *k, struct ho_error *err)
 {
-	const struct ho_tensor *a = ho_cpu_in_t(g, n, 0), *b = ho_cpu_in_t(g, n, 1),
-			       *cc = ho_cpu_in_t(g, n, 2), *y = &g->tensors[n->outputs[0]];
+	const struct ho_tensor *a = ho_node_input(g, n, 0), *b = ho_node_input(g, n, 1),
+			       *cc = ho_node_input(g, n, 2), *y = &g->tensors[n->outputs[0]];
 	bool gemm = !strcmp(n->op_type, "Gemm");
 	int ra, rb;
 
@@ -33,9 +33,9 @@ int ho_cpu_prep_gemm(const struct ho_graph *g, const struct ho_node *n, void *co
 	if (gemm) {
 		if (ra != 2 || rb != 2)
 			return ho_cpu_unsupported(err, n, "runs Gemm on 2-D inputs only");
-		k->ta = ho_cpu_attr_i(n, "transA", 0) ? 'T' : 'N';
-		k->tb = ho_cpu_attr_i(n, "transB", 0) ? 'T' : 'N';
-		k->alpha = ho_cpu_attr_f(n, "alpha", 1);
+		k->ta = ho_node_attr_i(n, "transA", 0) ? 'T' : 'N';
+		k->tb = ho_node_attr_i(n, "transB", 0) ? 'T' : 'N';
+		k->alpha = ho_node_attr_f(n, "alpha", 1);
 		k->m = y->shape.dim[0];
 		k->n = y->shape.dim[1];
 		k->k = k->ta == 'T' ? a->shape.dim[0] : a->shape.dim[1];
@@ -48,7 +48,7 @@ int ho_cpu_prep_gemm(const struct ho_graph *g, const struct ho_node *n, void *co
 			k->bias = buf[n->inputs[2]];
 			k->bias_rows = s.dim[0];
 			k->bias_cols = s.dim[1];
-			k->beta = ho_cpu_attr_f(n, "beta", 1);
+			k->beta = ho_node_attr_f(n, "beta", 1);
 		}
 		return 0;
 	}
@@ -83,7 +83,7 @@ int ho_cpu_prep_matmul_bias(struct ho_backend *c, const struct ho_graph *g, cons
 			    const struct ho_node *add, const struct ho_node *post, void *const *buf,
 			    struct ho_kernel *k, struct ho_error *err)
 {
-	const struct ho_tensor *a = ho_cpu_in_t(g, n, 0), *w = ho_cpu_in_t(g, n, 1);
+	const struct ho_tensor *a = ho_node_input(g, n, 0), *w = ho_node_input(g, n, 1);
 	int32_t bias = add->inputs[0] == n->outputs[0] ? add->inputs[1] : add->inputs[0];
 	int32_t y = post ? post->outputs[0] : add->outputs[0];
 	dnnl_matmul_desc_t d;
@@ -197,7 +197,7 @@ static int ho_run_det(const struct ho_kernel *k)
 int ho_cpu_prep_det(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		    struct ho_kernel *k, struct ho_error *err)
 {
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *y = &g->tensors[n->outputs[0]];
 	int64_t m;
 
 	if (!x || x->shape.rank < 2 || x->dtype != y->dtype ||

@@ -407,7 +407,7 @@ static int ho_run_compress(const struct ho_kernel *k)
 int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		     struct ho_kernel *k, struct ho_error *err)
 {
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *y = &g->tensors[n->outputs[0]];
 	struct ho_move *m;
 	const char *op = n->op_type;
 
@@ -427,7 +427,7 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 	m->out = y->shape;
 	ho_strides(&x->shape, m->in_stride);
 	if (!strcmp(op, "Split")) {
-		int64_t axis = ho_cpu_attr_i(n, "axis", 0);
+		int64_t axis = ho_node_attr_i(n, "axis", 0);
 
 		axis += axis < 0 ? x->shape.rank : 0;
 		if (axis < 0 || axis >= x->shape.rank || n->n_outputs > HO_TYPED_MAX_IN)
@@ -455,7 +455,7 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 		if (n->opset >= 11)
 			np = ho_cpu_int_input(g, n, 1, buf, pads, 2 * HO_MAX_RANK);
 		else
-			np = ho_cpu_attr_ints(n, "pads", pads, 2 * (size_t)x->shape.rank, 0)
+			np = ho_node_attr_ints(n, "pads", pads, 2 * (size_t)x->shape.rank, 0)
 				 ? 2 * x->shape.rank
 				 : -1;
 		if (np != 2 * x->shape.rank)
@@ -465,7 +465,7 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 		m->mode = !strcmp(mode, "reflect") ? 1 : !strcmp(mode, "edge") ? 2 : 0;
 		if (strcmp(mode, "constant") && !m->mode)
 			return ho_cpu_unsupported(err, n, "pads by constant, reflect or edge only");
-		const struct ho_tensor *v = ho_cpu_in_t(g, n, 2);
+		const struct ho_tensor *v = ho_node_input(g, n, 2);
 
 		if (n->opset >= 11 && v) {
 			if (v->dtype != x->dtype || ho_shape_numel(&v->shape) != 1 ||
@@ -473,7 +473,7 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 				return ho_cpu_unsupported(err, n, "needs a constant pad value");
 			memcpy(m->fill, buf[n->inputs[2]], (size_t)m->es);
 		} else if (n->opset < 11) {
-			float f = ho_cpu_attr_f(n, "value", 0.0f);
+			float f = ho_node_attr_f(n, "value", 0.0f);
 
 			if (x->dtype != HO_DT_FLOAT)
 				return ho_cpu_unsupported(err, n,
@@ -498,7 +498,7 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 	if (!strcmp(op, "DepthToSpace") || !strcmp(op, "SpaceToDepth")) {
 		const struct ho_attr *ma = ho_node_attr(n, "mode");
 
-		m->block = ho_cpu_attr_i(n, "blocksize", 0);
+		m->block = ho_node_attr_i(n, "blocksize", 0);
 		m->mode = ma && ma->type == HO_ATTR_STRING && !strcmp(ma->s, "CRD");
 		if (x->shape.rank != 4 || m->block < 1)
 			return ho_cpu_unsupported(err, n, "needs a 4-D input and a blocksize");
@@ -507,9 +507,9 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 		return 0;
 	}
 	if (!strcmp(op, "GatherND")) {
-		const struct ho_tensor *ix = ho_cpu_in_t(g, n, 1);
+		const struct ho_tensor *ix = ho_node_input(g, n, 1);
 
-		int64_t b = ho_cpu_attr_i(n, "batch_dims", 0);
+		int64_t b = ho_node_attr_i(n, "batch_dims", 0);
 
 		if (!ix || (ix->dtype != HO_DT_INT64 && ix->dtype != HO_DT_INT32) || b < 0 ||
 		    b >= ix->shape.rank || b >= x->shape.rank ||
@@ -532,7 +532,7 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 		int64_t i64 = 1;
 
 		m->es = es;
-		m->block = ho_cpu_attr_i(n, "k", 0);
+		m->block = ho_node_attr_i(n, "k", 0);
 		if (y->dtype == HO_DT_FLOAT)
 			memcpy(m->fill, &f, 4);
 		else if (y->dtype == HO_DT_DOUBLE)
@@ -546,7 +546,7 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 		return 0;
 	}
 	if (!strcmp(op, "ScatterND")) {
-		const struct ho_tensor *ix = ho_cpu_in_t(g, n, 1), *u = ho_cpu_in_t(g, n, 2);
+		const struct ho_tensor *ix = ho_node_input(g, n, 1), *u = ho_node_input(g, n, 2);
 		const struct ho_attr *ra = ho_node_attr(n, "reduction");
 		const char *red = ra && ra->type == HO_ATTR_STRING ? ra->s : "none";
 
@@ -574,10 +574,10 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 		return 0;
 	}
 	if (!strcmp(op, "ScatterElements") || !strcmp(op, "Scatter")) { /* Scatter: its old name */
-		const struct ho_tensor *ix = ho_cpu_in_t(g, n, 1), *u = ho_cpu_in_t(g, n, 2);
+		const struct ho_tensor *ix = ho_node_input(g, n, 1), *u = ho_node_input(g, n, 2);
 		const struct ho_attr *ra = ho_node_attr(n, "reduction");
 		const char *red = ra && ra->type == HO_ATTR_STRING ? ra->s : "none";
-		int64_t axis = ho_cpu_attr_i(n, "axis", 0);
+		int64_t axis = ho_node_attr_i(n, "axis", 0);
 
 		axis += axis < 0 ? x->shape.rank : 0;
 		if (!ix || !u || (ix->dtype != HO_DT_INT64 && ix->dtype != HO_DT_INT32) ||
@@ -598,8 +598,8 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 		return 0;
 	}
 	if (!strcmp(op, "OneHot")) {
-		const struct ho_tensor *v = ho_cpu_in_t(g, n, 2);
-		int64_t axis = ho_cpu_attr_i(n, "axis", -1);
+		const struct ho_tensor *v = ho_node_input(g, n, 2);
+		int64_t axis = ho_node_attr_i(n, "axis", -1);
 
 		axis += axis < 0 ? y->shape.rank : 0;
 		if (!v || v->dtype != y->dtype || ho_shape_numel(&v->shape) != 2 || axis < 0 ||
@@ -615,9 +615,9 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 		return 0;
 	}
 	if (!strcmp(op, "ReverseSequence")) {
-		const struct ho_tensor *len = ho_cpu_in_t(g, n, 1);
-		int64_t ba = ho_cpu_attr_i(n, "batch_axis", 1),
-			ta = ho_cpu_attr_i(n, "time_axis", 0);
+		const struct ho_tensor *len = ho_node_input(g, n, 1);
+		int64_t ba = ho_node_attr_i(n, "batch_axis", 1),
+			ta = ho_node_attr_i(n, "time_axis", 0);
 
 		if (!len || (len->dtype != HO_DT_INT64 && len->dtype != HO_DT_INT32) ||
 		    x->shape.rank < 2 || (ba != 0 && ba != 1) || ta != 1 - ba ||
@@ -632,7 +632,7 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 		return 0;
 	}
 	if (!strcmp(op, "Compress")) {
-		const struct ho_tensor *cond = ho_cpu_in_t(g, n, 1);
+		const struct ho_tensor *cond = ho_node_input(g, n, 1);
 		const struct ho_attr *aa = ho_node_attr(n, "axis");
 		int64_t axis = aa ? aa->i : -1;
 
@@ -647,7 +647,7 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 		return 0;
 	}
 	if (!strcmp(op, "MaxUnpool")) {
-		const struct ho_tensor *ix = ho_cpu_in_t(g, n, 1);
+		const struct ho_tensor *ix = ho_node_input(g, n, 1);
 
 		int64_t ks[HO_MAX_RANK], st[HO_MAX_RANK], pads[2 * HO_MAX_RANK];
 		int nsp = x->shape.rank - 2;
@@ -655,9 +655,9 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 		if (!ix || (ix->dtype != HO_DT_INT64 && ix->dtype != HO_DT_INT32) ||
 		    ho_shape_numel(&ix->shape) != ho_shape_numel(&x->shape) || nsp < 1 ||
 		    y->shape.rank != x->shape.rank ||
-		    !ho_cpu_attr_ints(n, "kernel_shape", ks, (size_t)nsp, 1) ||
-		    !ho_cpu_attr_ints(n, "strides", st, (size_t)nsp, 1) ||
-		    !ho_cpu_attr_ints(n, "pads", pads, 2 * (size_t)nsp, 0))
+		    !ho_node_attr_ints(n, "kernel_shape", ks, (size_t)nsp, 1) ||
+		    !ho_node_attr_ints(n, "strides", st, (size_t)nsp, 1) ||
+		    !ho_node_attr_ints(n, "pads", pads, 2 * (size_t)nsp, 0))
 			return ho_cpu_unsupported(err, n, "needs an index per input element");
 		k->typed.in_shape[2] = x->shape; /* the shape the indices count over */
 		for (int a = 0; a < nsp; a++) {

@@ -12,7 +12,7 @@
 int ho_cpu_prep_bnorm(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 		      void *const *buf, struct ho_kernel *k, struct ho_error *err)
 {
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0);
+	const struct ho_tensor *x = ho_node_input(g, n, 0);
 	dnnl_batch_normalization_desc_t d;
 	dnnl_primitive_desc_t pd = NULL;
 	dnnl_memory_desc_t md, cm;
@@ -20,7 +20,7 @@ int ho_cpu_prep_bnorm(struct ho_backend *c, const struct ho_graph *g, const stru
 				   DNNL_ARG_VARIANCE};
 	int ret = 0;
 
-	if (x && x->dtype == HO_DT_FLOAT && ho_cpu_attr_i(n, "training_mode", 0))
+	if (x && x->dtype == HO_DT_FLOAT && ho_node_attr_i(n, "training_mode", 0))
 		return ho_cpu_prep_norm_loop(g, n, buf, k, err);
 	for (uint32_t o = 1; o < n->n_outputs; o++)
 		if (n->outputs[o] >= 0)
@@ -29,8 +29,8 @@ int ho_cpu_prep_bnorm(struct ho_backend *c, const struct ho_graph *g, const stru
 	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 2 || n->n_inputs < 5)
 		return ho_cpu_unsupported(err, n, "runs float32 batch normalization only");
 	for (uint32_t i = 1; i < 5; i++)
-		if (!ho_cpu_in_t(g, n, i) ||
-		    ho_shape_numel(&ho_cpu_in_t(g, n, i)->shape) != x->shape.dim[1])
+		if (!ho_node_input(g, n, i) ||
+		    ho_shape_numel(&ho_node_input(g, n, i)->shape) != x->shape.dim[1])
 			return ho_cpu_unsupported(
 			    err, n, "needs scale, bias, mean and variance per channel");
 	ho_cpu_t_md(c, &md, n->inputs[0], &x->shape);
@@ -40,7 +40,7 @@ int ho_cpu_prep_bnorm(struct ho_backend *c, const struct ho_graph *g, const stru
 		dnnl_memory_desc_init_by_tag(&cm, 1, cd, dnnl_f32, dnnl_a);
 	}
 	if (dnnl_batch_normalization_forward_desc_init(
-		&d, dnnl_forward_inference, &md, ho_cpu_attr_f(n, "epsilon", 1e-5f),
+		&d, dnnl_forward_inference, &md, ho_node_attr_f(n, "epsilon", 1e-5f),
 		dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift) != dnnl_success ||
 	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
 		return ho_cpu_unsupported(err, n, "(oneDNN) has no batch normalization for this");
@@ -60,7 +60,7 @@ int ho_cpu_prep_bnorm(struct ho_backend *c, const struct ho_graph *g, const stru
  */
 int ho_cpu_softmax_view(const struct ho_node *n, const struct ho_shape *x, struct ho_shape *v)
 {
-	int64_t axis = ho_cpu_attr_i(n, "axis", n->opset >= 13 ? -1 : 1);
+	int64_t axis = ho_node_attr_i(n, "axis", n->opset >= 13 ? -1 : 1);
 
 	axis += axis < 0 ? x->rank : 0;
 	if (axis < 0 || axis >= x->rank)
@@ -79,7 +79,7 @@ int ho_cpu_softmax_view(const struct ho_node *n, const struct ho_shape *x, struc
 int ho_cpu_prep_softmax(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 			void *const *buf, struct ho_kernel *k, struct ho_error *err)
 {
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0);
+	const struct ho_tensor *x = ho_node_input(g, n, 0);
 	bool log = !strcmp(n->op_type, "LogSoftmax");
 	struct ho_shape v;
 	dnnl_softmax_desc_t d;
@@ -105,8 +105,8 @@ int ho_cpu_prep_softmax(struct ho_backend *c, const struct ho_graph *g, const st
 int ho_cpu_prep_lrn(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 		    void *const *buf, struct ho_kernel *k, struct ho_error *err)
 {
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0);
-	int64_t size = ho_cpu_attr_i(n, "size", 0);
+	const struct ho_tensor *x = ho_node_input(g, n, 0);
+	int64_t size = ho_node_attr_i(n, "size", 0);
 	dnnl_lrn_desc_t d;
 	dnnl_memory_desc_t md;
 
@@ -118,9 +118,9 @@ int ho_cpu_prep_lrn(struct ho_backend *c, const struct ho_graph *g, const struct
 	return ho_cpu_src_dst_kernel(
 	    c, k,
 	    dnnl_lrn_forward_desc_init(&d, dnnl_forward_inference, dnnl_lrn_across_channels, &md,
-				       size, ho_cpu_attr_f(n, "alpha", 1e-4f),
-				       ho_cpu_attr_f(n, "beta", 0.75f),
-				       ho_cpu_attr_f(n, "bias", 1.0f)),
+				       size, ho_node_attr_f(n, "alpha", 1e-4f),
+				       ho_node_attr_f(n, "beta", 0.75f),
+				       ho_node_attr_f(n, "bias", 1.0f)),
 	    &d, NULL, &md, &md, buf, n, "(oneDNN) has no LRN for this", err);
 }
 
@@ -163,7 +163,7 @@ int ho_cpu_prep_reduce(struct ho_backend *c, const struct ho_graph *g, const str
 	dnnl_primitive_attr_t attr = NULL;
 	dnnl_post_ops_t po = NULL;
 	int ret;
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0);
+	const struct ho_tensor *x = ho_node_input(g, n, 0);
 	int64_t axes[HO_MAX_RANK];
 	const struct ho_attr *aa = ho_node_attr(n, "axes");
 	struct ho_shape ys;
@@ -176,7 +176,7 @@ int ho_cpu_prep_reduce(struct ho_backend *c, const struct ho_graph *g, const str
 	if (aa && aa->type == HO_ATTR_INTS && aa->n <= HO_MAX_RANK) {
 		na = (int)aa->n;
 		memcpy(axes, aa->ints, aa->n * sizeof(int64_t));
-	} else if (ho_cpu_in_t(g, n, 1) &&
+	} else if (ho_node_input(g, n, 1) &&
 		   (na = ho_cpu_int_input(g, n, 1, buf, axes, HO_MAX_RANK)) < 0) {
 		return ho_cpu_unsupported(err, n, "needs constant axes");
 	}
@@ -189,7 +189,7 @@ int ho_cpu_prep_reduce(struct ho_backend *c, const struct ho_graph *g, const str
 			return ho_cpu_unsupported(err, n, "has an axis outside the input");
 		ys.dim[a] = 1;
 	}
-	if (!na && !ho_cpu_attr_i(n, "noop_with_empty_axes", 0))
+	if (!na && !ho_node_attr_i(n, "noop_with_empty_axes", 0))
 		for (int a = 0; a < ys.rank; a++)
 			ys.dim[a] = 1;
 	/* oneDNN reduces float32 by something; other types, no-ops and log-sum-exp loop */
@@ -221,9 +221,9 @@ out:
 int ho_cpu_prep_layer_norm(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 			   void *const *buf, struct ho_kernel *k, struct ho_error *err)
 {
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *sc = ho_cpu_in_t(g, n, 1),
-			       *b = ho_cpu_in_t(g, n, 2);
-	int64_t axis = ho_cpu_attr_i(n, "axis", -1);
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *sc = ho_node_input(g, n, 1),
+			       *b = ho_node_input(g, n, 2);
+	int64_t axis = ho_node_attr_i(n, "axis", -1);
 	unsigned flags = dnnl_use_scale;
 	dnnl_layer_normalization_desc_t d;
 	dnnl_memory_desc_t md, cm;
@@ -260,7 +260,7 @@ int ho_cpu_prep_layer_norm(struct ho_backend *c, const struct ho_graph *g, const
 		k->ln_bias = b ? buf[n->inputs[2]] : NULL;
 		k->ln_mean = n->n_outputs > 1 && n->outputs[1] >= 0 ? buf[n->outputs[1]] : NULL;
 		k->ln_inv_std = n->n_outputs > 2 && n->outputs[2] >= 0 ? buf[n->outputs[2]] : NULL;
-		k->ln_eps = ho_cpu_attr_f(n, "epsilon", 1e-5f);
+		k->ln_eps = ho_node_attr_f(n, "epsilon", 1e-5f);
 		return 0;
 	}
 	flags |= b ? dnnl_use_shift : 0;
@@ -269,7 +269,7 @@ int ho_cpu_prep_layer_norm(struct ho_backend *c, const struct ho_graph *g, const
 	ret = ho_cpu_src_dst_kernel(
 	    c, k,
 	    dnnl_layer_normalization_forward_desc_init(&d, dnnl_forward_inference, &md, NULL,
-						       ho_cpu_attr_f(n, "epsilon", 1e-5f), flags),
+						       ho_node_attr_f(n, "epsilon", 1e-5f), flags),
 	    &d, NULL, &md, &md, buf, n, "(oneDNN) has no layer normalisation for this", err);
 	if (!ret && (ho_cpu_mem(c, k, &cm, buf[n->inputs[1]], DNNL_ARG_SCALE) ||
 		     (b && ho_cpu_mem(c, k, &cm, buf[n->inputs[2]], DNNL_ARG_SHIFT))))
@@ -430,7 +430,7 @@ int ho_cpu_prep_norm_loop(const struct ho_graph *g, const struct ho_node *n, voi
 			  struct ho_kernel *k, struct ho_error *err)
 {
 	struct ho_typed *t = &k->typed;
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *y = &g->tensors[n->outputs[0]];
 
 	if (!x || x->dtype != HO_DT_FLOAT || x->shape.rank < 1)
 		return ho_cpu_unsupported(err, n, "runs float32 only");
@@ -440,7 +440,7 @@ int ho_cpu_prep_norm_loop(const struct ho_graph *g, const struct ho_node *n, voi
 	t->out = buf[n->outputs[0]];
 	t->out_shape = y->shape;
 	if (!strcmp(n->op_type, "InstanceNormalization")) {
-		const struct ho_tensor *sc = ho_cpu_in_t(g, n, 1), *b = ho_cpu_in_t(g, n, 2);
+		const struct ho_tensor *sc = ho_node_input(g, n, 1), *b = ho_node_input(g, n, 2);
 
 		if (x->shape.rank < 3 || !sc || !b || sc->dtype != HO_DT_FLOAT ||
 		    b->dtype != HO_DT_FLOAT || ho_shape_numel(&sc->shape) != x->shape.dim[1] ||
@@ -452,7 +452,7 @@ int ho_cpu_prep_norm_loop(const struct ho_graph *g, const struct ho_node *n, voi
 		t->axis_dim = x->shape.dim[1];
 		t->outer = x->shape.dim[0] * x->shape.dim[1];
 		t->inner = ho_shape_numel(&x->shape) / (t->outer ? t->outer : 1);
-		k->ln_eps = ho_cpu_attr_f(n, "epsilon", 1e-5f);
+		k->ln_eps = ho_node_attr_f(n, "epsilon", 1e-5f);
 		t->run = ho_run_instance_norm;
 		return 0;
 	}
@@ -477,7 +477,7 @@ int ho_cpu_prep_norm_loop(const struct ho_graph *g, const struct ho_node *n, voi
 		t->run = ho_run_mvn;
 	} else if (!strcmp(n->op_type, "BatchNormalization")) {
 		for (uint32_t i = 1; i < 5; i++) {
-			const struct ho_tensor *p = ho_cpu_in_t(g, n, i);
+			const struct ho_tensor *p = ho_node_input(g, n, i);
 
 			if (!p || p->dtype != HO_DT_FLOAT || x->shape.rank < 2 ||
 			    ho_shape_numel(&p->shape) != x->shape.dim[1])
@@ -493,8 +493,8 @@ int ho_cpu_prep_norm_loop(const struct ho_graph *g, const struct ho_node *n, voi
 			t->inner *= x->shape.dim[a];
 		t->out2 = n->n_outputs > 1 && n->outputs[1] >= 0 ? buf[n->outputs[1]] : NULL;
 		k->dst = n->n_outputs > 2 && n->outputs[2] >= 0 ? buf[n->outputs[2]] : NULL;
-		k->ln_eps = ho_cpu_attr_f(n, "epsilon", 1e-5f);
-		k->param[0] = ho_cpu_attr_f(n, "momentum", 0.9f);
+		k->ln_eps = ho_node_attr_f(n, "epsilon", 1e-5f);
+		k->param[0] = ho_node_attr_f(n, "momentum", 0.9f);
 		t->run = ho_run_bn_train;
 	} else {
 		return ho_cpu_unsupported(err, n, "has no loop for this operator");

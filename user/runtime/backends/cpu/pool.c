@@ -89,7 +89,7 @@ static int ho_run_max_pool(const struct ho_kernel *k)
 int ho_cpu_prep_pool(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 		     void *const *buf, struct ho_kernel *k, struct ho_error *err)
 {
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *y = &g->tensors[n->outputs[0]];
 	bool global = !strncmp(n->op_type, "Global", 6), is_max = strstr(n->op_type, "Max") != NULL;
 	int64_t ks[3], st[3], dl[3], pads[6];
 	int sp = x ? x->shape.rank - 2 : 0; /* spatial axes: 1, 2 or 3 */
@@ -109,10 +109,10 @@ int ho_cpu_prep_pool(struct ho_backend *c, const struct ho_graph *g, const struc
 	if (loop && x->dtype != HO_DT_FLOAT && x->dtype != HO_DT_DOUBLE && x->dtype != HO_DT_INT8 &&
 	    x->dtype != HO_DT_UINT8)
 		return ho_cpu_unsupported(err, n, "max-pools float32/64 and 8-bit integers only");
-	if (!global && (!ho_cpu_attr_ints(n, "kernel_shape", ks, (size_t)sp, 1) ||
-			!ho_cpu_attr_ints(n, "strides", st, (size_t)sp, 1) ||
-			!ho_cpu_attr_ints(n, "dilations", dl, (size_t)sp, 1) ||
-			!ho_cpu_attr_ints(n, "pads", pads, 2 * (size_t)sp, 0)))
+	if (!global && (!ho_node_attr_ints(n, "kernel_shape", ks, (size_t)sp, 1) ||
+			!ho_node_attr_ints(n, "strides", st, (size_t)sp, 1) ||
+			!ho_node_attr_ints(n, "dilations", dl, (size_t)sp, 1) ||
+			!ho_node_attr_ints(n, "pads", pads, 2 * (size_t)sp, 0)))
 		return ho_cpu_unsupported(err, n,
 					  "needs kernel_shape/strides/dilations of one value and "
 					  "pads of two per spatial axis");
@@ -150,7 +150,7 @@ int ho_cpu_prep_pool(struct ho_backend *c, const struct ho_graph *g, const struc
 		t->out_dt = y->dtype;
 		t->out_shape = y->shape;
 		t->out2 = indices ? buf[n->outputs[1]] : NULL;
-		t->iparam[0] = ho_cpu_attr_i(n, "storage_order", 0);
+		t->iparam[0] = ho_node_attr_i(n, "storage_order", 0);
 		if (indices && g->tensors[n->outputs[1]].dtype != HO_DT_INT64)
 			return ho_cpu_unsupported(err, n, "writes int64 indices only");
 		for (int i = 0; i < sp; i++) {
@@ -165,8 +165,8 @@ int ho_cpu_prep_pool(struct ho_backend *c, const struct ho_graph *g, const struc
 	if (is_max)
 		alg = dnnl_pooling_max;
 	else
-		alg = ho_cpu_attr_i(n, "count_include_pad", 0) ? dnnl_pooling_avg_include_padding
-							       : dnnl_pooling_avg_exclude_padding;
+		alg = ho_node_attr_i(n, "count_include_pad", 0) ? dnnl_pooling_avg_include_padding
+								: dnnl_pooling_avg_exclude_padding;
 	ho_cpu_t_md(c, &xm, n->inputs[0], &x->shape);
 	/* A global pool's [N, C, 1, 1] is the same bytes in either layout: say the
 	 * input's, or oneDNN sees a layout change and takes its reference kernel

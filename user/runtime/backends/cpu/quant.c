@@ -273,7 +273,7 @@ static int ho_run_quant(const struct ho_kernel *k)
 static const void *q_in(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			uint32_t i, int *dt, int64_t *count)
 {
-	const struct ho_tensor *t = ho_cpu_in_t(g, n, i);
+	const struct ho_tensor *t = ho_node_input(g, n, i);
 
 	*dt = t ? t->dtype : 0;
 	if (count)
@@ -284,7 +284,7 @@ static const void *q_in(const struct ho_graph *g, const struct ho_node *n, void 
 static int q_prep_conv(const struct ho_graph *g, const struct ho_node *n, struct ho_quant *q,
 		       uint32_t wi, struct ho_error *err)
 {
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *w = ho_cpu_in_t(g, n, wi),
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *w = ho_node_input(g, n, wi),
 			       *y = &g->tensors[n->outputs[0]];
 	int nsp = x->shape.rank - 2;
 	int64_t strides[3], dil[3], pads[6];
@@ -292,12 +292,12 @@ static int q_prep_conv(const struct ho_graph *g, const struct ho_node *n, struct
 
 	if (nsp < 1 || nsp > 3 || w->shape.rank != x->shape.rank || y->shape.rank != x->shape.rank)
 		return ho_cpu_unsupported(err, n, "convolves 1-D to 3-D only");
-	if (!ho_cpu_attr_ints(n, "strides", strides, (size_t)nsp, 1) ||
-	    !ho_cpu_attr_ints(n, "dilations", dil, (size_t)nsp, 1) ||
-	    !ho_cpu_attr_ints(n, "pads", pads, 2 * (size_t)nsp, 0))
+	if (!ho_node_attr_ints(n, "strides", strides, (size_t)nsp, 1) ||
+	    !ho_node_attr_ints(n, "dilations", dil, (size_t)nsp, 1) ||
+	    !ho_node_attr_ints(n, "pads", pads, 2 * (size_t)nsp, 0))
 		return ho_cpu_unsupported(err, n, "needs strides, dilations and pads of its rank");
 	q->kind = Q_CONV;
-	q->group = ho_cpu_attr_i(n, "group", 1);
+	q->group = ho_node_attr_i(n, "group", 1);
 	q->cn = x->shape.dim[0];
 	q->cc = x->shape.dim[1];
 	q->cm = w->shape.dim[0];
@@ -337,8 +337,8 @@ static int q_prep_conv(const struct ho_graph *g, const struct ho_node *n, struct
  */
 static bool q_dnnl_fits(const struct ho_graph *g, const struct ho_node *n, const struct ho_quant *q)
 {
-	const struct ho_tensor *w = ho_cpu_in_t(g, n, q->requant ? 3 : 1),
-			       *wz = ho_cpu_in_t(g, n, q->requant ? 5 : 3);
+	const struct ho_tensor *w = ho_node_input(g, n, q->requant ? 3 : 1),
+			       *wz = ho_node_input(g, n, q->requant ? 5 : 3);
 	int64_t want = q->w_dt == HO_DT_UINT8 ? 128 : 0;
 
 	if ((dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core_vnni) !=
@@ -360,8 +360,8 @@ static bool q_dnnl_fits(const struct ho_graph *g, const struct ho_node *n, const
  */
 static bool q_f32_exact(const struct ho_graph *g, const struct ho_node *n, const struct ho_quant *q)
 {
-	const struct ho_tensor *w = ho_cpu_in_t(g, n, q->requant ? 3 : 1),
-			       *wz = ho_cpu_in_t(g, n, q->requant ? 5 : 3);
+	const struct ho_tensor *w = ho_node_input(g, n, q->requant ? 3 : 1),
+			       *wz = ho_node_input(g, n, q->requant ? 5 : 3);
 	int64_t cols = q->kind == Q_CONV ? q->cm : q->nn, total = ho_shape_numel(&w->shape);
 	double *sum;
 	bool ok = true;
@@ -514,7 +514,7 @@ static int q_prep_conv_dnnl(struct ho_backend *c, const struct ho_graph *g, cons
 {
 	static const dnnl_format_tag_t tags[] = {dnnl_abc, dnnl_abcd, dnnl_abcde, dnnl_abcdef};
 	struct ho_quant *q = k->quant;
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0);
+	const struct ho_tensor *x = ho_node_input(g, n, 0);
 	int r = x->shape.rank, nsp = r - 2, wr = r + (q->group > 1);
 	dnnl_dims_t xd, wd, yd, st, dl, pl, pr;
 	dnnl_memory_desc_t xm, wm, ym, xa, wa, ya;
@@ -603,7 +603,7 @@ static int q_prep_matmul_dnnl(struct ho_backend *c, const struct ho_node *n, str
 int ho_cpu_prep_quant(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 		      void *const *buf, struct ho_kernel *k, struct ho_error *err)
 {
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *y = &g->tensors[n->outputs[0]];
 	const char *op = n->op_type;
 	struct ho_quant q = {0};
 	int dt = 0;
@@ -617,7 +617,7 @@ int ho_cpu_prep_quant(struct ho_backend *c, const struct ho_graph *g, const stru
 	q.y_dt = y->dtype;
 	if (!strcmp(op, "QuantizeLinear") || !strcmp(op, "DequantizeLinear")) {
 		bool quant = op[0] == 'Q';
-		int64_t axis = ho_cpu_attr_i(n, "axis", 1), r = x->shape.rank;
+		int64_t axis = ho_node_attr_i(n, "axis", 1), r = x->shape.rank;
 
 		q.kind = quant ? Q_QUANT : Q_DEQUANT;
 		q.xs = q_in(g, n, buf, 1, &dt, &q.n_xs);
@@ -625,7 +625,7 @@ int ho_cpu_prep_quant(struct ho_backend *c, const struct ho_graph *g, const stru
 		    (quant ? x->dtype != HO_DT_FLOAT : !q_int_type(x->dtype)) ||
 		    (quant ? !q_int_type(y->dtype) || y->dtype == HO_DT_INT32
 			   : y->dtype != HO_DT_FLOAT) ||
-		    ho_cpu_attr_i(n, "block_size", 0))
+		    ho_node_attr_i(n, "block_size", 0))
 			return ho_cpu_unsupported(
 			    err, n, "quantizes float32 to 8- and 16-bit integers only");
 		q.xz = q_in(g, n, buf, 2, &q.xz_dt, &q.n_xz);
@@ -660,7 +660,7 @@ int ho_cpu_prep_quant(struct ho_backend *c, const struct ho_graph *g, const stru
 	} else {
 		bool qlinear = op[0] == 'Q', conv = strstr(op, "Conv") != NULL;
 		uint32_t wi = qlinear ? 3 : 1;
-		const struct ho_tensor *w = ho_cpu_in_t(g, n, wi);
+		const struct ho_tensor *w = ho_node_input(g, n, wi);
 
 		if (!w || (x->dtype != HO_DT_INT8 && x->dtype != HO_DT_UINT8) ||
 		    (w->dtype != HO_DT_INT8 && w->dtype != HO_DT_UINT8))

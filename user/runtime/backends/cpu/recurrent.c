@@ -302,10 +302,10 @@ static int rnn_activations(const struct ho_node *n, struct ho_rnn *s, struct ho_
 int ho_cpu_prep_recurrent(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			  struct ho_kernel *k, struct ho_error *err)
 {
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *w = ho_cpu_in_t(g, n, 1),
-			       *r = ho_cpu_in_t(g, n, 2), *b = ho_cpu_in_t(g, n, 3),
-			       *lens = ho_cpu_in_t(g, n, 4), *h0 = ho_cpu_in_t(g, n, 5),
-			       *c0 = ho_cpu_in_t(g, n, 6), *p = ho_cpu_in_t(g, n, 7);
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *w = ho_node_input(g, n, 1),
+			       *r = ho_node_input(g, n, 2), *b = ho_node_input(g, n, 3),
+			       *lens = ho_node_input(g, n, 4), *h0 = ho_node_input(g, n, 5),
+			       *c0 = ho_node_input(g, n, 6), *p = ho_node_input(g, n, 7);
 	const struct ho_attr *dir = ho_node_attr(n, "direction");
 	int gates = !strcmp(n->op_type, "LSTM") ? 4 : !strcmp(n->op_type, "GRU") ? 3 : 1;
 	bool lstm = gates == 4;
@@ -317,16 +317,16 @@ int ho_cpu_prep_recurrent(const struct ho_graph *g, const struct ho_node *n, voi
 	    r->dtype != HO_DT_FLOAT || x->shape.rank != 3 || w->shape.rank != 3 ||
 	    r->shape.rank != 3)
 		return ho_cpu_unsupported(err, n, "runs float32 X, W and R of rank 3 only");
-	s.layout = ho_cpu_attr_i(n, "layout", 0);
+	s.layout = ho_node_attr_i(n, "layout", 0);
 	s.dirs = dir && dir->type == HO_ATTR_STRING && !strcmp(dir->s, "bidirectional") ? 2 : 1;
 	s.reverse = dir && dir->type == HO_ATTR_STRING && !strcmp(dir->s, "reverse");
 	s.seq = x->shape.dim[s.layout ? 1 : 0];
 	s.batch = x->shape.dim[s.layout ? 0 : 1];
 	s.input = x->shape.dim[2];
 	s.hidden = r->shape.dim[2];
-	s.lbr = ho_cpu_attr_i(n, "linear_before_reset", 0);
-	s.input_forget = ho_cpu_attr_i(n, "input_forget", 0);
-	s.clip = ho_node_attr(n, "clip") ? ho_cpu_attr_f(n, "clip", 0) : 0;
+	s.lbr = ho_node_attr_i(n, "linear_before_reset", 0);
+	s.input_forget = ho_node_attr_i(n, "input_forget", 0);
+	s.clip = ho_node_attr(n, "clip") ? ho_node_attr_f(n, "clip", 0) : 0;
 	GH = gates * s.hidden;
 	if (w->shape.dim[0] != s.dirs || w->shape.dim[1] != GH || w->shape.dim[2] != s.input ||
 	    r->shape.dim[0] != s.dirs || r->shape.dim[1] != GH)

@@ -87,7 +87,7 @@ int ho_cpu_prep_sequence(const struct ho_graph *g, const struct ho_node *n, void
 	static const char *const ops[] = {
 	    "SequenceEmpty", "SequenceConstruct", "SequenceInsert",	"SequenceErase",
 	    "SequenceAt",    "SequenceLength",	  "ConcatFromSequence", "SplitToSequence"};
-	const struct ho_tensor *s = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	const struct ho_tensor *s = ho_node_input(g, n, 0), *y = &g->tensors[n->outputs[0]];
 	struct ho_seq_plan *p;
 	int op = 0;
 
@@ -115,11 +115,11 @@ int ho_cpu_prep_sequence(const struct ho_graph *g, const struct ho_node *n, void
 	case SQ_INSERT:
 	case SQ_ERASE:
 	case SQ_AT: {
-		const struct ho_tensor *pt = ho_cpu_in_t(g, n, op == SQ_INSERT ? 2 : 1);
+		const struct ho_tensor *pt = ho_node_input(g, n, op == SQ_INSERT ? 2 : 1);
 
 		if (op == SQ_INSERT) {
 			p->t = buf[n->inputs[1]];
-			p->member = (int64_t)ho_cpu_in_t(g, n, 1)->bytes;
+			p->member = (int64_t)ho_node_input(g, n, 1)->bytes;
 		}
 		if (pt && (ho_shape_numel(&pt->shape) != 1 ||
 			   (pt->dtype != HO_DT_INT64 && pt->dtype != HO_DT_INT32)))
@@ -130,7 +130,7 @@ int ho_cpu_prep_sequence(const struct ho_graph *g, const struct ho_node *n, void
 	}
 	case SQ_CONCAT: {
 		/* members [outer, chunk]: the axis and what follows it (new_axis: from it on) */
-		int64_t axis = ho_cpu_attr_i(n, "axis", 0), na = ho_cpu_attr_i(n, "new_axis", 0);
+		int64_t axis = ho_node_attr_i(n, "axis", 0), na = ho_node_attr_i(n, "new_axis", 0);
 		int r = s->shape.rank - 1;
 
 		axis += axis < 0 ? r + na : 0;
@@ -142,7 +142,7 @@ int ho_cpu_prep_sequence(const struct ho_graph *g, const struct ho_node *n, void
 	}
 	case SQ_SPLIT: {
 		/* the input [outer, D, inner] into parts [outer, D / parts, inner] */
-		int64_t axis = ho_cpu_attr_i(n, "axis", 0), d;
+		int64_t axis = ho_node_attr_i(n, "axis", 0), d;
 
 		axis += axis < 0 ? s->shape.rank : 0;
 		p->n = y->shape.dim[0];

@@ -57,7 +57,7 @@ int ho_cpu_prep_window(const struct ho_graph *g, const struct ho_node *n, void *
 	k->typed.out = buf[n->outputs[0]];
 	k->typed.out_dt = y->dtype;
 	k->typed.out_shape = y->shape;
-	k->typed.iparam[0] = ho_cpu_attr_i(n, "periodic", 1);
+	k->typed.iparam[0] = ho_node_attr_i(n, "periodic", 1);
 	k->typed.op = (int)i;
 	k->typed.run = ho_run_window;
 	return 0;
@@ -121,7 +121,7 @@ int ho_cpu_prep_dft(const struct ho_graph *g, const struct ho_node *n, void *con
 		    struct ho_kernel *k, struct ho_error *err)
 {
 	struct ho_typed *t = &k->typed;
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *y = &g->tensors[n->outputs[0]];
 	bool stft = !strcmp(n->op_type, "STFT");
 	int r = x ? x->shape.rank : 0;
 
@@ -136,7 +136,7 @@ int ho_cpu_prep_dft(const struct ho_graph *g, const struct ho_node *n, void *con
 	t->iparam[1] = x->shape.dim[r - 1];
 	t->op = stft;
 	if (stft) {
-		const struct ho_tensor *win = ho_cpu_in_t(g, n, 2);
+		const struct ho_tensor *win = ho_node_input(g, n, 2);
 		int64_t step;
 
 		if (ho_cpu_int_input(g, n, 1, buf, &step, 1) != 1 ||
@@ -145,7 +145,7 @@ int ho_cpu_prep_dft(const struct ho_graph *g, const struct ho_node *n, void *con
 						  "needs a constant step, a float32 window");
 		t->outer = step;
 		t->iparam[0] = win ? win->shape.dim[0] : 0; /* the frame: the window's, or given */
-		if (ho_cpu_in_t(g, n, 3) && ho_cpu_int_input(g, n, 3, buf, &t->iparam[0], 1) != 1)
+		if (ho_node_input(g, n, 3) && ho_cpu_int_input(g, n, 3, buf, &t->iparam[0], 1) != 1)
 			return ho_cpu_unsupported(err, n, "needs a constant frame length");
 		if (t->iparam[0] < 1 || (win && win->shape.dim[0] != t->iparam[0]))
 			return ho_cpu_unsupported(err, n, "needs a window of the frame's length");
@@ -154,17 +154,17 @@ int ho_cpu_prep_dft(const struct ho_graph *g, const struct ho_node *n, void *con
 		t->run = ho_run_dft;
 		return 0;
 	}
-	int64_t axis = ho_cpu_attr_i(n, "axis", 1);
+	int64_t axis = ho_node_attr_i(n, "axis", 1);
 
 	axis += axis < 0 ? r : 0;
 	if (axis < 1 || axis > r - 2 ||
-	    (ho_cpu_attr_i(n, "inverse", 0) && ho_cpu_attr_i(n, "onesided", 0)))
+	    (ho_node_attr_i(n, "inverse", 0) && ho_node_attr_i(n, "onesided", 0)))
 		return ho_cpu_unsupported(err, n, "needs a signal axis (not onesided inverse)");
 	t->axis = axis;
 	t->iparam[0] = x->shape.dim[axis];
-	if (ho_cpu_in_t(g, n, 1) && ho_cpu_int_input(g, n, 1, buf, &t->iparam[0], 1) != 1)
+	if (ho_node_input(g, n, 1) && ho_cpu_int_input(g, n, 1, buf, &t->iparam[0], 1) != 1)
 		return ho_cpu_unsupported(err, n, "needs a constant dft_length");
-	t->reduction = (int)ho_cpu_attr_i(n, "inverse", 0);
+	t->reduction = (int)ho_node_attr_i(n, "inverse", 0);
 	t->axis_dim = y->shape.dim[axis];
 	t->outer = t->inner = 1;
 	for (int a = 0; a < r - 1; a++)
@@ -234,7 +234,7 @@ int ho_cpu_prep_mel(const struct ho_graph *g, const struct ho_node *n, void *con
 	const struct ho_tensor *y = &g->tensors[n->outputs[0]];
 
 	for (uint32_t i = 0; i < 5; i++) {
-		const struct ho_tensor *in = ho_cpu_in_t(g, n, i);
+		const struct ho_tensor *in = ho_node_input(g, n, i);
 
 		if (!in || ho_shape_numel(&in->shape) != 1 ||
 		    (in->dtype != HO_DT_FLOAT && in->dtype != HO_DT_DOUBLE &&

@@ -88,7 +88,7 @@ int ho_cpu_prep_tfidf(const struct ho_graph *g, const struct ho_node *n, void *c
 		      struct ho_kernel *k, struct ho_error *err)
 {
 	static const char *const modes[] = {"TF", "IDF", "TFIDF"};
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *y = &g->tensors[n->outputs[0]];
 	const struct ho_attr *pool = ho_node_attr(n, "pool_int64s"),
 			     *counts = ho_node_attr(n, "ngram_counts"),
 			     *index = ho_node_attr(n, "ngram_indexes"),
@@ -102,9 +102,9 @@ int ho_cpu_prep_tfidf(const struct ho_graph *g, const struct ho_node *n, void *c
 		return ho_cpu_unsupported(err, n, "counts integer tokens in an integer pool only");
 	for (p.mode = 0; p.mode < 3 && strcmp(ma->s, modes[p.mode]); p.mode++)
 		;
-	p.min_n = ho_cpu_attr_i(n, "min_gram_length", 0);
-	p.max_n = ho_cpu_attr_i(n, "max_gram_length", 0);
-	p.max_skip = ho_cpu_attr_i(n, "max_skip_count", 0);
+	p.min_n = ho_node_attr_i(n, "min_gram_length", 0);
+	p.max_n = ho_node_attr_i(n, "max_gram_length", 0);
+	p.max_skip = ho_node_attr_i(n, "max_skip_count", 0);
 	p.n_lens = (int64_t)counts->n;
 	if (p.mode == 3 || p.min_n < 1 || p.max_n < p.min_n || p.max_skip < 0 || p.max_n > p.n_lens)
 		return ho_cpu_unsupported(err, n, "needs its mode and gram lengths the pool has");
@@ -267,7 +267,7 @@ static bool text_numeric(int dt)
 int ho_cpu_prep_string_cast(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			    struct ho_kernel *k, struct ho_error *err)
 {
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *y = &g->tensors[n->outputs[0]];
 	struct ho_text *t;
 	bool to = y->dtype == HO_DT_STRING;
 
@@ -327,7 +327,7 @@ static int ho_run_strnorm(const struct ho_kernel *k)
 int ho_cpu_prep_strnorm(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			struct ho_kernel *k, struct ho_error *err)
 {
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *y = &g->tensors[n->outputs[0]];
 	struct ho_text *t;
 	int ret;
 

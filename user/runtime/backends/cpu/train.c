@@ -88,7 +88,7 @@ int ho_cpu_prep_optimizer(const struct ho_graph *g, const struct ho_node *n, voi
 			  struct ho_kernel *k, struct ho_error *err)
 {
 	const struct ho_attr *mode = ho_node_attr(n, "mode");
-	const struct ho_tensor *r = ho_cpu_in_t(g, n, 0), *t = ho_cpu_in_t(g, n, 1);
+	const struct ho_tensor *r = ho_node_input(g, n, 0), *t = ho_node_input(g, n, 1);
 	bool adam = !strcmp(n->op_type, "Adam"), momentum = !strcmp(n->op_type, "Momentum");
 	uint32_t groups = (uint32_t)ho_op_optimizer_groups(n->op_type),
 		 nt = (n->n_inputs - 2) / groups;
@@ -99,7 +99,7 @@ int ho_cpu_prep_optimizer(const struct ho_graph *g, const struct ho_node *n, voi
 	    (t->dtype != HO_DT_INT64 && t->dtype != HO_DT_INT32))
 		return ho_cpu_unsupported(err, n, "needs a real R and an integer T");
 	for (uint32_t i = 2; i < n->n_inputs; i++)
-		if (!ho_cpu_in_t(g, n, i) || ho_cpu_in_t(g, n, i)->dtype != HO_DT_FLOAT)
+		if (!ho_node_input(g, n, i) || ho_node_input(g, n, i)->dtype != HO_DT_FLOAT)
 			return ho_cpu_unsupported(err, n, "needs float32 X, G and state");
 	for (uint32_t o = 0; o < n->n_outputs; o++)
 		if (n->outputs[o] < 0)
@@ -119,7 +119,7 @@ int ho_cpu_prep_optimizer(const struct ho_graph *g, const struct ho_node *n, voi
 	p->r_dt = r->dtype;
 	p->t_dt = t->dtype;
 	for (uint32_t i = 0; i < nt; i++)
-		p->numel[i] = ho_shape_numel(&ho_cpu_in_t(g, n, 2 + i)->shape);
+		p->numel[i] = ho_shape_numel(&ho_node_input(g, n, 2 + i)->shape);
 	for (uint32_t i = 0; i < groups * nt; i++)
 		p->in[i] = buf[n->inputs[2 + i]];
 	for (uint32_t o = 0; o < n->n_outputs; o++)

@@ -724,7 +724,7 @@ int ho_cpu_prep_reduce_loop(const struct ho_graph *g, const struct ho_node *n, v
 			    struct ho_kernel *k, const struct ho_shape *kept, struct ho_error *err)
 {
 	struct ho_typed *t = &k->typed;
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *y = &g->tensors[n->outputs[0]];
 	size_t i;
 
 	for (i = 0; i < sizeof(ho_reduce_loops) / sizeof(ho_reduce_loops[0]); i++)
@@ -859,7 +859,7 @@ int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *c
 		      struct ho_kernel *k, struct ho_error *err)
 {
 	struct ho_typed *t = &k->typed;
-	const struct ho_tensor *y = &g->tensors[n->outputs[0]], *x = ho_cpu_in_t(g, n, 0);
+	const struct ho_tensor *y = &g->tensors[n->outputs[0]], *x = ho_node_input(g, n, 0);
 	int op = ho_typed_find(n->op_type);
 
 	if (!x || !ho_dtype_size(x->dtype) || !ho_dtype_size(y->dtype) ||
@@ -873,7 +873,7 @@ int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *c
 	t->out_shape = y->shape;
 	t->n_in = 0;
 	for (uint32_t i = 0; i < n->n_inputs; i++) {
-		const struct ho_tensor *in = ho_cpu_in_t(g, n, i);
+		const struct ho_tensor *in = ho_node_input(g, n, i);
 
 		t->in[i] = in ? buf[n->inputs[i]] : NULL;
 		t->in_dt[i] = in ? in->dtype : 0;
@@ -884,13 +884,13 @@ int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *c
 			return ho_cpu_unsupported(err, n, "runs numeric fixed-size types only");
 	}
 	if (!strcmp(n->op_type, "ArgMax") || !strcmp(n->op_type, "ArgMin")) {
-		int64_t axis = ho_cpu_attr_i(n, "axis", 0);
+		int64_t axis = ho_node_attr_i(n, "axis", 0);
 
 		axis += axis < 0 ? x->shape.rank : 0;
 		if (axis < 0 || axis >= x->shape.rank || y->dtype != HO_DT_INT64)
 			return ho_cpu_unsupported(err, n, "has an axis outside the input");
 		t->op = !strcmp(n->op_type, "ArgMax");
-		t->iparam[0] = ho_cpu_attr_i(n, "select_last_index", 0);
+		t->iparam[0] = ho_node_attr_i(n, "select_last_index", 0);
 		t->outer = t->inner = 1;
 		for (int a = 0; a < x->shape.rank; a++)
 			if (a < axis)
@@ -902,7 +902,7 @@ int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *c
 		return 0;
 	}
 	if (!strcmp(n->op_type, "TopK")) {
-		int64_t axis = ho_cpu_attr_i(n, "axis", -1);
+		int64_t axis = ho_node_attr_i(n, "axis", -1);
 
 		axis += axis < 0 ? x->shape.rank : 0;
 		if (axis < 0 || axis >= x->shape.rank || n->n_outputs < 2 || n->outputs[1] < 0 ||
@@ -916,7 +916,7 @@ int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *c
 				t->inner *= x->shape.dim[a];
 		t->axis_dim = x->shape.dim[axis];
 		t->iparam[0] = y->shape.dim[axis]; /* k, as shape inference found it */
-		t->iparam[1] = ho_cpu_attr_i(n, "largest", 1);
+		t->iparam[1] = ho_node_attr_i(n, "largest", 1);
 		if (t->iparam[0] > t->axis_dim)
 			return ho_cpu_unsupported(err, n, "has k beyond the axis");
 		t->out2 = buf[n->outputs[1]];
@@ -942,25 +942,25 @@ int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *c
 			else if (a > axis)
 				t->inner *= x->shape.dim[a];
 		t->axis_dim = x->shape.dim[axis];
-		t->iparam[0] = ho_cpu_attr_i(n, "exclusive", 0);
-		t->iparam[1] = ho_cpu_attr_i(n, "reverse", 0);
+		t->iparam[0] = ho_node_attr_i(n, "exclusive", 0);
+		t->iparam[1] = ho_node_attr_i(n, "reverse", 0);
 		t->run = ho_run_cumsum;
 		return 0;
 	}
 	if (!strcmp(n->op_type, "Trilu")) {
-		const struct ho_tensor *kt = ho_cpu_in_t(g, n, 1);
+		const struct ho_tensor *kt = ho_node_input(g, n, 1);
 
 		if (x->shape.rank < 2 || x->dtype != y->dtype ||
 		    (kt && (ho_shape_numel(&kt->shape) != 1 ||
 			    (kt->dtype != HO_DT_INT64 && kt->dtype != HO_DT_INT32))))
 			return ho_cpu_unsupported(err, n, "needs a matrix and an integer k");
-		t->iparam[0] = ho_cpu_attr_i(n, "upper", 1);
+		t->iparam[0] = ho_node_attr_i(n, "upper", 1);
 		t->run = ho_run_trilu;
 		return 0;
 	}
 	if (!strcmp(n->op_type, "GatherElements")) {
-		const struct ho_tensor *ix = ho_cpu_in_t(g, n, 1);
-		int64_t axis = ho_cpu_attr_i(n, "axis", 0);
+		const struct ho_tensor *ix = ho_node_input(g, n, 1);
+		int64_t axis = ho_node_attr_i(n, "axis", 0);
 
 		axis += axis < 0 ? x->shape.rank : 0;
 		if (!ix || (ix->dtype != HO_DT_INT64 && ix->dtype != HO_DT_INT32) ||
@@ -998,7 +998,7 @@ int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *c
 		}
 		t->n_in = 1;
 		t->iparam[0] = aa ? y->shape.dim[axis] : y->shape.dim[0]; /* as planned */
-		t->op = (int)ho_cpu_attr_i(n, "sorted", 1);
+		t->op = (int)ho_node_attr_i(n, "sorted", 1);
 		t->out2 = n->n_outputs > 1 && n->outputs[1] >= 0 ? buf[n->outputs[1]] : NULL;
 		k->dst = n->n_outputs > 2 && n->outputs[2] >= 0 ? buf[n->outputs[2]] : NULL;
 		t->iparam[1] = k->dst != NULL;
@@ -1032,7 +1032,7 @@ int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *c
 	/* an integer to a floating power: computed as doubles, then truncated */
 	if (op == TW_POW && n->n_inputs == 2 && ho_domain_of(t->in_dt[1]) == HO_DOM_F)
 		t->dom = HO_DOM_F;
-	if (op == TW_MOD && ho_cpu_attr_i(n, "fmod", 0))
+	if (op == TW_MOD && ho_node_attr_i(n, "fmod", 0))
 		t->op = TW_FMOD;
 	if (op == TW_SHL) {
 		const struct ho_attr *dir = ho_node_attr(n, "direction");
@@ -1049,8 +1049,8 @@ int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *c
 		    (op == TW_NOT && x->dtype != HO_DT_BOOL) ||
 		    (op != TW_NOT && t->dom != HO_DOM_F))
 			return ho_cpu_unsupported(err, n, "needs one input of the right type");
-		t->iparam[0] = ho_cpu_attr_i(n, "detect_positive", 1);
-		t->iparam[1] = ho_cpu_attr_i(n, "detect_negative", 1);
+		t->iparam[0] = ho_node_attr_i(n, "detect_positive", 1);
+		t->iparam[1] = ho_node_attr_i(n, "detect_negative", 1);
 	} else if (op == TW_WHERE) {
 		/* Where(cond, x, y): the condition first, then the two to choose from */
 		if (n->n_inputs != 3 || t->in_dt[0] != HO_DT_BOOL || t->in_dt[1] != y->dtype ||

@@ -202,7 +202,7 @@ bool ho_cpu_is_unary(const char *op_type)
 int ho_cpu_prep_unary(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		      struct ho_kernel *k, struct ho_error *err)
 {
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0), *y = &g->tensors[n->outputs[0]];
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *y = &g->tensors[n->outputs[0]];
 	const struct ho_unary_reg *r = ho_unary_find(n->op_type);
 	bool clip = !strcmp(n->op_type, "Clip");
 
@@ -220,7 +220,7 @@ int ho_cpu_prep_unary(const struct ho_graph *g, const struct ho_node *n, void *c
 		k->param[0] = -FLT_MAX;
 		k->param[1] = FLT_MAX;
 		for (uint32_t i = 1; i < 3; i++) {
-			const struct ho_tensor *b = ho_cpu_in_t(g, n, i);
+			const struct ho_tensor *b = ho_node_input(g, n, i);
 
 			if (b && (b->dtype != HO_DT_FLOAT || ho_shape_numel(&b->shape) != 1))
 				return ho_cpu_unsupported(err, n, "needs float32 scalar bounds");
@@ -234,7 +234,7 @@ int ho_cpu_prep_unary(const struct ho_graph *g, const struct ho_node *n, void *c
 		return ho_cpu_unsupported(err, n, "runs Gelu without approximation only");
 	k->unary = r->f;
 	for (int i = 0; i < 2; i++)
-		k->param[i] = r->attr[i] ? ho_cpu_attr_f(n, r->attr[i], r->def[i]) : r->def[i];
+		k->param[i] = r->attr[i] ? ho_node_attr_f(n, r->attr[i], r->def[i]) : r->def[i];
 	return 0;
 }
 
@@ -254,7 +254,7 @@ void ho_cpu_run_unary(struct ho_kernel *k)
 int ho_cpu_prep_hardmax(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			struct ho_kernel *k, struct ho_error *err)
 {
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0);
+	const struct ho_tensor *x = ho_node_input(g, n, 0);
 	struct ho_shape v;
 	int axis;
 
@@ -312,7 +312,7 @@ int ho_cpu_prep_dropout(const struct ho_graph *g, const struct ho_node *n, void 
 
 	if (!mask || mask->dtype != HO_DT_BOOL)
 		return ho_cpu_unsupported(err, n, "writes a bool mask only");
-	const struct ho_tensor *x = ho_cpu_in_t(g, n, 0);
+	const struct ho_tensor *x = ho_node_input(g, n, 0);
 
 	if (!x || ho_shape_numel(&x->shape) != ho_shape_numel(&mask->shape))
 		return ho_cpu_unsupported(err, n, "needs a mask of its input's size");
