@@ -73,7 +73,7 @@ int ho_rt_check(const struct ho_graph *g, ho_rt_refusal_fn fn, void *arg, struct
 		} else if (ho_rt_is_control(n->op_type)) {
 			struct ho_control *cf = NULL;
 
-			if (!ho_rt_control_prepare(g, n, buf, 1, &cf, &e)) {
+			if (!ho_rt_control_prepare(g, n, mem, 1, &cf, &e)) {
 				ho_rt_control_free(cf);
 				continue;
 			}

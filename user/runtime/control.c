@@ -20,12 +20,6 @@
 
 enum ho_cf_op { HO_CF_IF, HO_CF_LOOP, HO_CF_SCAN };
 
-static const struct ho_tensor *cf_in_t(const struct ho_graph *g, const struct ho_node *n,
-				       uint32_t i)
-{
-	return i < n->n_inputs && n->inputs[i] >= 0 ? &g->tensors[n->inputs[i]] : NULL;
-}
-
 /* A tensor's bytes on both sides: the node's (parent plan) and the subplan's. */
 struct ho_cf_io {
 	void *outer, *inner;
@@ -72,9 +66,10 @@ void ho_rt_control_free(struct ho_control *cf)
 	free(cf);
 }
 
-/* Plan subgraph sg of node n, its outer tensors read from the parent's buffers buf. */
+/* Plan subgraph sg of node n, its outer tensors read from the parent's tensors mem (host
+ * addresses). */
 static int cf_plan(const struct ho_node *n, const char *what, const struct ho_graph *sg,
-		   void *const *buf, struct ho_cf_sub *s, struct ho_error *err)
+		   const struct ho_mem *mem, struct ho_cf_sub *s, struct ho_error *err)
 {
 	struct ho_rt_opts o = {.threads = s->threads};
 	struct ho_error e = {0};
@@ -98,11 +93,11 @@ static int cf_plan(const struct ho_node *n, const char *what, const struct ho_gr
 		inner = ho_rt_tensor_data(s->rt, (int32_t)t);
 		if (!inner)
 			continue; /* nothing in the subgraph reads it */
-		if (!buf[tt->outer])
+		if (!mem[tt->outer].host)
 			return ho_err(err, -EFAULT,
 				      "internal: node '%s' (%s): outer tensor '%s' has no buffer",
 				      n->name, n->op_type, tt->name);
-		s->feed[s->n_feed++] = (struct ho_cf_io){buf[tt->outer], inner, tt->bytes};
+		s->feed[s->n_feed++] = (struct ho_cf_io){mem[tt->outer].host, inner, tt->bytes};
 	}
 	for (uint32_t k = 0; k < sg->n_inputs; k++)
 		s->in[k] = ho_rt_tensor_data(s->rt, sg->inputs[k]);
@@ -133,7 +128,7 @@ static int cf_check_out(const struct ho_node *n, const struct ho_graph *sg, uint
 	return 0;
 }
 
-static int cf_prep_if(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+static int cf_prep_if(const struct ho_graph *g, const struct ho_node *n, const struct ho_mem *mem,
 		      struct ho_control *cf, struct ho_error *err)
 {
 	static const char *const branch[2] = {"then_branch", "else_branch"};
@@ -144,7 +139,7 @@ static int cf_prep_if(const struct ho_graph *g, const struct ho_node *n, void *c
 
 		if (!a || a->type != HO_ATTR_GRAPH)
 			return cf_refuse(err, n, "needs its two branches", 0);
-		ret = cf_plan(n, branch[s], a->g[0], buf, &cf->sub[s], err);
+		ret = cf_plan(n, branch[s], a->g[0], mem, &cf->sub[s], err);
 		if (ret)
 			return ret;
 		for (uint32_t k = 0; k < n->n_outputs; k++)
@@ -156,7 +151,7 @@ static int cf_prep_if(const struct ho_graph *g, const struct ho_node *n, void *c
 	return 0;
 }
 
-static int cf_prep_loop(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+static int cf_prep_loop(const struct ho_graph *g, const struct ho_node *n, const struct ho_mem *mem,
 			struct ho_control *cf, struct ho_error *err)
 {
 	const struct ho_attr *a = ho_node_attr(n, "body");
@@ -167,7 +162,7 @@ static int cf_prep_loop(const struct ho_graph *g, const struct ho_node *n, void 
 	if (!a || a->type != HO_ATTR_GRAPH || n->n_inputs < 2)
 		return cf_refuse(err, n, "needs a body graph", 0);
 	body = a->g[0];
-	ret = cf_plan(n, "body", body, buf, &cf->sub[0], err);
+	ret = cf_plan(n, "body", body, mem, &cf->sub[0], err);
 	if (ret)
 		return ret;
 	cf->steps = -1;
@@ -177,7 +172,7 @@ static int cf_prep_loop(const struct ho_graph *g, const struct ho_node *n, void 
 
 		if (k < n_carried) {
 			/* the state: one shape going in, coming out, and left at the end */
-			const struct ho_tensor *x = cf_in_t(g, n, 2 + k);
+			const struct ho_tensor *x = ho_node_input(g, n, 2 + k);
 
 			if (!x || !y ||
 			    !ho_shape_same(&body->tensors[body->inputs[2 + k]].shape, &x->shape))
@@ -223,7 +218,7 @@ static void cf_blocks(const struct ho_shape *s, int64_t a, int es, int64_t *oute
 	}
 }
 
-static int cf_prep_scan(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+static int cf_prep_scan(const struct ho_graph *g, const struct ho_node *n, const struct ho_mem *mem,
 			struct ho_control *cf, struct ho_error *err)
 {
 	const struct ho_attr *a = ho_node_attr(n, "body");
@@ -236,7 +231,7 @@ static int cf_prep_scan(const struct ho_graph *g, const struct ho_node *n, void 
 		return cf_refuse(err, n, "needs a body graph", 0);
 	body = a->g[0];
 	for (uint32_t k = 0; k < 2 * HO_SCAN_MAX; k++) {
-		const struct ho_tensor *x = cf_in_t(g, n, k + (n->opset < 9));
+		const struct ho_tensor *x = ho_node_input(g, n, k + (n->opset < 9));
 
 		in_rank[k] = x ? x->shape.rank : -1;
 		out_rank[k] = k < body->n_outputs ? body->tensors[body->outputs[k]].shape.rank : -1;
@@ -244,13 +239,13 @@ static int cf_prep_scan(const struct ho_graph *g, const struct ho_node *n, void 
 	ret = ho_scan_parse(n, body, in_rank, out_rank, s, err);
 	if (ret)
 		return ret;
-	ret = cf_plan(n, "body", body, buf, &cf->sub[0], err);
+	ret = cf_plan(n, "body", body, mem, &cf->sub[0], err);
 	if (ret)
 		return ret;
 	cf->batch = 1;
 	cf->steps = -1;
 	for (uint32_t k = 0; k < s->n_state + s->n_in; k++) {
-		const struct ho_tensor *x = cf_in_t(g, n, s->first + k);
+		const struct ho_tensor *x = ho_node_input(g, n, s->first + k);
 
 		if (!x || !x->bytes)
 			return cf_refuse(err, n, "needs input %u", s->first + k);
@@ -261,7 +256,7 @@ static int cf_prep_scan(const struct ho_graph *g, const struct ho_node *n, void 
 	}
 	/* the state: a batch entry's bytes (opset 8) or all; a scan input: around its axis */
 	for (uint32_t k = 0; k < s->n_state + s->n_in; k++) {
-		const struct ho_tensor *x = cf_in_t(g, n, s->first + k);
+		const struct ho_tensor *x = ho_node_input(g, n, s->first + k);
 
 		if (k < s->n_state)
 			cf->in_inner[k] = (int64_t)x->bytes / cf->batch;
@@ -297,8 +292,9 @@ bool ho_rt_is_control(const char *op)
 	return !strcmp(op, "If") || !strcmp(op, "Loop") || !strcmp(op, "Scan");
 }
 
-int ho_rt_control_prepare(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
-			  int threads, struct ho_control **out, struct ho_error *err)
+int ho_rt_control_prepare(const struct ho_graph *g, const struct ho_node *n,
+			  const struct ho_mem *mem, int threads, struct ho_control **out,
+			  struct ho_error *err)
 {
 	struct ho_control *cf = calloc(1, sizeof(*cf));
 	int ret;
@@ -319,17 +315,17 @@ int ho_rt_control_prepare(const struct ho_graph *g, const struct ho_node *n, voi
 		return ho_err(err, -ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < n->n_inputs; i++)
 		if (n->inputs[i] >= 0) {
-			cf->in[i] = buf[n->inputs[i]];
+			cf->in[i] = mem[n->inputs[i]].host;
 			cf->in_bytes[i] = g->tensors[n->inputs[i]].bytes;
 		}
 	for (uint32_t i = 0; i < n->n_outputs; i++)
 		if (n->outputs[i] >= 0) {
-			cf->out[i] = buf[n->outputs[i]];
+			cf->out[i] = mem[n->outputs[i]].host;
 			cf->out_bytes[i] = g->tensors[n->outputs[i]].bytes;
 		}
-	ret = cf->op == HO_CF_IF     ? cf_prep_if(g, n, buf, cf, err)
-	      : cf->op == HO_CF_LOOP ? cf_prep_loop(g, n, buf, cf, err)
-				     : cf_prep_scan(g, n, buf, cf, err);
+	ret = cf->op == HO_CF_IF     ? cf_prep_if(g, n, mem, cf, err)
+	      : cf->op == HO_CF_LOOP ? cf_prep_loop(g, n, mem, cf, err)
+				     : cf_prep_scan(g, n, mem, cf, err);
 	if (ret) {
 		ho_rt_control_free(cf);
 		*out = NULL;

@@ -166,9 +166,10 @@ int32_t ho_rt_root(const struct ho_rt *rt, int32_t t);
 /* control.c: If, Loop and Scan, each subgraph a plan of its own on the host's backend. */
 struct ho_control;
 bool ho_rt_is_control(const char *op_type);
-/* buf: host addresses per tensor id; threads: the subplans' (0: the backend's choice). */
-int ho_rt_control_prepare(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
-			  int threads, struct ho_control **out, struct ho_error *err);
+/* mem: per tensor id, its host address; threads: the subplans' (0: the backend's choice). */
+int ho_rt_control_prepare(const struct ho_graph *g, const struct ho_node *n,
+			  const struct ho_mem *mem, int threads, struct ho_control **out,
+			  struct ho_error *err);
 int ho_rt_control_run(struct ho_control *cf, struct ho_error *err);
 void ho_rt_control_free(struct ho_control *cf);
 

@@ -757,8 +757,7 @@ static void ho_rt_fuse(struct ho_rt *rt)
 		bool matmul = !strcmp(op, "MatMul");
 		int32_t mid, b;
 
-		if (rt->node_dev[i] < 0 || !rt->dev[rt->node_dev[i]].info.fuses ||
-		    !g->nodes[i].n_outputs || g->nodes[i].outputs[0] < 0 ||
+		if (rt->node_dev[i] < 0 || !g->nodes[i].n_outputs || g->nodes[i].outputs[0] < 0 ||
 		    (!matmul && strcmp(op, "Conv") && strcmp(op, "ConvTranspose")))
 			continue;
 		if (matmul) {
@@ -901,15 +900,14 @@ static int ho_rt_mem(struct ho_rt *rt, uint32_t d, void *p, struct ho_mem *m, st
 }
 
 /* Tensor t as device d's kernel of the node being prepared sees it (p: its bytes). */
-static int ho_rt_see(struct ho_rt *rt, uint32_t d, int32_t t, void *p, void **view,
-		     struct ho_mem *mem, struct ho_error *err)
+static int ho_rt_see(struct ho_rt *rt, uint32_t d, int32_t t, void *p, struct ho_mem *mem,
+		     struct ho_error *err)
 {
-	view[t] = p;
 	return ho_rt_mem(rt, d, p, &mem[t], err);
 }
 
 /* Node id's kernel on device d: the executor's own for control flow, else d's backend's. */
-static int ho_rt_kernel(struct ho_rt *rt, uint32_t id, uint32_t d, void **view, struct ho_mem *mem,
+static int ho_rt_kernel(struct ho_rt *rt, uint32_t id, uint32_t d, struct ho_mem *mem,
 			struct ho_error *err)
 {
 	const struct ho_graph *g = rt->g;
@@ -921,37 +919,36 @@ static int ho_rt_kernel(struct ho_rt *rt, uint32_t id, uint32_t d, void **view, 
 		int32_t t = k < n->n_inputs ? n->inputs[k] : n->outputs[k - n->n_inputs];
 
 		if (t >= 0)
-			ret = ho_rt_see(rt, d, t, ho_rt_view(rt, t, d), view, mem, err);
+			ret = ho_rt_see(rt, d, t, ho_rt_view(rt, t, d), mem, err);
 	}
 	for (uint32_t k = 0; k < n->n_implicit && !ret; k++) /* what its subgraphs read */
-		ret = ho_rt_see(rt, d, n->implicit[k], ho_rt_view(rt, n->implicit[k], d), view, mem,
-				err);
+		ret = ho_rt_see(rt, d, n->implicit[k], ho_rt_view(rt, n->implicit[k], d), mem, err);
 	if (rt->bn[id] >= 0) { /* the batch norm's (bias Add's) parameters and output */
 		const struct ho_node *bn = &g->nodes[rt->bn[id]];
 
 		for (uint32_t k = 0; k < bn->n_inputs && !ret; k++)
 			if (bn->inputs[k] >= 0 && bn->inputs[k] != n->outputs[0])
 				ret = ho_rt_see(rt, d, bn->inputs[k],
-						ho_rt_view(rt, bn->inputs[k], d), view, mem, err);
+						ho_rt_view(rt, bn->inputs[k], d), mem, err);
 		if (!ret)
 			ret = ho_rt_see(rt, d, bn->outputs[0], rt->buf[AT(rt, bn->outputs[0], d)],
-					view, mem, err);
+					mem, err);
 	}
 	if (rt->post[id] >= 0 && !ret) { /* the post-op's constant operands and output */
 		const struct ho_node *p = &g->nodes[rt->post[id]];
 		int32_t y = p->outputs[0];
 
 		for (uint32_t k = 1; k < p->n_inputs && !ret; k++)
-			if (p->inputs[k] >= 0 && ho_rt_view(rt, p->inputs[k], d))
+			if (p->inputs[k] >= 0)
 				ret = ho_rt_see(rt, d, p->inputs[k],
-						ho_rt_view(rt, p->inputs[k], d), view, mem, err);
+						ho_rt_view(rt, p->inputs[k], d), mem, err);
 		if (!ret)
-			ret = ho_rt_see(rt, d, y, rt->buf[AT(rt, y, d)], view, mem, err);
+			ret = ho_rt_see(rt, d, y, rt->buf[AT(rt, y, d)], mem, err);
 	}
 	for (uint32_t k = 0; k < n->n_inputs + n->n_outputs && !ret; k++) {
 		int32_t t = k < n->n_inputs ? n->inputs[k] : n->outputs[k - n->n_inputs];
 
-		if (t >= 0 && !view[t] && g->tensors[t].bytes && !ho_rt_unwritten(rt, t))
+		if (t >= 0 && !mem[t].host && g->tensors[t].bytes && !ho_rt_unwritten(rt, t))
 			ret = ho_err(err, -EFAULT,
 				     "internal: node '%s' on %s: tensor '%s' has no buffer there",
 				     n->name, rt->desc[d].name, g->tensors[t].name);
@@ -959,7 +956,7 @@ static int ho_rt_kernel(struct ho_rt *rt, uint32_t id, uint32_t d, void **view, 
 	if (ret)
 		return ret;
 	if (ho_rt_is_control(n->op_type))
-		return ho_rt_control_prepare(g, n, view, rt->dev[d].threads, &rt->ctl[id], err);
+		return ho_rt_control_prepare(g, n, mem, rt->dev[d].threads, &rt->ctl[id], err);
 	return rt->dev[d].ops->prepare(rt->dev[d].be, g, id,
 				       &(struct ho_fusion){rt->bn[id], rt->post[id]}, mem, rt->nhwc,
 				       &rt->k[id], err);
@@ -968,18 +965,16 @@ static int ho_rt_kernel(struct ho_rt *rt, uint32_t id, uint32_t d, void **view, 
 static int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
 {
 	const struct ho_graph *g = rt->g;
-	void **view = calloc(g->n_tensors + 1, sizeof(void *));
 	struct ho_mem *mem = calloc(g->n_tensors + 1, sizeof(*mem));
-	int ret = view && mem ? 0 : ho_err(err, -ENOMEM, "out of memory");
+	int ret = mem ? 0 : ho_err(err, -ENOMEM, "out of memory");
 
 	for (uint32_t i = 0; i < g->n_nodes && !ret; i++) {
 		uint32_t id = (uint32_t)g->topo[i];
 		int32_t d = rt->node_dev[id];
 
 		if (d >= 0 && rt->folded[id] < 0)
-			ret = ho_rt_kernel(rt, id, (uint32_t)d, view, mem, err);
+			ret = ho_rt_kernel(rt, id, (uint32_t)d, mem, err);
 	}
-	free(view);
 	free(mem);
 	return ret;
 }

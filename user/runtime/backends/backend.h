@@ -43,7 +43,6 @@ struct ho_backend_info {
 	bool emulated;	  /* stands in for another device: paced to the schedule's times */
 	bool host_memory; /* kernels address host memory: other host-memory devices'
 			   * tensors are read in place, no copy */
-	bool fuses;	  /* prepare takes a struct ho_fusion: nodes folded into its kernels */
 };
 
 /* How an operator's kernel treats 4-D float layouts (the executor chooses NHWC

@@ -162,7 +162,6 @@ static void ocl_query(const struct ho_backend *b, struct ho_backend_info *info)
 	info->name = b->name;
 	info->emulated = false;
 	info->host_memory = true; /* opened only where CL_DEVICE_HOST_UNIFIED_MEMORY */
-	info->fuses = true;
 }
 
 /* Row-major only: the executor keeps what this device touches NCHW. */
