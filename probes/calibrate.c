@@ -74,8 +74,6 @@ int ho_calibrate(const struct ho_graph *g, const struct ho_box *box, const struc
 		uint64_t mask = ho_box_in_place(box, (int)d);
 
 		ho_probe_rt_device(box, (int)d, &pl.dev[d]);
-		if (strcmp(box->dev[d].kind, "cpu") && !*box->dev[d].backend)
-			snprintf(pl.dev[d].backend, sizeof(pl.dev[d].backend), "emu");
 		pl.in_place[d] = mask;
 	}
 	for (uint32_t i = 0, k = 0; i < g->n_nodes; i++)

@@ -17,10 +17,12 @@
 void ho_probe_rt_device(const struct ho_box *box, int d, struct ho_rt_device *out)
 {
 	const struct ho_device *dv = &box->dev[d];
+	const char *backend = ho_rt_backend_for(dv->kind, dv->backend);
 
 	memset(out, 0, sizeof(*out));
 	snprintf(out->name, sizeof(out->name), "%s", dv->name);
-	snprintf(out->backend, sizeof(out->backend), "%s", dv->backend);
+	/* one not built in keeps its name, for the runtime to refuse by it */
+	snprintf(out->backend, sizeof(out->backend), "%s", backend ? backend : dv->backend);
 	snprintf(out->platform, sizeof(out->platform), "%s", dv->platform);
 	snprintf(out->device, sizeof(out->device), "%s", dv->device);
 	out->threads = dv->threads;

@@ -55,6 +55,13 @@ struct ho_rt_device {
 	char p2p_pci[16]; /* its region in this PCI device's P2P memory; "": host memory */
 };
 
+/*
+ * The backend a box device of this kind runs on: the one it names (named, ""
+ * none), else its kind's: the host's for a cpu, any other kind emulated.
+ * NULL: it names one that is not built in.
+ */
+const char *ho_rt_backend_for(const char *kind, const char *named);
+
 /* Where each node runs and in what priority: a schedule, loaded by ho_rt_schedule_load(). */
 struct ho_rt_placement {
 	uint32_t n_devices;

@@ -17,12 +17,6 @@ int ho_rt_fill_constant(const struct ho_tensor *t, void *dst);
  * place; an input asked for counts as given.  NULL: nothing reads it.
  */
 void *ho_rt_tensor_data(struct ho_rt *rt, int32_t t);
-/*
- * The backend a box device runs on: the one it names, else its kind's (a
- * cpu the host's backend, any other kind emulated).  NULL: it names one
- * that is not built in.
- */
-const char *ho_backend_for_kind(const char *kind, const char *named);
 
 /* The memory plan (memplan.c): offsets in one device's region, reusing bytes. */
 struct ho_mp_item {

@@ -95,7 +95,7 @@ static int ho_sched_devices(struct ho_rt_placement *pl, json_t *devs, const char
 			goto out;
 		}
 		snprintf(pl->dev[d].name, sizeof(pl->dev[d].name), "%s", name);
-		backend = ho_backend_for_kind(box->dev[d].kind, box->dev[d].backend);
+		backend = ho_rt_backend_for(box->dev[d].kind, box->dev[d].backend);
 		if (!backend) {
 			ret =
 			    ho_err(err, -EINVAL,

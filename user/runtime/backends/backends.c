@@ -32,9 +32,11 @@ const struct ho_backend_ops *ho_backend_host(void)
 	return ho_backends[0];
 }
 
-const char *ho_backend_for_kind(const char *kind, const char *named)
+const char *ho_rt_backend_for(const char *kind, const char *named)
 {
+	const struct ho_backend_ops *b = named && *named ? ho_backend_find(named) : NULL;
+
 	if (named && *named)
-		return ho_backend_find(named) ? ho_backend_find(named)->name : NULL;
+		return b ? b->name : NULL;
 	return !strcmp(kind, "cpu") ? ho_backend_host()->name : ho_emulator;
 }
