@@ -30,36 +30,6 @@ static int ocl_refuse(const struct ocl_ctx *c, const char *why)
 		      c->n->op_type, why);
 }
 
-static const struct ho_tensor *in_t(const struct ocl_ctx *c, uint32_t i)
-{
-	return i < c->n->n_inputs && c->n->inputs[i] >= 0 ? &c->g->tensors[c->n->inputs[i]] : NULL;
-}
-
-static int64_t attr_i(const struct ho_node *n, const char *name, int64_t def)
-{
-	const struct ho_attr *a = ho_node_attr(n, name);
-
-	return a ? a->i : def;
-}
-
-static float attr_f(const struct ho_node *n, const char *name, float def)
-{
-	const struct ho_attr *a = ho_node_attr(n, name);
-
-	return a ? (float)a->f : def;
-}
-
-/* ints attribute name into v[want], def where absent; false if it has another length. */
-static bool attr_ints(const struct ho_node *n, const char *name, int64_t *v, size_t want,
-		      int64_t def)
-{
-	const struct ho_attr *a = ho_node_attr(n, name);
-
-	for (size_t i = 0; i < want; i++)
-		v[i] = a && i < a->n ? a->ints[i] : def;
-	return !a || a->n == want;
-}
-
 /* A float constant's value i, from the graph: weights, Constant outputs, folded values. */
 static float const_f(const struct ocl_ctx *c, int32_t t, int64_t i)
 {
@@ -226,8 +196,8 @@ static bool ocl_act_of(const struct ocl_ctx *c, int32_t i, struct ocl_act_args *
 		out->act = ocl_unary_ops[u].act;
 		switch (out->act) {
 		case OCL_CLIP:
-			out->p = n->opset < 11 ? attr_f(n, "min", -INFINITY) : -INFINITY;
-			out->q = n->opset < 11 ? attr_f(n, "max", INFINITY) : INFINITY;
+			out->p = n->opset < 11 ? ho_node_attr_f(n, "min", -INFINITY) : -INFINITY;
+			out->q = n->opset < 11 ? ho_node_attr_f(n, "max", INFINITY) : INFINITY;
 			for (uint32_t k = 1; k < 3 && n->opset >= 11; k++) {
 				int32_t t = k < n->n_inputs ? n->inputs[k] : -1;
 
@@ -239,14 +209,14 @@ static bool ocl_act_of(const struct ocl_ctx *c, int32_t i, struct ocl_act_args *
 			}
 			break;
 		case OCL_LEAKY_RELU:
-			out->p = attr_f(n, "alpha", 0.01f);
+			out->p = ho_node_attr_f(n, "alpha", 0.01f);
 			break;
 		case OCL_HARD_SIGMOID:
-			out->p = attr_f(n, "alpha", 0.2f);
-			out->q = attr_f(n, "beta", 0.5f);
+			out->p = ho_node_attr_f(n, "alpha", 0.2f);
+			out->q = ho_node_attr_f(n, "beta", 0.5f);
 			break;
 		case OCL_ELU:
-			out->p = attr_f(n, "alpha", 1.0f);
+			out->p = ho_node_attr_f(n, "alpha", 1.0f);
 			break;
 		case OCL_GELU:
 			if (ho_node_attr(n, "approximate") &&
@@ -269,54 +239,55 @@ static int32_t ocl_out(const struct ocl_ctx *c)
 	return c->n->outputs[0];
 }
 
-static int prep_binary_at(const struct ocl_ctx *c, const struct ho_node *n, int32_t a_t, int32_t y,
-			  const struct ocl_act_args *post);
-
-/* The folded post-op: an activation in the kernel, or a binary one in place after it. */
-static int ocl_post(const struct ocl_ctx *c, struct ocl_act_args *act, bool *after)
+/*
+ * auto_pad SAME_UPPER or SAME_LOWER: the leading pads (pd[0], pd[1]) that give x's
+ * spatial axes y's extents under kernel extents ks, strides st and dilations dl.
+ */
+static void ocl_same_pads(const struct ho_node *n, const struct ho_tensor *x,
+			  const struct ho_tensor *y, const int64_t *ks, const int64_t *st,
+			  const int64_t *dl, int64_t *pd)
 {
-	*after = false;
-	*act = (struct ocl_act_args){OCL_NONE, 0, 0};
-	if (!c->fuse || c->fuse->post < 0 || ocl_act_of(c, c->fuse->post, act))
-		return 0;
-	*after = true;
-	return 0;
+	const struct ho_attr *ap = ho_node_attr(n, "auto_pad");
+	bool upper = ap && ap->s && !strcmp(ap->s, "SAME_UPPER");
+
+	if (!upper && !(ap && ap->s && !strcmp(ap->s, "SAME_LOWER")))
+		return;
+	for (int k = 0; k < 2; k++) {
+		int64_t tot = (y->shape.dim[2 + k] - 1) * st[k] + (ks[k] - 1) * dl[k] + 1 -
+			      x->shape.dim[2 + k];
+
+		tot = tot > 0 ? tot : 0;
+		pd[k] = upper ? tot / 2 : tot - tot / 2;
+	}
 }
 
-static int ocl_post_after(const struct ocl_ctx *c, bool after)
+/* One work-item per output element of an NCHW tensor y: (x, y, n * c). */
+static void ocl_grid_nchw(struct ocl_launch *l, const struct ho_tensor *y)
 {
-	const struct ho_node *p;
-	int32_t y;
-
-	if (!after)
-		return 0;
-	p = &c->g->nodes[c->fuse->post];
-	y = p->outputs[0];
-	if (p->n_inputs != 2 || ho_op_info(p->op_type) == NULL ||
-	    !(ho_op_info(p->op_type)->flags & HO_OP_BINARY))
-		return ocl_refuse(c, "cannot fold this element-wise node after it");
-	/* the operand that is not the kernel's result is a constant (ho_post_op) */
-	return prep_binary_at(c, p, y, y, &(struct ocl_act_args){0});
+	l->dims = 3;
+	l->global[0] = (size_t)y->shape.dim[3];
+	l->global[1] = (size_t)y->shape.dim[2];
+	l->global[2] = (size_t)(y->shape.dim[0] * y->shape.dim[1]);
 }
 
-static int prep_unary(const struct ocl_ctx *c)
+/* A launch of a spatial kernel: output y, input x, then x's and y's height and width. */
+static struct ocl_launch *ocl_spatial(const struct ocl_ctx *c, const char *name,
+				      const struct ho_tensor *x, const struct ho_tensor *y,
+				      struct ocl_args *a)
 {
-	struct ocl_act_args act;
-	struct ocl_launch *l;
-	struct ocl_args a;
-	int32_t y = c->n->outputs[0];
+	struct ocl_launch *l = ocl_new_launch(c, name);
 
-	if (!ocl_act_of(c, (int32_t)(c->n - c->g->nodes), &act))
-		return ocl_refuse(c, "runs this operator with constant bounds only");
-	if (!(l = ocl_new_launch(c, "unary")))
-		return ocl_no_kernel(c);
-	a = ocl_start(l);
-	a_tensor(&a, c, y);
-	a_tensor(&a, c, c->n->inputs[0]);
-	a_act(&a, &act);
-	l->dims = 1;
-	l->global[0] = (size_t)ho_shape_numel(&c->g->tensors[y].shape);
-	return ocl_args_done(c, &a);
+	if (!l)
+		return NULL;
+	*a = ocl_start(l);
+	a_tensor(a, c, c->n->outputs[0]);
+	a_tensor(a, c, c->n->inputs[0]);
+	a_int(a, (int)x->shape.dim[2]);
+	a_int(a, (int)x->shape.dim[3]);
+	a_int(a, (int)y->shape.dim[2]);
+	a_int(a, (int)y->shape.dim[3]);
+	ocl_grid_nchw(l, y);
+	return l;
 }
 
 /* Row-major strides of s, right-aligned to rank r, 0 on broadcast axes of out. */
@@ -340,17 +311,18 @@ static const struct {
     {"Max", 4}, {"Min", 5}, {"Pow", 6}, {"PRelu", 7},
 };
 
-/* y = n(a_t, other input of n), then post: node n read with a_t as its first operand. */
-static int prep_binary_at(const struct ocl_ctx *c, const struct ho_node *n, int32_t a_t, int32_t y,
-			  const struct ocl_act_args *post)
+/*
+ * y = n(x0, x1) with numpy broadcasting; in_place: a post-op, the kernel's result
+ * y standing for x0 (its other operand is a constant, ho_post_op).
+ */
+static int prep_binary_at(const struct ocl_ctx *c, const struct ho_node *n, int32_t y,
+			  bool in_place)
 {
 	const struct ho_shape *ys = &c->g->tensors[y].shape;
 	int dims[8] = {1, 1, 1, 1, 1, 1, 1, 1}, sa[8] = {0}, sb[8] = {0}, code = -1;
 	int32_t x0 = n->inputs[0], x1 = n->inputs[1];
 	struct ocl_launch *l;
 	struct ocl_args a;
-
-	bool in_place = a_t == y; /* a post-op: the kernel's result is its first operand */
 
 	for (size_t i = 0; i < sizeof(ocl_binary_ops) / sizeof(ocl_binary_ops[0]); i++)
 		if (!strcmp(n->op_type, ocl_binary_ops[i].op))
@@ -374,7 +346,6 @@ static int prep_binary_at(const struct ocl_ctx *c, const struct ho_node *n, int3
 	a_int8(&a, sa);
 	a_int8(&a, sb);
 	a_int(&a, code);
-	a_act(&a, post);
 	l->dims = 1;
 	l->global[0] = (size_t)ho_shape_numel(ys);
 	return ocl_args_done(c, &a);
@@ -382,85 +353,114 @@ static int prep_binary_at(const struct ocl_ctx *c, const struct ho_node *n, int3
 
 static int prep_binary(const struct ocl_ctx *c)
 {
-	struct ocl_act_args act = {0};
-	bool after;
+	return prep_binary_at(c, c->n, c->n->outputs[0], false);
+}
 
-	ocl_post(c, &act, &after);
-	if (after)
-		return ocl_refuse(c, "folds activations only after element-wise nodes");
-	return prep_binary_at(c, c->n, c->n->inputs[0], ocl_out(c), &act);
+/*
+ * A Conv's or MatMul's folded post-op: an activation run inside its kernel (act),
+ * or, where it is none (false), a binary node by a constant run in place after it.
+ */
+static bool ocl_post_act(const struct ocl_ctx *c, struct ocl_act_args *act)
+{
+	*act = (struct ocl_act_args){OCL_NONE, 0, 0};
+	return !c->fuse || c->fuse->post < 0 || ocl_act_of(c, c->fuse->post, act);
+}
+
+/* The post-op ocl_post_act left out, after the kernel, on its output in place. */
+static int ocl_post_binary(const struct ocl_ctx *c)
+{
+	const struct ho_node *p = &c->g->nodes[c->fuse->post];
+
+	return prep_binary_at(c, p, p->outputs[0], true);
+}
+
+static int prep_unary(const struct ocl_ctx *c)
+{
+	struct ocl_act_args act;
+	struct ocl_launch *l;
+	struct ocl_args a;
+	int32_t y = c->n->outputs[0];
+
+	if (!ocl_act_of(c, (int32_t)(c->n - c->g->nodes), &act))
+		return ocl_refuse(c, "runs this operator with constant bounds only");
+	if (!(l = ocl_new_launch(c, "unary")))
+		return ocl_no_kernel(c);
+	a = ocl_start(l);
+	a_tensor(&a, c, y);
+	a_tensor(&a, c, c->n->inputs[0]);
+	a_act(&a, &act);
+	l->dims = 1;
+	l->global[0] = (size_t)ho_shape_numel(&c->g->tensors[y].shape);
+	return ocl_args_done(c, &a);
+}
+
+/* Input i of node n as float32 host memory (a constant, read at prepare time); NULL: omitted. */
+static const float *ocl_host_f(const struct ocl_ctx *c, const struct ho_node *n, uint32_t i)
+{
+	return i < n->n_inputs && n->inputs[i] >= 0 ? c->mem[n->inputs[i]].host : NULL;
+}
+
+/* A batch norm's gamma, beta, mean and var, for ho_bn_fold. */
+#define BN_PARAMS(c, bn)                                                                           \
+	ocl_host_f(c, bn, 1), ocl_host_f(c, bn, 2), ocl_host_f(c, bn, 3), ocl_host_f(c, bn, 4)
+
+/* Buffer owned[i] of the kernel: a copy of len bytes the kernel computed at prepare time. */
+static int ocl_owned(const struct ocl_ctx *c, int i, const void *data, size_t len)
+{
+	cl_int e = CL_SUCCESS;
+
+	c->k->owned[i] = clCreateBuffer(c->b->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, len,
+					(void *)data, &e);
+	if (e != CL_SUCCESS)
+		return ho_err(c->err, -ENOMEM, "node '%s': %s (%d)", c->n->name, ocl_strerror(e),
+			      e);
+	return 0;
 }
 
 /* Conv 2-D (any groups, strides, padding, dilation), a batch norm folded into its
  * weights, its post-op in the kernel. */
 static int prep_conv(const struct ocl_ctx *c)
 {
-	const struct ho_tensor *x = in_t(c, 0), *w = in_t(c, 1), *b = in_t(c, 2);
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0), *w = ho_node_input(c->g, c->n, 1),
+			       *b = ho_node_input(c->g, c->n, 2);
 	const struct ho_tensor *yt = &c->g->tensors[c->n->outputs[0]];
-	int64_t st[2], pd[4], dl[2], K, C, KH, KW, G = attr_i(c->n, "group", 1);
-	const struct ho_attr *ap = ho_node_attr(c->n, "auto_pad");
+	int64_t st[2], pd[4], dl[2], K, C, KH, KW, G = ho_node_attr_i(c->n, "group", 1);
 	int32_t y = ocl_out(c);
 	struct ocl_act_args act;
 	struct ocl_launch *l;
 	struct ocl_args a;
 	cl_mem wm = NULL, bm = NULL;
 	long wo = 0, bo = 0;
-	bool after;
+	bool act_only;
 
 	if (!x || !w || x->shape.rank != 4 || w->shape.rank != 4 || yt->shape.rank != 4 ||
 	    !(w->flags & HO_T_KNOWN) || (b && !(b->flags & HO_T_KNOWN)))
 		return ocl_refuse(c, "runs 2-D convolutions with constant weights only");
 	K = w->shape.dim[0], C = x->shape.dim[1], KH = w->shape.dim[2], KW = w->shape.dim[3];
-	if (!attr_ints(c->n, "strides", st, 2, 1) || !attr_ints(c->n, "pads", pd, 4, 0) ||
-	    !attr_ints(c->n, "dilations", dl, 2, 1) || G < 1 || C % G || K % G)
+	if (!ho_node_attr_ints(c->n, "strides", st, 2, 1) ||
+	    !ho_node_attr_ints(c->n, "pads", pd, 4, 0) ||
+	    !ho_node_attr_ints(c->n, "dilations", dl, 2, 1) || G < 1 || C % G || K % G)
 		return ocl_refuse(c, "cannot read its strides, pads, dilations or groups");
-	if (ap && ap->s && (!strcmp(ap->s, "SAME_UPPER") || !strcmp(ap->s, "SAME_LOWER")))
-		for (int k = 0; k < 2; k++) {
-			int64_t in = x->shape.dim[2 + k], out = yt->shape.dim[2 + k];
-			int64_t tot =
-			    (out - 1) * st[k] + (w->shape.dim[2 + k] - 1) * dl[k] + 1 - in;
-
-			tot = tot > 0 ? tot : 0;
-			pd[k] = !strcmp(ap->s, "SAME_UPPER") ? tot / 2 : tot - tot / 2;
-		}
-	ocl_post(c, &act, &after);
+	ocl_same_pads(c->n, x, yt, &w->shape.dim[2], st, dl, pd);
+	act_only = ocl_post_act(c, &act);
 	if (c->fuse && c->fuse->bn >= 0) {
-		/* w' = w * g / sqrt(v + eps), b' = (b - m) * g / sqrt(v + eps) + beta */
 		const struct ho_node *bn = &c->g->nodes[c->fuse->bn];
-		float eps = attr_f(bn, "epsilon", 1e-5f);
-		size_t per = (size_t)(C / G * KH * KW);
-		float *nw = malloc((size_t)K * per * sizeof(float)),
-		      *nb = malloc(K * sizeof(float));
-		cl_int e1 = CL_SUCCESS, e2 = CL_SUCCESS;
+		int64_t per = C / G * KH * KW;
+		float *fw = malloc((size_t)(K * per + K) * sizeof(float));
+		int ret;
 
-		if (!nw || !nb) {
-			free(nw);
-			free(nb);
+		if (!fw)
 			return ho_err(c->err, -ENOMEM, "out of memory");
-		}
-		for (int64_t k = 0; k < K; k++) {
-			float s = const_f(c, bn->inputs[1], k) /
-				  sqrtf(const_f(c, bn->inputs[4], k) + eps);
-
-			for (size_t i = 0; i < per; i++)
-				nw[k * per + i] =
-				    const_f(c, c->n->inputs[1], k * (int64_t)per + (int64_t)i) * s;
-			nb[k] = ((b ? const_f(c, c->n->inputs[2], k) : 0) -
-				 const_f(c, bn->inputs[3], k)) *
-				    s +
-				const_f(c, bn->inputs[2], k);
-		}
-		wm = clCreateBuffer(c->b->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-				    (size_t)K * per * sizeof(float), nw, &e1);
-		bm = clCreateBuffer(c->b->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-				    (size_t)K * sizeof(float), nb, &e2);
-		free(nw);
-		free(nb);
-		c->k->owned[0] = wm;
-		c->k->owned[1] = bm;
-		if (e1 != CL_SUCCESS || e2 != CL_SUCCESS)
-			return ho_err(c->err, -ENOMEM, "node '%s': %s", c->n->name,
-				      ocl_strerror(e1 != CL_SUCCESS ? e1 : e2));
+		ho_bn_fold(bn, (const float *const[4]){BN_PARAMS(c, bn)}, ocl_host_f(c, c->n, 1),
+			   ocl_host_f(c, c->n, 2), K, per, fw, fw + K * per);
+		ret = ocl_owned(c, 0, fw, (size_t)(K * per) * sizeof(float));
+		if (!ret)
+			ret = ocl_owned(c, 1, fw + K * per, (size_t)K * sizeof(float));
+		free(fw);
+		if (ret)
+			return ret;
+		wm = c->k->owned[0];
+		bm = c->k->owned[1];
 	} else {
 		wm = c->mem[c->n->inputs[1]].block->mem;
 		wo = (long)(c->mem[c->n->inputs[1]].off / sizeof(float));
@@ -493,25 +493,23 @@ static int prep_conv(const struct ocl_ctx *c)
 		a_int(&a, (int)dl[k]);
 	a_int(&a, (int)G);
 	a_act(&a, &act);
-	l->dims = 3;
-	l->global[0] = (size_t)yt->shape.dim[3];
-	l->global[1] = (size_t)yt->shape.dim[2];
-	l->global[2] = (size_t)(yt->shape.dim[0] * K);
+	ocl_grid_nchw(l, yt);
 	if (ocl_args_done(c, &a))
 		return c->err->code;
-	return ocl_post_after(c, after);
+	return act_only ? 0 : ocl_post_binary(c);
 }
 
 /* MatMul (a bias Add folded) and Gemm: batches where both or one side is batched. */
 static int prep_matmul(const struct ocl_ctx *c)
 {
-	bool gemm = !strcmp(c->n->op_type, "Gemm"), after;
-	const struct ho_tensor *A = in_t(c, 0), *B = in_t(c, 1), *C = NULL;
+	bool gemm = !strcmp(c->n->op_type, "Gemm"), act_only;
+	const struct ho_tensor *A = ho_node_input(c->g, c->n, 0), *B = ho_node_input(c->g, c->n, 1),
+			       *C = NULL;
 	const struct ho_tensor *yt = &c->g->tensors[c->n->outputs[0]];
-	int ta = gemm ? (int)attr_i(c->n, "transA", 0) : 0,
-	    tb = gemm ? (int)attr_i(c->n, "transB", 0) : 0;
-	float alpha = gemm ? attr_f(c->n, "alpha", 1) : 1,
-	      beta = gemm ? attr_f(c->n, "beta", 1) : 1;
+	int ta = gemm ? (int)ho_node_attr_i(c->n, "transA", 0) : 0,
+	    tb = gemm ? (int)ho_node_attr_i(c->n, "transB", 0) : 0;
+	float alpha = gemm ? ho_node_attr_f(c->n, "alpha", 1) : 1,
+	      beta = gemm ? ho_node_attr_f(c->n, "beta", 1) : 1;
 	int64_t M, N, K, batch = 1, sa, sb;
 	int32_t ct = -1, y = ocl_out(c);
 	int bias_m = 0, bias_n = 0;
@@ -559,7 +557,7 @@ static int prep_matmul(const struct ocl_ctx *c)
 		bias_m = cm == 1 ? 0 : (int)cn;
 		bias_n = cn == 1 ? 0 : 1;
 	}
-	ocl_post(c, &act, &after);
+	act_only = ocl_post_act(c, &act);
 	if (!(l = ocl_new_launch(c, "matmul")))
 		return ocl_no_kernel(c);
 	a = ocl_start(l);
@@ -592,15 +590,15 @@ static int prep_matmul(const struct ocl_ctx *c)
 	l->local[2] = 1;
 	if (ocl_args_done(c, &a))
 		return c->err->code;
-	return ocl_post_after(c, after);
+	return act_only ? 0 : ocl_post_binary(c);
 }
 
 /* MaxPool, AveragePool 2-D; the output's extent (ceil_mode) from shape inference. */
 static int prep_pool(const struct ocl_ctx *c)
 {
-	const struct ho_tensor *x = in_t(c, 0), *yt = &c->g->tensors[c->n->outputs[0]];
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0),
+			       *yt = &c->g->tensors[c->n->outputs[0]];
 	bool avg = !strcmp(c->n->op_type, "AveragePool");
-	const struct ho_attr *ap = ho_node_attr(c->n, "auto_pad");
 	int64_t ks[2], st[2], pd[4], dl[2];
 	struct ocl_launch *l;
 	struct ocl_args a;
@@ -608,26 +606,14 @@ static int prep_pool(const struct ocl_ctx *c)
 	if (!x || x->shape.rank != 4 || yt->shape.rank != 4 ||
 	    (c->n->n_outputs > 1 && c->n->outputs[1] >= 0))
 		return ocl_refuse(c, "runs 2-D pooling without indices only");
-	if (!attr_ints(c->n, "kernel_shape", ks, 2, 1) || !attr_ints(c->n, "strides", st, 2, 1) ||
-	    !attr_ints(c->n, "pads", pd, 4, 0) || !attr_ints(c->n, "dilations", dl, 2, 1))
+	if (!ho_node_attr_ints(c->n, "kernel_shape", ks, 2, 1) ||
+	    !ho_node_attr_ints(c->n, "strides", st, 2, 1) ||
+	    !ho_node_attr_ints(c->n, "pads", pd, 4, 0) ||
+	    !ho_node_attr_ints(c->n, "dilations", dl, 2, 1))
 		return ocl_refuse(c, "cannot read its kernel shape, strides, pads or dilations");
-	if (ap && ap->s && (!strcmp(ap->s, "SAME_UPPER") || !strcmp(ap->s, "SAME_LOWER")))
-		for (int k = 0; k < 2; k++) {
-			int64_t tot = (yt->shape.dim[2 + k] - 1) * st[k] + (ks[k] - 1) * dl[k] + 1 -
-				      x->shape.dim[2 + k];
-
-			tot = tot > 0 ? tot : 0;
-			pd[k] = !strcmp(ap->s, "SAME_UPPER") ? tot / 2 : tot - tot / 2;
-		}
-	if (!(l = ocl_new_launch(c, "pool2d")))
+	ocl_same_pads(c->n, x, yt, ks, st, dl, pd);
+	if (!(l = ocl_spatial(c, "pool2d", x, yt, &a)))
 		return ocl_no_kernel(c);
-	a = ocl_start(l);
-	a_tensor(&a, c, c->n->outputs[0]);
-	a_tensor(&a, c, c->n->inputs[0]);
-	a_int(&a, (int)x->shape.dim[2]);
-	a_int(&a, (int)x->shape.dim[3]);
-	a_int(&a, (int)yt->shape.dim[2]);
-	a_int(&a, (int)yt->shape.dim[3]);
 	for (int k = 0; k < 2; k++)
 		a_int(&a, (int)ks[k]);
 	for (int k = 0; k < 2; k++)
@@ -636,18 +622,14 @@ static int prep_pool(const struct ocl_ctx *c)
 		a_int(&a, (int)pd[k]);
 	for (int k = 0; k < 2; k++)
 		a_int(&a, (int)dl[k]);
-	a_int(&a, avg ? (attr_i(c->n, "count_include_pad", 0) ? 2 : 1) : 0);
-	l->dims = 3;
-	l->global[0] = (size_t)yt->shape.dim[3];
-	l->global[1] = (size_t)yt->shape.dim[2];
-	l->global[2] = (size_t)(yt->shape.dim[0] * yt->shape.dim[1]);
+	a_int(&a, avg ? (ho_node_attr_i(c->n, "count_include_pad", 0) ? 2 : 1) : 0);
 	return ocl_args_done(c, &a);
 }
 
 /* GlobalAveragePool, GlobalMaxPool: rows of the spatial extent. */
 static int prep_global_pool(const struct ocl_ctx *c)
 {
-	const struct ho_tensor *x = in_t(c, 0);
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0);
 	int64_t len = 1;
 	struct ocl_launch *l;
 	struct ocl_args a;
@@ -672,14 +654,12 @@ static int prep_global_pool(const struct ocl_ctx *c)
 /* Inference BatchNormalization: an affine map per channel computed at prepare. */
 static int prep_batchnorm(const struct ocl_ctx *c)
 {
-	const struct ho_tensor *x = in_t(c, 0);
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0);
 	int64_t C, inner = 1;
-	float eps = attr_f(c->n, "epsilon", 1e-5f), *ss;
-	struct ocl_act_args act;
+	float *ss;
 	struct ocl_launch *l;
 	struct ocl_args a;
-	cl_int e = CL_SUCCESS;
-	bool after;
+	int ret;
 
 	if (!x || x->shape.rank < 2 || c->n->n_inputs < 5)
 		return ocl_refuse(c, "needs an input of at least two axes");
@@ -689,32 +669,25 @@ static int prep_batchnorm(const struct ocl_ctx *c)
 	C = x->shape.dim[1];
 	for (int k = 2; k < x->shape.rank; k++)
 		inner *= x->shape.dim[k];
-	if (!(ss = malloc(2 * (size_t)C * sizeof(float))))
+	/* the batch norm folded into a weight of 1 per channel: its scale, then its shift */
+	if (!(ss = malloc(3 * (size_t)C * sizeof(float))))
 		return ho_err(c->err, -ENOMEM, "out of memory");
-	for (int64_t k = 0; k < C; k++) {
-		float s =
-		    const_f(c, c->n->inputs[1], k) / sqrtf(const_f(c, c->n->inputs[4], k) + eps);
-
-		ss[k] = s;
-		ss[C + k] = const_f(c, c->n->inputs[2], k) - const_f(c, c->n->inputs[3], k) * s;
-	}
-	c->k->owned[0] = clCreateBuffer(c->b->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-					2 * (size_t)C * sizeof(float), ss, &e);
+	for (int64_t k = 0; k < C; k++)
+		ss[2 * C + k] = 1.0f;
+	ho_bn_fold(c->n, (const float *const[4]){BN_PARAMS(c, c->n)}, ss + 2 * C, NULL, C, 1, ss,
+		   ss + C);
+	ret = ocl_owned(c, 0, ss, 2 * (size_t)C * sizeof(float));
 	free(ss);
-	if (e != CL_SUCCESS)
-		return ho_err(c->err, -ENOMEM, "node '%s': %s", c->n->name, ocl_strerror(e));
-	ocl_post(c, &act, &after);
-	if (after)
-		return ocl_refuse(c, "folds activations only after a batch norm");
+	if (ret)
+		return ret;
 	if (!(l = ocl_new_launch(c, "channel_affine")))
 		return ocl_no_kernel(c);
 	a = ocl_start(l);
-	a_tensor(&a, c, ocl_out(c));
+	a_tensor(&a, c, c->n->outputs[0]);
 	a_tensor(&a, c, c->n->inputs[0]);
 	a_buf(&a, c->k->owned[0]);
 	a_int(&a, (int)C);
 	a_int(&a, (int)inner);
-	a_act(&a, &act);
 	l->dims = 1;
 	l->global[0] = (size_t)ho_shape_numel(&x->shape);
 	return ocl_args_done(c, &a);
@@ -723,7 +696,7 @@ static int prep_batchnorm(const struct ocl_ctx *c)
 static int prep_concat(const struct ocl_ctx *c)
 {
 	const struct ho_tensor *yt = &c->g->tensors[c->n->outputs[0]];
-	int64_t axis = attr_i(c->n, "axis", 0), out_inner = 1, col = 0;
+	int64_t axis = ho_node_attr_i(c->n, "axis", 0), out_inner = 1, col = 0;
 
 	if (axis < 0)
 		axis += yt->shape.rank;
@@ -732,7 +705,7 @@ static int prep_concat(const struct ocl_ctx *c)
 	for (int k = (int)axis; k < yt->shape.rank; k++)
 		out_inner *= yt->shape.dim[k];
 	for (uint32_t i = 0; i < c->n->n_inputs; i++) {
-		const struct ho_tensor *x = in_t(c, i);
+		const struct ho_tensor *x = ho_node_input(c->g, c->n, i);
 		int64_t inner = 1, n;
 		struct ocl_launch *l;
 		struct ocl_args a;
@@ -760,8 +733,8 @@ static int prep_concat(const struct ocl_ctx *c)
 
 static int prep_softmax(const struct ocl_ctx *c)
 {
-	const struct ho_tensor *x = in_t(c, 0);
-	int64_t axis = attr_i(c->n, "axis", c->n->opset < 13 ? 1 : -1), len = 1, inner = 1;
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0);
+	int64_t axis = ho_node_attr_i(c->n, "axis", c->n->opset < 13 ? 1 : -1), len = 1, inner = 1;
 	struct ocl_launch *l;
 	struct ocl_args a;
 
@@ -792,7 +765,8 @@ static int prep_softmax(const struct ocl_ctx *c)
 
 static int prep_transpose(const struct ocl_ctx *c)
 {
-	const struct ho_tensor *x = in_t(c, 0), *yt = &c->g->tensors[c->n->outputs[0]];
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0),
+			       *yt = &c->g->tensors[c->n->outputs[0]];
 	int dims[8] = {1, 1, 1, 1, 1, 1, 1, 1}, sx[8] = {0};
 	int64_t perm[8], in_st[8], acc = 1;
 	struct ocl_launch *l;
@@ -803,7 +777,7 @@ static int prep_transpose(const struct ocl_ctx *c)
 		return ocl_refuse(c, "transposes ranks 1 to 8 only");
 	for (int k = 0; k < r; k++)
 		perm[k] = r - 1 - k; /* the default: axes reversed */
-	if (ho_node_attr(c->n, "perm") && !attr_ints(c->n, "perm", perm, (size_t)r, 0))
+	if (ho_node_attr(c->n, "perm") && !ho_node_attr_ints(c->n, "perm", perm, (size_t)r, 0))
 		return ocl_refuse(c, "has a perm of another rank");
 	for (int k = r - 1; k >= 0; k--) {
 		in_st[k] = acc;
@@ -830,8 +804,8 @@ static int prep_transpose(const struct ocl_ctx *c)
 
 static int prep_layer_norm(const struct ocl_ctx *c)
 {
-	const struct ho_tensor *x = in_t(c, 0);
-	int64_t axis = attr_i(c->n, "axis", -1), len = 1;
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0);
+	int64_t axis = ho_node_attr_i(c->n, "axis", -1), len = 1;
 	struct ocl_launch *l;
 	struct ocl_args a;
 	bool has_b = c->n->n_inputs > 2 && c->n->inputs[2] >= 0;
@@ -857,7 +831,7 @@ static int prep_layer_norm(const struct ocl_ctx *c)
 	a_tensor(&a, c, has_b ? c->n->inputs[2] : c->n->inputs[1]);
 	a_int(&a, has_b);
 	a_int(&a, (int)len);
-	a_float(&a, attr_f(c->n, "epsilon", 1e-5f));
+	a_float(&a, ho_node_attr_f(c->n, "epsilon", 1e-5f));
 	l->dims = 1;
 	l->global[0] = (size_t)(ho_shape_numel(&x->shape) / len);
 	return ocl_args_done(c, &a);
@@ -879,7 +853,8 @@ static int prep_resize(const struct ocl_ctx *c)
 					  "pytorch_half_pixel", NULL};
 	static const char *const nms[] = {"round_prefer_floor", "floor", "round_prefer_ceil",
 					  "ceil", NULL};
-	const struct ho_tensor *x = in_t(c, 0), *yt = &c->g->tensors[c->n->outputs[0]];
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0),
+			       *yt = &c->g->tensors[c->n->outputs[0]];
 	const struct ho_attr *m = ho_node_attr(c->n, "mode"),
 			     *ct = ho_node_attr(c->n, "coordinate_transformation_mode"),
 			     *nm = ho_node_attr(c->n, "nearest_mode");
@@ -902,24 +877,13 @@ static int prep_resize(const struct ocl_ctx *c)
 		if (sc >= 0 && ho_shape_numel(&c->g->tensors[sc].shape) == 4 && is_const(c, sc))
 			scale[k] = const_f(c, sc, 2 + k);
 	}
-	if (!(l = ocl_new_launch(c, "resize2d")))
+	if (!(l = ocl_spatial(c, "resize2d", x, yt, &a)))
 		return ocl_no_kernel(c);
-	a = ocl_start(l);
-	a_tensor(&a, c, c->n->outputs[0]);
-	a_tensor(&a, c, c->n->inputs[0]);
-	a_int(&a, (int)x->shape.dim[2]);
-	a_int(&a, (int)x->shape.dim[3]);
-	a_int(&a, (int)yt->shape.dim[2]);
-	a_int(&a, (int)yt->shape.dim[3]);
 	a_float(&a, scale[0]);
 	a_float(&a, scale[1]);
 	a_int(&a, mode);
 	a_int(&a, ctm);
 	a_int(&a, nmode);
-	l->dims = 3;
-	l->global[0] = (size_t)yt->shape.dim[3];
-	l->global[1] = (size_t)yt->shape.dim[2];
-	l->global[2] = (size_t)(yt->shape.dim[0] * yt->shape.dim[1]);
 	return ocl_args_done(c, &a);
 }
 
@@ -1009,8 +973,10 @@ int ocl_prepare(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
 	int ret;
 
 	*out = NULL;
-	if (!strcmp(n->op_type, "Constant") || *n->domain)
-		return *n->domain ? ocl_refuse(&c, "runs the default ONNX domain only") : 0;
+	if (*n->domain)
+		return ocl_refuse(&c, "runs the default ONNX domain only");
+	if (!strcmp(n->op_type, "Constant"))
+		return 0;
 	for (uint32_t o = 1; o < n->n_outputs; o++)
 		more |= n->outputs[o] >= 0;
 	if (ho_op_is_view(n->op_type) && !more)

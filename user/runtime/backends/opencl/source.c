@@ -57,7 +57,7 @@ const char ocl_source[] =
     "}\n"
     "__kernel void binary(__global float *y, long yo, __global const float *a, long ao,\n"
     "                     __global const float *b, long bo, int rank, int8 dims,\n"
-    "                     int8 sa, int8 sb, int op, int post, float p, float q) {\n"
+    "                     int8 sa, int8 sb, int op) {\n"
     "  size_t i = get_global_id(0), r = i;\n"
     "  int d[MAXR] = {dims.s0, dims.s1, dims.s2, dims.s3, dims.s4, dims.s5, dims.s6, dims.s7};\n"
     "  int xa[MAXR] = {sa.s0, sa.s1, sa.s2, sa.s3, sa.s4, sa.s5, sa.s6, sa.s7};\n"
@@ -67,7 +67,7 @@ const char ocl_source[] =
     "    int c = r % d[k]; r /= d[k];\n"
     "    ia += (long)c * xa[k]; ib += (long)c * xb[k];\n"
     "  }\n"
-    "  y[yo + i] = act(bin(a[ao + ia], b[bo + ib], op), post, p, q);\n"
+    "  y[yo + i] = bin(a[ao + ia], b[bo + ib], op);\n"
     "}\n"
     /* any permutation or strided view: out index -> source offset by strides */
     "__kernel void gather_nd(__global float *y, long yo, __global const float *x, long xo,\n"
@@ -170,13 +170,12 @@ const char ocl_source[] =
     "  for (int i = 0; i < len; i++) s = kind ? fmax(s, xr[i * inner]) : s + xr[i * inner];\n"
     "  y[yo + r] = kind ? s : s / (float)len;\n"
     "}\n"
-    /* y = x * scale[c] + shift[c] over NC... (batch norm folded to an affine map) */
+    /* y = x * scale[c] + shift[c] over NC... (a batch norm as an affine map) */
     "__kernel void channel_affine(__global float *y, long yo, __global const float *x,\n"
-    "                             long xo, __global const float *ss, int C, int inner,\n"
-    "                             int a, float p, float q) {\n"
+    "                             long xo, __global const float *ss, int C, int inner) {\n"
     "  size_t i = get_global_id(0);\n"
     "  int c = (i / inner) % C;\n"
-    "  y[yo + i] = act(x[xo + i] * ss[c] + ss[C + c], a, p, q);\n"
+    "  y[yo + i] = x[xo + i] * ss[c] + ss[C + c];\n"
     "}\n"
     /* Softmax (log: LogSoftmax) over rows of len spaced inner apart */
     "__kernel void softmax(__global float *y, long yo, __global const float *x, long xo,\n"
