@@ -202,12 +202,8 @@ int main(void)
 	bound_runs(g, &o, &in, "one CPU device");
 
 	/* cpu0 and the emulator, every other node on each: the input is copied from the frame */
-	snprintf(pl.dev[0].name, sizeof(pl.dev[0].name), "cpu0");
-	snprintf(pl.dev[0].backend, sizeof(pl.dev[0].backend), "cpu");
-	pl.dev[0].threads = 1;
-	snprintf(pl.dev[1].name, sizeof(pl.dev[1].name), "emu0");
-	snprintf(pl.dev[1].backend, sizeof(pl.dev[1].backend), "emu");
-	pl.dev[1].threads = 1;
+	t_rt_device(&pl.dev[0], "cpu0", "cpu", 0);
+	t_rt_device(&pl.dev[1], "emu0", "emu", 0);
 	pl.node_device = calloc(g->n_nodes, sizeof(int32_t));
 	pl.node_prio = calloc(g->n_nodes, sizeof(uint32_t));
 	T_REQUIRE(pl.node_device && pl.node_prio);

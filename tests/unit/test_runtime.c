@@ -210,14 +210,8 @@ int main(void)
 	T_REQUIRE(ho_graph_bind_input(g, "input", in.shape, in.ndim, &err) == 0);
 	T_REQUIRE(ho_shape_infer(g, &err) == 0);
 
-	snprintf(pl.dev[0].name, sizeof(pl.dev[0].name), "cpu0");
-	snprintf(pl.dev[0].backend, sizeof(pl.dev[0].backend), "cpu");
-	pl.dev[0].threads = 1;
-	pl.dev[0].numa_node = 0;
-	snprintf(pl.dev[1].name, sizeof(pl.dev[1].name), "emu0");
-	snprintf(pl.dev[1].backend, sizeof(pl.dev[1].backend), "emu");
-	pl.dev[1].threads = 1;
-	pl.dev[1].numa_node = 0;
+	t_rt_device(&pl.dev[0], "cpu0", "cpu", 0);
+	t_rt_device(&pl.dev[1], "emu0", "emu", 0);
 	pl.node_device = calloc(g->n_nodes, sizeof(int32_t));
 	pl.node_prio = calloc(g->n_nodes, sizeof(uint32_t));
 	T_REQUIRE(pl.node_device && pl.node_prio);

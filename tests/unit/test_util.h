@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* What the unit test programs share beyond tests/test_helpers.h: the models' folder. */
+/* What the unit test programs share beyond tests/test_helpers.h: the models' folder, a
+ * runtime device. */
 #ifndef HO_TEST_UTIL_H
 #define HO_TEST_UTIL_H
 
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "../test_helpers.h"
+#include "heteroopt/runtime.h"
 
 /* Folder of the generated models (scripts/models.sh). */
 static inline const char *t_models_dir(void)
@@ -16,6 +18,17 @@ static inline const char *t_models_dir(void)
 	const char *d = getenv("HETEROOPT_MODELS");
 
 	return d && *d ? d : NULL;
+}
+
+/* A placement's device: its name and backend, one thread, on NUMA node numa_node. */
+static inline void t_rt_device(struct ho_rt_device *d, const char *name, const char *backend,
+			       int numa_node)
+{
+	memset(d, 0, sizeof(*d));
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	snprintf(d->backend, sizeof(d->backend), "%s", backend);
+	d->threads = 1;
+	d->numa_node = numa_node;
 }
 
 static inline int t_model_path(char *buf, size_t n, const char *name)
