@@ -74,6 +74,57 @@ extern const char ocl_source[];
 int ocl_build(struct ho_backend *b, struct ho_error *err);
 const char *ocl_strerror(cl_int e);
 
+/* A node being prepared: what every operator's prepare reads and fills. */
+struct ocl_ctx {
+	struct ho_backend *b;
+	const struct ho_graph *g;
+	const struct ho_node *n;
+	const struct ho_fusion *fuse;
+	const struct ho_mem *mem;
+	struct ho_kernel *k;
+	struct ho_error *err;
+};
+
+/* Kernel arguments, in order, through one cursor. */
+struct ocl_args {
+	cl_kernel k;
+	cl_uint i;
+	cl_int e;
+};
+
+/* args.c: launches and their arguments */
+int ocl_refuse(const struct ocl_ctx *c, const char *why);
+int ocl_no_kernel(const struct ocl_ctx *c);
+float ocl_const_f(const struct ocl_ctx *c, int32_t t, int64_t i);
+bool ocl_is_const(const struct ocl_ctx *c, int32_t t);
+struct ocl_launch *ocl_new_launch(const struct ocl_ctx *c, const char *name);
+/* A launch of kernel name whose first arguments are tensors y and x. */
+struct ocl_launch *ocl_launch_yx(const struct ocl_ctx *c, const char *name, int32_t y, int32_t x,
+				 struct ocl_args *a);
+void ocl_arg_int(struct ocl_args *a, int v);
+void ocl_arg_long(struct ocl_args *a, long v);
+void ocl_arg_float(struct ocl_args *a, float v);
+void ocl_arg_buf(struct ocl_args *a, cl_mem m);
+void ocl_arg_tensor(struct ocl_args *a, const struct ocl_ctx *c, int32_t t);
+void ocl_arg_act(struct ocl_args *a, const struct ocl_act_args *act);
+void ocl_arg_int8(struct ocl_args *a, const int *v);
+int ocl_args_done(const struct ocl_ctx *c, const struct ocl_args *a);
+
+/* eltwise.c */
+bool ocl_act_of(const struct ocl_ctx *c, int32_t i, struct ocl_act_args *out);
+int ocl_binary_at(const struct ocl_ctx *c, const struct ho_node *n, int32_t y, bool in_place);
+int ocl_prep_unary(const struct ocl_ctx *c);
+int ocl_prep_binary(const struct ocl_ctx *c);
+
+/* conv.c */
+struct ocl_launch *ocl_spatial(const struct ocl_ctx *c, const char *name, const struct ho_tensor *x,
+			       const struct ho_tensor *y, struct ocl_args *a);
+int ocl_prep_conv(const struct ocl_ctx *c);
+int ocl_prep_matmul(const struct ocl_ctx *c);
+int ocl_prep_pool(const struct ocl_ctx *c);
+int ocl_prep_global_pool(const struct ocl_ctx *c);
+int ocl_prep_batchnorm(const struct ocl_ctx *c);
+
 /* ops.c: the operator table */
 bool ocl_runs(const char *op_type);
 int ocl_prepare(struct ho_backend *b, const struct ho_graph *g, uint32_t node,

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The OpenCL backend's kernel launches and their arguments, set once at prepare
+ * time over the tensors' (buffer, offset) handles; refusals and constants read
+ * at prepare time.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ocl.h"
+
+int ocl_refuse(const struct ocl_ctx *c, const char *why)
+{
+	return ho_err(c->err, -EOPNOTSUPP, "node '%s' (%s): the OpenCL backend %s", c->n->name,
+		      c->n->op_type, why);
+}
+
+/* A float constant's value i, from the graph: weights, Constant outputs, folded values. */
+float ocl_const_f(const struct ocl_ctx *c, int32_t t, int64_t i)
+{
+	const struct ho_tensor *tt = &c->g->tensors[t];
+
+	if (tt->data)
+		return ((const float *)tt->data)[i];
+	if (tt->value && tt->value->f)
+		return (float)tt->value->f[i];
+	return tt->value && tt->value->i ? (float)tt->value->i[i] : 0.0f;
+}
+
+/* t holds a value known at plan time that const_f reads. */
+bool ocl_is_const(const struct ocl_ctx *c, int32_t t)
+{
+	const struct ho_tensor *tt = &c->g->tensors[t];
+
+	return (tt->flags & HO_T_KNOWN) && tt->dtype == HO_DT_FLOAT &&
+	       (tt->data || (tt->value && (tt->value->f || tt->value->i)));
+}
+
+/* A new launch of kernel name; its arguments set by the caller. */
+struct ocl_launch *ocl_new_launch(const struct ocl_ctx *c, const char *name)
+{
+	struct ho_kernel *k = c->k;
+	cl_int e = CL_SUCCESS;
+
+	if (k->n == k->cap) {
+		int cap = k->cap ? 2 * k->cap : 4;
+		struct ocl_launch *l = realloc(k->l, (size_t)cap * sizeof(*l));
+
+		if (!l)
+			return NULL;
+		k->l = l;
+		k->cap = cap;
+	}
+	memset(&k->l[k->n], 0, sizeof(k->l[0]));
+	k->l[k->n].k = clCreateKernel(c->b->prog, name, &e);
+	if (e != CL_SUCCESS)
+		return NULL;
+	return &k->l[k->n++];
+}
+
+/* Kernel arguments, in order, through one cursor. */
+static void ocl_arg_raw(struct ocl_args *a, size_t len, const void *v)
+{
+	if (a->e == CL_SUCCESS)
+		a->e = clSetKernelArg(a->k, a->i, len, v);
+	a->i++;
+}
+
+void ocl_arg_int(struct ocl_args *a, int v)
+{
+	ocl_arg_raw(a, sizeof(v), &v);
+}
+
+void ocl_arg_long(struct ocl_args *a, long v)
+{
+	cl_long l = v;
+
+	ocl_arg_raw(a, sizeof(l), &l);
+}
+
+void ocl_arg_float(struct ocl_args *a, float v)
+{
+	ocl_arg_raw(a, sizeof(v), &v);
+}
+
+void ocl_arg_buf(struct ocl_args *a, cl_mem m)
+{
+	ocl_arg_raw(a, sizeof(m), &m);
+}
+
+/* A tensor: its block's buffer and its offset in floats. */
+void ocl_arg_tensor(struct ocl_args *a, const struct ocl_ctx *c, int32_t t)
+{
+	ocl_arg_buf(a, c->mem[t].block->mem);
+	ocl_arg_long(a, (long)(c->mem[t].off / sizeof(float)));
+}
+
+void ocl_arg_act(struct ocl_args *a, const struct ocl_act_args *act)
+{
+	ocl_arg_int(a, act->act);
+	ocl_arg_float(a, act->p);
+	ocl_arg_float(a, act->q);
+}
+
+void ocl_arg_int8(struct ocl_args *a, const int *v)
+{
+	cl_int8 x;
+
+	memcpy(&x, v, sizeof(x));
+	ocl_arg_raw(a, sizeof(x), &x);
+}
+
+int ocl_args_done(const struct ocl_ctx *c, const struct ocl_args *a)
+{
+	if (a->e != CL_SUCCESS)
+		return ho_err(c->err, -EINVAL, "node '%s' (%s): OpenCL kernel arguments: %s (%d)",
+			      c->n->name, c->n->op_type, ocl_strerror(a->e), a->e);
+	return 0;
+}
+
+static struct ocl_args ocl_start(struct ocl_launch *l)
+{
+	return (struct ocl_args){.k = l->k};
+}
+
+int ocl_no_kernel(const struct ocl_ctx *c)
+{
+	return ho_err(c->err, -ENOMEM, "node '%s' (%s): cannot create its OpenCL kernel",
+		      c->n->name, c->n->op_type);
+}
+
+/* A launch of kernel name whose first arguments are tensors y and x. */
+struct ocl_launch *ocl_launch_yx(const struct ocl_ctx *c, const char *name, int32_t y, int32_t x,
+				 struct ocl_args *a)
+{
+	struct ocl_launch *l = ocl_new_launch(c, name);
+
+	if (!l)
+		return NULL;
+	*a = ocl_start(l);
+	ocl_arg_tensor(a, c, y);
+	ocl_arg_tensor(a, c, x);
+	return l;
+}

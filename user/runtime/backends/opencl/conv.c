@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The OpenCL backend's convolution, matmul, pooling and batch-norm operators, and
+ * the nodes the executor folds into a Conv or MatMul: its batch norm into the
+ * weights, its post-op into the kernel.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ocl.h"
+
+/* Where a fused kernel writes: its post-op's output, else its batch norm's, else its own. */
+static int32_t ocl_out(const struct ocl_ctx *c)
+{
+	if (c->fuse && c->fuse->post >= 0)
+		return c->g->nodes[c->fuse->post].outputs[0];
+	if (c->fuse && c->fuse->bn >= 0)
+		return c->g->nodes[c->fuse->bn].outputs[0];
+	return c->n->outputs[0];
+}
+
+/*
+ * auto_pad SAME_UPPER or SAME_LOWER: the leading pads (pd[0], pd[1]) that give x's
+ * spatial axes y's extents under kernel extents ks, strides st and dilations dl.
+ */
+static void ocl_same_pads(const struct ho_node *n, const struct ho_tensor *x,
+			  const struct ho_tensor *y, const int64_t *ks, const int64_t *st,
+			  const int64_t *dl, int64_t *pd)
+{
+	const struct ho_attr *ap = ho_node_attr(n, "auto_pad");
+	bool upper = ap && ap->s && !strcmp(ap->s, "SAME_UPPER");
+
+	if (!upper && !(ap && ap->s && !strcmp(ap->s, "SAME_LOWER")))
+		return;
+	for (int k = 0; k < 2; k++) {
+		int64_t tot = (y->shape.dim[2 + k] - 1) * st[k] + (ks[k] - 1) * dl[k] + 1 -
+			      x->shape.dim[2 + k];
+
+		tot = tot > 0 ? tot : 0;
+		pd[k] = upper ? tot / 2 : tot - tot / 2;
+	}
+}
+
+/* One work-item per output element of an NCHW tensor y: (x, y, n * c). */
+static void ocl_grid_nchw(struct ocl_launch *l, const struct ho_tensor *y)
+{
+	l->dims = 3;
+	l->global[0] = (size_t)y->shape.dim[3];
+	l->global[1] = (size_t)y->shape.dim[2];
+	l->global[2] = (size_t)(y->shape.dim[0] * y->shape.dim[1]);
+}
+
+/* A launch of a spatial kernel: output y, input x, then x's and y's height and width. */
+struct ocl_launch *ocl_spatial(const struct ocl_ctx *c, const char *name, const struct ho_tensor *x,
+			       const struct ho_tensor *y, struct ocl_args *a)
+{
+	struct ocl_launch *l = ocl_launch_yx(c, name, c->n->outputs[0], c->n->inputs[0], a);
+
+	if (!l)
+		return NULL;
+	ocl_arg_int(a, (int)x->shape.dim[2]);
+	ocl_arg_int(a, (int)x->shape.dim[3]);
+	ocl_arg_int(a, (int)y->shape.dim[2]);
+	ocl_arg_int(a, (int)y->shape.dim[3]);
+	ocl_grid_nchw(l, y);
+	return l;
+}
+
+/*
+ * A Conv's or MatMul's folded post-op: an activation run inside its kernel (act),
+ * or, where it is none (false), a binary node by a constant run in place after it.
+ */
+static bool ocl_post_act(const struct ocl_ctx *c, struct ocl_act_args *act)
+{
+	*act = (struct ocl_act_args){OCL_NONE, 0, 0};
+	return !c->fuse || c->fuse->post < 0 || ocl_act_of(c, c->fuse->post, act);
+}
+
+/* The post-op ocl_post_act left out, after the kernel, on its output in place. */
+static int ocl_post_binary(const struct ocl_ctx *c)
+{
+	const struct ho_node *p = &c->g->nodes[c->fuse->post];
+
+	return ocl_binary_at(c, p, p->outputs[0], true);
+}
+
+/* Input i of node n as float32 host memory (a constant, read at prepare time); NULL: omitted. */
+static const float *ocl_host_f(const struct ocl_ctx *c, const struct ho_node *n, uint32_t i)
+{
+	return i < n->n_inputs && n->inputs[i] >= 0 ? c->mem[n->inputs[i]].host : NULL;
+}
+
+/* A batch norm's gamma, beta, mean and var, for ho_bn_fold. */
+#define BN_PARAMS(c, bn)                                                                           \
+	ocl_host_f(c, bn, 1), ocl_host_f(c, bn, 2), ocl_host_f(c, bn, 3), ocl_host_f(c, bn, 4)
+
+/* Buffer owned[i] of the kernel: a copy of len bytes the kernel computed at prepare time. */
+static int ocl_owned(const struct ocl_ctx *c, int i, const void *data, size_t len)
+{
+	cl_int e = CL_SUCCESS;
+
+	c->k->owned[i] = clCreateBuffer(c->b->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, len,
+					(void *)data, &e);
+	if (e != CL_SUCCESS)
+		return ho_err(c->err, -ENOMEM, "node '%s': %s (%d)", c->n->name, ocl_strerror(e),
+			      e);
+	return 0;
+}
+
+/* Conv 2-D (any groups, strides, padding, dilation), a batch norm folded into its
+ * weights, its post-op in the kernel. */
+int ocl_prep_conv(const struct ocl_ctx *c)
+{
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0), *w = ho_node_input(c->g, c->n, 1),
+			       *b = ho_node_input(c->g, c->n, 2);
+	const struct ho_tensor *yt = &c->g->tensors[c->n->outputs[0]];
+	int64_t st[2], pd[4], dl[2], K, C, KH, KW, G = ho_node_attr_i(c->n, "group", 1);
+	int32_t y = ocl_out(c);
+	struct ocl_act_args act;
+	struct ocl_launch *l;
+	struct ocl_args a;
+	cl_mem wm = NULL, bm = NULL;
+	long wo = 0, bo = 0;
+	bool act_only;
+
+	if (!x || !w || x->shape.rank != 4 || w->shape.rank != 4 || yt->shape.rank != 4 ||
+	    !(w->flags & HO_T_KNOWN) || (b && !(b->flags & HO_T_KNOWN)))
+		return ocl_refuse(c, "runs 2-D convolutions with constant weights only");
+	K = w->shape.dim[0], C = x->shape.dim[1], KH = w->shape.dim[2], KW = w->shape.dim[3];
+	if (!ho_node_attr_ints(c->n, "strides", st, 2, 1) ||
+	    !ho_node_attr_ints(c->n, "pads", pd, 4, 0) ||
+	    !ho_node_attr_ints(c->n, "dilations", dl, 2, 1) || G < 1 || C % G || K % G)
+		return ocl_refuse(c, "cannot read its strides, pads, dilations or groups");
+	ocl_same_pads(c->n, x, yt, &w->shape.dim[2], st, dl, pd);
+	act_only = ocl_post_act(c, &act);
+	if (c->fuse && c->fuse->bn >= 0) {
+		const struct ho_node *bn = &c->g->nodes[c->fuse->bn];
+		int64_t per = C / G * KH * KW;
+		float *fw = malloc((size_t)(K * per + K) * sizeof(float));
+		int ret;
+
+		if (!fw)
+			return ho_err(c->err, -ENOMEM, "out of memory");
+		ho_bn_fold(bn, (const float *const[4]){BN_PARAMS(c, bn)}, ocl_host_f(c, c->n, 1),
+			   ocl_host_f(c, c->n, 2), K, per, fw, fw + K * per);
+		ret = ocl_owned(c, 0, fw, (size_t)(K * per) * sizeof(float));
+		if (!ret)
+			ret = ocl_owned(c, 1, fw + K * per, (size_t)K * sizeof(float));
+		free(fw);
+		if (ret)
+			return ret;
+		wm = c->k->owned[0];
+		bm = c->k->owned[1];
+	} else {
+		wm = c->mem[c->n->inputs[1]].block->mem;
+		wo = (long)(c->mem[c->n->inputs[1]].off / sizeof(float));
+		bm = b ? c->mem[c->n->inputs[2]].block->mem : wm;
+		bo = b ? (long)(c->mem[c->n->inputs[2]].off / sizeof(float)) : 0;
+	}
+	if (!(l = ocl_launch_yx(c, "conv2d", y, c->n->inputs[0], &a)))
+		return ocl_no_kernel(c);
+	ocl_arg_buf(&a, wm);
+	ocl_arg_long(&a, wo);
+	ocl_arg_buf(&a, bm);
+	ocl_arg_long(&a, bo);
+	ocl_arg_int(&a, b || (c->fuse && c->fuse->bn >= 0));
+	ocl_arg_int(&a, (int)C);
+	ocl_arg_int(&a, (int)x->shape.dim[2]);
+	ocl_arg_int(&a, (int)x->shape.dim[3]);
+	ocl_arg_int(&a, (int)K);
+	ocl_arg_int(&a, (int)yt->shape.dim[2]);
+	ocl_arg_int(&a, (int)yt->shape.dim[3]);
+	ocl_arg_int(&a, (int)KH);
+	ocl_arg_int(&a, (int)KW);
+	for (int k = 0; k < 2; k++)
+		ocl_arg_int(&a, (int)st[k]);
+	for (int k = 0; k < 2; k++)
+		ocl_arg_int(&a, (int)pd[k]);
+	for (int k = 0; k < 2; k++)
+		ocl_arg_int(&a, (int)dl[k]);
+	ocl_arg_int(&a, (int)G);
+	ocl_arg_act(&a, &act);
+	ocl_grid_nchw(l, yt);
+	if (ocl_args_done(c, &a))
+		return c->err->code;
+	return act_only ? 0 : ocl_post_binary(c);
+}
+
+/* MatMul (a bias Add folded) and Gemm: batches where both or one side is batched. */
+int ocl_prep_matmul(const struct ocl_ctx *c)
+{
+	bool gemm = !strcmp(c->n->op_type, "Gemm"), act_only;
+	const struct ho_tensor *A = ho_node_input(c->g, c->n, 0), *B = ho_node_input(c->g, c->n, 1),
+			       *C = NULL;
+	const struct ho_tensor *yt = &c->g->tensors[c->n->outputs[0]];
+	int ta = gemm ? (int)ho_node_attr_i(c->n, "transA", 0) : 0,
+	    tb = gemm ? (int)ho_node_attr_i(c->n, "transB", 0) : 0;
+	float alpha = gemm ? ho_node_attr_f(c->n, "alpha", 1) : 1,
+	      beta = gemm ? ho_node_attr_f(c->n, "beta", 1) : 1;
+	int64_t M, N, K, batch = 1, sa, sb;
+	int32_t ct = -1, y = ocl_out(c);
+	int bias_m = 0, bias_n = 0;
+	struct ocl_act_args act;
+	struct ocl_launch *l;
+	struct ocl_args a;
+
+	if (!A || !B || A->shape.rank < 1 || B->shape.rank < 1 || yt->shape.rank < 1)
+		return ocl_refuse(c, "needs both operands");
+	K = ta ? A->shape.dim[A->shape.rank - 2] : A->shape.dim[A->shape.rank - 1];
+	M = A->shape.rank == 1 ? 1
+	    : ta	       ? A->shape.dim[A->shape.rank - 1]
+			       : A->shape.dim[A->shape.rank - 2];
+	N = B->shape.rank == 1 ? 1
+	    : tb	       ? B->shape.dim[B->shape.rank - 2]
+			       : B->shape.dim[B->shape.rank - 1];
+	for (int k = 0; k < A->shape.rank - 2; k++)
+		batch *= A->shape.dim[k];
+	sa = A->shape.rank > 2 ? M * K : 0;
+	sb = B->shape.rank > 2 ? K * N : 0;
+	if (B->shape.rank > 2) {
+		int64_t bb = 1;
+
+		for (int k = 0; k < B->shape.rank - 2; k++)
+			bb *= B->shape.dim[k];
+		if (A->shape.rank > 2 && (bb != batch || A->shape.rank != B->shape.rank))
+			return ocl_refuse(c, "runs MatMul batches of one shape on both sides only");
+		batch = bb;
+	}
+	if (gemm && c->n->n_inputs > 2 && c->n->inputs[2] >= 0)
+		ct = c->n->inputs[2];
+	if (!gemm && c->fuse && c->fuse->bn >= 0) { /* the bias Add's other operand */
+		const struct ho_node *add = &c->g->nodes[c->fuse->bn];
+
+		ct = add->inputs[0] == c->n->outputs[0] ? add->inputs[1] : add->inputs[0];
+	}
+	if (ct >= 0) {
+		const struct ho_shape *cs = &c->g->tensors[ct].shape;
+		int64_t cm = cs->rank >= 2 ? cs->dim[cs->rank - 2] : 1,
+			cn = cs->rank >= 1 ? cs->dim[cs->rank - 1] : 1;
+
+		C = &c->g->tensors[ct];
+		if ((cm != 1 && cm != M) || (cn != 1 && cn != N) || ho_shape_numel(cs) != cm * cn)
+			return ocl_refuse(c, "adds a bias of [M,N], [N], [M,1] or a scalar only");
+		bias_m = cm == 1 ? 0 : (int)cn;
+		bias_n = cn == 1 ? 0 : 1;
+	}
+	act_only = ocl_post_act(c, &act);
+	if (!(l = ocl_launch_yx(c, "matmul", y, c->n->inputs[0], &a)))
+		return ocl_no_kernel(c);
+	ocl_arg_tensor(&a, c, c->n->inputs[1]);
+	if (C) {
+		ocl_arg_tensor(&a, c, ct);
+	} else {
+		ocl_arg_buf(&a, NULL);
+		ocl_arg_long(&a, 0);
+	}
+	ocl_arg_int(&a, (int)M);
+	ocl_arg_int(&a, (int)N);
+	ocl_arg_int(&a, (int)K);
+	ocl_arg_long(&a, (long)sa);
+	ocl_arg_long(&a, (long)sb);
+	ocl_arg_int(&a, ta);
+	ocl_arg_int(&a, tb);
+	ocl_arg_float(&a, alpha);
+	ocl_arg_float(&a, beta);
+	ocl_arg_int(&a, bias_m);
+	ocl_arg_int(&a, bias_n);
+	ocl_arg_act(&a, &act);
+	l->dims = 3;
+	l->global[0] = (size_t)((N + 15) / 16 * 16);
+	l->global[1] = (size_t)((M + 15) / 16 * 16);
+	l->global[2] = (size_t)batch;
+	l->local[0] = l->local[1] = 16;
+	l->local[2] = 1;
+	if (ocl_args_done(c, &a))
+		return c->err->code;
+	return act_only ? 0 : ocl_post_binary(c);
+}
+
+/* MaxPool, AveragePool 2-D; the output's extent (ceil_mode) from shape inference. */
+int ocl_prep_pool(const struct ocl_ctx *c)
+{
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0),
+			       *yt = &c->g->tensors[c->n->outputs[0]];
+	bool avg = !strcmp(c->n->op_type, "AveragePool");
+	int64_t ks[2], st[2], pd[4], dl[2];
+	struct ocl_launch *l;
+	struct ocl_args a;
+
+	if (!x || x->shape.rank != 4 || yt->shape.rank != 4 ||
+	    (c->n->n_outputs > 1 && c->n->outputs[1] >= 0))
+		return ocl_refuse(c, "runs 2-D pooling without indices only");
+	if (!ho_node_attr_ints(c->n, "kernel_shape", ks, 2, 1) ||
+	    !ho_node_attr_ints(c->n, "strides", st, 2, 1) ||
+	    !ho_node_attr_ints(c->n, "pads", pd, 4, 0) ||
+	    !ho_node_attr_ints(c->n, "dilations", dl, 2, 1))
+		return ocl_refuse(c, "cannot read its kernel shape, strides, pads or dilations");
+	ocl_same_pads(c->n, x, yt, ks, st, dl, pd);
+	if (!(l = ocl_spatial(c, "pool2d", x, yt, &a)))
+		return ocl_no_kernel(c);
+	for (int k = 0; k < 2; k++)
+		ocl_arg_int(&a, (int)ks[k]);
+	for (int k = 0; k < 2; k++)
+		ocl_arg_int(&a, (int)st[k]);
+	for (int k = 0; k < 2; k++)
+		ocl_arg_int(&a, (int)pd[k]);
+	for (int k = 0; k < 2; k++)
+		ocl_arg_int(&a, (int)dl[k]);
+	ocl_arg_int(&a, avg ? (ho_node_attr_i(c->n, "count_include_pad", 0) ? 2 : 1) : 0);
+	return ocl_args_done(c, &a);
+}
+
+/* GlobalAveragePool, GlobalMaxPool: rows of the spatial extent. */
+int ocl_prep_global_pool(const struct ocl_ctx *c)
+{
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0);
+	int64_t len = 1;
+	struct ocl_launch *l;
+	struct ocl_args a;
+
+	if (!x || x->shape.rank < 3)
+		return ocl_refuse(c, "needs a spatial input");
+	for (int k = 2; k < x->shape.rank; k++)
+		len *= x->shape.dim[k];
+	if (!(l = ocl_launch_yx(c, "reduce_rows", c->n->outputs[0], c->n->inputs[0], &a)))
+		return ocl_no_kernel(c);
+	ocl_arg_int(&a, (int)len);
+	ocl_arg_int(&a, 1);
+	ocl_arg_int(&a, strcmp(c->n->op_type, "GlobalAveragePool") ? 1 : 0);
+	l->dims = 1;
+	l->global[0] = (size_t)(x->shape.dim[0] * x->shape.dim[1]);
+	return ocl_args_done(c, &a);
+}
+
+/* Inference BatchNormalization: an affine map per channel computed at prepare. */
+int ocl_prep_batchnorm(const struct ocl_ctx *c)
+{
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0);
+	int64_t C, inner = 1;
+	float *ss;
+	struct ocl_launch *l;
+	struct ocl_args a;
+	int ret;
+
+	if (!x || x->shape.rank < 2 || c->n->n_inputs < 5)
+		return ocl_refuse(c, "needs an input of at least two axes");
+	for (uint32_t k = 1; k < 5; k++)
+		if (c->n->inputs[k] < 0 || !(c->g->tensors[c->n->inputs[k]].flags & HO_T_KNOWN))
+			return ocl_refuse(c, "runs batch norms of constant parameters only");
+	C = x->shape.dim[1];
+	for (int k = 2; k < x->shape.rank; k++)
+		inner *= x->shape.dim[k];
+	/* the batch norm folded into a weight of 1 per channel: its scale, then its shift */
+	if (!(ss = malloc(3 * (size_t)C * sizeof(float))))
+		return ho_err(c->err, -ENOMEM, "out of memory");
+	for (int64_t k = 0; k < C; k++)
+		ss[2 * C + k] = 1.0f;
+	ho_bn_fold(c->n, (const float *const[4]){BN_PARAMS(c, c->n)}, ss + 2 * C, NULL, C, 1, ss,
+		   ss + C);
+	ret = ocl_owned(c, 0, ss, 2 * (size_t)C * sizeof(float));
+	free(ss);
+	if (ret)
+		return ret;
+	if (!(l = ocl_launch_yx(c, "channel_affine", c->n->outputs[0], c->n->inputs[0], &a)))
+		return ocl_no_kernel(c);
+	ocl_arg_buf(&a, c->k->owned[0]);
+	ocl_arg_int(&a, (int)C);
+	ocl_arg_int(&a, (int)inner);
+	l->dims = 1;
+	l->global[0] = (size_t)ho_shape_numel(&x->shape);
+	return ocl_args_done(c, &a);
+}
