@@ -43,7 +43,7 @@ PROBE_OBJ := $(PROBE_SRC:%.c=$(O)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(O)/%.o)
 GRAPH_LIBS := $(shell pkg-config --libs libprotobuf-c) -lm
 SCHED_LIBS := $(GRAPH_LIBS) $(shell pkg-config --libs jansson) -lpthread
-RUNTIME_LIBS := $(SCHED_LIBS) -ldnnl -lgomp -lnuma -luring -lOpenCL
+RUNTIME_LIBS := $(SCHED_LIBS) -ldnnl -lgomp -lnuma -luring -lclblast -lOpenCL
 LDLIBS := $(RUNTIME_LIBS)
 
 # Each library sees its own private header and the common one, no other's.

@@ -13,7 +13,7 @@ libjansson-dev libdnnl-dev libstarpu-dev
 python3 python3-numpy python3-onnx python3-torch python3-torchvision libonnx-testdata
 linux-headers-amd64 kmod
 liburing-dev sparse libnuma-dev
-ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
+ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo libclblast-dev
 linux-image-amd64 qemu-system-x86 busybox-static cpio
 linux-source-6.12 bc bison flex libelf-dev libssl-dev dwarves xz-utils
 chromium fonts-liberation

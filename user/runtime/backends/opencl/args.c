@@ -39,7 +39,7 @@ bool ocl_is_const(const struct ocl_ctx *c, int32_t t)
 	       (tt->data || (tt->value && (tt->value->f || tt->value->i)));
 }
 
-/* A new launch of kernel name; its arguments set by the caller. */
+/* A new launch of kernel name (NULL: a GEMM); its arguments set by the caller. */
 struct ocl_launch *ocl_new_launch(const struct ocl_ctx *c, const char *name)
 {
 	struct ho_kernel *k = c->k;
@@ -55,7 +55,8 @@ struct ocl_launch *ocl_new_launch(const struct ocl_ctx *c, const char *name)
 		k->cap = cap;
 	}
 	memset(&k->l[k->n], 0, sizeof(k->l[0]));
-	k->l[k->n].k = clCreateKernel(c->b->prog, name, &e);
+	if (name)
+		k->l[k->n].k = clCreateKernel(c->b->prog, name, &e);
 	if (e != CL_SUCCESS)
 		return NULL;
 	return &k->l[k->n++];

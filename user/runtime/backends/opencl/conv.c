@@ -12,8 +12,7 @@
 
 #include "ocl.h"
 
-/* Where a fused kernel writes: its post-op's output, else its batch norm's, else its own. */
-static int32_t ocl_out(const struct ocl_ctx *c)
+int32_t ocl_fused_out(const struct ocl_ctx *c)
 {
 	if (c->fuse && c->fuse->post >= 0)
 		return c->g->nodes[c->fuse->post].outputs[0];
@@ -26,9 +25,8 @@ static int32_t ocl_out(const struct ocl_ctx *c)
  * auto_pad SAME_UPPER or SAME_LOWER: the leading pads (pd[0], pd[1]) that give x's
  * spatial axes y's extents under kernel extents ks, strides st and dilations dl.
  */
-static void ocl_same_pads(const struct ho_node *n, const struct ho_tensor *x,
-			  const struct ho_tensor *y, const int64_t *ks, const int64_t *st,
-			  const int64_t *dl, int64_t *pd)
+void ocl_same_pads(const struct ho_node *n, const struct ho_tensor *x, const struct ho_tensor *y,
+		   const int64_t *ks, const int64_t *st, const int64_t *dl, int64_t *pd)
 {
 	const struct ho_attr *ap = ho_node_attr(n, "auto_pad");
 	bool upper = ap && ap->s && !strcmp(ap->s, "SAME_UPPER");
@@ -73,14 +71,14 @@ struct ocl_launch *ocl_spatial(const struct ocl_ctx *c, const char *name, const 
  * A Conv's or MatMul's folded post-op: an activation run inside its kernel (act),
  * or, where it is none (false), a binary node by a constant run in place after it.
  */
-static bool ocl_post_act(const struct ocl_ctx *c, struct ocl_act_args *act)
+bool ocl_post_act(const struct ocl_ctx *c, struct ocl_act_args *act)
 {
 	*act = (struct ocl_act_args){OCL_NONE, 0, 0};
 	return !c->fuse || c->fuse->post < 0 || ocl_act_of(c, c->fuse->post, act);
 }
 
 /* The post-op ocl_post_act left out, after the kernel, on its output in place. */
-static int ocl_post_binary(const struct ocl_ctx *c)
+int ocl_post_binary(const struct ocl_ctx *c)
 {
 	const struct ho_node *p = &c->g->nodes[c->fuse->post];
 
@@ -110,21 +108,58 @@ static int ocl_owned(const struct ocl_ctx *c, int i, const void *data, size_t le
 	return 0;
 }
 
-/* Conv 2-D (any groups, strides, padding, dilation), a batch norm folded into its
- * weights, its post-op in the kernel. */
+int ocl_conv_weights(const struct ocl_ctx *c, cl_mem *wm, long *wo, cl_mem *bm, long *bo,
+		     bool *has_bias)
+{
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0), *w = ho_node_input(c->g, c->n, 1);
+	int64_t K = w->shape.dim[0], G = ho_node_attr_i(c->n, "group", 1);
+	int64_t per = x->shape.dim[1] / G * w->shape.dim[2] * w->shape.dim[3];
+	const struct ho_node *bn;
+	float *fw;
+	int ret;
+
+	*has_bias = ho_node_input(c->g, c->n, 2) != NULL;
+	if (!c->fuse || c->fuse->bn < 0) {
+		*wm = c->mem[c->n->inputs[1]].block->mem;
+		*wo = (long)(c->mem[c->n->inputs[1]].off / sizeof(float));
+		*bm = *has_bias ? c->mem[c->n->inputs[2]].block->mem : *wm;
+		*bo = *has_bias ? (long)(c->mem[c->n->inputs[2]].off / sizeof(float)) : 0;
+		return 0;
+	}
+	bn = &c->g->nodes[c->fuse->bn];
+	if (!(fw = malloc((size_t)(K * per + K) * sizeof(float))))
+		return ho_err(c->err, -ENOMEM, "out of memory");
+	ho_bn_fold(bn, (const float *const[4]){BN_PARAMS(c, bn)}, ocl_host_f(c, c->n, 1),
+		   ocl_host_f(c, c->n, 2), K, per, fw, fw + K * per);
+	ret = ocl_owned(c, 0, fw, (size_t)(K * per) * sizeof(float));
+	if (!ret)
+		ret = ocl_owned(c, 1, fw + K * per, (size_t)K * sizeof(float));
+	free(fw);
+	*wm = c->k->owned[0];
+	*bm = c->k->owned[1];
+	*wo = *bo = 0;
+	*has_bias = true;
+	return ret;
+}
+
+/*
+ * Conv 2-D (any groups, strides, padding, dilation), a batch norm folded into
+ * its weights, its post-op in the kernel.  Depthwise convolutions run direct,
+ * one output element a work-item; the others as im2col and GEMM (gemm.c).
+ */
 int ocl_prep_conv(const struct ocl_ctx *c)
 {
 	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0), *w = ho_node_input(c->g, c->n, 1),
 			       *b = ho_node_input(c->g, c->n, 2);
 	const struct ho_tensor *yt = &c->g->tensors[c->n->outputs[0]];
 	int64_t st[2], pd[4], dl[2], K, C, KH, KW, G = ho_node_attr_i(c->n, "group", 1);
-	int32_t y = ocl_out(c);
 	struct ocl_act_args act;
 	struct ocl_launch *l;
 	struct ocl_args a;
-	cl_mem wm = NULL, bm = NULL;
-	long wo = 0, bo = 0;
-	bool act_only;
+	cl_mem wm, bm;
+	long wo, bo;
+	bool act_only, has_bias;
+	int ret;
 
 	if (!x || !w || x->shape.rank != 4 || w->shape.rank != 4 || yt->shape.rank != 4 ||
 	    !(w->flags & HO_T_KNOWN) || (b && !(b->flags & HO_T_KNOWN)))
@@ -132,41 +167,22 @@ int ocl_prep_conv(const struct ocl_ctx *c)
 	K = w->shape.dim[0], C = x->shape.dim[1], KH = w->shape.dim[2], KW = w->shape.dim[3];
 	if (!ho_node_attr_ints(c->n, "strides", st, 2, 1) ||
 	    !ho_node_attr_ints(c->n, "pads", pd, 4, 0) ||
-	    !ho_node_attr_ints(c->n, "dilations", dl, 2, 1) || G < 1 || C % G || K % G)
+	    !ho_node_attr_ints(c->n, "dilations", dl, 2, 1) || G < 1 || C % G || K % G ||
+	    w->shape.dim[1] != C / G)
 		return ocl_refuse(c, "cannot read its strides, pads, dilations or groups");
+	if (C / G > 1)
+		return ocl_prep_conv_gemm(c);
 	ocl_same_pads(c->n, x, yt, &w->shape.dim[2], st, dl, pd);
 	act_only = ocl_post_act(c, &act);
-	if (c->fuse && c->fuse->bn >= 0) {
-		const struct ho_node *bn = &c->g->nodes[c->fuse->bn];
-		int64_t per = C / G * KH * KW;
-		float *fw = malloc((size_t)(K * per + K) * sizeof(float));
-		int ret;
-
-		if (!fw)
-			return ho_err(c->err, -ENOMEM, "out of memory");
-		ho_bn_fold(bn, (const float *const[4]){BN_PARAMS(c, bn)}, ocl_host_f(c, c->n, 1),
-			   ocl_host_f(c, c->n, 2), K, per, fw, fw + K * per);
-		ret = ocl_owned(c, 0, fw, (size_t)(K * per) * sizeof(float));
-		if (!ret)
-			ret = ocl_owned(c, 1, fw + K * per, (size_t)K * sizeof(float));
-		free(fw);
-		if (ret)
-			return ret;
-		wm = c->k->owned[0];
-		bm = c->k->owned[1];
-	} else {
-		wm = c->mem[c->n->inputs[1]].block->mem;
-		wo = (long)(c->mem[c->n->inputs[1]].off / sizeof(float));
-		bm = b ? c->mem[c->n->inputs[2]].block->mem : wm;
-		bo = b ? (long)(c->mem[c->n->inputs[2]].off / sizeof(float)) : 0;
-	}
-	if (!(l = ocl_launch_yx(c, "conv2d", y, c->n->inputs[0], &a)))
+	if ((ret = ocl_conv_weights(c, &wm, &wo, &bm, &bo, &has_bias)))
+		return ret;
+	if (!(l = ocl_launch_yx(c, "conv2d", ocl_fused_out(c), c->n->inputs[0], &a)))
 		return ocl_no_kernel(c);
 	ocl_arg_buf(&a, wm);
 	ocl_arg_long(&a, wo);
 	ocl_arg_buf(&a, bm);
 	ocl_arg_long(&a, bo);
-	ocl_arg_int(&a, b || (c->fuse && c->fuse->bn >= 0));
+	ocl_arg_int(&a, has_bias);
 	ocl_arg_int(&a, (int)C);
 	ocl_arg_int(&a, (int)x->shape.dim[2]);
 	ocl_arg_int(&a, (int)x->shape.dim[3]);
@@ -184,97 +200,6 @@ int ocl_prep_conv(const struct ocl_ctx *c)
 	ocl_arg_int(&a, (int)G);
 	ocl_arg_act(&a, &act);
 	ocl_grid_nchw(l, yt);
-	if (ocl_args_done(c, &a))
-		return c->err->code;
-	return act_only ? 0 : ocl_post_binary(c);
-}
-
-/* MatMul (a bias Add folded) and Gemm: batches where both or one side is batched. */
-int ocl_prep_matmul(const struct ocl_ctx *c)
-{
-	bool gemm = !strcmp(c->n->op_type, "Gemm"), act_only;
-	const struct ho_tensor *A = ho_node_input(c->g, c->n, 0), *B = ho_node_input(c->g, c->n, 1),
-			       *C = NULL;
-	const struct ho_tensor *yt = &c->g->tensors[c->n->outputs[0]];
-	int ta = gemm ? (int)ho_node_attr_i(c->n, "transA", 0) : 0,
-	    tb = gemm ? (int)ho_node_attr_i(c->n, "transB", 0) : 0;
-	float alpha = gemm ? ho_node_attr_f(c->n, "alpha", 1) : 1,
-	      beta = gemm ? ho_node_attr_f(c->n, "beta", 1) : 1;
-	int64_t M, N, K, batch = 1, sa, sb;
-	int32_t ct = -1, y = ocl_out(c);
-	int bias_m = 0, bias_n = 0;
-	struct ocl_act_args act;
-	struct ocl_launch *l;
-	struct ocl_args a;
-
-	if (!A || !B || A->shape.rank < 1 || B->shape.rank < 1 || yt->shape.rank < 1)
-		return ocl_refuse(c, "needs both operands");
-	K = ta ? A->shape.dim[A->shape.rank - 2] : A->shape.dim[A->shape.rank - 1];
-	M = A->shape.rank == 1 ? 1
-	    : ta	       ? A->shape.dim[A->shape.rank - 1]
-			       : A->shape.dim[A->shape.rank - 2];
-	N = B->shape.rank == 1 ? 1
-	    : tb	       ? B->shape.dim[B->shape.rank - 2]
-			       : B->shape.dim[B->shape.rank - 1];
-	for (int k = 0; k < A->shape.rank - 2; k++)
-		batch *= A->shape.dim[k];
-	sa = A->shape.rank > 2 ? M * K : 0;
-	sb = B->shape.rank > 2 ? K * N : 0;
-	if (B->shape.rank > 2) {
-		int64_t bb = 1;
-
-		for (int k = 0; k < B->shape.rank - 2; k++)
-			bb *= B->shape.dim[k];
-		if (A->shape.rank > 2 && (bb != batch || A->shape.rank != B->shape.rank))
-			return ocl_refuse(c, "runs MatMul batches of one shape on both sides only");
-		batch = bb;
-	}
-	if (gemm && c->n->n_inputs > 2 && c->n->inputs[2] >= 0)
-		ct = c->n->inputs[2];
-	if (!gemm && c->fuse && c->fuse->bn >= 0) { /* the bias Add's other operand */
-		const struct ho_node *add = &c->g->nodes[c->fuse->bn];
-
-		ct = add->inputs[0] == c->n->outputs[0] ? add->inputs[1] : add->inputs[0];
-	}
-	if (ct >= 0) {
-		const struct ho_shape *cs = &c->g->tensors[ct].shape;
-		int64_t cm = cs->rank >= 2 ? cs->dim[cs->rank - 2] : 1,
-			cn = cs->rank >= 1 ? cs->dim[cs->rank - 1] : 1;
-
-		C = &c->g->tensors[ct];
-		if ((cm != 1 && cm != M) || (cn != 1 && cn != N) || ho_shape_numel(cs) != cm * cn)
-			return ocl_refuse(c, "adds a bias of [M,N], [N], [M,1] or a scalar only");
-		bias_m = cm == 1 ? 0 : (int)cn;
-		bias_n = cn == 1 ? 0 : 1;
-	}
-	act_only = ocl_post_act(c, &act);
-	if (!(l = ocl_launch_yx(c, "matmul", y, c->n->inputs[0], &a)))
-		return ocl_no_kernel(c);
-	ocl_arg_tensor(&a, c, c->n->inputs[1]);
-	if (C) {
-		ocl_arg_tensor(&a, c, ct);
-	} else {
-		ocl_arg_buf(&a, NULL);
-		ocl_arg_long(&a, 0);
-	}
-	ocl_arg_int(&a, (int)M);
-	ocl_arg_int(&a, (int)N);
-	ocl_arg_int(&a, (int)K);
-	ocl_arg_long(&a, (long)sa);
-	ocl_arg_long(&a, (long)sb);
-	ocl_arg_int(&a, ta);
-	ocl_arg_int(&a, tb);
-	ocl_arg_float(&a, alpha);
-	ocl_arg_float(&a, beta);
-	ocl_arg_int(&a, bias_m);
-	ocl_arg_int(&a, bias_n);
-	ocl_arg_act(&a, &act);
-	l->dims = 3;
-	l->global[0] = (size_t)((N + 15) / 16 * 16);
-	l->global[1] = (size_t)((M + 15) / 16 * 16);
-	l->global[2] = (size_t)batch;
-	l->local[0] = l->local[1] = 16;
-	l->local[2] = 1;
 	if (ocl_args_done(c, &a))
 		return c->err->code;
 	return act_only ? 0 : ocl_post_binary(c);

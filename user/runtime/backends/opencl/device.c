@@ -38,6 +38,10 @@ static void ocl_close(struct ho_backend *b)
 {
 	if (!b)
 		return;
+	if (b->scratch)
+		clReleaseMemObject(b->scratch);
+	if (b->tmp)
+		clReleaseMemObject(b->tmp);
 	if (b->prog)
 		clReleaseProgram(b->prog);
 	if (b->q)
@@ -204,18 +208,26 @@ static void ocl_unwrap(struct ho_backend *b, struct ho_dev_block *blk)
 static int ocl_launch(struct ho_backend *b, struct ho_kernel *k, struct ho_error *err)
 {
 	cl_int e = CL_SUCCESS;
+	int i;
 
-	for (int i = 0; i < k->n && e == CL_SUCCESS; i++) {
+	for (i = 0; i < k->n && e == CL_SUCCESS; i++) {
 		const struct ocl_launch *l = &k->l[i];
 
-		e = clEnqueueNDRangeKernel(b->q, l->k, l->dims, NULL, l->global,
-					   l->local[0] ? l->local : NULL, 0, NULL, NULL);
+		if (!l->k) {
+			e = ocl_gemm_enqueue(b, &l->gemm, NULL);
+			continue;
+		}
+		if (l->scratch)
+			e = clSetKernelArg(l->k, l->scratch_at, sizeof(cl_mem), &b->scratch);
+		if (e == CL_SUCCESS)
+			e = clEnqueueNDRangeKernel(b->q, l->k, l->dims, NULL, l->global,
+						   l->local[0] ? l->local : NULL, 0, NULL, NULL);
 	}
 	if (e == CL_SUCCESS)
 		e = clFinish(b->q);
 	if (e != CL_SUCCESS)
-		return ho_err(err, -EIO, "node '%s' (%s) on %s: %s (%d)", k->name, k->op, b->name,
-			      ocl_strerror(e), e);
+		return ho_err(err, -EIO, "node '%s' (%s) on %s: %s%s (%d)", k->name, k->op, b->name,
+			      i > 0 && !k->l[i - 1].k ? "CLBlast: " : "", ocl_strerror(e), e);
 	return 0;
 }
 

@@ -16,6 +16,13 @@ struct ho_backend {
 	cl_context ctx;
 	cl_command_queue q; /* in order: a node's launches run one after another */
 	cl_program prog;
+	/*
+	 * Scratch shared by every kernel of the device, which its in-order queue
+	 * runs one at a time: an im2col's columns, CLBlast's temporary matrices.
+	 * Sized at prepare time to the largest a kernel needs.
+	 */
+	cl_mem scratch, tmp;
+	size_t scratch_len, tmp_len;
 	char name[192]; /* "opencl (Portable Computing Language, pthread-...)" */
 };
 
@@ -54,11 +61,31 @@ struct ocl_act_args {
 	float p, q;
 };
 
-/* One enqueue of a node's kernel: its work sizes (local all 0: the driver's choice). */
+/*
+ * A GEMM on CLBlast, row-major: c = alpha op(a) op(b), batch times at strides
+ * sa, sb, sc; offsets, leading dimensions and strides in floats.  b NULL: the
+ * device's scratch (an im2col's columns).
+ */
+struct ocl_gemm {
+	cl_mem a, b, c;
+	size_t ao, bo, co, lda, ldb, ldc, sa, sb, sc;
+	size_t m, n, k, batch;
+	bool ta, tb;
+	float alpha;
+};
+
+/*
+ * One step of a node's work: a kernel enqueued over its work sizes (local all
+ * 0: the driver's choice), or, where k is NULL, a GEMM.  scratch: argument
+ * scratch_at is the device's scratch, set at launch since it may have grown.
+ */
 struct ocl_launch {
 	cl_kernel k;
 	cl_uint dims;
 	size_t global[3], local[3];
+	bool scratch;
+	cl_uint scratch_at;
+	struct ocl_gemm gemm;
 };
 
 struct ho_kernel {
@@ -110,6 +137,12 @@ void ocl_arg_act(struct ocl_args *a, const struct ocl_act_args *act);
 void ocl_arg_int8(struct ocl_args *a, const int *v);
 int ocl_args_done(const struct ocl_ctx *c, const struct ocl_args *a);
 
+/* gemm.c: convolution as im2col and GEMM, MatMul and Gemm, on CLBlast */
+int ocl_need(struct ho_backend *b, cl_mem *buf, size_t *have, size_t len, struct ho_error *err);
+int ocl_gemm_enqueue(struct ho_backend *b, const struct ocl_gemm *m, cl_event *ev);
+int ocl_prep_conv_gemm(const struct ocl_ctx *c);
+int ocl_prep_matmul(const struct ocl_ctx *c);
+
 /* eltwise.c */
 bool ocl_act_of(const struct ocl_ctx *c, int32_t i, struct ocl_act_args *out);
 int ocl_binary_at(const struct ocl_ctx *c, const struct ho_node *n, int32_t y, bool in_place);
@@ -119,8 +152,17 @@ int ocl_prep_binary(const struct ocl_ctx *c);
 /* conv.c */
 struct ocl_launch *ocl_spatial(const struct ocl_ctx *c, const char *name, const struct ho_tensor *x,
 			       const struct ho_tensor *y, struct ocl_args *a);
+/* The tensor a fused kernel writes: its post-op's output, else its batch norm's, else its own. */
+int32_t ocl_fused_out(const struct ocl_ctx *c);
+bool ocl_post_act(const struct ocl_ctx *c, struct ocl_act_args *act);
+int ocl_post_binary(const struct ocl_ctx *c);
+void ocl_same_pads(const struct ho_node *n, const struct ho_tensor *x, const struct ho_tensor *y,
+		   const int64_t *ks, const int64_t *st, const int64_t *dl, int64_t *pd);
+/* A Conv's weights and bias, its batch norm folded in: buffers and offsets in floats;
+ * *has_bias false where there is none (*bm then names the weights). */
+int ocl_conv_weights(const struct ocl_ctx *c, cl_mem *wm, long *wo, cl_mem *bm, long *bo,
+		     bool *has_bias);
 int ocl_prep_conv(const struct ocl_ctx *c);
-int ocl_prep_matmul(const struct ocl_ctx *c);
 int ocl_prep_pool(const struct ocl_ctx *c);
 int ocl_prep_global_pool(const struct ocl_ctx *c);
 int ocl_prep_batchnorm(const struct ocl_ctx *c);

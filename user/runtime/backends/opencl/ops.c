@@ -264,7 +264,8 @@ void ocl_kernel_free(struct ho_kernel *k)
 	if (!k)
 		return;
 	for (int i = 0; i < k->n; i++)
-		clReleaseKernel(k->l[i].k);
+		if (k->l[i].k)
+			clReleaseKernel(k->l[i].k);
 	for (int i = 0; i < 2; i++)
 		if (k->owned[i])
 			clReleaseMemObject(k->owned[i]);
