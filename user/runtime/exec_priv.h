@@ -30,6 +30,10 @@ struct ho_rt_block {
 	struct ho_dev_block *blk;
 };
 
+/* Nodes a device whose launches only queue may have in flight: enough to hide a
+ * launch's latency behind the ones before it, few enough that a failure is found soon. */
+#define HO_RT_INFLIGHT 32
+
 struct ho_rt_dev {
 	struct ho_rt *rt;
 	uint32_t idx;
@@ -52,6 +56,10 @@ struct ho_rt_dev {
 	struct ho_pool_queue *copyq, *syncq;
 	uint32_t copy_depth; /* copyq's */
 	struct ho_rt_thread worker, copier;
+	/* Nodes launched on a device whose launch only queues (ops.wait), oldest
+	 * first: done for its own later nodes, not yet for anyone else. */
+	uint32_t inflight[HO_RT_INFLIGHT];
+	uint32_t if_head, if_n;
 };
 
 /*

@@ -408,114 +408,264 @@ static int ho_rt_start_threads(struct ho_rt *rt, struct ho_error *err)
 	return 0;
 }
 
+/* Which of a node's successors its end releases (ho_rt_release_node). */
+enum ho_rt_rel {
+	HO_REL_ALL,   /* it is done for everyone */
+	HO_REL_SAME,  /* queued on an in-order device: for that device's later nodes */
+	HO_REL_OTHERS /* ... and now done: for the rest, and its copies */
+};
+
+static bool ho_rt_rel_wants(const struct ho_rt *rt, uint32_t target, int32_t d, enum ho_rt_rel w)
+{
+	bool same = target < rt->g->n_nodes && rt->node_dev[target] == d;
+
+	return w == HO_REL_ALL || (w == HO_REL_SAME) == same;
+}
+
+/* Under lock: node id of device d releases its consumers and memory waits, as w says. */
+static void ho_rt_release_node(struct ho_rt *rt, uint32_t id, int32_t d, enum ho_rt_rel w)
+{
+	const struct ho_graph *g = rt->g;
+
+	for (uint32_t k = 0; k < g->nodes[id].n_outputs; k++) {
+		int32_t t = g->nodes[id].outputs[k];
+
+		if (t < 0)
+			continue;
+		if (w != HO_REL_SAME)
+			ho_rt_queue_copies(rt, t);
+		for (uint32_t c = 0; c < g->tensors[t].n_consumers; c++) {
+			uint32_t n = g->tensors[t].consumers[c];
+
+			if (rt->node_dev[n] >= 0 && ho_rt_rel_wants(rt, n, d, w))
+				rt->waiting[n]--;
+		}
+	}
+	for (uint32_t k = rt->mem_off[id]; k < rt->mem_off[id + 1]; k++)
+		if (ho_rt_rel_wants(rt, rt->mem_succ[k], d, w))
+			(*ho_rt_wait_count(rt, rt->mem_succ[k]))--;
+	ho_rt_wake(rt);
+}
+
+/* Under lock: node id, which ran on dv, is done; w: which successors it still holds. */
+static void ho_rt_node_done(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t id, enum ho_rt_rel w)
+{
+	rt->done[id] = 1;
+	rt->running--;
+	rt->report.nodes_run[dv->idx]++;
+	rt->report.busy_s[dv->idx] += rt->end[id] - rt->start[id];
+	ho_rt_release_node(rt, id, (int32_t)dv->idx, w);
+	rt->remaining--;
+}
+
+/*
+ * Unlocked: wait for dv's n oldest nodes in flight and finish them, with the
+ * times the device measured.  The newest of them is waited for first: the
+ * device runs them in order, so the others are then done, and all n are
+ * finished under the lock once.  A failure is the run's.
+ */
+static int ho_rt_finish(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t n)
+{
+	struct ho_error e = {0};
+	int ret = 0;
+
+	for (uint32_t i = n; i-- > 0 && !ret;) {
+		uint32_t id = dv->inflight[(dv->if_head + i) % HO_RT_INFLIGHT];
+		double start = rt->t0 + rt->start[id], end = -1;
+
+		if (rt->k[id])
+			ret = dv->ops->wait(dv->be, rt->k[id], &start, &end, &e);
+		rt->start[id] = start - rt->t0;
+		rt->end[id] = (end >= 0 ? end : ho_clock_s()) - rt->t0;
+	}
+	if (ret) {
+		ho_rt_fail(rt, ret, &e);
+		return ret;
+	}
+	pthread_mutex_lock(&rt->lock);
+	for (uint32_t i = 0; i < n; i++)
+		ho_rt_node_done(rt, dv, dv->inflight[(dv->if_head + i) % HO_RT_INFLIGHT],
+				HO_REL_OTHERS);
+	pthread_mutex_unlock(&rt->lock);
+	dv->if_head = (dv->if_head + n) % HO_RT_INFLIGHT;
+	dv->if_n -= n;
+	return 0;
+}
+
+/* The run has failed (read without the lock: it is only ever set, under it). */
+static int ho_rt_failed(struct ho_rt *rt)
+{
+	return __atomic_load_n(&rt->run_err, __ATOMIC_ACQUIRE);
+}
+
+/* Unlocked: finish every node dv has in flight; after a failure, only wait for them. */
+static int ho_rt_drain(struct ho_rt *rt, struct ho_rt_dev *dv)
+{
+	if (dv->if_n && !ho_rt_failed(rt))
+		ho_rt_finish(rt, dv, dv->if_n);
+	if (dv->if_n) {
+		dv->ops->sync(dv->be); /* the plan's memory is not reused under its kernels */
+		dv->if_n = 0;
+	}
+	return ho_rt_failed(rt);
+}
+
+/*
+ * Unlocked: node id was queued on dv, a device that runs its launches in
+ * order: its later nodes may follow it now; everyone else when it is done.
+ */
+static void ho_rt_queued(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t id)
+{
+	dv->inflight[(dv->if_head + dv->if_n) % HO_RT_INFLIGHT] = id;
+	dv->if_n++;
+	pthread_mutex_lock(&rt->lock);
+	ho_rt_release_node(rt, id, (int32_t)dv->idx, HO_REL_SAME);
+	pthread_mutex_unlock(&rt->lock);
+}
+
+/*
+ * Under lock: the next node dv may run, first in priority order, or
+ * UINT32_MAX when it has none (all taken, an error) or should finish what it
+ * has in flight first; sleeps while it has nothing to do.  *next: the nodes
+ * before it in dv->nodes are done.
+ */
+static uint32_t ho_rt_pick(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t *next)
+{
+	uint32_t cp;
+
+	for (;;) {
+		if (rt->run_err || *next == dv->n_nodes)
+			return UINT32_MAX;
+		while (*next < dv->n_nodes && rt->done[dv->nodes[*next]])
+			(*next)++;
+		for (uint32_t i = *next; i < dv->n_nodes; i++)
+			if (!rt->done[dv->nodes[i]] && !rt->waiting[dv->nodes[i]])
+				return i;
+		if (*next == dv->n_nodes || dv->if_n)
+			return UINT32_MAX;
+		/*
+		 * Idle, with a copy into this device nobody has started: make it
+		 * here rather than wait for the copy thread to wake and then wake
+		 * this one (the two wake-ups took 82 us a copy on this VM).
+		 */
+		if ((cp = ho_rt_take_copy(rt, dv)) != UINT32_MAX) {
+			ho_rt_copy(rt, dv, cp);
+			continue;
+		}
+		/* the stall check walks every node: only before sleeping */
+		if (rt->spin_s > 0 && ho_rt_spin(rt))
+			continue;
+		if (ho_rt_stalled(rt)) {
+			rt->run_err = -EDEADLK;
+			ho_err(&rt->err, -EDEADLK,
+			       "internal: %u nodes wait on each other and can never start",
+			       rt->remaining);
+			ho_rt_wake(rt);
+			return UINT32_MAX;
+		}
+		pthread_cond_wait(&rt->cond, &rt->lock);
+	}
+}
+
+/*
+ * Run node id on dv, unlocked; emulated devices paced to the schedule.  A
+ * kernel on a device whose launches only queue is left in flight (true);
+ * a node that runs on the host (control flow, an in-region move) first
+ * waits for what the device has in flight.
+ */
+static int ho_rt_run_node(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t id, bool *queued,
+			  struct ho_error *e)
+{
+	bool async = dv->ops->wait != NULL, host = rt->ctl[id] || rt->moves[id];
+	double t0, start, end = -1;
+	int ret;
+
+	*queued = false;
+	if (async && host && (ret = ho_rt_drain(rt, dv)))
+		return ret;
+	/* emu, paced: a node starts no earlier than the schedule says it does. */
+	if (rt->pace && dv->info.emulated && rt->pred_start)
+		while (ho_clock_s() - rt->t0 < rt->pred_start[id])
+			;
+	t0 = ho_clock_s();
+	rt->start[id] = t0 - rt->t0;
+	if (rt->report.cpu_seen[dv->idx] < 0)
+		rt->report.cpu_seen[dv->idx] = sched_getcpu();
+	ho_rt_count_in_place(rt, id, dv->idx);
+	if ((int32_t)id == rt->fail_node) {
+		rt->fail_node = -1; /* once: the plan must run again afterwards */
+		return ho_err(e, -EIO, "node '%s' on %s: device failure (injected)",
+			      rt->g->nodes[id].name, rt->desc[dv->idx].name);
+	}
+	if (rt->ctl[id] && (ret = ho_rt_control_run(rt->ctl[id], e)))
+		return ret;
+	if (rt->k[id] && (ret = dv->ops->launch(dv->be, rt->k[id], e)))
+		return ret;
+	if (async && !host) {
+		*queued = true;
+		return 0;
+	}
+	start = t0;
+	if (async && rt->k[id] && (ret = dv->ops->wait(dv->be, rt->k[id], &start, &end, e)))
+		return ret;
+	if (rt->moves[id] && (ret = ho_rt_move(rt, id, dv->idx, e)))
+		return ret;
+	/* emu: a node lasts at least as long as the schedule predicts. */
+	if (rt->pace && dv->info.emulated && rt->pred_end) {
+		double want = rt->pred_end[id] - rt->pred_start[id];
+
+		while (ho_clock_s() - t0 < want)
+			;
+	}
+	rt->start[id] = start - rt->t0;
+	rt->end[id] = (end >= 0 ? end : ho_clock_s()) - rt->t0;
+	return 0;
+}
+
 static void *ho_rt_worker(void *arg)
 {
 	struct ho_rt_dev *dv = arg;
 	struct ho_rt *rt = dv->rt;
-	const struct ho_graph *g = rt->g;
 	uint32_t next = 0; /* nodes before it in dv->nodes are done */
 
 	if (dv->ops->thread_init)
 		dv->ops->thread_init(dv->be);
+	dv->if_head = dv->if_n = 0;
 	for (;;) {
-		uint32_t pick = UINT32_MAX, id, cp;
 		struct ho_error e = {0};
-		double t0;
+		uint32_t pick, id;
+		bool queued;
 		int ret;
 
 		pthread_mutex_lock(&rt->lock);
-		for (;;) {
-			if (rt->run_err || next == dv->n_nodes)
-				break;
-			while (next < dv->n_nodes && rt->done[dv->nodes[next]])
-				next++;
-			/* First ready node in priority order. */
-			for (uint32_t i = next; i < dv->n_nodes; i++)
-				if (!rt->done[dv->nodes[i]] && !rt->waiting[dv->nodes[i]]) {
-					pick = i;
-					break;
-				}
-			if (pick != UINT32_MAX || next == dv->n_nodes)
-				break;
-			/*
-			 * Idle, with a copy into this device nobody has started: make it
-			 * here rather than wait for the copy thread to wake and then wake
-			 * this one (the two wake-ups took 82 us a copy on this VM).
-			 */
-			if ((cp = ho_rt_take_copy(rt, dv)) != UINT32_MAX) {
-				ho_rt_copy(rt, dv, cp);
-				continue;
-			}
-			/* the stall check walks every node: only before sleeping */
-			if (rt->spin_s > 0 && ho_rt_spin(rt))
-				continue;
-			if (ho_rt_stalled(rt)) {
-				rt->run_err = -EDEADLK;
-				ho_err(&rt->err, -EDEADLK,
-				       "internal: %u nodes wait on each other and can never start",
-				       rt->remaining);
-				ho_rt_wake(rt);
-				break;
-			}
-			pthread_cond_wait(&rt->cond, &rt->lock);
-		}
+		pick = ho_rt_pick(rt, dv, &next);
 		if (pick != UINT32_MAX)
 			rt->running++;
 		pthread_mutex_unlock(&rt->lock);
-		if (pick == UINT32_MAX)
+		if (pick == UINT32_MAX) {
+			if (dv->if_n && !ho_rt_failed(rt) && !ho_rt_finish(rt, dv, 1))
+				continue;
+			ho_rt_drain(rt, dv);
 			return NULL;
+		}
+		/* full: finish the older half, the newer one keeps the device busy */
+		if (dv->if_n == HO_RT_INFLIGHT && ho_rt_finish(rt, dv, HO_RT_INFLIGHT / 2)) {
+			ho_rt_drain(rt, dv);
+			return NULL;
+		}
 		id = dv->nodes[pick];
 		rt->done[id] = 2; /* taken: only this worker looks at its own nodes */
-		/* emu, paced: a node starts no earlier than the schedule says it does. */
-		if (rt->pace && dv->info.emulated && rt->pred_start)
-			while (ho_clock_s() - rt->t0 < rt->pred_start[id])
-				;
-		t0 = ho_clock_s();
-		rt->start[id] = t0 - rt->t0;
-		if (rt->report.cpu_seen[dv->idx] < 0)
-			rt->report.cpu_seen[dv->idx] = sched_getcpu();
-		ho_rt_count_in_place(rt, id, dv->idx);
-		if ((int32_t)id == rt->fail_node) {
-			rt->fail_node = -1; /* once: the plan must run again afterwards */
-			ho_err(&e, -EIO, "node '%s' on %s: device failure (injected)",
-			       g->nodes[id].name, rt->desc[dv->idx].name);
-			ho_rt_fail(rt, -EIO, &e);
-			return NULL;
-		}
-		if ((rt->ctl[id] && (ret = ho_rt_control_run(rt->ctl[id], &e))) ||
-		    (rt->k[id] && (ret = dv->ops->launch(dv->be, rt->k[id], &e)))) {
+		if ((ret = ho_rt_run_node(rt, dv, id, &queued, &e))) {
 			ho_rt_fail(rt, ret, &e);
+			ho_rt_drain(rt, dv);
 			return NULL;
 		}
-		if (rt->moves[id] && (ret = ho_rt_move(rt, id, dv->idx, &e))) {
-			ho_rt_fail(rt, ret, &e);
-			return NULL;
+		if (queued) {
+			ho_rt_queued(rt, dv, id);
+			continue;
 		}
-		/* emu: a node lasts at least as long as the schedule predicts. */
-		if (rt->pace && dv->info.emulated && rt->pred_end) {
-			double want = rt->pred_end[id] - rt->pred_start[id];
-
-			while (ho_clock_s() - t0 < want)
-				;
-		}
-		rt->end[id] = ho_clock_s() - rt->t0;
 		pthread_mutex_lock(&rt->lock);
-		rt->done[id] = 1;
-		rt->running--;
-		rt->report.nodes_run[dv->idx]++;
-		rt->report.busy_s[dv->idx] += rt->end[id] - rt->start[id];
-		for (uint32_t k = 0; k < g->nodes[id].n_outputs; k++) {
-			int32_t t = g->nodes[id].outputs[k];
-
-			if (t >= 0)
-				ho_rt_queue_copies(rt, t);
-			for (uint32_t c = 0; t >= 0 && c < g->tensors[t].n_consumers; c++)
-				if (rt->node_dev[g->tensors[t].consumers[c]] >= 0)
-					rt->waiting[g->tensors[t].consumers[c]]--;
-		}
-		ho_rt_release(rt, id);
-		rt->remaining--;
-		ho_rt_wake(rt);
+		ho_rt_node_done(rt, dv, id, HO_REL_ALL);
 		pthread_mutex_unlock(&rt->lock);
 	}
 }

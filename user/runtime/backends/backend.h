@@ -90,9 +90,25 @@ struct ho_backend_ops {
 		       const uint8_t *channels_last, struct ho_kernel **out, struct ho_error *err);
 	/* Called on a worker's thread before it runs this device's kernels. */
 	void (*thread_init)(struct ho_backend *b);
-	/* Run k; when it returns, k's outputs are written and visible to the host. */
+	/*
+	 * Run k.  Without wait, k's outputs are written and visible to the host
+	 * when it returns.  With wait, it may return once k is queued: the device
+	 * runs its kernels in launch order, so the executor launches a node's
+	 * successors on the same device at once, and waits for k (wait) only
+	 * where another device, a copy or the caller needs its outputs.
+	 */
 	int (*launch)(struct ho_backend *b, struct ho_kernel *k, struct ho_error *err);
+	/*
+	 * Block until the last launch of k has written its outputs for the host
+	 * and other devices; *start and *end: when the device began and finished
+	 * it, in seconds of ho_clock_s()'s clock (left as they are where the
+	 * device does not say).  An error names the node: a kernel that failed,
+	 * a device lost.  NULL: launch is synchronous.
+	 */
+	int (*wait)(struct ho_backend *b, struct ho_kernel *k, double *start, double *end,
+		    struct ho_error *err);
 	void (*kernel_free)(struct ho_kernel *k);
+	/* Wait for everything launched: on an error, before the plan's memory is reused. */
 	int (*sync)(struct ho_backend *b);
 };
 

@@ -9,6 +9,7 @@
  * keyed by the device, its driver and the source.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,32 @@ static int ocl_find(struct ho_backend *b, const struct ho_rt_device *dev, struct
 }
 
 /*
+ * The offset from the device's profiling clock to the host's: markers'
+ * completion times against the host's clock once each is seen complete; the
+ * smallest difference is the closest (the wake-up only ever adds to it).
+ */
+static void ocl_clock(struct ho_backend *b)
+{
+	b->clock_off = INFINITY;
+	for (int i = 0; i < 8; i++) {
+		cl_event ev = NULL;
+		cl_ulong end = 0;
+		double host;
+
+		if (clEnqueueMarkerWithWaitList(b->q, 0, NULL, &ev) != CL_SUCCESS)
+			break;
+		clWaitForEvents(1, &ev);
+		host = ho_clock_s();
+		if (clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(end), &end,
+					    NULL) == CL_SUCCESS)
+			b->clock_off = fmin(b->clock_off, host - (double)end * 1e-9);
+		clReleaseEvent(ev);
+	}
+	if (isinf(b->clock_off))
+		b->clock_off = 0;
+}
+
+/*
  * threads: PoCL's pthread device reads POCL_MAX_PTHREAD_COUNT when the ICD
  * first loads it, so the first device opened in a process sets it (unless
  * the user did); a CPU device beside it keeps the other cores.
@@ -144,7 +171,7 @@ static int ocl_open(const struct ho_rt_device *dev, int threads, struct ho_backe
 	}
 	b->ctx = clCreateContext(NULL, 1, &b->dev, NULL, NULL, &e);
 	if (e == CL_SUCCESS)
-		b->q = clCreateCommandQueue(b->ctx, b->dev, 0, &e);
+		b->q = clCreateCommandQueue(b->ctx, b->dev, CL_QUEUE_PROFILING_ENABLE, &e);
 	if (e != CL_SUCCESS) {
 		ret =
 		    ho_err(err, -ENODEV, "device %s: %s: cannot make a context and queue: %s (%d)",
@@ -154,6 +181,7 @@ static int ocl_open(const struct ho_rt_device *dev, int threads, struct ho_backe
 	ret = ocl_build(b, err);
 	if (ret)
 		goto fail;
+	ocl_clock(b);
 	*out = b;
 	return 0;
 fail:
@@ -204,30 +232,87 @@ static void ocl_unwrap(struct ho_backend *b, struct ho_dev_block *blk)
 	free(blk);
 }
 
-/* A node's launches in order on the in-order queue; done when its last one is. */
+static void ocl_drop_events(struct ho_kernel *k)
+{
+	for (int i = 0; i < 2; i++)
+		if (k->ev[i]) {
+			clReleaseEvent(k->ev[i]);
+			k->ev[i] = NULL;
+		}
+}
+
+static int ocl_failed(const struct ho_backend *b, const struct ho_kernel *k, bool gemm, cl_int e,
+		      struct ho_error *err)
+{
+	return ho_err(
+	    err, e == CL_OUT_OF_RESOURCES || e == CL_MEM_OBJECT_ALLOCATION_FAILURE ? -ENOMEM : -EIO,
+	    "node '%s' (%s) on %s: %s%s (%d)", k->name, k->op, b->name, gemm ? "CLBlast: " : "",
+	    ocl_strerror(e), e);
+}
+
+/*
+ * Queue a node's launches on the in-order queue and return: the executor
+ * waits (ocl_wait) only where another device or the host reads its outputs.
+ * The first and last launches keep events, for the wait and for its times.
+ */
 static int ocl_launch(struct ho_backend *b, struct ho_kernel *k, struct ho_error *err)
 {
 	cl_int e = CL_SUCCESS;
-	int i;
 
-	for (i = 0; i < k->n && e == CL_SUCCESS; i++) {
+	ocl_drop_events(k);
+	for (int i = 0; i < k->n; i++) {
 		const struct ocl_launch *l = &k->l[i];
+		cl_event ev = NULL, *evp = i == 0 || i == k->n - 1 ? &ev : NULL;
 
 		if (!l->k) {
-			e = ocl_gemm_enqueue(b, &l->gemm, NULL);
-			continue;
+			e = ocl_gemm_enqueue(b, &l->gemm, evp);
+		} else {
+			if (l->scratch)
+				e = clSetKernelArg(l->k, l->scratch_at, sizeof(cl_mem),
+						   &b->scratch);
+			if (e == CL_SUCCESS)
+				e = clEnqueueNDRangeKernel(b->q, l->k, l->dims, NULL, l->global,
+							   l->local[0] ? l->local : NULL, 0, NULL,
+							   evp);
 		}
-		if (l->scratch)
-			e = clSetKernelArg(l->k, l->scratch_at, sizeof(cl_mem), &b->scratch);
-		if (e == CL_SUCCESS)
-			e = clEnqueueNDRangeKernel(b->q, l->k, l->dims, NULL, l->global,
-						   l->local[0] ? l->local : NULL, 0, NULL, NULL);
+		if (e != CL_SUCCESS)
+			return ocl_failed(b, k, !l->k, e, err);
+		if (i == 0)
+			k->ev[0] = ev;
+		if (i == k->n - 1 && i > 0)
+			k->ev[1] = ev;
 	}
-	if (e == CL_SUCCESS)
-		e = clFinish(b->q);
-	if (e != CL_SUCCESS)
-		return ho_err(err, -EIO, "node '%s' (%s) on %s: %s%s (%d)", k->name, k->op, b->name,
-			      i > 0 && !k->l[i - 1].k ? "CLBlast: " : "", ocl_strerror(e), e);
+	return 0;
+}
+
+/* The host's clock at a profiling time of the device, in ns. */
+static double ocl_host_time(const struct ho_backend *b, cl_ulong ns)
+{
+	return (double)ns * 1e-9 + b->clock_off;
+}
+
+static int ocl_wait(struct ho_backend *b, struct ho_kernel *k, double *start, double *end,
+		    struct ho_error *err)
+{
+	cl_event last = k->ev[1] ? k->ev[1] : k->ev[0];
+	cl_int st = CL_COMPLETE, e;
+	cl_ulong t[2];
+
+	if (!last)
+		return 0;
+	e = clWaitForEvents(1, &last);
+	if (e == CL_SUCCESS || e == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+		clGetEventInfo(last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, NULL);
+	if (e != CL_SUCCESS || st < 0)
+		return ocl_failed(b, k, false, st < 0 ? st : e, err);
+	if (clGetEventProfilingInfo(k->ev[0], CL_PROFILING_COMMAND_START, sizeof(t[0]), &t[0],
+				    NULL) == CL_SUCCESS &&
+	    clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof(t[1]), &t[1], NULL) ==
+		CL_SUCCESS) {
+		*start = ocl_host_time(b, t[0]);
+		*end = ocl_host_time(b, t[1]);
+	}
+	ocl_drop_events(k);
 	return 0;
 }
 
@@ -247,6 +332,7 @@ const struct ho_backend_ops ho_backend_opencl = {
     .unwrap = ocl_unwrap,
     .prepare = ocl_prepare,
     .launch = ocl_launch,
+    .wait = ocl_wait,
     .kernel_free = ocl_kernel_free,
     .sync = ocl_sync,
 };

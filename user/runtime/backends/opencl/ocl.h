@@ -14,7 +14,8 @@ struct ho_backend {
 	cl_platform_id plat;
 	cl_device_id dev;
 	cl_context ctx;
-	cl_command_queue q; /* in order: a node's launches run one after another */
+	cl_command_queue q; /* in order, profiled: launches run one after another */
+	double clock_off;   /* ho_clock_s() - the device's profiling clock, in seconds */
 	cl_program prog;
 	/*
 	 * Scratch shared by every kernel of the device, which its in-order queue
@@ -92,6 +93,7 @@ struct ho_kernel {
 	const char *name, *op;
 	struct ocl_launch *l;
 	int n, cap;
+	cl_event ev[2];	 /* its last launch's first and last enqueue: their start and end */
 	cl_mem owned[2]; /* weights it folded, parameters it computed */
 };
 

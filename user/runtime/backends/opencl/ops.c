@@ -266,9 +266,12 @@ void ocl_kernel_free(struct ho_kernel *k)
 	for (int i = 0; i < k->n; i++)
 		if (k->l[i].k)
 			clReleaseKernel(k->l[i].k);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
+		if (k->ev[i])
+			clReleaseEvent(k->ev[i]);
 		if (k->owned[i])
 			clReleaseMemObject(k->owned[i]);
+	}
 	free(k->l);
 	free(k);
 }
