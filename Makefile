@@ -129,6 +129,11 @@ $(O)/bench/bench_runtime: bench/bench_runtime.c $(O)/libheteroopt.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Iuser/common $(STARPU_CFLAGS) $(LDFLAGS) -o $@ $< $(O)/libheteroopt.a $(LDLIBS) $(shell pkg-config --libs starpu-1.3)
 
+# The OpenCL bench drives the backend's own queue and kernels as its baseline.
+$(O)/bench/bench_opencl: bench/bench_opencl.c $(O)/libheteroopt.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Iuser/common -Iuser/runtime $(LDFLAGS) -o $@ $< $(O)/libheteroopt.a $(LDLIBS)
+
 $(O)/bench/%: bench/%.c $(O)/libheteroopt.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(O)/libheteroopt.a $(LDLIBS)

@@ -18,6 +18,9 @@ echo
 echo "== runtime: dispatch per node (vs bare oneDNN launches and StarPU), hand-off between two CPU devices (vs a condition variable), pool copies vs memcpy"
 "$B/bench_runtime" "$M"
 echo
+echo "== the OpenCL backend (PoCL here): dispatch per node vs a bare enqueue loop, pool copies vs clEnqueueCopyBuffer, MatMul vs CLBlast's SGEMM"
+"$B/bench_opencl" "$M" || [ $? = 77 ]
+echo
 echo "== runtime: end-to-end latency on one CPU device vs ONNX Runtime, same thread count (median of 21)"
 ORT_NODE_MODULE=$CACHE/ort/node_modules/onnxruntime-node
 T=$(mktemp -d)

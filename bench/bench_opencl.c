@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The OpenCL backend (PoCL here) against OpenCL and CLBlast driven directly,
+ * in the same run, medians of repeated runs:
+ *   dispatch  a chain of tiny nodes wholly on the device: the executor's time
+ *             per node against a bare loop enqueueing the same kernels
+ *   copy      pool copies between two regions the device wraps, against
+ *             clEnqueueCopyBuffer between the same bytes, by size
+ *   matmul    a one-MatMul model run by the executor against CLBlast's SGEMM
+ *             on the same shapes and memory
+ * usage: bench_opencl MODELS_DIR; exits 77 where there is no OpenCL device.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../probes/probe_priv.h"
+#include "../user/runtime/backends/opencl/ocl.h"
+#include "bench_util.h"
+#include "heteroopt/graph.h"
+#include "heteroopt/pool.h"
+#include "heteroopt/runtime.h"
+
+#include <clblast_c.h>
+
+#define REPS 9
+
+static const struct ho_backend_ops *ocl_ops;
+
+/* A plan placing every node the device runs on ocl0, beside the host cpu0. */
+static int plan_on_device(const struct ho_graph *g, struct ho_rt **rt, struct ho_error *err)
+{
+	struct ho_rt_placement pl = {.n_devices = 2, .host = 0};
+	struct ho_rt_opts o = {.placement = &pl};
+	int ret;
+
+	snprintf(pl.dev[0].name, sizeof(pl.dev[0].name), "cpu0");
+	snprintf(pl.dev[0].backend, sizeof(pl.dev[0].backend), "cpu");
+	snprintf(pl.dev[1].name, sizeof(pl.dev[1].name), "ocl0");
+	snprintf(pl.dev[1].backend, sizeof(pl.dev[1].backend), "opencl");
+	pl.dev[0].numa_node = pl.dev[1].numa_node = -1;
+	pl.dev[0].threads = 1;
+	pl.in_place[0] = 2;
+	pl.in_place[1] = 1;
+	pl.node_device = calloc(g->n_nodes, sizeof(int32_t));
+	pl.node_prio = calloc(g->n_nodes, sizeof(uint32_t));
+	if (!pl.node_device || !pl.node_prio) {
+		ret = ho_err(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		uint32_t id = (uint32_t)g->topo[i];
+
+		pl.node_device[id] = !ho_node_is_task(&g->nodes[id])	   ? -1
+				     : ocl_ops->runs(g->nodes[id].op_type) ? 1
+									   : 0;
+		pl.node_prio[id] = i;
+	}
+	ret = ho_rt_new(g, &o, rt, err);
+out:
+	free(pl.node_device);
+	free(pl.node_prio);
+	return ret;
+}
+
+/* The chain's kernels, prepared by the backend over two slots of memory in turn. */
+struct bare {
+	struct ho_kernel **k;
+	struct ho_mem *mem;
+	float *host;
+	struct ho_dev_block *blk;
+};
+
+static int bare_prepare(const struct ho_graph *g, struct ho_backend *b, struct bare *x,
+			struct ho_error *err)
+{
+	x->k = calloc(g->n_nodes, sizeof(*x->k));
+	x->mem = calloc(g->n_tensors, sizeof(*x->mem));
+	x->host = calloc(2 * 16, sizeof(float));
+	if (!x->k || !x->mem || !x->host)
+		return ho_err(err, -ENOMEM, "out of memory");
+	if (ocl_ops->wrap(b, x->host, 2 * 16 * sizeof(float), &x->blk, err))
+		return err->code;
+	for (uint32_t i = 0; i < g->n_tensors; i++)
+		x->mem[i] =
+		    (struct ho_mem){x->blk, (i % 2) * 16 * sizeof(float), x->host + (i % 2) * 16};
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		if (ocl_ops->prepare(b, g, i, NULL, x->mem, NULL, &x->k[i], err))
+			return err->code;
+	return 0;
+}
+
+/* The kernels enqueued back to back, one finish: no executor. */
+static double bare_run(const struct ho_graph *g, struct ho_backend *b, const struct bare *x)
+{
+	double t0 = now();
+
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		for (int j = 0; x->k[i] && j < x->k[i]->n; j++) {
+			const struct ocl_launch *l = &x->k[i]->l[j];
+
+			clEnqueueNDRangeKernel(b->q, l->k, l->dims, NULL, l->global,
+					       l->local[0] ? l->local : NULL, 0, NULL, NULL);
+		}
+	clFinish(b->q);
+	return now() - t0;
+}
+
+static void bare_free(const struct ho_graph *g, struct ho_backend *b, struct bare *x)
+{
+	for (uint32_t i = 0; x->k && i < g->n_nodes; i++)
+		ocl_ops->kernel_free(x->k[i]);
+	if (x->blk)
+		ocl_ops->unwrap(b, x->blk);
+	free(x->k);
+	free(x->mem);
+	free(x->host);
+}
+
+/* The executor and the bare loop in turn, a round each per repetition. */
+static void bench_dispatch(const char *models, struct ho_backend *b)
+{
+	char path[4096];
+	struct ho_graph *g = NULL;
+	struct ho_rt *rt = NULL;
+	struct bare x = {0};
+	struct ho_error err;
+	double te[REPS], tb[REPS];
+
+	snprintf(path, sizeof(path), "%s/chain10000_relu.onnx", models);
+	if (ho_onnx_load(path, NULL, &g, &err) || ho_shape_infer(g, &err) ||
+	    plan_on_device(g, &rt, &err) ||
+	    ho_rt_set_input(rt, "x", (int64_t[]){1, 4}, 2, (float[]){1, -2, 3, -4}, &err) ||
+	    bare_prepare(g, b, &x, &err) || ho_rt_run(rt, &err)) {
+		printf("dispatch skipped: %s\n", err.msg);
+		goto out;
+	}
+	bare_run(g, b, &x); /* the first compiles each kernel for its work sizes */
+	for (int r = 0; r < REPS; r++) {
+		double t0 = now();
+
+		ho_rt_run(rt, &err);
+		te[r] = (now() - t0) / g->n_nodes;
+		tb[r] = bare_run(g, b, &x) / g->n_nodes;
+	}
+	double me = median(te, REPS), mb = median(tb, REPS);
+
+	printf("dispatch %u Relu nodes on %s: executor %.2f us/node, bare enqueue loop %.2f "
+	       "us/node: ratio %.2f   [median of %d, interleaved]\n",
+	       g->n_nodes, b->name, me * 1e6, mb * 1e6, me / mb, REPS);
+out:
+	bare_free(g, b, &x);
+	ho_rt_free(rt);
+	ho_graph_free(g);
+}
+
+/* Median wall time of rt's run, after one to warm it. */
+static double run_median(struct ho_rt *rt)
+{
+	struct ho_error err;
+	double t[REPS];
+
+	if (ho_rt_run(rt, &err)) {
+		fprintf(stderr, "bench_opencl: %s\n", err.msg);
+		return NAN;
+	}
+	for (int r = 0; r < REPS; r++) {
+		double t0 = now();
+
+		ho_rt_run(rt, &err);
+		t[r] = now() - t0;
+	}
+	return median(t, REPS);
+}
+
+static void bench_copy(struct ho_backend *b)
+{
+	static const size_t sizes[] = {65536, 1 << 20, 16 << 20, 64 << 20};
+	struct ho_dev_block *ba = NULL, *bb = NULL;
+	struct ho_pool_buf a, c;
+	struct ho_error err;
+	struct ho_pool *p;
+
+	if (ho_pool_open(0, &p)) {
+		printf("copy     no memory pool: skipped\n");
+		return;
+	}
+	if (ho_pool_alloc(p, 64 << 20, 0, &a) || ho_pool_alloc(p, 64 << 20, 0, &c) ||
+	    ocl_ops->wrap(b, a.ptr, a.size, &ba, &err) ||
+	    ocl_ops->wrap(b, c.ptr, c.size, &bb, &err)) {
+		printf("copy     cannot get and wrap 2 x 64 MiB of the pool: skipped\n");
+		goto out;
+	}
+	memset(a.ptr, 1, a.size);
+	memset(c.ptr, 2, c.size);
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		size_t n = sizes[s];
+		int iters = (int)((256u << 20) / n) + 1;
+		double tp[REPS], tc[REPS];
+		struct ho_pool_copy pc = {&a, &c, 0, 0, n};
+
+		for (int r = 0; r < REPS; r++) {
+			double t0 = now();
+
+			for (int i = 0; i < iters; i++)
+				ho_pool_copy(p, &pc, 1);
+			tp[r] = (now() - t0) / iters;
+			t0 = now();
+			for (int i = 0; i < iters; i++)
+				clEnqueueCopyBuffer(b->q, ba->mem, bb->mem, 0, 0, n, 0, NULL, NULL);
+			clFinish(b->q);
+			tc[r] = (now() - t0) / iters;
+		}
+		double mp = median(tp, REPS), mc = median(tc, REPS);
+
+		printf("copy     %9zu B: pool %6.2f GB/s, clEnqueueCopyBuffer %6.2f GB/s: ratio "
+		       "%.2f   [%s, median of %d]\n",
+		       n, n / mp * 1e-9, n / mc * 1e-9, mc / mp, ho_pool_describe(p), REPS);
+	}
+out:
+	if (ba)
+		ocl_ops->unwrap(b, ba);
+	if (bb)
+		ocl_ops->unwrap(b, bb);
+	ho_pool_free(p, &a);
+	ho_pool_free(p, &c);
+	ho_pool_close(p);
+}
+
+/* A model of one MatMul, input a[M, K] by a weight [K, N]. */
+static int matmul_model(int64_t M, int64_t K, int64_t N, struct ho_graph **g, struct ho_error *err)
+{
+	struct ho_pb *pb = ho_pb_new(1);
+	int ret;
+
+	if (!pb)
+		return ho_err(err, -ENOMEM, "out of memory");
+	ret = ho_pb_input(pb, "a", 2, (int64_t[]){M, K});
+	if (!ret)
+		ret = ho_pb_weight(pb, "w", 2, (int64_t[]){K, N});
+	if (!ret)
+		ret = ho_pb_node(pb, "MatMul", "a,w", "y");
+	if (!ret)
+		ret = ho_pb_output(pb, "y");
+	ret = ret ? ho_err(err, ret, "cannot build the model") : ho_pb_load(pb, g, err);
+	if (!ret)
+		ret = ho_shape_infer(*g, err);
+	ho_pb_free(pb);
+	return ret;
+}
+
+/* CLBlast's SGEMM of the same shapes over host memory the device wraps. */
+static double clblast_median(struct ho_backend *b, int64_t M, int64_t K, int64_t N)
+{
+	float *a = calloc((size_t)(M * K), 4), *w = calloc((size_t)(K * N), 4),
+	      *y = calloc((size_t)(M * N), 4);
+	cl_mem ma = NULL, mw = NULL, my = NULL;
+	double t[REPS], res = NAN;
+
+	if (!a || !w || !y)
+		goto out;
+	ma = clCreateBuffer(b->ctx, CL_MEM_USE_HOST_PTR, (size_t)(M * K) * 4, a, NULL);
+	mw = clCreateBuffer(b->ctx, CL_MEM_USE_HOST_PTR, (size_t)(K * N) * 4, w, NULL);
+	my = clCreateBuffer(b->ctx, CL_MEM_USE_HOST_PTR, (size_t)(M * N) * 4, y, NULL);
+	if (!ma || !mw || !my)
+		goto out;
+	for (int r = 0; r <= REPS; r++) {
+		double t0 = now();
+
+		if (CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo,
+				 (size_t)M, (size_t)N, (size_t)K, 1.0f, ma, 0, (size_t)K, mw, 0,
+				 (size_t)N, 0.0f, my, 0, (size_t)N, &b->q, NULL) != CLBlastSuccess)
+			goto out;
+		clFinish(b->q);
+		if (r)
+			t[r - 1] = now() - t0;
+	}
+	res = median(t, REPS);
+out:
+	if (ma)
+		clReleaseMemObject(ma);
+	if (mw)
+		clReleaseMemObject(mw);
+	if (my)
+		clReleaseMemObject(my);
+	free(a);
+	free(w);
+	free(y);
+	return res;
+}
+
+static void bench_matmul(struct ho_backend *b)
+{
+	/* the transformer encoder's, ViT-B's, a square one */
+	static const int64_t shapes[][3] = {{32, 256, 1024}, {197, 768, 768}, {512, 512, 512}};
+
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+		int64_t M = shapes[s][0], K = shapes[s][1], N = shapes[s][2];
+		struct ho_graph *g = NULL;
+		struct ho_rt *rt = NULL;
+		struct ho_error err;
+		float *a = calloc((size_t)(M * K), sizeof(float));
+		double ex = NAN, cb;
+
+		if (!a || matmul_model(M, K, N, &g, &err) || plan_on_device(g, &rt, &err) ||
+		    ho_rt_set_input(rt, "a", (int64_t[]){M, K}, 2, a, &err))
+			printf("matmul   %ldx%ldx%ld skipped: %s\n", (long)M, (long)K, (long)N,
+			       err.msg);
+		else
+			ex = run_median(rt);
+		cb = clblast_median(b, M, K, N);
+		printf("matmul   %4ldx%4ldx%4ld: executor %7.3f ms (%5.1f GFLOP/s), CLBlast SGEMM "
+		       "%7.3f ms: ratio %.2f of CLBlast's rate   [median of %d]\n",
+		       (long)M, (long)K, (long)N, ex * 1e3, 2.0 * M * K * N / ex * 1e-9, cb * 1e3,
+		       cb / ex, REPS);
+		ho_rt_free(rt);
+		ho_graph_free(g);
+		free(a);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct ho_rt_device dev = {.name = "ocl0", .backend = "opencl", .numa_node = -1};
+	struct ho_backend *b = NULL;
+	struct ho_error err;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2) {
+		fprintf(stderr, "usage: bench_opencl MODELS_DIR\n");
+		return 2;
+	}
+	ocl_ops = ho_backend_find("opencl");
+	if (!ocl_ops || ocl_ops->open(&dev, 0, &b, &err)) {
+		printf("opencl: no device: %s\n", ocl_ops ? err.msg : "not built in");
+		return 77;
+	}
+	bench_dispatch(argv[1], b);
+	bench_copy(b);
+	bench_matmul(b);
+	ocl_ops->close(b);
+	return 0;
+}
