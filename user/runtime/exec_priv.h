@@ -169,6 +169,22 @@ struct ho_rt {
 /* Shared by the two halves. */
 int ho_rt_move(struct ho_rt *rt, uint32_t id, uint32_t d, struct ho_error *err);
 void ho_rt_stop_threads(struct ho_rt *rt);
+
+/* run.c, for copies.c */
+void ho_rt_wake(struct ho_rt *rt);
+void ho_rt_fail(struct ho_rt *rt, int ret, const struct ho_error *e);
+/* The counter a memory wait's target keeps: a node's, or (from n_nodes up) a copy's. */
+uint32_t *ho_rt_wait_count(struct ho_rt *rt, uint32_t target);
+void ho_rt_release(struct ho_rt *rt, size_t src);
+
+/* copies.c: under the lock unless said */
+void ho_rt_queue_copies(struct ho_rt *rt, int32_t t);
+/* The first queued copy into dv whose bytes are free, taken; UINT32_MAX: none. */
+uint32_t ho_rt_take_copy(struct ho_rt *rt, struct ho_rt_dev *dv);
+/* Make copy t into dv, taken above, and wait for it (the lock released meanwhile). */
+void ho_rt_copy(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t t);
+/* A device's copy thread (unlocked). */
+void *ho_rt_copier(void *arg);
 int32_t ho_rt_root(const struct ho_rt *rt, int32_t t);
 
 /* control.c: If, Loop and Scan, each subgraph a plan of its own on the host's backend. */

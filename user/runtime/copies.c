@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The executor's copies (exec_priv.h): a tensor's replica on a device that
+ * cannot read it in place is filled as its producer finishes, from the
+ * device's copy queue, by the device's copy thread as chains in flight on its
+ * pool queue (io_uring with ump.ko), or by its worker when that has nothing
+ * else ready.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "common.h"
+#include "exec_priv.h"
+#include "heteroopt/pool.h"
+
+/* Under lock: queue tensor t's copies into the devices that need one. */
+void ho_rt_queue_copies(struct ho_rt *rt, int32_t t)
+{
+	for (uint32_t d = 0; d < rt->n_dev; d++)
+		if (rt->is_copy[AT(rt, t, d)] == 1 && rt->dev[d].cq_tail < rt->dev[d].cq_cap)
+			rt->dev[d].cq[rt->dev[d].cq_tail++] = (uint32_t)t;
+}
+
+/*
+ * Under lock: take the first queued copy into dv whose bytes are free
+ * (memory waits), in queue order; UINT32_MAX if there is none.
+ */
+uint32_t ho_rt_take_copy(struct ho_rt *rt, struct ho_rt_dev *dv)
+{
+	uint32_t pick = UINT32_MAX, t;
+
+	for (uint32_t i = dv->cq_head; i < dv->cq_tail && pick == UINT32_MAX; i++)
+		if (!rt->copy_waiting[AT(rt, dv->cq[i], dv->idx)])
+			pick = i;
+	if (pick == UINT32_MAX)
+		return UINT32_MAX;
+	t = dv->cq[pick];
+	memmove(&dv->cq[dv->cq_head + 1], &dv->cq[dv->cq_head],
+		(pick - dv->cq_head) * sizeof(*dv->cq));
+	dv->cq_head++;
+	rt->copying++;
+	rt->copy_start[AT(rt, t, dv->idx)] = ho_clock_s() - rt->t0;
+	return t;
+}
+
+/* The pool copy that fills tensor t's replica on device d. */
+static struct ho_pool_copy ho_rt_copy_of(const struct ho_rt *rt, uint32_t d, uint32_t t)
+{
+	int32_t h = rt->home[t];
+	struct ho_pool_copy c = {.len = (size_t)rt->g->tensors[t].bytes};
+
+	/* in the device's region, or in pages of its own (and outside memory bound there) */
+	c.src = ho_rt_buf_of(rt, (uint32_t)h, rt->buf[AT(rt, t, h)], &c.src_off);
+	c.dst = ho_rt_buf_of(rt, d, rt->buf[AT(rt, t, d)], &c.dst_off);
+	return c;
+}
+
+/* Unlocked: the copy of t into d taken above failed with ret. */
+static void ho_rt_copy_failed(struct ho_rt *rt, uint32_t d, uint32_t t, int ret)
+{
+	struct ho_error e;
+
+	ho_err(&e, ret, "copying '%s' to %s failed", rt->g->tensors[t].name, rt->desc[d].name);
+	ho_rt_fail(rt, ret, &e);
+}
+
+/* Under lock: the copy of t into d taken above is done; its consumers may start. */
+static void ho_rt_copied(struct ho_rt *rt, uint32_t d, uint32_t t)
+{
+	const struct ho_graph *g = rt->g;
+
+	rt->copying--;
+	rt->copied[AT(rt, t, d)] = 1;
+	rt->copy_end[AT(rt, t, d)] = ho_clock_s() - rt->t0;
+	ho_rt_release(rt, g->n_nodes + AT(rt, t, d)); /* the bytes it read may be reused */
+	rt->report.transfers++;
+	rt->report.bytes_moved += (double)g->tensors[t].bytes;
+	rt->report.chains++;
+	rt->report.chain_bytes += (double)g->tensors[t].bytes;
+	for (uint32_t k = 0; k < g->tensors[t].n_consumers; k++)
+		if (rt->node_dev[g->tensors[t].consumers[k]] == (int32_t)d)
+			rt->waiting[g->tensors[t].consumers[k]]--;
+	ho_rt_wake(rt);
+}
+
+/* Under lock, released while it copies: fill t's replica on dv, taken above, and wait. */
+void ho_rt_copy(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t t)
+{
+	struct ho_pool_copy c = ho_rt_copy_of(rt, dv->idx, t);
+	int ret;
+
+	pthread_mutex_unlock(&rt->lock);
+	ret = ho_pool_queue_copy(dv->syncq, &c, 1);
+	if (ret)
+		ho_rt_copy_failed(rt, dv->idx, t, ret);
+	pthread_mutex_lock(&rt->lock);
+	if (ret)
+		rt->copying--;
+	else
+		ho_rt_copied(rt, dv->idx, t);
+}
+
+/*
+ * Under lock, released while it waits: start every copy into dv whose bytes
+ * are free as one batch of chains, then take the completions as they come;
+ * false when there is nothing in flight to wait for.
+ */
+static bool ho_rt_copy_batch(struct ho_rt *rt, struct ho_rt_dev *dv)
+{
+	struct ho_pool_done done[64];
+	uint32_t t;
+	int n;
+
+	while (!rt->run_err && ho_pool_queue_in_flight(dv->copyq) < dv->copy_depth &&
+	       (t = ho_rt_take_copy(rt, dv)) != UINT32_MAX) {
+		struct ho_pool_copy c = ho_rt_copy_of(rt, dv->idx, t);
+		int ret = ho_pool_submit(dv->copyq, &c, 1, t);
+
+		if (ret) {
+			rt->copying--;
+			pthread_mutex_unlock(&rt->lock);
+			ho_rt_copy_failed(rt, dv->idx, t, ret);
+			pthread_mutex_lock(&rt->lock);
+		}
+	}
+	if (!ho_pool_queue_in_flight(dv->copyq))
+		return false;
+	pthread_mutex_unlock(&rt->lock);
+	n = ho_pool_flush(dv->copyq);
+	if (!n)
+		n = ho_pool_reap(dv->copyq, done, 64, 1);
+	if (n < 0) {
+		struct ho_error e;
+
+		/* What is in flight still writes the region: the copier's loop comes
+		 * back here to reap it, submitting nothing more once the run failed. */
+		ho_err(&e, n, "waiting for the copies into %s failed", rt->desc[dv->idx].name);
+		ho_rt_fail(rt, n, &e);
+	}
+	for (int i = 0; i < n; i++)
+		if (done[i].status)
+			ho_rt_copy_failed(rt, dv->idx, (uint32_t)done[i].tag, done[i].status);
+	pthread_mutex_lock(&rt->lock);
+	for (int i = 0; i < n; i++)
+		if (done[i].status)
+			rt->copying--;
+		else
+			ho_rt_copied(rt, dv->idx, (uint32_t)done[i].tag);
+	return true;
+}
+
+/* A device's copy engine: pool copies into its region, started as producers finish. */
+void *ho_rt_copier(void *arg)
+{
+	struct ho_rt_dev *dv = arg;
+	struct ho_rt *rt = dv->rt;
+
+	pthread_mutex_lock(&rt->lock);
+	for (;;) {
+		if (ho_rt_copy_batch(rt, dv))
+			continue;
+		if (rt->run_err || (dv->cq_head == dv->cq_tail && !rt->remaining))
+			break;
+		pthread_cond_wait(&rt->cond, &rt->lock);
+	}
+	pthread_mutex_unlock(&rt->lock);
+	return NULL;
+}
