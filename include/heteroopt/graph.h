@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "heteroopt/error.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -44,15 +46,6 @@ enum ho_dtype {
 	HO_DT_BFLOAT16 = 16,
 	HO_DT_COUNT
 };
-
-/* One line naming the problem, plus the -errno that was returned. */
-struct ho_error {
-	int code;
-	char msg[512];
-};
-/* Fill err (may be NULL) and return code, a -errno: `return ho_err(err, -EINVAL, ...)`. */
-int ho_err(struct ho_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 /*
  * A shape.  rank < 0: rank unknown.  dim[i] == HO_DIM_UNKNOWN: that extent is

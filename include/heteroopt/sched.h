@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "heteroopt/fingerprint.h"
 #include "heteroopt/graph.h"
 
 #ifdef __cplusplus
@@ -406,9 +407,6 @@ struct ho_schedule_doc {
 	uint64_t fp_model, fp_box, fp_profile, fp_settings;
 };
 
-/* FNV-1a 64 of a file's bytes (0 and an error if unreadable). */
-int ho_fingerprint_file(const char *path, uint64_t *out, struct ho_error *err);
-uint64_t ho_fingerprint_bytes(uint64_t h, const void *data, size_t len);
 const char *ho_objective_name(int obj);
 int ho_schedule_write(const char *path, const struct ho_schedule_doc *doc, struct ho_error *err);
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "common.h"
-#include "heteroopt/sched.h"
+#include "heteroopt/fingerprint.h"
 
 uint64_t ho_fingerprint_bytes(uint64_t h, const void *data, size_t len)
 {

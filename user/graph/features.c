@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "graph_priv.h"
+#include "heteroopt/opsem.h"
 
 const char *ho_op_class_name(int op_class)
 {

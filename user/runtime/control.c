@@ -17,6 +17,7 @@
 
 #include "common.h"
 #include "exec_priv.h"
+#include "heteroopt/opsem.h"
 
 enum ho_cf_op { HO_CF_IF, HO_CF_LOOP, HO_CF_SCAN };
 

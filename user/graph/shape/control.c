@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heteroopt/opsem.h"
 #include "shape.h"
 
 static void bind_subgraph_outer(struct ho_graph *parent, struct ho_graph *sg)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heteroopt/opsem.h"
 #include "shape.h"
 
 /* A matrix product of inputs ai and bi, with numpy's broadcasting; the result of type dtype

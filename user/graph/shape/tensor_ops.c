@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heteroopt/opsem.h"
 #include "shape.h"
 
 int ho_infer_shape_op(struct ho_infer *c)

@@ -14,6 +14,7 @@
 
 #include "backends/backend.h"
 #include "common.h"
+#include "heteroopt/opsem.h"
 #define HO_CPU_MAX_ARGS 16
 
 struct ho_backend {

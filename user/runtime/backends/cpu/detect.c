@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Detection: NonMaxSuppression, the selection shared with shape inference
- * (user/common/nms.c), which plans its output's extent from the inputs'
+ * (user/graph/opsem/nms.c), which plans its output's extent from the inputs'
  * values (the data must select as many boxes at run time); RoiAlign, in
  * float32 in ONNX Runtime's order of operations.
  */
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "heteroopt/opsem.h"
 
 static int ho_run_nms(const struct ho_kernel *k)
 {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "heteroopt/opsem.h"
 
 struct ho_einsum_plan {
 	struct ho_einsum e;

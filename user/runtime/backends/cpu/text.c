@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "heteroopt/opsem.h"
 
 struct ho_tfidf {
 	int64_t min_n, max_n, max_skip, mode; /* mode: 0 TF, 1 IDF, 2 TFIDF */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "heteroopt/opsem.h"
 
 /* One term's letters and where its ellipsis is (-1: none); spaces skipped. */
 static int einsum_term(const char *s, size_t len, char *letters, int *n, int *ell)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "common.h"
+#include "heteroopt/opsem.h"
 
 /* box i of batch b as y1, x1, y2, x2 with y1 <= y2, x1 <= x2 */
 static void nms_corners(const float *boxes, int64_t i, bool center, float *c)

@@ -13,6 +13,7 @@
 #include <wctype.h>
 
 #include "common.h"
+#include "heteroopt/opsem.h"
 
 int ho_strnorm_parse(const struct ho_node *n, struct ho_strnorm *s, struct ho_error *err)
 {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "heteroopt/opsem.h"
 
 /* attribute name's ints, each in [-range, range), wrapped; n of them or none given */
 static int scan_axes(const struct ho_node *n, const char *name, uint32_t count, const int *rank,
