@@ -26,17 +26,20 @@ LDFLAGS += $(EXTRA_LDFLAGS)
 # graph library alone).  libheteroopt.a, the installed one, holds them all.
 #   common   errors, arena, RNG, fingerprint, clock      user/common
 #   graph    IR, ONNX import, shapes, features, fusion   user/graph
-#   sched    box, costs, simulator, planners, search     user/scheduler
+#   box      the box and its profile, read and checked   user/box
+#   sched    costs, simulator, planners, search          user/scheduler
 #   runtime  executor, backends, pool, .npy              user/runtime, user/libump
 #   probe    measures this machine, writes the profile   probes
 COMMON_SRC := $(wildcard user/common/*.c)
 GRAPH_SRC := $(wildcard user/graph/*.c user/graph/*/*.c)
+BOX_SRC := $(wildcard user/box/*.c)
 SCHED_SRC := $(wildcard user/scheduler/*.c)
 RUNTIME_SRC := $(wildcard user/runtime/*.c user/runtime/backends/*.c user/runtime/backends/*/*.c) \
 	user/libump/libump.c
 PROBE_SRC := $(wildcard probes/*.c)
 CLI_SRC := $(wildcard user/cli/*.c)
 GRAPH_OBJ := $(COMMON_SRC:%.c=$(O)/%.o) $(O)/gen/onnx.pb-c.o $(GRAPH_SRC:%.c=$(O)/%.o)
+BOX_OBJ := $(BOX_SRC:%.c=$(O)/%.o)
 SCHED_OBJ := $(SCHED_SRC:%.c=$(O)/%.o)
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(O)/%.o)
 PROBE_OBJ := $(PROBE_SRC:%.c=$(O)/%.o)
@@ -49,6 +52,7 @@ LDLIBS := $(RUNTIME_LIBS)
 # Each library sees its own private header and the common one, no other's.
 $(O)/user/common/%.o: PRIV := -Iuser/common
 $(O)/user/graph/%.o: PRIV := -Iuser/common -Iuser/graph -I$(O)/gen
+$(O)/user/box/%.o: PRIV := -Iuser/common -Iuser/box
 $(O)/user/scheduler/%.o: PRIV := -Iuser/common -Iuser/scheduler
 $(O)/user/runtime/%.o: PRIV := -Iuser/common -Iuser/runtime
 $(O)/probes/%.o: PRIV := -Iuser/common -Iprobes -I$(O)/gen
@@ -89,11 +93,12 @@ $(O)/%.o: %.c | $(O)/gen/onnx.pb-c.h
 	$(CC) $(CFLAGS_ALL) $(PRIV) -c $< -o $@
 
 $(O)/libho_graph.a: $(GRAPH_OBJ)
+$(O)/libho_box.a: $(BOX_OBJ)
 $(O)/libho_sched.a: $(SCHED_OBJ)
 $(O)/libho_runtime.a: $(RUNTIME_OBJ)
 $(O)/libho_probe.a: $(PROBE_OBJ)
-$(O)/libheteroopt.a: $(GRAPH_OBJ) $(SCHED_OBJ) $(RUNTIME_OBJ) $(PROBE_OBJ)
-$(O)/libho_graph.a $(O)/libho_sched.a $(O)/libho_runtime.a $(O)/libho_probe.a $(O)/libheteroopt.a:
+$(O)/libheteroopt.a: $(GRAPH_OBJ) $(BOX_OBJ) $(SCHED_OBJ) $(RUNTIME_OBJ) $(PROBE_OBJ)
+$(O)/libho_graph.a $(O)/libho_box.a $(O)/libho_sched.a $(O)/libho_runtime.a $(O)/libho_probe.a $(O)/libheteroopt.a:
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
@@ -111,17 +116,19 @@ $(O)/heteroopt: $(CLI_OBJ) $(O)/gen/report_page.o $(O)/libheteroopt.a
 $(UNIT_GRAPH:%=$(O)/tests/%): $(O)/tests/%: tests/unit/%.c $(O)/libho_graph.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(O)/libho_graph.a $(GRAPH_LIBS)
-$(UNIT_RUNTIME:%=$(O)/tests/%): $(O)/tests/%: tests/unit/%.c $(O)/libho_probe.a $(O)/libho_runtime.a $(O)/libho_sched.a $(O)/libho_graph.a
+$(UNIT_RUNTIME:%=$(O)/tests/%): $(O)/tests/%: tests/unit/%.c $(O)/libho_probe.a $(O)/libho_runtime.a $(O)/libho_sched.a $(O)/libho_box.a $(O)/libho_graph.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Iuser/common -Iuser/runtime $(LDFLAGS) -o $@ $< \
-		$(O)/libho_probe.a $(O)/libho_runtime.a $(O)/libho_sched.a $(O)/libho_graph.a $(RUNTIME_LIBS)
+		$(O)/libho_probe.a $(O)/libho_runtime.a $(O)/libho_sched.a $(O)/libho_box.a \
+		$(O)/libho_graph.a $(RUNTIME_LIBS)
 # The ONNX backend conformance runner: loader, shape inference and runtime together.
 $(O)/tests/onnx_backend: tests/conformance/onnx_backend.c $(O)/libheteroopt.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(O)/libheteroopt.a $(LDLIBS)
-$(O)/tests/%: tests/unit/%.c $(O)/libho_sched.a $(O)/libho_graph.a
+$(O)/tests/%: tests/unit/%.c $(O)/libho_sched.a $(O)/libho_box.a $(O)/libho_graph.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(O)/libho_sched.a $(O)/libho_graph.a $(SCHED_LIBS)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(O)/libho_sched.a $(O)/libho_box.a \
+		$(O)/libho_graph.a $(SCHED_LIBS)
 
 # StarPU, only as the dispatch benchmark's point of comparison; its headers are not ours to lint.
 STARPU_CFLAGS = $(patsubst -I%,-isystem %,$(shell pkg-config --cflags starpu-1.3))
@@ -150,12 +157,12 @@ FUZZ_GRAPH := $(COMMON_SRC) $(GRAPH_SRC) $(O)/gen/onnx.pb-c.c
 $(O)/fuzz/fuzz_onnx: tests/fuzz/fuzz_onnx.c $(FUZZ_GRAPH)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -Iuser/graph -o $@ $^ $(GRAPH_LIBS)
-$(O)/fuzz/fuzz_box: tests/fuzz/fuzz_box.c $(FUZZ_GRAPH) $(SCHED_SRC)
+$(O)/fuzz/fuzz_box: tests/fuzz/fuzz_box.c $(FUZZ_GRAPH) $(BOX_SRC) $(SCHED_SRC)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -Iuser/graph -Iuser/scheduler -o $@ $^ $(SCHED_LIBS)
-$(O)/fuzz/fuzz_inputs: tests/fuzz/fuzz_inputs.c $(FUZZ_GRAPH) $(SCHED_SRC) $(RUNTIME_SRC)
+	clang $(FUZZ_CFLAGS) -Iuser/graph -Iuser/box -Iuser/scheduler -o $@ $^ $(SCHED_LIBS)
+$(O)/fuzz/fuzz_inputs: tests/fuzz/fuzz_inputs.c $(FUZZ_GRAPH) $(BOX_SRC) $(SCHED_SRC) $(RUNTIME_SRC)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -Iuser/graph -Iuser/scheduler -Iuser/runtime -o $@ $^ $(RUNTIME_LIBS)
+	clang $(FUZZ_CFLAGS) -Iuser/graph -Iuser/box -Iuser/scheduler -Iuser/runtime -o $@ $^ $(RUNTIME_LIBS)
 fuzz: $(O)/fuzz/fuzz_onnx $(O)/fuzz/fuzz_box $(O)/fuzz/fuzz_inputs
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)

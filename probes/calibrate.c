@@ -271,7 +271,7 @@ int ho_calibration_refit(const char *profile_in, const char *profile_out, const 
 	json_object_set_new(
 	    root, "calibration",
 	    json_pack("{s:s, s:i}", "model", g->name ? g->name : "", "runs", (int)n_runs));
-	ret = ho_probe_write_json(root, profile_out, err);
+	ret = ho_profile_write(root, box, profile_out, err);
 	json_decref(root);
 	return ret;
 }

@@ -811,7 +811,7 @@ int ho_probe_box(const struct ho_box *box, const char *box_path, const struct ho
 					      ho_clock_s() - t0, "warmup", (int)pr.m.warmup,
 					      "repeats", (int)pr.m.repeats, "max_spread",
 					      pr.m.max_spread, "flagged", pr.flagged));
-		ret = ho_probe_write_json(doc, path, err);
+		ret = ho_profile_write(doc, box, path, err);
 	}
 	json_decref(pr.flagged);
 	json_decref(doc);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * HeteroOpt scheduler: box model, the scheduling problem, the event
- * simulator, baselines (single device, greedy, HEFT, PEFT) and NSGA-II.
+ * HeteroOpt scheduler: the scheduling problem, the event simulator,
+ * baselines (single device, greedy, HEFT, PEFT) and NSGA-II, over a box and
+ * its profile (box.h).
  *
  * Ownership: a struct ho_box and a struct ho_problem own all their arrays;
  * free them with ho_box_free() / ho_problem_free().  A struct ho_sim is a
@@ -15,71 +16,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "heteroopt/box.h"
 #include "heteroopt/fingerprint.h"
 #include "heteroopt/graph.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define HO_MAX_DEVICES 32
-#define HO_CORE_WORDS 4 /* CPU ids 0..255 as a bitmask */
-#define HO_NAME_LEN 32
-
-/* ---- box model (user/scheduler/box.c) ---- */
-
-struct ho_device {
-	char name[HO_NAME_LEN];
-	char kind[HO_NAME_LEN];		/* cpu, gpu, npu, fpga, ... */
-	double peak_flops[HO_DT_COUNT]; /* FLOP/s per element type; 0 = not supported */
-	double mem_bw;			/* bytes/s */
-	double mem_capacity;		/* bytes */
-	double energy_per_flop;		/* J */
-	double energy_per_byte;		/* J per byte of device-memory traffic */
-	double idle_power, peak_power;	/* W */
-	double launch_overhead;		/* s per node */
-	double efficiency[4];		/* per enum ho_op_class: fraction of peak reached */
-	int numa_node;
-	int threads;		       /* CPU devices: cores the runtime gives it */
-	uint64_t cores[HO_CORE_WORDS]; /* CPU devices: the CPU ids it runs on; none: any */
-	char pci[16];	 /* a PCI device's address (0000:03:00.0), for its NUMA node */
-	bool p2p_memory; /* its memory is that PCI device's P2P memory (through ump.ko) */
-	uint32_t n_unsupported;
-	char (*unsupported)[HO_NAME_LEN]; /* op types it cannot run */
-	uint32_t n_supported;
-	char (*supported)[HO_NAME_LEN]; /* if set, the only op types it runs */
-	/* What runs it (box key "backend"): a runtime backend by name ("": its kind's),
-	 * and which of its platforms and devices (substrings of their names; "": the first). */
-	char backend[HO_NAME_LEN];
-	char platform[64], device[64];
-};
-
-struct ho_link {
-	int a, b;	  /* device indices */
-	double bandwidth; /* bytes/s */
-	double latency;	  /* s */
-	double energy_per_byte;
-	bool p2p;	    /* peer-to-peer; else copies stage through the host */
-	bool shared_memory; /* both address one memory: consumers read in place, nothing moves */
-};
-
-struct ho_box {
-	char name[64];
-	uint32_t n_devices, n_links;
-	struct ho_device *dev;
-	struct ho_link *links;
-	int host;	       /* the device whose memory stages non-P2P copies */
-	double small_transfer; /* s: fixed cost of any transfer (driver, sync) */
-	double mem_safety;     /* usable fraction of capacity (default 0.85) */
-};
-
-int ho_box_load(const char *path, struct ho_box **out, struct ho_error *err);
-int ho_box_parse(const char *json_text, struct ho_box **out, struct ho_error *err);
-void ho_box_free(struct ho_box *box);
-int ho_box_device(const struct ho_box *box, const char *name); /* index or -1 */
-/* The devices whose memory device dev reads in place (shared_memory links), as a mask. */
-uint64_t ho_box_in_place(const struct ho_box *box, int dev);
-bool ho_device_supports(const struct ho_device *d, const char *op_type);
 
 /* ---- the scheduling problem (user/scheduler/problem.c) ---- */
 
@@ -174,10 +117,6 @@ int ho_problem_pin(struct ho_problem *p, const char *key, const char *device, st
 
 /* ---- cost model (user/scheduler/cost.c) ---- */
 
-struct ho_profile;
-int ho_profile_load(const char *path, const struct ho_box *box, struct ho_profile **out,
-		    struct ho_error *err);
-void ho_profile_free(struct ho_profile *prof);
 /* The launch overhead the cost model adds to every node on device dev, s. */
 double ho_cost_launch(const struct ho_box *box, int dev, const struct ho_profile *prof);
 /* Seconds for node on device (INFINITY if unsupported). */

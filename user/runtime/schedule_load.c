@@ -17,7 +17,8 @@
 #include <jansson.h>
 
 #include "common.h"
-#include "heteroopt/sched.h"
+#include "heteroopt/box.h"
+#include "heteroopt/fingerprint.h"
 #include "rt_priv.h"
 
 void ho_rt_placement_free(struct ho_rt_placement *pl)

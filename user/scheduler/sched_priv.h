@@ -27,15 +27,6 @@ static inline int ho_problem_publish(struct ho_problem *p, int ret, struct ho_pr
 	return 0;
 }
 
-/*
- * Refuse any key of obj not in keys (NULL-ended), naming it by its JSON path
- * (where.key): a misspelt key would otherwise keep a default without a word.
- */
-/* The profile's "machine" object (borrowed), or NULL. */
-json_t *ho_profile_machine(const struct ho_profile *prof);
-int ho_json_known_keys(json_t *obj, const char *where, const char *const *keys,
-		       struct ho_error *err);
-
 /* Uncontended time to move item k from device a to b (0 if a == b). */
 double ho_comm_time(const struct ho_problem *p, uint32_t k, int a, int b);
 /* Mean of ho_comm_time over ordered device pairs a != b (HEFT's c-bar). */

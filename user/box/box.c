@@ -12,8 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heteroopt/sched.h"
-#include "sched_priv.h"
+#include "box_priv.h"
 
 static const char *const ho_class_keys[5] = {"compute", "memory", "movement", "control", NULL};
 static const double ho_default_eff[4] = {0.6, 0.8, 0.8, 1.0};
