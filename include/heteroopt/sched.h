@@ -343,6 +343,8 @@ struct ho_schedule_doc {
 	const char *model, *box, *profile; /* paths (profile may be NULL) */
 	const struct ho_profile *prof;	   /* its machine is recorded; NULL: none */
 	const struct ho_graph *graph;	   /* its input shapes are recorded; NULL: none */
+	/* What the loader checks the files against; 0: ho_schedule_write reads the file at
+	 * model, box or profile (none there: 0 is written, and nothing can be checked). */
 	uint64_t fp_model, fp_box, fp_profile, fp_settings;
 };
 

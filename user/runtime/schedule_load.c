@@ -291,6 +291,11 @@ static int ho_sched_fingerprint(json_t *root, const char *name, const char *what
 			      "%s: no fingerprint of its %s: not a schedule heteroopt "
 			      "wrote",
 			      name, what);
+	if (!strcmp(want, "0000000000000000"))
+		return ho_err(err, -EINVAL,
+			      "%s: records no fingerprint of its %s (written without the %s's "
+			      "path): cannot check it is %s",
+			      name, what, what, file);
 	ret = ho_fingerprint_file(file, &h, err);
 	if (ret)
 		return ret;

@@ -95,6 +95,21 @@ static json_t *solution_json(const struct ho_problem *p, struct ho_sim *sim, str
 	return s;
 }
 
+/* A file's fingerprint for the schedule: the caller's (fp), else the file's; 0 without a file. */
+static int ho_doc_fingerprint(const char *file, uint64_t fp, const char *what, uint64_t *out,
+			      struct ho_error *err)
+{
+	int ret;
+
+	*out = fp;
+	if (fp || !file || !*file)
+		return 0;
+	ret = ho_fingerprint_file(file, out, err);
+	if (ret)
+		return ho_err(err, ret, "schedule: cannot fingerprint its %s: %s", what, err->msg);
+	return 0;
+}
+
 int ho_schedule_write(const char *path, const struct ho_schedule_doc *doc, struct ho_error *err)
 {
 	const struct ho_problem *p = doc->p;
@@ -105,6 +120,7 @@ int ho_schedule_write(const char *path, const struct ho_schedule_doc *doc, struc
 	json_t *front = json_array(), *base = json_array(), *objs = json_array(),
 	       *why = json_array();
 	const struct ho_constraints *c = doc->search ? &doc->search->constraints : NULL;
+	uint64_t h[3];
 	int ret = 0;
 
 	if (!sim || !tl || !root) {
@@ -112,9 +128,14 @@ int ho_schedule_write(const char *path, const struct ho_schedule_doc *doc, struc
 		goto out;
 	}
 	json_object_set_new(root, "format", json_string("heteroopt-schedule/1"));
-	json_object_set_new(fp, "model", hex64(doc->fp_model));
-	json_object_set_new(fp, "box", hex64(doc->fp_box));
-	json_object_set_new(fp, "profile", hex64(doc->fp_profile));
+	/* the files' own where the caller left them 0: a loader checks them against the files */
+	if ((ret = ho_doc_fingerprint(doc->model, doc->fp_model, "model", &h[0], err)) ||
+	    (ret = ho_doc_fingerprint(doc->box, doc->fp_box, "box", &h[1], err)) ||
+	    (ret = ho_doc_fingerprint(doc->profile, doc->fp_profile, "profile", &h[2], err)))
+		goto out;
+	json_object_set_new(fp, "model", hex64(h[0]));
+	json_object_set_new(fp, "box", hex64(h[1]));
+	json_object_set_new(fp, "profile", hex64(h[2]));
 	json_object_set_new(fp, "settings", hex64(doc->fp_settings));
 	json_object_set_new(root, "fingerprint", fp);
 	/* Paths from the schedule's own folder: the runtime resolves them from there. */
