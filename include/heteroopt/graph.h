@@ -243,6 +243,9 @@ float ho_node_attr_f(const struct ho_node *n, const char *name, float def);
 /* INTS attribute into v[0..want-1], def where absent; false if present with another length. */
 bool ho_node_attr_ints(const struct ho_node *n, const char *name, int64_t *v, size_t want,
 		       int64_t def);
+/* Tensor t's integers (int64 or int32) at data, up to max of them into v: their count, or
+ * -1 where it holds more, another type, or no bytes. */
+int ho_tensor_ints(const struct ho_tensor *t, const void *data, int64_t *v, int max);
 /* Input i of n, or NULL where it is omitted. */
 const struct ho_tensor *ho_node_input(const struct ho_graph *g, const struct ho_node *n,
 				      uint32_t i);

@@ -2,7 +2,7 @@
 /*
  * Operator semantics that shape inference and the backends' kernels share
  * (user/graph/opsem): what an Einsum equation, a Scan's slicing, a
- * StringNormalizer's mapping and NonMaxSuppression's selection mean, worked
+ * StringNormalizer's mapping, NonMaxSuppression's selection and a Slice mean, worked
  * out once so that the shapes the graph infers are the ones the kernels write.
  */
 #ifndef HETEROOPT_OPSEM_H
@@ -69,6 +69,21 @@ struct ho_nms_args {
 };
 /* The boxes selected, as (batch, class, box) triples into out (up to cap); -1: no memory. */
 int64_t ho_nms(const struct ho_nms_args *a, int64_t *out, int64_t cap);
+
+/* slice.c: what Slice keeps of each axis: its first index, its step and the output's
+ * extent (HO_DIM_UNKNOWN where the input's is). */
+struct ho_slice {
+	int64_t first[HO_MAX_RANK], step[HO_MAX_RANK], dim[HO_MAX_RANK];
+};
+/* From n starts and ends on axes (NULL: 0..n-1) by steps (NULL: 1) of an input of rank
+ * extents dim; -EINVAL naming an axis out of range or a zero step. */
+int ho_slice_resolve(int rank, const int64_t *dim, size_t n, const int64_t *starts,
+		     const int64_t *ends, const int64_t *axes, const int64_t *steps,
+		     struct ho_slice *out, struct ho_error *err);
+/* The same for Slice node n: its attributes (before opset 10) or its constant inputs,
+ * input i's bytes at data[i] (1 to 4; where the caller's kernels will read them). */
+int ho_slice_node(const struct ho_graph *g, const struct ho_node *n, const void *const data[5],
+		  struct ho_slice *out, struct ho_error *err);
 
 #ifdef __cplusplus
 }

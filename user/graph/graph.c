@@ -127,6 +127,18 @@ bool ho_node_attr_ints(const struct ho_node *n, const char *name, int64_t *v, si
 	return true;
 }
 
+int ho_tensor_ints(const struct ho_tensor *t, const void *data, int64_t *v, int max)
+{
+	int64_t cnt = ho_shape_numel(&t->shape);
+
+	if (!data || cnt < 0 || cnt > max || (t->dtype != HO_DT_INT64 && t->dtype != HO_DT_INT32))
+		return -1;
+	for (int64_t k = 0; k < cnt; k++)
+		v[k] = t->dtype == HO_DT_INT64 ? ((const int64_t *)data)[k]
+					       : ((const int32_t *)data)[k];
+	return (int)cnt;
+}
+
 const struct ho_tensor *ho_node_input(const struct ho_graph *g, const struct ho_node *n, uint32_t i)
 {
 	return i < n->n_inputs && n->inputs[i] >= 0 ? &g->tensors[n->inputs[i]] : NULL;

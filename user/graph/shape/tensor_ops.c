@@ -545,16 +545,10 @@ int ho_infer_split(struct ho_infer *c)
 	return 0;
 }
 
-static int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
-{
-	return v < lo ? lo : v > hi ? hi : v;
-}
-
 int ho_infer_slice(struct ho_infer *c)
 {
 	struct ho_tensor *x = in_t(c, 0);
 	int64_t starts[HO_MAX_RANK], ends[HO_MAX_RANK], axes[HO_MAX_RANK], steps[HO_MAX_RANK];
-	int64_t first[HO_MAX_RANK] = {0}, step_of[HO_MAX_RANK];
 	size_t n;
 	struct ho_shape o;
 
@@ -602,42 +596,14 @@ int ho_infer_slice(struct ho_infer *c)
 		set_out(c, 0, x->dtype, NULL);
 		return 0;
 	}
-	o = x->shape;
-	for (int i = 0; i < HO_MAX_RANK; i++)
-		step_of[i] = 1;
-	for (size_t k = 0; k < n; k++) {
-		int ax, ret = norm_axis(c, axes[k], o.rank, &ax);
-		int64_t d = x->shape.dim[ax], s = starts[k], e = ends[k], st = steps[k];
+	struct ho_slice sl;
+	struct ho_error e;
 
-		if (ret)
-			return ret;
-		if (st == 0)
-			return fail(c, "step is zero");
-		if (d < 0) {
-			o.dim[ax] = HO_DIM_UNKNOWN;
-			continue;
-		}
-		/* Clamp first: starts/ends like INT64_MAX are common and legal. */
-		s = clamp64(s, -HO_DIM_MAX - 1, HO_DIM_MAX + 1);
-		e = clamp64(e, -HO_DIM_MAX - 2, HO_DIM_MAX + 1);
-		if (st == INT64_MIN)
-			st = -INT64_MAX;
-		if (s < 0)
-			s += d;
-		if (e < 0)
-			e += d;
-		if (st > 0) {
-			s = clamp64(s, 0, d);
-			e = clamp64(e, 0, d);
-			o.dim[ax] = e > s ? (e - s - 1) / st + 1 : 0;
-		} else {
-			s = clamp64(s, 0, d - 1);
-			e = clamp64(e, -1, d - 1);
-			o.dim[ax] = s > e ? (s - e - 1) / (-st) + 1 : 0;
-		}
-		first[ax] = s;
-		step_of[ax] = st;
-	}
+	if (ho_slice_resolve(x->shape.rank, x->shape.dim, n, starts, ends, axes, steps, &sl, &e))
+		return fail(c, "%s", e.msg);
+	o = x->shape;
+	for (int i = 0; i < o.rank; i++)
+		o.dim[i] = sl.dim[i];
 	set_out(c, 0, x->dtype, &o);
 
 	/* Fold 1-D slices of known vectors. */
@@ -649,7 +615,7 @@ int ho_infer_slice(struct ho_infer *c)
 		if (!v)
 			return 0;
 		for (int64_t k = 0; k < o.dim[0]; k++) {
-			int64_t at = first[0] + k * step_of[0];
+			int64_t at = sl.first[0] + k * sl.step[0];
 
 			if (at < 0 || (size_t)at >= vx->count)
 				return 0;

@@ -223,21 +223,10 @@ int ho_cpu_int_input(const struct ho_graph *g, const struct ho_node *n, uint32_t
 		     void *const *buf, int64_t *v, int max)
 {
 	const struct ho_tensor *t = ho_node_input(g, n, i);
-	int64_t cnt;
 
 	if (!t || !(t->flags & HO_T_KNOWN))
 		return -1; /* absent, or computed at run time */
-	cnt = ho_shape_numel(&t->shape);
-	if (cnt < 0 || cnt > max || !buf[n->inputs[i]])
-		return -1;
-	for (int64_t k = 0; k < cnt; k++)
-		if (t->dtype == HO_DT_INT64)
-			v[k] = ((const int64_t *)buf[n->inputs[i]])[k];
-		else if (t->dtype == HO_DT_INT32)
-			v[k] = ((const int32_t *)buf[n->inputs[i]])[k];
-		else
-			return -1;
-	return (int)cnt;
+	return ho_tensor_ints(t, buf[n->inputs[i]], v, max);
 }
 
 int64_t ho_cpu_int(const void *p, int dtype, int64_t i)

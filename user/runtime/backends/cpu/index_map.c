@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "heteroopt/opsem.h"
 
 /*
  * The maps' input indices to byte offsets, axis a's scaled by the stride of
@@ -441,59 +442,23 @@ int ho_cpu_prep_transpose(const struct ho_graph *g, const struct ho_node *n, voi
 	return 0;
 }
 
-/* Slice: the first index and the step on each axis; the output's dims are inferred. */
+/* Slice: the first index and the step on each axis (ho_slice_resolve, as shape inference). */
 int ho_cpu_prep_slice(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		      struct ho_kernel *k, struct ho_error *err)
 {
 	const struct ho_tensor *x = ho_node_input(g, n, 0), *y = &g->tensors[n->outputs[0]];
-	int64_t starts[HO_MAX_RANK], axes[HO_MAX_RANK], steps[HO_MAX_RANK];
-	int ns, na, r;
-	bool has_axes, has_steps;
+	const void *data[5] = {NULL};
+	struct ho_slice sl;
+	struct ho_error e;
+	int r;
 
 	if (!x || !ho_dtype_size(x->dtype))
 		return ho_cpu_unsupported(err, n, "slices fixed-size elements only");
 	r = x->shape.rank;
-	if (n->opset < 10) { /* starts, ends and axes were attributes */
-		const struct ho_attr *sa = ho_node_attr(n, "starts"), *aa = ho_node_attr(n, "axes");
-
-		if (!sa || sa->type != HO_ATTR_INTS || sa->n > HO_MAX_RANK ||
-		    (aa && (aa->type != HO_ATTR_INTS || aa->n != sa->n)))
-			return ho_cpu_unsupported(err, n, "needs starts (and axes) of one length");
-		ns = na = (int)sa->n;
-		memcpy(starts, sa->ints, sa->n * sizeof(int64_t));
-		if (aa)
-			memcpy(axes, aa->ints, aa->n * sizeof(int64_t));
-		has_axes = aa != NULL;
-		has_steps = false;
-	} else {
-		has_axes = ho_node_input(g, n, 3) != NULL;
-		has_steps = ho_node_input(g, n, 4) != NULL;
-		ns = ho_cpu_int_input(g, n, 1, buf, starts, HO_MAX_RANK);
-		na = has_axes ? ho_cpu_int_input(g, n, 3, buf, axes, HO_MAX_RANK) : ns;
-		if (ns < 0 || na != ns ||
-		    (has_steps && ho_cpu_int_input(g, n, 4, buf, steps, HO_MAX_RANK) != ns))
-			return ho_cpu_unsupported(err, n, "needs constant starts, axes and steps");
-	}
-	int64_t first[HO_MAX_RANK] = {0}, step[HO_MAX_RANK];
-
-	for (int a = 0; a < r; a++)
-		step[a] = 1;
-	for (int i = 0; i < ns; i++) {
-		int64_t a = has_axes ? axes[i] : i, dim, s, st, hi;
-
-		a += a < 0 ? r : 0;
-		if (a < 0 || a >= r)
-			return ho_cpu_unsupported(err, n, "has an axis outside the input");
-		dim = x->shape.dim[a];
-		st = has_steps ? steps[i] : 1;
-		if (st == 0)
-			return ho_cpu_unsupported(err, n, "has a step of 0");
-		s = starts[i] + (starts[i] < 0 ? dim : 0);
-		hi = st > 0 ? dim
-			    : dim - 1; /* ONNX clamps to [0, dim], or [0, dim - 1] going back */
-		first[a] = s < 0 ? 0 : s > hi ? hi : s;
-		step[a] = st;
-	}
+	for (uint32_t i = 1; i < 5 && i < n->n_inputs; i++)
+		data[i] = n->inputs[i] >= 0 ? buf[n->inputs[i]] : NULL;
+	if (ho_slice_node(g, n, data, &sl, &e))
+		return ho_cpu_unsupported(err, n, e.msg);
 	k->kind = HO_K_INDEX_MAP;
 	k->rank = r;
 	k->elem = (uint32_t)ho_dtype_size(x->dtype);
@@ -506,7 +471,7 @@ int ho_cpu_prep_slice(const struct ho_graph *g, const struct ho_node *n, void *c
 		if (!k->map[a])
 			return ho_err(err, -ENOMEM, "out of memory");
 		for (int64_t o = 0; o < k->dims[a]; o++)
-			k->map[a][o] = first[a] + o * step[a];
+			k->map[a][o] = sl.first[a] + o * sl.step[a];
 		k->perm[a] = a;
 	}
 	ho_map_to_bytes(k);
