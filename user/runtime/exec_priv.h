@@ -60,6 +60,7 @@ struct ho_rt_dev {
 	 * first: done for its own later nodes, not yet for anyone else. */
 	uint32_t inflight[HO_RT_INFLIGHT];
 	uint32_t if_head, if_n;
+	double last_end; /* when the last of them finished, from the run's start */
 };
 
 /*

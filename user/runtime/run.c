@@ -319,14 +319,29 @@ static int ho_rt_finish(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t n)
 		uint32_t id = dv->inflight[(dv->if_head + i) % HO_RT_INFLIGHT];
 		double start = rt->t0 + rt->start[id], end = -1;
 
-		if (rt->k[id])
-			ret = dv->ops->wait(dv->be, rt->k[id], &start, &end, &e);
+		if (!rt->k[id])
+			continue;
+		ret = dv->ops->wait(dv->be, rt->k[id], &start, &end, &e);
 		rt->start[id] = start - rt->t0;
 		rt->end[id] = (end >= 0 ? end : ho_clock_s()) - rt->t0;
 	}
 	if (ret) {
 		ho_rt_fail(rt, ret, &e);
 		return ret;
+	}
+	/*
+	 * In order: a node starts no earlier than the one before it ended (a
+	 * device may stamp a command's start when it is submitted), and one with
+	 * nothing to run (a view) takes no time.
+	 */
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t id = dv->inflight[(dv->if_head + i) % HO_RT_INFLIGHT];
+
+		if (rt->start[id] < dv->last_end)
+			rt->start[id] = dv->last_end;
+		if (!rt->k[id] || rt->end[id] < rt->start[id])
+			rt->end[id] = rt->start[id];
+		dv->last_end = rt->end[id];
 	}
 	pthread_mutex_lock(&rt->lock);
 	for (uint32_t i = 0; i < n; i++)
@@ -477,6 +492,7 @@ static void *ho_rt_worker(void *arg)
 	if (dv->ops->thread_init)
 		dv->ops->thread_init(dv->be);
 	dv->if_head = dv->if_n = 0;
+	dv->last_end = 0;
 	for (;;) {
 		struct ho_error e = {0};
 		uint32_t pick, id;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The OpenCL backend's convolution, matmul, pooling and batch-norm operators, and
+ * The OpenCL backend's convolution, pooling and batch-norm operators, and
  * the nodes the executor folds into a Conv or MatMul: its batch norm into the
  * weights, its post-op into the kernel.
  */
@@ -235,28 +235,6 @@ int ocl_prep_pool(const struct ocl_ctx *c)
 	for (int k = 0; k < 2; k++)
 		ocl_arg_int(&a, (int)dl[k]);
 	ocl_arg_int(&a, avg ? (ho_node_attr_i(c->n, "count_include_pad", 0) ? 2 : 1) : 0);
-	return ocl_args_done(c, &a);
-}
-
-/* GlobalAveragePool, GlobalMaxPool: rows of the spatial extent. */
-int ocl_prep_global_pool(const struct ocl_ctx *c)
-{
-	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0);
-	int64_t len = 1;
-	struct ocl_launch *l;
-	struct ocl_args a;
-
-	if (!x || x->shape.rank < 3)
-		return ocl_refuse(c, "needs a spatial input");
-	for (int k = 2; k < x->shape.rank; k++)
-		len *= x->shape.dim[k];
-	if (!(l = ocl_launch_yx(c, "reduce_rows", c->n->outputs[0], c->n->inputs[0], &a)))
-		return ocl_no_kernel(c);
-	ocl_arg_int(&a, (int)len);
-	ocl_arg_int(&a, 1);
-	ocl_arg_int(&a, strcmp(c->n->op_type, "GlobalAveragePool") ? 1 : 0);
-	l->dims = 1;
-	l->global[0] = (size_t)(x->shape.dim[0] * x->shape.dim[1]);
 	return ocl_args_done(c, &a);
 }
 

@@ -115,10 +115,40 @@ static const struct {
  * y = n(x0, x1) with numpy broadcasting; in_place: a post-op, the kernel's result
  * y standing for x0 (its other operand is a constant, ho_post_op).
  */
+/*
+ * Merge neighbouring axes along which both operands step alike (contiguous
+ * together, or both broadcast), unit axes dropped: the kernel walks fewer axes,
+ * and same shapes or a scalar operand walk one.  Returns the new rank (>= 1).
+ */
+static int ocl_coalesce(int rank, int *dims, int *sa, int *sb)
+{
+	int r = 0;
+
+	for (int k = 0; k < rank; k++) {
+		if (dims[k] == 1)
+			continue;
+		if (r && sa[r - 1] == sa[k] * dims[k] && sb[r - 1] == sb[k] * dims[k]) {
+			dims[r - 1] *= dims[k];
+			sa[r - 1] = sa[k];
+			sb[r - 1] = sb[k];
+		} else {
+			dims[r] = dims[k];
+			sa[r] = sa[k];
+			sb[r] = sb[k];
+			r++;
+		}
+	}
+	for (int k = r ? r : 1; k < 8; k++)
+		dims[k] = 1, sa[k] = sb[k] = 0;
+	if (!r)
+		dims[0] = 1, sa[0] = sb[0] = 0;
+	return r ? r : 1;
+}
+
 int ocl_binary_at(const struct ocl_ctx *c, const struct ho_node *n, int32_t y, bool in_place)
 {
 	const struct ho_shape *ys = &c->g->tensors[y].shape;
-	int dims[8] = {1, 1, 1, 1, 1, 1, 1, 1}, sa[8] = {0}, sb[8] = {0}, code = -1;
+	int dims[8] = {1, 1, 1, 1, 1, 1, 1, 1}, sa[8] = {0}, sb[8] = {0}, code = -1, rank;
 	int32_t x0 = n->inputs[0], x1 = n->inputs[1];
 	struct ocl_launch *l;
 	struct ocl_args a;
@@ -134,13 +164,19 @@ int ocl_binary_at(const struct ocl_ctx *c, const struct ho_node *n, int32_t y, b
 		dims[k] = (int)ys->dim[k];
 	ocl_bstrides(in_place ? ys : &c->g->tensors[x0].shape, ys, sa);
 	ocl_bstrides(&c->g->tensors[x1].shape, ys, sb);
-	if (!(l = ocl_launch_yx(c, "binary", y, in_place ? y : x0, &a)))
+	rank = ocl_coalesce(ys->rank, dims, sa, sb);
+	if (!(l = ocl_launch_yx(c, rank == 1 ? "binary_flat" : "binary", y, in_place ? y : x0, &a)))
 		return ocl_no_kernel(c);
 	ocl_arg_tensor(&a, c, x1);
-	ocl_arg_int(&a, ys->rank);
-	ocl_arg_int8(&a, dims);
-	ocl_arg_int8(&a, sa);
-	ocl_arg_int8(&a, sb);
+	if (rank == 1) { /* one walk: same shapes, or one operand a scalar */
+		ocl_arg_int(&a, sa[0]);
+		ocl_arg_int(&a, sb[0]);
+	} else {
+		ocl_arg_int(&a, rank);
+		ocl_arg_int8(&a, dims);
+		ocl_arg_int8(&a, sa);
+		ocl_arg_int8(&a, sb);
+	}
 	ocl_arg_int(&a, code);
 	l->dims = 1;
 	l->global[0] = (size_t)ho_shape_numel(ys);

@@ -166,8 +166,17 @@ int ocl_conv_weights(const struct ocl_ctx *c, cl_mem *wm, long *wo, cl_mem *bm, 
 		     bool *has_bias);
 int ocl_prep_conv(const struct ocl_ctx *c);
 int ocl_prep_pool(const struct ocl_ctx *c);
-int ocl_prep_global_pool(const struct ocl_ctx *c);
 int ocl_prep_batchnorm(const struct ocl_ctx *c);
+
+/* movement.c */
+int ocl_prep_concat(const struct ocl_ctx *c);
+int ocl_prep_transpose(const struct ocl_ctx *c);
+int ocl_prep_slice(const struct ocl_ctx *c);
+int ocl_prep_pad(const struct ocl_ctx *c);
+
+/* reduce.c */
+int ocl_prep_global_pool(const struct ocl_ctx *c);
+int ocl_prep_reduce(const struct ocl_ctx *c);
 
 /* ops.c: the operator table */
 bool ocl_runs(const char *op_type);

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * The OpenCL backend's operators: one prepare per operator family, listed
- * once in ocl_ops[] (this file: data movement, normalisation and Resize;
- * conv.c, eltwise.c the others).  A prepare checks what it runs (float32, the ranks and
- * attributes its kernel handles), sets its kernels' arguments over the
- * tensors' (buffer, offset) handles once, and leaves launching to device.c.
- * Anything else is refused with the node's name and what is missing.
+ * once in ocl_ops[] (this file: normalisation and Resize; movement.c,
+ * reduce.c, gemm.c, conv.c and eltwise.c the others).  A prepare checks what it runs (float32, the
+ * ranks and attributes its kernel handles), sets its kernels' arguments over the tensors' (buffer,
+ * offset) handles once, and leaves launching to device.c. Anything else is refused with the node's
+ * name and what is missing.
  */
 #include <errno.h>
 #include <math.h>
@@ -14,41 +14,6 @@
 #include <string.h>
 
 #include "ocl.h"
-
-static int ocl_prep_concat(const struct ocl_ctx *c)
-{
-	const struct ho_tensor *yt = &c->g->tensors[c->n->outputs[0]];
-	int64_t axis = ho_node_attr_i(c->n, "axis", 0), out_inner = 1, col = 0;
-
-	if (axis < 0)
-		axis += yt->shape.rank;
-	if (axis < 0 || axis >= yt->shape.rank)
-		return ocl_refuse(c, "has an axis out of range");
-	for (int k = (int)axis; k < yt->shape.rank; k++)
-		out_inner *= yt->shape.dim[k];
-	for (uint32_t i = 0; i < c->n->n_inputs; i++) {
-		const struct ho_tensor *x = ho_node_input(c->g, c->n, i);
-		int64_t inner = 1, n;
-		struct ocl_launch *l;
-		struct ocl_args a;
-
-		if (!x || !(n = ho_shape_numel(&x->shape)))
-			continue;
-		for (int k = (int)axis; k < x->shape.rank; k++)
-			inner *= x->shape.dim[k];
-		if (!(l = ocl_launch_yx(c, "place", c->n->outputs[0], c->n->inputs[i], &a)))
-			return ocl_no_kernel(c);
-		ocl_arg_int(&a, (int)inner);
-		ocl_arg_int(&a, (int)out_inner);
-		ocl_arg_int(&a, (int)col);
-		l->dims = 1;
-		l->global[0] = (size_t)n;
-		if (ocl_args_done(c, &a))
-			return c->err->code;
-		col += inner;
-	}
-	return 0;
-}
 
 static int ocl_prep_softmax(const struct ocl_ctx *c)
 {
@@ -76,42 +41,6 @@ static int ocl_prep_softmax(const struct ocl_ctx *c)
 	ocl_arg_int(&a, !strcmp(c->n->op_type, "LogSoftmax"));
 	l->dims = 1;
 	l->global[0] = (size_t)(ho_shape_numel(&x->shape) / len);
-	return ocl_args_done(c, &a);
-}
-
-static int ocl_prep_transpose(const struct ocl_ctx *c)
-{
-	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0),
-			       *yt = &c->g->tensors[c->n->outputs[0]];
-	int dims[8] = {1, 1, 1, 1, 1, 1, 1, 1}, sx[8] = {0};
-	int64_t perm[8], in_st[8], acc = 1;
-	struct ocl_launch *l;
-	struct ocl_args a;
-	int r;
-
-	if (!x || (r = x->shape.rank) > 8 || !r)
-		return ocl_refuse(c, "transposes ranks 1 to 8 only");
-	for (int k = 0; k < r; k++)
-		perm[k] = r - 1 - k; /* the default: axes reversed */
-	if (ho_node_attr(c->n, "perm") && !ho_node_attr_ints(c->n, "perm", perm, (size_t)r, 0))
-		return ocl_refuse(c, "has a perm of another rank");
-	for (int k = r - 1; k >= 0; k--) {
-		in_st[k] = acc;
-		acc *= x->shape.dim[k];
-	}
-	for (int k = 0; k < r; k++) {
-		if (perm[k] < 0 || perm[k] >= r)
-			return ocl_refuse(c, "has a perm out of range");
-		dims[k] = (int)yt->shape.dim[k];
-		sx[k] = (int)in_st[perm[k]];
-	}
-	if (!(l = ocl_launch_yx(c, "gather_nd", c->n->outputs[0], c->n->inputs[0], &a)))
-		return ocl_no_kernel(c);
-	ocl_arg_int(&a, r);
-	ocl_arg_int8(&a, dims);
-	ocl_arg_int8(&a, sx);
-	l->dims = 1;
-	l->global[0] = (size_t)ho_shape_numel(&yt->shape);
 	return ocl_args_done(c, &a);
 }
 
@@ -197,66 +126,79 @@ static int ocl_prep_resize(const struct ocl_ctx *c)
 	return ocl_args_done(c, &a);
 }
 
-/* The operator table: every operator this backend runs, and its prepare. */
-static const struct {
+/*
+ * The operator table: every operator this backend runs, its prepare, and
+ * how many leading inputs are float32 data its kernels read (0: all); the
+ * others are parameters its prepare reads (a Slice's starts, a Pad's pads).
+ */
+struct ocl_op {
 	const char *op;
 	int (*prepare)(const struct ocl_ctx *c);
-} ocl_ops[] = {
-    {"Conv", ocl_prep_conv},
-    {"MatMul", ocl_prep_matmul},
-    {"Gemm", ocl_prep_matmul},
-    {"MaxPool", ocl_prep_pool},
-    {"AveragePool", ocl_prep_pool},
-    {"GlobalAveragePool", ocl_prep_global_pool},
-    {"GlobalMaxPool", ocl_prep_global_pool},
-    {"BatchNormalization", ocl_prep_batchnorm},
-    {"Concat", ocl_prep_concat},
-    {"Softmax", ocl_prep_softmax},
-    {"LogSoftmax", ocl_prep_softmax},
-    {"Transpose", ocl_prep_transpose},
-    {"LayerNormalization", ocl_prep_layer_norm},
-    {"Resize", ocl_prep_resize},
-    {"Upsample", ocl_prep_resize},
-    {"Add", ocl_prep_binary},
-    {"Sub", ocl_prep_binary},
-    {"Mul", ocl_prep_binary},
-    {"Div", ocl_prep_binary},
-    {"Max", ocl_prep_binary},
-    {"Min", ocl_prep_binary},
-    {"Pow", ocl_prep_binary},
-    {"PRelu", ocl_prep_binary},
-    {"Relu", ocl_prep_unary},
-    {"Sigmoid", ocl_prep_unary},
-    {"Tanh", ocl_prep_unary},
-    {"Clip", ocl_prep_unary},
-    {"LeakyRelu", ocl_prep_unary},
-    {"HardSigmoid", ocl_prep_unary},
-    {"HardSwish", ocl_prep_unary},
-    {"Exp", ocl_prep_unary},
-    {"Sqrt", ocl_prep_unary},
-    {"Neg", ocl_prep_unary},
-    {"Abs", ocl_prep_unary},
-    {"Erf", ocl_prep_unary},
-    {"Reciprocal", ocl_prep_unary},
-    {"Gelu", ocl_prep_unary},
-    {"Log", ocl_prep_unary},
-    {"Floor", ocl_prep_unary},
-    {"Ceil", ocl_prep_unary},
-    {"Elu", ocl_prep_unary},
-    {"Softplus", ocl_prep_unary},
+	uint32_t data_inputs;
 };
 
-static int (*ocl_prep_of(const char *op))(const struct ocl_ctx *c)
+static const struct ocl_op ocl_ops[] = {
+    {"Conv", ocl_prep_conv, 0},
+    {"MatMul", ocl_prep_matmul, 0},
+    {"Gemm", ocl_prep_matmul, 0},
+    {"MaxPool", ocl_prep_pool, 0},
+    {"AveragePool", ocl_prep_pool, 0},
+    {"GlobalAveragePool", ocl_prep_global_pool, 0},
+    {"GlobalMaxPool", ocl_prep_global_pool, 0},
+    {"ReduceMean", ocl_prep_reduce, 1},
+    {"ReduceMax", ocl_prep_reduce, 1},
+    {"ReduceMin", ocl_prep_reduce, 1},
+    {"ReduceSum", ocl_prep_reduce, 1},
+    {"BatchNormalization", ocl_prep_batchnorm, 0},
+    {"Concat", ocl_prep_concat, 0},
+    {"Softmax", ocl_prep_softmax, 0},
+    {"LogSoftmax", ocl_prep_softmax, 0},
+    {"Transpose", ocl_prep_transpose, 0},
+    {"Slice", ocl_prep_slice, 1},
+    {"Pad", ocl_prep_pad, 1},
+    {"LayerNormalization", ocl_prep_layer_norm, 0},
+    {"Resize", ocl_prep_resize, 1},
+    {"Upsample", ocl_prep_resize, 1},
+    {"Add", ocl_prep_binary, 0},
+    {"Sub", ocl_prep_binary, 0},
+    {"Mul", ocl_prep_binary, 0},
+    {"Div", ocl_prep_binary, 0},
+    {"Max", ocl_prep_binary, 0},
+    {"Min", ocl_prep_binary, 0},
+    {"Pow", ocl_prep_binary, 0},
+    {"PRelu", ocl_prep_binary, 0},
+    {"Relu", ocl_prep_unary, 0},
+    {"Sigmoid", ocl_prep_unary, 0},
+    {"Tanh", ocl_prep_unary, 0},
+    {"Clip", ocl_prep_unary, 0},
+    {"LeakyRelu", ocl_prep_unary, 0},
+    {"HardSigmoid", ocl_prep_unary, 0},
+    {"HardSwish", ocl_prep_unary, 0},
+    {"Exp", ocl_prep_unary, 0},
+    {"Sqrt", ocl_prep_unary, 0},
+    {"Neg", ocl_prep_unary, 0},
+    {"Abs", ocl_prep_unary, 0},
+    {"Erf", ocl_prep_unary, 0},
+    {"Reciprocal", ocl_prep_unary, 0},
+    {"Gelu", ocl_prep_unary, 0},
+    {"Log", ocl_prep_unary, 0},
+    {"Floor", ocl_prep_unary, 0},
+    {"Ceil", ocl_prep_unary, 0},
+    {"Elu", ocl_prep_unary, 0},
+    {"Softplus", ocl_prep_unary, 0},
+};
+
+static const struct ocl_op *ocl_op_of(const char *op)
 {
 	for (size_t i = 0; i < sizeof(ocl_ops) / sizeof(ocl_ops[0]); i++)
 		if (!strcmp(ocl_ops[i].op, op))
-			return ocl_ops[i].prepare;
+			return &ocl_ops[i];
 	return NULL;
 }
 
 bool ocl_runs(const char *op)
 {
-	return !strcmp(op, "Constant") || ho_op_is_view(op) || ocl_prep_of(op);
+	return !strcmp(op, "Constant") || ho_op_is_view(op) || ocl_op_of(op);
 }
 
 void ocl_kernel_free(struct ho_kernel *k)
@@ -282,7 +224,7 @@ int ocl_prepare(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
 {
 	const struct ho_node *n = &g->nodes[node];
 	struct ocl_ctx c = {b, g, n, fuse, mem, NULL, err};
-	int (*prep)(const struct ocl_ctx *c) = ocl_prep_of(n->op_type);
+	const struct ocl_op *op = ocl_op_of(n->op_type);
 	bool more = false;
 	int ret;
 
@@ -295,15 +237,13 @@ int ocl_prepare(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
 		more |= n->outputs[o] >= 0;
 	if (ho_op_is_view(n->op_type) && !more)
 		return 0; /* the executor gives its output its input's bytes */
-	if (!prep)
+	if (!op)
 		return ocl_refuse(&c, "has no kernel for this operator yet");
 	if (!n->n_outputs || n->outputs[0] < 0)
 		return ocl_refuse(&c, "needs the first output");
 	for (uint32_t i = 0; i < n->n_inputs + n->n_outputs; i++) {
 		int32_t t = i < n->n_inputs ? n->inputs[i] : n->outputs[i - n->n_inputs];
-		/* Resize's roi, scales and sizes are read at prepare time */
-		bool param = i > 0 && i < n->n_inputs &&
-			     (!strcmp(n->op_type, "Resize") || !strcmp(n->op_type, "Upsample"));
+		bool param = op->data_inputs && i >= op->data_inputs && i < n->n_inputs;
 
 		if (t < 0 || param)
 			continue;
@@ -319,7 +259,7 @@ int ocl_prepare(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
 		return ho_err(err, -ENOMEM, "out of memory");
 	c.k->name = n->name;
 	c.k->op = n->op_type;
-	ret = prep(&c);
+	ret = op->prepare(&c);
 	if (ret) {
 		ocl_kernel_free(c.k);
 		return ret;
