@@ -129,8 +129,12 @@ static int probe_sweep(struct probe *pr, int d, struct probe_points *pp, struct 
 		if (pr->o->quick && !c->quick)
 			continue;
 		probe_progress(pr, "%s: %s", dev, c->what);
-		if ((ret = ho_probe_case_open(pr->box, c, d, &r, pr->err)) ||
-		    (ret = probe_time(pr, &r, dev, c->what, &st))) {
+		ret = ho_probe_case_open(pr->box, c, d, &r, pr->err);
+		if (ret == -EOPNOTSUPP) { /* the device has no kernel for it: nothing to measure */
+			ho_probe_run_close(&r);
+			continue;
+		}
+		if (ret || (ret = probe_time(pr, &r, dev, c->what, &st))) {
 			ho_probe_run_close(&r);
 			return ret;
 		}
@@ -276,11 +280,15 @@ static int probe_model_open(struct probe *pr, const struct ho_probe_model *mm, i
 		ret = ho_err(pr->err, -ENOMEM, "probe: out of memory");
 	if (!ret)
 		ret = ho_plan_single(m->p, d, m->plan);
+	/* what the device has no kernel for runs on the host, as a schedule would place it */
+	for (uint32_t t = 0; !ret && t < m->p->n; t++)
+		if (!(m->p->allowed[t] >> d & 1) || isinf(m->p->comp[t * m->p->d + (uint32_t)d]))
+			m->plan->assign[t] = (uint16_t)pr->box->host;
 	return ret ? probe_model_error(pr, mm->path) : 0;
 }
 
 /* What the fastest round of model m measured: families, class points, dispatch. */
-static void probe_model_record(struct probe *pr, const char *dev, const char *path,
+static void probe_model_record(struct probe *pr, int d, const char *dev, const char *path,
 			       const struct probe_model_run *m, struct probe_points *pp,
 			       struct probe_dev_out *po)
 {
@@ -296,12 +304,15 @@ static void probe_model_record(struct probe *pr, const char *dev, const char *pa
 			 path, (c->p90 - c->measured) / c->measured * 100);
 		json_array_append_new(pr->flagged, json_string(line));
 	}
+	bool elsewhere = false; /* nodes the device has no kernel for ran on the host */
+
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		const struct ho_calib_node *cn = &c->node[i];
 		char key[256];
 		int kc;
 
-		if (cn->dev < 0)
+		elsewhere |= cn->dev >= 0 && cn->dev != d;
+		if (cn->dev != d)
 			continue;
 		sum += cn->measured;
 		timed++;
@@ -312,6 +323,9 @@ static void probe_model_record(struct probe *pr, const char *dev, const char *pa
 		probe_family_add(po->families, key, ho_node_work(&g->nodes[i]), cn->measured);
 		probe_point(pp, kc, &g->nodes[i], cn->measured);
 	}
+	/* a run shared with the host says nothing of this device's own time between kernels */
+	if (elsewhere)
+		return;
 	/* the time between kernels: the worker's own, per node */
 	po->model_us += fmax(0, c->measured - sum) * 1e6;
 	po->model_nodes += timed;
@@ -372,7 +386,7 @@ static int probe_models(struct probe *pr, int d, struct probe_points *pp, struct
 			}
 		}
 	for (uint32_t k = 0; k < n && !ret; k++)
-		probe_model_record(pr, dev, pr->o->models[k].path, &m[k], pp, po);
+		probe_model_record(pr, d, dev, pr->o->models[k].path, &m[k], pp, po);
 	for (uint32_t k = 0; k < n; k++)
 		probe_model_close(&m[k]);
 	free(m);
@@ -663,8 +677,11 @@ static int probe_interfere(struct probe *pr, int role, int a, int b, double alon
 	if (!c->what || alone <= 0)
 		return 0;
 	if ((ret = ho_probe_case_open(pr->box, c, a, &ra, pr->err)) ||
-	    (ret = ho_probe_case_open(pr->box, c, b, &rb, pr->err)))
+	    (ret = ho_probe_case_open(pr->box, c, b, &rb, pr->err))) {
+		if (ret == -EOPNOTSUPP) /* one of the two cannot run it: nothing to measure */
+			ret = 0;
 		goto out;
+	}
 	if (pthread_create(&th, NULL, probe_busy_loop, &busy)) {
 		ret = ho_err(pr->err, -EAGAIN, "probe: no thread for the interference probe");
 		goto out;
@@ -755,12 +772,14 @@ int ho_probe_box(const struct ho_box *box, const char *box_path, const struct ho
 	int ret = 0;
 
 	for (uint32_t d = 0; d < box->n_devices; d++) {
-		if (strcmp(box->dev[d].kind, "cpu"))
+		const char *be = ho_rt_backend_for(box->dev[d].kind, box->dev[d].backend);
+
+		if (!be || !strcmp(be, "emu"))
 			return ho_err(
 			    err, -ENODEV,
-			    "probe: %s is a %s; this machine's runtime drives cpu devices "
-			    "only, and a profile must not hold figures nobody measured "
-			    "(probe a box of this machine: heteroopt probe --write-box)",
+			    "probe: %s is a %s this machine's runtime would only emulate, and a "
+			    "profile must not hold figures nobody measured (probe a box of this "
+			    "machine: heteroopt probe --write-box [--opencl])",
 			    box->dev[d].name, box->dev[d].kind);
 		for (uint32_t w = 0; w < HO_CORE_WORDS; w++)
 			for (int b = 0; b < 64; b++)

@@ -4,9 +4,12 @@
  * itself.  Its online CPUs, ordered by NUMA node, are split into n CPU
  * devices of (nearly) equal cores, each on its cores' node (-1 where they
  * span several) with its share of their memory and one oneDNN thread per
- * core; every pair
- * shares memory (one host).  Rates come from two probes on the first
- * device, so the box plans sensibly before a full profile refines it.
+ * core; every pair shares memory (one host).  With --opencl the OpenCL
+ * devices that share host memory join it, each naming its backend and
+ * listing the operators it runs: one computing on CPU cores (PoCL) in place
+ * of the last group's CPU device, on those cores.  Rates come from two probes
+ * on each kind of device, so the box plans sensibly before a full profile
+ * refines it.
  */
 #include <errno.h>
 #include <math.h>
@@ -98,12 +101,39 @@ static int wb_cpus(int *cpu, int *node_of)
 	return n;
 }
 
+/* Cores lo..hi-1 of the node-ordered list: their ids, and their node (-1: several). */
+static json_t *wb_cores(const int *cpu, const int *node_of, int lo, int hi, int *node)
+{
+	json_t *cores = json_array();
+
+	*node = node_of[lo];
+	for (int i = lo; i < hi; i++) {
+		json_array_append_new(cores, json_integer(cpu[i]));
+		if (node_of[i] != node_of[lo])
+			*node = -1; /* on several nodes: its region anywhere */
+	}
+	return cores;
+}
+
+/*
+ * The box: n groups of cores, each a CPU device on oneDNN, except that a
+ * found device computing on CPU cores (PoCL) takes the last group's; other
+ * found devices (GPUs) come after them.  gflops and gbps: per core and per
+ * device, as measured (found devices: their own, in found_rate).
+ */
 static json_t *wb_box(uint32_t n, const int *cpu, const int *node_of, int n_cpus, double gflops,
-		      double gbps, const char *source)
+		      double gbps, const struct ho_rt_found *found, int n_found,
+		      const double (*found_rate)[2], const char *source)
 {
 	json_t *box = json_object(), *devs = json_array(), *links = json_array();
 	int per_node[1024] = {0}; /* devices with a core on each node, who share its memory */
+	int on_cores = -1;	  /* the found device that takes the last group */
+	uint32_t n_dev = 0;
+	char names[HO_MAX_DEVICES][16];
 
+	for (int f = 0; f < n_found && on_cores < 0; f++)
+		if (found[f].cpu_cores && n > 1)
+			on_cores = f;
 	for (uint32_t d = 0; d < n; d++) {
 		int lo = (int)(d * (uint32_t)n_cpus / n),
 		    hi = (int)((d + 1) * (uint32_t)n_cpus / n);
@@ -114,51 +144,82 @@ static json_t *wb_box(uint32_t n, const int *cpu, const int *node_of, int n_cpus
 	}
 	for (uint32_t d = 0; d < n; d++) {
 		int lo = (int)(d * (uint32_t)n_cpus / n),
-		    hi = (int)((d + 1) * (uint32_t)n_cpus / n);
-		json_t *cores = json_array();
-		char name[16];
-		int node = node_of[lo];
+		    hi = (int)((d + 1) * (uint32_t)n_cpus / n), node;
+		json_t *cores = wb_cores(cpu, node_of, lo, hi, &node), *dev;
 		double mem = 0;
 
-		/* CPUs come in node order: a device spanning nodes has them in runs */
-		for (int i = lo; i < hi; i++) {
-			json_array_append_new(cores, json_integer(cpu[i]));
+		for (int i = lo; i < hi; i++)
 			if (i == lo || node_of[i] != node_of[i - 1])
 				mem += wb_node_mem(node_of[i]) / per_node[node_of[i]];
-			if (node_of[i] != node_of[lo])
-				node = -1; /* on several nodes: its region anywhere */
-		}
-		snprintf(name, sizeof(name), "cpu%u", d);
-		json_array_append_new(
-		    devs, json_pack("{s:s, s:s, s:{s:f}, s:f, s:f, s:i, s:i, s:o, s:s}", "name",
-				    name, "kind", "cpu", "peak_gflops", "float32",
-				    gflops * (hi - lo), "mem_bw_gbps", gbps, "mem_gib",
-				    floor(mem / (1 << 30) * 10) / 10, "numa_node", node, "threads",
-				    hi - lo, "cores", cores, "source", source));
-	}
-	for (uint32_t a = 0; a < n; a++)
-		for (uint32_t b = a + 1; b < n; b++) {
-			char an[16], bn[16];
+		if (d == n - 1 && on_cores >= 0) {
+			const struct ho_rt_found *f = &found[on_cores];
 
-			snprintf(an, sizeof(an), "cpu%u", a);
-			snprintf(bn, sizeof(bn), "cpu%u", b);
-			json_array_append_new(links,
-					      json_pack("{s:s, s:s, s:b, s:f}", "a", an, "b", bn,
-							"shared_memory", 1, "latency_us", 2.0));
+			snprintf(names[n_dev], sizeof(names[0]), "ocl0");
+			dev = json_pack(
+			    "{s:s, s:s, s:{s:f}, s:f, s:f, s:i, s:i, s:o, s:{s:s, s:s, "
+			    "s:s}, s:s}",
+			    "name", names[n_dev], "kind", f->kind, "peak_gflops", "float32",
+			    found_rate[on_cores][0], "mem_bw_gbps", found_rate[on_cores][1],
+			    "mem_gib", floor(mem / (1 << 30) * 10) / 10, "numa_node", node,
+			    "threads", hi - lo, "cores", cores, "backend", "name", f->backend,
+			    "platform", f->platform, "device", f->device, "source", source);
+		} else {
+			snprintf(names[n_dev], sizeof(names[0]), "cpu%u", d);
+			dev = json_pack("{s:s, s:s, s:{s:f}, s:f, s:f, s:i, s:i, s:o, s:s}", "name",
+					names[n_dev], "kind", "cpu", "peak_gflops", "float32",
+					gflops * (hi - lo), "mem_bw_gbps", gbps, "mem_gib",
+					floor(mem / (1 << 30) * 10) / 10, "numa_node", node,
+					"threads", hi - lo, "cores", cores, "source", source);
 		}
+		json_array_append_new(devs, dev);
+		n_dev++;
+	}
+	for (int f = 0; f < n_found && n_dev < HO_MAX_DEVICES; f++) {
+		if (f == on_cores || found[f].cpu_cores)
+			continue; /* a CPU one beside the cores' devices would fight them */
+		snprintf(names[n_dev], sizeof(names[0]), "ocl%d", f + (on_cores < 0));
+		json_array_append_new(
+		    devs, json_pack("{s:s, s:s, s:{s:f}, s:f, s:f, s:{s:s, s:s, s:s}, s:s}", "name",
+				    names[n_dev], "kind", found[f].kind, "peak_gflops", "float32",
+				    found_rate[f][0], "mem_bw_gbps", found_rate[f][1], "mem_gib",
+				    floor(wb_node_mem(0) / (1 << 30) / 4 * 10) / 10, "backend",
+				    "name", found[f].backend, "platform", found[f].platform,
+				    "device", found[f].device, "source", source));
+		n_dev++;
+	}
+	/* a found device lists the operators its backend runs: nothing else is placed there */
+	for (uint32_t d = 0; d < n_dev; d++) {
+		json_t *dev = json_array_get(devs, d), *be = json_object_get(dev, "backend"), *ops;
+		const char *op;
+
+		if (!be)
+			continue;
+		ops = json_array();
+		for (size_t i = 0; (op = ho_op_name_at(i)); i++)
+			if (ho_rt_backend_runs(json_string_value(json_object_get(be, "name")), op))
+				json_array_append_new(ops, json_string(op));
+		json_object_set_new(dev, "supported_ops", ops);
+	}
+	/* one memory: every device (PoCL, an integrated GPU) reads the others' tensors in place */
+	for (uint32_t a = 0; a < n_dev; a++)
+		for (uint32_t b = a + 1; b < n_dev; b++)
+			json_array_append_new(
+			    links, json_pack("{s:s, s:s, s:b, s:f}", "a", names[a], "b", names[b],
+					     "shared_memory", 1, "latency_us", 2.0));
 	json_object_set_new(box, "name", json_string("this-machine"));
 	json_object_set_new(
 	    box, "description",
-	    json_string("this machine's CPUs as heteroopt probe --write-box found "
-			"them; a profile (heteroopt probe --box) measures the rest"));
+	    json_string("this machine's CPUs (and the OpenCL devices it found) as heteroopt "
+			"probe --write-box found them; a profile (heteroopt probe --box) "
+			"measures the rest"));
 	json_object_set_new(box, "host", json_string("cpu0"));
 	json_object_set_new(box, "devices", devs);
 	json_object_set_new(box, "links", links);
 	return box;
 }
 
-/* Rate per core and bandwidth on a one-core device of this box. */
-static int wb_rates(json_t *box, double *gflops, double *gbps, struct ho_error *err)
+/* Rate and bandwidth of device dev of this box. */
+static int wb_rates(json_t *box, int dev, double *gflops, double *gbps, struct ho_error *err)
 {
 	struct ho_box *b = NULL;
 	char *text = json_dumps(box, 0);
@@ -179,7 +240,7 @@ static int wb_rates(json_t *box, double *gflops, double *gbps, struct ho_error *
 
 		if (!conv && !mem)
 			continue;
-		ret = ho_probe_case_open(b, c, 0, &r, err);
+		ret = ho_probe_case_open(b, c, dev, &r, err);
 		if (!ret && (ret = ho_probe_measure(ho_probe_run_once, &r, &m, NULL, &st)))
 			ho_err(err, ret, "probe: %s failed to run", c->what);
 		if (!ret) {
@@ -197,10 +258,12 @@ static int wb_rates(json_t *box, double *gflops, double *gbps, struct ho_error *
 	return ret;
 }
 
-int ho_probe_write_box(const char *path, uint32_t n, struct ho_error *err)
+int ho_probe_write_box(const char *path, uint32_t n, bool opencl, struct ho_error *err)
 {
 	int cpu[WB_MAX_CPUS], node_of[WB_MAX_CPUS], n_cpus = wb_cpus(cpu, node_of);
-	double gflops = 1, gbps = 1;
+	struct ho_rt_found found[8];
+	double gflops = 1, gbps = 1, rate[8][2] = {{0}};
+	int n_found = opencl ? ho_rt_find_devices(found, 8) : 0;
 	json_t *box, *one;
 	int ret;
 
@@ -209,15 +272,36 @@ int ho_probe_write_box(const char *path, uint32_t n, struct ho_error *err)
 	if (!n || n > (uint32_t)n_cpus || n > HO_MAX_DEVICES)
 		return ho_err(err, -EINVAL, "probe: --split %u: this machine has %d CPUs", n,
 			      n_cpus);
+	if (opencl && !n_found)
+		return ho_err(err, -ENODEV,
+			      "probe: --opencl: no OpenCL device here that shares host memory "
+			      "(an ICD such as pocl-opencl-icd must be installed)");
+	for (int f = 0; f < n_found && n == 1; f++)
+		if (found[f].cpu_cores)
+			return ho_err(err, -EINVAL,
+				      "probe: --opencl: '%s' computes on this machine's CPU cores; "
+				      "--split 2 or more gives it a group of its own",
+				      found[f].device);
 	/* measured on a device of one core, then scaled by each device's cores */
-	one = wb_box((uint32_t)n_cpus, cpu, node_of, n_cpus, 1, 1, "");
-	ret = wb_rates(one, &gflops, &gbps, err);
+	one = wb_box((uint32_t)n_cpus, cpu, node_of, n_cpus, 1, 1, NULL, 0, NULL, "");
+	ret = wb_rates(one, 0, &gflops, &gbps, err);
 	json_decref(one);
+	/* a found device on its own share of the cores (the last group's), or alone */
+	for (int f = 0; f < n_found && !ret; f++) {
+		uint32_t groups = found[f].cpu_cores ? (n > 1 ? n : 2) : 1;
+
+		one = wb_box(groups, cpu, node_of, n_cpus, 1, 1, &found[f], 1,
+			     (const double[1][2]){{1, 1}}, "");
+		ret = wb_rates(one, found[f].cpu_cores ? (int)groups - 1 : 1, &rate[f][0],
+			       &rate[f][1], err);
+		json_decref(one);
+	}
 	if (ret)
 		return ret;
-	box = wb_box(n, cpu, node_of, n_cpus, gflops, gbps,
-		     "heteroopt probe --write-box: a 3x3 convolution and a 64 MB Relu on one "
-		     "core of this machine");
+	box =
+	    wb_box(n, cpu, node_of, n_cpus, gflops, gbps, found, n_found, (const double(*)[2])rate,
+		   "heteroopt probe --write-box: a 3x3 convolution and a 64 MB Relu on one "
+		   "core of this machine (a found device: on its own)");
 	ret = ho_probe_write_json(box, path, err);
 	json_decref(box);
 	return ret;

@@ -315,6 +315,8 @@ int ho_op_optimizer_groups(const char *op_type);
 /* Whether any operator HeteroOpt knows is in domain. */
 bool ho_op_domain_known(const char *domain);
 bool ho_op_known(const char *op_type);
+/* The i-th operator HeteroOpt knows (every domain), NULL past the last: to list them. */
+const char *ho_op_name_at(size_t i);
 
 /*
  * Kernel classes and families (user/graph/family.c), what the probes measure

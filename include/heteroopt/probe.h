@@ -110,9 +110,12 @@ int ho_machine_compare(const char *path, const struct ho_machine *m, char *diff,
 /*
  * A box for this machine: its CPUs split into n CPU devices (cores
  * divided evenly, each device on the NUMA node of its cores), memory
- * from the node sizes, shared-memory links between them.
+ * from the node sizes, shared-memory links between them.  opencl: the
+ * OpenCL devices that share host memory join it, naming their backend and
+ * listing the operators it runs; one that computes on CPU cores (PoCL)
+ * takes the last group's cores in place of its CPU device (n >= 2).
  */
-int ho_probe_write_box(const char *path, uint32_t n, struct ho_error *err);
+int ho_probe_write_box(const char *path, uint32_t n, bool opencl, struct ho_error *err);
 
 /* What to probe. */
 struct ho_probe_model {

@@ -62,6 +62,17 @@ struct ho_rt_device {
  */
 const char *ho_rt_backend_for(const char *kind, const char *named);
 
+/* A device a backend finds on this machine, as a box names it ("backend" key). */
+struct ho_rt_found {
+	char backend[32], platform[64], device[64];
+	char kind[16];	/* the box's kind for it: cpu, gpu, fpga */
+	bool cpu_cores; /* it computes on this machine's CPU cores (PoCL) */
+};
+/* The devices the backends find here beyond the host's own cores, up to cap: how many. */
+int ho_rt_find_devices(struct ho_rt_found *out, int cap);
+/* Whether backend (by name) has a kernel for op_type: a box device's supported_ops. */
+bool ho_rt_backend_runs(const char *backend, const char *op_type);
+
 /* Where each node runs and in what priority: a schedule, loaded by ho_rt_schedule_load(). */
 struct ho_rt_placement {
 	uint32_t n_devices;

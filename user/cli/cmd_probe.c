@@ -19,7 +19,7 @@ struct probe_args {
 	const char *box, *out;
 	struct cli_list models, shapes;
 	unsigned long long split;
-	bool quick, links_only, write_box, quiet;
+	bool quick, links_only, write_box, opencl, quiet;
 };
 
 #define PA(field) offsetof(struct probe_args, field)
@@ -50,6 +50,10 @@ static const struct cli_opt probe_opts[] = {
      PA(write_box), 0, 0},
     {"--split", NULL, CLI_COUNT, "N", "with --write-box: that many CPU devices (default 1)",
      PA(split), 1, 32},
+    {"--opencl", NULL, CLI_FLAG, NULL,
+     "with --write-box: the OpenCL devices found here join the\nbox; one on CPU cores (PoCL) "
+     "takes the last --split\ngroup's cores",
+     PA(opencl), 0, 0},
     {"--quiet", "-q", CLI_FLAG, NULL, "no progress line", PA(quiet), 0, 0},
     {0},
 };
@@ -57,7 +61,7 @@ static const struct cli_opt probe_opts[] = {
 static const struct cli_command probe_cmd = {
     .name = "probe",
     .usage = "--box BOX.json [--quick] [--links-only | --model M.onnx ...] -o PROFILE.json\n"
-	     "       heteroopt probe --write-box [--split N] -o BOX.json",
+	     "       heteroopt probe --write-box [--split N] [--opencl] -o BOX.json",
     .about = "Measure the box's devices on this machine with the runtime's own kernels and\n"
 	     "pool: a sweep of kernels per class, fitted per class; bandwidth by size and\n"
 	     "stride; dispatch overhead; copies and hand-offs between devices; how much\n"
@@ -142,16 +146,23 @@ int cmd_probe(int argc, char **argv)
 	}
 	if (a.write_box) {
 		if (a.box || a.models.n || a.quick || a.links_only) {
-			cli_error("probe: --write-box takes only --split and -o");
+			cli_error("probe: --write-box takes only --split, --opencl and -o");
 			return 2;
 		}
-		if (ho_probe_write_box(a.out, (unsigned)a.split, &err)) {
+		if (ho_probe_write_box(a.out, (unsigned)a.split, a.opencl, &err)) {
 			cli_error("%s", err.msg);
 			return 1;
 		}
-		printf("probe: wrote %s: this machine as %llu CPU device%s\n", a.out, a.split,
-		       a.split > 1 ? "s" : "");
+		printf("probe: wrote %s: this machine as %llu CPU device%s%s\n", a.out, a.split,
+		       a.split > 1 ? "s" : "",
+		       a.opencl ? ", the last on OpenCL where a device computes on its cores, "
+				  "and the OpenCL devices found"
+				: "");
 		return 0;
+	}
+	if (a.opencl) {
+		cli_error("probe: --opencl goes with --write-box");
+		return 2;
 	}
 	if (!a.box) {
 		cli_error("probe: no box given (--box BOX.json; heteroopt probe --write-box -o "

@@ -270,6 +270,16 @@ bool ho_op_domain_known(const char *domain)
 	return false;
 }
 
+const char *ho_op_name_at(size_t i)
+{
+	for (size_t d = 0; d < sizeof(ho_domains) / sizeof(ho_domains[0]); d++) {
+		if (i < ho_domains[d].n)
+			return ho_domains[d].ops[i].info.name;
+		i -= ho_domains[d].n;
+	}
+	return NULL;
+}
+
 bool ho_op_known(const char *op_type)
 {
 	return ho_op_entry(op_type) != NULL;

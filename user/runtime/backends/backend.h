@@ -62,6 +62,9 @@ struct ho_backend_ops {
 	 */
 	int (*open)(const struct ho_rt_device *dev, int threads, struct ho_backend **out,
 		    struct ho_error *err);
+	/* The devices it could open here, up to cap: how many (probe --write-box lists
+	 * them in a box).  NULL: none of its own (the host's cores, the emulator). */
+	int (*devices)(struct ho_rt_found *out, int cap);
 	void (*close)(struct ho_backend *b);
 	void (*query)(const struct ho_backend *b, struct ho_backend_info *info);
 	/* The operator types it runs (a node may still be refused by prepare for its

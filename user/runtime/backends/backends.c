@@ -40,3 +40,20 @@ const char *ho_rt_backend_for(const char *kind, const char *named)
 		return b ? b->name : NULL;
 	return !strcmp(kind, "cpu") ? ho_backend_host()->name : ho_emulator;
 }
+
+int ho_rt_find_devices(struct ho_rt_found *out, int cap)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(ho_backends) / sizeof(ho_backends[0]) && n < cap; i++)
+		if (ho_backends[i]->devices)
+			n += ho_backends[i]->devices(out + n, cap - n);
+	return n;
+}
+
+bool ho_rt_backend_runs(const char *backend, const char *op_type)
+{
+	const struct ho_backend_ops *b = ho_backend_find(backend);
+
+	return b && b->runs(op_type);
+}

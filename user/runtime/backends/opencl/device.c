@@ -10,6 +10,8 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +66,48 @@ static const char *ocl_type_name(cl_device_type t)
 	       : t & CL_DEVICE_TYPE_ACCELERATOR ? "accelerator"
 	       : t & CL_DEVICE_TYPE_CPU		? "cpu"
 						: "other";
+}
+
+/* Every device this backend runs (those that share host memory), as a box names them. */
+static int ocl_devices(struct ho_rt_found *out, int cap)
+{
+	cl_platform_id plats[16];
+	cl_uint np = 0;
+	int n = 0;
+
+	if (clGetPlatformIDs(16, plats, &np) != CL_SUCCESS)
+		return 0;
+	for (cl_uint p = 0; p < np && p < 16; p++) {
+		cl_device_id devs[16];
+		cl_uint nd = 0;
+
+		if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 16, devs, &nd) != CL_SUCCESS)
+			continue;
+		for (cl_uint d = 0; d < nd && d < 16 && n < cap; d++) {
+			cl_bool unified = CL_FALSE;
+			cl_device_type type = 0;
+			struct ho_rt_found *f = &out[n];
+
+			clGetDeviceInfo(devs[d], CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof(unified),
+					&unified, NULL);
+			clGetDeviceInfo(devs[d], CL_DEVICE_TYPE, sizeof(type), &type, NULL);
+			if (!unified)
+				continue;
+			memset(f, 0, sizeof(*f));
+			snprintf(f->backend, sizeof(f->backend), "opencl");
+			clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof(f->platform),
+					  f->platform, NULL);
+			clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof(f->device), f->device,
+					NULL);
+			snprintf(f->kind, sizeof(f->kind), "%s",
+				 type & CL_DEVICE_TYPE_GPU	     ? "gpu"
+				 : type & CL_DEVICE_TYPE_ACCELERATOR ? "fpga"
+								     : "cpu");
+			f->cpu_cores = (type & CL_DEVICE_TYPE_CPU) != 0;
+			n++;
+		}
+	}
+	return n;
 }
 
 /* The first device whose platform and device (name or type) match dev's. */
@@ -137,6 +181,23 @@ static void ocl_clock(struct ho_backend *b)
 		b->clock_off = 0;
 }
 
+/* Run the calling thread on dev's cores (the old set in *saved); false: it names none. */
+static bool ocl_pin(const struct ho_rt_device *dev, cpu_set_t *saved)
+{
+	cpu_set_t set;
+	bool any = false;
+
+	CPU_ZERO(&set);
+	for (int c = 0; c < 64 * HO_RT_CORE_WORDS && c < CPU_SETSIZE; c++)
+		if (dev->cores[c / 64] >> (c % 64) & 1) {
+			CPU_SET(c, &set);
+			any = true;
+		}
+	if (!any || pthread_getaffinity_np(pthread_self(), sizeof(*saved), saved))
+		return false;
+	return !pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
 /*
  * threads: PoCL's pthread device reads POCL_MAX_PTHREAD_COUNT when the ICD
  * first loads it, so the first device opened in a process sets it (unless
@@ -148,6 +209,8 @@ static int ocl_open(const struct ho_rt_device *dev, int threads, struct ho_backe
 	struct ho_backend *b = calloc(1, sizeof(*b));
 	cl_bool unified = CL_FALSE;
 	cl_int e = CL_SUCCESS;
+	cpu_set_t saved;
+	bool pinned;
 	char n[16];
 	int ret;
 
@@ -158,7 +221,17 @@ static int ocl_open(const struct ho_rt_device *dev, int threads, struct ho_backe
 		snprintf(n, sizeof(n), "%d", threads);
 		setenv("POCL_MAX_PTHREAD_COUNT", n, 0);
 	}
+	/* the driver's threads, started as it first loads, inherit the device's cores */
+	pinned = ocl_pin(dev, &saved);
 	ret = ocl_find(b, dev, err);
+	if (!ret && pinned) { /* a context makes PoCL start its threads */
+		cl_context c = clCreateContext(NULL, 1, &b->dev, NULL, NULL, &e);
+
+		if (c)
+			clReleaseContext(c);
+	}
+	if (pinned)
+		pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
 	if (ret)
 		goto fail;
 	clGetDeviceInfo(b->dev, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof(unified), &unified, NULL);
@@ -324,6 +397,7 @@ static int ocl_sync(struct ho_backend *b)
 const struct ho_backend_ops ho_backend_opencl = {
     .name = "opencl",
     .open = ocl_open,
+    .devices = ocl_devices,
     .close = ocl_close,
     .query = ocl_query,
     .runs = ocl_runs,

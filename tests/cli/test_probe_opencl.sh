@@ -1,0 +1,61 @@
+#!/bin/sh
+# heteroopt probe with the OpenCL devices of this machine (PoCL here): a box
+# where PoCL computes on the second group of cores in place of a CPU device,
+# naming its backend and listing the operators it runs; a quick profile of
+# both, a model whose ConvTranspose PoCL lacks measured on it with that node
+# on cpu0; a schedule over the two run here, its copies as predicted (none:
+# they share memory).  Exits 77 where no OpenCL device shares host memory.
+# usage: test_probe_opencl.sh HETEROOPT MODELS_DIR
+set -u
+EXE=$1
+M=$2
+PY=/usr/bin/python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+DET=$M/ch_PP-OCRv4_det_infer.onnx
+
+if ! $EXE probe --write-box --split 2 --opencl -o "$tmp/box.json" >"$tmp/out" 2>&1; then
+	grep -q "no OpenCL device here" "$tmp/out" && { cat "$tmp/out"; exit 77; }
+	cat "$tmp/out"
+	exit 1
+fi
+check "--opencl: cpu0 on oneDNN, ocl0 on the other core, its backend and operators named" 0 "" -- \
+	$PY - "$tmp/box.json" <<'PYEOF'
+import json, os, sys
+b = json.load(open(sys.argv[1]))
+cpu0, ocl0 = b["devices"]
+assert cpu0["name"] == "cpu0" and "backend" not in cpu0, cpu0
+assert ocl0["name"] == "ocl0" and ocl0["backend"]["name"] == "opencl", ocl0
+assert sorted(cpu0["cores"] + ocl0["cores"]) == sorted(os.sched_getaffinity(0)), b
+assert ocl0["threads"] == len(ocl0["cores"]) and ocl0["peak_gflops"]["float32"] > 0, ocl0
+ops = set(ocl0["supported_ops"])
+assert {"Conv", "MatMul", "Slice", "Pad", "Reshape"} <= ops and "ConvTranspose" not in ops, ops
+assert [(l["a"], l["b"], l["shared_memory"]) for l in b["links"]] == [("cpu0", "ocl0", True)], b
+PYEOF
+ONE_LINE_ERRORS=1
+check "--opencl --split 1: PoCL would share cpu0's cores" 1 "--split 2 or more" -- \
+	$EXE probe --write-box --split 1 --opencl -o "$tmp/nope.json"
+check "--opencl without --write-box" 2 "--opencl goes with --write-box" -- \
+	$EXE probe --box "$tmp/box.json" --opencl -o "$tmp/nope.json"
+ONE_LINE_ERRORS=0
+check "--quick probe of cpu0 and ocl0, the detector measured in place" 0 "probe: wrote" -- \
+	$EXE probe --box "$tmp/box.json" --quick --model "$DET" --shape x=1x3x96x96 -q \
+	-o "$tmp/p.json"
+check "ocl0's kernels measured, ConvTranspose's nodes on cpu0 only" 0 "" -- \
+	$PY - "$tmp/p.json" <<'PYEOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+o = p["devices"]["ocl0"]
+for cls in ("conv", "matmul", "eltwise", "pool"):
+    assert o["kernel_models"][cls]["points"] >= 1, (cls, o["kernel_models"])
+assert not any(k.startswith("ConvTranspose") for k in o["families"]), list(o["families"])
+assert any(k.startswith("ConvTranspose") for k in p["devices"]["cpu0"]["families"])
+PYEOF
+check "a schedule over cpu0 and ocl0" 0 "wrote $tmp/s.json" -- \
+	$EXE schedule "$DET" --shape x=1x3x96x96 --box "$tmp/box.json" --profile "$tmp/p.json" \
+	--seed 1 --quiet -o "$tmp/s.json"
+$PY -c "import numpy as np; np.save('$tmp/x.npy', np.random.default_rng(3).random((1, 3, 96, 96), dtype=np.float32))"
+check "run here on oneDNN and PoCL: no copies, as predicted" 0 "copies: 0 made (0 bytes), schedule predicts 0" -- \
+	$EXE run "$DET" --input x="$tmp/x.npy" --schedule "$tmp/s.json" --pick 0 -o "$tmp" --repeat 3
+[ $fails = 0 ]
