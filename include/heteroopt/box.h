@@ -78,6 +78,8 @@ int ho_box_device(const struct ho_box *box, const char *name); /* index or -1 */
 /* The devices whose memory device dev reads in place (shared_memory links), as a mask. */
 uint64_t ho_box_in_place(const struct ho_box *box, int dev);
 bool ho_device_supports(const struct ho_device *d, const char *op_type);
+/* Whether any device or link of the box has a power figure: else energy is not measured. */
+bool ho_box_has_energy(const struct ho_box *box);
 
 /* ---- the profile (user/box/profile.c): this machine as heteroopt probe measured it ---- */
 

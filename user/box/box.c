@@ -50,6 +50,18 @@ int ho_box_device(const struct ho_box *box, const char *name)
 	return -1;
 }
 
+bool ho_box_has_energy(const struct ho_box *box)
+{
+	for (uint32_t i = 0; i < box->n_devices; i++)
+		if (box->dev[i].energy_per_flop > 0 || box->dev[i].energy_per_byte > 0 ||
+		    box->dev[i].idle_power > 0)
+			return true;
+	for (uint32_t l = 0; l < box->n_links; l++)
+		if (box->links[l].energy_per_byte > 0)
+			return true;
+	return false;
+}
+
 bool ho_device_supports(const struct ho_device *d, const char *op)
 {
 	for (uint32_t i = 0; i < d->n_unsupported; i++)

@@ -51,7 +51,8 @@ static const struct cli_opt schedule_opts[] = {
      "schedule a JSON DAG with a cost matrix instead of a model", SA(dag), 0, 0},
     {"--objectives", NULL, CLI_TEXT, "LIST",
      "comma-separated, of latency, memory, energy, throughput,\n"
-     "balance (default latency,throughput,energy); device capacity\n"
+     "balance (default latency,throughput,energy; energy is left\n"
+     "off where the box gives no power figures); device capacity\n"
      "is always enforced: add memory when it is tight",
      SA(objectives), 0, 0},
     {"--constraint", NULL, CLI_LIST, "C",
@@ -318,10 +319,12 @@ static void fmt_bytes(double b, char *buf, size_t n)
 static void print_row(const struct ho_problem *p, const char *label, const struct ho_eval *ev,
 		      bool mark)
 {
-	char b[32];
+	char b[32], e[32] = "n/m"; /* energy: not measured where the box gives no power figures */
 
-	printf("%c %-18.18s %11.4f %9.4f %11.4g %10.1f %7.2f %5u %5.0f", mark ? '*' : ' ', label,
-	       ev->obj[HO_OBJ_LATENCY] * 1e3, ev->obj[HO_OBJ_MEMORY], ev->obj[HO_OBJ_ENERGY] * 1e3,
+	if (!p->box || ho_box_has_energy(p->box))
+		snprintf(e, sizeof(e), "%.4g", ev->obj[HO_OBJ_ENERGY] * 1e3);
+	printf("%c %-18.18s %11.4f %9.4f %11s %10.1f %7.2f %5u %5.0f", mark ? '*' : ' ', label,
+	       ev->obj[HO_OBJ_LATENCY] * 1e3, ev->obj[HO_OBJ_MEMORY], e,
 	       ev->obj[HO_OBJ_THROUGHPUT] > 0 ? 1 / ev->obj[HO_OBJ_THROUGHPUT] : 0,
 	       ev->obj[HO_OBJ_BALANCE], ev->n_transfers,
 	       ev->violation > 0 ? ev->violation * 100 : 0);
@@ -377,8 +380,8 @@ static void explain_violation(const struct ho_problem *p, const struct ho_eval *
 
 int cmd_schedule(int argc, char **argv)
 {
-	struct sched_args a = {
-	    .objectives = "latency,throughput,energy", .pick = "topsis", .procs = 4};
+	static const char default_objectives[] = "latency,throughput,energy";
+	struct sched_args a = {.objectives = default_objectives, .pick = "topsis", .procs = 4};
 
 	struct ho_graph *g = NULL;
 	struct ho_box *box = NULL;
@@ -392,6 +395,7 @@ int cmd_schedule(int argc, char **argv)
 	struct ho_sim *sim = NULL;
 	struct ho_error err = {0};
 	uint32_t nb = 0, n_plans = 0, n_resumed = 0;
+	bool energy_off = false;
 	int ret = 1;
 
 	ho_search_defaults(&a.so);
@@ -477,6 +481,22 @@ int cmd_schedule(int argc, char **argv)
 
 	if (load_problem(&a, &g, &box, &prof, &p))
 		goto out;
+	/*
+	 * Energy nobody measured is no objective: a box without power figures (as
+	 * probe --write-box writes, where no RAPL counter can be read) would give a
+	 * front a dimension of zeros.  Asked for by name, it is refused.
+	 */
+	if ((a.so.objectives >> HO_OBJ_ENERGY & 1) && box && !ho_box_has_energy(box)) {
+		if (strcmp(a.objectives, default_objectives)) {
+			cli_error(
+			    "--objectives energy: box '%s' gives no power figures (pj_per_flop, "
+			    "pj_per_byte, idle_w): energy is not measured on it",
+			    box->name);
+			goto out;
+		}
+		a.so.objectives &= ~(1u << HO_OBJ_ENERGY);
+		energy_off = true; /* said with the tables, once nothing can fail */
+	}
 	for (int i = 0; i < a.pins.n; i++) {
 		char key[128];
 		const char *eq = strchr(a.pins.v[i], '=');
@@ -571,6 +591,10 @@ int cmd_schedule(int argc, char **argv)
 	const double *ref = p->box ? base[p->default_device].ev.obj : NULL;
 	int picked = ho_pick(front, how, a.so.objectives, weights, ref);
 
+	if (energy_off)
+		printf("energy: not measured (box '%s' gives no power figures): left off the "
+		       "front\n",
+		       box->name);
 	printf("baselines:\n");
 	print_header(p);
 	for (uint32_t b = 0; b < nb; b++)
