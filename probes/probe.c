@@ -706,7 +706,8 @@ static int probe_pairs(struct probe *pr, const int *cpu, uint32_t n, double (*al
 			const char *an = pr->box->dev[cpu[i]].name, *bn = pr->box->dev[cpu[j]].name;
 			double fm, fc;
 
-			if (i == j)
+			/* one is the other's cores as one device: never run together */
+			if (i == j || (ho_box_exclusive(pr->box, cpu[i]) >> cpu[j] & 1))
 				continue;
 			if (!pr->o->links_only) {
 				probe_progress(pr, "%s beside %s", an, bn);

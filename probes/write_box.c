@@ -7,9 +7,11 @@
  * core; every pair shares memory (one host).  With --opencl the OpenCL
  * devices that share host memory join it, each naming its backend and
  * listing the operators it runs: one computing on CPU cores (PoCL) in place
- * of the last group's CPU device, on those cores.  Rates come from two probes
- * on each kind of device, so the box plans sensibly before a full profile
- * refines it.
+ * of the last group's CPU device, on those cores.  With two groups or more,
+ * "cpus" is all the cores as one oneDNN device, the alternative to the split
+ * (alternative_to): the search weighs one against the other.  Rates come from
+ * two probes on each kind of device, so the box plans sensibly before a full
+ * profile refines it.
  */
 #include <errno.h>
 #include <math.h>
@@ -172,6 +174,31 @@ static json_t *wb_box(uint32_t n, const int *cpu, const int *node_of, int n_cpus
 					"threads", hi - lo, "cores", cores, "source", source);
 		}
 		json_array_append_new(devs, dev);
+		n_dev++;
+	}
+	/*
+	 * Every core as one oneDNN device, the alternative to the split: whether
+	 * to cut the cores into devices is the search's choice, and this is its
+	 * simplest rival (a schedule uses it or the devices it replaces).
+	 */
+	if (n > 1 && n_dev < HO_MAX_DEVICES) {
+		int node;
+		json_t *cores = wb_cores(cpu, node_of, 0, n_cpus, &node), *alt = json_array();
+		double mem = 0;
+
+		for (uint32_t d = 0; d < n_dev; d++)
+			json_array_append_new(alt, json_string(names[d]));
+		for (int i = 0; i < n_cpus; i++)
+			if (!i || node_of[i] != node_of[i - 1])
+				mem += wb_node_mem(node_of[i]);
+		snprintf(names[n_dev], sizeof(names[0]), "cpus");
+		json_array_append_new(
+		    devs,
+		    json_pack("{s:s, s:s, s:{s:f}, s:f, s:f, s:i, s:i, s:o, s:o, s:s}", "name",
+			      names[n_dev], "kind", "cpu", "peak_gflops", "float32",
+			      gflops * n_cpus, "mem_bw_gbps", gbps, "mem_gib",
+			      floor(mem / (1 << 30) * 10) / 10, "numa_node", node, "threads",
+			      n_cpus, "cores", cores, "alternative_to", alt, "source", source));
 		n_dev++;
 	}
 	for (int f = 0; f < n_found && n_dev < HO_MAX_DEVICES; f++) {

@@ -6,10 +6,11 @@
 #      per-operator explanations in build/demo-schedule.json;
 #   2. run that picked schedule here, the accelerators emulated on this CPU
 #      (predicted times are the real devices'; the copies must match);
-#   3. probe this machine (a box of it, split into two CPU devices, and a
-#      quick profile measured with the runtime's own kernels, the model's
-#      nodes among them), schedule the model on that profile and run the
-#      pick: measured against predicted time on real hardware;
+#   3. probe this machine (a box of it: oneDNN on one core, the OpenCL device
+#      PoCL on the other, and every core as one oneDNN device, the split's
+#      rival; a quick profile measured with the runtime's own kernels, the
+#      model's nodes among them), schedule the model on that profile and run
+#      the pick: measured against predicted time on real hardware;
 #   4. write the report of that schedule and its run (build/demo-report.html)
 #      and the run's Chrome trace, and say where they are.
 set -eu
@@ -39,8 +40,8 @@ echo "== the picked edge-box schedule, run here with its accelerators emulated"
 build/heteroopt run "$MODEL" --input x=build/demo-input.npy --schedule build/demo-schedule.json \
 	-o build/demo-out --repeat 3
 echo
-echo "== this machine, probed (two CPU devices), scheduled on what was measured, and run"
-build/heteroopt probe --write-box --split 2 -o build/this-machine.json
+echo "== this machine, probed (oneDNN, PoCL, or both cores as one), scheduled on what was measured, and run"
+build/heteroopt probe --write-box --split 2 --opencl -o build/this-machine.json
 build/heteroopt probe --box build/this-machine.json --quick --model "$MODEL:x=1x3x640x640" \
 	-o build/this-machine-profile.json
 build/heteroopt schedule "$MODEL" --shape x=1x3x640x640 --box build/this-machine.json \

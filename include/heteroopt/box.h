@@ -50,6 +50,9 @@ struct ho_device {
 	 * and which of its platforms and devices (substrings of their names; "": the first). */
 	char backend[HO_NAME_LEN];
 	char platform[64], device[64];
+	/* Box key "alternative_to": the devices whose cores this one is, as one device; a
+	 * schedule uses it or them, never both.  0: none. */
+	uint64_t whole_of;
 };
 
 struct ho_link {
@@ -78,6 +81,8 @@ int ho_box_device(const struct ho_box *box, const char *name); /* index or -1 */
 /* The devices whose memory device dev reads in place (shared_memory links), as a mask. */
 uint64_t ho_box_in_place(const struct ho_box *box, int dev);
 bool ho_device_supports(const struct ho_device *d, const char *op_type);
+/* The devices dev excludes (alternative_to, either way): a schedule uses one side only. */
+uint64_t ho_box_exclusive(const struct ho_box *box, int dev);
 /* Whether any device or link of the box has a power figure: else energy is not measured. */
 bool ho_box_has_energy(const struct ho_box *box);
 

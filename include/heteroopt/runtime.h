@@ -77,8 +77,10 @@ bool ho_rt_backend_runs(const char *backend, const char *op_type);
 struct ho_rt_placement {
 	uint32_t n_devices;
 	struct ho_rt_device dev[HO_RT_MAX_DEVICES];
-	int host;			      /* holds graph inputs and outputs */
-	uint64_t in_place[HO_RT_MAX_DEVICES]; /* per device: devices whose memory it reads */
+	int host;			       /* holds graph inputs and outputs */
+	uint64_t in_place[HO_RT_MAX_DEVICES];  /* per device: devices whose memory it reads */
+	uint64_t exclusive[HO_RT_MAX_DEVICES]; /* per device: those sharing its cores (box
+						* alternative_to): a schedule uses one side */
 	int32_t *node_device; /* per graph node; -1: not a task (folded, Constant) */
 	uint32_t *node_prio;  /* per graph node: its place in the schedule's order */
 	double *pred_start;   /* per graph node, seconds: the schedule's timeline */

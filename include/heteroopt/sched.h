@@ -88,6 +88,14 @@ struct ho_problem {
 	double *capacity;   /* d usable bytes (capacity * safety); 0 = unlimited */
 	double *idle_power; /* d */
 	int default_device; /* reference for normalisation (the host) */
+	/*
+	 * Devices that share cores (box alternative_to): exclusive[j], those a plan
+	 * using j must leave empty (a violation otherwise); whole, the devices
+	 * that are others' cores as one, which the list heuristics leave to their
+	 * "alone" baseline.  NULL and 0 where the box has none.
+	 */
+	uint64_t *exclusive;
+	uint64_t whole;
 	uint32_t *topo;	    /* n tasks in a topological order */
 	uint64_t *task_sig; /* n structural signatures (op, shapes, weights); NULL if unknown */
 	/*

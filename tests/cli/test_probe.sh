@@ -18,14 +18,19 @@ SQ=$M/squeezenet1_1.onnx
 
 check "--write-box: this machine as two CPU devices" 0 "this machine as 2 CPU devices" -- \
 	$EXE probe --write-box --split 2 -o "$tmp/box.json"
-check "the box is this machine's: every online CPU once, threads per core" 0 "" -- $PY - "$tmp/box.json" <<'PYEOF'
+check "the box is this machine's: every online CPU once, threads per core, and all as one" 0 "" -- $PY - "$tmp/box.json" <<'PYEOF'
 import json, os, sys
 b = json.load(open(sys.argv[1]))
-cores = [c for d in b["devices"] for c in d["cores"]]
+split = [d for d in b["devices"] if "alternative_to" not in d]
+cores = [c for d in split for c in d["cores"]]
 assert sorted(cores) == sorted(os.sched_getaffinity(0)), cores
 assert all(d["threads"] == len(d["cores"]) and d["kind"] == "cpu" for d in b["devices"]), b
 assert all(d["peak_gflops"]["float32"] > 0 and d["mem_bw_gbps"] > 0 for d in b["devices"]), b
-assert [(l["a"], l["b"], l["shared_memory"]) for l in b["links"]] == [("cpu0", "cpu1", True)], b
+whole = [d for d in b["devices"] if "alternative_to" in d]
+assert [(d["name"], d["alternative_to"], sorted(d["cores"])) for d in whole] == \
+    [("cpus", ["cpu0", "cpu1"], sorted(cores))], whole
+assert [(l["a"], l["b"], l["shared_memory"]) for l in b["links"]] == \
+    [("cpu0", "cpu1", True), ("cpu0", "cpus", True), ("cpu1", "cpus", True)], b
 PYEOF
 ONE_LINE_ERRORS=1
 check "--split more devices than CPUs" 1 "--split 32: this machine has" -- \
@@ -40,6 +45,12 @@ b = json.load(open('$tmp/box.json')); b['devices'][1]['cores'] = [250]
 json.dump(b, open('$tmp/nocpu.json', 'w'))"
 check "a device on a CPU the machine lacks" 1 "runs on CPU 250, which this machine lacks" -- \
 	$EXE probe --box "$tmp/nocpu.json" --quick -o "$tmp/nope.json"
+$PY -c "
+import json
+b = json.load(open('$tmp/box.json')); b['devices'][2]['alternative_to'] = ['cpu0', 'gpu9']
+json.dump(b, open('$tmp/badalt.json', 'w'))"
+check "alternative_to naming a device the box lacks" 1 "devices[2] (cpus).alternative_to[1]: not another device" -- \
+	$EXE probe --box "$tmp/badalt.json" --quick -o "$tmp/nope.json"
 check "a model that does not load" 1 "bad_not_a_model.onnx" -- \
 	$EXE probe --box "$tmp/box.json" --quick --model "$M/bad_not_a_model.onnx" -o "$tmp/nope.json"
 check "nothing was written by the refused probes" 0 "" -- sh -c "! ls '$tmp' | grep -q nope"
@@ -52,7 +63,7 @@ import json, sys
 p = json.load(open(sys.argv[1]))
 cpu = [l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")][0]
 assert p["machine"]["cpu"] == cpu and p["machine"]["cpus"] >= 2, p["machine"]
-assert sorted(p["devices"]) == ["cpu0", "cpu1"], p["devices"].keys()
+assert sorted(p["devices"]) == ["cpu0", "cpu1", "cpus"], p["devices"].keys()
 for name, d in p["devices"].items():
     for cls in ("conv", "conv_depthwise", "matmul", "eltwise", "pool", "norm", "movement"):
         m = d["kernel_models"][cls]
@@ -99,7 +110,7 @@ for d in ("cpu0", "cpu1"):
     # squeezenet's nodes were measured again: their points now hold this run's times
     changed = sum(a != b for k in pf for a, b in zip(pf[k], rf[k]))
     assert changed >= 10, (d, changed)
-assert r["calibration"]["runs"] == 2, r["calibration"]
+assert r["calibration"]["runs"] == 3, r["calibration"]  # cpu0, cpu1 and cpus alone
 PYEOF
 calibrations() {
 	$EXE calibrate "$SQ" --shape input=1x3x224x224 --box "$tmp/box.json" --worst 0 >"$tmp/cal-box.txt" 2>&1
@@ -112,7 +123,7 @@ import re
 b, p, r = [float(open('$tmp/cal-%s.txt' % k).read().split('percentage error ')[1].split('%')[0]) for k in ('box', 'prof', 'refit')]
 e2e = [float(x) for x in re.findall(r'measured/predicted ([0-9.]+)', open('$tmp/cal-prof.txt').read())]
 print('MAPE box %.1f%%, profile %.1f%%, refit %.1f%%; measured/predicted with the profile %s' % (b, p, r, e2e))
-assert p < b and r < b and len(e2e) == 2"
+assert p < b and r < b and len(e2e) == 3"
 }
 calibrations_thrice() { calibrations || calibrations || calibrations; }
 # Under a sanitizer the runtime's own code between kernels runs several times

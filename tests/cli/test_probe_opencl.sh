@@ -1,10 +1,12 @@
 #!/bin/sh
 # heteroopt probe with the OpenCL devices of this machine (PoCL here): a box
 # where PoCL computes on the second group of cores in place of a CPU device,
-# naming its backend and listing the operators it runs; a quick profile of
-# both, a model whose ConvTranspose PoCL lacks measured on it with that node
-# on cpu0; a schedule over the two run here, its copies as predicted (none:
-# they share memory).  Exits 77 where no OpenCL device shares host memory.
+# naming its backend and listing the operators it runs, and "cpus", every
+# core as one oneDNN device, its alternative; a quick profile of them, a model
+# whose ConvTranspose PoCL lacks measured on it with that node on cpu0; a
+# schedule whose front never runs cpus beside the others (a member that does
+# is refused), run here, its copies as predicted (none: they share memory).
+# Exits 77 where no OpenCL device shares host memory.
 # usage: test_probe_opencl.sh HETEROOPT MODELS_DIR
 set -u
 EXE=$1
@@ -24,14 +26,18 @@ check "--opencl: cpu0 on oneDNN, ocl0 on the other core, its backend and operato
 	$PY - "$tmp/box.json" <<'PYEOF'
 import json, os, sys
 b = json.load(open(sys.argv[1]))
-cpu0, ocl0 = b["devices"]
+cpu0, ocl0, cpus = b["devices"]
 assert cpu0["name"] == "cpu0" and "backend" not in cpu0, cpu0
 assert ocl0["name"] == "ocl0" and ocl0["backend"]["name"] == "opencl", ocl0
 assert sorted(cpu0["cores"] + ocl0["cores"]) == sorted(os.sched_getaffinity(0)), b
 assert ocl0["threads"] == len(ocl0["cores"]) and ocl0["peak_gflops"]["float32"] > 0, ocl0
 ops = set(ocl0["supported_ops"])
 assert {"Conv", "MatMul", "Slice", "Pad", "Reshape"} <= ops and "ConvTranspose" not in ops, ops
-assert [(l["a"], l["b"], l["shared_memory"]) for l in b["links"]] == [("cpu0", "ocl0", True)], b
+# every core as one oneDNN device: the split's rival, never used beside it
+assert cpus["name"] == "cpus" and cpus["alternative_to"] == ["cpu0", "ocl0"], cpus
+assert sorted(cpus["cores"]) == sorted(os.sched_getaffinity(0)) and "backend" not in cpus, cpus
+assert [(l["a"], l["b"]) for l in b["links"]] == \
+    [("cpu0", "ocl0"), ("cpu0", "cpus"), ("ocl0", "cpus")], b
 PYEOF
 ONE_LINE_ERRORS=1
 check "--opencl --split 1: PoCL would share cpu0's cores" 1 "--split 2 or more" -- \
@@ -55,7 +61,28 @@ PYEOF
 check "a schedule over cpu0 and ocl0" 0 "wrote $tmp/s.json" -- \
 	$EXE schedule "$DET" --shape x=1x3x96x96 --box "$tmp/box.json" --profile "$tmp/p.json" \
 	--seed 1 --quiet -o "$tmp/s.json"
+check "no front member uses cpus beside cpu0 or ocl0; 'cpus alone' is a baseline" 0 "" -- \
+	$PY - "$tmp/s.json" <<'PYEOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["devices"] == ["cpu0", "ocl0", "cpus"], s["devices"]
+for m in s["front"]:
+    used = set(m["device"])
+    assert not (2 in used and used & {0, 1}), used
+assert any(b["name"] == "cpus alone" for b in s["baselines"]), [b["name"] for b in s["baselines"]]
+PYEOF
+$PY - "$tmp/s.json" "$tmp/mixed.json" <<'PYEOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+m = s["front"][0]
+m["device"] = [2] + [0] * (len(m["device"]) - 1)
+json.dump(s, open(sys.argv[2], "w"))
+PYEOF
 $PY -c "import numpy as np; np.save('$tmp/x.npy', np.random.default_rng(3).random((1, 3, 96, 96), dtype=np.float32))"
+ONE_LINE_ERRORS=1
+check "a hand-edited member on cpus and cpu0 at once is refused" 1 "shares (box alternative_to)" -- \
+	$EXE run "$DET" --input x="$tmp/x.npy" --schedule "$tmp/mixed.json" --pick 0 -o "$tmp"
+ONE_LINE_ERRORS=0
 check "run here on oneDNN and PoCL: no copies, as predicted" 0 "copies: 0 made (0 bytes), schedule predicts 0" -- \
 	$EXE run "$DET" --input x="$tmp/x.npy" --schedule "$tmp/s.json" --pick 0 -o "$tmp" --repeat 3
 [ $fails = 0 ]

@@ -109,11 +109,29 @@ static const char *const ho_device_kinds[] = {"cpu", "gpu", "npu", "fpga", "dsp"
 static const char *const ho_box_keys[] = {"name",    "description", "source",
 					  "host",    "mem_safety",  "small_transfer_us",
 					  "devices", "links",	    NULL};
-static const char *const ho_device_keys[] = {
-    "name",	     "kind",	    "description", "source", "peak_gflops", "mem_bw_gbps",
-    "mem_gib",	     "pj_per_flop", "pj_per_byte", "idle_w", "peak_w",	    "launch_us",
-    "numa_node",     "threads",	    "cores",	   "pci",    "efficiency",  "unsupported_ops",
-    "supported_ops", "p2p_memory",  "backend",	   NULL};
+static const char *const ho_device_keys[] = {"name",
+					     "kind",
+					     "description",
+					     "source",
+					     "peak_gflops",
+					     "mem_bw_gbps",
+					     "mem_gib",
+					     "pj_per_flop",
+					     "pj_per_byte",
+					     "idle_w",
+					     "peak_w",
+					     "launch_us",
+					     "numa_node",
+					     "threads",
+					     "cores",
+					     "pci",
+					     "efficiency",
+					     "unsupported_ops",
+					     "supported_ops",
+					     "p2p_memory",
+					     "backend",
+					     "alternative_to",
+					     NULL};
 static const char *const ho_backend_keys[] = {"name", "platform", "device", NULL};
 static const char *const ho_link_keys[] = {
     "a", "b", "gbps", "latency_us", "pj_per_byte", "p2p", "shared_memory", "source", NULL};
@@ -344,6 +362,52 @@ static int ho_parse_device(json_t *o, uint32_t idx, struct ho_device *d, struct 
 			 err);
 }
 
+/*
+ * "alternative_to": the devices whose cores this one is, as one device (two
+ * CPU devices as one of both threads): a schedule runs on it or on them,
+ * never on both, since they would share the cores.
+ */
+static int ho_parse_alternatives(json_t *devs, struct ho_box *box, struct ho_error *err)
+{
+	size_t i, k;
+	json_t *v, *a;
+
+	json_array_foreach(devs, i, v)
+	{
+		json_t *alt = json_object_get(v, "alternative_to");
+
+		if (!alt)
+			continue;
+		if (!json_is_array(alt) || json_array_size(alt) < 1)
+			return ho_err(err, -EINVAL,
+				      "devices[%zu] (%s).alternative_to must name devices of the "
+				      "box",
+				      i, box->dev[i].name);
+		json_array_foreach(alt, k, a)
+		{
+			int d = json_is_string(a) ? ho_box_device(box, json_string_value(a)) : -1;
+
+			if (d < 0 || d == (int)i || box->dev[d].whole_of)
+				return ho_err(err, -EINVAL,
+					      "devices[%zu] (%s).alternative_to[%zu]: not another "
+					      "device of the box (nor one that is itself others')",
+					      i, box->dev[i].name, k);
+			box->dev[i].whole_of |= 1ull << d;
+		}
+	}
+	return 0;
+}
+
+uint64_t ho_box_exclusive(const struct ho_box *box, int dev)
+{
+	uint64_t mask = box->dev[dev].whole_of;
+
+	for (uint32_t i = 0; i < box->n_devices; i++)
+		if (box->dev[i].whole_of >> dev & 1)
+			mask |= 1ull << i;
+	return mask;
+}
+
 static int ho_parse_box(json_t *root, struct ho_box *box, struct ho_error *err)
 {
 	json_t *devs = json_object_get(root, "devices"), *links = json_object_get(root, "links"),
@@ -378,6 +442,8 @@ static int ho_parse_box(json_t *root, struct ho_box *box, struct ho_error *err)
 				return ho_err(err, -EINVAL, "devices[%zu].name '%s' is used twice",
 					      i, box->dev[i].name);
 	}
+	if ((ret = ho_parse_alternatives(devs, box, err)))
+		return ret;
 	host = json_string_value(json_object_get(root, "host"));
 	if (!host)
 		return ho_err(err, -EINVAL, "host must name the device whose memory stages copies");

@@ -111,6 +111,7 @@ static int ho_sched_devices(struct ho_rt_placement *pl, json_t *devs, const char
 		pl->dev[d].threads = box->dev[d].threads;
 		memcpy(pl->dev[d].cores, box->dev[d].cores, sizeof(pl->dev[d].cores));
 		pl->in_place[d] = ho_box_in_place(box, (int)d);
+		pl->exclusive[d] = ho_box_exclusive(box, (int)d);
 		ho_sched_numa_node(&pl->dev[d], &box->dev[d]);
 		if (box->dev[d].p2p_memory)
 			snprintf(pl->dev[d].p2p_pci, sizeof(pl->dev[d].p2p_pci), "%s",
@@ -158,6 +159,7 @@ static int ho_sched_member(struct ho_rt_placement *pl, const struct ho_graph *g,
 	json_t *dev = json_object_get(m, "device"), *order = json_object_get(m, "order"),
 	       *st = json_object_get(m, "start_s"), *en = json_object_get(m, "end_s"),
 	       *xf = json_object_get(m, "transfers"), *obj = json_object_get(m, "objectives");
+	uint64_t used = 0;
 	size_t i;
 	json_t *v;
 
@@ -177,7 +179,14 @@ static int ho_sched_member(struct ho_rt_placement *pl, const struct ho_graph *g,
 		pl->node_device[task_node[t]] = (int32_t)d;
 		pl->pred_start[task_node[t]] = json_number_value(json_array_get(st, t));
 		pl->pred_end[task_node[t]] = json_number_value(json_array_get(en, t));
+		used |= 1ull << d;
 	}
+	for (uint32_t d = 0; d < pl->n_devices; d++)
+		if ((used >> d & 1) && (used & pl->exclusive[d]))
+			return ho_err(err, -EINVAL,
+				      "schedule: the member runs on %s and on a device whose cores "
+				      "it shares (box alternative_to): one or the other",
+				      pl->dev[d].name);
 	/* node_prio starts at zero (calloc): it holds i + 1 while filled, so 0 is unseen. */
 	json_array_foreach(order, i, v)
 	{

@@ -330,6 +330,14 @@ int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 		snprintf(p->dev_name[k], sizeof(p->dev_name[k]), "%s", box->dev[k].name);
 		p->capacity[k] = box->dev[k].mem_capacity * box->mem_safety;
 		p->idle_power[k] = box->dev[k].idle_power;
+		if (box->dev[k].whole_of)
+			p->whole |= 1ull << k;
+	}
+	if (p->whole) {
+		if (!(p->exclusive = calloc(d, sizeof(uint64_t))))
+			goto nomem;
+		for (uint32_t k = 0; k < d; k++)
+			p->exclusive[k] = ho_box_exclusive(box, (int)k);
 	}
 	ret = ho_routes(p, box, prof, err);
 	if (ret)

@@ -15,7 +15,7 @@ int ho_plan_greedy(const struct ho_problem *p, struct ho_plan *out)
 
 		out->assign[t] = 0;
 		for (uint32_t j = 0; j < p->d; j++)
-			if ((p->allowed[t] >> j & 1) && p->comp[t * p->d + j] < best) {
+			if ((ho_list_devices(p, t) >> j & 1) && p->comp[t * p->d + j] < best) {
 				best = p->comp[t * p->d + j];
 				out->assign[t] = (uint16_t)j;
 			}

@@ -18,7 +18,7 @@ static double ho_mean_comp(const struct ho_problem *p, uint32_t t)
 	uint32_t n = 0;
 
 	for (uint32_t j = 0; j < p->d; j++)
-		if ((p->allowed[t] >> j & 1) && isfinite(p->comp[t * p->d + j])) {
+		if ((ho_list_devices(p, t) >> j & 1) && isfinite(p->comp[t * p->d + j])) {
 			sum += p->comp[t * p->d + j];
 			n++;
 		}

@@ -186,7 +186,7 @@ int ho_list_schedule(const struct ho_problem *p, const double *rank, const doubl
 		for (uint32_t j = 0; j < p->d; j++) {
 			double w = p->comp[t * p->d + j], est, key;
 
-			if (!(p->allowed[t] >> j & 1) || !isfinite(w))
+			if (!(ho_list_devices(p, t) >> j & 1) || !isfinite(w))
 				continue;
 			est = ho_slots_earliest(
 			    &slots[j], ho_ready_time(p, (uint32_t)t, (int)j, out->assign, aft), w);

@@ -464,7 +464,7 @@ static uint16_t ho_eft_device(struct ho_ga *ga, const struct ho_ind *b,
 	for (uint32_t j = 0; j < p->d; j++) {
 		double ready, w = p->comp[t * p->d + j];
 
-		if (!(p->allowed[t] >> j & 1) || !isfinite(w))
+		if (!(ho_list_devices(p, t) >> j & 1) || !isfinite(w))
 			continue;
 		ready = ho_ready_time(p, t, (int)j, b->assign, tl->end);
 		if (ready + w < best) {
@@ -561,14 +561,16 @@ static void ho_extreme_mutant(struct ho_ga *ga, const struct ho_ind *b, int obj,
 		}
 		if (obj == HO_OBJ_ENERGY && r < 0.8) {
 			for (uint32_t j = 0; j < p->d; j++)
-				if ((p->allowed[t] >> j & 1) && isfinite(p->comp[t * p->d + j]) &&
+				if ((ho_list_devices(p, t) >> j & 1) &&
+				    isfinite(p->comp[t * p->d + j]) &&
 				    p->energy[t * p->d + j] < best) {
 					best = p->energy[t * p->d + j];
 					c->assign[t] = (uint16_t)j;
 				}
 		} else if (obj == HO_OBJ_THROUGHPUT && r < 0.8) {
 			for (uint32_t j = 0; j < p->d; j++)
-				if ((p->allowed[t] >> j & 1) && isfinite(p->comp[t * p->d + j]) &&
+				if ((ho_list_devices(p, t) >> j & 1) &&
+				    isfinite(p->comp[t * p->d + j]) &&
 				    b->ev.busy[j] + p->comp[t * p->d + j] < best) {
 					best = b->ev.busy[j] + p->comp[t * p->d + j];
 					c->assign[t] = (uint16_t)j;
@@ -865,7 +867,7 @@ static void ho_random_individual(struct ho_ga *ga, struct ho_ind *c, bool balanc
 		for (uint32_t j = 0; j < p->d; j++) {
 			double w = p->comp[t * p->d + j];
 
-			if ((p->allowed[t] >> j & 1) && isfinite(w) && load[j] + w < best) {
+			if ((ho_list_devices(p, t) >> j & 1) && isfinite(w) && load[j] + w < best) {
 				best = load[j] + w;
 				c->assign[t] = (uint16_t)j;
 			}

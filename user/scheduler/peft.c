@@ -39,7 +39,8 @@ int ho_plan_peft(const struct ho_problem *p, struct ho_plan *out, double *oct_ou
 					for (uint32_t pk = 0; pk < d; pk++) {
 						double w = p->comp[c * d + pk], v;
 
-						if (!(p->allowed[c] >> pk & 1) || !isfinite(w))
+						if (!(ho_list_devices(p, c) >> pk & 1) ||
+						    !isfinite(w))
 							continue;
 						v = oct[c * d + pk] + w + (pk != pj ? cbar[k] : 0);
 						if (v < best)

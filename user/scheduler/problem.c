@@ -24,6 +24,7 @@ void ho_problem_free(struct ho_problem *p)
 	free(p->comp);
 	free(p->energy);
 	free(p->allowed);
+	free(p->exclusive);
 	free(p->item_prod);
 	free(p->item_bytes);
 	free(p->item_comm);

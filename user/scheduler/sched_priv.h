@@ -11,6 +11,19 @@
 
 #define HO_EXTERNAL UINT32_MAX /* item produced outside the graph (a graph input on the host) */
 
+/*
+ * The devices a heuristic may put task t on: those it is allowed, less the
+ * devices that are others' cores as one (box alternative_to), which only
+ * their "alone" baseline and the search's seeds of it use; all it is allowed
+ * where that leaves none.
+ */
+static inline uint64_t ho_list_devices(const struct ho_problem *p, uint32_t t)
+{
+	uint64_t m = p->allowed[t] & ~p->whole;
+
+	return m ? m : p->allowed[t];
+}
+
 struct ho_problem *ho_problem_alloc(uint32_t n, uint32_t d);
 int ho_problem_alloc_items(struct ho_problem *p, uint32_t m, bool matrix);
 int ho_problem_link(struct ho_problem *p, uint32_t n_edges, const uint32_t *edge_item,

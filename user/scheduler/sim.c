@@ -537,7 +537,7 @@ static int ho_eft_choice(const struct ho_sim *s, const uint16_t *assign, uint32_
 		double cost = p->comp[v * d + j], ready = 0, fin;
 		int home;
 
-		if (!(p->allowed[v] >> j & 1) || !isfinite(cost))
+		if (!(ho_list_devices(p, v) >> j & 1) || !isfinite(cost))
 			continue;
 		if (ho_view_in_place(s, assign, v, (int)j, &home) || ho_fuses(s, assign, v, (int)j))
 			cost = 0;
@@ -742,6 +742,15 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 		}
 	}
 	ev->violation += ev->n_infeasible;
+	if (p->exclusive) { /* devices sharing cores: one side only (box alternative_to) */
+		uint64_t used = 0;
+
+		for (uint32_t t = 0; t < p->n; t++)
+			used |= 1ull << assign[t];
+		for (uint32_t j = 0; j < d; j++)
+			if ((used >> j & 1) && (used & p->exclusive[j]))
+				ev->violation += 1;
+	}
 	if (c) {
 		if (c->max_latency > 0 && makespan > c->max_latency)
 			ev->violation += (makespan - c->max_latency) / c->max_latency;
