@@ -2,8 +2,9 @@
 # heteroopt probe with the OpenCL devices of this machine (PoCL here): a box
 # where PoCL computes on the second group of cores in place of a CPU device,
 # naming its backend and listing the operators it runs, and "cpus", every
-# core as one oneDNN device, its alternative; a quick profile of them, a model
-# whose ConvTranspose PoCL lacks measured on it with that node on cpu0; a
+# core as one oneDNN device, its alternative; a quick profile of them, the
+# detector measured on it, and a recurrent model whose LSTM and GRU PoCL lacks
+# with those nodes on cpu0; a
 # schedule whose front never runs cpus beside the others (a member that does
 # is refused), run here, its copies as predicted (none: they share memory).
 # Exits 77 where no OpenCL device shares host memory.
@@ -32,7 +33,8 @@ assert ocl0["name"] == "ocl0" and ocl0["backend"]["name"] == "opencl", ocl0
 assert sorted(cpu0["cores"] + ocl0["cores"]) == sorted(os.sched_getaffinity(0)), b
 assert ocl0["threads"] == len(ocl0["cores"]) and ocl0["peak_gflops"]["float32"] > 0, ocl0
 ops = set(ocl0["supported_ops"])
-assert {"Conv", "MatMul", "Slice", "Pad", "Reshape"} <= ops and "ConvTranspose" not in ops, ops
+assert {"Conv", "ConvTranspose", "MatMul", "Slice", "Pad", "Reshape"} <= ops, ops
+assert not ops & {"LSTM", "GRU", "NonMaxSuppression"}, ops
 # every core as one oneDNN device: the split's rival, never used beside it
 assert cpus["name"] == "cpus" and cpus["alternative_to"] == ["cpu0", "ocl0"], cpus
 assert sorted(cpus["cores"]) == sorted(os.sched_getaffinity(0)) and "backend" not in cpus, cpus
@@ -45,18 +47,21 @@ check "--opencl --split 1: PoCL would share cpu0's cores" 1 "--split 2 or more" 
 check "--opencl without --write-box" 2 "--opencl goes with --write-box" -- \
 	$EXE probe --box "$tmp/box.json" --opencl -o "$tmp/nope.json"
 ONE_LINE_ERRORS=0
-check "--quick probe of cpu0 and ocl0, the detector measured in place" 0 "probe: wrote" -- \
-	$EXE probe --box "$tmp/box.json" --quick --model "$DET" --shape x=1x3x96x96 -q \
-	-o "$tmp/p.json"
-check "ocl0's kernels measured, ConvTranspose's nodes on cpu0 only" 0 "" -- \
+check "--quick probe of the three, the detector and a recurrent model measured in place" 0 \
+	"probe: wrote" -- \
+	$EXE probe --box "$tmp/box.json" --quick --model "$DET:x=1x3x96x96" \
+	--model "$M/seq_rnn.onnx:x=3x20x16" -q -o "$tmp/p.json"
+check "ocl0's kernels measured; the LSTM and GRU it has no kernel for, on cpu0 only" 0 "" -- \
 	$PY - "$tmp/p.json" <<'PYEOF'
 import json, sys
 p = json.load(open(sys.argv[1]))
 o = p["devices"]["ocl0"]
 for cls in ("conv", "matmul", "eltwise", "pool"):
     assert o["kernel_models"][cls]["points"] >= 1, (cls, o["kernel_models"])
-assert not any(k.startswith("ConvTranspose") for k in o["families"]), list(o["families"])
-assert any(k.startswith("ConvTranspose") for k in p["devices"]["cpu0"]["families"])
+assert any(k.startswith("ConvTranspose") for k in o["families"]), list(o["families"])
+for op in ("LSTM", "GRU"):
+    assert not any(k.startswith(op) for k in o["families"]), list(o["families"])
+    assert any(k.startswith(op) for k in p["devices"]["cpu0"]["families"]), op
 PYEOF
 check "a schedule over cpu0 and ocl0" 0 "wrote $tmp/s.json" -- \
 	$EXE schedule "$DET" --shape x=1x3x96x96 --box "$tmp/box.json" --profile "$tmp/p.json" \

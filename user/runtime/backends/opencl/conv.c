@@ -205,6 +205,63 @@ int ocl_prep_conv(const struct ocl_ctx *c)
 	return act_only ? 0 : ocl_post_binary(c);
 }
 
+/*
+ * ConvTranspose 2-D (groups, strides, pads, dilations; output_padding and
+ * output_shape through the output's inferred extent), its bias, a post-op.
+ * Explicit pads only: auto_pad would need the output's extents split again.
+ */
+int ocl_prep_conv_transpose(const struct ocl_ctx *c)
+{
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0), *w = ho_node_input(c->g, c->n, 1),
+			       *b = ho_node_input(c->g, c->n, 2);
+	const struct ho_tensor *yt = &c->g->tensors[c->n->outputs[0]];
+	int64_t st[2], pd[4], dl[2], G = ho_node_attr_i(c->n, "group", 1), C, K;
+	const struct ho_attr *ap = ho_node_attr(c->n, "auto_pad");
+	struct ocl_act_args act;
+	struct ocl_launch *l;
+	struct ocl_args a;
+	bool act_only;
+
+	if (!x || !w || x->shape.rank != 4 || w->shape.rank != 4 || yt->shape.rank != 4 ||
+	    !(w->flags & HO_T_KNOWN) || (b && !(b->flags & HO_T_KNOWN)) ||
+	    (ap && ap->s && strcmp(ap->s, "NOTSET")) || (c->fuse && c->fuse->bn >= 0))
+		return ocl_refuse(c, "runs 2-D transposed convolutions with constant weights and "
+				     "explicit pads only");
+	C = x->shape.dim[1];
+	K = yt->shape.dim[1];
+	if (!ho_node_attr_ints(c->n, "strides", st, 2, 1) ||
+	    !ho_node_attr_ints(c->n, "pads", pd, 4, 0) ||
+	    !ho_node_attr_ints(c->n, "dilations", dl, 2, 1) || G < 1 || C % G || K % G ||
+	    w->shape.dim[0] != C || w->shape.dim[1] != K / G)
+		return ocl_refuse(c, "cannot read its strides, pads, dilations or groups");
+	act_only = ocl_post_act(c, &act);
+	if (!(l = ocl_launch_yx(c, "conv_transpose2d", ocl_fused_out(c), c->n->inputs[0], &a)))
+		return ocl_no_kernel(c);
+	ocl_arg_tensor(&a, c, c->n->inputs[1]);
+	ocl_arg_tensor(&a, c, b ? c->n->inputs[2] : c->n->inputs[1]);
+	ocl_arg_int(&a, b != NULL);
+	ocl_arg_int(&a, (int)C);
+	ocl_arg_int(&a, (int)x->shape.dim[2]);
+	ocl_arg_int(&a, (int)x->shape.dim[3]);
+	ocl_arg_int(&a, (int)K);
+	ocl_arg_int(&a, (int)yt->shape.dim[2]);
+	ocl_arg_int(&a, (int)yt->shape.dim[3]);
+	ocl_arg_int(&a, (int)w->shape.dim[2]);
+	ocl_arg_int(&a, (int)w->shape.dim[3]);
+	for (int k = 0; k < 2; k++)
+		ocl_arg_int(&a, (int)st[k]);
+	for (int k = 0; k < 2; k++)
+		ocl_arg_int(&a, (int)pd[k]);
+	for (int k = 0; k < 2; k++)
+		ocl_arg_int(&a, (int)dl[k]);
+	ocl_arg_int(&a, (int)G);
+	ocl_arg_act(&a, &act);
+	ocl_grid_nchw(l, yt);
+	if (ocl_args_done(c, &a))
+		return c->err->code;
+	return act_only ? 0 : ocl_post_binary(c);
+}
+
 /* MaxPool, AveragePool 2-D; the output's extent (ceil_mode) from shape inference. */
 int ocl_prep_pool(const struct ocl_ctx *c)
 {

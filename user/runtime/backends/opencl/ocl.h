@@ -165,6 +165,7 @@ void ocl_same_pads(const struct ho_node *n, const struct ho_tensor *x, const str
 int ocl_conv_weights(const struct ocl_ctx *c, cl_mem *wm, long *wo, cl_mem *bm, long *bo,
 		     bool *has_bias);
 int ocl_prep_conv(const struct ocl_ctx *c);
+int ocl_prep_conv_transpose(const struct ocl_ctx *c);
 int ocl_prep_pool(const struct ocl_ctx *c);
 int ocl_prep_batchnorm(const struct ocl_ctx *c);
 

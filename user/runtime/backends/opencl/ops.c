@@ -139,6 +139,7 @@ struct ocl_op {
 
 static const struct ocl_op ocl_ops[] = {
     {"Conv", ocl_prep_conv, 0},
+    {"ConvTranspose", ocl_prep_conv_transpose, 0},
     {"MatMul", ocl_prep_matmul, 0},
     {"Gemm", ocl_prep_matmul, 0},
     {"MaxPool", ocl_prep_pool, 0},
