@@ -1,8 +1,9 @@
 #!/bin/sh
 # How far the cost model is from this machine, with a profile the probes
 # measured here: predicted against measured (warm median) end to end and
-# per node, for each model on one CPU device and on the fastest schedule
-# over two; the same on input sizes the probes never saw; two probes in a
+# per node, for each model on one CPU device, on the fastest schedule over
+# two (or both cores as one), and over oneDNN on one core and PoCL on the
+# other; the same on input sizes the probes never saw; two probes in a
 # row; and a schedule picked on the measured profile against one picked on
 # hand-written figures, both run.  Prints figures, passes or fails nothing.
 # usage: predict.sh HETEROOPT MODELS_DIR BOXES_DIR
@@ -60,8 +61,25 @@ for m in $MODELS; do
 		--objectives latency --seed 1 --quiet -o "$T/s2.json" >/dev/null
 	best "predict  $model, one CPU device" "$M/$model.onnx" --shape "$shape" \
 		--box "$T/box1.json" --profile "$T/prof1.json"
-	best "predict  $model, fastest over two" "$M/$model.onnx" --shape "$shape" \
+	best "predict  $model, fastest of two devices or both as one" "$M/$model.onnx" --shape "$shape" \
 		--box "$T/box2.json" --profile "$T/prof2.json" --schedule "$T/s2.json"
+done
+echo "== cpu0 (oneDNN, one core) + ocl0 (PoCL, the other): the fastest schedule over the two"
+"$HO" probe --write-box --split 2 --opencl -o "$T/box3.json" >/dev/null
+# the split itself: without cpus, its alternative, which the fastest would be
+/usr/bin/python3 -c "
+import json, sys
+b = json.load(open(sys.argv[1]))
+b['devices'] = [d for d in b['devices'] if 'alternative_to' not in d]
+b['links'] = [l for l in b['links'] if 'cpus' not in (l['a'], l['b'])]
+json.dump(b, open(sys.argv[1], 'w'))" "$T/box3.json"
+"$HO" probe --box "$T/box3.json" -q --quick $specs -o "$T/prof3.json" >/dev/null
+for m in $MODELS; do
+	model=${m%%:*} shape=${m#*:}
+	"$HO" schedule "$M/$model.onnx" --shape "$shape" --box "$T/box3.json" --profile "$T/prof3.json" \
+		--objectives latency --seed 1 --quiet -o "$T/s3.json" >/dev/null
+	best "predict  $model, cpu0 + PoCL" "$M/$model.onnx" --shape "$shape" \
+		--box "$T/box3.json" --profile "$T/prof3.json" --schedule "$T/s3.json"
 done
 echo "== input sizes the probes never measured (families scaled by work)"
 for m in ch_PP-OCRv4_det_infer:x=1x3x320x320 ch_PP-OCRv4_det_infer:x=1x3x1280x736 resnet18:input=4x3x224x224; do
