@@ -167,6 +167,30 @@ struct ho_rt {
 
 #define AT(rt, t, d) ((size_t)(t) * (rt)->n_dev + (size_t)(d))
 
+/* Held from before the run: weights, constants, inputs, and a subgraph's outer
+ * tensors (known, or fed by the control-flow kernel that runs the subgraph). */
+static inline bool ho_is_data(const struct ho_tensor *t)
+{
+	return t->flags &
+	       (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED | HO_T_INPUT | HO_T_OUTER);
+}
+
+/* layouts.c: channels-last tensors and folded nodes, before the memory plan */
+void ho_rt_layouts(struct ho_rt *rt);
+void ho_rt_fuse(struct ho_rt *rt);
+/* A tensor a fused kernel skips: a Conv's output (or its folded batch norm's) that
+ * the chain's last node writes instead. */
+bool ho_rt_unwritten(const struct ho_rt *rt, int32_t t);
+/* regions.c: the memory plan of every device's tensors, and the regions */
+bool ho_rt_home_unread(const struct ho_rt *rt, int32_t t);
+int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err);
+int ho_rt_region_alloc(struct ho_rt *rt, uint32_t d, uint64_t size, struct ho_error *err);
+/* prepare.c: every node's kernel on its device's backend */
+int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err);
+
+/* What device d sees of tensor t: its own copy, else the home it shares; NULL if none. */
+void *ho_rt_view(const struct ho_rt *rt, int32_t t, uint32_t d);
+
 /* Shared by the two halves. */
 int ho_rt_move(struct ho_rt *rt, uint32_t id, uint32_t d, struct ho_error *err);
 void ho_rt_stop_threads(struct ho_rt *rt);
