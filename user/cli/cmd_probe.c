@@ -70,6 +70,32 @@ static const struct cli_command probe_cmd = {
     .opts = probe_opts,
 };
 
+/* The box written, a device a line: its cores, what runs it, what it stands in for. */
+static void probe_print_box(const char *path)
+{
+	json_t *doc = json_load_file(path, 0, NULL), *d, *c, *alt;
+	size_t i, k;
+
+	json_array_foreach(json_object_get(doc, "devices"), i, d)
+	{
+		json_t *be = json_object_get(d, "backend");
+
+		printf("  %-6s %-4s cores", json_string_value(json_object_get(d, "name")),
+		       json_string_value(json_object_get(d, "kind")));
+		json_array_foreach(json_object_get(d, "cores"), k, c)
+		    printf("%s%" JSON_INTEGER_FORMAT, k ? "," : " ", json_integer_value(c));
+		printf(", %s", be ? json_string_value(json_object_get(be, "device")) : "oneDNN");
+		if ((alt = json_object_get(d, "alternative_to"))) {
+			printf(", all of");
+			json_array_foreach(alt, k, c)
+			    printf("%s%s", k ? " and " : " ", json_string_value(c));
+			printf(" as one: a schedule uses one or the other");
+		}
+		printf("\n");
+	}
+	json_decref(doc);
+}
+
 /* The copy paths the profile holds, a line each: what a pool copy costs on this machine. */
 static void probe_print_copies(const char *path)
 {
@@ -153,11 +179,9 @@ int cmd_probe(int argc, char **argv)
 			cli_error("%s", err.msg);
 			return 1;
 		}
-		printf("probe: wrote %s: this machine as %llu CPU device%s%s\n", a.out, a.split,
-		       a.split > 1 ? "s" : "",
-		       a.opencl ? ", the last on OpenCL where a device computes on its cores, "
-				  "and the OpenCL devices found"
-				: "");
+		printf("probe: wrote %s: this machine as %llu CPU device%s\n", a.out, a.split,
+		       a.split > 1 ? "s" : "");
+		probe_print_box(a.out);
 		return 0;
 	}
 	if (a.opencl) {

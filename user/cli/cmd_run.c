@@ -53,9 +53,10 @@ static const struct cli_opt run_opts[] = {
      RA(threads), 1, 1024},
     {"--schedule", NULL, CLI_TEXT, "S.json",
      "run a schedule from heteroopt schedule over its box's\n"
-     "devices: cpu devices on oneDNN, any other kind on the\n"
-     "emulated accelerator (the same kernels in a region of its\n"
-     "own); the run is reported against the prediction",
+     "devices: each on the backend it names (opencl), else cpu\n"
+     "devices on oneDNN and any other kind on the emulated\n"
+     "accelerator (the same kernels in a region of its own);\n"
+     "the run is reported against the prediction",
      RA(schedule), 0, 0},
     {"--pick", NULL, CLI_COUNT, "N",
      "with --schedule: run front member N (default: the\nschedule's pick)", RA(pick), 0, 1000000},
