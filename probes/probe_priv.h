@@ -54,8 +54,6 @@ int ho_probe_run_open(struct ho_probe_run *r, struct ho_graph *g, const struct h
 double ho_probe_run_once(void *run); /* for ho_probe_measure */
 /* Every input of g set in rt to values away from 0 and denormals, as activations are. */
 int ho_probe_set_inputs(const struct ho_graph *g, struct ho_rt *rt, struct ho_error *err);
-/* doc as path, whole or not at all: a temporary beside it, renamed when complete. */
-int ho_probe_write_json(json_t *doc, const char *path, struct ho_error *err);
 void ho_probe_run_close(struct ho_probe_run *r);
 
 /* kernels.c: the sweep, one row per probed kernel. */

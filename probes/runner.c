@@ -165,23 +165,3 @@ uint32_t ho_probe_main_node(const struct ho_graph *g)
 	}
 	return first == UINT32_MAX ? 0 : first;
 }
-
-/* The whole file or nothing: a temporary beside it, renamed when complete. */
-int ho_probe_write_json(json_t *doc, const char *path, struct ho_error *err)
-{
-	char tmp[4096];
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
-		return ho_err(err, -ENAMETOOLONG, "%s: path too long", path);
-	if (json_dump_file(doc, tmp, JSON_INDENT(1) | JSON_REAL_PRECISION(6))) {
-		unlink(tmp);
-		return ho_err(err, -EIO, "%s: cannot write: %s", tmp, strerror(errno));
-	}
-	if (rename(tmp, path)) {
-		int e = errno;
-
-		unlink(tmp);
-		return ho_err(err, -e, "%s: cannot rename into place: %s", path, strerror(e));
-	}
-	return 0;
-}

@@ -329,7 +329,7 @@ int ho_probe_write_box(const char *path, uint32_t n, bool opencl, struct ho_erro
 	    wb_box(n, cpu, node_of, n_cpus, gflops, gbps, found, n_found, (const double(*)[2])rate,
 		   "heteroopt probe --write-box: a 3x3 convolution and a 64 MB Relu on one "
 		   "core of this machine (a found device: on its own)");
-	ret = ho_probe_write_json(box, path, err);
+	ret = ho_json_write_file(box, path, err);
 	json_decref(box);
 	return ret;
 }

@@ -101,6 +101,8 @@ void ho_profile_free(struct ho_profile *prof);
  */
 int ho_profile_write(struct json_t *doc, const struct ho_box *box, const char *path,
 		     struct ho_error *err);
+/* Write doc (a box, a profile) to path whole or not at all: a temporary file renamed. */
+int ho_json_write_file(struct json_t *doc, const char *path, struct ho_error *err);
 /* The machine the profile was measured on (jansson's json_t, borrowed), or NULL. */
 struct json_t *ho_profile_machine(const struct ho_profile *prof);
 /* Every measured node time names a node of g: a renamed one would keep the estimate. */

@@ -498,12 +498,16 @@ int ho_profile_write(struct json_t *doc, const struct ho_box *box, const char *p
 		     struct ho_error *err)
 {
 	struct ho_profile *prof = NULL;
-	char tmp[4096];
 	int ret = ho_profile_from_json(doc, path, box, &prof, err);
 
 	ho_profile_free(prof);
-	if (ret)
-		return ret;
+	return ret ? ret : ho_json_write_file(doc, path, err);
+}
+
+int ho_json_write_file(struct json_t *doc, const char *path, struct ho_error *err)
+{
+	char tmp[4096];
+
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
 		return ho_err(err, -ENAMETOOLONG, "%s: path too long", path);
 	if (json_dump_file(doc, tmp, JSON_INDENT(1) | JSON_REAL_PRECISION(6))) {

@@ -108,6 +108,22 @@ static int ocl_owned(const struct ocl_ctx *c, int i, const void *data, size_t le
 	return 0;
 }
 
+/* A direct convolution's geometry, as conv2d and conv_transpose2d take it: C, H, W of x,
+ * K, OH, OW of y, the kernel's extents ks, the window, the groups. */
+static void ocl_arg_conv(struct ocl_args *a, const struct ho_tensor *x, const struct ho_tensor *y,
+			 const int64_t *ks, const int64_t *st, const int64_t *pd, const int64_t *dl,
+			 int64_t G)
+{
+	for (int k = 1; k < 4; k++)
+		ocl_arg_int(a, (int)x->shape.dim[k]);
+	for (int k = 1; k < 4; k++)
+		ocl_arg_int(a, (int)y->shape.dim[k]);
+	ocl_arg_int(a, (int)ks[0]);
+	ocl_arg_int(a, (int)ks[1]);
+	ocl_arg_window(a, st, pd, dl);
+	ocl_arg_int(a, (int)G);
+}
+
 int ocl_conv_weights(const struct ocl_ctx *c, cl_mem *wm, long *wo, cl_mem *bm, long *bo,
 		     bool *has_bias)
 {
@@ -152,7 +168,7 @@ int ocl_prep_conv(const struct ocl_ctx *c)
 	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0), *w = ho_node_input(c->g, c->n, 1),
 			       *b = ho_node_input(c->g, c->n, 2);
 	const struct ho_tensor *yt = &c->g->tensors[c->n->outputs[0]];
-	int64_t st[2], pd[4], dl[2], K, C, KH, KW, G = ho_node_attr_i(c->n, "group", 1);
+	int64_t st[2], pd[4], dl[2], K, C, G = ho_node_attr_i(c->n, "group", 1);
 	struct ocl_act_args act;
 	struct ocl_launch *l;
 	struct ocl_args a;
@@ -164,7 +180,7 @@ int ocl_prep_conv(const struct ocl_ctx *c)
 	if (!x || !w || x->shape.rank != 4 || w->shape.rank != 4 || yt->shape.rank != 4 ||
 	    !(w->flags & HO_T_KNOWN) || (b && !(b->flags & HO_T_KNOWN)))
 		return ocl_refuse(c, "runs 2-D convolutions with constant weights only");
-	K = w->shape.dim[0], C = x->shape.dim[1], KH = w->shape.dim[2], KW = w->shape.dim[3];
+	K = w->shape.dim[0], C = x->shape.dim[1];
 	if (!ho_node_attr_ints(c->n, "strides", st, 2, 1) ||
 	    !ho_node_attr_ints(c->n, "pads", pd, 4, 0) ||
 	    !ho_node_attr_ints(c->n, "dilations", dl, 2, 1) || G < 1 || C % G || K % G ||
@@ -183,21 +199,7 @@ int ocl_prep_conv(const struct ocl_ctx *c)
 	ocl_arg_buf(&a, bm);
 	ocl_arg_long(&a, bo);
 	ocl_arg_int(&a, has_bias);
-	ocl_arg_int(&a, (int)C);
-	ocl_arg_int(&a, (int)x->shape.dim[2]);
-	ocl_arg_int(&a, (int)x->shape.dim[3]);
-	ocl_arg_int(&a, (int)K);
-	ocl_arg_int(&a, (int)yt->shape.dim[2]);
-	ocl_arg_int(&a, (int)yt->shape.dim[3]);
-	ocl_arg_int(&a, (int)KH);
-	ocl_arg_int(&a, (int)KW);
-	for (int k = 0; k < 2; k++)
-		ocl_arg_int(&a, (int)st[k]);
-	for (int k = 0; k < 2; k++)
-		ocl_arg_int(&a, (int)pd[k]);
-	for (int k = 0; k < 2; k++)
-		ocl_arg_int(&a, (int)dl[k]);
-	ocl_arg_int(&a, (int)G);
+	ocl_arg_conv(&a, x, yt, &w->shape.dim[2], st, pd, dl, G);
 	ocl_arg_act(&a, &act);
 	ocl_grid_nchw(l, yt);
 	if (ocl_args_done(c, &a))
@@ -240,21 +242,7 @@ int ocl_prep_conv_transpose(const struct ocl_ctx *c)
 	ocl_arg_tensor(&a, c, c->n->inputs[1]);
 	ocl_arg_tensor(&a, c, b ? c->n->inputs[2] : c->n->inputs[1]);
 	ocl_arg_int(&a, b != NULL);
-	ocl_arg_int(&a, (int)C);
-	ocl_arg_int(&a, (int)x->shape.dim[2]);
-	ocl_arg_int(&a, (int)x->shape.dim[3]);
-	ocl_arg_int(&a, (int)K);
-	ocl_arg_int(&a, (int)yt->shape.dim[2]);
-	ocl_arg_int(&a, (int)yt->shape.dim[3]);
-	ocl_arg_int(&a, (int)w->shape.dim[2]);
-	ocl_arg_int(&a, (int)w->shape.dim[3]);
-	for (int k = 0; k < 2; k++)
-		ocl_arg_int(&a, (int)st[k]);
-	for (int k = 0; k < 2; k++)
-		ocl_arg_int(&a, (int)pd[k]);
-	for (int k = 0; k < 2; k++)
-		ocl_arg_int(&a, (int)dl[k]);
-	ocl_arg_int(&a, (int)G);
+	ocl_arg_conv(&a, x, yt, &w->shape.dim[2], st, pd, dl, G);
 	ocl_arg_act(&a, &act);
 	ocl_grid_nchw(l, yt);
 	if (ocl_args_done(c, &a))
@@ -285,12 +273,7 @@ int ocl_prep_pool(const struct ocl_ctx *c)
 		return ocl_no_kernel(c);
 	for (int k = 0; k < 2; k++)
 		ocl_arg_int(&a, (int)ks[k]);
-	for (int k = 0; k < 2; k++)
-		ocl_arg_int(&a, (int)st[k]);
-	for (int k = 0; k < 2; k++)
-		ocl_arg_int(&a, (int)pd[k]);
-	for (int k = 0; k < 2; k++)
-		ocl_arg_int(&a, (int)dl[k]);
+	ocl_arg_window(&a, st, pd, dl);
 	ocl_arg_int(&a, avg ? (ho_node_attr_i(c->n, "count_include_pad", 0) ? 2 : 1) : 0);
 	return ocl_args_done(c, &a);
 }

@@ -128,12 +128,7 @@ static int ocl_add_im2col(const struct ocl_ctx *c, const struct ho_tensor *x,
 	ocl_arg_int(&a, (int)y->shape.dim[3]);
 	for (int k = 0; k < 2; k++)
 		ocl_arg_int(&a, (int)ks[k]);
-	for (int k = 0; k < 2; k++)
-		ocl_arg_int(&a, (int)st[k]);
-	for (int k = 0; k < 2; k++)
-		ocl_arg_int(&a, (int)pd[k]);
-	for (int k = 0; k < 2; k++)
-		ocl_arg_int(&a, (int)dl[k]);
+	ocl_arg_window(&a, st, pd, dl);
 	l->dims = 2;
 	l->global[0] = (size_t)(y->shape.dim[2] * y->shape.dim[3]);
 	l->global[1] = (size_t)(C * ks[0] * ks[1]);

@@ -44,14 +44,33 @@ int ocl_prep_concat(const struct ocl_ctx *c)
 	return 0;
 }
 
+/* The output, each element from the input base elements in and strides sx along dims. */
+static int ocl_gather(const struct ocl_ctx *c, int r, const int *dims, const int *sx, int64_t base)
+{
+	const struct ho_tensor *yt = &c->g->tensors[c->n->outputs[0]];
+	struct ocl_launch *l = ocl_new_launch(c, "gather_nd");
+	struct ocl_args a;
+
+	if (!l)
+		return ocl_no_kernel(c);
+	a = (struct ocl_args){.k = l->k};
+	ocl_arg_tensor(&a, c, c->n->outputs[0]);
+	ocl_arg_buf(&a, c->mem[c->n->inputs[0]].block->mem);
+	ocl_arg_long(&a, (long)(c->mem[c->n->inputs[0]].off / sizeof(float) + (uint64_t)base));
+	ocl_arg_int(&a, r);
+	ocl_arg_int8(&a, dims);
+	ocl_arg_int8(&a, sx);
+	l->dims = 1;
+	l->global[0] = (size_t)ho_shape_numel(&yt->shape);
+	return ocl_args_done(c, &a);
+}
+
 int ocl_prep_transpose(const struct ocl_ctx *c)
 {
 	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0),
 			       *yt = &c->g->tensors[c->n->outputs[0]];
 	int dims[8] = {1, 1, 1, 1, 1, 1, 1, 1}, sx[8] = {0};
 	int64_t perm[8], in_st[8], acc = 1;
-	struct ocl_launch *l;
-	struct ocl_args a;
 	int r;
 
 	if (!x || (r = x->shape.rank) > 8 || !r)
@@ -70,14 +89,7 @@ int ocl_prep_transpose(const struct ocl_ctx *c)
 		dims[k] = (int)yt->shape.dim[k];
 		sx[k] = (int)in_st[perm[k]];
 	}
-	if (!(l = ocl_launch_yx(c, "gather_nd", c->n->outputs[0], c->n->inputs[0], &a)))
-		return ocl_no_kernel(c);
-	ocl_arg_int(&a, r);
-	ocl_arg_int8(&a, dims);
-	ocl_arg_int8(&a, sx);
-	l->dims = 1;
-	l->global[0] = (size_t)ho_shape_numel(&yt->shape);
-	return ocl_args_done(c, &a);
+	return ocl_gather(c, r, dims, sx, 0);
 }
 
 /* Slice (constant starts, ends, axes, steps: ho_slice_node) as a strided gather. */
@@ -90,8 +102,6 @@ int ocl_prep_slice(const struct ocl_ctx *c)
 	int64_t st = 1, base = 0;
 	struct ho_slice sl;
 	struct ho_error e;
-	struct ocl_launch *l;
-	struct ocl_args a;
 
 	if (!x || (r = x->shape.rank) > 8 || r < 1)
 		return ocl_refuse(c, "slices ranks 1 to 8 only");
@@ -105,18 +115,7 @@ int ocl_prep_slice(const struct ocl_ctx *c)
 		base += sl.first[k] * st;
 		st *= x->shape.dim[k];
 	}
-	if (!(l = ocl_new_launch(c, "gather_nd")))
-		return ocl_no_kernel(c);
-	a = (struct ocl_args){.k = l->k};
-	ocl_arg_tensor(&a, c, c->n->outputs[0]);
-	ocl_arg_buf(&a, c->mem[c->n->inputs[0]].block->mem);
-	ocl_arg_long(&a, (long)(c->mem[c->n->inputs[0]].off / sizeof(float) + (uint64_t)base));
-	ocl_arg_int(&a, r);
-	ocl_arg_int8(&a, dims);
-	ocl_arg_int8(&a, sx);
-	l->dims = 1;
-	l->global[0] = (size_t)ho_shape_numel(&yt->shape);
-	return ocl_args_done(c, &a);
+	return ocl_gather(c, r, dims, sx, base);
 }
 
 /* Pad (opset 11 on: constant pads, a constant value), modes constant, reflect and edge. */

@@ -136,6 +136,7 @@ void ocl_arg_float(struct ocl_args *a, float v);
 void ocl_arg_buf(struct ocl_args *a, cl_mem m);
 void ocl_arg_tensor(struct ocl_args *a, const struct ocl_ctx *c, int32_t t);
 void ocl_arg_act(struct ocl_args *a, const struct ocl_act_args *act);
+void ocl_arg_window(struct ocl_args *a, const int64_t *st, const int64_t *pd, const int64_t *dl);
 void ocl_arg_int8(struct ocl_args *a, const int *v);
 int ocl_args_done(const struct ocl_ctx *c, const struct ocl_args *a);
 
