@@ -85,6 +85,17 @@ int ho_slice_resolve(int rank, const int64_t *dim, size_t n, const int64_t *star
 int ho_slice_node(const struct ho_graph *g, const struct ho_node *n, const void *const data[5],
 		  struct ho_slice *out, struct ho_error *err);
 
+/* resize.c: Resize's source coordinate of output index x on an axis of in elements
+ * resized to out at scale (coordinate_transformation_mode mode), for nearest; its
+ * rounding (nearest_mode mode); the same coordinate for linear and cubic, from the
+ * unrounded extent in * scale (NAN outside a tf_crop_and_resize crop of roi0..roi1);
+ * and the n (1, 2, 4) taps' weights at ratio r in (0, 1] (cubic: coefficient a). */
+double ho_resize_coord(const char *mode, int64_t x, int64_t in, int64_t out, double scale);
+int64_t ho_resize_nearest(const char *mode, double v);
+double ho_resample_coord(const char *mode, int64_t x, int64_t in, double scale, double roi0,
+			 double roi1);
+void ho_resample_coeffs(int n, double r, double a, double *c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -32,33 +32,6 @@ static void ho_map_to_bytes(struct ho_kernel *k)
 		k->rows_contiguous &= k->map[last][x] == k->map[last][x - 1] + k->elem;
 }
 
-/* Resize's source coordinate of output index x on an axis (ONNX's formulas). */
-static double resize_coord(const char *mode, int64_t x, int64_t in, int64_t out, double scale)
-{
-	if (!strcmp(mode, "half_pixel"))
-		return (x + 0.5) / scale - 0.5;
-	if (!strcmp(mode, "pytorch_half_pixel"))
-		return out > 1 ? (x + 0.5) / scale - 0.5 : 0;
-	if (!strcmp(mode, "align_corners"))
-		return out > 1 ? (double)x * (in - 1) / (out - 1) : 0;
-	if (!strcmp(mode, "tf_half_pixel_for_nn"))
-		return (x + 0.5) / scale;
-	return x / scale; /* asymmetric */
-}
-
-static int64_t resize_nearest(const char *mode, double v)
-{
-	double f = floor(v);
-
-	if (!strcmp(mode, "floor"))
-		return (int64_t)f;
-	if (!strcmp(mode, "ceil"))
-		return (int64_t)ceil(v);
-	if (v - f == 0.5)
-		return (int64_t)(!strcmp(mode, "round_prefer_ceil") ? f + 1 : f);
-	return (int64_t)floor(v + 0.5); /* round_prefer_floor, the default */
-}
-
 /*
  * Linear and cubic Resize in any coordinate mode, and tf_crop_and_resize,
  * as ONNX's reference computes them: per output axis, each index's source
@@ -69,45 +42,6 @@ static int64_t resize_nearest(const char *mode, double v)
 struct ho_resample_axis {
 	double scale, roi0, roi1;
 };
-
-/* The coefficients at ratio r in (0, 1] of n taps starting at floor(x) - n / 2 + 1. */
-static void resample_coeffs(int n, double r, double a, double *c)
-{
-	if (n == 1) {
-		c[0] = 1;
-	} else if (n == 2) {
-		c[0] = 1 - r;
-		c[1] = r;
-	} else {
-		double s = 1 - r;
-
-		c[0] = ((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a;
-		c[1] = ((a + 2) * r - (a + 3)) * r * r + 1;
-		c[2] = ((a + 2) * s - (a + 3)) * s * s + 1;
-		c[3] = ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a;
-	}
-}
-
-/* The source coordinate of output x, or NAN outside the crop (tf_crop_and_resize). */
-static double resample_coord(const char *mode, int64_t x, int64_t in,
-			     const struct ho_resample_axis *ax)
-{
-	double out = ax->scale * (double)in; /* the reference's output width, unrounded */
-
-	if (!strcmp(mode, "tf_crop_and_resize")) {
-		double v = out == 1
-			       ? (ax->roi1 - ax->roi0) * (double)(in - 1) / 2
-			       : (double)x * (ax->roi1 - ax->roi0) * (double)(in - 1) / (out - 1);
-
-		v += ax->roi0 * (double)(in - 1);
-		return v < 0 || v > (double)(in - 1) ? NAN : v;
-	}
-	if (!strcmp(mode, "align_corners"))
-		return out == 1 ? 0 : (double)x * (double)(in - 1) / (out - 1);
-	if (!strcmp(mode, "pytorch_half_pixel"))
-		return out == 1 ? -0.5 : ((double)x + 0.5) / ax->scale - 0.5;
-	return resize_coord(mode, x, in, (int64_t)out, ax->scale);
-}
 
 static int resample_axis(struct ho_kernel *k, int a, const char *mode, const char *coord,
 			 const char *nearest, const struct ho_resample_axis *ax, double cubic_a,
@@ -126,7 +60,8 @@ static int resample_axis(struct ho_kernel *k, int a, const char *mode, const cha
 	if (!ix || !w)
 		return ho_err(err, -ENOMEM, "out of memory");
 	for (int64_t o = 0; o < out; o++) {
-		double x = resample_coord(coord, o, in, ax), c[4], sum = 0;
+		double x = ho_resample_coord(coord, o, in, ax->scale, ax->roi0, ax->roi1), c[4],
+		       sum = 0;
 		/* ratio in (0, 1]: the reference prefers the element left of x */
 		int64_t base = (int64_t)ceil(x) - 1;
 
@@ -135,8 +70,8 @@ static int resample_axis(struct ho_kernel *k, int a, const char *mode, const cha
 			continue;
 		}
 		if (n == 1)
-			base = resize_nearest(nearest, x);
-		resample_coeffs(n, x - (double)base, cubic_a, c);
+			base = ho_resize_nearest(nearest, x);
+		ho_resample_coeffs(n, x - (double)base, cubic_a, c);
 		base -= n == 4 ? 1 : 0;
 		for (int t = 0; t < n; t++) {
 			int64_t s = base + t;
@@ -312,8 +247,8 @@ int ho_cpu_prep_resize(struct ho_backend *c, const struct ho_graph *g, const str
 			if (!k->map[p])
 				return ho_err(err, -ENOMEM, "out of memory");
 			for (int64_t o = 0; o < out; o++) {
-				int64_t v =
-				    resize_nearest(nearest, resize_coord(coord, o, in, out, scale));
+				int64_t v = ho_resize_nearest(
+				    nearest, ho_resize_coord(coord, o, in, out, scale));
 
 				k->map[p][o] = v < 0 ? 0 : v >= in ? in - 1 : v;
 			}

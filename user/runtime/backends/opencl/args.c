@@ -158,3 +158,16 @@ struct ocl_launch *ocl_launch_yx(const struct ocl_ctx *c, const char *name, int3
 	ocl_arg_tensor(a, c, x);
 	return l;
 }
+
+/* Buffer owned[i] of the kernel: a copy of len bytes the kernel computed at prepare time. */
+int ocl_owned(const struct ocl_ctx *c, int i, const void *data, size_t len)
+{
+	cl_int e = CL_SUCCESS;
+
+	c->k->owned[i] = clCreateBuffer(c->b->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, len,
+					(void *)data, &e);
+	if (e != CL_SUCCESS)
+		return ho_err(c->err, -ENOMEM, "node '%s': %s (%d)", c->n->name, ocl_strerror(e),
+			      e);
+	return 0;
+}

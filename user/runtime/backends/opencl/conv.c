@@ -95,19 +95,6 @@ static const float *ocl_host_f(const struct ocl_ctx *c, const struct ho_node *n,
 #define BN_PARAMS(c, bn)                                                                           \
 	ocl_host_f(c, bn, 1), ocl_host_f(c, bn, 2), ocl_host_f(c, bn, 3), ocl_host_f(c, bn, 4)
 
-/* Buffer owned[i] of the kernel: a copy of len bytes the kernel computed at prepare time. */
-static int ocl_owned(const struct ocl_ctx *c, int i, const void *data, size_t len)
-{
-	cl_int e = CL_SUCCESS;
-
-	c->k->owned[i] = clCreateBuffer(c->b->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, len,
-					(void *)data, &e);
-	if (e != CL_SUCCESS)
-		return ho_err(c->err, -ENOMEM, "node '%s': %s (%d)", c->n->name, ocl_strerror(e),
-			      e);
-	return 0;
-}
-
 /* A direct convolution's geometry, as conv2d and conv_transpose2d take it: C, H, W of x,
  * K, OH, OW of y, the kernel's extents ks, the window, the groups. */
 static void ocl_arg_conv(struct ocl_args *a, const struct ho_tensor *x, const struct ho_tensor *y,
@@ -290,6 +277,10 @@ int ocl_prep_batchnorm(const struct ocl_ctx *c)
 
 	if (!x || x->shape.rank < 2 || c->n->n_inputs < 5)
 		return ocl_refuse(c, "needs an input of at least two axes");
+	if (ho_node_attr_i(c->n, "training_mode", 0) ||
+	    (c->n->n_outputs > 1 && c->n->outputs[1] >= 0))
+		return ocl_refuse(c,
+				  "normalises by its running statistics only (no training mode)");
 	for (uint32_t k = 1; k < 5; k++)
 		if (c->n->inputs[k] < 0 || !(c->g->tensors[c->n->inputs[k]].flags & HO_T_KNOWN))
 			return ocl_refuse(c, "runs batch norms of constant parameters only");

@@ -139,6 +139,8 @@ void ocl_arg_act(struct ocl_args *a, const struct ocl_act_args *act);
 void ocl_arg_window(struct ocl_args *a, const int64_t *st, const int64_t *pd, const int64_t *dl);
 void ocl_arg_int8(struct ocl_args *a, const int *v);
 int ocl_args_done(const struct ocl_ctx *c, const struct ocl_args *a);
+/* Buffer owned[i] of the kernel: a copy of len bytes the kernel computed at prepare time. */
+int ocl_owned(const struct ocl_ctx *c, int i, const void *data, size_t len);
 
 /* gemm.c: convolution as im2col and GEMM, MatMul and Gemm, on CLBlast */
 int ocl_need(struct ho_backend *b, cl_mem *buf, size_t *have, size_t len, struct ho_error *err);
