@@ -18,8 +18,13 @@
  * child process, so that a crash is a result, not the end of the run.
  *
  * usage: onnx_backend DATA_DIR [--floor FILE] [--verbose] [--only SUBSTRING]
+ *                     [--device BACKEND]
  * The floor file holds "SUITE PASSED" lines; fewer passes than the floor,
  * any wrong answer or any crash fails (exit 1). No DATA_DIR: exit 77.
+ * --device opencl: every node that backend has a kernel for runs on it
+ * (beside cpu0, which keeps the rest), so the recorded outputs check its
+ * kernels; the summary counts the passes that ran a node there.  No such
+ * device here: exit 77.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -67,7 +72,51 @@ static const struct {
 struct cb_outcome {
 	enum cb_result r;
 	char why[400];
+	bool on_device; /* --device: a node of it ran on that device */
 };
+
+/* --device: the backend the nodes it runs are placed on; NULL: one CPU device. */
+static const char *cb_device;
+
+/*
+ * A plan over cpu0 and the --device backend's first device: every node that
+ * backend runs on it, the rest on cpu0.  *on_device: it got any.
+ */
+static int cb_plan(const struct ho_graph *g, struct ho_rt **rt, bool *on_device,
+		   struct ho_error *err)
+{
+	struct ho_rt_placement pl = {.n_devices = 2, .host = 0};
+	struct ho_rt_opts ro = {.threads = 1, .placement = &pl};
+	int ret = -ENOMEM;
+
+	*on_device = false;
+	snprintf(pl.dev[0].name, sizeof(pl.dev[0].name), "cpu0");
+	snprintf(pl.dev[0].backend, sizeof(pl.dev[0].backend), "cpu");
+	snprintf(pl.dev[1].name, sizeof(pl.dev[1].name), "dev0");
+	snprintf(pl.dev[1].backend, sizeof(pl.dev[1].backend), "%s", cb_device);
+	pl.dev[0].threads = 1;
+	pl.dev[0].numa_node = pl.dev[1].numa_node = -1;
+	pl.in_place[0] = 2;
+	pl.in_place[1] = 1;
+	pl.node_device = calloc(g->n_nodes + 1, sizeof(int32_t));
+	pl.node_prio = calloc(g->n_nodes + 1, sizeof(uint32_t));
+	if (pl.node_device && pl.node_prio) {
+		for (uint32_t i = 0; i < g->n_nodes; i++) {
+			uint32_t id = (uint32_t)g->topo[i];
+			const struct ho_node *n = &g->nodes[id];
+			bool dev = ho_node_is_task(n) && !*n->domain &&
+				   ho_rt_backend_runs(cb_device, n->op_type);
+
+			pl.node_device[id] = !ho_node_is_task(n) ? -1 : dev;
+			pl.node_prio[id] = i;
+			*on_device |= dev && !ho_op_is_view(n->op_type);
+		}
+		ret = ho_rt_new(g, &ro, rt, err);
+	}
+	free(pl.node_device);
+	free(pl.node_prio);
+	return ret;
+}
 
 static int cb_set(struct cb_outcome *o, enum cb_result r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -227,7 +276,7 @@ static int cb_data_set(const char *model, const char *dir, bool bind, struct cb_
 				      t->name, a, b);
 		}
 	}
-	if (ho_rt_new(g, &ro, &rt, &err))
+	if (cb_device ? cb_plan(g, &rt, &o->on_device, &err) : ho_rt_new(g, &ro, &rt, &err))
 		return cb_set(o, CB_REFUSED, "plan: %s", err.msg);
 	for (uint32_t k = 0; k < n_in; k++) {
 		int32_t t = cb_input_of(g, in_name[k], k);
@@ -309,7 +358,7 @@ static void cb_run_test(const char *test_dir, const char *name, struct cb_outcom
 		char model[4200];
 		DIR *d;
 		struct dirent *e;
-		struct cb_outcome r = {CB_REFUSED, "no data sets"};
+		struct cb_outcome r = {CB_REFUSED, "no data sets", false};
 		bool bound = false;
 
 		close(fd[0]);
@@ -392,6 +441,28 @@ static long cb_floor(const char *path, const char *suite)
 	return found;
 }
 
+/*
+ * Whether the --device backend finds a device here, asked in a child: a
+ * driver loaded before fork() (PoCL starts threads) would hang every test.
+ */
+static bool cb_device_here(void)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct ho_rt_found f[8];
+		int n = ho_rt_find_devices(f, 8);
+
+		for (int k = 0; k < n; k++)
+			if (!strcmp(f[k].backend, cb_device))
+				_exit(0);
+		_exit(1);
+	}
+	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	       !WEXITSTATUS(status);
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const suites[] = {"node", "pytorch-converted", "pytorch-operator",
@@ -406,11 +477,13 @@ int main(int argc, char **argv)
 			only = argv[++i];
 		else if (!strcmp(argv[i], "--verbose"))
 			verbose = true;
+		else if (!strcmp(argv[i], "--device") && i + 1 < argc)
+			cb_device = argv[++i];
 		else if (argv[i][0] != '-' && !data)
 			data = argv[i];
 		else {
 			fprintf(stderr, "usage: onnx_backend DATA_DIR [--floor FILE] [--verbose] "
-					"[--only SUBSTRING]\n");
+					"[--only SUBSTRING] [--device BACKEND]\n");
 			return 2;
 		}
 	}
@@ -419,11 +492,15 @@ int main(int argc, char **argv)
 		       data ? data : "(none given)");
 		return 77;
 	}
+	if (cb_device && !cb_device_here()) {
+		printf("skipped: no %s device here\n", cb_device);
+		return 77;
+	}
 	for (int s = 0; suites[s]; s++) {
 		char dir[2048];
 		char **names = NULL;
 		size_t n = 0, cap = 0;
-		unsigned count[CB_N] = {0}, bound_passes = 0;
+		unsigned count[CB_N] = {0}, bound_passes = 0, device_passes = 0;
 		DIR *d;
 		struct dirent *e;
 
@@ -451,6 +528,7 @@ int main(int argc, char **argv)
 			cb_test(test_dir, names[i], &o);
 			count[o.r]++;
 			bound_passes += o.r == CB_PASS && o.why[0];
+			device_passes += o.r == CB_PASS && o.on_device;
 			if (verbose || o.r == CB_WRONG || o.r == CB_CRASHED || o.r == CB_STALE)
 				printf("%-8s %s/%s%s%s\n", cb_result_name[o.r], suites[s], names[i],
 				       o.why[0] ? ": " : "", o.why);
@@ -464,6 +542,9 @@ int main(int argc, char **argv)
 		    "%u wrong, %u crashed; apart: %u random, %u stale; floor %ld\n",
 		    suites[s], n, count[CB_PASS], bound_passes, count[CB_REFUSED], count[CB_WRONG],
 		    count[CB_CRASHED], count[CB_RANDOM], count[CB_STALE], floor);
+		if (cb_device)
+			printf("suite %s: %u of the passes ran a node on %s\n", suites[s],
+			       device_passes, cb_device);
 		if (count[CB_WRONG] || count[CB_CRASHED] || (long)count[CB_PASS] < floor)
 			failed = true;
 	}
