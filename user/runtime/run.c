@@ -268,7 +268,11 @@ static bool ho_rt_rel_wants(const struct ho_rt *rt, uint32_t target, int32_t d, 
 	return w == HO_REL_ALL || (w == HO_REL_SAME) == same;
 }
 
-/* Under lock: node id of device d releases its consumers and memory waits, as w says. */
+/*
+ * Under lock: node id of device d releases its consumers and memory waits, as
+ * w says.  The caller wakes the others where it released anything of theirs:
+ * what HO_REL_SAME releases only the releasing worker itself takes.
+ */
 static void ho_rt_release_node(struct ho_rt *rt, uint32_t id, int32_t d, enum ho_rt_rel w)
 {
 	const struct ho_graph *g = rt->g;
@@ -290,10 +294,10 @@ static void ho_rt_release_node(struct ho_rt *rt, uint32_t id, int32_t d, enum ho
 	for (uint32_t k = rt->mem_off[id]; k < rt->mem_off[id + 1]; k++)
 		if (ho_rt_rel_wants(rt, rt->mem_succ[k], d, w))
 			(*ho_rt_wait_count(rt, rt->mem_succ[k]))--;
-	ho_rt_wake(rt);
 }
 
-/* Under lock: node id, which ran on dv, is done; w: which successors it still holds. */
+/* Under lock: node id, which ran on dv, is done; w: which successors it still holds.
+ * The caller wakes the others. */
 static void ho_rt_node_done(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t id, enum ho_rt_rel w)
 {
 	rt->done[id] = 1;
@@ -347,6 +351,7 @@ static int ho_rt_finish(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t n)
 	for (uint32_t i = 0; i < n; i++)
 		ho_rt_node_done(rt, dv, dv->inflight[(dv->if_head + i) % HO_RT_INFLIGHT],
 				HO_REL_OTHERS);
+	ho_rt_wake(rt); /* once for the n */
 	pthread_mutex_unlock(&rt->lock);
 	dv->if_head = (dv->if_head + n) % HO_RT_INFLIGHT;
 	dv->if_n -= n;
@@ -528,6 +533,7 @@ static void *ho_rt_worker(void *arg)
 		}
 		pthread_mutex_lock(&rt->lock);
 		ho_rt_node_done(rt, dv, id, HO_REL_ALL);
+		ho_rt_wake(rt);
 		pthread_mutex_unlock(&rt->lock);
 	}
 }
