@@ -85,6 +85,12 @@ int ho_slice_resolve(int rank, const int64_t *dim, size_t n, const int64_t *star
 int ho_slice_node(const struct ho_graph *g, const struct ho_node *n, const void *const data[5],
 		  struct ho_slice *out, struct ho_error *err);
 
+/* window.c: a Conv's or pool's auto_pad ("NOTSET" where absent); for SAME_UPPER and
+ * SAME_LOWER, the padding total an axis needs (<= 0: none) split into its leading pl
+ * and trailing pr, the odd one at the end (upper) or the start (lower). */
+const char *ho_auto_pad(const struct ho_node *n);
+void ho_same_pads(const char *auto_pad, int64_t total, int64_t *pl, int64_t *pr);
+
 /* resize.c: Resize's source coordinate of output index x on an axis of in elements
  * resized to out at scale (coordinate_transformation_mode mode), for nearest; its
  * rounding (nearest_mode mode); the same coordinate for linear and cubic, from the

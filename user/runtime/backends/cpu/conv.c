@@ -68,7 +68,7 @@ int ho_cpu_prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 		dnnl_deconvolution_desc_t deconv;
 	} d;
 	dnnl_primitive_desc_t pd = NULL;
-	const char *ap = ho_cpu_auto_pad(n);
+	const char *ap = ho_auto_pad(n);
 	dnnl_status_t st_init;
 	int ret = -ENOMEM;
 
@@ -99,7 +99,7 @@ int ho_cpu_prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 		}
 		total = (out - 1) * st[i] + span - in;
 		if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
-			ho_cpu_same_pads(ap, total, &pl[i], &pr[i]);
+			ho_same_pads(ap, total, &pl[i], &pr[i]);
 		} else if (!strcmp(ap, "VALID")) {
 			pl[i] = 0;
 			pr[i] = total > 0 ? total : 0;

@@ -131,9 +131,6 @@ struct ho_kernel {
 int ho_cpu_open(int threads, struct ho_backend **out, struct ho_error *err);
 void ho_cpu_close(struct ho_backend *c);
 void ho_cpu_kernel_free(struct ho_kernel *k);
-/* auto_pad SAME_UPPER or SAME_LOWER: total padding split, the odd one at the end or start. */
-const char *ho_cpu_auto_pad(const struct ho_node *n);
-void ho_cpu_same_pads(const char *auto_pad, int64_t total, dnnl_dim_t *pl, dnnl_dim_t *pr);
 void ho_cpu_plain_md(dnnl_memory_desc_t *md, const struct ho_shape *s);
 void ho_cpu_t_md(const struct ho_backend *c, dnnl_memory_desc_t *md, int32_t t,
 		 const struct ho_shape *s);

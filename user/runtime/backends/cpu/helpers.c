@@ -9,20 +9,6 @@
 
 #include "cpu.h"
 
-const char *ho_cpu_auto_pad(const struct ho_node *n)
-{
-	const struct ho_attr *a = ho_node_attr(n, "auto_pad");
-
-	return a && a->type == HO_ATTR_STRING ? a->s : "NOTSET";
-}
-
-void ho_cpu_same_pads(const char *auto_pad, int64_t total, dnnl_dim_t *pl, dnnl_dim_t *pr)
-{
-	total = total > 0 ? total : 0;
-	*pl = !strcmp(auto_pad, "SAME_UPPER") ? total / 2 : total - total / 2;
-	*pr = total - *pl;
-}
-
 void ho_cpu_plain_md(dnnl_memory_desc_t *md, const struct ho_shape *s)
 {
 	static const dnnl_format_tag_t tags[] = {dnnl_a,      dnnl_a,	    dnnl_ab,

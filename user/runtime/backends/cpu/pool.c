@@ -97,7 +97,7 @@ int ho_cpu_prep_pool(struct ho_backend *c, const struct ho_graph *g, const struc
 	dnnl_memory_desc_t xm, ym;
 	dnnl_pooling_v2_desc_t d;
 	dnnl_alg_kind_t alg;
-	const char *ap = ho_cpu_auto_pad(n);
+	const char *ap = ho_auto_pad(n);
 
 	bool indices = n->n_outputs > 1 && n->outputs[1] >= 0, loop;
 
@@ -130,7 +130,7 @@ int ho_cpu_prep_pool(struct ho_backend *c, const struct ho_graph *g, const struc
 		dil[i] = dl[i] - 1;
 		total = (out - 1) * st[i] + (ks[i] - 1) * dl[i] + 1 - in;
 		if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
-			ho_cpu_same_pads(ap, total, &pl[i], &pr[i]);
+			ho_same_pads(ap, total, &pl[i], &pr[i]);
 			continue;
 		}
 		pl[i] = strcmp(ap, "VALID") ? pads[i] : 0;

@@ -288,7 +288,7 @@ static int q_prep_conv(const struct ho_graph *g, const struct ho_node *n, struct
 			       *y = &g->tensors[n->outputs[0]];
 	int nsp = x->shape.rank - 2;
 	int64_t strides[3], dil[3], pads[6];
-	const char *auto_pad = ho_cpu_auto_pad(n);
+	const char *auto_pad = ho_auto_pad(n);
 
 	if (nsp < 1 || nsp > 3 || w->shape.rank != x->shape.rank || y->shape.rank != x->shape.rank)
 		return ho_cpu_unsupported(err, n, "convolves 1-D to 3-D only");
@@ -320,7 +320,7 @@ static int q_prep_conv(const struct ho_graph *g, const struct ho_node *n, struct
 					(q->ker[a] - 1) * q->dil[a] + 1 - q->in_sp[a];
 			dnnl_dim_t pl, pr;
 
-			ho_cpu_same_pads(auto_pad, total > 0 ? total : 0, &pl, &pr);
+			ho_same_pads(auto_pad, total > 0 ? total : 0, &pl, &pr);
 			q->pad[a] = pl;
 		}
 	}

@@ -99,16 +99,16 @@ void ocl_arg_tensor(struct ocl_args *a, const struct ocl_ctx *c, int32_t t)
 	ocl_arg_long(a, (long)(c->mem[t].off / sizeof(float)));
 }
 
-/* A sliding window's geometry, as every spatial kernel takes it: strides, leading pads
- * and dilations, (y, x) each. */
-void ocl_arg_window(struct ocl_args *a, const int64_t *st, const int64_t *pd, const int64_t *dl)
+void ocl_arg_window(struct ocl_args *a, const struct ocl_window *w)
 {
 	for (int k = 0; k < 2; k++)
-		ocl_arg_int(a, (int)st[k]);
+		ocl_arg_int(a, (int)w->ks[k]);
 	for (int k = 0; k < 2; k++)
-		ocl_arg_int(a, (int)pd[k]);
+		ocl_arg_int(a, (int)w->st[k]);
 	for (int k = 0; k < 2; k++)
-		ocl_arg_int(a, (int)dl[k]);
+		ocl_arg_int(a, (int)w->pd[k]);
+	for (int k = 0; k < 2; k++)
+		ocl_arg_int(a, (int)w->dl[k]);
 }
 
 void ocl_arg_act(struct ocl_args *a, const struct ocl_act_args *act)

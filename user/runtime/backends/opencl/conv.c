@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heteroopt/opsem.h"
 #include "ocl.h"
 
 int32_t ocl_fused_out(const struct ocl_ctx *c)
@@ -21,25 +22,24 @@ int32_t ocl_fused_out(const struct ocl_ctx *c)
 	return c->n->outputs[0];
 }
 
-/*
- * auto_pad SAME_UPPER or SAME_LOWER: the leading pads (pd[0], pd[1]) that give x's
- * spatial axes y's extents under kernel extents ks, strides st and dilations dl.
- */
-void ocl_same_pads(const struct ho_node *n, const struct ho_tensor *x, const struct ho_tensor *y,
-		   const int64_t *ks, const int64_t *st, const int64_t *dl, int64_t *pd)
+bool ocl_window_of(const struct ocl_ctx *c, const struct ho_tensor *x, const struct ho_tensor *y,
+		   const int64_t *ks, struct ocl_window *w)
 {
-	const struct ho_attr *ap = ho_node_attr(n, "auto_pad");
-	bool upper = ap && ap->s && !strcmp(ap->s, "SAME_UPPER");
+	const char *ap = ho_auto_pad(c->n);
 
-	if (!upper && !(ap && ap->s && !strcmp(ap->s, "SAME_LOWER")))
-		return;
+	if (!ho_node_attr_ints(c->n, "strides", w->st, 2, 1) ||
+	    !ho_node_attr_ints(c->n, "pads", w->pd, 4, 0) ||
+	    !ho_node_attr_ints(c->n, "dilations", w->dl, 2, 1))
+		return false;
 	for (int k = 0; k < 2; k++) {
-		int64_t tot = (y->shape.dim[2 + k] - 1) * st[k] + (ks[k] - 1) * dl[k] + 1 -
-			      x->shape.dim[2 + k];
-
-		tot = tot > 0 ? tot : 0;
-		pd[k] = upper ? tot / 2 : tot - tot / 2;
+		w->ks[k] = ks[k];
+		if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER"))
+			ho_same_pads(ap,
+				     (y->shape.dim[2 + k] - 1) * w->st[k] + (ks[k] - 1) * w->dl[k] +
+					 1 - x->shape.dim[2 + k],
+				     &w->pd[k], &w->pd[2 + k]);
 	}
+	return true;
 }
 
 /* One work-item per output element of an NCHW tensor y: (x, y, n * c). */
@@ -96,18 +96,15 @@ static const float *ocl_host_f(const struct ocl_ctx *c, const struct ho_node *n,
 	ocl_host_f(c, bn, 1), ocl_host_f(c, bn, 2), ocl_host_f(c, bn, 3), ocl_host_f(c, bn, 4)
 
 /* A direct convolution's geometry, as conv2d and conv_transpose2d take it: C, H, W of x,
- * K, OH, OW of y, the kernel's extents ks, the window, the groups. */
+ * K, OH, OW of y, the window, the groups. */
 static void ocl_arg_conv(struct ocl_args *a, const struct ho_tensor *x, const struct ho_tensor *y,
-			 const int64_t *ks, const int64_t *st, const int64_t *pd, const int64_t *dl,
-			 int64_t G)
+			 const struct ocl_window *win, int64_t G)
 {
 	for (int k = 1; k < 4; k++)
 		ocl_arg_int(a, (int)x->shape.dim[k]);
 	for (int k = 1; k < 4; k++)
 		ocl_arg_int(a, (int)y->shape.dim[k]);
-	ocl_arg_int(a, (int)ks[0]);
-	ocl_arg_int(a, (int)ks[1]);
-	ocl_arg_window(a, st, pd, dl);
+	ocl_arg_window(a, win);
 	ocl_arg_int(a, (int)G);
 }
 
@@ -146,52 +143,77 @@ int ocl_conv_weights(const struct ocl_ctx *c, cl_mem *wm, long *wo, cl_mem *bm, 
 }
 
 /*
- * Conv 2-D (any groups, strides, padding, dilation), a batch norm folded into
- * its weights, its post-op in the kernel.  Depthwise convolutions run direct,
- * one output element a work-item; the others as im2col and GEMM (gemm.c).
+ * A direct convolution, one output element a work-item (conv2d,
+ * conv_transpose2d): weights (a batch norm folded in), bias, the window, the
+ * groups, its post-op in the kernel or in place after it.
  */
-int ocl_prep_conv(const struct ocl_ctx *c)
+static int ocl_direct_conv(const struct ocl_ctx *c, const char *kernel,
+			   const struct ocl_window *win)
 {
-	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0), *w = ho_node_input(c->g, c->n, 1),
-			       *b = ho_node_input(c->g, c->n, 2);
-	const struct ho_tensor *yt = &c->g->tensors[c->n->outputs[0]];
-	int64_t st[2], pd[4], dl[2], K, C, G = ho_node_attr_i(c->n, "group", 1);
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0),
+			       *yt = &c->g->tensors[c->n->outputs[0]];
 	struct ocl_act_args act;
 	struct ocl_launch *l;
 	struct ocl_args a;
 	cl_mem wm, bm;
 	long wo, bo;
-	bool act_only, has_bias;
+	bool act_only = ocl_post_act(c, &act), has_bias;
 	int ret;
 
-	if (!x || !w || x->shape.rank != 4 || w->shape.rank != 4 || yt->shape.rank != 4 ||
-	    !(w->flags & HO_T_KNOWN) || (b && !(b->flags & HO_T_KNOWN)))
-		return ocl_refuse(c, "runs 2-D convolutions with constant weights only");
-	K = w->shape.dim[0], C = x->shape.dim[1];
-	if (!ho_node_attr_ints(c->n, "strides", st, 2, 1) ||
-	    !ho_node_attr_ints(c->n, "pads", pd, 4, 0) ||
-	    !ho_node_attr_ints(c->n, "dilations", dl, 2, 1) || G < 1 || C % G || K % G ||
-	    w->shape.dim[1] != C / G)
-		return ocl_refuse(c, "cannot read its strides, pads, dilations or groups");
-	if (C / G > 1)
-		return ocl_prep_conv_gemm(c);
-	ocl_same_pads(c->n, x, yt, &w->shape.dim[2], st, dl, pd);
-	act_only = ocl_post_act(c, &act);
 	if ((ret = ocl_conv_weights(c, &wm, &wo, &bm, &bo, &has_bias)))
 		return ret;
-	if (!(l = ocl_launch_yx(c, "conv2d", ocl_fused_out(c), c->n->inputs[0], &a)))
+	if (!(l = ocl_launch_yx(c, kernel, ocl_fused_out(c), c->n->inputs[0], &a)))
 		return ocl_no_kernel(c);
 	ocl_arg_buf(&a, wm);
 	ocl_arg_long(&a, wo);
 	ocl_arg_buf(&a, bm);
 	ocl_arg_long(&a, bo);
 	ocl_arg_int(&a, has_bias);
-	ocl_arg_conv(&a, x, yt, &w->shape.dim[2], st, pd, dl, G);
+	ocl_arg_conv(&a, x, yt, win, ho_node_attr_i(c->n, "group", 1));
 	ocl_arg_act(&a, &act);
 	ocl_grid_nchw(l, yt);
 	if (ocl_args_done(c, &a))
 		return c->err->code;
 	return act_only ? 0 : ocl_post_binary(c);
+}
+
+/*
+ * Conv or ConvTranspose 2-D with constant weights, its window and groups read:
+ * false where it is not one the kernels take.  A ConvTranspose's weights are
+ * [C, K/G, KH, KW], a Conv's [K, C/G, KH, KW].
+ */
+static bool ocl_conv_of(const struct ocl_ctx *c, bool transposed, struct ocl_window *win)
+{
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0), *w = ho_node_input(c->g, c->n, 1),
+			       *b = ho_node_input(c->g, c->n, 2);
+	const struct ho_tensor *yt = &c->g->tensors[c->n->outputs[0]];
+	int64_t G = ho_node_attr_i(c->n, "group", 1), C, K;
+
+	if (!x || !w || x->shape.rank != 4 || w->shape.rank != 4 || yt->shape.rank != 4 ||
+	    !(w->flags & HO_T_KNOWN) || (b && !(b->flags & HO_T_KNOWN)) || G < 1)
+		return false;
+	C = x->shape.dim[1], K = yt->shape.dim[1];
+	if (C % G || K % G || w->shape.dim[0] != (transposed ? C : K) ||
+	    w->shape.dim[1] != (transposed ? K : C) / G)
+		return false;
+	return ocl_window_of(c, x, yt, &w->shape.dim[2], win);
+}
+
+/*
+ * Conv 2-D (any groups, strides, padding, dilation), a batch norm folded into
+ * its weights, its post-op in the kernel.  Depthwise convolutions run direct;
+ * the others as im2col and GEMM (gemm.c).
+ */
+int ocl_prep_conv(const struct ocl_ctx *c)
+{
+	const struct ho_tensor *w = ho_node_input(c->g, c->n, 1);
+	struct ocl_window win;
+
+	if (!ocl_conv_of(c, false, &win))
+		return ocl_refuse(c, "runs 2-D convolutions with constant weights and readable "
+				     "strides, pads, dilations and groups only");
+	return w->shape.dim[1] > 1 ? ocl_prep_conv_gemm(c, &win)
+				   : ocl_direct_conv(c, "conv2d", &win);
 }
 
 /*
@@ -201,40 +223,13 @@ int ocl_prep_conv(const struct ocl_ctx *c)
  */
 int ocl_prep_conv_transpose(const struct ocl_ctx *c)
 {
-	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0), *w = ho_node_input(c->g, c->n, 1),
-			       *b = ho_node_input(c->g, c->n, 2);
-	const struct ho_tensor *yt = &c->g->tensors[c->n->outputs[0]];
-	int64_t st[2], pd[4], dl[2], G = ho_node_attr_i(c->n, "group", 1), C, K;
-	const struct ho_attr *ap = ho_node_attr(c->n, "auto_pad");
-	struct ocl_act_args act;
-	struct ocl_launch *l;
-	struct ocl_args a;
-	bool act_only;
+	struct ocl_window win;
 
-	if (!x || !w || x->shape.rank != 4 || w->shape.rank != 4 || yt->shape.rank != 4 ||
-	    !(w->flags & HO_T_KNOWN) || (b && !(b->flags & HO_T_KNOWN)) ||
-	    (ap && ap->s && strcmp(ap->s, "NOTSET")) || (c->fuse && c->fuse->bn >= 0))
+	if (strcmp(ho_auto_pad(c->n), "NOTSET") || (c->fuse && c->fuse->bn >= 0) ||
+	    !ocl_conv_of(c, true, &win))
 		return ocl_refuse(c, "runs 2-D transposed convolutions with constant weights and "
 				     "explicit pads only");
-	C = x->shape.dim[1];
-	K = yt->shape.dim[1];
-	if (!ho_node_attr_ints(c->n, "strides", st, 2, 1) ||
-	    !ho_node_attr_ints(c->n, "pads", pd, 4, 0) ||
-	    !ho_node_attr_ints(c->n, "dilations", dl, 2, 1) || G < 1 || C % G || K % G ||
-	    w->shape.dim[0] != C || w->shape.dim[1] != K / G)
-		return ocl_refuse(c, "cannot read its strides, pads, dilations or groups");
-	act_only = ocl_post_act(c, &act);
-	if (!(l = ocl_launch_yx(c, "conv_transpose2d", ocl_fused_out(c), c->n->inputs[0], &a)))
-		return ocl_no_kernel(c);
-	ocl_arg_tensor(&a, c, c->n->inputs[1]);
-	ocl_arg_tensor(&a, c, b ? c->n->inputs[2] : c->n->inputs[1]);
-	ocl_arg_int(&a, b != NULL);
-	ocl_arg_conv(&a, x, yt, &w->shape.dim[2], st, pd, dl, G);
-	ocl_arg_act(&a, &act);
-	ocl_grid_nchw(l, yt);
-	if (ocl_args_done(c, &a))
-		return c->err->code;
-	return act_only ? 0 : ocl_post_binary(c);
+	return ocl_direct_conv(c, "conv_transpose2d", &win);
 }
 
 /* MaxPool, AveragePool 2-D; the output's extent (ceil_mode) from shape inference. */
@@ -243,7 +238,8 @@ int ocl_prep_pool(const struct ocl_ctx *c)
 	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0),
 			       *yt = &c->g->tensors[c->n->outputs[0]];
 	bool avg = !strcmp(c->n->op_type, "AveragePool");
-	int64_t ks[2], st[2], pd[4], dl[2];
+	int64_t ks[2];
+	struct ocl_window win;
 	struct ocl_launch *l;
 	struct ocl_args a;
 
@@ -251,16 +247,11 @@ int ocl_prep_pool(const struct ocl_ctx *c)
 	    (c->n->n_outputs > 1 && c->n->outputs[1] >= 0))
 		return ocl_refuse(c, "runs 2-D pooling without indices only");
 	if (!ho_node_attr_ints(c->n, "kernel_shape", ks, 2, 1) ||
-	    !ho_node_attr_ints(c->n, "strides", st, 2, 1) ||
-	    !ho_node_attr_ints(c->n, "pads", pd, 4, 0) ||
-	    !ho_node_attr_ints(c->n, "dilations", dl, 2, 1))
+	    !ocl_window_of(c, x, yt, ks, &win))
 		return ocl_refuse(c, "cannot read its kernel shape, strides, pads or dilations");
-	ocl_same_pads(c->n, x, yt, ks, st, dl, pd);
 	if (!(l = ocl_spatial(c, "pool2d", x, yt, &a)))
 		return ocl_no_kernel(c);
-	for (int k = 0; k < 2; k++)
-		ocl_arg_int(&a, (int)ks[k]);
-	ocl_arg_window(&a, st, pd, dl);
+	ocl_arg_window(&a, &win);
 	ocl_arg_int(&a, avg ? (ho_node_attr_i(c->n, "count_include_pad", 0) ? 2 : 1) : 0);
 	return ocl_args_done(c, &a);
 }

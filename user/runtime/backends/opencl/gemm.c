@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The OpenCL backend's GEMMs, on CLBlast (a BLAS tuned per device; on PoCL
- * here 15-20x the one-element-a-work-item kernels it replaced): MatMul and
- * Gemm, and convolution as im2col then one GEMM per image, groups batched.
+ * The OpenCL backend's GEMMs, on CLBlast (a BLAS tuned per device): MatMul
+ * and Gemm, and convolution as im2col then one GEMM per image, groups batched.
  * Bias, folded batch norm and activation follow in one element-wise pass
  * (bias_act), a binary post-op in place after it.
  */
@@ -108,8 +107,7 @@ static int ocl_add_bias_act(const struct ocl_ctx *c, int32_t y, size_t rows, siz
 
 /* The im2col of image img of x into the scratch. */
 static int ocl_add_im2col(const struct ocl_ctx *c, const struct ho_tensor *x,
-			  const struct ho_tensor *y, const int64_t *ks, const int64_t *st,
-			  const int64_t *pd, const int64_t *dl, int64_t img)
+			  const struct ho_tensor *y, const struct ocl_window *win, int64_t img)
 {
 	int64_t C = x->shape.dim[1], H = x->shape.dim[2], W = x->shape.dim[3];
 	struct ocl_launch *l = ocl_new_launch(c, "im2col");
@@ -126,12 +124,10 @@ static int ocl_add_im2col(const struct ocl_ctx *c, const struct ho_tensor *x,
 	ocl_arg_int(&a, (int)W);
 	ocl_arg_int(&a, (int)y->shape.dim[2]);
 	ocl_arg_int(&a, (int)y->shape.dim[3]);
-	for (int k = 0; k < 2; k++)
-		ocl_arg_int(&a, (int)ks[k]);
-	ocl_arg_window(&a, st, pd, dl);
+	ocl_arg_window(&a, win);
 	l->dims = 2;
 	l->global[0] = (size_t)(y->shape.dim[2] * y->shape.dim[3]);
-	l->global[1] = (size_t)(C * ks[0] * ks[1]);
+	l->global[1] = (size_t)(C * win->ks[0] * win->ks[1]);
 	return ocl_args_done(c, &a);
 }
 
@@ -140,14 +136,14 @@ static int ocl_add_im2col(const struct ocl_ctx *c, const struct ho_tensor *x,
  * group's rows of each a batch of the GEMM.  A 1x1 convolution of stride 1 and
  * no padding reads its input as col, in place.
  */
-int ocl_prep_conv_gemm(const struct ocl_ctx *c)
+int ocl_prep_conv_gemm(const struct ocl_ctx *c, const struct ocl_window *win)
 {
 	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0), *w = ho_node_input(c->g, c->n, 1);
 	const struct ho_tensor *yt = &c->g->tensors[c->n->outputs[0]];
-	int64_t st[2], pd[4], dl[2], G = ho_node_attr_i(c->n, "group", 1);
+	int64_t G = ho_node_attr_i(c->n, "group", 1);
 	int64_t N = x->shape.dim[0], C = x->shape.dim[1], H = x->shape.dim[2], W = x->shape.dim[3];
-	int64_t K = w->shape.dim[0], ks[2] = {w->shape.dim[2], w->shape.dim[3]};
-	int64_t P = yt->shape.dim[2] * yt->shape.dim[3], R = C / G * ks[0] * ks[1];
+	int64_t K = w->shape.dim[0], KK = win->ks[0] * win->ks[1];
+	int64_t P = yt->shape.dim[2] * yt->shape.dim[3], R = C / G * KK;
 	int32_t y = ocl_fused_out(c);
 	struct ocl_act_args act;
 	cl_mem wm, bm;
@@ -155,17 +151,13 @@ int ocl_prep_conv_gemm(const struct ocl_ctx *c)
 	bool act_only, has_bias, direct;
 	int ret;
 
-	ho_node_attr_ints(c->n, "strides", st, 2, 1);
-	ho_node_attr_ints(c->n, "pads", pd, 4, 0);
-	ho_node_attr_ints(c->n, "dilations", dl, 2, 1);
-	ocl_same_pads(c->n, x, yt, ks, st, dl, pd);
-	direct =
-	    ks[0] == 1 && ks[1] == 1 && st[0] == 1 && st[1] == 1 && !pd[0] && !pd[1] && P == H * W;
+	direct = KK == 1 && win->st[0] == 1 && win->st[1] == 1 && !win->pd[0] && !win->pd[1] &&
+		 P == H * W;
 	act_only = ocl_post_act(c, &act);
 	if ((ret = ocl_conv_weights(c, &wm, &wo, &bm, &bo, &has_bias)))
 		return ret;
 	if (!direct && (ret = ocl_need(c->b, &c->b->scratch, &c->b->scratch_len,
-				       (size_t)(C * ks[0] * ks[1] * P) * sizeof(float), c->err)))
+				       (size_t)(C * KK * P) * sizeof(float), c->err)))
 		return ret;
 	for (int64_t img = 0; img < N; img++) {
 		const struct ho_mem *xm = &c->mem[c->n->inputs[0]];
@@ -189,7 +181,7 @@ int ocl_prep_conv_gemm(const struct ocl_ctx *c)
 		    .alpha = 1.0f,
 		};
 
-		if (!direct && (ret = ocl_add_im2col(c, x, yt, ks, st, pd, dl, img)))
+		if (!direct && (ret = ocl_add_im2col(c, x, yt, win, img)))
 			return ret;
 		if ((ret = ocl_add_gemm(c, &m)))
 			return ret;
