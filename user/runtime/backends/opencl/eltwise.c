@@ -81,8 +81,9 @@ bool ocl_act_of(const struct ocl_ctx *c, int32_t i, struct ocl_act_args *out)
 			break;
 		case OCL_GELU:
 			if (ho_node_attr(n, "approximate") &&
-			    strcmp(ho_node_attr(n, "approximate")->s, "none"))
-				return false;
+			    (!ho_node_attr(n, "approximate")->s ||
+			     strcmp(ho_node_attr(n, "approximate")->s, "none")))
+				return false; /* tanh's approximation: not this kernel */
 			break;
 		}
 		return true;
@@ -112,10 +113,6 @@ static const struct {
 };
 
 /*
- * y = n(x0, x1) with numpy broadcasting; in_place: a post-op, the kernel's result
- * y standing for x0 (its other operand is a constant, ho_post_op).
- */
-/*
  * Merge neighbouring axes along which both operands step alike (contiguous
  * together, or both broadcast), unit axes dropped: the kernel walks fewer axes,
  * and same shapes or a scalar operand walk one.  Returns the new rank (>= 1).
@@ -138,13 +135,15 @@ static int ocl_coalesce(int rank, int *dims, int *sa, int *sb)
 			r++;
 		}
 	}
-	for (int k = r ? r : 1; k < 8; k++)
+	for (int k = r; k < 8; k++)
 		dims[k] = 1, sa[k] = sb[k] = 0;
-	if (!r)
-		dims[0] = 1, sa[0] = sb[0] = 0;
 	return r ? r : 1;
 }
 
+/*
+ * y = n(x0, x1) with numpy broadcasting; in_place: a post-op, the kernel's result
+ * y standing for x0 (its other operand is a constant, ho_post_op).
+ */
 int ocl_binary_at(const struct ocl_ctx *c, const struct ho_node *n, int32_t y, bool in_place)
 {
 	const struct ho_shape *ys = &c->g->tensors[y].shape;
