@@ -282,7 +282,7 @@ static int probe_model_open(struct probe *pr, const struct ho_probe_model *mm, i
 		ret = ho_plan_single(m->p, d, m->plan);
 	/* what the device has no kernel for runs on the host, as a schedule would place it */
 	for (uint32_t t = 0; !ret && t < m->p->n; t++)
-		if (!(m->p->allowed[t] >> d & 1) || isinf(m->p->comp[t * m->p->d + (uint32_t)d]))
+		if (!(m->p->allowed[t] >> d & 1)) /* allowed: where its cost is finite */
 			m->plan->assign[t] = (uint16_t)pr->box->host;
 	return ret ? probe_model_error(pr, mm->path) : 0;
 }

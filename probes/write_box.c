@@ -103,131 +103,122 @@ static int wb_cpus(int *cpu, int *node_of)
 	return n;
 }
 
-/* Cores lo..hi-1 of the node-ordered list: their ids, and their node (-1: several). */
-static json_t *wb_cores(const int *cpu, const int *node_of, int lo, int hi, int *node)
+/*
+ * A device of the box: its name, kind, rates, memory and where its figures
+ * come from; f: the backend that runs it (found by the runtime), with the
+ * operators that backend runs, so nothing else is placed there.
+ */
+static json_t *wb_device(const char *name, const char *kind, double gflops, double gbps, double mem,
+			 const struct ho_rt_found *f, const char *source)
+{
+	json_t *d = json_pack("{s:s, s:s, s:{s:f}, s:f, s:f, s:s}", "name", name, "kind", kind,
+			      "peak_gflops", "float32", gflops, "mem_bw_gbps", gbps, "mem_gib",
+			      floor(mem / (1 << 30) * 10) / 10, "source", source);
+	json_t *ops = json_array();
+	const char *op;
+
+	if (!f) {
+		json_decref(ops);
+		return d;
+	}
+	json_object_set_new(d, "backend",
+			    json_pack("{s:s, s:s, s:s}", "name", f->backend, "platform",
+				      f->platform, "device", f->device));
+	for (size_t i = 0; (op = ho_op_name_at(i)); i++)
+		if (ho_rt_backend_runs(f->backend, op))
+			json_array_append_new(ops, json_string(op));
+	json_object_set_new(d, "supported_ops", ops);
+	return d;
+}
+
+/*
+ * Device d runs on cores lo..hi-1 of the node-ordered list, a thread each, on
+ * their NUMA node (-1: several); its memory, their nodes' shares (per_node:
+ * how many devices share each node; NULL: all of it).
+ */
+static double wb_on_cores(json_t *d, const int *cpu, const int *node_of, int lo, int hi,
+			  const int *per_node)
 {
 	json_t *cores = json_array();
+	int node = node_of[lo];
+	double mem = 0;
 
-	*node = node_of[lo];
 	for (int i = lo; i < hi; i++) {
 		json_array_append_new(cores, json_integer(cpu[i]));
+		if (i == lo || node_of[i] != node_of[i - 1])
+			mem += wb_node_mem(node_of[i]) / (per_node ? per_node[node_of[i]] : 1);
 		if (node_of[i] != node_of[lo])
-			*node = -1; /* on several nodes: its region anywhere */
+			node = -1; /* on several nodes: its region anywhere */
 	}
-	return cores;
+	json_object_set_new(d, "cores", cores);
+	json_object_set_new(d, "numa_node", json_integer(node));
+	json_object_set_new(d, "threads", json_integer(hi - lo));
+	json_object_set_new(d, "mem_gib", json_real(floor(mem / (1 << 30) * 10) / 10));
+	return mem;
 }
 
 /*
  * The box: n groups of cores, each a CPU device on oneDNN, except that a
- * found device computing on CPU cores (PoCL) takes the last group's; other
- * found devices (GPUs) come after them.  gflops and gbps: per core and per
- * device, as measured (found devices: their own, in found_rate).
+ * found device computing on CPU cores (PoCL) takes the last group's; with two
+ * groups or more, "cpus", every core as one oneDNN device, their alternative
+ * (whether to cut the cores into devices is the search's choice); then the
+ * other found devices (GPUs).  gflops and gbps: per core and per device, as
+ * measured (found devices: their own, in found_rate).  Every pair shares one
+ * memory: each reads the others' tensors in place.
  */
 static json_t *wb_box(uint32_t n, const int *cpu, const int *node_of, int n_cpus, double gflops,
 		      double gbps, const struct ho_rt_found *found, int n_found,
 		      const double (*found_rate)[2], const char *source)
 {
-	json_t *box = json_object(), *devs = json_array(), *links = json_array();
+	json_t *box = json_object(), *devs = json_array(), *links = json_array(), *dev;
 	int per_node[1024] = {0}; /* devices with a core on each node, who share its memory */
-	int on_cores = -1;	  /* the found device that takes the last group */
+	int on_cores = -1, n_ocl = 0;
 	uint32_t n_dev = 0;
 	char names[HO_MAX_DEVICES][16];
 
 	for (int f = 0; f < n_found && on_cores < 0; f++)
 		if (found[f].cpu_cores && n > 1)
 			on_cores = f;
-	for (uint32_t d = 0; d < n; d++) {
+	for (uint32_t d = 0; d < n; d++)
+		for (int i = (int)(d * (uint32_t)n_cpus / n);
+		     i < (int)((d + 1) * (uint32_t)n_cpus / n); i++)
+			if (i == (int)(d * (uint32_t)n_cpus / n) || node_of[i] != node_of[i - 1])
+				per_node[node_of[i]]++;
+	for (uint32_t d = 0; d < n; d++, n_dev++) {
 		int lo = (int)(d * (uint32_t)n_cpus / n),
 		    hi = (int)((d + 1) * (uint32_t)n_cpus / n);
+		bool ocl = d == n - 1 && on_cores >= 0;
 
-		for (int i = lo; i < hi; i++)
-			if (i == lo || node_of[i] != node_of[i - 1])
-				per_node[node_of[i]]++;
-	}
-	for (uint32_t d = 0; d < n; d++) {
-		int lo = (int)(d * (uint32_t)n_cpus / n),
-		    hi = (int)((d + 1) * (uint32_t)n_cpus / n), node;
-		json_t *cores = wb_cores(cpu, node_of, lo, hi, &node), *dev;
-		double mem = 0;
-
-		for (int i = lo; i < hi; i++)
-			if (i == lo || node_of[i] != node_of[i - 1])
-				mem += wb_node_mem(node_of[i]) / per_node[node_of[i]];
-		if (d == n - 1 && on_cores >= 0) {
-			const struct ho_rt_found *f = &found[on_cores];
-
-			snprintf(names[n_dev], sizeof(names[0]), "ocl0");
-			dev = json_pack(
-			    "{s:s, s:s, s:{s:f}, s:f, s:f, s:i, s:i, s:o, s:{s:s, s:s, "
-			    "s:s}, s:s}",
-			    "name", names[n_dev], "kind", f->kind, "peak_gflops", "float32",
-			    found_rate[on_cores][0], "mem_bw_gbps", found_rate[on_cores][1],
-			    "mem_gib", floor(mem / (1 << 30) * 10) / 10, "numa_node", node,
-			    "threads", hi - lo, "cores", cores, "backend", "name", f->backend,
-			    "platform", f->platform, "device", f->device, "source", source);
-		} else {
+		if (ocl)
+			snprintf(names[n_dev], sizeof(names[0]), "ocl%d", n_ocl++);
+		else
 			snprintf(names[n_dev], sizeof(names[0]), "cpu%u", d);
-			dev = json_pack("{s:s, s:s, s:{s:f}, s:f, s:f, s:i, s:i, s:o, s:s}", "name",
-					names[n_dev], "kind", "cpu", "peak_gflops", "float32",
-					gflops * (hi - lo), "mem_bw_gbps", gbps, "mem_gib",
-					floor(mem / (1 << 30) * 10) / 10, "numa_node", node,
-					"threads", hi - lo, "cores", cores, "source", source);
-		}
+		dev =
+		    ocl ? wb_device(names[n_dev], found[on_cores].kind, found_rate[on_cores][0],
+				    found_rate[on_cores][1], 0, &found[on_cores], source)
+			: wb_device(names[n_dev], "cpu", gflops * (hi - lo), gbps, 0, NULL, source);
+		wb_on_cores(dev, cpu, node_of, lo, hi, per_node);
 		json_array_append_new(devs, dev);
-		n_dev++;
 	}
-	/*
-	 * Every core as one oneDNN device, the alternative to the split: whether
-	 * to cut the cores into devices is the search's choice, and this is its
-	 * simplest rival (a schedule uses it or the devices it replaces).
-	 */
-	if (n > 1 && n_dev < HO_MAX_DEVICES) {
-		int node;
-		json_t *cores = wb_cores(cpu, node_of, 0, n_cpus, &node), *alt = json_array();
-		double mem = 0;
+	if (n > 1) {
+		json_t *alt = json_array();
 
 		for (uint32_t d = 0; d < n_dev; d++)
 			json_array_append_new(alt, json_string(names[d]));
-		for (int i = 0; i < n_cpus; i++)
-			if (!i || node_of[i] != node_of[i - 1])
-				mem += wb_node_mem(node_of[i]);
 		snprintf(names[n_dev], sizeof(names[0]), "cpus");
-		json_array_append_new(
-		    devs,
-		    json_pack("{s:s, s:s, s:{s:f}, s:f, s:f, s:i, s:i, s:o, s:o, s:s}", "name",
-			      names[n_dev], "kind", "cpu", "peak_gflops", "float32",
-			      gflops * n_cpus, "mem_bw_gbps", gbps, "mem_gib",
-			      floor(mem / (1 << 30) * 10) / 10, "numa_node", node, "threads",
-			      n_cpus, "cores", cores, "alternative_to", alt, "source", source));
-		n_dev++;
+		dev = wb_device(names[n_dev++], "cpu", gflops * n_cpus, gbps, 0, NULL, source);
+		wb_on_cores(dev, cpu, node_of, 0, n_cpus, NULL);
+		json_object_set_new(dev, "alternative_to", alt);
+		json_array_append_new(devs, dev);
 	}
 	for (int f = 0; f < n_found && n_dev < HO_MAX_DEVICES; f++) {
-		if (f == on_cores || found[f].cpu_cores)
-			continue; /* a CPU one beside the cores' devices would fight them */
-		snprintf(names[n_dev], sizeof(names[0]), "ocl%d", f + (on_cores < 0));
-		json_array_append_new(
-		    devs, json_pack("{s:s, s:s, s:{s:f}, s:f, s:f, s:{s:s, s:s, s:s}, s:s}", "name",
-				    names[n_dev], "kind", found[f].kind, "peak_gflops", "float32",
-				    found_rate[f][0], "mem_bw_gbps", found_rate[f][1], "mem_gib",
-				    floor(wb_node_mem(0) / (1 << 30) / 4 * 10) / 10, "backend",
-				    "name", found[f].backend, "platform", found[f].platform,
-				    "device", found[f].device, "source", source));
-		n_dev++;
+		if (found[f].cpu_cores)
+			continue; /* on cores it does not own it would fight the cores' devices */
+		snprintf(names[n_dev], sizeof(names[0]), "ocl%d", n_ocl++);
+		json_array_append_new(devs, wb_device(names[n_dev++], found[f].kind,
+						      found_rate[f][0], found_rate[f][1],
+						      wb_node_mem(0) / 4, &found[f], source));
 	}
-	/* a found device lists the operators its backend runs: nothing else is placed there */
-	for (uint32_t d = 0; d < n_dev; d++) {
-		json_t *dev = json_array_get(devs, d), *be = json_object_get(dev, "backend"), *ops;
-		const char *op;
-
-		if (!be)
-			continue;
-		ops = json_array();
-		for (size_t i = 0; (op = ho_op_name_at(i)); i++)
-			if (ho_rt_backend_runs(json_string_value(json_object_get(be, "name")), op))
-				json_array_append_new(ops, json_string(op));
-		json_object_set_new(dev, "supported_ops", ops);
-	}
-	/* one memory: every device (PoCL, an integrated GPU) reads the others' tensors in place */
 	for (uint32_t a = 0; a < n_dev; a++)
 		for (uint32_t b = a + 1; b < n_dev; b++)
 			json_array_append_new(
