@@ -487,7 +487,7 @@ int cmd_schedule(int argc, char **argv)
 	 * front a dimension of zeros.  Asked for by name, it is refused.
 	 */
 	if ((a.so.objectives >> HO_OBJ_ENERGY & 1) && box && !ho_box_has_energy(box)) {
-		if (strcmp(a.objectives, default_objectives)) {
+		if (a.objectives != default_objectives) { /* asked for by name */
 			cli_error(
 			    "--objectives energy: box '%s' gives no power figures (pj_per_flop, "
 			    "pj_per_byte, idle_w): energy is not measured on it",

@@ -358,7 +358,7 @@ static int ocl_launch(struct ho_backend *b, struct ho_kernel *k, struct ho_error
 	return 0;
 }
 
-/* The host's clock at a profiling time of the device, in ns. */
+/* The host clock's seconds at ns, a time of the device's profiling clock. */
 static double ocl_host_time(const struct ho_backend *b, cl_ulong ns)
 {
 	return (double)ns * 1e-9 + b->clock_off;
