@@ -103,9 +103,11 @@ done
 # --- the OpenCL backend (PoCL here) on every CNN it runs, wholly and split with cpu0 ---
 # make test runs its two smallest (unit/test_opencl); make check the torchvision zoo
 # (against PyTorch), and PaddleOCR's classifier, recogniser and detector and the
-# transformer encoder (against the cpu backend), each wholly on the device.
+# transformer encoder (against the cpu backend), each wholly on the device, and
+# vit_b_16, whose Expand and Gather stay on cpu0.
 [ $QUICK = 1 ] || run "opencl/models_wholly_and_split" \
-	env HO_OPENCL_MODELS=squeezenet1_1,mobilenet_v2,resnet18,efficientnet_b0,densenet121,shufflenet_v2_x1_0,regnet_y_400mf,convnext_tiny,ch_ppocr_mobile_v2.0_cls_infer:x=1x3x48x192,ch_PP-OCRv4_rec_infer:x=1x3x48x320,ch_PP-OCRv4_det_infer:x=1x3x96x96,transformer_encoder:src=2x16x256 \
+	env HO_OPENCL_MODELS=squeezenet1_1,mobilenet_v2,resnet18,resnet50,efficientnet_b0,densenet121,shufflenet_v2_x1_0,regnet_y_400mf,convnext_tiny,ch_ppocr_mobile_v2.0_cls_infer:x=1x3x48x192,ch_PP-OCRv4_rec_infer:x=1x3x48x320,ch_PP-OCRv4_det_infer:x=1x3x96x96,transformer_encoder:src=2x16x256 \
+	HO_OPENCL_PARTIAL=vit_b_16 \
 	build/tests/test_opencl
 run "models/transformer_encoder" model_check "$M/transformer_encoder.onnx" src=2x16x256
 run "models/transformer_encoder_b1s77" model_check "$M/transformer_encoder.onnx" src=1x77x256
