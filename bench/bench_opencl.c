@@ -156,25 +156,6 @@ out:
 	ho_graph_free(g);
 }
 
-/* Median wall time of rt's run, after one to warm it. */
-static double run_median(struct ho_rt *rt)
-{
-	struct ho_error err;
-	double t[REPS];
-
-	if (ho_rt_run(rt, &err)) {
-		fprintf(stderr, "bench_opencl: %s\n", err.msg);
-		return NAN;
-	}
-	for (int r = 0; r < REPS; r++) {
-		double t0 = now();
-
-		ho_rt_run(rt, &err);
-		t[r] = now() - t0;
-	}
-	return median(t, REPS);
-}
-
 static void bench_copy(struct ho_backend *b)
 {
 	static const size_t sizes[] = {65536, 1 << 20, 16 << 20, 64 << 20};
@@ -251,70 +232,89 @@ static int matmul_model(int64_t M, int64_t K, int64_t N, struct ho_graph **g, st
 	return ret;
 }
 
-/* CLBlast's SGEMM of the same shapes over host memory the device wraps. */
-static double clblast_median(struct ho_backend *b, int64_t M, int64_t K, int64_t N)
+/* CLBlast's SGEMM of a MatMul's shapes over host memory the device wraps. */
+struct sgemm {
+	int64_t M, K, N;
+	float *a, *w, *y;
+	cl_mem ma, mw, my;
+};
+
+static void sgemm_close(struct sgemm *g)
 {
-	float *a = calloc((size_t)(M * K), 4), *w = calloc((size_t)(K * N), 4),
-	      *y = calloc((size_t)(M * N), 4);
-	cl_mem ma = NULL, mw = NULL, my = NULL;
-	double t[REPS], res = NAN;
-
-	if (!a || !w || !y)
-		goto out;
-	ma = clCreateBuffer(b->ctx, CL_MEM_USE_HOST_PTR, (size_t)(M * K) * 4, a, NULL);
-	mw = clCreateBuffer(b->ctx, CL_MEM_USE_HOST_PTR, (size_t)(K * N) * 4, w, NULL);
-	my = clCreateBuffer(b->ctx, CL_MEM_USE_HOST_PTR, (size_t)(M * N) * 4, y, NULL);
-	if (!ma || !mw || !my)
-		goto out;
-	for (int r = 0; r <= REPS; r++) {
-		double t0 = now();
-
-		if (CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo,
-				 (size_t)M, (size_t)N, (size_t)K, 1.0f, ma, 0, (size_t)K, mw, 0,
-				 (size_t)N, 0.0f, my, 0, (size_t)N, &b->q, NULL) != CLBlastSuccess)
-			goto out;
-		clFinish(b->q);
-		if (r)
-			t[r - 1] = now() - t0;
-	}
-	res = median(t, REPS);
-out:
-	if (ma)
-		clReleaseMemObject(ma);
-	if (mw)
-		clReleaseMemObject(mw);
-	if (my)
-		clReleaseMemObject(my);
-	free(a);
-	free(w);
-	free(y);
-	return res;
+	if (g->ma)
+		clReleaseMemObject(g->ma);
+	if (g->mw)
+		clReleaseMemObject(g->mw);
+	if (g->my)
+		clReleaseMemObject(g->my);
+	free(g->a);
+	free(g->w);
+	free(g->y);
 }
 
+static bool sgemm_open(struct ho_backend *b, struct sgemm *g)
+{
+	size_t na = (size_t)(g->M * g->K), nw = (size_t)(g->K * g->N), ny = (size_t)(g->M * g->N);
+
+	g->a = calloc(na, 4), g->w = calloc(nw, 4), g->y = calloc(ny, 4);
+	if (!g->a || !g->w || !g->y)
+		return false;
+	g->ma = clCreateBuffer(b->ctx, CL_MEM_USE_HOST_PTR, na * 4, g->a, NULL);
+	g->mw = clCreateBuffer(b->ctx, CL_MEM_USE_HOST_PTR, nw * 4, g->w, NULL);
+	g->my = clCreateBuffer(b->ctx, CL_MEM_USE_HOST_PTR, ny * 4, g->y, NULL);
+	return g->ma && g->mw && g->my;
+}
+
+/* One SGEMM to its end: its wall time; NAN if CLBlast refuses it. */
+static double sgemm_once(struct ho_backend *b, const struct sgemm *g)
+{
+	double t0 = now();
+
+	if (CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo,
+			 (size_t)g->M, (size_t)g->N, (size_t)g->K, 1.0f, g->ma, 0, (size_t)g->K,
+			 g->mw, 0, (size_t)g->N, 0.0f, g->my, 0, (size_t)g->N, &b->q,
+			 NULL) != CLBlastSuccess)
+		return NAN;
+	clFinish(b->q);
+	return now() - t0;
+}
+
+/* The executor on a one-MatMul model and CLBlast on its shapes, a round each in turn. */
 static void bench_matmul(struct ho_backend *b)
 {
 	/* the transformer encoder's, ViT-B's, a square one */
 	static const int64_t shapes[][3] = {{32, 256, 1024}, {197, 768, 768}, {512, 512, 512}};
 
 	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
-		int64_t M = shapes[s][0], K = shapes[s][1], N = shapes[s][2];
+		struct sgemm sg = {.M = shapes[s][0], .K = shapes[s][1], .N = shapes[s][2]};
+		int64_t M = sg.M, K = sg.K, N = sg.N;
 		struct ho_graph *g = NULL;
 		struct ho_rt *rt = NULL;
 		struct ho_error err;
 		float *a = calloc((size_t)(M * K), sizeof(float));
-		double ex = NAN, cb;
+		double te[REPS], tc[REPS];
 
 		if (!a || matmul_model(M, K, N, &g, &err) || plan_on_device(g, &rt, &err) ||
-		    ho_rt_set_input(rt, "a", (int64_t[]){M, K}, 2, a, &err))
-			printf("matmul   %ldx%ldx%ld skipped: %s\n", (long)M, (long)K, (long)N,
-			       err.msg);
-		else
-			ex = run_median(rt);
-		cb = clblast_median(b, M, K, N);
+		    ho_rt_set_input(rt, "a", (int64_t[]){M, K}, 2, a, &err) ||
+		    ho_rt_run(rt, &err) || !sgemm_open(b, &sg) || isnan(sgemm_once(b, &sg))) {
+			printf("matmul   %ldx%ldx%ld skipped\n", (long)M, (long)K, (long)N);
+			goto next;
+		}
+		for (int r = 0; r < REPS; r++) {
+			double t0 = now();
+
+			ho_rt_run(rt, &err);
+			te[r] = now() - t0;
+			tc[r] = sgemm_once(b, &sg);
+		}
+		double me = median(te, REPS), mc = median(tc, REPS);
+
 		printf("matmul   %4ldx%4ldx%4ld: executor %7.3f ms (%5.1f GFLOP/s), CLBlast SGEMM "
-		       "%7.3f ms: ratio %.2f of CLBlast's rate   [median of %d]\n",
-		       (long)M, (long)K, (long)N, ex * 1e3, 2.0 * M * K * N / ex * 1e-9, cb * 1e3,
-		       cb / ex, REPS);
+		       "%7.3f ms: ratio %.2f of CLBlast's rate   [median of %d, interleaved]\n",
+		       (long)M, (long)K, (long)N, me * 1e3, 2.0 * M * K * N / me * 1e-9, mc * 1e3,
+		       mc / me, REPS);
+	next:
+		sgemm_close(&sg);
 		ho_rt_free(rt);
 		ho_graph_free(g);
 		free(a);
