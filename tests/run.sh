@@ -91,6 +91,9 @@ run "runtime/numerics_cpu_vs_pytorch" sh tests/runtime/test_numerics.sh "$ROOT/b
 run "runtime/numerics_cpu_vs_ort" sh tests/runtime/test_numerics.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS" ort
 ONNX_TESTDATA=/usr/share/libonnx-testdata/data
 run "conformance/onnx_backend" build/tests/onnx_backend "$ONNX_TESTDATA" --floor tests/conformance/floor
+# again with small inputs bound by value: load-time folding computes most of each test
+run "conformance/onnx_backend_folded" build/tests/onnx_backend "$ONNX_TESTDATA" --fold \
+	--floor tests/conformance/floor
 # the same recorded outputs against the OpenCL backend's kernels (PoCL here)
 [ $QUICK = 1 ] || run "conformance/onnx_backend_opencl" build/tests/onnx_backend "$ONNX_TESTDATA" \
 	--floor tests/conformance/floor_opencl --device opencl

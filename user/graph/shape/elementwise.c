@@ -75,6 +75,14 @@ static double fold_binary(const char *op, double a, double b, int64_t ia, int64_
 		*iout = ia || ib;
 		return (double)*iout;
 	}
+	if (!strcmp(op, "Fmod")) { /* Mod with fmod=1: the sign of the dividend, as C's % */
+		if (ib == 0 || ib == -1) {
+			*ok = false;
+			return 0;
+		}
+		*iout = ia % ib;
+		return fmod(a, b);
+	}
 	if (!strcmp(op, "Mod")) {
 		if (ib == 0 || ib == -1) {
 			*ok = false;
@@ -137,13 +145,15 @@ int ho_infer_binary(struct ho_infer *c)
 		if (!v)
 			return 0;
 		bool integer = va->i && vb->i;
+		const char *fop =
+		    !strcmp(op, "Mod") && ho_node_attr_i(c->nd, "fmod", 0) ? "Fmod" : op;
 
 		for (int64_t k = 0; k < cnt; k++) {
 			size_t ia = bcast_index(&o, &in_t(c, 0)->shape, (size_t)k);
 			size_t ib = bcast_index(&o, &in_t(c, 1)->shape, (size_t)k);
 			int64_t iv = 0;
 			bool ok;
-			double f = fold_binary(op, vget(va, ia), vget(vb, ib), vgeti(va, ia),
+			double f = fold_binary(fop, vget(va, ia), vget(vb, ib), vgeti(va, ia),
 					       vgeti(vb, ib), integer, &iv, &ok);
 
 			if (!ok)
