@@ -274,15 +274,22 @@ static int probe_model_open(struct probe *pr, const struct ho_probe_model *mm, i
 	}
 	if (!ret)
 		ret = ho_shape_infer(m->g, pr->err);
-	if (!ret)
-		ret = ho_problem_from_graph(m->g, pr->box, NULL, &m->p, pr->err);
+	if (!ret) {
+		uint64_t *takes = malloc((m->g->n_nodes + 1) * sizeof(uint64_t));
+
+		ret = takes ? ho_rt_box_takes(pr->box, m->g, takes, pr->err)
+			    : ho_err(pr->err, -ENOMEM, "probe: out of memory");
+		if (!ret)
+			ret = ho_problem_from_graph_on(m->g, pr->box, NULL, takes, &m->p, pr->err);
+		free(takes);
+	}
 	if (!ret && !(m->plan = ho_plan_new(m->p->n)))
 		ret = ho_err(pr->err, -ENOMEM, "probe: out of memory");
 	if (!ret)
 		ret = ho_plan_single(m->p, d, m->plan);
 	/* what the device has no kernel for runs on the host, as a schedule would place it */
 	for (uint32_t t = 0; !ret && t < m->p->n; t++)
-		if (!(m->p->allowed[t] >> d & 1)) /* allowed: where its cost is finite */
+		if (!(m->p->allowed[t] >> d & 1)) /* allowed: where it runs, at a finite cost */
 			m->plan->assign[t] = (uint16_t)pr->box->host;
 	return ret ? probe_model_error(pr, mm->path) : 0;
 }

@@ -114,6 +114,11 @@ struct ho_profile;
 int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 			  const struct ho_profile *prof, struct ho_problem **out,
 			  struct ho_error *err);
+/* The same, where takes[node] (NULL: none) has bit d set only where box device d's
+ * backend takes the node as it stands (ho_rt_box_takes): the rest are never placed there. */
+int ho_problem_from_graph_on(const struct ho_graph *g, const struct ho_box *box,
+			     const struct ho_profile *prof, const uint64_t *takes,
+			     struct ho_problem **out, struct ho_error *err);
 /* Classic inputs: HEFT-paper CSV pair, STG file, JSON DAG. */
 int ho_problem_from_csv(const char *comp_csv, const char *edges_csv, struct ho_problem **out,
 			struct ho_error *err);

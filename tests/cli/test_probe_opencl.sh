@@ -4,9 +4,10 @@
 # naming its backend and listing the operators it runs, and "cpus", every
 # core as one oneDNN device, its alternative; a quick profile of them, the
 # detector measured on it, and a recurrent model whose LSTM and GRU PoCL lacks
-# with those nodes on cpu0; a
-# schedule whose front never runs cpus beside the others (a member that does
-# is refused), run here, its copies as predicted (none: they share memory).
+# with those nodes on cpu0; a batch norm in training mode PoCL refuses by
+# its attribute, kept off ocl0 by the scheduler; a schedule whose front never
+# runs cpus beside the others (a member that does is refused), run here, its
+# copies as predicted (none: they share memory).
 # Exits 77 where no OpenCL device shares host memory.
 # usage: test_probe_opencl.sh HETEROOPT MODELS_DIR
 set -u
@@ -83,6 +84,28 @@ m = s["front"][0]
 m["device"] = [2] + [0] * (len(m["device"]) - 1)
 json.dump(s, open(sys.argv[2], "w"))
 PYEOF
+CBN=$M/conv_bn_training.onnx
+check "inspect --backend opencl: the batch norm in training mode PoCL refuses, by its attribute" \
+	0 "node 'bn' (BatchNormalization): the OpenCL backend normalises by its running statistics" -- \
+	$EXE inspect "$CBN" --backend opencl
+ONE_LINE_ERRORS=1
+check "that node pinned on ocl0 is refused: the scheduler asks the backend, not its op list" 1 \
+	"task 'bn' (BatchNormalization) cannot run on ocl0" -- \
+	$EXE schedule "$CBN" --box "$tmp/box.json" --pin bn=ocl0 --quiet -o "$tmp/nope.json"
+ONE_LINE_ERRORS=0
+check "the Conv pinned on ocl0: a schedule" 0 "wrote $tmp/cbn.json" -- \
+	$EXE schedule "$CBN" --box "$tmp/box.json" --pin conv=ocl0 --seed 1 --quiet -o "$tmp/cbn.json"
+check "every member keeps the batch norm off ocl0" 0 "" -- $PY - "$tmp/cbn.json" <<'PYEOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+bn = [t["name"] for t in s["tasks"]].index("bn")
+for m in s["front"]:
+    assert s["devices"][m["device"][bn]] != "ocl0", m
+PYEOF
+check "run over ocl0 and cpu0" 0 "output y" -- $EXE run "$CBN" \
+	--input x="${CBN%.onnx}.ref_in.npy" --schedule "$tmp/cbn.json" --pick 0 -o "$tmp/cbn"
+check "... as PyTorch computed it" 0 "" -- $PY "$(dirname "$0")/../runtime/compare.py" \
+	"${CBN%.onnx}.ref_out.npy" "$tmp/cbn/y.npy" "conv_bn_training over ocl0 and cpu0"
 $PY -c "import numpy as np; np.save('$tmp/x.npy', np.random.default_rng(3).random((1, 3, 96, 96), dtype=np.float32))"
 ONE_LINE_ERRORS=1
 check "a hand-edited member on cpus and cpu0 at once is refused" 1 "shares (box alternative_to)" -- \

@@ -51,6 +51,12 @@ struct ho_error;
 int cli_placement(const char *schedule, const char *box, unsigned long long pick, const char *model,
 		  const struct ho_graph *g, struct ho_rt_placement **pl, struct ho_error *err);
 
+/* The scheduling problem of g on box: no node where box's backends would refuse its kernel. */
+struct ho_box;
+struct ho_profile;
+int cli_problem(const struct ho_graph *g, const struct ho_box *box, const struct ho_profile *prof,
+		struct ho_problem **out, struct ho_error *err);
+
 /* Print "heteroopt: <msg>" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

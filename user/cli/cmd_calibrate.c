@@ -205,7 +205,7 @@ int cmd_calibrate(int argc, char **argv)
 			goto fail;
 		cli_warn_machine(a.profile, "profile");
 	}
-	if (ho_problem_from_graph(g, box, prof, &p, &err))
+	if (cli_problem(g, box, prof, &p, &err))
 		goto fail;
 	plan = ho_plan_new(p->n);
 	if (!plan) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* heteroopt inspect: load a model, bind its inputs, infer shapes, report costs. */
+#include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdbool.h>
@@ -142,7 +143,26 @@ static void on_refusal(const struct ho_node *n, const char *why, void *arg)
 	json_array_append_new(r->list, o);
 }
 
-static int print_json(const char *path, const struct ho_graph *g)
+/*
+ * What backend (NULL: the host's, its kernels prepared for real) refuses of g, each
+ * refusal to fn (NULL: none): how many, or -errno.
+ */
+static int refusals_of(const char *backend, const struct ho_graph *g, ho_rt_refusal_fn fn,
+		       struct refusals *r)
+{
+	bool *takes;
+	int ret;
+
+	if (!backend)
+		return ho_rt_check(g, fn, r, NULL);
+	if (!(takes = calloc(g->n_nodes + 1, sizeof(bool))))
+		return -ENOMEM;
+	ret = ho_rt_backend_nodes(backend, g, takes, fn, r, NULL);
+	free(takes);
+	return ret;
+}
+
+static int print_json(const char *path, const struct ho_graph *g, const char *backend)
 {
 	struct op_count *h = calloc(g->n_nodes + 1, sizeof(*h));
 	json_t *root = json_object(), *ops = json_object(), *tensors = json_object();
@@ -211,7 +231,7 @@ static int print_json(const char *path, const struct ho_graph *g)
 	json_object_set_new(root, "nodes", nodes);
 	struct refusals r = {json_array(), 0};
 
-	if (ho_rt_check(g, on_refusal, &r, NULL) < 0)
+	if (refusals_of(backend, g, on_refusal, &r) < 0)
 		json_object_set_new(root, "unrunnable", json_null());
 	else
 		json_object_set_new(root, "unrunnable", r.list);
@@ -231,8 +251,9 @@ static int cmp_bytes_desc(const void *a, const void *b, void *ctx)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-static void print_text(const char *path, const struct ho_graph *g, int top)
+static void print_text(const char *path, const struct ho_graph *g, int top, const char *backend)
 {
+	const char *be = backend ? backend : "cpu";
 	struct op_count *h = calloc(g->n_nodes + 1, sizeof(*h));
 	int32_t *order = malloc((g->n_tensors + 1) * sizeof(*order));
 	char s1[128], s2[64], s3[64];
@@ -290,15 +311,15 @@ static void print_text(const char *path, const struct ho_graph *g, int top)
 	for (uint32_t i = 0; i < g->n_nodes; i++)
 		tasks += ho_node_is_task(&g->nodes[i]);
 	fflush(stdout);
-	refused = ho_rt_check(g, NULL, NULL, NULL);
+	refused = refusals_of(backend, g, NULL, &r);
 	if (refused < 0)
 		printf("runtime    not checked (out of memory)\n");
 	else if (!refused)
-		printf("runtime    all %d nodes run on the cpu backend\n", tasks);
+		printf("runtime    all %d nodes run on the %s backend\n", tasks, be);
 	else {
-		printf("runtime    %d of %d nodes cannot run on the cpu backend yet:\n", refused,
-		       tasks);
-		ho_rt_check(g, on_refusal, &r, NULL);
+		printf("runtime    %d of %d nodes cannot run on the %s backend yet:\n", refused,
+		       tasks, be);
+		refusals_of(backend, g, on_refusal, &r);
 	}
 
 	for (uint32_t i = 0; i < g->n_tensors; i++)
@@ -339,6 +360,7 @@ struct inspect_args {
 	struct cli_list shapes;
 	bool json;
 	unsigned long long top;
+	const char *backend;
 };
 
 static const struct cli_opt inspect_opts[] = {
@@ -349,12 +371,16 @@ static const struct cli_opt inspect_opts[] = {
      offsetof(struct inspect_args, json), 0, 0},
     {"--top", NULL, CLI_COUNT, "N", "list the N largest tensors (default 5)",
      offsetof(struct inspect_args, top), 0, 1000000},
+    {"--backend", NULL, CLI_TEXT, "NAME",
+     "list the nodes backend NAME (opencl, ...) refuses,\nasked as the scheduler asks it "
+     "(default: the cpu\nbackend's kernels, prepared)",
+     offsetof(struct inspect_args, backend), 0, 0},
     {0},
 };
 
 static const struct cli_command inspect_cmd = {
     .name = "inspect",
-    .usage = "MODEL.onnx [--shape NAME=D0xD1x...]... [--json] [--top N]",
+    .usage = "MODEL.onnx [--shape NAME=D0xD1x...]... [--json] [--top N] [--backend NAME]",
     .about = "Read an ONNX model, bind its inputs, infer every tensor's shape and print\n"
 	     "each node's operator, op class, output shape, FLOPs, bytes and intensity.",
     .positional = "model",
@@ -400,10 +426,14 @@ int cmd_inspect(int argc, char **argv)
 		cli_error("%s: %s", model, err.msg);
 		goto out;
 	}
+	if (a.backend && !ho_rt_backend_runs(a.backend, "Constant")) {
+		cli_error("inspect: --backend %s: no backend of that name is built in", a.backend);
+		goto out;
+	}
 	if (a.json)
-		ret = print_json(model, g);
+		ret = print_json(model, g, a.backend);
 	else {
-		print_text(model, g, (int)a.top);
+		print_text(model, g, (int)a.top, a.backend);
 		ret = 0;
 	}
 out:

@@ -111,7 +111,7 @@ static struct ho_problem *report_problem(const char *spath, const json_t *s, con
 	}
 	if (ho_shape_infer(*g, &err) || ho_box_load(boxp, box, &err) ||
 	    (*profp && ho_profile_load(profp, *box, prof, &err)) ||
-	    ho_problem_from_graph(*g, *box, *prof, &p, &err))
+	    cli_problem(*g, *box, *prof, &p, &err))
 		goto fail;
 	if (p->n != json_array_size(json_object_get(s, "tasks"))) {
 		snprintf(why, wn, "%.300s now has %u tasks, the schedule %zu: memory not shown",

@@ -257,7 +257,7 @@ static int load_problem(struct sched_args *a, struct ho_graph **g, struct ho_box
 	}
 	if (a->profile)
 		cli_warn_machine(a->profile, "profile");
-	if (ho_problem_from_graph(*g, *box, *prof, p, &err)) {
+	if (cli_problem(*g, *box, *prof, p, &err)) {
 		cli_error("%s", err.msg);
 		return -1;
 	}

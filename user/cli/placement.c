@@ -1,7 +1,14 @@
 // SPDX-License-Identifier: MIT
-/* What run and serve share: a schedule loaded for the runtime, as --schedule, --box and
- * --pick say, with a warning where it was measured on another machine. */
+/* Where nodes go, both ways: the problem schedule, report and calibrate search, placing no node
+ * where the box's backends would refuse its kernel; and what run and serve share, a schedule
+ * loaded for the runtime as --schedule, --box and --pick say, with a warning where it was
+ * measured on another machine. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <heteroopt/box.h>
 #include <heteroopt/runtime.h>
+#include <heteroopt/sched.h>
 
 #include "cli.h"
 
@@ -14,5 +21,18 @@ int cli_placement(const char *schedule, const char *box, unsigned long long pick
 
 	if (!ret)
 		cli_warn_machine(schedule, "schedule");
+	return ret;
+}
+
+int cli_problem(const struct ho_graph *g, const struct ho_box *box, const struct ho_profile *prof,
+		struct ho_problem **out, struct ho_error *err)
+{
+	uint64_t *takes = malloc((g->n_nodes + 1) * sizeof(uint64_t));
+	int ret =
+	    takes ? ho_rt_box_takes(box, g, takes, err) : ho_err(err, -ENOMEM, "out of memory");
+
+	if (!ret)
+		ret = ho_problem_from_graph_on(g, box, prof, takes, out, err);
+	free(takes);
 	return ret;
 }

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * What the runtime cannot run, asked of the host's backend before planning:
- * every node's kernel prepared over scratch buffers (constants hold their
- * real bytes, which some kernels read while preparing; everything else
- * shares one scratch block nothing reads), so that `heteroopt inspect`
- * lists every refusal at once instead of the first one `run` would meet.
+ * What a backend cannot run, asked before planning: each node's kernel
+ * prepared over scratch memory (constants hold their real bytes, which some
+ * kernels read while preparing; everything else shares one scratch block
+ * nothing reads).  `heteroopt inspect` lists every refusal of the host's
+ * backend at once instead of the first one `run` would meet; the scheduler
+ * asks every box device's backend which nodes it takes (ho_rt_box_takes),
+ * so that no node is placed where its kernel would be refused.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +15,53 @@
 
 #include "common.h"
 #include "exec_priv.h"
+#include "heteroopt/box.h"
+
+void ho_scratch_free(struct ho_scratch_mem *s, const struct ho_graph *g)
+{
+	for (uint32_t t = 0; s->own && t < g->n_tensors; t++)
+		free(s->own[t]);
+	free(s->own);
+	free(s->mem);
+	free(s->scratch);
+}
+
+int ho_scratch_new(struct ho_scratch_mem *s, const struct ho_graph *g, bool copy,
+		   struct ho_error *err)
+{
+	uint64_t most = 64;
+
+	*s = (struct ho_scratch_mem){0};
+	s->mem = calloc(g->n_tensors + 1, sizeof(*s->mem));
+	s->own = calloc(g->n_tensors + 1, sizeof(void *));
+	for (uint32_t t = 0; t < g->n_tensors; t++)
+		most = g->tensors[t].bytes > most ? g->tensors[t].bytes : most;
+	s->scratch = aligned_alloc(64, (most + 63) & ~63ull);
+	if (!s->mem || !s->own || !s->scratch)
+		goto nomem;
+	for (uint32_t t = 0; t < g->n_tensors; t++) {
+		const struct ho_tensor *tt = &g->tensors[t];
+
+		s->mem[t].host = s->scratch;
+		if (!(tt->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED | HO_T_BOUND)) ||
+		    !tt->bytes)
+			continue;
+		if (!copy && tt->data && tt->data_len >= tt->bytes) { /* a check only reads */
+			s->mem[t].host = (void *)tt->data;
+			continue;
+		}
+		if (!(s->own[t] = aligned_alloc(64, (tt->bytes + 63) & ~63ull)))
+			goto nomem;
+		if (ho_rt_fill_constant(tt, s->own[t]))
+			memset(s->own[t], 0, tt->bytes);
+		s->mem[t].host = s->own[t];
+	}
+	return 0;
+nomem:
+	ho_scratch_free(s, g);
+	*s = (struct ho_scratch_mem){0};
+	return ho_err(err, -ENOMEM, "out of memory");
+}
 
 static bool ho_check_known(const struct ho_graph *g, const struct ho_node *n)
 {
@@ -30,33 +79,16 @@ int ho_rt_check(const struct ho_graph *g, ho_rt_refusal_fn fn, void *arg, struct
 	const struct ho_backend_ops *ops = ho_backend_host();
 	struct ho_rt_device dev = {.name = "check", .threads = 1, .numa_node = -1};
 	struct ho_backend *be = NULL;
-	void **buf = calloc(g->n_tensors + 1, sizeof(void *));
-	struct ho_mem *mem = calloc(g->n_tensors + 1, sizeof(*mem));
 	uint8_t *nchw = calloc(g->n_tensors + 1, 1); /* every tensor planar */
-	uint64_t most = 64;
-	char *scratch = NULL;
+	struct ho_scratch_mem s;
 	int refused = 0, ret;
 
-	if (!buf || !nchw || !mem)
-		goto nomem;
-	for (uint32_t t = 0; t < g->n_tensors; t++)
-		most = g->tensors[t].bytes > most ? g->tensors[t].bytes : most;
-	if (!(scratch = aligned_alloc(64, (most + 63) & ~63ull)))
-		goto nomem;
-	for (uint32_t t = 0; t < g->n_tensors; t++) {
-		const struct ho_tensor *tt = &g->tensors[t];
-
-		buf[t] = scratch;
-		if ((tt->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED | HO_T_BOUND)) &&
-		    tt->bytes) {
-			if (!(buf[t] = aligned_alloc(64, (tt->bytes + 63) & ~63ull)))
-				goto nomem;
-			if (ho_rt_fill_constant(tt, buf[t]))
-				memset(buf[t], 0, tt->bytes);
-		}
+	if (!nchw)
+		return ho_err(err, -ENOMEM, "out of memory");
+	if ((ret = ho_scratch_new(&s, g, true, err))) {
+		free(nchw);
+		return ret;
 	}
-	for (uint32_t t = 0; t < g->n_tensors; t++)
-		mem[t].host = buf[t];
 	if ((ret = ops->open(&dev, 1, &be, err)))
 		goto out;
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
@@ -73,11 +105,11 @@ int ho_rt_check(const struct ho_graph *g, ho_rt_refusal_fn fn, void *arg, struct
 		} else if (ho_rt_is_control(n->op_type)) {
 			struct ho_control *cf = NULL;
 
-			if (!ho_rt_control_prepare(g, n, mem, 1, &cf, &e)) {
+			if (!ho_rt_control_prepare(g, n, s.mem, 1, &cf, &e)) {
 				ho_rt_control_free(cf);
 				continue;
 			}
-		} else if (!ops->prepare(be, g, (uint32_t)g->topo[i], NULL, mem, nchw, &k, &e)) {
+		} else if (!ops->prepare(be, g, (uint32_t)g->topo[i], NULL, s.mem, nchw, &k, &e)) {
 			if (k)
 				ops->kernel_free(k);
 			continue;
@@ -87,18 +119,112 @@ int ho_rt_check(const struct ho_graph *g, ho_rt_refusal_fn fn, void *arg, struct
 			fn(n, e.msg, arg);
 	}
 	ret = refused;
-	goto out;
-nomem:
-	ret = ho_err(err, -ENOMEM, "out of memory");
+	ops->close(be);
 out:
-	if (be)
-		ops->close(be);
-	for (uint32_t t = 0; buf && t < g->n_tensors; t++)
-		if (buf[t] != scratch)
-			free(buf[t]);
-	free(scratch);
-	free(buf);
-	free(mem);
+	ho_scratch_free(&s, g);
 	free(nchw);
 	return ret;
+}
+
+/* Node id of g on ops, over s: 0 or why not.  Control flow is the executor's: taken. */
+static int ho_backend_takes(const struct ho_backend_ops *ops, const struct ho_graph *g, uint32_t id,
+			    const struct ho_scratch_mem *s, struct ho_error *e)
+{
+	const struct ho_node *n = &g->nodes[id];
+
+	if (ho_rt_is_control(n->op_type))
+		return 0;
+	if (!ops->runs(n->op_type))
+		return ho_err(e, -EOPNOTSUPP, "node '%s' (%s): the %s backend has no kernel for it",
+			      n->name, n->op_type, ops->name);
+	if (!ops->check)
+		return 0;
+	return ops->check(g, id, NULL, s->mem, e);
+}
+
+static int ho_nodes_of(const struct ho_backend_ops *ops, const struct ho_graph *g,
+		       const struct ho_scratch_mem *s, bool *takes, ho_rt_refusal_fn fn, void *arg)
+{
+	int refused = 0;
+
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		struct ho_error e = {0};
+
+		takes[i] = !ho_node_is_task(&g->nodes[i]) || !ho_backend_takes(ops, g, i, s, &e);
+		if (takes[i])
+			continue;
+		refused++;
+		if (fn)
+			fn(&g->nodes[i], e.msg, arg);
+	}
+	return refused;
+}
+
+int ho_rt_backend_nodes(const char *backend, const struct ho_graph *g, bool *takes,
+			ho_rt_refusal_fn fn, void *arg, struct ho_error *err)
+{
+	const struct ho_backend_ops *ops = ho_backend_find(backend);
+	struct ho_scratch_mem s;
+	int ret;
+
+	if (!ops)
+		return ho_err(err, -ENOENT, "no backend '%s' is built in", backend);
+	if ((ret = ho_scratch_new(&s, g, false, err)))
+		return ret;
+	ret = ho_nodes_of(ops, g, &s, takes, fn, arg);
+	ho_scratch_free(&s, g);
+	return ret;
+}
+
+int ho_rt_box_takes(const struct ho_box *box, const struct ho_graph *g, uint64_t *devices,
+		    struct ho_error *err)
+{
+	const struct ho_backend_ops *asked[HO_MAX_DEVICES];
+	bool *takes = calloc((size_t)box->n_devices * g->n_nodes + 1, sizeof(bool));
+	struct ho_scratch_mem s;
+	int ret;
+
+	if (!takes)
+		return ho_err(err, -ENOMEM, "out of memory");
+	if ((ret = ho_scratch_new(&s, g, false, err))) {
+		free(takes);
+		return ret;
+	}
+	for (uint32_t d = 0; d < box->n_devices; d++) {
+		const char *name = ho_rt_backend_for(box->dev[d].kind, box->dev[d].backend);
+
+		asked[d] = name ? ho_backend_find(name) : NULL;
+		for (uint32_t e = 0; e < d && asked[d]; e++) /* one answer per backend */
+			if (asked[e] == asked[d]) {
+				memcpy(takes + (size_t)d * g->n_nodes,
+				       takes + (size_t)e * g->n_nodes, g->n_nodes * sizeof(bool));
+				goto next;
+			}
+		if (asked[d])
+			ho_nodes_of(asked[d], g, &s, takes + (size_t)d * g->n_nodes, NULL, NULL);
+		else /* a backend not built here: the box's op lists decide */
+			memset(takes + (size_t)d * g->n_nodes, 1, g->n_nodes * sizeof(bool));
+	next:;
+	}
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		devices[i] = 0;
+		for (uint32_t d = 0; d < box->n_devices; d++)
+			devices[i] |= (uint64_t)takes[(size_t)d * g->n_nodes + i] << d;
+	}
+	ho_scratch_free(&s, g);
+	free(takes);
+	return 0;
+}
+
+bool ho_rt_takes_fused(const struct ho_rt *rt, struct ho_scratch_mem *s, uint32_t i, int32_t bn,
+		       int32_t post)
+{
+	const struct ho_backend_ops *ops = rt->dev[rt->node_dev[i]].ops;
+	struct ho_error e;
+
+	if (!ops->check)
+		return true;
+	if (!s->mem && ho_scratch_new(s, rt->g, false, &e))
+		return false;
+	return !ops->check(rt->g, i, &(struct ho_fusion){bn, post}, s->mem, &e);
 }

@@ -175,6 +175,21 @@ static inline bool ho_is_data(const struct ho_tensor *t)
 	       (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED | HO_T_INPUT | HO_T_OUTER);
 }
 
+/* check.c: host memory for every tensor of a graph, nothing planned: constants hold their
+ * bytes (copied where copy, or kernels may write them), the rest one scratch block. */
+struct ho_scratch_mem {
+	struct ho_mem *mem;
+	void **own; /* per tensor: a constant's bytes allocated here, else NULL */
+	char *scratch;
+};
+int ho_scratch_new(struct ho_scratch_mem *s, const struct ho_graph *g, bool copy,
+		   struct ho_error *err);
+void ho_scratch_free(struct ho_scratch_mem *s, const struct ho_graph *g);
+/* Whether node i's backend takes it with bn and post folded in (-1: none), asked of its
+ * check over s (zeroed: made on first use); a backend without one takes every fusion. */
+bool ho_rt_takes_fused(const struct ho_rt *rt, struct ho_scratch_mem *s, uint32_t i, int32_t bn,
+		       int32_t post);
+
 /* layouts.c: channels-last tensors and folded nodes, before the memory plan */
 void ho_rt_layouts(struct ho_rt *rt);
 void ho_rt_fuse(struct ho_rt *rt);

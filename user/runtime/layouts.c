@@ -117,14 +117,15 @@ static void ho_rt_fold(struct ho_rt *rt, uint32_t i, int32_t b)
  * Conv + BatchNormalization + element-wise, and MatMul + bias Add +
  * element-wise, each the only consumer of the one before, on the same
  * device: the batch norm goes into the weights, the bias into the matmul,
- * and the element-wise node runs as a oneDNN post-op, one pass over memory
- * instead of three.  The middle node sits in bn[], the last in post[].  What
- * runs is still the schedule: every node, on the device it chose, in its
- * order.
+ * and the element-wise node runs as a post-op, one pass over memory instead
+ * of three, wherever the device's backend takes the fused kernel.  The
+ * middle node sits in bn[], the last in post[].  What runs is still the
+ * schedule: every node, on the device it chose, in its order.
  */
 void ho_rt_fuse(struct ho_rt *rt)
 {
 	const struct ho_graph *g = rt->g;
+	struct ho_scratch_mem s = {0}; /* for backends' checks, made when one asks */
 
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		const char *op = g->nodes[i].op_type;
@@ -137,13 +138,15 @@ void ho_rt_fuse(struct ho_rt *rt)
 		if (matmul) {
 			/* the matmul kernel folds an element-wise node after a bias only */
 			mid = ho_rt_matmul_bias(rt, i, &b);
-			if (mid < 0)
+			if (mid < 0 || !ho_rt_takes_fused(rt, &s, i, mid, -1))
 				continue;
 		} else {
 			/* The chain the simulator charges as fused, where it can fold here. */
 			ho_conv_chain(g, i, &mid, &b);
 			if (mid >= 0 && !ho_rt_can_fold(rt, i, g->nodes[i].outputs[0], mid))
 				mid = b = -1; /* an element-wise node reads the batch norm */
+			if (mid >= 0 && !ho_rt_takes_fused(rt, &s, i, mid, -1))
+				mid = b = -1;
 		}
 		if (mid >= 0) {
 			rt->bn[i] = mid;
@@ -153,13 +156,16 @@ void ho_rt_fuse(struct ho_rt *rt)
 			sig = b >= 0 && !matmul ? ho_swish_sigmoid(g, b) : -1;
 
 		/* a swish: its Sigmoid folds with the Mul, or neither does */
-		if (ho_rt_can_fold(rt, i, t, b) && (sig < 0 || ho_rt_can_fold(rt, i, t, sig))) {
+		if (ho_rt_can_fold(rt, i, t, b) && (sig < 0 || ho_rt_can_fold(rt, i, t, sig)) &&
+		    ho_rt_takes_fused(rt, &s, i, mid, b)) {
 			rt->post[i] = b;
 			ho_rt_fold(rt, i, b);
 			if (sig >= 0)
 				ho_rt_fold(rt, i, sig);
 		}
 	}
+	if (s.mem)
+		ho_scratch_free(&s, g);
 }
 
 /* A tensor a fused kernel skips: a Conv's output, or its folded batch norm's, when

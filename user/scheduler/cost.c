@@ -268,6 +268,13 @@ int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 			  const struct ho_profile *prof, struct ho_problem **out,
 			  struct ho_error *err)
 {
+	return ho_problem_from_graph_on(g, box, prof, NULL, out, err);
+}
+
+int ho_problem_from_graph_on(const struct ho_graph *g, const struct ho_box *box,
+			     const struct ho_profile *prof, const uint64_t *takes,
+			     struct ho_problem **out, struct ho_error *err)
+{
 	uint32_t d = box->n_devices, n = 0, m = 0, nw = 0, ne = 0;
 	int32_t *task_of = NULL, *item_of = NULL, *weight_of = NULL;
 	uint32_t *ei = NULL, *et = NULL, *wfill = NULL;
@@ -381,7 +388,9 @@ int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 		p->task_sig[t] = ho_node_signature(g, nd);
 		p->allowed[t] = 0;
 		for (uint32_t k = 0; k < d; k++) {
-			double c = ho_cost_node(g, nd, box, (int)k, prof);
+			double c = takes && !(takes[i] >> k & 1)
+				       ? INFINITY
+				       : ho_cost_node(g, nd, box, (int)k, prof);
 			const struct ho_device *dv = &box->dev[k];
 
 			p->comp[t * d + k] = c;

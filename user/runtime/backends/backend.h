@@ -70,6 +70,16 @@ struct ho_backend_ops {
 	/* The operator types it runs (a node may still be refused by prepare for its
 	 * attributes or types); what `probe --write-box` lists as supported_ops. */
 	bool (*runs)(const char *op_type);
+	/*
+	 * Whether prepare would take node as it stands (its attributes, types
+	 * and shapes), alone (fuse NULL) or with the nodes fuse names folded in,
+	 * every tensor row-major: 0, or -EOPNOTSUPP naming what it lacks.  mem
+	 * holds constants' bytes (host) and no blocks: no device is opened, so
+	 * the scheduler asks it of boxes other than this machine.  NULL: runs()
+	 * decides alone.
+	 */
+	int (*check)(const struct ho_graph *g, uint32_t node, const struct ho_fusion *fuse,
+		     const struct ho_mem *mem, struct ho_error *err);
 	/* Layout class of op_type's kernel, and whether it is binary (broadcasting). */
 	enum ho_be_layout (*layout)(const char *op_type, bool *binary);
 	/*

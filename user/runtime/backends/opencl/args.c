@@ -55,7 +55,7 @@ struct ocl_launch *ocl_new_launch(const struct ocl_ctx *c, const char *name)
 		k->cap = cap;
 	}
 	memset(&k->l[k->n], 0, sizeof(k->l[0]));
-	if (name)
+	if (name && c->b)
 		k->l[k->n].k = clCreateKernel(c->b->prog, name, &e);
 	if (e != CL_SUCCESS)
 		return NULL;
@@ -65,7 +65,7 @@ struct ocl_launch *ocl_new_launch(const struct ocl_ctx *c, const char *name)
 /* Kernel arguments, in order, through one cursor. */
 static void ocl_arg_raw(struct ocl_args *a, size_t len, const void *v)
 {
-	if (a->e == CL_SUCCESS)
+	if (a->e == CL_SUCCESS && a->k) /* no kernel: a check */
 		a->e = clSetKernelArg(a->k, a->i, len, v);
 	a->i++;
 }
@@ -92,10 +92,15 @@ void ocl_arg_buf(struct ocl_args *a, cl_mem m)
 	ocl_arg_raw(a, sizeof(m), &m);
 }
 
+cl_mem ocl_buf(const struct ocl_ctx *c, int32_t t)
+{
+	return c->b ? c->mem[t].block->mem : NULL;
+}
+
 /* A tensor: its block's buffer and its offset in floats. */
 void ocl_arg_tensor(struct ocl_args *a, const struct ocl_ctx *c, int32_t t)
 {
-	ocl_arg_buf(a, c->mem[t].block->mem);
+	ocl_arg_buf(a, ocl_buf(c, t));
 	ocl_arg_long(a, (long)(c->mem[t].off / sizeof(float)));
 }
 
@@ -164,6 +169,8 @@ int ocl_owned(const struct ocl_ctx *c, int i, const void *data, size_t len)
 {
 	cl_int e = CL_SUCCESS;
 
+	if (!c->b)
+		return 0;
 	c->k->owned[i] = clCreateBuffer(c->b->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, len,
 					(void *)data, &e);
 	if (e != CL_SUCCESS)

@@ -120,9 +120,9 @@ int ocl_conv_weights(const struct ocl_ctx *c, cl_mem *wm, long *wo, cl_mem *bm, 
 
 	*has_bias = ho_node_input(c->g, c->n, 2) != NULL;
 	if (!c->fuse || c->fuse->bn < 0) {
-		*wm = c->mem[c->n->inputs[1]].block->mem;
+		*wm = ocl_buf(c, c->n->inputs[1]);
 		*wo = (long)(c->mem[c->n->inputs[1]].off / sizeof(float));
-		*bm = *has_bias ? c->mem[c->n->inputs[2]].block->mem : *wm;
+		*bm = *has_bias ? ocl_buf(c, c->n->inputs[2]) : *wm;
 		*bo = *has_bias ? (long)(c->mem[c->n->inputs[2]].off / sizeof(float)) : 0;
 		return 0;
 	}

@@ -401,6 +401,7 @@ const struct ho_backend_ops ho_backend_opencl = {
     .close = ocl_close,
     .query = ocl_query,
     .runs = ocl_runs,
+    .check = ocl_check,
     .layout = ocl_layout,
     .wrap = ocl_wrap,
     .unwrap = ocl_unwrap,

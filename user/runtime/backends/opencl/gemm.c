@@ -63,7 +63,7 @@ static int ocl_add_gemm(const struct ocl_ctx *c, const struct ocl_gemm *m)
 	if (!l)
 		return ho_err(c->err, -ENOMEM, "out of memory");
 	l->gemm = *m;
-	if (m->batch > 1)
+	if (m->batch > 1 || !c->b) /* batched: no temporaries; or a check */
 		return 0;
 	st = CLBlastSGemmTempBufferSize(CLBlastLayoutRowMajor, ocl_trans(m->ta), ocl_trans(m->tb),
 					m->m, m->n, m->k, m->ao, m->lda, m->bo, m->ldb, m->co,
@@ -118,7 +118,7 @@ static int ocl_add_im2col(const struct ocl_ctx *c, const struct ho_tensor *x,
 	a = (struct ocl_args){.k = l->k};
 	l->scratch = true;
 	l->scratch_at = a.i++; /* col: the scratch, set at launch */
-	ocl_arg_buf(&a, c->mem[c->n->inputs[0]].block->mem);
+	ocl_arg_buf(&a, ocl_buf(c, c->n->inputs[0]));
 	ocl_arg_long(&a, (long)(c->mem[c->n->inputs[0]].off / sizeof(float) + img * C * H * W));
 	ocl_arg_int(&a, (int)H);
 	ocl_arg_int(&a, (int)W);
@@ -156,8 +156,9 @@ int ocl_prep_conv_gemm(const struct ocl_ctx *c, const struct ocl_window *win)
 	act_only = ocl_post_act(c, &act);
 	if ((ret = ocl_conv_weights(c, &wm, &wo, &bm, &bo, &has_bias)))
 		return ret;
-	if (!direct && (ret = ocl_need(c->b, &c->b->scratch, &c->b->scratch_len,
-				       (size_t)(C * KK * P) * sizeof(float), c->err)))
+	if (!direct && c->b &&
+	    (ret = ocl_need(c->b, &c->b->scratch, &c->b->scratch_len,
+			    (size_t)(C * KK * P) * sizeof(float), c->err)))
 		return ret;
 	for (int64_t img = 0; img < N; img++) {
 		const struct ho_mem *xm = &c->mem[c->n->inputs[0]];
@@ -166,11 +167,11 @@ int ocl_prep_conv_gemm(const struct ocl_ctx *c, const struct ocl_window *win)
 		    .ao = (size_t)wo,
 		    .lda = (size_t)R,
 		    .sa = (size_t)(K / G * R),
-		    .b = direct ? xm->block->mem : NULL,
+		    .b = direct ? ocl_buf(c, c->n->inputs[0]) : NULL,
 		    .bo = direct ? xm->off / sizeof(float) + (size_t)(img * C * P) : 0,
 		    .ldb = (size_t)P,
 		    .sb = (size_t)(R * P),
-		    .c = c->mem[y].block->mem,
+		    .c = ocl_buf(c, y),
 		    .co = c->mem[y].off / sizeof(float) + (size_t)(img * K * P),
 		    .ldc = (size_t)P,
 		    .sc = (size_t)(K / G * P),
@@ -262,15 +263,15 @@ int ocl_prep_matmul(const struct ocl_ctx *c)
 	}
 	act_only = ocl_post_act(c, &act);
 	m = (struct ocl_gemm){
-	    .a = c->mem[c->n->inputs[0]].block->mem,
+	    .a = ocl_buf(c, c->n->inputs[0]),
 	    .ao = c->mem[c->n->inputs[0]].off / sizeof(float),
 	    .lda = (size_t)(s.ta ? s.M : s.K),
 	    .sa = (size_t)s.sa,
-	    .b = c->mem[c->n->inputs[1]].block->mem,
+	    .b = ocl_buf(c, c->n->inputs[1]),
 	    .bo = c->mem[c->n->inputs[1]].off / sizeof(float),
 	    .ldb = (size_t)(s.tb ? s.K : s.N),
 	    .sb = (size_t)s.sb,
-	    .c = c->mem[y].block->mem,
+	    .c = ocl_buf(c, y),
 	    .co = c->mem[y].off / sizeof(float),
 	    .ldc = (size_t)s.N,
 	    .sc = (size_t)(s.M * s.N),
@@ -290,7 +291,7 @@ int ocl_prep_matmul(const struct ocl_ctx *c)
 	if ((ret = ocl_add_gemm(c, &m)))
 		return ret;
 	ret = ocl_add_bias_act(c, y, (size_t)(s.batch * s.M), (size_t)s.N, (size_t)s.M,
-			       ct >= 0 ? c->mem[ct].block->mem : NULL,
+			       ct >= 0 ? ocl_buf(c, ct) : NULL,
 			       ct >= 0 ? (long)(c->mem[ct].off / sizeof(float)) : 0, bias_m, bias_n,
 			       beta, &act);
 	if (ret)

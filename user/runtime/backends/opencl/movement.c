@@ -55,7 +55,7 @@ static int ocl_gather(const struct ocl_ctx *c, int r, const int *dims, const int
 		return ocl_no_kernel(c);
 	a = (struct ocl_args){.k = l->k};
 	ocl_arg_tensor(&a, c, c->n->outputs[0]);
-	ocl_arg_buf(&a, c->mem[c->n->inputs[0]].block->mem);
+	ocl_arg_buf(&a, ocl_buf(c, c->n->inputs[0]));
 	ocl_arg_long(&a, (long)(c->mem[c->n->inputs[0]].off / sizeof(float) + (uint64_t)base));
 	ocl_arg_int(&a, r);
 	ocl_arg_int8(&a, dims);

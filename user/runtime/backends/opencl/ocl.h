@@ -105,7 +105,7 @@ const char *ocl_strerror(cl_int e);
 
 /* A node being prepared: what every operator's prepare reads and fills. */
 struct ocl_ctx {
-	struct ho_backend *b;
+	struct ho_backend *b; /* NULL: a check, nothing built (no kernels, buffers, arguments) */
 	const struct ho_graph *g;
 	const struct ho_node *n;
 	const struct ho_fusion *fuse;
@@ -135,6 +135,8 @@ void ocl_arg_long(struct ocl_args *a, long v);
 void ocl_arg_float(struct ocl_args *a, float v);
 void ocl_arg_buf(struct ocl_args *a, cl_mem m);
 void ocl_arg_tensor(struct ocl_args *a, const struct ocl_ctx *c, int32_t t);
+/* The buffer tensor t lies in (NULL in a check). */
+cl_mem ocl_buf(const struct ocl_ctx *c, int32_t t);
 void ocl_arg_act(struct ocl_args *a, const struct ocl_act_args *act);
 /* A sliding window: kernel extents, strides, pads (leading first), dilations, (y, x) each. */
 struct ocl_window {
@@ -194,6 +196,8 @@ bool ocl_runs(const char *op_type);
 int ocl_prepare(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
 		const struct ho_fusion *fuse, const struct ho_mem *mem,
 		const uint8_t *channels_last, struct ho_kernel **out, struct ho_error *err);
+int ocl_check(const struct ho_graph *g, uint32_t node, const struct ho_fusion *fuse,
+	      const struct ho_mem *mem, struct ho_error *err);
 void ocl_kernel_free(struct ho_kernel *k);
 
 #endif

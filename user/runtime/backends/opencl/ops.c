@@ -294,7 +294,7 @@ int ocl_prepare(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
 			return ocl_refuse(&c, "computes on float32 tensors only");
 		if (channels_last && channels_last[t])
 			return ocl_refuse(&c, "reads and writes row-major (NCHW) tensors only");
-		if (g->tensors[t].bytes && mem[t].host && !mem[t].block)
+		if (b && g->tensors[t].bytes && mem[t].host && !mem[t].block)
 			return ho_err(err, -EFAULT, "internal: node '%s': tensor '%s' has no block",
 				      n->name, g->tensors[t].name);
 	}
@@ -309,4 +309,15 @@ int ocl_prepare(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
 	}
 	*out = c.k;
 	return 0;
+}
+
+/* prepare, building nothing: the same checks over the same code. */
+int ocl_check(const struct ho_graph *g, uint32_t node, const struct ho_fusion *fuse,
+	      const struct ho_mem *mem, struct ho_error *err)
+{
+	struct ho_kernel *k = NULL;
+	int ret = ocl_prepare(NULL, g, node, fuse, mem, NULL, &k, err);
+
+	ocl_kernel_free(k);
+	return ret;
 }
