@@ -300,19 +300,29 @@ static void bench_matmul(struct ho_backend *b)
 			printf("matmul   %ldx%ldx%ld skipped\n", (long)M, (long)K, (long)N);
 			goto next;
 		}
+		/* a sample is enough runs to last ~20 ms: one short run is all wake-up noise */
+		double t1 = now();
+		int iters;
+
+		ho_rt_run(rt, &err);
+		iters = (int)(0.02 / (now() - t1)) + 1;
 		for (int r = 0; r < REPS; r++) {
 			double t0 = now();
 
-			ho_rt_run(rt, &err);
-			te[r] = now() - t0;
-			tc[r] = sgemm_once(b, &sg);
+			for (int i = 0; i < iters; i++)
+				ho_rt_run(rt, &err);
+			te[r] = (now() - t0) / iters;
+			tc[r] = 0;
+			for (int i = 0; i < iters; i++)
+				tc[r] += sgemm_once(b, &sg) / iters;
 		}
 		double me = median(te, REPS), mc = median(tc, REPS);
 
 		printf("matmul   %4ldx%4ldx%4ld: executor %7.3f ms (%5.1f GFLOP/s), CLBlast SGEMM "
-		       "%7.3f ms: ratio %.2f of CLBlast's rate   [median of %d, interleaved]\n",
+		       "%7.3f ms: ratio %.2f of CLBlast's rate   [median of %d rounds of %d, "
+		       "interleaved]\n",
 		       (long)M, (long)K, (long)N, me * 1e3, 2.0 * M * K * N / me * 1e-9, mc * 1e3,
-		       mc / me, REPS);
+		       mc / me, REPS, iters);
 	next:
 		sgemm_close(&sg);
 		ho_rt_free(rt);
