@@ -28,6 +28,7 @@ struct probe {
 	const struct ho_probe_opts *o;
 	struct ho_probe_method m;
 	uint32_t step, steps;
+	uint32_t dev_steps; /* of those, one device's */
 	json_t *flagged;
 	struct ho_error *err;
 };
@@ -493,6 +494,60 @@ out:
 	return ret;
 }
 
+/*
+ * Twins (twins.c) a quarter of whose kernels differ by more than
+ * HO_PROBE_TWIN_GAP are measured again, one after the other.  A difference
+ * that survives is the machine's load, not its silicon: flagged, and the
+ * slower carries the faster's figures.
+ */
+static int probe_twins_agree(struct probe *pr, const int *cpu, uint32_t n, json_t *devices,
+			     double (*alone)[2])
+{
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = i + 1; j < n; j++) {
+			const char *a = pr->box->dev[cpu[i]].name, *b = pr->box->dev[cpu[j]].name;
+			bool a_slower = false;
+			double gap = 0;
+			char line[320];
+			int ret;
+
+			if (!ho_probe_twins(pr->box, cpu[i], cpu[j]))
+				continue;
+			for (int round = 0; round < 2; round++) {
+				gap = ho_probe_twin_gap(json_object_get(devices, a),
+							json_object_get(devices, b), &a_slower);
+				if (gap <= HO_PROBE_TWIN_GAP || round)
+					break;
+				snprintf(line, sizeof(line),
+					 "%s and %s: twins (same backend, threads and cores) a "
+					 "quarter of whose kernels measured %.2fx apart: measured "
+					 "again",
+					 a, b, gap);
+				json_array_append_new(pr->flagged, json_string(line));
+				pr->steps += 2 * pr->dev_steps;
+				if ((ret = probe_device(pr, cpu[i], devices, alone[i])) ||
+				    (ret = probe_device(pr, cpu[j], devices, alone[j])))
+					return ret;
+			}
+			if (gap <= HO_PROBE_TWIN_GAP)
+				continue;
+			uint32_t slow = a_slower ? i : j, fast = a_slower ? j : i;
+			const char *sn = pr->box->dev[cpu[slow]].name,
+				   *fn = pr->box->dev[cpu[fast]].name;
+
+			snprintf(line, sizeof(line),
+				 "%s: slower than %s, its twin, measured twice (%.2fx apart): the "
+				 "machine's load, not its silicon; %s carries %s's figures",
+				 sn, fn, gap, sn, fn);
+			json_array_append_new(pr->flagged, json_string(line));
+			json_object_set_new(devices, sn,
+					    json_deep_copy(json_object_get(devices, fn)));
+			alone[slow][0] = alone[fast][0];
+			alone[slow][1] = alone[fast][1];
+		}
+	return 0;
+}
+
 /* A copy path's queue and what one measurement submits through it. */
 struct probe_copy_arg {
 	struct ho_pool_queue *q;
@@ -809,8 +864,8 @@ int ho_probe_box(const struct ho_box *box, const char *box_path, const struct ho
 					.min_seconds = o->quick ? 0.02 : 0.06};
 	for (const struct ho_probe_case *c = ho_probe_cases; c->what; c++)
 		per_dev += !o->quick || c->quick;
-	pr.steps =
-	    (o->links_only ? 0 : n * (per_dev + 1 + o->n_models) + n * (n - 1)) + n * (n - 1) / 2;
+	pr.dev_steps = per_dev + 1 + o->n_models;
+	pr.steps = (o->links_only ? 0 : n * pr.dev_steps + n * (n - 1)) + n * (n - 1) / 2;
 	doc = json_object();
 	devices = json_object();
 	links = json_array();
@@ -829,6 +884,8 @@ int ho_probe_box(const struct ho_box *box, const char *box_path, const struct ho
 	json_object_set_new(doc, "interference", interference);
 	for (uint32_t i = 0; i < n && !ret && !o->links_only; i++)
 		ret = probe_device(&pr, cpu[i], devices, alone[i]);
+	if (!ret && !o->links_only)
+		ret = probe_twins_agree(&pr, cpu, n, devices, alone);
 	if (!ret)
 		ret = probe_pairs(&pr, cpu, n, alone, links, interference);
 	if (!ret) {

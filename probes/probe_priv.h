@@ -30,6 +30,14 @@ int ho_pb_attr_float(struct ho_pb *pb, int node, const char *name, float v);
 int ho_pb_attr_ints(struct ho_pb *pb, int node, const char *name, int n, const int64_t *v);
 int ho_pb_load(struct ho_pb *pb, struct ho_graph **out, struct ho_error *err);
 
+/* twins.c: devices the box makes alike, whose figures must agree. */
+bool ho_probe_twins(const struct ho_box *box, int a, int b);
+/* How far apart two device records (a profile's) measured: the factor between them that a
+ * quarter of their sweep's kernels exceed; 0 where they share none.  *a_slower: a took
+ * longer on most.  Past HO_PROBE_TWIN_GAP, twins are measured again. */
+#define HO_PROBE_TWIN_GAP 1.25
+double ho_probe_twin_gap(const json_t *a, const json_t *b, bool *a_slower);
+
 /* runner.c: a graph planned on some of a box's devices, inputs random. */
 struct ho_probe_run {
 	struct ho_graph *g;

@@ -88,6 +88,14 @@ assert c["chains"] >= 7 * 5 + 64 * 5, c["chains"]
 assert sorted((x["device"], x["beside"]) for x in p["interference"]) == [("cpu0", "cpu1"), ("cpu1", "cpu0")]
 assert all(x["memory"] >= 1 and x["compute"] >= 1 for x in p["interference"]), p["interference"]
 assert p["probe"]["quick"] is True and isinstance(p["probe"]["flagged"], list), p["probe"]
+# cpu0 and cpu1 are twins: a quarter of their kernels within 1.25x of each other, or,
+# measured twice apart, flagged and carrying the faster's figures (never believed)
+t = {x["kernel"]: x["us"] for x in p["devices"]["cpu1"]["sweep"]}
+g = sorted(max(x["us"] / t[x["kernel"]], t[x["kernel"]] / x["us"])
+           for x in p["devices"]["cpu0"]["sweep"] if x["kernel"] in t)
+carried = [f for f in p["probe"]["flagged"] if "its twin, measured twice" in f]
+assert g[len(g) * 3 // 4] <= 1.25 or carried, (g, p["probe"]["flagged"])
+assert not carried or p["devices"]["cpu0"]["sweep"] == p["devices"]["cpu1"]["sweep"], carried
 PYEOF
 check "a schedule on the profile, no warning on this machine" 0 "" -- sh -c "$EXE schedule '$SQ' --shape input=1x3x224x224 --box '$tmp/box.json' --profile '$tmp/p.json' --quiet --generations 10 -o '$tmp/s.json' 2>&1 >/dev/null | grep -c warning | grep -qx 0"
 
