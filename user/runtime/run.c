@@ -224,23 +224,33 @@ void ho_rt_stop_threads(struct ho_rt *rt)
  * device's busy worker for a whole time slice (its first node 1.1 ms late)
  * before it could move itself.
  */
-/* Device d is the only one the plan gives nodes. */
-static bool ho_rt_alone(const struct ho_rt *rt, uint32_t d)
+/*
+ * The device the calling thread runs: of those the plan gives nodes, the one
+ * with the most threads.  An OpenMP parallel region started from a thread
+ * other than the process's first costs more: 28.5-32.1 us against 18.7-20.3
+ * us here for the same two-thread region (libgomp), which made the detector on
+ * a two-thread device of a three-device box 43.2-43.6 ms run by a worker
+ * thread, 37.6-38.0 ms run by the caller (run --threads 2: 37.2-37.6 ms).
+ */
+static int ho_rt_lead(const struct ho_rt *rt)
 {
-	for (uint32_t e = 0; e < rt->n_dev; e++)
-		if (e != d && rt->dev[e].n_nodes)
-			return false;
-	return rt->dev[d].n_nodes > 0;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	int lead = -1;
+	long most = 0;
+
+	for (uint32_t d = 0; d < rt->n_dev; d++) {
+		long t = rt->desc[d].threads > 0 ? rt->desc[d].threads : cores;
+
+		if ((rt->dev[d].n_nodes || rt->n_dev == 1) && t > most) {
+			lead = (int)d;
+			most = t;
+		}
+	}
+	return lead;
 }
 
-/*
- * The one device with nodes, run on the calling thread, on its cores, as a
- * plan of one device is: a worker thread of its own costs a hand-off at each
- * run's start and end and its OpenMP team is a second one (the detector on
- * the "cpus" device of a three-device box: 43.2-43.6 ms, against 36.9-37.5
- * ms in a box of that device alone).
- */
-static void ho_rt_solo(struct ho_rt *rt, uint32_t d)
+/* Device d's nodes, run on the calling thread, pinned to its cores as its worker would be. */
+static void ho_rt_on_caller(struct ho_rt *rt, uint32_t d)
 {
 	cpu_set_t set, was;
 	bool pin =
@@ -253,7 +263,7 @@ static void ho_rt_solo(struct ho_rt *rt, uint32_t d)
 		pthread_setaffinity_np(pthread_self(), sizeof(was), &was);
 }
 
-static int ho_rt_start_threads(struct ho_rt *rt, struct ho_error *err)
+static int ho_rt_start_threads(struct ho_rt *rt, int lead, struct ho_error *err)
 {
 	for (uint32_t d = 0; d < rt->n_dev; d++) {
 		struct ho_rt_dev *dv = &rt->dev[d];
@@ -266,10 +276,9 @@ static int ho_rt_start_threads(struct ho_rt *rt, struct ho_error *err)
 			return ho_err(err, -EAGAIN, "cannot start the copy engine of %s",
 				      rt->desc[d].name);
 		}
-		/* a device the plan gives no node needs no worker: one asleep there would
-		 * still wake at every node's end (the detector on the one device of a
-		 * three-device box: 43.2-43.6 ms against 36.9-37.5 ms alone) */
-		if (rt->n_dev == 1 || dv->worker.up || !dv->n_nodes || ho_rt_alone(rt, d))
+		/* a device with no node needs no worker (one asleep there would still
+		 * wake at every node's end); the lead runs on the caller */
+		if (dv->worker.up || !dv->n_nodes || (int)d == lead)
 			continue;
 		r = ho_rt_thread_start(&dv->worker, dv, ho_rt_worker,
 				       ho_rt_cores(rt, d, &set) ? &set : NULL);
@@ -643,7 +652,7 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 
 	/* a worker's OpenMP team (0: OpenMP's choice, every core), its copy thread */
 	uint32_t working = 0;
-	int solo = -1; /* the one device with nodes, run on this thread */
+	int lead = ho_rt_lead(rt);
 
 	for (uint32_t d = 0; d < rt->n_dev; d++) {
 		threads +=
@@ -651,10 +660,8 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 					: 0) +
 		    (rt->dev[d].cq_cap > 0);
 		working += rt->dev[d].n_nodes > 0;
-		solo = rt->dev[d].n_nodes > 0 && !rt->dev[d].worker.up ? (int)d : solo;
 	}
-	solo = rt->n_dev == 1 ? 0 : working == 1 ? solo : -1;
-	int r = ho_rt_start_threads(rt, err);
+	int r = ho_rt_start_threads(rt, lead, err);
 	struct ho_pool_stats before, after;
 	bool counted = !ho_pool_stats(rt->pool, &before);
 
@@ -672,8 +679,8 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 	rt->run_id++;
 	pthread_cond_broadcast(&rt->run_cond);
 	pthread_mutex_unlock(&rt->lock);
-	if (solo >= 0)
-		ho_rt_solo(rt, (uint32_t)solo);
+	if (lead >= 0)
+		ho_rt_on_caller(rt, (uint32_t)lead);
 	pthread_mutex_lock(&rt->lock);
 	while (rt->workers_busy)
 		pthread_cond_wait(&rt->run_cond, &rt->lock);
