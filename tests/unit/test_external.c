@@ -6,8 +6,10 @@
  * copies the input in); a second frame, bound in its turn, gives its own
  * answer; the output's exported fd shows what the runtime wrote.  On a
  * plan over cpu0 and the emulator the bound input is copied to the emulator
- * from the outside memory itself.  Bad bindings are refused naming the
- * problem, and leave the plan running as before.
+ * from the outside memory itself; on cpu0 and an OpenCL device sharing host
+ * memory, the device's kernels map the frame in place, nothing copied.  Bad
+ * bindings are refused naming the problem, and leave the plan running as
+ * before.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -74,7 +76,7 @@ static float *plain(const struct ho_graph *g, const struct ho_rt_opts *o, const 
 }
 
 static void bound_runs(const struct ho_graph *g, struct ho_rt_opts *o, const struct ho_npy *x,
-		       const char *label)
+		       const char *label, bool no_copies)
 {
 	const char *out_name = g->tensors[g->outputs[0]].name, *ext[] = {"input", out_name};
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), in_len = (x->nbytes + page - 1) / page * page,
@@ -122,6 +124,9 @@ static void bound_runs(const struct ho_graph *g, struct ho_rt_opts *o, const str
 	T_CHECK(ho_rt_output(rt, 0, NULL) != NULL &&
 		    diff_of(ho_rt_output(rt, 0, NULL), ref1, yt->bytes / 4) == 0,
 		"%s: ho_rt_output does not show the bound output", label);
+	T_CHECK(!no_copies || r->transfers == 0,
+		"%s: %u copies (%.0f bytes) where every device maps the frames in place", label,
+		r->transfers, r->bytes_moved);
 	printf("  %s, frame 1: answer in the consumer's memfd equal to a plain run's; %u copies "
 	       "(%.0f bytes), %u tensors (%.0f bytes) where they were bound\n",
 	       label, r->transfers, r->bytes_moved, r->bound, r->bound_bytes);
@@ -177,6 +182,44 @@ static void bound_runs(const struct ho_graph *g, struct ho_rt_opts *o, const str
 	o->n_external = 0;
 }
 
+/*
+ * cpu0 and an OpenCL device that shares host memory (PoCL here), every node it
+ * takes on it, the first among them: the frame is mapped in place for its
+ * kernels (CL_MEM_USE_HOST_PTR over the bound pages), nothing is copied in or
+ * out.  Skipped where no such device is found.
+ */
+static void ocl_runs(const struct ho_graph *g, struct ho_rt_opts *o, struct ho_rt_placement *pl,
+		     const struct ho_npy *x)
+{
+	struct ho_rt_found f[8];
+	int n = ho_rt_find_devices(f, 8), k = 0;
+	bool *takes = calloc(g->n_nodes, sizeof(bool));
+	struct ho_error err;
+
+	while (k < n && strcmp(f[k].backend, "opencl"))
+		k++;
+	if (k == n) {
+		printf("  cpu0 + ocl0: no OpenCL device here, skipped\n");
+		free(takes);
+		return;
+	}
+	T_REQUIRE(takes && ho_rt_backend_nodes("opencl", g, takes, NULL, NULL, &err) >= 0);
+	t_rt_device(&pl->dev[1], "ocl0", "opencl", 0);
+	pl->in_place[0] = 2; /* both address host memory: each reads the other's in place */
+	pl->in_place[1] = 1;
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		if (pl->node_device[i] >= 0)
+			pl->node_device[i] = takes[i];
+	for (uint32_t i = 0; i < g->n_nodes; i++) /* the frame's reader: on ocl0 */
+		if (g->nodes[i].n_inputs && g->nodes[i].inputs[0] == g->inputs[0])
+			T_CHECK(pl->node_device[i] == 1,
+				"%s (%s), the frame's reader, is not on ocl0", g->nodes[i].name,
+				g->nodes[i].op_type);
+	bound_runs(g, o, x, "cpu0 + ocl0", true);
+	pl->in_place[0] = pl->in_place[1] = 0;
+	free(takes);
+}
+
 int main(void)
 {
 	char model[4096], in_path[4096];
@@ -199,7 +242,7 @@ int main(void)
 	T_REQUIRE(ho_graph_bind_input(g, "input", in.shape, in.ndim, &err) == 0);
 	T_REQUIRE(ho_shape_infer(g, &err) == 0);
 
-	bound_runs(g, &o, &in, "one CPU device");
+	bound_runs(g, &o, &in, "one CPU device", true);
 
 	/* cpu0 and the emulator, every other node on each: the input is copied from the frame */
 	t_rt_device(&pl.dev[0], "cpu0", "cpu", 0);
@@ -215,7 +258,8 @@ int main(void)
 		pl.node_prio[id] = i;
 	}
 	o.placement = &pl;
-	bound_runs(g, &o, &in, "cpu0 + emu0");
+	bound_runs(g, &o, &in, "cpu0 + emu0", false);
+	ocl_runs(g, &o, &pl, &in);
 
 	o.external = not_io;
 	o.n_external = 1;
