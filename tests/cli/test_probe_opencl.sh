@@ -7,7 +7,8 @@
 # with those nodes on cpu0; a batch norm in training mode PoCL refuses by
 # its attribute, kept off ocl0 by the scheduler; a schedule whose front never
 # runs cpus beside the others (a member that does is refused), run here, its
-# copies as predicted (none: they share memory).
+# copies as predicted (none: they share memory); a convolution whose columns
+# take more than one band, done in bands.
 # Exits 77 where no OpenCL device shares host memory.
 # usage: test_probe_opencl.sh HETEROOPT MODELS_DIR
 set -u
@@ -106,6 +107,29 @@ check "run over ocl0 and cpu0" 0 "output y" -- $EXE run "$CBN" \
 	--input x="${CBN%.onnx}.ref_in.npy" --schedule "$tmp/cbn.json" --pick 0 -o "$tmp/cbn"
 check "... as PyTorch computed it" 0 "" -- $PY "$(dirname "$0")/../runtime/compare.py" \
 	"${CBN%.onnx}.ref_out.npy" "$tmp/cbn/y.npy" "conv_bn_training over ocl0 and cpu0"
+# a convolution whose columns (64 x 3 x 3 x 362^2 floats, 302 MB) pass the 256 MiB a band of
+# outputs may take: done in two bands on ocl0, held to the cpu backend's answer
+$PY - "$tmp" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper, numpy_helper, TensorProto as T
+rng = np.random.default_rng(7)
+w = numpy_helper.from_array((rng.standard_normal((8, 64, 3, 3)) * 0.05).astype(np.float32), "w")
+node = helper.make_node("Conv", ["x", "w"], ["y"], name="wide", kernel_shape=[3, 3], pads=[1] * 4)
+g = helper.make_graph([node], "wide", [helper.make_tensor_value_info("x", T.FLOAT, [1, 64, 362, 362])],
+                      [helper.make_tensor_value_info("y", T.FLOAT, [1, 8, 362, 362])], [w])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.save(m, sys.argv[1] + "/wide.onnx")
+np.save(sys.argv[1] + "/wx.npy", rng.random((1, 64, 362, 362), dtype=np.float32))
+PYEOF
+check "a convolution past one band of columns, pinned on ocl0" 0 "wrote $tmp/wide.json" -- \
+	$EXE schedule "$tmp/wide.onnx" --box "$tmp/box.json" --pin wide=ocl0 --quiet -o "$tmp/wide.json"
+check "... run there in bands" 0 "output y" -- $EXE run "$tmp/wide.onnx" --input x="$tmp/wx.npy" \
+	--schedule "$tmp/wide.json" --repeat 1 -o "$tmp/wide"
+check "... and on the cpu backend" 0 "output y" -- $EXE run "$tmp/wide.onnx" --input x="$tmp/wx.npy" \
+	--repeat 1 -o "$tmp/wide_cpu"
+check "... alike" 0 "" -- $PY "$(dirname "$0")/../runtime/compare.py" "$tmp/wide_cpu/y.npy" \
+	"$tmp/wide/y.npy" "wide convolution on ocl0 in bands, against the cpu backend"
 $PY -c "import numpy as np; np.save('$tmp/x.npy', np.random.default_rng(3).random((1, 3, 96, 96), dtype=np.float32))"
 ONE_LINE_ERRORS=1
 check "a hand-edited member on cpus and cpu0 at once is refused" 1 "shares (box alternative_to)" -- \

@@ -242,6 +242,11 @@ static int ocl_open(const struct ho_rt_device *dev, int threads, struct ho_backe
 			     dev->name, b->name);
 		goto fail;
 	}
+	cl_ulong most = 0;
+
+	if (clGetDeviceInfo(b->dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(most), &most, NULL) ==
+	    CL_SUCCESS)
+		b->max_alloc = (size_t)most;
 	b->ctx = clCreateContext(NULL, 1, &b->dev, NULL, NULL, &e);
 	if (e == CL_SUCCESS)
 		b->q = clCreateCommandQueue(b->ctx, b->dev, CL_QUEUE_PROFILING_ENABLE, &e);

@@ -14,8 +14,9 @@
 #include <string.h>
 
 /* *buf holds at least len bytes: grown (its contents lost) at prepare time. */
-int ocl_need(struct ho_backend *b, cl_mem *buf, size_t *have, size_t len, struct ho_error *err)
+int ocl_need(const struct ocl_ctx *c, cl_mem *buf, size_t *have, size_t len)
 {
+	struct ho_backend *b = c->b;
 	cl_int e = CL_SUCCESS;
 	cl_mem m;
 
@@ -23,8 +24,11 @@ int ocl_need(struct ho_backend *b, cl_mem *buf, size_t *have, size_t len, struct
 		return 0;
 	m = clCreateBuffer(b->ctx, CL_MEM_READ_WRITE, len, NULL, &e);
 	if (e != CL_SUCCESS)
-		return ho_err(err, -ENOMEM, "%s: cannot allocate %zu bytes of scratch: %s (%d)",
-			      b->name, len, ocl_strerror(e), e);
+		return ho_err(
+		    c->err, -ENOMEM,
+		    "node '%s' (%s): %s cannot allocate the %zu bytes of scratch it needs "
+		    "(one buffer of at most %zu): %s (%d)",
+		    c->n->name, c->n->op_type, b->name, len, b->max_alloc, ocl_strerror(e), e);
 	if (*buf)
 		clReleaseMemObject(*buf);
 	*buf = m;
@@ -71,7 +75,7 @@ static int ocl_add_gemm(const struct ocl_ctx *c, const struct ocl_gemm *m)
 	if (st != CLBlastSuccess)
 		return ho_err(c->err, -EINVAL, "node '%s' (%s): CLBlast refuses its GEMM (%d)",
 			      c->n->name, c->n->op_type, st);
-	return ocl_need(c->b, &c->b->tmp, &c->b->tmp_len, tmp * sizeof(float), c->err);
+	return ocl_need(c, &c->b->tmp, &c->b->tmp_len, tmp * sizeof(float));
 }
 
 /*
@@ -105,9 +109,10 @@ static int ocl_add_bias_act(const struct ocl_ctx *c, int32_t y, size_t rows, siz
 	return ocl_args_done(c, &a);
 }
 
-/* The im2col of image img of x into the scratch. */
+/* The im2col of outputs p0 to p0 + np - 1 of image img of x into the scratch. */
 static int ocl_add_im2col(const struct ocl_ctx *c, const struct ho_tensor *x,
-			  const struct ho_tensor *y, const struct ocl_window *win, int64_t img)
+			  const struct ho_tensor *y, const struct ocl_window *win, int64_t img,
+			  int64_t p0, int64_t np)
 {
 	int64_t C = x->shape.dim[1], H = x->shape.dim[2], W = x->shape.dim[3];
 	struct ocl_launch *l = ocl_new_launch(c, "im2col");
@@ -125,16 +130,25 @@ static int ocl_add_im2col(const struct ocl_ctx *c, const struct ho_tensor *x,
 	ocl_arg_int(&a, (int)y->shape.dim[2]);
 	ocl_arg_int(&a, (int)y->shape.dim[3]);
 	ocl_arg_window(&a, win);
+	ocl_arg_int(&a, (int)p0);
+	ocl_arg_int(&a, (int)np);
 	l->dims = 2;
-	l->global[0] = (size_t)(y->shape.dim[2] * y->shape.dim[3]);
+	l->global[0] = (size_t)np;
 	l->global[1] = (size_t)(C * win->ks[0] * win->ks[1]);
 	return ocl_args_done(c, &a);
 }
 
 /*
- * Conv as GEMM, per image: y[K, OH OW] = w[K, C KH KW] col[C KH KW, OH OW], a
- * group's rows of each a batch of the GEMM.  A 1x1 convolution of stride 1 and
- * no padding reads its input as col, in place.
+ * The most bytes of columns one band of outputs takes: an image whose columns
+ * would take more (a 11x11 kernel over 64 channels at 540x540: 9 GB, more than
+ * PoCL's 8 GiB buffer) is done in bands of outputs, each its im2col and GEMMs.
+ */
+#define OCL_COLUMNS_MAX ((size_t)256 << 20)
+
+/*
+ * Conv as GEMM, per image and band of outputs: y[K, band] = w[K, C KH KW]
+ * col[C KH KW, band], a group's rows of each a batch of the GEMM.  A 1x1
+ * convolution of stride 1 and no padding reads its input as col, in place.
  */
 int ocl_prep_conv_gemm(const struct ocl_ctx *c, const struct ocl_window *win)
 {
@@ -156,37 +170,45 @@ int ocl_prep_conv_gemm(const struct ocl_ctx *c, const struct ocl_window *win)
 	act_only = ocl_post_act(c, &act);
 	if ((ret = ocl_conv_weights(c, &wm, &wo, &bm, &bo, &has_bias)))
 		return ret;
-	if (!direct && c->b &&
-	    (ret = ocl_need(c->b, &c->b->scratch, &c->b->scratch_len,
-			    (size_t)(C * KK * P) * sizeof(float), c->err)))
-		return ret;
-	for (int64_t img = 0; img < N; img++) {
-		const struct ho_mem *xm = &c->mem[c->n->inputs[0]];
-		struct ocl_gemm m = {
-		    .a = wm,
-		    .ao = (size_t)wo,
-		    .lda = (size_t)R,
-		    .sa = (size_t)(K / G * R),
-		    .b = direct ? ocl_buf(c, c->n->inputs[0]) : NULL,
-		    .bo = direct ? xm->off / sizeof(float) + (size_t)(img * C * P) : 0,
-		    .ldb = (size_t)P,
-		    .sb = (size_t)(R * P),
-		    .c = ocl_buf(c, y),
-		    .co = c->mem[y].off / sizeof(float) + (size_t)(img * K * P),
-		    .ldc = (size_t)P,
-		    .sc = (size_t)(K / G * P),
-		    .m = (size_t)(K / G),
-		    .n = (size_t)P,
-		    .k = (size_t)R,
-		    .batch = (size_t)G,
-		    .alpha = 1.0f,
-		};
+	size_t most = OCL_COLUMNS_MAX, col = (size_t)(C * KK) * sizeof(float);
+	int64_t band = P;
 
-		if (!direct && (ret = ocl_add_im2col(c, x, yt, win, img)))
-			return ret;
-		if ((ret = ocl_add_gemm(c, &m)))
-			return ret;
-	}
+	if (c->b && c->b->max_alloc && c->b->max_alloc < most)
+		most = c->b->max_alloc;
+	if (!direct && (size_t)P * col > most)
+		band = (int64_t)(most / col) > 0 ? (int64_t)(most / col) : 1;
+	if (!direct && c->b &&
+	    (ret = ocl_need(c, &c->b->scratch, &c->b->scratch_len, (size_t)band * col)))
+		return ret;
+	for (int64_t img = 0; img < N; img++)
+		for (int64_t p0 = 0; p0 < P; p0 += band) {
+			const struct ho_mem *xm = &c->mem[c->n->inputs[0]];
+			int64_t np = P - p0 < band ? P - p0 : band;
+			struct ocl_gemm m = {
+			    .a = wm,
+			    .ao = (size_t)wo,
+			    .lda = (size_t)R,
+			    .sa = (size_t)(K / G * R),
+			    .b = direct ? ocl_buf(c, c->n->inputs[0]) : NULL,
+			    .bo = direct ? xm->off / sizeof(float) + (size_t)(img * C * P) : 0,
+			    .ldb = (size_t)np,
+			    .sb = (size_t)(R * np),
+			    .c = ocl_buf(c, y),
+			    .co = c->mem[y].off / sizeof(float) + (size_t)(img * K * P + p0),
+			    .ldc = (size_t)P,
+			    .sc = (size_t)(K / G * P),
+			    .m = (size_t)(K / G),
+			    .n = (size_t)np,
+			    .k = (size_t)R,
+			    .batch = (size_t)G,
+			    .alpha = 1.0f,
+			};
+
+			if (!direct && (ret = ocl_add_im2col(c, x, yt, win, img, p0, np)))
+				return ret;
+			if ((ret = ocl_add_gemm(c, &m)))
+				return ret;
+		}
 	ret = ocl_add_bias_act(c, y, (size_t)(N * K), (size_t)P, (size_t)K, has_bias ? bm : NULL,
 			       bo, 1, 0, 1.0f, &act);
 	if (ret)

@@ -24,6 +24,8 @@ struct ho_backend {
 	 */
 	cl_mem scratch, tmp;
 	size_t scratch_len, tmp_len;
+	size_t
+	    max_alloc; /* the most one buffer may hold (CL_DEVICE_MAX_MEM_ALLOC_SIZE); 0: unknown */
 	char name[192]; /* "opencl (Portable Computing Language, pthread-...)" */
 };
 
@@ -150,7 +152,8 @@ int ocl_args_done(const struct ocl_ctx *c, const struct ocl_args *a);
 int ocl_owned(const struct ocl_ctx *c, int i, const void *data, size_t len);
 
 /* gemm.c: convolution as im2col and GEMM, MatMul and Gemm, on CLBlast */
-int ocl_need(struct ho_backend *b, cl_mem *buf, size_t *have, size_t len, struct ho_error *err);
+/* The device's *buf holds at least len bytes for node c's kernels (grown at prepare time). */
+int ocl_need(const struct ocl_ctx *c, cl_mem *buf, size_t *have, size_t len);
 int ocl_gemm_enqueue(struct ho_backend *b, const struct ocl_gemm *m, cl_event *ev);
 int ocl_prep_conv_gemm(const struct ocl_ctx *c, const struct ocl_window *win);
 int ocl_prep_matmul(const struct ocl_ctx *c);

@@ -139,16 +139,17 @@ const char ocl_source[] =
     "  }\n"
     "  y[yo + (((long)n * K + k) * OH + oy) * OW + ox] = act(s, a, p, q);\n"
     "}\n"
-    /* Convolution's columns for one image: col[(c KH + i) KW + j][oy OW + ox] is
-     * the input under kernel tap (i, j) of output (oy, ox), 0 in the padding. */
+    /* Convolution's columns for one image, outputs p0 to p0 + np - 1 of it:
+     * col[(c KH + i) KW + j][p - p0] is the input under kernel tap (i, j) of
+     * output p = oy OW + ox, 0 in the padding. */
     "__kernel void im2col(__global float *col, __global const float *x, long xo,\n"
     "                     int H, int W, int OH, int OW, int KH, int KW, int SH, int SW,\n"
-    "                     int PH, int PW, int DH, int DW) {\n"
-    "  int p = get_global_id(0), r = get_global_id(1);\n"
+    "                     int PH, int PW, int DH, int DW, int p0, int np) {\n"
+    "  int q = get_global_id(0), p = p0 + q, r = get_global_id(1);\n"
     "  int oy = p / OW, ox = p % OW, j = r % KW, i = (r / KW) % KH, c = r / (KH * KW);\n"
     "  int iy = oy * SH - PH + i * DH, ix = ox * SW - PW + j * DW;\n"
-    "  col[(long)r * OH * OW + p] = iy >= 0 && iy < H && ix >= 0 && ix < W\n"
-    "                               ? x[xo + ((long)c * H + iy) * W + ix] : 0.0f;\n"
+    "  col[(long)r * np + q] = iy >= 0 && iy < H && ix >= 0 && ix < W\n"
+    "                          ? x[xo + ((long)c * H + iy) * W + ix] : 0.0f;\n"
     "}\n"
     /* After a GEMM of rows x cols: beta times a bias broadcast by strides (row r
      * reads row r % rmod of it), then the folded activation. */
