@@ -30,6 +30,10 @@ int ho_pb_attr_float(struct ho_pb *pb, int node, const char *name, float v);
 int ho_pb_attr_ints(struct ho_pb *pb, int node, const char *name, int n, const int64_t *v);
 int ho_pb_load(struct ho_pb *pb, struct ho_graph **out, struct ho_error *err);
 
+/* copies.c: pool copies from node na to nb by every queue path, into link ("gbps", "copies"). */
+int ho_probe_copies(const struct ho_probe_method *m, const struct ho_probe_opts *o, int na, int nb,
+		    json_t *link, struct ho_error *err);
+
 /* twins.c: devices the box makes alike, whose figures must agree. */
 bool ho_probe_twins(const struct ho_box *box, int a, int b);
 /* How far apart two device records (a profile's) measured: the factor between them that a
