@@ -216,15 +216,6 @@ void ho_rt_stop_threads(struct ho_rt *rt)
 }
 
 /*
- * The threads a run needs and does not have yet (all of them before the
- * first run): a copy thread per device that receives copies, and a worker
- * per device when there are several (one device runs on the caller).  A
- * worker is created on the cores the box gives it (OpenMP threads it starts
- * inherit them): created anywhere, one was seen queued behind the other
- * device's busy worker for a whole time slice (its first node 1.1 ms late)
- * before it could move itself.
- */
-/*
  * The device the calling thread runs: of those the plan gives nodes, the one
  * with the most threads.  An OpenMP parallel region started from a thread
  * other than the process's first costs more: 28.5-32.1 us against 18.7-20.3
@@ -263,6 +254,15 @@ static void ho_rt_on_caller(struct ho_rt *rt, uint32_t d)
 		pthread_setaffinity_np(pthread_self(), sizeof(was), &was);
 }
 
+/*
+ * The threads a run needs and does not have yet (all of them before the
+ * first run): a copy thread per device that receives copies, and a worker
+ * per device the plan gives nodes, but the lead (ho_rt_lead: the caller).  A
+ * worker is created on the cores the box gives it (OpenMP threads it starts
+ * inherit them): created anywhere, one was seen queued behind the other
+ * device's busy worker for a whole time slice (its first node 1.1 ms late)
+ * before it could move itself.
+ */
 static int ho_rt_start_threads(struct ho_rt *rt, int lead, struct ho_error *err)
 {
 	for (uint32_t d = 0; d < rt->n_dev; d++) {
