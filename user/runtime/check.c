@@ -160,60 +160,61 @@ static int ho_nodes_of(const struct ho_backend_ops *ops, const struct ho_graph *
 	return refused;
 }
 
+/* The backend box device d runs on; NULL: one not built here. */
+static const struct ho_backend_ops *ho_box_backend(const struct ho_box *box, uint32_t d)
+{
+	const char *name = ho_rt_backend_for(box->dev[d].kind, box->dev[d].backend);
+
+	return name ? ho_backend_find(name) : NULL;
+}
+
 int ho_rt_backend_nodes(const char *backend, const struct ho_graph *g, bool *takes,
 			ho_rt_refusal_fn fn, void *arg, struct ho_error *err)
 {
 	const struct ho_backend_ops *ops = ho_backend_find(backend);
-	struct ho_scratch_mem s;
+	struct ho_scratch_mem s = {0}; /* what a backend's check reads; none without one */
 	int ret;
 
 	if (!ops)
 		return ho_err(err, -ENOENT, "no backend '%s' is built in", backend);
-	if ((ret = ho_scratch_new(&s, g, false, err)))
+	if (ops->check && (ret = ho_scratch_new(&s, g, false, err)))
 		return ret;
 	ret = ho_nodes_of(ops, g, &s, takes, fn, arg);
-	ho_scratch_free(&s, g);
+	if (s.mem)
+		ho_scratch_free(&s, g);
 	return ret;
 }
 
 int ho_rt_box_takes(const struct ho_box *box, const struct ho_graph *g, uint64_t *devices,
 		    struct ho_error *err)
 {
-	const struct ho_backend_ops *asked[HO_MAX_DEVICES];
-	bool *takes = calloc((size_t)box->n_devices * g->n_nodes + 1, sizeof(bool));
-	struct ho_scratch_mem s;
-	int ret;
+	bool *takes = calloc(g->n_nodes + 1, sizeof(bool));
+	struct ho_scratch_mem s = {0};
+	uint64_t answered = 0; /* devices whose bits are in: one question per backend */
+	int ret = takes ? 0 : ho_err(err, -ENOMEM, "out of memory");
 
-	if (!takes)
-		return ho_err(err, -ENOMEM, "out of memory");
-	if ((ret = ho_scratch_new(&s, g, false, err))) {
-		free(takes);
-		return ret;
-	}
-	for (uint32_t d = 0; d < box->n_devices; d++) {
-		const char *name = ho_rt_backend_for(box->dev[d].kind, box->dev[d].backend);
+	memset(devices, 0, g->n_nodes * sizeof(*devices));
+	for (uint32_t d = 0; d < box->n_devices && !ret; d++) {
+		const struct ho_backend_ops *ops = ho_box_backend(box, d);
 
-		asked[d] = name ? ho_backend_find(name) : NULL;
-		for (uint32_t e = 0; e < d && asked[d]; e++) /* one answer per backend */
-			if (asked[e] == asked[d]) {
-				memcpy(takes + (size_t)d * g->n_nodes,
-				       takes + (size_t)e * g->n_nodes, g->n_nodes * sizeof(bool));
-				goto next;
-			}
-		if (asked[d])
-			ho_nodes_of(asked[d], g, &s, takes + (size_t)d * g->n_nodes, NULL, NULL);
-		else /* a backend not built here: the box's op lists decide */
-			memset(takes + (size_t)d * g->n_nodes, 1, g->n_nodes * sizeof(bool));
-	next:;
+		if (answered >> d & 1)
+			continue;
+		if (ops && ops->check && !s.mem && (ret = ho_scratch_new(&s, g, false, err)))
+			break;
+		if (ops) /* else a backend not built here: the box's op lists decide */
+			ho_nodes_of(ops, g, &s, takes, NULL, NULL);
+		for (uint32_t e = d; e < box->n_devices; e++) {
+			if (ho_box_backend(box, e) != ops)
+				continue;
+			answered |= 1ull << e;
+			for (uint32_t i = 0; i < g->n_nodes; i++)
+				devices[i] |= (uint64_t)(!ops || takes[i]) << e;
+		}
 	}
-	for (uint32_t i = 0; i < g->n_nodes; i++) {
-		devices[i] = 0;
-		for (uint32_t d = 0; d < box->n_devices; d++)
-			devices[i] |= (uint64_t)takes[(size_t)d * g->n_nodes + i] << d;
-	}
-	ho_scratch_free(&s, g);
+	if (s.mem)
+		ho_scratch_free(&s, g);
 	free(takes);
-	return 0;
+	return ret;
 }
 
 bool ho_rt_takes_fused(const struct ho_rt *rt, struct ho_scratch_mem *s, uint32_t i, int32_t bn,
