@@ -170,13 +170,13 @@ int ocl_prep_conv_gemm(const struct ocl_ctx *c, const struct ocl_window *win)
 	act_only = ocl_post_act(c, &act);
 	if ((ret = ocl_conv_weights(c, &wm, &wo, &bm, &bo, &has_bias)))
 		return ret;
-	size_t most = OCL_COLUMNS_MAX, col = (size_t)(C * KK) * sizeof(float);
-	int64_t band = P;
+	size_t col = (size_t)(C * KK) * sizeof(float), most = OCL_COLUMNS_MAX;
 
 	if (c->b && c->b->max_alloc && c->b->max_alloc < most)
 		most = c->b->max_alloc;
-	if (!direct && (size_t)P * col > most)
-		band = (int64_t)(most / col) > 0 ? (int64_t)(most / col) : 1;
+	int64_t band =
+	    direct || (size_t)P * col <= most ? P : (int64_t)(most / col ? most / col : 1);
+
 	if (!direct && c->b &&
 	    (ret = ocl_need(c, &c->b->scratch, &c->b->scratch_len, (size_t)band * col)))
 		return ret;
