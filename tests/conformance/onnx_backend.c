@@ -22,10 +22,11 @@
  * The floor file holds "SUITE PASSED" lines (and "SUITE@BACKEND PASSED" for
  * the passes that ran a node on the --device backend); fewer passes than a
  * floor, any wrong answer or any crash fails (exit 1). No DATA_DIR: exit 77.
- * --device opencl: every node that backend has a kernel for runs on it
- * (beside cpu0, which keeps the rest), so the recorded outputs check its
- * kernels; the summary counts the passes that ran a node there.  No such
- * device here: exit 77.
+ * --device opencl: every node that backend takes (its capability query, as
+ * the scheduler asks it) runs on it, beside cpu0, which keeps the rest, so
+ * the recorded outputs check its kernels; a plan refusing a node the query
+ * took is a wrong answer.  The summary counts the passes that ran a node
+ * there.  No such device here: exit 77.
  * --fold: small inputs (CB_BIND_MAX elements) bound by value first, unbound
  * where that is refused: load-time folding then computes most of a test, and
  * its recorded outputs check the folding.
