@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heteroopt/probe.h"
+#include "probe_priv.h"
 
 static int probe_cmp(const void *a, const void *b)
 {
@@ -29,6 +29,12 @@ static double probe_quantile(const double *sorted, uint32_t n, double q)
 	if (lo + 1 >= n)
 		return sorted[n - 1];
 	return sorted[lo] + (at - lo) * (sorted[lo + 1] - sorted[lo]);
+}
+
+double ho_probe_quantile(double *v, uint32_t n, double q)
+{
+	qsort(v, n, sizeof(*v), probe_cmp);
+	return n ? probe_quantile(v, n, q) : 0;
 }
 
 void ho_probe_robust(double *v, uint32_t n, struct ho_probe_stat *out)

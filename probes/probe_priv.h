@@ -34,6 +34,9 @@ int ho_pb_load(struct ho_pb *pb, struct ho_graph **out, struct ho_error *err);
 int ho_probe_copies(const struct ho_probe_method *m, const struct ho_probe_opts *o, int na, int nb,
 		    json_t *link, struct ho_error *err);
 
+/* measure.c: v sorted, and its q-quantile (linear between neighbours); 0 where n is 0. */
+double ho_probe_quantile(double *v, uint32_t n, double q);
+
 /* twins.c: devices the box makes alike, whose figures must agree. */
 bool ho_probe_twins(const struct ho_box *box, int a, int b);
 /* How far apart two device records (a profile's) measured: the factor between them that a

@@ -32,13 +32,6 @@ bool ho_probe_twins(const struct ho_box *box, int a, int b)
 	       !x->whole_of && !y->whole_of && x->numa_node == y->numa_node;
 }
 
-static int twin_cmp(const void *p, const void *q)
-{
-	double u = *(const double *)p, v = *(const double *)q;
-
-	return u < v ? -1 : u > v;
-}
-
 double ho_probe_twin_gap(const json_t *a, const json_t *b, bool *a_slower)
 {
 	const json_t *sa = json_object_get(a, "sweep"), *sb = json_object_get(b, "sweep");
@@ -64,10 +57,8 @@ double ho_probe_twin_gap(const json_t *a, const json_t *b, bool *a_slower)
 		}
 	}
 	if (n) {
-		qsort(r, n, sizeof(double), twin_cmp);
-		qsort(gap, n, sizeof(double), twin_cmp);
-		*a_slower = r[n / 2] > 1;
-		worst = gap[n * 3 / 4]; /* the worse quarter of the kernels */
+		*a_slower = ho_probe_quantile(r, (uint32_t)n, 0.5) > 1;
+		worst = ho_probe_quantile(gap, (uint32_t)n, 0.75); /* the worse quarter */
 	}
 	free(r);
 	free(gap);
