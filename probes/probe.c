@@ -107,12 +107,37 @@ static void probe_point(struct probe_points *pp, int kc, const struct ho_node *n
 
 struct probe_dev_out {
 	json_t *dev, *families, *sweep, *by_size, *by_stride, *models;
+	json_t *post_op, *post_op_elems; /* op: ns per element fused, from the row of most */
 	double best_gflops, best_gbps, chain_us, model_us, run_us;
 	uint32_t model_nodes;
 	struct ho_run_point runs[CLI_MODELS_MAX]; /* per model: its run beyond the kernels */
 	uint32_t n_runs;
 	double interfere_alone[2]; /* memory, compute rows alone: seconds */
 };
+
+/*
+ * What a unary element-wise op costs beyond moving its bytes: its time less
+ * the streaming time of its working set (the Relu rows measured before it).
+ * Fused into a convolution's or MatMul's kernel it costs that, per element
+ * of the output: a Swish after every convolution (EfficientNet) is a third
+ * of the model's time, and the kernel's own model knows nothing of it.
+ */
+static void probe_post_op(struct probe_dev_out *po, const struct ho_graph *g,
+			  const struct ho_node *nd, double seconds)
+{
+	const struct ho_tensor *y = &g->tensors[nd->outputs[0]];
+	double bytes = (double)(nd->feat.bytes_read + nd->feat.bytes_written),
+	       elems = (double)ho_shape_numel(&y->shape),
+	       gbps = ho_profile_bw_at(po->by_size, bytes), ns;
+	json_t *seen = json_object_get(po->post_op_elems, nd->op_type);
+
+	if (nd->n_inputs != 1 || !ho_op_is_post_op(nd->op_type) || elems <= 0 || gbps <= 0 ||
+	    (seen && json_number_value(seen) >= elems))
+		return;
+	ns = fmax(0, seconds - bytes / (gbps * 1e9)) / elems * 1e9;
+	json_object_set_new(po->post_op, nd->op_type, json_real(ns));
+	json_object_set_new(po->post_op_elems, nd->op_type, json_real(elems));
+}
 
 static int probe_sweep(struct probe *pr, int d, struct probe_points *pp, struct probe_dev_out *po)
 {
@@ -156,6 +181,8 @@ static int probe_sweep(struct probe *pr, int d, struct probe_points *pp, struct 
 		if (kc == HO_KC_CONV || kc == HO_KC_CONV_DW)
 			probe_family_add(po->families, key, ho_node_work(nd), st.median);
 		probe_point(pp, kc, nd, st.median);
+		if (kc == HO_KC_ELTWISE)
+			probe_post_op(po, g, nd, st.median);
 		if (kc == HO_KC_CONV && nd->feat.flops / st.median / 1e9 > po->best_gflops)
 			po->best_gflops = nd->feat.flops / st.median / 1e9;
 		if (c->role == HO_PROBE_BANDWIDTH || c->role == HO_PROBE_INTERFERE_MEM) {
@@ -437,6 +464,8 @@ static int probe_device(struct probe *pr, int d, json_t *devices, double *alone)
 	po.by_size = json_array();
 	po.by_stride = json_array();
 	po.models = json_array();
+	po.post_op = json_object();
+	po.post_op_elems = json_object();
 	json_object_set_new(devices, pr->box->dev[d].name, po.dev);
 	if ((ret = probe_sweep(pr, d, &pp, &po)) || (ret = probe_dispatch(pr, d, &po)) ||
 	    (ret = probe_models(pr, d, &pp, &po)))
@@ -477,7 +506,8 @@ static int probe_device(struct probe *pr, int d, json_t *devices, double *alone)
 	json_object_set_new(po.dev, "bandwidth_by_stride", po.by_stride);
 	json_object_set_new(po.dev, "sweep", po.sweep);
 	json_object_set_new(po.dev, "models", po.models);
-	po.families = po.sweep = po.by_size = po.by_stride = po.models = NULL;
+	json_object_set_new(po.dev, "post_op_ns", po.post_op);
+	po.families = po.sweep = po.by_size = po.by_stride = po.models = po.post_op = NULL;
 	alone[0] = po.interfere_alone[0];
 	alone[1] = po.interfere_alone[1];
 out:
@@ -487,6 +517,8 @@ out:
 	json_decref(po.by_size);
 	json_decref(po.by_stride);
 	json_decref(po.models);
+	json_decref(po.post_op);
+	json_decref(po.post_op_elems);
 	for (int kc = 0; kc < HO_KC_COUNT; kc++)
 		free(pp.v[kc]);
 	return ret;

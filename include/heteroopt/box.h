@@ -124,6 +124,16 @@ double ho_profile_efficiency(const struct ho_profile *prof, const struct ho_box 
  */
 double ho_profile_node_time(const struct ho_profile *prof, const struct ho_graph *g,
 			    const struct ho_node *nd, int dev, double launch);
+/*
+ * Whether nd's own time on dev was measured (its node_us, or its family's
+ * points, which hold whatever post-ops were fused into it then).
+ */
+bool ho_profile_node_measured(const struct ho_profile *prof, const struct ho_graph *g,
+			      const struct ho_node *nd, int dev);
+/* s per element that a post-op of op_type adds fused into a kernel on dev; 0: unmeasured. */
+double ho_profile_post_op(const struct ho_profile *prof, int dev, const char *op_type);
+/* The streaming rate (GB/s) at a working set of bytes, from a bandwidth_by_size list. */
+double ho_profile_bw_at(const struct json_t *curve, double bytes);
 /* Link a-b as measured: hand-off latency (< 0: the box's), copy rate and the rate b
  * reads a's fresh tensor in place at (bytes/s, <= 0: none). */
 double ho_profile_link_latency(const struct ho_profile *prof, int a, int b);

@@ -64,10 +64,13 @@ struct ho_problem {
 	 * or MatMul's chain, whose output item t reads (fuse_in), and the chain's
 	 * head (fuse_head); HO_NOT_FUSED for tasks in no chain.  On the device of
 	 * the task before it, if that one is the head or fused itself, t runs
-	 * inside the head's kernel: no time, and fuse_in is never written.  NULL
-	 * without chains.
+	 * inside the head's kernel, and fuse_in is never written.  NULL
+	 * without chains.  fused_comp[t * d + k]: what t adds to the head's
+	 * kernel on device k, in s (its work per element, where the head's own
+	 * time was not measured with it); NULL: nothing.
 	 */
 	uint32_t *fuse_prev, *fuse_in, *fuse_head;
+	double *fused_comp;
 	/* weights resident on each device that runs a consumer */
 	uint32_t n_weights;
 	double *weight_bytes;

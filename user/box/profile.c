@@ -37,6 +37,7 @@ struct ho_profile_dev {
 	double scale; /* measured kernels' times, stretched to whole runs (>= 1) */
 	json_t *op_eff, *node_time, *families; /* borrowed from root */
 	json_t *bw_by_size; /* [{bytes, gbps}]: the streaming rate by working set */
+	json_t *post_op;    /* op type: ns per element it adds fused into a kernel */
 	struct ho_class_model model[HO_KC_COUNT]; /* kernel_models */
 };
 
@@ -96,6 +97,7 @@ static const char *const ho_profile_dev_keys[] = {"peak_gflops",
 						  "sweep",
 						  "models",
 						  "kernel_scale",
+						  "post_op_ns",
 						  NULL};
 static const char *const ho_profile_model_keys[] = {"fixed_us", "gflops",    "gbps",
 						    "points",	"fit_error", NULL};
@@ -283,6 +285,21 @@ static int ho_profile_device(const char *path, const char *dev, json_t *v,
 		if ((x = json_object_get(v, "dispatch_us")) && !json_is_object(x))
 			return ho_err(err, -EINVAL, "%s: devices.%s.dispatch_us must be an object",
 				      path, dev);
+	}
+	pd->post_op = json_object_get(v, "post_op_ns");
+	if (pd->post_op && !json_is_object(pd->post_op))
+		return ho_err(err, -EINVAL, "%s: devices.%s.post_op_ns must map op types to times",
+			      path, dev);
+	json_object_foreach(pd->post_op, key, x)
+	{
+		if (!ho_op_is_post_op(key))
+			return ho_err(err, -EINVAL,
+				      "%s: devices.%s.post_op_ns.%s: not an operator fused as a "
+				      "post-op",
+				      path, dev, key);
+		snprintf(what, sizeof(what), "post_op_ns.%s", key);
+		if (ho_profile_number(path, dev, what, x, true, &val, err))
+			return err->code;
 	}
 	pd->node_time = json_object_get(v, "node_us");
 	if (pd->node_time && !json_is_object(pd->node_time))
@@ -638,6 +655,34 @@ static double ho_cost_measured(const struct ho_graph *g, const struct ho_node *n
 		return -1;
 	return cm->fixed + (cm->rate > 0 ? nd->feat.flops / cm->rate : 0) +
 	       (cm->bw > 0 ? bytes / cm->bw : 0);
+}
+
+bool ho_profile_node_measured(const struct ho_profile *prof, const struct ho_graph *g,
+			      const struct ho_node *nd, int dev)
+{
+	const struct ho_profile_dev *pd = prof ? &prof->dev[dev] : NULL;
+	char key[256];
+
+	if (!pd)
+		return false;
+	if (pd->node_time && json_object_get(pd->node_time, nd->name))
+		return true;
+	ho_node_family(g, (uint32_t)(nd - g->nodes), key, sizeof(key));
+	return pd->families && json_object_get(pd->families, key);
+}
+
+double ho_profile_post_op(const struct ho_profile *prof, int dev, const char *op_type)
+{
+	json_t *x = prof && prof->dev[dev].post_op
+			? json_object_get(prof->dev[dev].post_op, op_type)
+			: NULL;
+
+	return x ? json_number_value(x) * 1e-9 : 0;
+}
+
+double ho_profile_bw_at(const struct json_t *curve, double bytes)
+{
+	return curve ? ho_bw_at((json_t *)curve, bytes) : 0;
 }
 
 /* Measured node times must name nodes of this model: a renamed one would keep the estimate. */

@@ -223,11 +223,29 @@ static int ho_problem_views(const struct ho_graph *g, struct ho_problem *p, cons
 }
 
 /*
- * Each Conv's and MatMul's chain (fusion.c) as links from a task to the one
- * before it; made at the first chain, NULL without any, like the views.
+ * What link node l adds fused into the kernel of chain head h on device k:
+ * nothing where h's time was measured (its family held the post-op then),
+ * else the post-op's work per output element as the probe measured it.
  */
-static int ho_problem_chains(const struct ho_graph *g, struct ho_problem *p, const int32_t *task_of,
-			     const int32_t *item_of)
+static double ho_fused_cost(const struct ho_graph *g, const struct ho_profile *prof, uint32_t h,
+			    uint32_t l, int k)
+{
+	const struct ho_node *nd = &g->nodes[l];
+	double per = ho_profile_post_op(prof, k, nd->op_type);
+
+	if (per <= 0 || !nd->n_outputs || nd->outputs[0] < 0 ||
+	    ho_profile_node_measured(prof, g, &g->nodes[h], k))
+		return 0;
+	return per * (double)ho_shape_numel(&g->tensors[nd->outputs[0]].shape);
+}
+
+/*
+ * Each Conv's and MatMul's chain (fusion.c) as links from a task to the one
+ * before it, and what each link costs fused; made at the first chain, NULL
+ * without any, like the views.
+ */
+static int ho_problem_chains(const struct ho_graph *g, const struct ho_profile *prof,
+			     struct ho_problem *p, const int32_t *task_of, const int32_t *item_of)
 {
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		int32_t chain[4], link[3], len = 1;
@@ -259,6 +277,16 @@ static int ho_problem_chains(const struct ho_graph *g, struct ho_problem *p, con
 			p->fuse_prev[t] = (uint32_t)task_of[prev];
 			p->fuse_in[t] = (uint32_t)in;
 			p->fuse_head[t] = (uint32_t)task_of[i];
+			for (uint32_t dev = 0; dev < p->d; dev++) {
+				double c = ho_fused_cost(g, prof, i, (uint32_t)chain[k], (int)dev);
+
+				if (c > 0 && !p->fused_comp &&
+				    !(p->fused_comp =
+					  calloc((size_t)p->n * p->d + 1, sizeof(double))))
+					return -ENOMEM;
+				if (c > 0)
+					p->fused_comp[(size_t)t * p->d + dev] = c;
+			}
 		}
 	}
 	return 0;
@@ -453,7 +481,7 @@ int ho_problem_from_graph_on(const struct ho_graph *g, const struct ho_box *box,
 	}
 	memmove(p->wcons_off, p->wcons_off + 1, (nw + 1) * sizeof(uint32_t));
 	if (ho_problem_views(g, p, task_of, item_of, weight_of) ||
-	    ho_problem_chains(g, p, task_of, item_of))
+	    ho_problem_chains(g, prof, p, task_of, item_of))
 		goto nomem;
 	ret = ho_problem_link(p, ne, ei, et, err);
 	goto out;

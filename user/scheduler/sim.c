@@ -682,10 +682,12 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 		}
 		/* a pointer to bytes already there, or work done inside the head's kernel */
 		if (view || fused)
-			cost = 0;
+			cost = fused && p->fused_comp ? p->fused_comp[(size_t)v * d + dev] : 0;
 		if (p->slowdown && !view && !fused && cost > 0)
 			cost = ho_interfered(s, v, dev, ready, cost);
-		s->start[v] = view || fused ? ready : ho_slots_book(&s->slots[dev], ready, cost);
+		s->start[v] = cost > 0 || !(view || fused)
+				  ? ho_slots_book(&s->slots[dev], ready, cost)
+				  : ready;
 		s->end[v] = s->start[v] + cost;
 		s->busy[dev] += cost;
 		s->done[v] = 1;
