@@ -176,9 +176,10 @@ static int probe_sweep(struct probe *pr, int d, struct probe_points *pp, struct 
 					    json_real(nd->feat.flops / st.median / 1e9));
 		json_object_set_new(row, "gbps", json_real(bytes / st.median / 1e9));
 		json_array_append_new(po->sweep, row);
-		/* a family holds kernels timed in place: the sandwiched convolutions here,
-		 * every node of a model; a lone streaming kernel only informs its class */
-		if (kc == HO_KC_CONV || kc == HO_KC_CONV_DW)
+		/* a family holds kernels timed in place: the sandwiched convolutions and
+		 * pools here, every node of a model; a lone streaming kernel only informs
+		 * its class */
+		if (kc == HO_KC_CONV || kc == HO_KC_CONV_DW || kc == HO_KC_POOL)
 			probe_family_add(po->families, key, ho_node_work(nd), st.median);
 		probe_point(pp, kc, nd, st.median);
 		if (kc == HO_KC_ELTWISE)
