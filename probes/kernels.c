@@ -257,6 +257,9 @@ const struct ho_probe_case ho_probe_cases[] = {
     CONV(0, "conv 960>160 7 k1", 1, 960, 160, 7, 1, 1, 1),
     CONV(0, "conv 24>24 80 k1", 1, 24, 24, 80, 1, 1, 1),
     CONV(0, "conv 64>64 56 k3 g4", 1, 64, 64, 56, 3, 1, 4),
+    /* output channels no power of two: what block the kernel pads them to */
+    CONV(1, "conv 96>24 80 k3", 1, 96, 24, 80, 3, 1, 1),
+    CONV(0, "conv 40>240 28 k1", 1, 40, 240, 28, 1, 1, 1),
     CONV(0, "conv 4x 64>64 56 k3", 4, 64, 64, 56, 3, 1, 1),
     /* depthwise */
     CONV(1, "dw 32 112 k3", 1, 32, 32, 112, 3, 1, 32),

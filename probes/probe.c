@@ -90,7 +90,8 @@ struct probe_points {
 	uint32_t n[HO_KC_COUNT], cap[HO_KC_COUNT];
 };
 
-static void probe_point(struct probe_points *pp, int kc, const struct ho_node *nd, double s)
+static void probe_point(struct probe_points *pp, int kc, const struct ho_graph *g,
+			const struct ho_node *nd, double s)
 {
 	if (pp->n[kc] == pp->cap[kc]) {
 		uint32_t cap = pp->cap[kc] ? 2 * pp->cap[kc] : 32;
@@ -102,7 +103,8 @@ static void probe_point(struct probe_points *pp, int kc, const struct ho_node *n
 		pp->cap[kc] = cap;
 	}
 	pp->v[kc][pp->n[kc]++] = (struct ho_fit_point){
-	    nd->feat.flops, (double)(nd->feat.bytes_read + nd->feat.bytes_written), s};
+	    nd->feat.flops, (double)(nd->feat.bytes_read + nd->feat.bytes_written), s,
+	    ho_node_out_channels(g, nd)};
 }
 
 struct probe_dev_out {
@@ -181,7 +183,7 @@ static int probe_sweep(struct probe *pr, int d, struct probe_points *pp, struct 
 		 * its class */
 		if (kc == HO_KC_CONV || kc == HO_KC_CONV_DW || kc == HO_KC_POOL)
 			probe_family_add(po->families, key, ho_node_work(nd), st.median);
-		probe_point(pp, kc, nd, st.median);
+		probe_point(pp, kc, g, nd, st.median);
 		if (kc == HO_KC_ELTWISE)
 			probe_post_op(po, g, nd, st.median);
 		if (kc == HO_KC_CONV && nd->feat.flops / st.median / 1e9 > po->best_gflops)
@@ -355,7 +357,7 @@ static void probe_model_record(struct probe *pr, int d, const char *dev, const c
 			continue;
 		kc = ho_node_family(g, i, key, sizeof(key));
 		probe_family_add(po->families, key, ho_node_work(&g->nodes[i]), cn->measured);
-		probe_point(pp, kc, &g->nodes[i], cn->measured);
+		probe_point(pp, kc, g, &g->nodes[i], cn->measured);
 	}
 	/* a run shared with the host says nothing of this device's own time between kernels */
 	if (elsewhere)
@@ -478,10 +480,10 @@ static int probe_device(struct probe *pr, int d, json_t *devices, double *alone)
 		if (!pp.n[kc] || ho_fit_kernel_model(pp.v[kc], pp.n[kc], kc <= HO_KC_MATMUL, &km))
 			continue;
 		json_object_set_new(models, ho_kernel_class_name(kc),
-				    json_pack("{s:f, s:f, s:f, s:i, s:f}", "fixed_us",
+				    json_pack("{s:f, s:f, s:f, s:i, s:i, s:f}", "fixed_us",
 					      km.fixed_s * 1e6, "gflops", km.rate / 1e9, "gbps",
-					      km.bandwidth / 1e9, "points", (int)km.points,
-					      "fit_error", km.fit_error));
+					      km.bandwidth / 1e9, "block", (int)km.block, "points",
+					      (int)km.points, "fit_error", km.fit_error));
 	}
 	double launch = po.chain_us;
 	struct ho_run_model rm = {0};

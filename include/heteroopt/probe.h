@@ -62,16 +62,23 @@ void ho_probe_robust(double *v, uint32_t n, struct ho_probe_stat *out);
  */
 struct ho_kernel_model {
 	double fixed_s, rate, bandwidth; /* s, FLOP/s (0: no term), bytes/s (0: no term) */
+	uint32_t block; /* the kernels work on output channels in blocks of this many */
 	uint32_t points;
 	double fit_error; /* mean absolute relative error over the points */
 };
 struct ho_fit_point {
 	double flops, bytes, seconds;
+	double channels; /* a convolution's output channels; 0: none */
 };
-/* flops_term: fit a FLOP rate (dense classes); else time = fixed + bytes / bandwidth. */
+/*
+ * flops_term: fit a FLOP rate (dense classes), its FLOPs counted over output
+ * channels padded to the block (ho_channel_pad) that fits best; else time =
+ * fixed + bytes / bandwidth.
+ */
 int ho_fit_kernel_model(const struct ho_fit_point *pts, uint32_t n, bool flops_term,
 			struct ho_kernel_model *out);
-double ho_kernel_model_time(const struct ho_kernel_model *m, double flops, double bytes);
+double ho_kernel_model_time(const struct ho_kernel_model *m, double flops, double bytes,
+			    double channels);
 
 /*
  * What a whole run takes beyond its kernels (probes/fit.c): a share of the

@@ -76,6 +76,9 @@ for name, d in p["devices"].items():
     assert sizes == sorted(sizes) and len(sizes) >= 3, sizes
     assert all(r["us"] > 0 and r["spread"] >= 0 for r in d["sweep"]), name
     assert d["launch_us"] >= 0 and d["mem_bw_gbps"] > 0, d["launch_us"]
+    # a Sigmoid costs more than its bytes; the block is one the fit tries
+    assert d["post_op_ns"]["Sigmoid"] > 0, d["post_op_ns"]
+    assert d["kernel_models"]["conv"]["block"] in (1, 4, 8, 16, 32), d["kernel_models"]["conv"]
 (l,) = p["links"]
 assert l["a"] == "cpu0" and l["b"] == "cpu1" and l["latency_us"] >= 0 and l["gbps"] > 0, l
 assert l.get("handoff_gbps", 1) > 0, l  # absent only where the 256 KiB chain showed no cost
@@ -187,11 +190,15 @@ edit link "p['links'][0]['b'] = 'gpu7'"
 edit cls "p['devices']['cpu0']['kernel_models']['fft'] = p['devices']['cpu0']['kernel_models']['conv']"
 edit bw "p['devices']['cpu1']['bandwidth_by_size'][0]['gbps'] = 0"
 edit copies "p['links'][0]['copies'] = {'path': 'io_uring'}"
+edit block "p['devices']['cpu0']['kernel_models']['conv']['block'] = 0"
+edit postop "p['devices']['cpu1']['post_op_ns'] = {'Add': 1}"
 head -c 3000 "$tmp/p.json" >"$tmp/cut.json"
 for c in "neg:kernel_models.conv.gbps must be a number >= 0" "key:devices.cpu1.launch_uss: unknown key" \
 	"order:in increasing work" "slow:interference[0].memory must be a slowdown" \
 	"link:links[0].b must name a device" "cls:kernel_models.fft: not a kernel class" \
 	"bw:devices.cpu1.bandwidth_by_size[0] must be" "copies:links[0].copies must be a list" \
+	"block:kernel_models.conv.block must be a whole number" \
+	"postop:devices.cpu1.post_op_ns.Add: not an operator fused as a post-op" \
 	"cut:$tmp/cut.json:"; do
 	check "profile ${c%%:*}: refused" 1 "${c#*:}" -- \
 		$EXE schedule "$SQ" --shape input=1x3x224x224 --box "$tmp/box.json" --profile "$tmp/${c%%:*}.json" --quiet -o "$tmp/nope.json"

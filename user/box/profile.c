@@ -29,6 +29,7 @@
 struct ho_class_model {
 	bool set;
 	double fixed, rate, bw; /* s, FLOP/s, bytes/s (0: no such term) */
+	uint32_t block;		/* output channels done in blocks of this many */
 };
 
 struct ho_profile_dev {
@@ -99,7 +100,7 @@ static const char *const ho_profile_dev_keys[] = {"peak_gflops",
 						  "kernel_scale",
 						  "post_op_ns",
 						  NULL};
-static const char *const ho_profile_model_keys[] = {"fixed_us", "gflops",    "gbps",
+static const char *const ho_profile_model_keys[] = {"fixed_us", "gflops",    "gbps", "block",
 						    "points",	"fit_error", NULL};
 static const char *const ho_profile_link_keys[] = {
     "a", "b", "latency_us", "gbps", "handoff_gbps", "copies", NULL};
@@ -143,7 +144,14 @@ static int ho_profile_models(const char *path, const char *dev, json_t *v,
 		}
 		if (x[0] == 0 && x[1] == 0 && x[2] == 0)
 			return ho_err(err, -EINVAL, "%s predicts no time at all", what);
-		*cm = (struct ho_class_model){true, x[0] * 1e-6, x[1] * 1e9, x[2] * 1e9};
+		json_t *b = json_object_get(m, "block");
+
+		if (b && (!json_is_integer(b) || json_integer_value(b) < 1 ||
+			  json_integer_value(b) > 256))
+			return ho_err(err, -EINVAL, "%s.block must be a whole number from 1 to 256",
+				      what);
+		*cm = (struct ho_class_model){true, x[0] * 1e-6, x[1] * 1e9, x[2] * 1e9,
+					      b ? (uint32_t)json_integer_value(b) : 1};
 	}
 	return 0;
 }
@@ -653,7 +661,10 @@ static double ho_cost_measured(const struct ho_graph *g, const struct ho_node *n
 		       ho_family_stretch(pd, kc, pts, ho_node_work(nd), bytes);
 	if (!cm->set)
 		return -1;
-	return cm->fixed + (cm->rate > 0 ? nd->feat.flops / cm->rate : 0) +
+	return cm->fixed +
+	       (cm->rate > 0 ? nd->feat.flops *
+				   ho_channel_pad(ho_node_out_channels(g, nd), cm->block) / cm->rate
+			     : 0) +
 	       (cm->bw > 0 ? bytes / cm->bw : 0);
 }
 

@@ -7,6 +7,7 @@
  * fuses; an element-wise op and its type), whose time grows with its work.
  * A family measured at 640x640 then predicts the same layer at 320x320.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -168,4 +169,18 @@ double ho_node_work(const struct ho_node *n)
 {
 	return n->feat.flops > 0 ? n->feat.flops
 				 : (double)(n->feat.bytes_read + n->feat.bytes_written);
+}
+
+double ho_node_out_channels(const struct ho_graph *g, const struct ho_node *n)
+{
+	const struct ho_tensor *w = strcmp(n->op_type, "Conv") ? NULL : ho_fam_in(g, n, 1);
+
+	return w && w->shape.rank >= 1 && w->shape.dim[0] > 0 ? (double)w->shape.dim[0] : 0;
+}
+
+double ho_channel_pad(double channels, uint32_t block)
+{
+	if (block <= 1 || !(channels > 0))
+		return 1;
+	return ceil(channels / block) * block / channels;
 }
