@@ -285,7 +285,7 @@ const struct ho_probe_case ho_probe_cases[] = {
     ELT(1, HO_PROBE_BANDWIDTH, "relu 256k", 0, 262144, 0),
     ELT(0, HO_PROBE_BANDWIDTH, "relu 1M", 0, 1 << 20, 0),
     ELT(1, HO_PROBE_INTERFERE_MEM, "relu 4M", 0, 4 << 20, 0),
-    ELT(0, HO_PROBE_BANDWIDTH, "relu 16M", 0, 16 << 20, 0),
+    ELT(1, HO_PROBE_BANDWIDTH, "relu 16M", 0, 16 << 20, 0),
     ELT(1, 0, "sigmoid 1M", 1, 1 << 20, 0),
     ELT(0, 0, "sigmoid 64k", 1, 65536, 0),
     ELT(1, 0, "add 1M", 2, 1 << 20, 0),
