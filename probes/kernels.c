@@ -257,6 +257,8 @@ const struct ho_probe_case ho_probe_cases[] = {
     CONV(0, "conv 960>160 7 k1", 1, 960, 160, 7, 1, 1, 1),
     CONV(0, "conv 24>24 80 k1", 1, 24, 24, 80, 1, 1, 1),
     CONV(0, "conv 64>64 56 k3 g4", 1, 64, 64, 56, 3, 1, 4),
+    /* a squeeze-excite's 1x1 on one pixel: what a call costs with no work in it */
+    CONV(1, "conv 96>24 1 k1", 1, 96, 24, 1, 1, 1, 1),
     /* output channels no power of two: what block the kernel pads them to */
     CONV(1, "conv 96>24 80 k3", 1, 96, 24, 80, 3, 1, 1),
     CONV(0, "conv 40>240 28 k1", 1, 40, 240, 28, 1, 1, 1),

@@ -345,7 +345,7 @@ int ho_kernel_class_find(const char *name); /* -1 if none */
 int ho_node_family(const struct ho_graph *g, uint32_t id, char *buf, size_t len);
 /* A node's work for scaling within a family: its FLOPs, or its bytes where it has none. */
 double ho_node_work(const struct ho_node *n);
-/* A Conv's output channels (its weights' first extent); 0 for any other node. */
+/* A Conv's or ConvTranspose's output channels (from its weights); 0 for any other node. */
 double ho_node_out_channels(const struct ho_graph *g, const struct ho_node *n);
 /* How much more work channels take done in blocks of block: ceil(c / b) * b / c (1: none). */
 double ho_channel_pad(double channels, uint32_t block);

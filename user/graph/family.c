@@ -173,9 +173,17 @@ double ho_node_work(const struct ho_node *n)
 
 double ho_node_out_channels(const struct ho_graph *g, const struct ho_node *n)
 {
-	const struct ho_tensor *w = strcmp(n->op_type, "Conv") ? NULL : ho_fam_in(g, n, 1);
+	const struct ho_tensor *w = ho_fam_in(g, n, 1);
+	const struct ho_attr *group = ho_node_attr(n, "group");
 
-	return w && w->shape.rank >= 1 && w->shape.dim[0] > 0 ? (double)w->shape.dim[0] : 0;
+	if (!w || w->shape.rank < 2)
+		return 0;
+	if (!strcmp(n->op_type, "Conv"))
+		return w->shape.dim[0] > 0 ? (double)w->shape.dim[0] : 0;
+	/* ConvTranspose's weights are [in, out / group, ...] */
+	if (!strcmp(n->op_type, "ConvTranspose") && w->shape.dim[1] > 0)
+		return (double)w->shape.dim[1] * (group && group->i > 0 ? (double)group->i : 1);
+	return 0;
 }
 
 double ho_channel_pad(double channels, uint32_t block)
