@@ -666,6 +666,21 @@ static double ho_cold_weights(const struct ho_node *nd, const struct ho_profile_
 	return w / pd->cold_bw - (cm->bw > 0 ? w / cm->bw : 0);
 }
 
+/*
+ * A streaming class's bandwidth at a working set of bytes: its fitted rate,
+ * or the probe's streaming rate there where that is slower (a working set
+ * past the caches).
+ */
+static double ho_class_bw(const struct ho_profile_dev *pd, int kc, const struct ho_class_model *cm,
+			  double bytes)
+{
+	double r = pd->bw_by_size ? ho_bw_at(pd->bw_by_size, bytes) * 1e9 : 0;
+
+	if (kc == HO_KC_CONV || kc == HO_KC_CONV_DW || kc == HO_KC_MATMUL || kc == HO_KC_OTHER)
+		return cm->bw;
+	return r > 0 && r < cm->bw ? r : cm->bw;
+}
+
 /* From what the probes measured: the node's family, else its class's model; < 0: neither. */
 static double ho_cost_measured(const struct ho_graph *g, const struct ho_node *nd,
 			       const struct ho_profile_dev *pd)
@@ -688,7 +703,7 @@ static double ho_cost_measured(const struct ho_graph *g, const struct ho_node *n
 	       (cm->rate > 0 ? nd->feat.flops *
 				   ho_channel_pad(ho_node_out_channels(g, nd), cm->block) / cm->rate
 			     : 0) +
-	       (cm->bw > 0 ? bytes / cm->bw : 0);
+	       (cm->bw > 0 ? bytes / ho_class_bw(pd, kc, cm, bytes) : 0);
 }
 
 bool ho_profile_node_measured(const struct ho_profile *prof, const struct ho_graph *g,
