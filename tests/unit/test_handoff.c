@@ -17,20 +17,6 @@
 #include "heteroopt/sched.h"
 #include "test_util.h"
 
-/* Load the profile text given through a file, as a user's would be. */
-static int profile_text(const char *text, const struct ho_box *box, struct ho_profile **pf,
-			struct ho_error *err)
-{
-	char path[] = "/tmp/ho-handoff-XXXXXX";
-	int fd = mkstemp(path), ret;
-
-	T_REQUIRE(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text));
-	close(fd);
-	ret = ho_profile_load(path, box, pf, err);
-	unlink(path);
-	return ret;
-}
-
 /* The chain's latency on box with the profile text given, one device or two. */
 static double chain_latency(const struct ho_graph *g, const struct ho_box *box, const char *prof,
 			    int alternate)
@@ -43,7 +29,7 @@ static double chain_latency(const struct ho_graph *g, const struct ho_box *box, 
 	uint16_t *assign;
 	double lat;
 
-	T_CHECK(profile_text(prof, box, &pf, &err) == 0, "profile: %s", err.msg);
+	T_CHECK(t_profile_text(prof, box, &pf, &err) == 0, "profile: %s", err.msg);
 	T_REQUIRE(ho_problem_from_graph(g, box, pf, &p, &err) == 0);
 	assign = calloc(p->n, sizeof(uint16_t));
 	sim = ho_sim_new(p);
@@ -98,7 +84,7 @@ int main(void)
 	       one * 1e3, two * 1e3, two_h * 1e3, (two_h - two) * 1e3, 9999);
 
 	/* a zero bandwidth is refused by name */
-	T_CHECK(profile_text(bad, box, &pf, &err) != 0 && strstr(err.msg, "handoff_gbps"),
+	T_CHECK(t_profile_text(bad, box, &pf, &err) != 0 && strstr(err.msg, "handoff_gbps"),
 		"handoff_gbps 0 accepted: %s", err.msg);
 	ho_profile_free(pf);
 	ho_box_free(box);

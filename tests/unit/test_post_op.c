@@ -17,19 +17,6 @@
 #include "heteroopt/sched.h"
 #include "test_util.h"
 
-static int profile_text(const char *text, const struct ho_box *box, struct ho_profile **pf,
-			struct ho_error *err)
-{
-	char path[] = "/tmp/ho-post-op-XXXXXX";
-	int fd = mkstemp(path), ret;
-
-	T_REQUIRE(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text));
-	close(fd);
-	ret = ho_profile_load(path, box, pf, err);
-	unlink(path);
-	return ret;
-}
-
 /* Latency with everything on cpu0; *fused_s: the fused tasks' own costs summed. */
 static double latency(const struct ho_graph *g, const struct ho_box *box, const char *text,
 		      double *fused_s)
@@ -42,7 +29,7 @@ static double latency(const struct ho_graph *g, const struct ho_box *box, const 
 	uint16_t *assign;
 	double lat;
 
-	if (profile_text(text, box, &pf, &err))
+	if (t_profile_text(text, box, &pf, &err))
 		fprintf(stderr, "profile: %s\n", err.msg);
 	T_REQUIRE(pf);
 	T_REQUIRE(ho_problem_from_graph(g, box, pf, &p, &err) == 0);
@@ -134,10 +121,10 @@ int main(void)
 		fused1 - fused2);
 
 	snprintf(text, sizeof(text), base, ", \"post_op_ns\": {\"Conv\": 0.5}");
-	T_CHECK(profile_text(text, box, &pf, &err) != 0 && strstr(err.msg, "post_op_ns.Conv"),
+	T_CHECK(t_profile_text(text, box, &pf, &err) != 0 && strstr(err.msg, "post_op_ns.Conv"),
 		"an op fused as no post-op is refused: %s", err.msg);
 	snprintf(text, sizeof(text), base, ", \"post_op_ns\": {\"Sigmoid\": -1}");
-	T_CHECK(profile_text(text, box, &pf, &err) != 0 && strstr(err.msg, "post_op_ns.Sigmoid"),
+	T_CHECK(t_profile_text(text, box, &pf, &err) != 0 && strstr(err.msg, "post_op_ns.Sigmoid"),
 		"a negative time is refused: %s", err.msg);
 
 	ho_box_free(box);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* What the unit test programs share beyond tests/test_helpers.h: the models' folder, a
- * runtime device. */
+ * runtime device, a profile from text. */
 #ifndef HO_TEST_UTIL_H
 #define HO_TEST_UTIL_H
 
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../test_helpers.h"
+#include "heteroopt/box.h"
 #include "heteroopt/runtime.h"
 
 /* Folder of the generated models (scripts/models.sh). */
@@ -39,6 +40,20 @@ static inline int t_model_path(char *buf, size_t n, const char *name)
 		return -1;
 	snprintf(buf, n, "%s/%s", d, name);
 	return access(buf, R_OK);
+}
+
+/* Load the profile text given through a file, as a user's would be. */
+static inline int t_profile_text(const char *text, const struct ho_box *box, struct ho_profile **pf,
+				 struct ho_error *err)
+{
+	char path[] = "/tmp/ho-profile-XXXXXX";
+	int fd = mkstemp(path), ret;
+
+	T_REQUIRE(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	close(fd);
+	ret = ho_profile_load(path, box, pf, err);
+	unlink(path);
+	return ret;
 }
 
 #endif
