@@ -121,8 +121,8 @@ struct probe_dev_out {
  * What a unary element-wise op costs beyond moving its bytes: its time less
  * the streaming time of its working set (the Relu rows measured before it).
  * Fused into a convolution's or MatMul's kernel it costs that, per element
- * of the output: a Swish after every convolution (EfficientNet) is a third
- * of the model's time, and the kernel's own model knows nothing of it.
+ * of the output: a Swish after every convolution (EfficientNet-B0) is a
+ * fifth of the model's time, and the kernel's own model knows nothing of it.
  */
 static void probe_post_op(struct probe_dev_out *po, const struct ho_graph *g,
 			  const struct ho_node *nd, double seconds)

@@ -38,7 +38,8 @@ struct ho_profile_dev {
 	double scale; /* measured kernels' times, stretched to whole runs (>= 1) */
 	json_t *op_eff, *node_time, *families; /* borrowed from root */
 	json_t *bw_by_size; /* [{bytes, gbps}]: the streaming rate by working set */
-	double cold_bw;	    /* bytes/s at its largest working set (0: none) */
+	double peak_bytes;  /* the working set it peaks at; past it, caches are left */
+	double cold_bw;	    /* bytes/s at its largest working set, past the peak (0: none) */
 	json_t *post_op;    /* op type: ns per element it adds fused into a kernel */
 	struct ho_class_model model[HO_KC_COUNT]; /* kernel_models */
 };
@@ -128,6 +129,28 @@ static double ho_bw_at(json_t *curve, double b)
 		return lo_r > 0 ? lo_r : hi_r;
 	return exp(log(lo_r) +
 		   (log(hi_r) - log(lo_r)) * (log(b) - log(lo_b)) / (log(hi_b) - log(lo_b)));
+}
+
+/*
+ * The working set the curve streams fastest at: below it kernels are bound by
+ * their launch, past it by the caches they leave; 0 without a curve.
+ */
+static double ho_bw_peak_bytes(json_t *curve)
+{
+	double peak_b = 0, peak_r = 0;
+	size_t i;
+	json_t *x;
+
+	json_array_foreach(curve, i, x)
+	{
+		double xr = json_number_value(json_object_get(x, "gbps"));
+
+		if (xr > peak_r) {
+			peak_r = xr;
+			peak_b = json_number_value(json_object_get(x, "bytes"));
+		}
+	}
+	return peak_b;
 }
 
 /* kernel_models: per class, a fitted model; every figure a number >= 0. */
@@ -314,7 +337,10 @@ static int ho_profile_device(const char *path, const char *dev, json_t *v,
 					      "{\"bytes\": > 0, \"gbps\": > 0}",
 					      path, dev, i);
 		}
-		pd->cold_bw = ho_bw_at(pd->bw_by_size, INFINITY) * 1e9;
+		pd->peak_bytes = ho_bw_peak_bytes(pd->bw_by_size);
+		/* a curve that ends at its peak never left the caches: no cold rate */
+		if (ho_bw_at(pd->bw_by_size, INFINITY) < ho_bw_at(pd->bw_by_size, pd->peak_bytes))
+			pd->cold_bw = ho_bw_at(pd->bw_by_size, INFINITY) * 1e9;
 		if ((x = json_object_get(v, "dispatch_us")) && !json_is_object(x))
 			return ho_err(err, -EINVAL, "%s: devices.%s.dispatch_us must be an object",
 				      path, dev);
@@ -668,16 +694,18 @@ static double ho_cold_weights(const struct ho_node *nd, const struct ho_profile_
 
 /*
  * A streaming class's bandwidth at a working set of bytes: its fitted rate,
- * or the probe's streaming rate there where that is slower (a working set
- * past the caches).
+ * or, past the curve's peak (past the caches), the probe's streaming rate
+ * there where that is slower.  Below the peak the curve measures launches.
  */
 static double ho_class_bw(const struct ho_profile_dev *pd, int kc, const struct ho_class_model *cm,
 			  double bytes)
 {
-	double r = pd->bw_by_size ? ho_bw_at(pd->bw_by_size, bytes) * 1e9 : 0;
+	double r = 0;
 
-	if (kc == HO_KC_CONV || kc == HO_KC_CONV_DW || kc == HO_KC_MATMUL || kc == HO_KC_OTHER)
+	if (kc == HO_KC_CONV || kc == HO_KC_CONV_DW || kc == HO_KC_MATMUL || kc == HO_KC_OTHER ||
+	    !pd->bw_by_size || bytes <= pd->peak_bytes)
 		return cm->bw;
+	r = ho_bw_at(pd->bw_by_size, bytes) * 1e9;
 	return r > 0 && r < cm->bw ? r : cm->bw;
 }
 
