@@ -24,22 +24,11 @@ static double chain_latency(const struct ho_graph *g, const struct ho_box *box, 
 	struct ho_profile *pf = NULL;
 	struct ho_problem *p = NULL;
 	struct ho_error err = {0};
-	struct ho_sim *sim;
-	struct ho_eval ev;
-	uint16_t *assign;
 	double lat;
 
 	T_CHECK(t_profile_text(prof, box, &pf, &err) == 0, "profile: %s", err.msg);
 	T_REQUIRE(ho_problem_from_graph(g, box, pf, &p, &err) == 0);
-	assign = calloc(p->n, sizeof(uint16_t));
-	sim = ho_sim_new(p);
-	T_REQUIRE(assign && sim);
-	for (uint32_t t = 0; t < p->n; t++)
-		assign[p->topo[t]] = alternate ? (uint16_t)(t % 2) : 0;
-	T_REQUIRE(ho_sim_eval(sim, assign, p->topo, NULL, &ev, NULL) == 0);
-	lat = ev.obj[HO_OBJ_LATENCY];
-	ho_sim_free(sim);
-	free(assign);
+	lat = t_sim_latency(p, alternate);
 	ho_problem_free(p);
 	ho_profile_free(pf);
 	return lat;

@@ -24,25 +24,16 @@ static double latency(const struct ho_graph *g, const struct ho_box *box, const 
 	struct ho_profile *pf = NULL;
 	struct ho_problem *p = NULL;
 	struct ho_error err = {0};
-	struct ho_sim *sim;
-	struct ho_eval ev;
-	uint16_t *assign;
 	double lat;
 
 	if (t_profile_text(text, box, &pf, &err))
 		fprintf(stderr, "profile: %s\n", err.msg);
 	T_REQUIRE(pf);
 	T_REQUIRE(ho_problem_from_graph(g, box, pf, &p, &err) == 0);
-	assign = calloc(p->n + 1, sizeof(uint16_t));
-	sim = ho_sim_new(p);
-	T_REQUIRE(assign && sim);
-	T_REQUIRE(ho_sim_eval(sim, assign, p->topo, NULL, &ev, NULL) == 0);
-	lat = ev.obj[HO_OBJ_LATENCY];
+	lat = t_sim_latency(p, false);
 	*fused_s = 0;
 	for (uint32_t t = 0; p->fused_comp && t < p->n; t++)
 		*fused_s += p->fused_comp[(size_t)t * p->d];
-	ho_sim_free(sim);
-	free(assign);
 	ho_problem_free(p);
 	ho_profile_free(pf);
 	return lat;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* What the unit test programs share beyond tests/test_helpers.h: the models' folder, a
- * runtime device, a profile from text. */
+ * runtime device, a profile from text, a plan's simulated latency. */
 #ifndef HO_TEST_UTIL_H
 #define HO_TEST_UTIL_H
 
@@ -12,6 +12,7 @@
 #include "../test_helpers.h"
 #include "heteroopt/box.h"
 #include "heteroopt/runtime.h"
+#include "heteroopt/sched.h"
 
 /* Folder of the generated models (scripts/models.sh). */
 static inline const char *t_models_dir(void)
@@ -54,6 +55,22 @@ static inline int t_profile_text(const char *text, const struct ho_box *box, str
 	ret = ho_profile_load(path, box, pf, err);
 	unlink(path);
 	return ret;
+}
+
+/* p's latency as simulated, every task on device 0, or alternating over 0 and 1 in p's order. */
+static inline double t_sim_latency(const struct ho_problem *p, bool alternate)
+{
+	uint16_t *assign = calloc(p->n + 1, sizeof(uint16_t));
+	struct ho_sim *sim = ho_sim_new(p);
+	struct ho_eval ev;
+
+	T_REQUIRE(assign && sim);
+	for (uint32_t t = 0; t < p->n; t++)
+		assign[p->topo[t]] = alternate ? (uint16_t)(t % 2) : 0;
+	T_REQUIRE(ho_sim_eval(sim, assign, p->topo, NULL, &ev, NULL) == 0);
+	ho_sim_free(sim);
+	free(assign);
+	return ev.obj[HO_OBJ_LATENCY];
 }
 
 #endif
