@@ -530,15 +530,22 @@ def tiny_models():
     # Subgraphs nested 5000 deep in 70 KB: protobuf-c alone would recurse off the stack.
     with open(os.path.join(OUT, "bad_deep_nesting.onnx"), "wb") as fh:
         fh.write(deep_nesting(5000))
-    # Transpose and Slice as index maps: a last axis gathered with a stride,
-    # negative and non-unit steps, the default (reversing) perm.
+    # Transpose, Slice and nearest Resize as index maps: a last axis gathered
+    # with a stride, negative and non-unit steps, the default (reversing) perm,
+    # rows and elements repeated by 2 and by 3.
     ints = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)
+    floats = lambda name, v: numpy_helper.from_array(np.array(v, np.float32), name)
     idx = helper.make_graph(
         [helper.make_node("Transpose", ["x"], ["t"], perm=[3, 1, 0, 2], name="gather_last"),
          helper.make_node("Slice", ["t", "starts", "ends", "axes", "steps"], ["s"], name="steps"),
-         helper.make_node("Transpose", ["s"], ["r"], name="reverse")], "index_ops",
-        [vi("x", f, [2, 3, 4, 5])], [vi("s", f, [3, 3, 2, 2]), vi("r", f, [2, 2, 3, 3])],
-        [ints("starts", [4, 1]), ints("ends", [-7, 10]), ints("axes", [0, 3]), ints("steps", [-2, 2])])
+         helper.make_node("Transpose", ["s"], ["r"], name="reverse"),
+         helper.make_node("Resize", ["x", "", "by2"], ["u2"], mode="nearest", name="up2"),
+         helper.make_node("Resize", ["x", "", "by3"], ["u3"], mode="nearest", name="up3")], "index_ops",
+        [vi("x", f, [2, 3, 4, 5])],
+        [vi("s", f, [3, 3, 2, 2]), vi("r", f, [2, 2, 3, 3]), vi("u2", f, [2, 3, 8, 10]),
+         vi("u3", f, [2, 3, 12, 15])],
+        [ints("starts", [4, 1]), ints("ends", [-7, 10]), ints("axes", [0, 3]), ints("steps", [-2, 2]),
+         floats("by2", [1, 1, 2, 2]), floats("by3", [1, 1, 3, 3])])
     save(helper.make_model(idx, opset_imports=[helper.make_opsetid("", 13)]), "index_ops.onnx")
     save(synthetic_dag(1000), "synthetic_dag1000.onnx")
     save(chain(10000, "Relu"), "chain10000_relu.onnx")

@@ -100,6 +100,8 @@ struct ho_kernel {
 	int64_t in_dims[HO_MAX_RANK];
 	int64_t *map[HO_MAX_RANK];
 	bool rows_contiguous; /* each last-axis row reads consecutive input bytes */
+	int64_t repeat; /* each last-axis row takes consecutive elements this many times each (a
+			 * nearest Resize by a whole factor); 0 where it does not */
 	/* a Resize loop (index_map.c): per output axis, 4 slots a index in map[] and weight
 	 * here, taps[] of them used; a first index of -1 is outside the crop */
 	double *resample_w[HO_MAX_RANK];
