@@ -547,6 +547,24 @@ def tiny_models():
         [ints("starts", [4, 1]), ints("ends", [-7, 10]), ints("axes", [0, 3]), ints("steps", [-2, 2]),
          floats("by2", [1, 1, 2, 2]), floats("by3", [1, 1, 3, 3])])
     save(helper.make_model(idx, opset_imports=[helper.make_opsetid("", 13)]), "index_ops.onnx")
+    # Two-input element-wise ops on a channels-last map between 1x1 convolutions: one value
+    # per channel (24, no multiple of a vector) on either side, and a scalar.
+    rng = np.random.default_rng(5)
+    arr = lambda name, shape: numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+    conv = lambda i, o, w: helper.make_node("Conv", [i, w], [o], name=o)
+    ops = [("Add", "a", "per"), ("Sub", "per", "a"), ("Mul", "a", "per"), ("Div", "per", "e"),
+           ("Sub", "a", "three"), ("Div", "three", "e"), ("Mul", "three", "a")]
+    nodes = [conv("x", "a", "w_in"), helper.make_node("Abs", ["a"], ["abs"], name="abs"),
+             helper.make_node("Add", ["abs", "one"], ["e"], name="e")]
+    for i, (op, l, r) in enumerate(ops):
+        nodes += [helper.make_node(op, [l, r], ["b%d" % i], name="b%d" % i), conv("b%d" % i, "y%d" % i, "w%d" % i)]
+    bl = helper.make_graph(nodes, "binary_layouts", [vi("x", f, [1, 24, 12, 12])],
+                           [vi("y%d" % i, f, [1, 24, 12, 12]) for i in range(len(ops))],
+                           [arr("w_in", [24, 24, 1, 1]), arr("per", [1, 24, 1, 1]),
+                            numpy_helper.from_array(np.array(1, np.float32), "one"),
+                            numpy_helper.from_array(np.array(3, np.float32), "three")] +
+                           [arr("w%d" % i, [24, 24, 1, 1]) for i in range(len(ops))])
+    save(helper.make_model(bl, opset_imports=[helper.make_opsetid("", 13)]), "binary_layouts.onnx")
     save(synthetic_dag(1000), "synthetic_dag1000.onnx")
     save(chain(10000, "Relu"), "chain10000_relu.onnx")
     save(chain(10000, "Identity"), "chain10000_identity.onnx")

@@ -158,6 +158,14 @@ node "$ROOT/tests/runtime/ort_ref.js" "$M/index_ops.onnx" "$T/ix.ort" "x=$T/ix.i
 for ref in "$T/ix.ort"/*.npy; do
 	$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/ix.ho/$(basename "$ref")" "index_ops $(basename "$ref" .npy) vs ONNX Runtime" 0
 done
+# Two-input element-wise ops on channels-last maps of 24 channels: one value per
+# channel on either side of Add, Sub, Mul and Div, and scalars (flat kernels).
+$PY -c "import sys, numpy as np; np.save(sys.argv[1], np.random.default_rng(4).standard_normal((1, 24, 12, 12)).astype(np.float32))" "$T/bl.in.npy"
+node "$ROOT/tests/runtime/ort_ref.js" "$M/binary_layouts.onnx" "$T/bl.ort" "x=$T/bl.in.npy"
+"$HO" run "$M/binary_layouts.onnx" --input "x=$T/bl.in.npy" -o "$T/bl.ho" >/dev/null
+for ref in "$T/bl.ort"/*.npy; do
+	$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/bl.ho/$(basename "$ref")" "binary_layouts $(basename "$ref" .npy) vs ONNX Runtime"
+done
 # An int8 CNN in ONNX's QLinear form (per-channel weights, a grouped strided
 # convolution, an unsigned-weight QLinearMatMul) and a ConvInteger with
 # asymmetric pads: every tensor, the integer ones too, equal to the exact

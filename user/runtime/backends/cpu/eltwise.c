@@ -216,6 +216,135 @@ static bool rows_kernel(struct ho_backend *c, const struct ho_graph *g, const st
 	return false;
 }
 
+/*
+ * One operand per channel of a channels-last tensor: y[p][c] = a[p][c] op
+ * b[c], or b[c] op a[p][c] (iparam[0]: b is the first), for Add, Mul, Sub
+ * and Div.  oneDNN walks such a tensor pixel by pixel, a masked tail
+ * wherever the channels are no multiple of 16: PP-OCRv4's 24-channel
+ * 320x320 map plus a bias took 0.82 ms on one core.  Here the channels
+ * are tiled 16 times over in k->fold, so every stretch of 16 * C elements
+ * is one loop over whole vectors.
+ */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static int
+ho_run_channels(const struct ho_kernel *k)
+{
+	typedef float v16 __attribute__((vector_size(64)));
+	const struct ho_typed *t = &k->typed;
+	const float *x = t->in[t->iparam[0] ? 1 : 0], *ch = t->in[t->iparam[0] ? 0 : 1];
+	float *y = t->out, *tile = k->fold;
+	int64_t c = t->inner, span = 16 * c, n = t->outer * c;
+
+	for (int64_t j = 0; j < span; j++)
+		tile[j] = ch[j % c];
+	for (int64_t i = 0; i < n; i += span) {
+		int64_t m = n - i < span ? n - i : span, j = 0;
+		const float *a = x + i;
+		float *o = y + i;
+		v16 va = {0}, vt = {0};
+
+		/* whole vectors, loaded before stored (y may be x), then the tail */
+#define HO_TILE(expr)                                                                              \
+	for (; j + 16 <= m; j += 16) {                                                             \
+		memcpy(&va, a + j, sizeof(va));                                                    \
+		memcpy(&vt, tile + j, sizeof(vt));                                                 \
+		va = expr;                                                                         \
+		memcpy(o + j, &va, sizeof(va));                                                    \
+	}                                                                                          \
+	for (; j < m; j++) {                                                                       \
+		va[0] = a[j];                                                                      \
+		vt[0] = tile[j];                                                                   \
+		va = expr;                                                                         \
+		o[j] = va[0];                                                                      \
+	}                                                                                          \
+	break
+		switch (t->op * 2 + (int)t->iparam[0]) { /* op: ho_cpu_prep_binary's map */
+		case 0:
+		case 1:
+			HO_TILE(va + vt);
+		case 2:
+		case 3:
+			HO_TILE(va * vt);
+		case 4:
+			HO_TILE(va - vt);
+		case 5:
+			HO_TILE(vt - va);
+		case 6:
+			HO_TILE(va / vt);
+		default:
+			HO_TILE(vt / va);
+		}
+#undef HO_TILE
+	}
+	return 0;
+}
+
+/* Whether tensor t is stored channels-last. */
+static bool binary_cl(const struct ho_backend *c, const struct ho_graph *g, int32_t t)
+{
+	return c->channels_last && c->channels_last[t] && g->tensors[t].shape.rank == 4;
+}
+
+/*
+ * Element by element over memory where the layout cannot matter: the first
+ * source and the output alike in shape and layout, the second one element
+ * or their twin.  oneDNN's kernel
+ * for an NHWC tensor walks it pixel by pixel, a masked tail wherever the
+ * channels are no multiple of 16: PP-OCRv4's 24-channel maps ran at 24 GB/s
+ * where the same bytes flat run at 70.
+ */
+static void binary_flat(const struct ho_backend *c, const struct ho_graph *g,
+			const struct ho_node *n, int32_t ia, int32_t ib, dnnl_memory_desc_t *ma,
+			dnnl_memory_desc_t *mb, dnnl_memory_desc_t *my)
+{
+	const struct ho_tensor *a = &g->tensors[ia], *b = &g->tensors[ib];
+	int32_t out = n->outputs[0];
+	int64_t na = ho_shape_numel(&a->shape), nb = ho_shape_numel(&b->shape);
+	struct ho_shape flat = {.rank = 1, .dim = {na}}, one = {.rank = 1, .dim = {1}};
+	bool cl = binary_cl(c, g, ia);
+
+	if (cl != binary_cl(c, g, out) || a->shape.rank != g->tensors[out].shape.rank)
+		return;
+	if (nb == 1 || (nb == na && b->shape.rank == a->shape.rank && cl == binary_cl(c, g, ib))) {
+		ho_cpu_plain_md(ma, &flat);
+		ho_cpu_plain_md(my, &flat);
+		ho_cpu_plain_md(mb, nb == 1 ? &one : &flat);
+		return;
+	}
+}
+
+/* The channel kernel, where one input is y's channels-last twin and the other one per channel. */
+static bool channels_kernel(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+			    int op, void *const *buf, struct ho_kernel *k)
+{
+	const struct ho_tensor *y = &g->tensors[n->outputs[0]];
+
+	if (!binary_cl(c, g, n->outputs[0]) || y->shape.dim[1] < 2)
+		return false;
+	for (int which = 0; which < 2; which++) {
+		int32_t f = n->inputs[which ? 1 : 0];
+		const struct ho_tensor *b = ho_node_input(g, n, which ? 0 : 1);
+		struct ho_shape sb = ho_cpu_lift(&b->shape, 4);
+
+		if (!binary_cl(c, g, f) || memcmp(g->tensors[f].shape.dim, y->shape.dim, 4 * 8) ||
+		    b->shape.rank > 4 || sb.dim[0] != 1 || sb.dim[1] != y->shape.dim[1] ||
+		    sb.dim[2] != 1 || sb.dim[3] != 1)
+			continue;
+		if (!(k->fold = malloc((size_t)(16 * sb.dim[1]) * sizeof(float))))
+			return false;
+		k->kind = HO_K_LOOP;
+		k->typed.run = ho_run_channels;
+		k->typed.op = op;
+		k->typed.iparam[0] = which;
+		k->typed.in[0] = buf[n->inputs[0]];
+		k->typed.in[1] = buf[n->inputs[1]];
+		k->typed.out = buf[n->outputs[0]];
+		k->typed.outer = ho_shape_numel(&y->shape) / y->shape.dim[1];
+		k->typed.inner = y->shape.dim[1];
+		return true;
+	}
+	return false;
+}
+
 int ho_cpu_prep_binary(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 		       void *const *buf, struct ho_kernel *k, struct ho_error *err)
 {
@@ -244,6 +373,8 @@ int ho_cpu_prep_binary(struct ho_backend *c, const struct ho_graph *g, const str
 			break;
 	if (!a || !b || n->n_inputs != 2 || a->dtype != HO_DT_FLOAT || b->dtype != HO_DT_FLOAT)
 		return ho_cpu_unsupported(err, n, "runs two-input float32 binary operators only");
+	if (i < 4 && y->shape.rank == 4 && channels_kernel(c, g, n, (int)i, buf, k))
+		return 0;
 	sa = ho_cpu_lift(&a->shape, r);
 	sb = ho_cpu_lift(&b->shape, r);
 	ia = n->inputs[0];
@@ -263,6 +394,7 @@ int ho_cpu_prep_binary(struct ho_backend *c, const struct ho_graph *g, const str
 	ho_cpu_t_md(c, &ma, g->tensors[ia].shape.rank == r ? ia : -1, &sa);
 	ho_cpu_t_md(c, &mb, g->tensors[ib].shape.rank == r ? ib : -1, &sb);
 	ho_cpu_t_md(c, &my, n->outputs[0], &sy);
+	binary_flat(c, g, n, ia, ib, &ma, &mb, &my);
 	if (dnnl_binary_desc_init(&d, map[i].alg, &ma, &mb, &my) != dnnl_success ||
 	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
 		return ho_cpu_unsupported(err, n, "(oneDNN) has no binary kernel for these shapes");
