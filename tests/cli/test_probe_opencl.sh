@@ -8,7 +8,7 @@
 # its attribute, kept off ocl0 by the scheduler; a schedule whose front never
 # runs cpus beside the others (a member that does is refused), run here, its
 # copies as predicted (none: they share memory); a convolution whose columns
-# take more than one band, done in bands.
+# take more than one band, done in bands; more than the device holds, refused.
 # Exits 77 where no OpenCL device shares host memory.
 # usage: test_probe_opencl.sh HETEROOPT MODELS_DIR
 set -u
@@ -130,6 +130,23 @@ check "... and on the cpu backend" 0 "output y" -- $EXE run "$tmp/wide.onnx" --i
 	--repeat 1 -o "$tmp/wide_cpu"
 check "... alike" 0 "" -- $PY "$(dirname "$0")/../runtime/compare.py" "$tmp/wide_cpu/y.npy" \
 	"$tmp/wide/y.npy" "wide convolution on ocl0 in bands, against the cpu backend"
+# More than the device can hold: PoCL told (POCL_MEMORY_LIMIT, GB) that its memory is 1 GB
+# refuses a buffer over a quarter of it, and the box, written without the limit, promised
+# more: ResNet-18's convolutions at batch 128 need 329 MB on ocl0.  One line naming the
+# limit, before anything runs.
+if grep -q '"platform": "Portable Computing Language"' "$tmp/box.json"; then
+	$PY -c "import numpy as np; np.save('$tmp/b128.npy', np.zeros((128, 3, 224, 224), np.float32))"
+	check "resnet18 at batch 128, its convolutions pinned on ocl0" 0 "wrote $tmp/r128.json" -- \
+		$EXE schedule "$M/resnet18.onnx" --shape input=128x3x224x224 --box "$tmp/box.json" \
+		--pin Conv=ocl0 --quiet -o "$tmp/r128.json"
+	ONE_LINE_ERRORS=1
+	check "... run where the device holds less: refused, naming its largest buffer" 1 \
+		"the device's largest buffer is 268435456 bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE)" -- \
+		env POCL_MEMORY_LIMIT=1 $EXE run "$M/resnet18.onnx" --input input="$tmp/b128.npy" \
+		--schedule "$tmp/r128.json" --repeat 1 -o "$tmp/r128"
+	ONE_LINE_ERRORS=0
+	rm -f "$tmp/b128.npy"
+fi
 $PY -c "import numpy as np; np.save('$tmp/x.npy', np.random.default_rng(3).random((1, 3, 96, 96), dtype=np.float32))"
 ONE_LINE_ERRORS=1
 check "a hand-edited member on cpus and cpu0 at once is refused" 1 "shares (box alternative_to)" -- \

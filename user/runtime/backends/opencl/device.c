@@ -294,6 +294,12 @@ static int ocl_wrap(struct ho_backend *b, void *host, size_t len, struct ho_dev_
 	blk->mem = clCreateBuffer(b->ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, len, host, &e);
 	if (e != CL_SUCCESS) {
 		free(blk);
+		if (b->max_alloc && len > b->max_alloc)
+			return ho_err(
+			    err, -ENOMEM,
+			    "%s: cannot wrap %zu bytes of host memory: the device's largest "
+			    "buffer is %zu bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
+			    b->name, len, b->max_alloc);
 		return ho_err(err, -ENOMEM, "%s: cannot wrap %zu bytes of host memory: %s (%d)",
 			      b->name, len, ocl_strerror(e), e);
 	}
