@@ -171,6 +171,22 @@ static int ho_run_rows(const struct ho_kernel *k)
 	return 0;
 }
 
+/* A loop kernel over n's two inputs: which says which one is broadcast over the other. */
+static void binary_loop(struct ho_kernel *k, const struct ho_node *n, void *const *buf,
+			int (*run)(const struct ho_kernel *k), int op, int which, int64_t outer,
+			int64_t inner)
+{
+	k->kind = HO_K_LOOP;
+	k->typed.run = run;
+	k->typed.op = op;
+	k->typed.iparam[0] = which;
+	k->typed.in[0] = buf[n->inputs[0]];
+	k->typed.in[1] = buf[n->inputs[1]];
+	k->typed.out = buf[n->outputs[0]];
+	k->typed.outer = outer;
+	k->typed.inner = inner;
+}
+
 /* The row kernel, where one input is y's shape and the other y's leading axes only. */
 static bool rows_kernel(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 			int op, void *const *buf, struct ho_kernel *k)
@@ -202,15 +218,7 @@ static bool rows_kernel(struct ho_backend *c, const struct ho_graph *g, const st
 		     (c->channels_last[n->inputs[0]] || c->channels_last[n->inputs[1]] ||
 		      c->channels_last[n->outputs[0]])))
 			continue;
-		k->kind = HO_K_LOOP;
-		k->typed.run = ho_run_rows;
-		k->typed.op = op;
-		k->typed.iparam[0] = which;
-		k->typed.in[0] = buf[n->inputs[0]];
-		k->typed.in[1] = buf[n->inputs[1]];
-		k->typed.out = buf[n->outputs[0]];
-		k->typed.outer = outer;
-		k->typed.inner = inner;
+		binary_loop(k, n, buf, ho_run_rows, op, which, outer, inner);
 		return true;
 	}
 	return false;
@@ -331,15 +339,8 @@ static bool channels_kernel(struct ho_backend *c, const struct ho_graph *g, cons
 			continue;
 		if (!(k->fold = malloc((size_t)(16 * sb.dim[1]) * sizeof(float))))
 			return false;
-		k->kind = HO_K_LOOP;
-		k->typed.run = ho_run_channels;
-		k->typed.op = op;
-		k->typed.iparam[0] = which;
-		k->typed.in[0] = buf[n->inputs[0]];
-		k->typed.in[1] = buf[n->inputs[1]];
-		k->typed.out = buf[n->outputs[0]];
-		k->typed.outer = ho_shape_numel(&y->shape) / y->shape.dim[1];
-		k->typed.inner = y->shape.dim[1];
+		binary_loop(k, n, buf, ho_run_channels, op, which,
+			    ho_shape_numel(&y->shape) / y->shape.dim[1], y->shape.dim[1]);
 		return true;
 	}
 	return false;
