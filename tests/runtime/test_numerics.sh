@@ -166,6 +166,17 @@ node "$ROOT/tests/runtime/ort_ref.js" "$M/binary_layouts.onnx" "$T/bl.ort" "x=$T
 for ref in "$T/bl.ort"/*.npy; do
 	$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/bl.ho/$(basename "$ref")" "binary_layouts $(basename "$ref" .npy) vs ONNX Runtime"
 done
+# Erf and Gelu as vectors: against ONNX Runtime within 1e-6 of erf's range (its own
+# erf is a polynomial too), at zero, in both tails and past them, with a tail of lanes.
+$PY -c "
+import sys, numpy as np
+x = np.concatenate([np.linspace(-6, 6, 105), [0.0, -0.0, 1e-30, 3.999, 4.001, 9.0]]).astype(np.float32)
+np.save(sys.argv[1], x.reshape(3, 37))" "$T/eg.in.npy"
+node "$ROOT/tests/runtime/ort_ref.js" "$M/erf_gelu.onnx" "$T/eg.ort" "x=$T/eg.in.npy"
+"$HO" run "$M/erf_gelu.onnx" --input "x=$T/eg.in.npy" -o "$T/eg.ho" >/dev/null
+for ref in "$T/eg.ort"/*.npy; do
+	$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/eg.ho/$(basename "$ref")" "erf_gelu $(basename "$ref" .npy) vs ONNX Runtime" 1e-6
+done
 # An int8 CNN in ONNX's QLinear form (per-channel weights, a grouped strided
 # convolution, an unsigned-weight QLinearMatMul) and a ConvInteger with
 # asymmetric pads: every tensor, the integer ones too, equal to the exact

@@ -114,6 +114,7 @@ struct ho_kernel {
 	 * a param whose param_src is set is read from there at each run */
 	int64_t n_elems;
 	float (*unary)(float x, const float *param);
+	void (*unary_many)(const float *x, float *y, int64_t n); /* vectors, in place of unary */
 	float param[2];
 	const void *param_src[2];
 	/* HO_K_HARDMAX (unary.c): the gather fields outer, n_idx, inner, src, dst */
@@ -257,6 +258,8 @@ int ho_cpu_prep_hardmax(const struct ho_graph *g, const struct ho_node *n, void 
 			struct ho_kernel *k, struct ho_error *err);
 void ho_cpu_run_hardmax(const struct ho_kernel *k);
 void ho_cpu_run_unary(struct ho_kernel *k);
+void ho_cpu_erf_many(const float *x, float *y, int64_t n);
+void ho_cpu_gelu_many(const float *x, float *y, int64_t n);
 int ho_cpu_prep_gather(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		       struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_run_gather(const struct ho_kernel *k);

@@ -153,37 +153,42 @@ static float u_clip(float x, const float *p)
 struct ho_unary_reg {
 	const char *op;
 	ho_unary_fn f;
+	void (*many)(const float *x, float *y, int64_t n); /* over vectors, where there is one */
 	const char *attr[2]; /* the parameters, from these attributes */
 	float def[2];	     /* or these defaults */
 };
 
 static const struct ho_unary_reg ho_unary_ops[] = {
-    {"Neg", u_neg, {NULL}, {0}},
-    {"Reciprocal", u_reciprocal, {NULL}, {0}},
-    {"Floor", u_floor, {NULL}, {0}},
-    {"Ceil", u_ceil, {NULL}, {0}},
-    {"Round", u_round, {NULL}, {0}},
-    {"Sign", u_sign, {NULL}, {0}},
-    {"Sin", u_sin, {NULL}, {0}},
-    {"Cos", u_cos, {NULL}, {0}},
-    {"Tan", u_tan, {NULL}, {0}},
-    {"Asin", u_asin, {NULL}, {0}},
-    {"Acos", u_acos, {NULL}, {0}},
-    {"Atan", u_atan, {NULL}, {0}},
-    {"Sinh", u_sinh, {NULL}, {0}},
-    {"Cosh", u_cosh, {NULL}, {0}},
-    {"Asinh", u_asinh, {NULL}, {0}},
-    {"Acosh", u_acosh, {NULL}, {0}},
-    {"Atanh", u_atanh, {NULL}, {0}},
-    {"Erf", u_erf, {NULL}, {0}},
-    {"Softsign", u_softsign, {NULL}, {0}},
-    {"HardSwish", u_hardswish, {NULL}, {0}},
-    {"Mish", u_mish, {NULL}, {0}},
-    {"Gelu", u_gelu, {NULL}, {0}}, /* approximate="none" */
-    {"Selu", u_selu, {"alpha", "gamma"}, {1.67326319217681884765625f, 1.05070102214813232421875f}},
-    {"Celu", u_celu, {"alpha", NULL}, {1.0f, 0}},
-    {"ThresholdedRelu", u_thresholded_relu, {"alpha", NULL}, {1.0f, 0}},
-    {"Shrink", u_shrink, {"lambd", "bias"}, {0.5f, 0.0f}},
+    {"Neg", u_neg, NULL, {NULL}, {0}},
+    {"Reciprocal", u_reciprocal, NULL, {NULL}, {0}},
+    {"Floor", u_floor, NULL, {NULL}, {0}},
+    {"Ceil", u_ceil, NULL, {NULL}, {0}},
+    {"Round", u_round, NULL, {NULL}, {0}},
+    {"Sign", u_sign, NULL, {NULL}, {0}},
+    {"Sin", u_sin, NULL, {NULL}, {0}},
+    {"Cos", u_cos, NULL, {NULL}, {0}},
+    {"Tan", u_tan, NULL, {NULL}, {0}},
+    {"Asin", u_asin, NULL, {NULL}, {0}},
+    {"Acos", u_acos, NULL, {NULL}, {0}},
+    {"Atan", u_atan, NULL, {NULL}, {0}},
+    {"Sinh", u_sinh, NULL, {NULL}, {0}},
+    {"Cosh", u_cosh, NULL, {NULL}, {0}},
+    {"Asinh", u_asinh, NULL, {NULL}, {0}},
+    {"Acosh", u_acosh, NULL, {NULL}, {0}},
+    {"Atanh", u_atanh, NULL, {NULL}, {0}},
+    {"Erf", u_erf, ho_cpu_erf_many, {NULL}, {0}},
+    {"Softsign", u_softsign, NULL, {NULL}, {0}},
+    {"HardSwish", u_hardswish, NULL, {NULL}, {0}},
+    {"Mish", u_mish, NULL, {NULL}, {0}},
+    {"Gelu", u_gelu, ho_cpu_gelu_many, {NULL}, {0}}, /* approximate="none" */
+    {"Selu",
+     u_selu,
+     NULL,
+     {"alpha", "gamma"},
+     {1.67326319217681884765625f, 1.05070102214813232421875f}},
+    {"Celu", u_celu, NULL, {"alpha", NULL}, {1.0f, 0}},
+    {"ThresholdedRelu", u_thresholded_relu, NULL, {"alpha", NULL}, {1.0f, 0}},
+    {"Shrink", u_shrink, NULL, {"lambd", "bias"}, {0.5f, 0.0f}},
 };
 
 static const struct ho_unary_reg *ho_unary_find(const char *op)
@@ -233,6 +238,7 @@ int ho_cpu_prep_unary(const struct ho_graph *g, const struct ho_node *n, void *c
 	if (ap && ap->type == HO_ATTR_STRING && strcmp(ap->s, "none"))
 		return ho_cpu_unsupported(err, n, "runs Gelu without approximation only");
 	k->unary = r->f;
+	k->unary_many = r->many;
 	for (int i = 0; i < 2; i++)
 		k->param[i] = r->attr[i] ? ho_node_attr_f(n, r->attr[i], r->def[i]) : r->def[i];
 	return 0;
@@ -246,6 +252,10 @@ void ho_cpu_run_unary(struct ho_kernel *k)
 	for (int i = 0; i < 2; i++)
 		if (k->param_src[i])
 			k->param[i] = *(const float *)k->param_src[i];
+	if (k->unary_many) {
+		k->unary_many(x, y, k->n_elems);
+		return;
+	}
 	for (int64_t i = 0; i < k->n_elems; i++)
 		y[i] = k->unary(x[i], k->param);
 }
