@@ -548,7 +548,8 @@ def tiny_models():
          floats("by2", [1, 1, 2, 2]), floats("by3", [1, 1, 3, 3])])
     save(helper.make_model(idx, opset_imports=[helper.make_opsetid("", 13)]), "index_ops.onnx")
     # Two-input element-wise ops on a channels-last map between 1x1 convolutions: one value
-    # per channel (24, no multiple of a vector) on either side, and a scalar.
+    # per channel (24, no multiple of a vector) on either side, and a scalar; 11x11 pixels,
+    # so the per-channel loop ends in part of a vector (121 x 24 floats, 8 past the last whole).
     rng = np.random.default_rng(5)
     arr = lambda name, shape: numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
     conv = lambda i, o, w: helper.make_node("Conv", [i, w], [o], name=o)
@@ -558,8 +559,8 @@ def tiny_models():
              helper.make_node("Add", ["abs", "one"], ["e"], name="e")]
     for i, (op, l, r) in enumerate(ops):
         nodes += [helper.make_node(op, [l, r], ["b%d" % i], name="b%d" % i), conv("b%d" % i, "y%d" % i, "w%d" % i)]
-    bl = helper.make_graph(nodes, "binary_layouts", [vi("x", f, [1, 24, 12, 12])],
-                           [vi("y%d" % i, f, [1, 24, 12, 12]) for i in range(len(ops))],
+    bl = helper.make_graph(nodes, "binary_layouts", [vi("x", f, [1, 24, 11, 11])],
+                           [vi("y%d" % i, f, [1, 24, 11, 11]) for i in range(len(ops))],
                            [arr("w_in", [24, 24, 1, 1]), arr("per", [1, 24, 1, 1]),
                             numpy_helper.from_array(np.array(1, np.float32), "one"),
                             numpy_helper.from_array(np.array(3, np.float32), "three")] +

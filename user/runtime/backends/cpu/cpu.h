@@ -258,6 +258,16 @@ int ho_cpu_prep_hardmax(const struct ho_graph *g, const struct ho_node *n, void 
 			struct ho_kernel *k, struct ho_error *err);
 void ho_cpu_run_hardmax(const struct ho_kernel *k);
 void ho_cpu_run_unary(struct ho_kernel *k);
+/*
+ * Loops over whole vectors (eltwise.c's per-channel operands, erf.c): sixteen
+ * floats in GCC's vector extensions, each such function cloned for AVX-512,
+ * AVX2 and the baseline.  Compare no two of these vectors inside a clone: GCC
+ * 12 does it lane by lane there (erf.c takes the sign of a difference instead).
+ */
+typedef float ho_v16 __attribute__((vector_size(64)));
+#define HO_VECTOR_CLONES                                                                           \
+	__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+
 void ho_cpu_erf_many(const float *x, float *y, int64_t n);
 void ho_cpu_gelu_many(const float *x, float *y, int64_t n);
 int ho_cpu_prep_gather(const struct ho_graph *g, const struct ho_node *n, void *const *buf,

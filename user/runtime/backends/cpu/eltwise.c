@@ -233,10 +233,8 @@ static bool rows_kernel(struct ho_backend *c, const struct ho_graph *g, const st
  * are tiled 16 times over in k->fold, so every stretch of 16 * C elements
  * is one loop over whole vectors.
  */
-__attribute__((target_clones("avx512f", "avx2", "default"))) static int
-ho_run_channels(const struct ho_kernel *k)
+HO_VECTOR_CLONES static int ho_run_channels(const struct ho_kernel *k)
 {
-	typedef float v16 __attribute__((vector_size(64)));
 	const struct ho_typed *t = &k->typed;
 	const float *x = t->in[t->iparam[0] ? 1 : 0], *ch = t->in[t->iparam[0] ? 0 : 1];
 	float *y = t->out, *tile = k->fold;
@@ -248,9 +246,11 @@ ho_run_channels(const struct ho_kernel *k)
 		int64_t m = n - i < span ? n - i : span, j = 0;
 		const float *a = x + i;
 		float *o = y + i;
-		v16 va = {0}, vt = {0};
+		ho_v16 va = {0}, vt = {0};
 
-		/* whole vectors, loaded before stored (y may be x), then the tail */
+		/* whole vectors, loaded before stored (y may be x), then the tail in a part of one
+		 * (a memcpy of a length not fixed at compile time is a call: keep it out of the
+		 * loop) */
 #define HO_TILE(expr)                                                                              \
 	for (; j + 16 <= m; j += 16) {                                                             \
 		memcpy(&va, a + j, sizeof(va));                                                    \
@@ -258,11 +258,11 @@ ho_run_channels(const struct ho_kernel *k)
 		va = expr;                                                                         \
 		memcpy(o + j, &va, sizeof(va));                                                    \
 	}                                                                                          \
-	for (; j < m; j++) {                                                                       \
-		va[0] = a[j];                                                                      \
-		vt[0] = tile[j];                                                                   \
+	if (j < m) {                                                                               \
+		memcpy(&va, a + j, (size_t)(m - j) * sizeof(float));                               \
+		memcpy(&vt, tile + j, (size_t)(m - j) * sizeof(float));                            \
 		va = expr;                                                                         \
-		o[j] = va[0];                                                                      \
+		memcpy(o + j, &va, (size_t)(m - j) * sizeof(float));                               \
 	}                                                                                          \
 	break
 		switch (t->op * 2 + (int)t->iparam[0]) { /* op: ho_cpu_prep_binary's map */
@@ -295,10 +295,10 @@ static bool binary_cl(const struct ho_backend *c, const struct ho_graph *g, int3
 /*
  * Element by element over memory where the layout cannot matter: the first
  * source and the output alike in shape and layout, the second one element
- * or their twin.  oneDNN's kernel
- * for an NHWC tensor walks it pixel by pixel, a masked tail wherever the
- * channels are no multiple of 16: PP-OCRv4's 24-channel maps ran at 24 GB/s
- * where the same bytes flat run at 70.
+ * or their twin.  oneDNN's kernel for an NHWC tensor walks it pixel by
+ * pixel, a masked tail wherever the channels are no multiple of 16:
+ * PP-OCRv4's 24-channel maps ran at 24 GB/s where the same bytes flat run
+ * at 70.
  */
 static void binary_flat(const struct ho_backend *c, const struct ho_graph *g,
 			const struct ho_node *n, int32_t ia, int32_t ib, dnnl_memory_desc_t *ma,
@@ -312,12 +312,11 @@ static void binary_flat(const struct ho_backend *c, const struct ho_graph *g,
 
 	if (cl != binary_cl(c, g, out) || a->shape.rank != g->tensors[out].shape.rank)
 		return;
-	if (nb == 1 || (nb == na && b->shape.rank == a->shape.rank && cl == binary_cl(c, g, ib))) {
-		ho_cpu_plain_md(ma, &flat);
-		ho_cpu_plain_md(my, &flat);
-		ho_cpu_plain_md(mb, nb == 1 ? &one : &flat);
+	if (nb != 1 && (nb != na || b->shape.rank != a->shape.rank || cl != binary_cl(c, g, ib)))
 		return;
-	}
+	ho_cpu_plain_md(ma, &flat);
+	ho_cpu_plain_md(my, &flat);
+	ho_cpu_plain_md(mb, nb == 1 ? &one : &flat);
 }
 
 /* The channel kernel, where one input is y's channels-last twin and the other one per channel. */

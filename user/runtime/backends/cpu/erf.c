@@ -12,7 +12,6 @@
 
 #include "cpu.h"
 
-typedef float ho_v16 __attribute__((vector_size(64)));
 typedef int ho_i16 __attribute__((vector_size(64)));
 
 #define HO_V16(c)                                                                                  \
@@ -20,9 +19,8 @@ typedef int ho_i16 __attribute__((vector_size(64)));
 		c, c, c, c, c, c, c, c, c, c, c, c, c, c, c, c                                     \
 	}
 
-/* All ones in the lanes where a < b, by the sign of the differences: comparisons
- * of 64-byte vectors are done lane by lane in a cloned function (GCC 12); a NaN
- * lane, whose two differences share a sign, is in no mask. */
+/* All ones in the lanes where a < b, by the signs of the differences (no vector
+ * comparison: cpu.h); a NaN lane, whose two differences share a sign, is in no mask. */
 #define HO_LESS(a, b) (((ho_i16)((a) - (b)) >> 31) & ~((ho_i16)((b) - (a)) >> 31))
 
 #define HO_ERF(x)                                                                                  \
@@ -50,8 +48,7 @@ typedef int ho_i16 __attribute__((vector_size(64)));
 #define HO_ERF_OR_GELU(v)                                                                          \
 	(gelu ? 0.5f * (v) * (1.0f + HO_ERF((v)*0.70710678118654752f)) : HO_ERF(v))
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) static void
-erf_many(const float *x, float *y, int64_t n, bool gelu)
+HO_VECTOR_CLONES static void erf_many(const float *x, float *y, int64_t n, bool gelu)
 {
 	ho_v16 v = {0}, e;
 	int64_t i = 0;
