@@ -41,12 +41,14 @@ CLI_SRC := $(wildcard user/cli/*.c)
 GRAPH_OBJ := $(COMMON_SRC:%.c=$(O)/%.o) $(O)/gen/onnx.pb-c.o $(GRAPH_SRC:%.c=$(O)/%.o)
 BOX_OBJ := $(BOX_SRC:%.c=$(O)/%.o)
 SCHED_OBJ := $(SCHED_SRC:%.c=$(O)/%.o)
-RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(O)/%.o)
+# A backend's CUDA C kernels (backends/NAME/kernels.cu), PTX in its library (kernels.ptx.o).
+CU_SRC := $(wildcard user/runtime/backends/*/kernels.cu)
+RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(O)/%.o) $(CU_SRC:%.cu=$(O)/%.ptx.o)
 PROBE_OBJ := $(PROBE_SRC:%.c=$(O)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(O)/%.o)
 GRAPH_LIBS := $(shell pkg-config --libs libprotobuf-c) -lm
 SCHED_LIBS := $(GRAPH_LIBS) $(shell pkg-config --libs jansson) -lpthread
-RUNTIME_LIBS := $(SCHED_LIBS) -ldnnl -lgomp -lnuma -luring -lclblast -lOpenCL
+RUNTIME_LIBS := $(SCHED_LIBS) -ldnnl -lgomp -lnuma -luring -lclblast -lOpenCL -ldl
 LDLIBS := $(RUNTIME_LIBS)
 
 # Each library sees its own private header and the common one, no other's.
@@ -62,7 +64,7 @@ $(O)/user/cli/%.o: PRIV := -Iuser/cli
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
 UNIT_GRAPH := test_onnx_errors test_onnx_load
-UNIT_RUNTIME := test_npy test_pool test_runtime test_opencl test_memplan test_probe_fit test_bind_value test_external
+UNIT_RUNTIME := test_npy test_pool test_runtime test_opencl test_cuda test_memplan test_probe_fit test_bind_value test_external
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 
@@ -91,6 +93,19 @@ $(O)/gen/onnx.pb-c.o: $(O)/gen/onnx.pb-c.c
 $(O)/%.o: %.c | $(O)/gen/onnx.pb-c.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(PRIV) -c $< -o $@
+
+# CUDA C to PTX for sm_70 and later by clang, which needs no CUDA toolkit (libdevice
+# neither: the kernels bring their own math); the driver compiles the PTX for its GPU
+# when the backend opens it.  Embedded as the C string ho_ptx_NAME.
+$(O)/%.ptx: %.cu
+	@mkdir -p $(dir $@)
+	clang -x cuda --cuda-device-only --cuda-gpu-arch=sm_70 -nocudainc -nocudalib \
+		-Wno-unknown-cuda-version -O3 -S -o $@ $<
+$(O)/%.ptx.c: $(O)/%.ptx
+	{ echo 'const char ho_ptx_$(notdir $(patsubst %/,%,$(dir $*)))[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } >$@
+$(O)/%.ptx.o: $(O)/%.ptx.c
+	$(CC) $(CFLAGS_GEN) -c $< -o $@
 
 $(O)/libho_graph.a: $(GRAPH_OBJ)
 $(O)/libho_box.a: $(BOX_OBJ)

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The CUDA backend's operators: one prepare per operator family, listed
+ * once in cu_ops[] (this file: normalisation and movement; conv.c and
+ * eltwise.c the others).  A prepare checks what its kernel runs (float32,
+ * the ranks and attributes it handles), packs the kernels' parameters over
+ * the tensors' device addresses once, and leaves launching to launch.c.
+ * Anything else is refused with the node's name and what is missing, and
+ * the scheduler, asking the same code (cu_check), places it elsewhere.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cu.h"
+#include "heteroopt/opsem.h"
+
+static int cu_prep_softmax(const struct cu_ctx *c)
+{
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0);
+	int64_t axis = ho_node_attr_i(c->n, "axis", c->n->opset < 13 ? 1 : -1), len = 1, inner = 1;
+	struct cu_launch *l;
+	long rows;
+
+	if (!x || !x->shape.rank)
+		return cu_refuse(c, "needs an input of one axis or more");
+	if (axis < 0)
+		axis += x->shape.rank;
+	if (axis < 0 || axis >= x->shape.rank)
+		return cu_refuse(c, "has an axis out of range");
+	/* before opset 13 the input is flattened to 2-D at axis */
+	for (int k = (int)axis; k < x->shape.rank; k++)
+		if (k == axis || c->n->opset < 13)
+			len *= x->shape.dim[k];
+		else
+			inner *= x->shape.dim[k];
+	rows = (long)(ho_shape_numel(&x->shape) / len);
+	if (!(l = cu_new_launch(c, "softmax", rows)))
+		return cu_launch_done(c, l);
+	cu_param_tensor(l, c, c->n->outputs[0]);
+	cu_param_tensor(l, c, c->n->inputs[0]);
+	cu_param_long(l, rows);
+	cu_param_int(l, (int)len);
+	cu_param_int(l, (int)inner);
+	cu_param_int(l, !strcmp(c->n->op_type, "LogSoftmax"));
+	return cu_launch_done(c, l);
+}
+
+static int cu_prep_layer_norm(const struct cu_ctx *c)
+{
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0);
+	int64_t axis = ho_node_attr_i(c->n, "axis", -1), len = 1;
+	bool has_b = c->n->n_inputs > 2 && c->n->inputs[2] >= 0;
+	struct cu_launch *l;
+	long rows;
+
+	if (!x || !x->shape.rank || c->n->n_inputs < 2 || c->n->inputs[1] < 0)
+		return cu_refuse(c, "needs an input and a scale");
+	for (uint32_t o = 1; o < c->n->n_outputs; o++)
+		if (c->n->outputs[o] >= 0)
+			return cu_refuse(c, "computes no Mean or InvStdDev outputs");
+	if (axis < 0)
+		axis += x->shape.rank;
+	for (int k = (int)axis; k < x->shape.rank; k++)
+		len *= x->shape.dim[k];
+	if (ho_shape_numel(&c->g->tensors[c->n->inputs[1]].shape) != len ||
+	    (has_b && ho_shape_numel(&c->g->tensors[c->n->inputs[2]].shape) != len))
+		return cu_refuse(c, "takes a scale and bias of the normalised extent only");
+	rows = (long)(ho_shape_numel(&x->shape) / len);
+	if (!(l = cu_new_launch(c, "layer_norm", rows)))
+		return cu_launch_done(c, l);
+	cu_param_tensor(l, c, c->n->outputs[0]);
+	cu_param_tensor(l, c, c->n->inputs[0]);
+	cu_param_tensor(l, c, c->n->inputs[1]);
+	cu_param_tensor(l, c, has_b ? c->n->inputs[2] : c->n->inputs[1]);
+	cu_param_int(l, has_b);
+	cu_param_long(l, rows);
+	cu_param_int(l, (int)len);
+	cu_param_float(l, ho_node_attr_f(c->n, "epsilon", 1e-5f));
+	return cu_launch_done(c, l);
+}
+
+/* Concat: each input's rows placed in the output's, one launch an input. */
+static int cu_prep_concat(const struct cu_ctx *c)
+{
+	const struct ho_tensor *yt = &c->g->tensors[c->n->outputs[0]];
+	int64_t axis = ho_node_attr_i(c->n, "axis", 0), outer = 1, after = 1, col = 0;
+	int ret;
+
+	if (axis < 0)
+		axis += yt->shape.rank;
+	if (axis < 0 || axis >= yt->shape.rank)
+		return cu_refuse(c, "has an axis out of range");
+	for (int k = 0; k < axis; k++)
+		outer *= yt->shape.dim[k];
+	for (int k = (int)axis + 1; k < yt->shape.rank; k++)
+		after *= yt->shape.dim[k];
+	for (uint32_t i = 0; i < c->n->n_inputs; i++) {
+		const struct ho_tensor *x = ho_node_input(c->g, c->n, i);
+		int64_t inner = x ? x->shape.dim[axis] * after : 0;
+		struct cu_launch *l;
+
+		if (!inner)
+			continue;
+		if (!(l = cu_new_launch(c, "place", (long)(outer * inner))))
+			return cu_launch_done(c, l);
+		cu_param_tensor(l, c, c->n->outputs[0]);
+		cu_param_tensor(l, c, c->n->inputs[i]);
+		cu_param_long(l, (long)(outer * inner));
+		cu_param_int(l, (int)inner);
+		cu_param_int(l, (int)(yt->shape.dim[axis] * after));
+		cu_param_int(l, (int)col);
+		if ((ret = cu_launch_done(c, l)))
+			return ret;
+		col += inner;
+	}
+	return 0;
+}
+
+/* Transpose: each output element from its source, by the permuted strides. */
+static int cu_prep_transpose(const struct cu_ctx *c)
+{
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0),
+			       *yt = &c->g->tensors[c->n->outputs[0]];
+	struct cu_dims8 d = {{0}}, s = {{0}};
+	int64_t perm[8], stride[8], acc = 1;
+	int r = x ? x->shape.rank : 0;
+	struct cu_launch *l;
+	long n = (long)ho_shape_numel(&yt->shape);
+
+	if (!x || r < 1 || r > 8)
+		return cu_refuse(c, "transposes ranks 1 to 8 only");
+	for (int k = 0; k < r; k++)
+		perm[k] = r - 1 - k;
+	if (ho_node_attr(c->n, "perm") && !ho_node_attr_ints(c->n, "perm", perm, r, 0))
+		return cu_refuse(c, "cannot read its perm");
+	for (int k = r - 1; k >= 0; k--) {
+		stride[k] = acc;
+		acc *= x->shape.dim[k];
+	}
+	for (int k = 0; k < r; k++) {
+		if (perm[k] < 0 || perm[k] >= r)
+			return cu_refuse(c, "has a perm out of range");
+		d.v[k] = (int)yt->shape.dim[k];
+		s.v[k] = (int)stride[perm[k]];
+	}
+	if (!(l = cu_new_launch(c, "gather_nd", n)))
+		return cu_launch_done(c, l);
+	cu_param_tensor(l, c, c->n->outputs[0]);
+	cu_param_tensor(l, c, c->n->inputs[0]);
+	cu_param_long(l, n);
+	cu_param_int(l, r);
+	cu_param(l, &d, sizeof(d), 4);
+	cu_param(l, &s, sizeof(s), 4);
+	return cu_launch_done(c, l);
+}
+
+/* Every operator this backend runs, and its prepare. */
+static const struct {
+	const char *op;
+	int (*prepare)(const struct cu_ctx *c);
+} cu_ops[] = {
+    {"Conv", cu_prep_conv},
+    {"MatMul", cu_prep_matmul},
+    {"Gemm", cu_prep_matmul},
+    {"MaxPool", cu_prep_pool},
+    {"AveragePool", cu_prep_pool},
+    {"GlobalAveragePool", cu_prep_global_pool},
+    {"GlobalMaxPool", cu_prep_global_pool},
+    {"BatchNormalization", cu_prep_batchnorm},
+    {"Concat", cu_prep_concat},
+    {"Softmax", cu_prep_softmax},
+    {"LogSoftmax", cu_prep_softmax},
+    {"Transpose", cu_prep_transpose},
+    {"LayerNormalization", cu_prep_layer_norm},
+    {"Add", cu_prep_binary},
+    {"Sub", cu_prep_binary},
+    {"Mul", cu_prep_binary},
+    {"Div", cu_prep_binary},
+    {"Max", cu_prep_binary},
+    {"Min", cu_prep_binary},
+    {"Pow", cu_prep_binary},
+    {"PRelu", cu_prep_binary},
+    {"Relu", cu_prep_unary},
+    {"Sigmoid", cu_prep_unary},
+    {"Tanh", cu_prep_unary},
+    {"Clip", cu_prep_unary},
+    {"LeakyRelu", cu_prep_unary},
+    {"HardSigmoid", cu_prep_unary},
+    {"HardSwish", cu_prep_unary},
+    {"Exp", cu_prep_unary},
+    {"Sqrt", cu_prep_unary},
+    {"Neg", cu_prep_unary},
+    {"Abs", cu_prep_unary},
+    {"Erf", cu_prep_unary},
+    {"Reciprocal", cu_prep_unary},
+    {"Gelu", cu_prep_unary},
+    {"Log", cu_prep_unary},
+    {"Floor", cu_prep_unary},
+    {"Ceil", cu_prep_unary},
+    {"Elu", cu_prep_unary},
+    {"Softplus", cu_prep_unary},
+};
+
+static int (*cu_prep_of(const char *op))(const struct cu_ctx *c)
+{
+	for (size_t i = 0; i < sizeof(cu_ops) / sizeof(cu_ops[0]); i++)
+		if (!strcmp(cu_ops[i].op, op))
+			return cu_ops[i].prepare;
+	return NULL;
+}
+
+bool cu_runs(const char *op)
+{
+	return !strcmp(op, "Constant") || ho_op_is_view(op) || cu_prep_of(op);
+}
+
+void cu_kernel_free(struct ho_kernel *k)
+{
+	if (!k)
+		return;
+	if (k->b) {
+		const struct cu_api *api = &k->b->api;
+
+		api->cuCtxSetCurrent(k->b->ctx);
+		for (int i = 0; i < 2; i++) {
+			if (k->ev[i])
+				api->cuEventDestroy_v2(k->ev[i]);
+			if (k->owned[i])
+				api->cuMemFree_v2(k->owned[i]);
+		}
+	}
+	free(k->l);
+	free(k);
+}
+
+int cu_prepare(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
+	       const struct ho_fusion *fuse, const struct ho_mem *mem, const uint8_t *channels_last,
+	       struct ho_kernel **out, struct ho_error *err)
+{
+	const struct ho_node *n = &g->nodes[node];
+	struct cu_ctx c = {b, g, n, fuse, mem, NULL, err};
+	int (*prep)(const struct cu_ctx *c) = cu_prep_of(n->op_type);
+	bool more = false;
+	int ret;
+
+	*out = NULL;
+	if (*n->domain)
+		return cu_refuse(&c, "runs the default ONNX domain only");
+	if (!strcmp(n->op_type, "Constant"))
+		return 0;
+	for (uint32_t o = 1; o < n->n_outputs; o++)
+		more |= n->outputs[o] >= 0;
+	if (ho_op_is_view(n->op_type) && !more)
+		return 0; /* the executor gives its output its input's bytes */
+	if (!prep)
+		return cu_refuse(&c, "has no kernel for this operator yet");
+	if (!n->n_outputs || n->outputs[0] < 0)
+		return cu_refuse(&c, "needs the first output");
+	for (uint32_t i = 0; i < n->n_inputs + n->n_outputs; i++) {
+		int32_t t = i < n->n_inputs ? n->inputs[i] : n->outputs[i - n->n_inputs];
+
+		if (t < 0)
+			continue;
+		if (g->tensors[t].dtype != HO_DT_FLOAT)
+			return cu_refuse(&c, "computes on float32 tensors only");
+		if (channels_last && channels_last[t])
+			return cu_refuse(&c, "reads and writes row-major (NCHW) tensors only");
+		if (b && g->tensors[t].bytes && mem[t].host && !mem[t].block)
+			return ho_err(err, -EFAULT, "internal: node '%s': tensor '%s' has no block",
+				      n->name, g->tensors[t].name);
+	}
+	if (!(c.k = calloc(1, sizeof(*c.k))))
+		return ho_err(err, -ENOMEM, "out of memory");
+	c.k->name = n->name;
+	c.k->op = n->op_type;
+	if (b) {
+		CUresult r;
+
+		c.k->b = b;
+		b->api.cuCtxSetCurrent(b->ctx);
+		if ((r = b->api.cuEventCreate(&c.k->ev[0], 0)) ||
+		    (r = b->api.cuEventCreate(&c.k->ev[1], 0))) {
+			cu_kernel_free(c.k);
+			return cu_failed(b, "an event", r, err);
+		}
+	}
+	ret = prep(&c);
+	if (ret) {
+		cu_kernel_free(c.k);
+		return ret;
+	}
+	*out = c.k;
+	return 0;
+}
+
+/* prepare, building nothing: the same checks over the same code. */
+int cu_check(const struct ho_graph *g, uint32_t node, const struct ho_fusion *fuse,
+	     const struct ho_mem *mem, struct ho_error *err)
+{
+	struct ho_kernel *k = NULL;
+	int ret = cu_prepare(NULL, g, node, fuse, mem, NULL, &k, err);
+
+	cu_kernel_free(k);
+	return ret;
+}
