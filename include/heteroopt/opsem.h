@@ -101,6 +101,15 @@ int64_t ho_resize_nearest(const char *mode, double v);
 double ho_resample_coord(const char *mode, int64_t x, int64_t in, double scale, double roi0,
 			 double roi1);
 void ho_resample_coeffs(int n, double r, double a, double *c);
+/*
+ * A Resize's or Upsample's 2-D taps, nearest or linear, as device kernels blend
+ * them: each output row's, then column's, two source indices (first taps in
+ * ix[0, m), second in ix[m, 2m), m = out[0] + out[1]) and the second's weight
+ * wt[0, m), from the input's and output's last two extents and scales (0: out
+ * over in).  -EOPNOTSUPP: another mode, or tf_crop_and_resize.
+ */
+int ho_resize_taps2d(const struct ho_node *n, const int64_t in[2], const int64_t out[2],
+		     const double scale[2], int *ix, float *wt);
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,9 @@
  * resampling modes by the unrounded one (in * scale): they differ for
  * align_corners and pytorch_half_pixel when the scale does not divide.
  */
+#include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "common.h"
@@ -72,4 +74,52 @@ double ho_resample_coord(const char *mode, int64_t x, int64_t in, double scale, 
 	if (!strcmp(mode, "pytorch_half_pixel"))
 		return out == 1 ? -0.5 : ((double)x + 0.5) / scale - 0.5;
 	return ho_resize_coord(mode, x, in, (int64_t)out, scale);
+}
+
+/* A string attribute of node n, or def. */
+static const char *ho_attr_s(const struct ho_node *n, const char *name, const char *def)
+{
+	const struct ho_attr *a = ho_node_attr(n, name);
+
+	return a && a->type == HO_ATTR_STRING ? a->s : def;
+}
+
+int ho_resize_taps2d(const struct ho_node *n, const int64_t in[2], const int64_t out[2],
+		     const double scale[2], int *ix, float *wt)
+{
+	bool old = !strcmp(n->op_type, "Upsample") || n->opset < 11;
+	const char *mode = ho_attr_s(n, "mode", "nearest"),
+		   *coord = old ? "asymmetric"
+				: ho_attr_s(n, "coordinate_transformation_mode", "half_pixel"),
+		   *nearest = old ? "floor" : ho_attr_s(n, "nearest_mode", "round_prefer_floor");
+	bool linear = !strcmp(mode, "linear");
+	int64_t m = out[0] + out[1];
+
+	if ((!linear && strcmp(mode, "nearest")) || !strcmp(coord, "tf_crop_and_resize"))
+		return -EOPNOTSUPP;
+	for (int k = 0; k < 2; k++) {
+		double sc = scale[k] > 0 ? scale[k] : (double)out[k] / (double)in[k];
+		int64_t at = k ? out[0] : 0;
+
+		for (int64_t o = 0; o < out[k]; o++) {
+			int64_t t0, t1;
+			double w = 0;
+
+			if (linear) {
+				double v = ho_resample_coord(coord, o, in[k], sc, 0, 1), cf[2];
+
+				t0 = (int64_t)ceil(v) - 1; /* the reference's left tap */
+				ho_resample_coeffs(2, v - (double)t0, 0, cf);
+				t1 = t0 + 1;
+				w = cf[1];
+			} else {
+				t0 = t1 = ho_resize_nearest(
+				    nearest, ho_resize_coord(coord, o, in[k], out[k], sc));
+			}
+			ix[at + o] = (int)(t0 < 0 ? 0 : t0 >= in[k] ? in[k] - 1 : t0);
+			ix[m + at + o] = (int)(t1 < 0 ? 0 : t1 >= in[k] ? in[k] - 1 : t1);
+			wt[at + o] = (float)w;
+		}
+	}
+	return 0;
 }

@@ -77,83 +77,50 @@ static int ocl_prep_layer_norm(const struct ocl_ctx *c)
 	return ocl_args_done(c, &a);
 }
 
-/* A string attribute of node n, or def. */
-static const char *ocl_attr_s(const struct ho_node *n, const char *name, const char *def)
-{
-	const struct ho_attr *a = ho_node_attr(n, name);
-
-	return a && a->type == HO_ATTR_STRING ? a->s : def;
-}
-
 /*
  * Resize and Upsample of the last two axes, nearest or linear: each output
  * row's and column's two source taps and the second's weight, worked out at
- * prepare with the graph library's Resize semantics (ho_resize_coord and its
- * kin), as the cpu backend works them out; the kernel only blends.
+ * prepare by the graph library (ho_resize_taps2d, the cpu backend's
+ * semantics); the kernel only blends.
  */
 static int ocl_prep_resize(const struct ocl_ctx *c)
 {
 	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0),
 			       *yt = &c->g->tensors[c->n->outputs[0]];
 	bool old = !strcmp(c->n->op_type, "Upsample") || c->n->opset < 11;
-	const char *mode = ocl_attr_s(c->n, "mode", "nearest"),
-		   *coord = old ? "asymmetric"
-				: ocl_attr_s(c->n, "coordinate_transformation_mode", "half_pixel"),
-		   *nearest =
-		       old ? "floor" : ocl_attr_s(c->n, "nearest_mode", "round_prefer_floor");
 	int32_t sc = c->n->n_inputs > (old ? 1u : 2u) ? c->n->inputs[old ? 1 : 2] : -1;
-	bool linear = !strcmp(mode, "linear");
-	int64_t H, W, OH, OW, n;
+	const struct ho_attr *kar = ho_node_attr(c->n, "keep_aspect_ratio_policy");
+	int64_t in[2], out[2], m;
+	double scale[2] = {0, 0};
 	int *ix = NULL;
 	float *wt = NULL;
 	struct ocl_launch *l;
 	struct ocl_args a;
 	int ret;
 
-	if (!x || x->shape.rank != 4 || (!linear && strcmp(mode, "nearest")) ||
-	    !strcmp(coord, "tf_crop_and_resize") || ho_node_attr(c->n, "axes") ||
-	    ho_node_attr_i(c->n, "antialias", 0) ||
-	    strcmp(ocl_attr_s(c->n, "keep_aspect_ratio_policy", "stretch"), "stretch") ||
+	if (!x || x->shape.rank != 4 || ho_node_attr(c->n, "axes") ||
+	    ho_node_attr_i(c->n, "antialias", 0) || (kar && kar->s && strcmp(kar->s, "stretch")) ||
 	    x->shape.dim[0] != yt->shape.dim[0] || x->shape.dim[1] != yt->shape.dim[1])
 		return ocl_refuse(c, "resizes the last two axes of 4-D tensors, nearest or linear, "
 				     "only");
-	H = x->shape.dim[2], W = x->shape.dim[3], OH = yt->shape.dim[2], OW = yt->shape.dim[3];
-	n = OH + OW;
-	ix = malloc((size_t)(2 * n + 1) * sizeof(int));
-	wt = malloc((size_t)(n + 1) * sizeof(float));
+	in[0] = x->shape.dim[2], in[1] = x->shape.dim[3];
+	out[0] = yt->shape.dim[2], out[1] = yt->shape.dim[3];
+	m = out[0] + out[1];
+	if (sc >= 0 && ho_shape_numel(&c->g->tensors[sc].shape) == 4 && ocl_is_const(c, sc))
+		scale[0] = ocl_const_f(c, sc, 2), scale[1] = ocl_const_f(c, sc, 3);
+	ix = malloc((size_t)(2 * m + 1) * sizeof(int));
+	wt = malloc((size_t)(m + 1) * sizeof(float));
 	if (!ix || !wt) {
 		ret = ho_err(c->err, -ENOMEM, "out of memory");
 		goto out;
 	}
-	/* rows first, then columns: [first taps | second taps], weights of the second */
-	for (int k = 0; k < 2; k++) {
-		int64_t in = k ? W : H, out = k ? OW : OH, at = k ? OH : 0;
-		double scale = (double)out / (double)in;
-
-		if (sc >= 0 && ho_shape_numel(&c->g->tensors[sc].shape) == 4 && ocl_is_const(c, sc))
-			scale = ocl_const_f(c, sc, 2 + k);
-		for (int64_t o = 0; o < out; o++) {
-			int64_t t0, t1;
-			double w = 0;
-
-			if (linear) {
-				double v = ho_resample_coord(coord, o, in, scale, 0, 1), cf[2];
-
-				t0 = (int64_t)ceil(v) - 1; /* the reference's left tap */
-				ho_resample_coeffs(2, v - (double)t0, 0, cf);
-				t1 = t0 + 1;
-				w = cf[1];
-			} else {
-				t0 = t1 = ho_resize_nearest(
-				    nearest, ho_resize_coord(coord, o, in, out, scale));
-			}
-			ix[at + o] = (int)(t0 < 0 ? 0 : t0 >= in ? in - 1 : t0);
-			ix[n + at + o] = (int)(t1 < 0 ? 0 : t1 >= in ? in - 1 : t1);
-			wt[at + o] = (float)w;
-		}
+	if (ho_resize_taps2d(c->n, in, out, scale, ix, wt)) {
+		ret = ocl_refuse(c, "resizes the last two axes of 4-D tensors, nearest or linear, "
+				    "only");
+		goto out;
 	}
-	if ((ret = ocl_owned(c, 0, ix, (size_t)(2 * n) * sizeof(int))) ||
-	    (ret = ocl_owned(c, 1, wt, (size_t)n * sizeof(float))))
+	if ((ret = ocl_owned(c, 0, ix, (size_t)(2 * m) * sizeof(int))) ||
+	    (ret = ocl_owned(c, 1, wt, (size_t)m * sizeof(float))))
 		goto out;
 	if (!(l = ocl_spatial(c, "resize2d", x, yt, &a))) {
 		ret = ocl_no_kernel(c);
