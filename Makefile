@@ -64,7 +64,7 @@ $(O)/user/cli/%.o: PRIV := -Iuser/cli
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
 UNIT_GRAPH := test_onnx_errors test_onnx_load
-UNIT_RUNTIME := test_npy test_pool test_runtime test_opencl test_cuda test_memplan test_probe_fit test_bind_value test_external
+UNIT_RUNTIME := test_npy test_pool test_runtime test_opencl test_cuda test_emu_discrete test_memplan test_probe_fit test_bind_value test_external
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 
@@ -139,7 +139,8 @@ $(UNIT_RUNTIME:%=$(O)/tests/%): $(O)/tests/%: tests/unit/%.c $(O)/libho_probe.a 
 # The ONNX backend conformance runner: loader, shape inference and runtime together.
 $(O)/tests/onnx_backend: tests/conformance/onnx_backend.c $(O)/libheteroopt.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(O)/libheteroopt.a $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -Iuser/common -Iuser/runtime $(LDFLAGS) -o $@ $< $(O)/libheteroopt.a \
+		$(LDLIBS)
 $(O)/tests/%: tests/unit/%.c $(O)/libho_sched.a $(O)/libho_box.a $(O)/libho_graph.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(O)/libho_sched.a $(O)/libho_box.a \

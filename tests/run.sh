@@ -97,6 +97,9 @@ run "conformance/onnx_backend_folded" build/tests/onnx_backend "$ONNX_TESTDATA" 
 # the same recorded outputs against the OpenCL backend's kernels (PoCL here)
 [ $QUICK = 1 ] || run "conformance/onnx_backend_opencl" build/tests/onnx_backend "$ONNX_TESTDATA" \
 	--floor tests/conformance/floor_opencl --device opencl
+# ... and over a device with memory of its own, every tensor crossing by copies (12 s)
+[ $QUICK = 1 ] || run "conformance/onnx_backend_emu_discrete" build/tests/onnx_backend \
+	"$ONNX_TESTDATA" --floor tests/conformance/floor_emu_discrete --device emu-discrete
 
 # --- real models against python3-onnx and PyTorch layer counts ---
 M=$HETEROOPT_MODELS
@@ -112,6 +115,13 @@ done
 	env HO_OPENCL_MODELS=squeezenet1_1,mobilenet_v2,resnet18,resnet50,efficientnet_b0,densenet121,shufflenet_v2_x1_0,regnet_y_400mf,convnext_tiny,ch_ppocr_mobile_v2.0_cls_infer:x=1x3x48x192,ch_PP-OCRv4_rec_infer:x=1x3x48x320,ch_PP-OCRv4_det_infer:x=1x3x96x96,transformer_encoder:src=2x16x256 \
 	HO_OPENCL_PARTIAL=vit_b_16 \
 	build/tests/test_opencl
+# --- a discrete accelerator's memory (emu-discrete: the cpu kernels over memory of their
+# own, as a GPU's): the zoo's other shapes wholly on it and split, every crossing a copy;
+# unit/test_emu_discrete runs squeezenet1_1 and mobilenet_v2 (2.5 s in all).  test_cuda
+# runs the same checks on a lent NVIDIA GPU and skips here.
+run "emu_discrete/models_wholly_and_split" \
+	env HO_EMU_DISCRETE_MODELS=resnet18,efficientnet_b0,ch_PP-OCRv4_det_infer:x=1x3x96x96,transformer_encoder:src=2x16x256 \
+	build/tests/test_emu_discrete
 run "models/transformer_encoder" model_check "$M/transformer_encoder.onnx" src=2x16x256
 run "models/transformer_encoder_b1s77" model_check "$M/transformer_encoder.onnx" src=1x77x256
 run "models/seq_rnn" model_check "$M/seq_rnn.onnx" x=3x20x16

@@ -44,6 +44,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backends/backend.h"
 #include "heteroopt/graph.h"
 #include "heteroopt/runtime.h"
 
@@ -82,6 +83,8 @@ struct cb_outcome {
 
 /* --device: the backend the nodes it runs are placed on; NULL: one CPU device. */
 static const char *cb_device;
+/* --device: it reads host memory in place (PoCL); else it keeps its own, and copies. */
+static bool cb_shares;
 /* --fold: small inputs bound by value first, so that load-time folding computes
  * what it can of each test and the recorded outputs check it too. */
 static bool cb_fold;
@@ -108,8 +111,8 @@ static int cb_plan(const struct ho_graph *g, struct ho_rt **rt, bool *on_device,
 	snprintf(pl.dev[1].backend, sizeof(pl.dev[1].backend), "%s", cb_device);
 	pl.dev[0].threads = 1;
 	pl.dev[0].numa_node = pl.dev[1].numa_node = -1;
-	pl.in_place[0] = 2;
-	pl.in_place[1] = 1;
+	pl.in_place[0] = cb_shares ? 2 : 0;
+	pl.in_place[1] = cb_shares ? 1 : 0;
 	pl.node_device = calloc(g->n_nodes + 1, sizeof(int32_t));
 	pl.node_prio = calloc(g->n_nodes + 1, sizeof(uint32_t));
 	if (takes && pl.node_device && pl.node_prio &&
@@ -464,25 +467,32 @@ static long cb_floor(const char *path, const char *suite)
 }
 
 /*
- * Whether the --device backend finds a device here, asked in a child: a
- * driver loaded before fork() (PoCL starts threads) would hang every test.
+ * Whether the --device backend opens a device here, and whether it shares
+ * host memory (*shares), asked in a child: a driver loaded before fork()
+ * (PoCL starts threads) would hang every test.
  */
-static bool cb_device_here(void)
+static bool cb_device_here(bool *shares)
 {
 	int status = 0;
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		struct ho_rt_found f[8];
-		int n = ho_rt_find_devices(f, 8);
+		const struct ho_backend_ops *ops = ho_backend_find(cb_device);
+		struct ho_rt_device d = {.name = "dev0", .numa_node = -1};
+		struct ho_backend_info info;
+		struct ho_backend *b = NULL;
+		struct ho_error err;
 
-		for (int k = 0; k < n; k++)
-			if (!strcmp(f[k].backend, cb_device))
-				_exit(0);
-		_exit(1);
+		snprintf(d.backend, sizeof(d.backend), "%s", cb_device);
+		if (!ops || ops->open(&d, 1, &b, &err))
+			_exit(1);
+		ops->query(b, &info);
+		_exit(info.host_memory ? 0 : 2);
 	}
-	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-	       !WEXITSTATUS(status);
+	if (pid <= 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return false;
+	*shares = !WEXITSTATUS(status);
+	return WEXITSTATUS(status) != 1;
 }
 
 int main(int argc, char **argv)
@@ -516,7 +526,7 @@ int main(int argc, char **argv)
 		       data ? data : "(none given)");
 		return 77;
 	}
-	if (cb_device && !cb_device_here()) {
+	if (cb_device && !cb_device_here(&cb_shares)) {
 		printf("skipped: no %s device here\n", cb_device);
 		return 77;
 	}

@@ -56,13 +56,56 @@ static struct ho_pool_copy ho_rt_copy_of(const struct ho_rt *rt, uint32_t d, uin
 	return c;
 }
 
-/* Unlocked: the copy of t into d taken above failed with ret. */
-static void ho_rt_copy_failed(struct ho_rt *rt, uint32_t d, uint32_t t, int ret)
+/* Unlocked: the copy of t into d taken above failed with ret (why: the backend's words). */
+static void ho_rt_copy_failed(struct ho_rt *rt, uint32_t d, uint32_t t, int ret, const char *why)
 {
 	struct ho_error e;
 
-	ho_err(&e, ret, "copying '%s' to %s failed", rt->g->tensors[t].name, rt->desc[d].name);
+	ho_err(&e, ret, "copying '%s' to %s failed%s%s", rt->g->tensors[t].name, rt->desc[d].name,
+	       why ? ": " : "", why ? why : "");
 	ho_rt_fail(rt, ret, &e);
+}
+
+int ho_rt_copy_between(struct ho_rt *rt, uint32_t s, const void *src, uint32_t d, void *dst,
+		       size_t len, struct ho_error *err)
+{
+	struct ho_rt_dev *from = &rt->dev[s], *to = &rt->dev[d];
+	struct ho_dev_block *blk;
+	uint64_t off;
+	int ret = 0;
+
+	if (from->ops->read) {
+		if (!(blk = ho_rt_block_at(from, src, &off)))
+			return ho_err(err, -EFAULT, "internal: %s holds no block there",
+				      rt->desc[s].name);
+		ret = from->ops->read(from->be, blk, off, dst, len, err);
+	}
+	if (!ret && to->ops->write) {
+		if (!(blk = ho_rt_block_at(to, dst, &off)))
+			return ho_err(err, -EFAULT, "internal: %s holds no block there",
+				      rt->desc[d].name);
+		ret = to->ops->write(to->be, blk, off, from->ops->read ? dst : src, len, err);
+	}
+	return ret;
+}
+
+/* Whether the copy of t into d goes through a backend: an end keeps its own memory. */
+static bool ho_rt_by_backend(const struct ho_rt *rt, uint32_t d, uint32_t t)
+{
+	return rt->dev[d].ops->write || rt->dev[rt->home[t]].ops->read;
+}
+
+/* Unlocked: the copy of t into d, through a backend; 0 or the failure, reported. */
+static int ho_rt_copy_by_backend(struct ho_rt *rt, uint32_t d, uint32_t t)
+{
+	int32_t h = rt->home[t];
+	struct ho_error e = {0};
+	int ret = ho_rt_copy_between(rt, (uint32_t)h, rt->buf[AT(rt, t, h)], d,
+				     rt->buf[AT(rt, t, d)], (size_t)rt->g->tensors[t].bytes, &e);
+
+	if (ret)
+		ho_rt_copy_failed(rt, d, t, ret, e.msg);
+	return ret;
 }
 
 /* Under lock: the copy of t into d taken above is done; its consumers may start. */
@@ -91,9 +134,13 @@ void ho_rt_copy(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t t)
 	int ret;
 
 	pthread_mutex_unlock(&rt->lock);
-	ret = ho_pool_queue_copy(dv->syncq, &c, 1);
-	if (ret)
-		ho_rt_copy_failed(rt, dv->idx, t, ret);
+	if (ho_rt_by_backend(rt, dv->idx, t)) {
+		ret = ho_rt_copy_by_backend(rt, dv->idx, t);
+	} else {
+		ret = ho_pool_queue_copy(dv->syncq, &c, 1);
+		if (ret)
+			ho_rt_copy_failed(rt, dv->idx, t, ret, NULL);
+	}
 	pthread_mutex_lock(&rt->lock);
 	if (ret)
 		rt->copying--;
@@ -115,12 +162,23 @@ static bool ho_rt_copy_batch(struct ho_rt *rt, struct ho_rt_dev *dv)
 	while (!rt->run_err && ho_pool_queue_in_flight(dv->copyq) < dv->copy_depth &&
 	       (t = ho_rt_take_copy(rt, dv)) != UINT32_MAX) {
 		struct ho_pool_copy c = ho_rt_copy_of(rt, dv->idx, t);
-		int ret = ho_pool_submit(dv->copyq, &c, 1, t);
+		int ret;
 
+		if (ho_rt_by_backend(rt, dv->idx, t)) { /* done when it returns */
+			pthread_mutex_unlock(&rt->lock);
+			ret = ho_rt_copy_by_backend(rt, dv->idx, t);
+			pthread_mutex_lock(&rt->lock);
+			if (ret)
+				rt->copying--;
+			else
+				ho_rt_copied(rt, dv->idx, t);
+			continue;
+		}
+		ret = ho_pool_submit(dv->copyq, &c, 1, t);
 		if (ret) {
 			rt->copying--;
 			pthread_mutex_unlock(&rt->lock);
-			ho_rt_copy_failed(rt, dv->idx, t, ret);
+			ho_rt_copy_failed(rt, dv->idx, t, ret, NULL);
 			pthread_mutex_lock(&rt->lock);
 		}
 	}
@@ -140,7 +198,7 @@ static bool ho_rt_copy_batch(struct ho_rt *rt, struct ho_rt_dev *dv)
 	}
 	for (int i = 0; i < n; i++)
 		if (done[i].status)
-			ho_rt_copy_failed(rt, dv->idx, (uint32_t)done[i].tag, done[i].status);
+			ho_rt_copy_failed(rt, dv->idx, (uint32_t)done[i].tag, done[i].status, NULL);
 	pthread_mutex_lock(&rt->lock);
 	for (int i = 0; i < n; i++)
 		if (done[i].status)
@@ -166,4 +224,55 @@ void *ho_rt_copier(void *arg)
 	}
 	pthread_mutex_unlock(&rt->lock);
 	return NULL;
+}
+
+int ho_rt_fetch_outputs(struct ho_rt *rt, struct ho_error *err)
+{
+	const struct ho_graph *g = rt->g;
+
+	for (uint32_t i = 0; i < g->n_outputs; i++) {
+		int32_t t = g->outputs[i], h = rt->home[t];
+		struct ho_rt_dev *dv = h >= 0 ? &rt->dev[h] : NULL;
+		void *p = h >= 0 ? rt->buf[AT(rt, t, h)] : NULL;
+		struct ho_dev_block *blk;
+		uint64_t off;
+		int ret;
+
+		if (!p || !dv->ops->read || !g->tensors[t].bytes)
+			continue;
+		if (!(blk = ho_rt_block_at(dv, p, &off)))
+			return ho_err(err, -EFAULT, "internal: output '%s' in no block of %s",
+				      g->tensors[t].name, rt->desc[h].name);
+		if ((ret = dv->ops->read(dv->be, blk, off, p, (size_t)g->tensors[t].bytes, err)))
+			return ret;
+		rt->report.transfers++;
+		rt->report.bytes_moved += (double)g->tensors[t].bytes;
+	}
+	return 0;
+}
+
+int ho_rt_host_side(struct ho_rt *rt, uint32_t d, uint32_t id, bool to_host, struct ho_error *err)
+{
+	const struct ho_node *n = &rt->g->nodes[id];
+	struct ho_rt_dev *dv = &rt->dev[d];
+	uint32_t cnt = to_host ? n->n_inputs + n->n_implicit : n->n_outputs;
+
+	for (uint32_t k = 0; k < cnt; k++) {
+		int32_t t = !to_host	      ? n->outputs[k]
+			    : k < n->n_inputs ? n->inputs[k]
+					      : n->implicit[k - n->n_inputs];
+		void *p = t >= 0 ? ho_rt_view(rt, t, d) : NULL;
+		size_t len = t >= 0 ? (size_t)rt->g->tensors[t].bytes : 0;
+		struct ho_dev_block *blk;
+		uint64_t off;
+		int ret;
+
+		if (!p || !len || !(blk = ho_rt_block_at(dv, p, &off)))
+			continue; /* not in its memory: pages of the host's */
+		ret = to_host ? dv->ops->read(dv->be, blk, off, p, len, err)
+			      : dv->ops->write(dv->be, blk, off, p, len, err);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }

@@ -223,6 +223,22 @@ void ho_rt_queue_copies(struct ho_rt *rt, int32_t t);
 uint32_t ho_rt_take_copy(struct ho_rt *rt, struct ho_rt_dev *dv);
 /* Make copy t into dv, taken above, and wait for it (the lock released meanwhile). */
 void ho_rt_copy(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t t);
+/*
+ * Control flow node id on device d, which keeps its own memory, runs on its
+ * host pages: its inputs fetched there before (to_host), its outputs put back after.
+ */
+int ho_rt_host_side(struct ho_rt *rt, uint32_t d, uint32_t id, bool to_host, struct ho_error *err);
+/* After a run: outputs made on a device that keeps its own memory, into its host pages. */
+int ho_rt_fetch_outputs(struct ho_rt *rt, struct ho_error *err);
+/* The block of dv's that holds host address p, and p's offset in it; NULL: none. */
+struct ho_dev_block *ho_rt_block_at(const struct ho_rt_dev *dv, const void *p, uint64_t *off);
+/*
+ * len bytes from src, as device s's pages stand for them, to dst in device
+ * d's: through the backend of an end that keeps its own memory (the host
+ * pages of dst between them where both do).
+ */
+int ho_rt_copy_between(struct ho_rt *rt, uint32_t s, const void *src, uint32_t d, void *dst,
+		       size_t len, struct ho_error *err);
 /* A device's copy thread (unlocked). */
 void *ho_rt_copier(void *arg);
 int32_t ho_rt_root(const struct ho_rt *rt, int32_t t);

@@ -344,6 +344,9 @@ int ho_rt_move(struct ho_rt *rt, uint32_t id, uint32_t d, struct ho_error *err)
 	struct ho_pool_copy c = {.len = (size_t)rt->g->tensors[n->outputs[0]].bytes};
 	int ret;
 
+	if (rt->dev[d].ops->write) /* in the device's own memory */
+		return ho_rt_copy_between(rt, d, ho_rt_view(rt, n->inputs[0], d), d,
+					  rt->buf[AT(rt, n->outputs[0], d)], c.len, err);
 	/* in d's region, or the output in pages of its own (outside memory, bound) */
 	c.src = ho_rt_buf_of(rt, d, ho_rt_view(rt, n->inputs[0], d), &c.src_off);
 	c.dst = ho_rt_buf_of(rt, d, rt->buf[AT(rt, n->outputs[0], d)], &c.dst_off);
@@ -472,6 +475,13 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 									 : rt->desc[a].name);
 				goto fail;
 			}
+		if ((int32_t)d == rt->host && rt->dev[d].ops->read) {
+			ret = ho_err(err, -EINVAL,
+				     "device %s keeps its own memory: the graph's inputs and "
+				     "outputs need a host device that addresses host memory",
+				     rt->desc[d].name);
+			goto fail;
+		}
 		rt->dev[d].nodes = calloc(g->n_nodes + 1, sizeof(uint32_t));
 		if (!rt->dev[d].nodes)
 			goto nomem;

@@ -51,6 +51,11 @@ static int ho_rt_mem(struct ho_rt *rt, uint32_t d, void *p, struct ho_mem *m, st
 	if (!base)
 		return ho_err(err, -EFAULT, "internal: device %s: an address in no block",
 			      rt->desc[d].name);
+	if (dv->ops->read && base != dv->region.ptr) /* its blocks are copies, not the pages */
+		return ho_err(err, -EFAULT,
+			      "internal: device %s keeps its own memory but is to read another's "
+			      "in place",
+			      rt->desc[d].name);
 	for (uint32_t i = 0; i < dv->n_blocks; i++)
 		if (dv->blocks[i].host == base) {
 			m->block = dv->blocks[i].blk;
@@ -68,6 +73,19 @@ static int ho_rt_mem(struct ho_rt *rt, uint32_t d, void *p, struct ho_mem *m, st
 	m->block = nb[dv->n_blocks++].blk;
 	m->off = (uint64_t)(c - base);
 	return 0;
+}
+
+struct ho_dev_block *ho_rt_block_at(const struct ho_rt_dev *dv, const void *p, uint64_t *off)
+{
+	for (uint32_t i = 0; i < dv->n_blocks; i++) {
+		const char *h = dv->blocks[i].host;
+
+		if ((const char *)p >= h && (const char *)p < h + dv->blocks[i].len) {
+			*off = (uint64_t)((const char *)p - h);
+			return dv->blocks[i].blk;
+		}
+	}
+	return NULL;
 }
 
 /* Tensor t as device d's kernel of the node being prepared sees it (p: its bytes). */

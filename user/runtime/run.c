@@ -504,8 +504,14 @@ static int ho_rt_run_node(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t id, b
 		return ho_err(e, -EIO, "node '%s' on %s: device failure (injected)",
 			      rt->g->nodes[id].name, rt->desc[dv->idx].name);
 	}
-	if (rt->ctl[id] && (ret = ho_rt_control_run(rt->ctl[id], e)))
-		return ret;
+	if (rt->ctl[id]) { /* the executor's, on host pages: a device's own memory synced */
+		if (dv->ops->read && (ret = ho_rt_host_side(rt, dv->idx, id, true, e)))
+			return ret;
+		if ((ret = ho_rt_control_run(rt->ctl[id], e)))
+			return ret;
+		if (dv->ops->write && (ret = ho_rt_host_side(rt, dv->idx, id, false, e)))
+			return ret;
+	}
 	if (rt->k[id] && (ret = dv->ops->launch(dv->be, rt->k[id], e)))
 		return ret;
 	if (async && !host) {
@@ -582,6 +588,7 @@ static void *ho_rt_worker(void *arg)
 int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 {
 	const struct ho_graph *g = rt->g;
+	int ret;
 
 	for (uint32_t i = 0; i < g->n_inputs; i++)
 		if (!rt->is_set[i])
@@ -688,6 +695,8 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 	while (rt->copiers_busy)
 		pthread_cond_wait(&rt->run_cond, &rt->lock);
 	pthread_mutex_unlock(&rt->lock);
+	if (!rt->run_err && !rt->remaining && (ret = ho_rt_fetch_outputs(rt, &rt->err)))
+		rt->run_err = ret;
 	rt->report.makespan_s = ho_clock_s() - rt->t0;
 	ho_rt_ext_sync(rt, false);
 	rt->report.module_chains = rt->report.module_bytes = rt->report.module_staged = -1;

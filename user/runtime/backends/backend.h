@@ -91,6 +91,17 @@ struct ho_backend_ops {
 		    struct ho_error *err);
 	void (*unwrap)(struct ho_backend *b, struct ho_dev_block *blk);
 	/*
+	 * A device that keeps its own memory (a discrete GPU): wrap gives a block
+	 * of device memory standing for the host range, filled from it once (the
+	 * plan's constants), and the executor moves tensors in and out only
+	 * through these, each in order after the kernels launched before it and
+	 * done when it returns.  NULL: the blocks are the host memory itself.
+	 */
+	int (*read)(struct ho_backend *b, struct ho_dev_block *blk, uint64_t off, void *dst,
+		    size_t len, struct ho_error *err);
+	int (*write)(struct ho_backend *b, struct ho_dev_block *blk, uint64_t off, const void *src,
+		     size_t len, struct ho_error *err);
+	/*
 	 * Build node's kernel over the tensors' memory (mem, indexed by tensor
 	 * id; it stays where it is for the plan's life), channels_last[t] saying
 	 * which are NHWC.  fuse (NULL: none) names nodes folded in: a Conv's

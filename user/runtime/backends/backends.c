@@ -8,14 +8,12 @@
 
 #include "rt_priv.h"
 
-extern const struct ho_backend_ops ho_backend_cpu, ho_backend_emu, ho_backend_opencl,
-    ho_backend_cuda;
+extern const struct ho_backend_ops ho_backend_cpu, ho_backend_emu, ho_backend_emu_discrete,
+    ho_backend_opencl, ho_backend_cuda;
 
 static const struct ho_backend_ops *const ho_backends[] = {
-    &ho_backend_cpu,
-    &ho_backend_emu,
-    &ho_backend_opencl,
-    &ho_backend_cuda,
+    &ho_backend_cpu,	&ho_backend_emu,  &ho_backend_emu_discrete,
+    &ho_backend_opencl, &ho_backend_cuda,
 };
 
 /* A device of a kind with no backend named runs on the host's if it is a cpu, else emulated. */
