@@ -106,6 +106,7 @@ $(O)/%.ptx.c: $(O)/%.ptx
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } >$@
 $(O)/%.ptx.o: $(O)/%.ptx.c
 	$(CC) $(CFLAGS_GEN) -c $< -o $@
+.SECONDARY: $(CU_SRC:%.cu=$(O)/%.ptx) $(CU_SRC:%.cu=$(O)/%.ptx.c)
 
 $(O)/libho_graph.a: $(GRAPH_OBJ)
 $(O)/libho_box.a: $(BOX_OBJ)
@@ -176,7 +177,8 @@ $(O)/fuzz/fuzz_onnx: tests/fuzz/fuzz_onnx.c $(FUZZ_GRAPH)
 $(O)/fuzz/fuzz_box: tests/fuzz/fuzz_box.c $(FUZZ_GRAPH) $(BOX_SRC) $(SCHED_SRC)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -Iuser/graph -Iuser/box -Iuser/scheduler -o $@ $^ $(SCHED_LIBS)
-$(O)/fuzz/fuzz_inputs: tests/fuzz/fuzz_inputs.c $(FUZZ_GRAPH) $(BOX_SRC) $(SCHED_SRC) $(RUNTIME_SRC)
+$(O)/fuzz/fuzz_inputs: tests/fuzz/fuzz_inputs.c $(FUZZ_GRAPH) $(BOX_SRC) $(SCHED_SRC) $(RUNTIME_SRC) \
+		$(CU_SRC:%.cu=$(O)/%.ptx.c)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -Iuser/graph -Iuser/box -Iuser/scheduler -Iuser/runtime -o $@ $^ $(RUNTIME_LIBS)
 fuzz: $(O)/fuzz/fuzz_onnx $(O)/fuzz/fuzz_box $(O)/fuzz/fuzz_inputs
