@@ -172,7 +172,8 @@ static json_t *wb_box(uint32_t n, const int *cpu, const int *node_of, int n_cpus
 {
 	json_t *box = json_object(), *devs = json_array(), *links = json_array(), *dev;
 	int per_node[1024] = {0}; /* devices with a core on each node, who share its memory */
-	int on_cores = -1, n_ocl = 0;
+	int on_cores = -1, n_ocl = 0, n_own = 0;
+	bool own[HO_MAX_DEVICES] = {false};
 	uint32_t n_dev = 0;
 	char names[HO_MAX_DEVICES][16];
 
@@ -214,16 +215,26 @@ static json_t *wb_box(uint32_t n, const int *cpu, const int *node_of, int n_cpus
 	for (int f = 0; f < n_found && n_dev < HO_MAX_DEVICES; f++) {
 		if (found[f].cpu_cores)
 			continue; /* on cores it does not own it would fight the cores' devices */
-		snprintf(names[n_dev], sizeof(names[0]), "ocl%d", n_ocl++);
+		own[n_dev] = found[f].own_memory;
+		if (strcmp(found[f].backend, "opencl"))
+			snprintf(names[n_dev], sizeof(names[0]), "%s%d", found[f].backend, n_own++);
+		else
+			snprintf(names[n_dev], sizeof(names[0]), "ocl%d", n_ocl++);
 		json_array_append_new(devs, wb_device(names[n_dev++], found[f].kind,
 						      found_rate[f][0], found_rate[f][1],
 						      wb_node_mem(0) / 4, &found[f], source));
 	}
+	/* a device with memory of its own: over PCIe, a guess until the profile measures it */
 	for (uint32_t a = 0; a < n_dev; a++)
 		for (uint32_t b = a + 1; b < n_dev; b++)
 			json_array_append_new(
-			    links, json_pack("{s:s, s:s, s:b, s:f}", "a", names[a], "b", names[b],
-					     "shared_memory", 1, "latency_us", 2.0));
+			    links,
+			    own[a] || own[b]
+				? json_pack("{s:s, s:s, s:f, s:f, s:s}", "a", names[a], "b",
+					    names[b], "gbps", 25.0, "latency_us", 10.0, "source",
+					    "PCIe, assumed")
+				: json_pack("{s:s, s:s, s:b, s:f}", "a", names[a], "b", names[b],
+					    "shared_memory", 1, "latency_us", 2.0));
 	json_object_set_new(box, "name", json_string("this-machine"));
 	json_object_set_new(
 	    box, "description",

@@ -65,8 +65,9 @@ const char *ho_rt_backend_for(const char *kind, const char *named);
 /* A device a backend finds on this machine, as a box names it ("backend" key). */
 struct ho_rt_found {
 	char backend[32], platform[64], device[64];
-	char kind[16];	/* the box's kind for it: cpu, gpu, fpga */
-	bool cpu_cores; /* it computes on this machine's CPU cores (PoCL) */
+	char kind[16];	 /* the box's kind for it: cpu, gpu, fpga */
+	bool cpu_cores;	 /* it computes on this machine's CPU cores (PoCL) */
+	bool own_memory; /* it keeps its own memory (a discrete GPU): tensors cross by copies */
 };
 /* The devices the backends find here beyond the host's own cores, up to cap: how many. */
 int ho_rt_find_devices(struct ho_rt_found *out, int cap);

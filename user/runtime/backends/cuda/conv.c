@@ -70,13 +70,17 @@ static const float *cu_host_f(const struct cu_ctx *c, const struct ho_node *n, u
 }
 
 /*
- * A Conv's weights [K, per] and bias [K] in device memory (owned 0 and 1),
- * its batch norm folded in; *has_bias false where there is none.
+ * A convolution's weights, rows of per, and bias of nb (a Conv's output
+ * channels; a ConvTranspose's weights are rows by input channel) in device
+ * memory (owned 0 and 1), a Conv's batch norm folded in (rows = nb then);
+ * *has_bias false where there is none.
  */
-static int cu_conv_weights(const struct cu_ctx *c, int64_t K, int64_t per, bool *has_bias)
+static int cu_conv_weights(const struct cu_ctx *c, int64_t rows, int64_t per, int64_t nb,
+			   bool *has_bias)
 {
 	const struct ho_node *bn = c->fuse && c->fuse->bn >= 0 ? &c->g->nodes[c->fuse->bn] : NULL;
 	const float *w = cu_host_f(c, c->n, 1), *b = cu_host_f(c, c->n, 2);
+	size_t nw = (size_t)(rows * per);
 	float *fw;
 	int ret;
 
@@ -86,42 +90,104 @@ static int cu_conv_weights(const struct cu_ctx *c, int64_t K, int64_t per, bool 
 	if (!w)
 		return ho_err(c->err, -EFAULT, "internal: node '%s': its weights are not at hand",
 			      c->n->name);
-	if (!(fw = malloc((size_t)(K * per + K) * sizeof(float))))
+	if (!(fw = malloc((nw + (size_t)nb) * sizeof(float))))
 		return ho_err(c->err, -ENOMEM, "out of memory");
 	if (bn) {
 		ho_bn_fold(bn,
 			   (const float *const[4]){cu_host_f(c, bn, 1), cu_host_f(c, bn, 2),
 						   cu_host_f(c, bn, 3), cu_host_f(c, bn, 4)},
-			   w, b, K, per, fw, fw + K * per);
+			   w, b, rows, per, fw, fw + nw);
 	} else {
-		memcpy(fw, w, (size_t)(K * per) * sizeof(float));
+		memcpy(fw, w, nw * sizeof(float));
 		if (b)
-			memcpy(fw + K * per, b, (size_t)K * sizeof(float));
+			memcpy(fw + nw, b, (size_t)nb * sizeof(float));
 		else
-			memset(fw + K * per, 0, (size_t)K * sizeof(float));
+			memset(fw + nw, 0, (size_t)nb * sizeof(float));
 	}
-	ret = cu_owned(c, 0, fw, (size_t)(K * per) * sizeof(float));
+	ret = cu_owned(c, 0, fw, nw * sizeof(float));
 	if (!ret)
-		ret = cu_owned(c, 1, fw + K * per, (size_t)K * sizeof(float));
+		ret = cu_owned(c, 1, fw + nw, (size_t)nb * sizeof(float));
 	free(fw);
 	return ret;
 }
 
-/* A GEMM launch over s, batch on the grid's third axis. */
-static struct cu_launch *cu_gemm_launch(const struct cu_ctx *c, const struct cu_gemm_shape *s,
-					int batch)
-{
-	struct cu_launch *l = cu_new_launch(c, "gemm", 0);
+/* A GEMM operand: a device address and an offset in floats, or the device's scratch. */
+struct cu_operand {
+	CUdeviceptr p;
+	long off;
+	bool scratch;
+};
 
-	if (!l)
-		return NULL;
-	l->grid[0] = (unsigned)((s->N + 63) / 64);
-	l->grid[1] = (unsigned)((s->M + 63) / 64);
-	l->grid[2] = (unsigned)batch;
-	return l;
+static struct cu_operand cu_op_tensor(const struct cu_ctx *c, int32_t t, long plus)
+{
+	return (struct cu_operand){c->b ? c->mem[t].block->dptr : 0,
+				   c->b ? (long)(c->mem[t].off / sizeof(float)) + plus : 0, false};
 }
 
-/* Conv of one group as im2col and GEMM per image. */
+static struct cu_operand cu_op_owned(const struct cu_ctx *c, int i)
+{
+	return (struct cu_operand){c->b ? c->k->owned[i] : 0, 0, false};
+}
+
+static void cu_param_operand(struct cu_launch *l, struct cu_operand o)
+{
+	if (o.scratch)
+		cu_param_scratch(l);
+	else
+		cu_param_ptr(l, o.p);
+	cu_param_long(l, o.off);
+}
+
+/*
+ * C = act(alpha A B + beta bias), batch on the grid's third axis.  Where its
+ * 64 x 64 tiles are too few to fill the GPU (a batch of one image: 8 to 49
+ * tiles in a CNN's layers), K is split over more blocks that add into C,
+ * zeroed first, and bias_act finishes it.
+ */
+static int cu_gemm(const struct cu_ctx *c, struct cu_gemm_shape *s, int batch, struct cu_operand y,
+		   struct cu_operand a, struct cu_operand b, struct cu_operand bias,
+		   const struct cu_act_args *act)
+{
+	long tiles = (long)((s->N + 63) / 64) * ((s->M + 63) / 64), n = (long)s->M * s->N;
+	int splits = 1, ret;
+	struct cu_launch *l;
+
+	if (batch == 1 && s->ldc == s->N)
+		while (tiles * splits < 256 && s->K / (splits * 2) >= 128)
+			splits *= 2;
+	s->splits = splits;
+	if (splits > 1) {
+		if (!(l = cu_new_launch(c, "fill0", n)))
+			return cu_launch_done(c, l);
+		cu_param_operand(l, y);
+		cu_param_long(l, n);
+		if ((ret = cu_launch_done(c, l)))
+			return ret;
+	}
+	if (!(l = cu_new_launch(c, "gemm", 0)))
+		return cu_launch_done(c, l);
+	l->grid[0] = (unsigned)((s->N + 63) / 64);
+	l->grid[1] = (unsigned)((s->M + 63) / 64);
+	l->grid[2] = (unsigned)(splits > 1 ? splits : batch);
+	cu_param_operand(l, y);
+	cu_param_operand(l, a);
+	cu_param_operand(l, b);
+	cu_param_operand(l, bias);
+	cu_param(l, s, sizeof(*s), 8);
+	cu_param_act(l, act);
+	if ((ret = cu_launch_done(c, l)) || splits == 1)
+		return ret;
+	if (!(l = cu_new_launch(c, "bias_act", n)))
+		return cu_launch_done(c, l);
+	cu_param_operand(l, y);
+	cu_param_operand(l, bias);
+	cu_param(l, s, sizeof(*s), 8);
+	cu_param_act(l, act);
+	cu_param_long(l, n);
+	return cu_launch_done(c, l);
+}
+
+/* Conv of one group as im2col and GEMM per image (a pointwise one: GEMM alone). */
 static int cu_conv_gemm(const struct cu_ctx *c, const struct cu_window *win, bool has_bias,
 			const struct cu_act_args *act)
 {
@@ -131,51 +197,48 @@ static int cu_conv_gemm(const struct cu_ctx *c, const struct cu_window *win, boo
 	int64_t K = yt->shape.dim[1], OH = yt->shape.dim[2], OW = yt->shape.dim[3];
 	int64_t P = OH * OW, R = C * win->kh * win->kw;
 	int32_t y = cu_fused_out(c), xt = c->n->inputs[0];
+	/* a pointwise convolution's columns are its input as it is */
+	bool direct = win->kh == 1 && win->kw == 1 && win->sh == 1 && win->sw == 1 && !win->ph &&
+		      !win->pw && P == H * W;
+	struct cu_gemm_shape s = {
+	    .M = (int)K,
+	    .N = (int)P,
+	    .K = (int)R,
+	    .bm = 1,
+	    .has_bias = has_bias,
+	    .lda = R,
+	    .ldb = P,
+	    .ldc = P,
+	    .alpha = 1,
+	    .beta = 1,
+	};
+	long n = (long)(R * P);
+	struct cu_launch *l;
 	int ret;
 
-	if ((ret = cu_need_scratch(c, (size_t)(C * win->kh * win->kw * P) * sizeof(float))))
+	if (!direct && (ret = cu_need_scratch(c, (size_t)n * sizeof(float))))
 		return ret;
 	for (int64_t img = 0; img < N; img++) {
-		struct cu_gemm_shape s = {
-		    .M = (int)K,
-		    .N = (int)P,
-		    .K = (int)R,
-		    .bm = 1,
-		    .has_bias = has_bias,
-		    .lda = R,
-		    .ldb = P,
-		    .ldc = P,
-		    .alpha = 1,
-		    .beta = 1,
-		};
-		long n = (long)(C * win->kh * win->kw * P);
-		struct cu_launch *l = cu_new_launch(c, "im2col", n);
-
-		if (!l)
-			return cu_launch_done(c, l);
-		cu_param_scratch(l);
-		cu_param_long(l, 0);
-		cu_param_tensor_at(l, c, xt, (long)(img * C * H * W));
-		cu_param_long(l, n);
-		cu_param_int(l, (int)H);
-		cu_param_int(l, (int)W);
-		cu_param_int(l, (int)OH);
-		cu_param_int(l, (int)OW);
-		cu_param(l, win, sizeof(*win), 4);
-		if ((ret = cu_launch_done(c, l)))
-			return ret;
-		if (!(l = cu_gemm_launch(c, &s, 1)))
-			return cu_launch_done(c, l);
-		cu_param_tensor_at(l, c, y, (long)(img * K * P));
-		cu_param_ptr(l, c->b ? c->k->owned[0] : 0);
-		cu_param_long(l, 0);
-		cu_param_scratch(l);
-		cu_param_long(l, 0);
-		cu_param_ptr(l, c->b ? c->k->owned[1] : 0);
-		cu_param_long(l, 0);
-		cu_param(l, &s, sizeof(s), 8);
-		cu_param_act(l, act);
-		if ((ret = cu_launch_done(c, l)))
+		if (!direct) {
+			if (!(l = cu_new_launch(c, "im2col", n)))
+				return cu_launch_done(c, l);
+			cu_param_scratch(l);
+			cu_param_long(l, 0);
+			cu_param_tensor_at(l, c, xt, (long)(img * C * H * W));
+			cu_param_long(l, n);
+			cu_param_int(l, (int)H);
+			cu_param_int(l, (int)W);
+			cu_param_int(l, (int)OH);
+			cu_param_int(l, (int)OW);
+			cu_param(l, win, sizeof(*win), 4);
+			if ((ret = cu_launch_done(c, l)))
+				return ret;
+		}
+		ret = cu_gemm(c, &s, 1, cu_op_tensor(c, y, (long)(img * K * P)), cu_op_owned(c, 0),
+			      direct ? cu_op_tensor(c, xt, (long)(img * C * H * W))
+				     : (struct cu_operand){0, 0, true},
+			      cu_op_owned(c, 1), act);
+		if (ret)
 			return ret;
 	}
 	return 0;
@@ -186,33 +249,38 @@ static int cu_conv_gemm(const struct cu_ctx *c, const struct cu_window *win, boo
  * norm folded in, its post-op.  One group of several input channels runs as
  * im2col and GEMM; grouped and depthwise convolutions run direct.
  */
-int cu_prep_conv(const struct cu_ctx *c)
+/*
+ * Conv or ConvTranspose 2-D with constant weights, its window and groups read:
+ * false where it is not one the kernels take.  A ConvTranspose's weights are
+ * [C, K/G, KH, KW], a Conv's [K, C/G, KH, KW].
+ */
+static bool cu_conv_of(const struct cu_ctx *c, bool transposed, struct cu_window *win)
 {
 	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0), *w = ho_node_input(c->g, c->n, 1),
 			       *b = ho_node_input(c->g, c->n, 2),
 			       *yt = &c->g->tensors[c->n->outputs[0]];
-	int64_t G = ho_node_attr_i(c->n, "group", 1), C, K, per;
-	struct cu_window win;
-	struct cu_act_args act;
-	struct cu_launch *l;
-	bool act_only = cu_post_act(c, &act), has_bias;
-	long n;
-	int ret;
+	int64_t G = ho_node_attr_i(c->n, "group", 1), C, K;
 
 	if (!x || !w || x->shape.rank != 4 || w->shape.rank != 4 || yt->shape.rank != 4 ||
-	    !(w->flags & HO_T_KNOWN) || (b && !(b->flags & HO_T_KNOWN)) || G < 1 ||
-	    x->shape.dim[1] % G || yt->shape.dim[1] % G || w->shape.dim[1] != x->shape.dim[1] / G ||
-	    w->shape.dim[0] != yt->shape.dim[1] || !cu_window_of(c, x, yt, &w->shape.dim[2], &win))
-		return cu_refuse(c, "runs 2-D convolutions with constant weights and readable "
-				    "strides, pads, dilations and groups only");
+	    !(w->flags & HO_T_KNOWN) || (b && !(b->flags & HO_T_KNOWN)) || G < 1)
+		return false;
 	C = x->shape.dim[1], K = yt->shape.dim[1];
-	per = C / G * win.kh * win.kw;
-	if ((ret = cu_conv_weights(c, K, per, &has_bias)))
-		return ret;
-	if (G == 1 && C > 1)
-		return (ret = cu_conv_gemm(c, &win, has_bias, &act)) ? ret : cu_post(c, act_only);
-	n = (long)ho_shape_numel(&yt->shape);
-	if (!(l = cu_new_launch(c, "conv2d", n)))
+	if (C % G || K % G || w->shape.dim[0] != (transposed ? C : K) ||
+	    w->shape.dim[1] != (transposed ? K : C) / G)
+		return false;
+	return cu_window_of(c, x, yt, &w->shape.dim[2], win);
+}
+
+/* A direct (transposed) convolution, one output element a thread. */
+static int cu_direct_conv(const struct cu_ctx *c, const char *kernel, const struct cu_window *win,
+			  bool has_bias, const struct cu_act_args *act)
+{
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0),
+			       *yt = &c->g->tensors[c->n->outputs[0]];
+	long n = (long)ho_shape_numel(&yt->shape);
+	struct cu_launch *l;
+
+	if (!(l = cu_new_launch(c, kernel, n)))
 		return cu_launch_done(c, l);
 	cu_param_tensor(l, c, cu_fused_out(c));
 	cu_param_tensor(l, c, c->n->inputs[0]);
@@ -223,11 +291,64 @@ int cu_prep_conv(const struct cu_ctx *c)
 		cu_param_int(l, (int)x->shape.dim[k]);
 	for (int k = 1; k < 4; k++)
 		cu_param_int(l, (int)yt->shape.dim[k]);
-	cu_param(l, &win, sizeof(win), 4);
-	cu_param_int(l, (int)G);
+	cu_param(l, win, sizeof(*win), 4);
+	cu_param_int(l, (int)ho_node_attr_i(c->n, "group", 1));
 	cu_param_long(l, n);
-	cu_param_act(l, &act);
-	return (ret = cu_launch_done(c, l)) ? ret : cu_post(c, act_only);
+	cu_param_act(l, act);
+	return cu_launch_done(c, l);
+}
+
+/*
+ * Conv 2-D (any groups, strides, pads, dilations), constant weights, a batch
+ * norm folded in, its post-op.  One group of several input channels runs as
+ * im2col and GEMM; grouped and depthwise convolutions run direct.
+ */
+int cu_prep_conv(const struct cu_ctx *c)
+{
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0),
+			       *yt = &c->g->tensors[c->n->outputs[0]];
+	int64_t G = ho_node_attr_i(c->n, "group", 1), C, K;
+	struct cu_window win;
+	struct cu_act_args act;
+	bool act_only = cu_post_act(c, &act), has_bias;
+	int ret;
+
+	if (!cu_conv_of(c, false, &win))
+		return cu_refuse(c, "runs 2-D convolutions with constant weights and readable "
+				    "strides, pads, dilations and groups only");
+	C = x->shape.dim[1], K = yt->shape.dim[1];
+	if ((ret = cu_conv_weights(c, K, C / G * win.kh * win.kw, K, &has_bias)))
+		return ret;
+	ret = G == 1 && C > 1 ? cu_conv_gemm(c, &win, has_bias, &act)
+			      : cu_direct_conv(c, "conv2d", &win, has_bias, &act);
+	return ret ? ret : cu_post(c, act_only);
+}
+
+/*
+ * ConvTranspose 2-D (groups, strides, pads, dilations; output_padding and
+ * output_shape through the output's inferred extent), its bias, a post-op.
+ * Explicit pads only: auto_pad would need the output's extents split again.
+ */
+int cu_prep_conv_transpose(const struct cu_ctx *c)
+{
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0),
+			       *yt = &c->g->tensors[c->n->outputs[0]];
+	struct cu_window win;
+	struct cu_act_args act;
+	bool act_only = cu_post_act(c, &act), has_bias;
+	int ret;
+
+	if (strcmp(ho_auto_pad(c->n), "NOTSET") || (c->fuse && c->fuse->bn >= 0) ||
+	    !cu_conv_of(c, true, &win))
+		return cu_refuse(c, "runs 2-D transposed convolutions with constant weights and "
+				    "explicit pads only");
+	/* [C, K/G, KH, KW] as it is: the kernel indexes it so */
+	ret = cu_conv_weights(c, x->shape.dim[1],
+			      yt->shape.dim[1] / ho_node_attr_i(c->n, "group", 1) * win.kh * win.kw,
+			      yt->shape.dim[1], &has_bias);
+	if (!ret)
+		ret = cu_direct_conv(c, "conv_transpose2d", &win, has_bias, &act);
+	return ret ? ret : cu_post(c, act_only);
 }
 
 /* MaxPool, AveragePool 2-D; the output's extent (ceil_mode) from shape inference. */
@@ -341,7 +462,6 @@ int cu_prep_matmul(const struct cu_ctx *c)
 	struct cu_gemm_shape s = {.alpha = 1, .beta = 1};
 	int64_t batch = 1, M, N, K;
 	struct cu_act_args act;
-	struct cu_launch *l;
 	int ra, rb, ret;
 
 	if (!A || !B || A->shape.rank < 1 || B->shape.rank < 1)
@@ -392,16 +512,8 @@ int cu_prep_matmul(const struct cu_ctx *c)
 		batch = 1;
 	}
 	act_only = cu_post_act(c, &act);
-	if (!(l = cu_gemm_launch(c, &s, (int)batch)))
-		return cu_launch_done(c, l);
-	cu_param_tensor(l, c, y);
-	cu_param_tensor(l, c, c->n->inputs[0]);
-	cu_param_tensor(l, c, c->n->inputs[1]);
-	if (ct >= 0)
-		cu_param_tensor(l, c, ct);
-	else
-		cu_param_tensor(l, c, c->n->inputs[0]); /* unread */
-	cu_param(l, &s, sizeof(s), 8);
-	cu_param_act(l, &act);
-	return (ret = cu_launch_done(c, l)) ? ret : cu_post(c, act_only);
+	ret = cu_gemm(c, &s, (int)batch, cu_op_tensor(c, y, 0), cu_op_tensor(c, c->n->inputs[0], 0),
+		      cu_op_tensor(c, c->n->inputs[1], 0),
+		      cu_op_tensor(c, ct >= 0 ? ct : c->n->inputs[0], 0), &act);
+	return ret ? ret : cu_post(c, act_only);
 }

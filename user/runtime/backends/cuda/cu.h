@@ -29,14 +29,9 @@ struct ho_backend {
 	char name[160]; /* "cuda (NVIDIA H200, sm_90)" */
 };
 
-/*
- * A block of pool memory as the GPU sees it: the pages pinned and mapped
- * (cuMemHostRegister), dptr the device's address of host.
- */
+/* A region of the plan in device memory. */
 struct ho_dev_block {
-	void *host;
 	CUdeviceptr dptr;
-	bool registered; /* ours to unregister */
 };
 
 /* Activations folded after a kernel: act() in kernels.cu. */
@@ -77,7 +72,7 @@ struct cu_window {
 	int kh, kw, sh, sw, ph, pw, dh, dw;
 };
 struct cu_gemm_shape {
-	int M, N, K, ta, tb, bm, bn, has_bias;
+	int M, N, K, ta, tb, bm, bn, has_bias, splits, pad_;
 	long lda, ldb, ldc, sa, sb, sc;
 	float alpha, beta;
 };
@@ -159,6 +154,7 @@ int cu_prep_binary(const struct cu_ctx *c);
 
 /* conv.c: convolution, pooling, batch norm, MatMul and Gemm */
 int cu_prep_conv(const struct cu_ctx *c);
+int cu_prep_conv_transpose(const struct cu_ctx *c);
 int cu_prep_pool(const struct cu_ctx *c);
 int cu_prep_global_pool(const struct cu_ctx *c);
 int cu_prep_batchnorm(const struct cu_ctx *c);

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
  * The CUDA backend: an NVIDIA GPU through the driver API, opened with
- * dlopen (driver.c), its kernels the PTX of kernels.cu built in.  The pool's
- * regions are pinned and mapped into the GPU (cuMemHostRegister): kernels
- * read and write tensors in place, over the bus, so nothing is copied
- * between cpu0 and the GPU, as the schedule's shared-memory link says;
- * weights are copied into device memory at prepare, once.  One in-order
- * stream: a node's successors are queued behind it, the executor waits only
- * where the host or another device reads its outputs.
+ * dlopen (driver.c), its kernels the PTX of kernels.cu built in.  The GPU
+ * keeps its own memory: the plan's region for it is device memory (its host
+ * pages a mirror the executor fills constants into, uploaded once), and
+ * tensors cross to and from other devices through cu_read and cu_write, on
+ * the stream behind the kernels that produce them.  Weights a kernel folds
+ * get device memory of their own at prepare.  One in-order stream: a node's
+ * successors are queued behind it, the executor waits only where the host or
+ * another device reads its outputs.
  */
 #include <errno.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +85,7 @@ static int cu_devices(struct ho_rt_found *out, int cap)
 		snprintf(f->platform, sizeof(f->platform), "CUDA");
 		cu_device_name(&api, d, f->device, sizeof(f->device));
 		snprintf(f->kind, sizeof(f->kind), "gpu");
+		f->own_memory = true;
 		n++;
 	}
 	cu_api_unload(&api);
@@ -139,7 +140,7 @@ static int cu_open(const struct ho_rt_device *dev, int threads, struct ho_backen
 {
 	struct ho_backend *b = calloc(1, sizeof(*b));
 	char why[160];
-	int ret, map = 0;
+	int ret;
 	CUresult r;
 
 	(void)threads; /* the GPU's own: the driver's choice */
@@ -153,14 +154,6 @@ static int cu_open(const struct ho_rt_device *dev, int threads, struct ho_backen
 	snprintf(b->name, sizeof(b->name), "cuda");
 	if ((ret = cu_find(b, dev, err)))
 		goto fail;
-	b->api.cuDeviceGetAttribute(&map, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, b->dev);
-	b->api.cuDeviceGetAttribute(&b->pageable, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS,
-				    b->dev);
-	if (!map && !b->pageable) {
-		ret = ho_err(err, -EOPNOTSUPP, "device %s: %s cannot map host memory", dev->name,
-			     b->name);
-		goto fail;
-	}
 	if ((r = b->api.cuDevicePrimaryCtxRetain(&b->ctx, b->dev)) != CUDA_SUCCESS) {
 		ret = cu_failed(b, "a context", r, err);
 		goto fail;
@@ -187,7 +180,7 @@ static void cu_query(const struct ho_backend *b, struct ho_backend_info *info)
 {
 	info->name = b->name;
 	info->emulated = false;
-	info->host_memory = true; /* the pool's regions, mapped */
+	info->host_memory = false; /* its own: tensors move by cu_read and cu_write */
 }
 
 /* Row-major only: the executor keeps what this device touches NCHW. */
@@ -204,36 +197,28 @@ static void cu_thread_init(struct ho_backend *b)
 }
 
 /*
- * Pin and map len bytes of pool memory.  A region registered already (by
- * another plan on this GPU) is used as it is and left registered by us.
+ * The device memory standing for len bytes of the plan's region at host,
+ * filled from it: the constants the plan wrote there.
  */
 static int cu_wrap(struct ho_backend *b, void *host, size_t len, struct ho_dev_block **out,
 		   struct ho_error *err)
 {
 	struct ho_dev_block *blk = calloc(1, sizeof(*blk));
 	CUresult r;
+	char what[64];
 
 	*out = NULL;
 	if (!blk)
 		return ho_err(err, -ENOMEM, "out of memory");
 	cu_enter(b);
-	r = b->api.cuMemHostRegister_v2(host, len,
-					CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
-	blk->registered = r == CUDA_SUCCESS;
-	if (r == CUDA_SUCCESS || r == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
-		r = b->api.cuMemHostGetDevicePointer_v2(&blk->dptr, host, 0);
-	else if (b->pageable) /* HMM or ATS: the GPU reads the process's pages as they are */
-		r = CUDA_SUCCESS, blk->dptr = (CUdeviceptr)(uintptr_t)host;
+	r = b->api.cuMemAlloc_v2(&blk->dptr, len);
+	if (r == CUDA_SUCCESS && (r = b->api.cuMemcpyHtoD_v2(blk->dptr, host, len)))
+		b->api.cuMemFree_v2(blk->dptr);
 	if (r != CUDA_SUCCESS) {
-		char what[64];
-
-		if (blk->registered)
-			b->api.cuMemHostUnregister(host);
 		free(blk);
-		snprintf(what, sizeof(what), "mapping %zu bytes of host memory", len);
+		snprintf(what, sizeof(what), "%zu bytes of device memory", len);
 		return cu_failed(b, what, r, err);
 	}
-	blk->host = host;
 	*out = blk;
 	return 0;
 }
@@ -243,9 +228,33 @@ static void cu_unwrap(struct ho_backend *b, struct ho_dev_block *blk)
 	if (!blk)
 		return;
 	cu_enter(b);
-	if (blk->registered)
-		b->api.cuMemHostUnregister(blk->host);
+	b->api.cuMemFree_v2(blk->dptr);
 	free(blk);
+}
+
+/* Copies on the stream, after what was launched before them; done when they return. */
+static int cu_read(struct ho_backend *b, struct ho_dev_block *blk, uint64_t off, void *dst,
+		   size_t len, struct ho_error *err)
+{
+	CUresult r;
+
+	cu_enter(b);
+	if ((r = b->api.cuMemcpyDtoHAsync_v2(dst, blk->dptr + off, len, b->stream)) ||
+	    (r = b->api.cuStreamSynchronize(b->stream)))
+		return cu_failed(b, "a copy from the device", r, err);
+	return 0;
+}
+
+static int cu_write(struct ho_backend *b, struct ho_dev_block *blk, uint64_t off, const void *src,
+		    size_t len, struct ho_error *err)
+{
+	CUresult r;
+
+	cu_enter(b);
+	if ((r = b->api.cuMemcpyHtoDAsync_v2(blk->dptr + off, src, len, b->stream)) ||
+	    (r = b->api.cuStreamSynchronize(b->stream)))
+		return cu_failed(b, "a copy to the device", r, err);
+	return 0;
 }
 
 static int cu_launch(struct ho_backend *b, struct ho_kernel *k, struct ho_error *err)
@@ -301,6 +310,8 @@ const struct ho_backend_ops ho_backend_cuda = {
     .layout = cu_layout,
     .wrap = cu_wrap,
     .unwrap = cu_unwrap,
+    .read = cu_read,
+    .write = cu_write,
     .prepare = cu_prepare,
     .thread_init = cu_thread_init,
     .launch = cu_launch,

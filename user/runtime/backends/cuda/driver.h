@@ -24,16 +24,11 @@ enum {
 	CUDA_SUCCESS = 0,
 	CUDA_ERROR_OUT_OF_MEMORY = 2,
 	CUDA_ERROR_NO_DEVICE = 100,
-	CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
 	CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
-	CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 19,
 	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
 	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
-	CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS = 88,
 	CU_JIT_ERROR_LOG_BUFFER = 5,
 	CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
-	CU_MEMHOSTREGISTER_PORTABLE = 1,
-	CU_MEMHOSTREGISTER_DEVICEMAP = 2,
 	CU_STREAM_NON_BLOCKING = 1,
 };
 
@@ -55,9 +50,9 @@ enum {
 	X(cuMemAlloc_v2, CUresult, (CUdeviceptr * p, size_t len))                                  \
 	X(cuMemFree_v2, CUresult, (CUdeviceptr p))                                                 \
 	X(cuMemcpyHtoD_v2, CUresult, (CUdeviceptr dst, const void *src, size_t len))               \
-	X(cuMemHostRegister_v2, CUresult, (void *p, size_t len, unsigned flags))                   \
-	X(cuMemHostUnregister, CUresult, (void *p))                                                \
-	X(cuMemHostGetDevicePointer_v2, CUresult, (CUdeviceptr * d, void *p, unsigned flags))      \
+	X(cuMemcpyHtoDAsync_v2, CUresult,                                                          \
+	  (CUdeviceptr dst, const void *src, size_t len, CUstream s))                              \
+	X(cuMemcpyDtoHAsync_v2, CUresult, (void *dst, CUdeviceptr src, size_t len, CUstream s))    \
 	X(cuStreamCreate, CUresult, (CUstream * s, unsigned flags))                                \
 	X(cuStreamDestroy_v2, CUresult, (CUstream s))                                              \
 	X(cuStreamSynchronize, CUresult, (CUstream s))                                             \

@@ -215,12 +215,14 @@ extern "C" __global__ void conv2d(float *y, long yo, const float *x, long xo, co
  * sc; A [M, K] (ta: stored [K, M]), B [K, N] (tb: [N, K]).  A 64 x 64 tile a
  * block of 256 threads, 4 x 4 outputs a thread, K in steps of 16 through
  * shared memory.  bias at row stride bm and column stride bn (0: broadcast).
+ * splits > 1 (one batch): grid z splits K, each adds alpha A B over its part
+ * into C, zeroed before; bias_act finishes it.
  */
 #define TM 64
 #define TN 64
 #define TK 16
 struct gemm_shape {
-	int M, N, K, ta, tb, bm, bn, has_bias;
+	int M, N, K, ta, tb, bm, bn, has_bias, splits, pad_;
 	long lda, ldb, ldc, sa, sb, sc;
 	float alpha, beta;
 };
@@ -234,24 +236,32 @@ extern "C" __global__ void gemm(float *c, long co, const float *a, long ao, cons
 	int m0 = blockIdx.y * TM, n0 = blockIdx.x * TN;
 	float acc[4][4];
 
-	a += ao + (long)blockIdx.z * s.sa;
-	b += bo + (long)blockIdx.z * s.sb;
-	c += co + (long)blockIdx.z * s.sc;
+	int z = s.splits > 1 ? 0 : blockIdx.z, per = (s.K + s.splits - 1) / s.splits;
+	int k_lo = 0, k_hi = s.K;
+
+	if (s.splits > 1) { /* whole steps of TK a split */
+		per = (per + TK - 1) / TK * TK;
+		k_lo = blockIdx.z * per;
+		k_hi = k_lo + per < s.K ? k_lo + per : s.K;
+	}
+	a += ao + (long)z * s.sa;
+	b += bo + (long)z * s.sb;
+	c += co + (long)z * s.sc;
 	for (int i = 0; i < 4; i++)
 		for (int j = 0; j < 4; j++)
 			acc[i][j] = 0.0f;
-	for (int k0 = 0; k0 < s.K; k0 += TK) {
+	for (int k0 = k_lo; k0 < k_hi; k0 += TK) {
 		for (int e = threadIdx.x; e < TK * TM; e += 256) {
 			int kk = e % TK, mm = e / TK, m = m0 + mm, k = k0 + kk;
 
-			as[kk][mm] = m < s.M && k < s.K ? a[s.ta ? (long)k * s.lda + m
+			as[kk][mm] = m < s.M && k < k_hi ? a[s.ta ? (long)k * s.lda + m
 								 : (long)m * s.lda + k]
 							: 0.0f;
 		}
 		for (int e = threadIdx.x; e < TK * TN; e += 256) {
 			int nn = e % TN, kk = e / TN, n = n0 + nn, k = k0 + kk;
 
-			bs[kk][nn] = n < s.N && k < s.K ? b[s.tb ? (long)n * s.ldb + k
+			bs[kk][nn] = n < s.N && k < k_hi ? b[s.tb ? (long)n * s.ldb + k
 								 : (long)k * s.ldb + n]
 							: 0.0f;
 		}
@@ -277,10 +287,38 @@ extern "C" __global__ void gemm(float *c, long co, const float *a, long ao, cons
 			if (m >= s.M || n >= s.N)
 				continue;
 			v = s.alpha * acc[i][j];
+			if (s.splits > 1) {
+				__nvvm_atom_add_gen_f(&c[(long)m * s.ldc + n], v);
+				continue;
+			}
 			if (s.has_bias)
 				v += s.beta * bias[biaso + (long)m * s.bm + (long)n * s.bn];
 			c[(long)m * s.ldc + n] = act(v, act_a, p, q);
 		}
+}
+
+/* A split GEMM's C: zeroed before, then its bias and activation after. */
+extern "C" __global__ void fill0(float *y, long yo, long n)
+{
+	long i = gid();
+
+	if (i < n)
+		y[yo + i] = 0.0f;
+}
+
+extern "C" __global__ void bias_act(float *c, long co, const float *bias, long biaso,
+				    struct gemm_shape s, int a, float p, float q, long n)
+{
+	long i = gid(), m, j;
+	float v;
+
+	if (i >= n)
+		return;
+	m = i / s.N, j = i % s.N;
+	v = c[co + m * s.ldc + j];
+	if (s.has_bias)
+		v += s.beta * bias[biaso + m * s.bm + j * s.bn];
+	c[co + m * s.ldc + j] = act(v, a, p, q);
 }
 
 /* MaxPool (mode 0), AveragePool without (1) and with (2) the pads counted */
@@ -389,4 +427,67 @@ extern "C" __global__ void channel_affine(float *y, long yo, const float *x, lon
 		return;
 	c = (int)(i / inner % C);
 	y[yo + i] = x[xo + i] * ss[c] + ss[C + c];
+}
+
+/* ConvTranspose 2-D, one output element a thread: the inputs whose window covers it. */
+extern "C" __global__ void conv_transpose2d(float *y, long yo, const float *x, long xo,
+					    const float *wt, const float *bias, int has_bias, int C,
+					    int H, int W, int K, int OH, int OW, struct window w,
+					    int G, long n, int a, float p, float q)
+{
+	long i = gid();
+	int ox, oy, k, img, cg, kg, g, kk;
+	float s;
+
+	if (i >= n)
+		return;
+	ox = (int)(i % OW);
+	oy = (int)(i / OW % OH);
+	k = (int)(i / ((long)OW * OH) % K);
+	img = (int)(i / ((long)OW * OH * K));
+	cg = C / G, kg = K / G, g = k / kg, kk = k % kg;
+	s = has_bias ? bias[k] : 0.0f;
+	for (int ki = 0; ki < w.kh; ki++) {
+		int ty = oy + w.ph - ki * w.dh, iy;
+
+		if (ty < 0 || ty % w.sh || (iy = ty / w.sh) >= H)
+			continue;
+		for (int kj = 0; kj < w.kw; kj++) {
+			int tx = ox + w.pw - kj * w.dw, ix;
+
+			if (tx < 0 || tx % w.sw || (ix = tx / w.sw) >= W)
+				continue;
+			for (int c = 0; c < cg; c++) {
+				int ci = g * cg + c;
+
+				s += x[xo + (((long)img * C + ci) * H + iy) * W + ix] *
+				     wt[(((long)ci * kg + kk) * w.kh + ki) * w.kw + kj];
+			}
+		}
+	}
+	y[yo + i] = act(s, a, p, q);
+}
+
+__device__ static float blend(float a, float b, float w)
+{
+	return w == 0.0f ? a : a * (1 - w) + b * w;
+}
+
+/* Resize of the last two axes: each output row and column blends two source taps. */
+extern "C" __global__ void resize2d(float *y, long yo, const float *x, long xo, int H, int W,
+				    int OH, int OW, const int *ix, const float *wt, long n)
+{
+	long i = gid();
+	int ox, oy, m = OH + OW, x0, x1;
+	const float *xc, *r0, *r1;
+	float wx;
+
+	if (i >= n)
+		return;
+	ox = (int)(i % OW), oy = (int)(i / OW % OH);
+	xc = x + xo + i / ((long)OW * OH) * H * W;
+	r0 = xc + (long)ix[oy] * W, r1 = xc + (long)ix[m + oy] * W;
+	x0 = ix[OH + ox], x1 = ix[m + OH + ox];
+	wx = wt[OH + ox];
+	y[yo + i] = blend(blend(r0[x0], r0[x1], wx), blend(r1[x0], r1[x1], wx), wt[oy]);
 }

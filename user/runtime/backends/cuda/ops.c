@@ -117,7 +117,25 @@ static int cu_prep_concat(const struct cu_ctx *c)
 	return 0;
 }
 
-/* Transpose: each output element from its source, by the permuted strides. */
+/* Each output element from its source: base plus its index by strides s, extents d. */
+static int cu_gather(const struct cu_ctx *c, int r, const struct cu_dims8 *d,
+		     const struct cu_dims8 *s, int64_t base)
+{
+	long n = (long)ho_shape_numel(&c->g->tensors[c->n->outputs[0]].shape);
+	struct cu_launch *l;
+
+	if (!(l = cu_new_launch(c, "gather_nd", n)))
+		return cu_launch_done(c, l);
+	cu_param_tensor(l, c, c->n->outputs[0]);
+	cu_param_tensor_at(l, c, c->n->inputs[0], (long)base);
+	cu_param_long(l, n);
+	cu_param_int(l, r);
+	cu_param(l, d, sizeof(*d), 4);
+	cu_param(l, s, sizeof(*s), 4);
+	return cu_launch_done(c, l);
+}
+
+/* Transpose: by the permuted strides. */
 static int cu_prep_transpose(const struct cu_ctx *c)
 {
 	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0),
@@ -125,8 +143,6 @@ static int cu_prep_transpose(const struct cu_ctx *c)
 	struct cu_dims8 d = {{0}}, s = {{0}};
 	int64_t perm[8], stride[8], acc = 1;
 	int r = x ? x->shape.rank : 0;
-	struct cu_launch *l;
-	long n = (long)ho_shape_numel(&yt->shape);
 
 	if (!x || r < 1 || r > 8)
 		return cu_refuse(c, "transposes ranks 1 to 8 only");
@@ -144,75 +160,166 @@ static int cu_prep_transpose(const struct cu_ctx *c)
 		d.v[k] = (int)yt->shape.dim[k];
 		s.v[k] = (int)stride[perm[k]];
 	}
-	if (!(l = cu_new_launch(c, "gather_nd", n)))
-		return cu_launch_done(c, l);
-	cu_param_tensor(l, c, c->n->outputs[0]);
-	cu_param_tensor(l, c, c->n->inputs[0]);
-	cu_param_long(l, n);
-	cu_param_int(l, r);
-	cu_param(l, &d, sizeof(d), 4);
-	cu_param(l, &s, sizeof(s), 4);
-	return cu_launch_done(c, l);
+	return cu_gather(c, r, &d, &s, 0);
 }
 
-/* Every operator this backend runs, and its prepare. */
-static const struct {
+/* Slice: its first element and steps, resolved by the graph library at prepare. */
+static int cu_prep_slice(const struct cu_ctx *c)
+{
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0),
+			       *yt = &c->g->tensors[c->n->outputs[0]];
+	struct cu_dims8 d = {{1, 1, 1, 1, 1, 1, 1, 1}}, s = {{0}};
+	const void *data[5] = {NULL};
+	int64_t st = 1, base = 0;
+	struct ho_slice sl;
+	struct ho_error e;
+	int r;
+
+	if (!x || (r = x->shape.rank) > 8 || r < 1)
+		return cu_refuse(c, "slices ranks 1 to 8 only");
+	for (uint32_t i = 1; i < 5 && i < c->n->n_inputs; i++)
+		data[i] = c->n->inputs[i] >= 0 ? c->mem[c->n->inputs[i]].host : NULL;
+	if (ho_slice_node(c->g, c->n, data, &sl, &e))
+		return cu_refuse(c, "cannot read its starts, ends, axes and steps");
+	for (int k = r - 1; k >= 0; k--) {
+		d.v[k] = (int)yt->shape.dim[k];
+		s.v[k] = (int)(st * sl.step[k]);
+		base += sl.first[k] * st;
+		st *= x->shape.dim[k];
+	}
+	return cu_gather(c, r, &d, &s, base);
+}
+
+/*
+ * Resize and Upsample of the last two axes, nearest or linear: each output
+ * row's and column's taps worked out at prepare by the graph library
+ * (ho_resize_taps2d); the kernel only blends.
+ */
+static int cu_prep_resize(const struct cu_ctx *c)
+{
+	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0),
+			       *yt = &c->g->tensors[c->n->outputs[0]];
+	bool old = !strcmp(c->n->op_type, "Upsample") || c->n->opset < 11;
+	int32_t sc = c->n->n_inputs > (old ? 1u : 2u) ? c->n->inputs[old ? 1 : 2] : -1;
+	const struct ho_attr *kar = ho_node_attr(c->n, "keep_aspect_ratio_policy");
+	int64_t in[2], out[2], m;
+	double scale[2] = {0, 0};
+	struct cu_launch *l;
+	int *ix = NULL;
+	float *wt = NULL;
+	long n;
+	int ret;
+
+	if (!x || x->shape.rank != 4 || ho_node_attr(c->n, "axes") ||
+	    ho_node_attr_i(c->n, "antialias", 0) || (kar && kar->s && strcmp(kar->s, "stretch")) ||
+	    x->shape.dim[0] != yt->shape.dim[0] || x->shape.dim[1] != yt->shape.dim[1])
+		return cu_refuse(c, "resizes the last two axes of 4-D tensors only");
+	in[0] = x->shape.dim[2], in[1] = x->shape.dim[3];
+	out[0] = yt->shape.dim[2], out[1] = yt->shape.dim[3];
+	m = out[0] + out[1];
+	if (sc >= 0 && ho_shape_numel(&c->g->tensors[sc].shape) == 4 && cu_is_const(c, sc))
+		scale[0] = cu_const_f(c, sc, 2), scale[1] = cu_const_f(c, sc, 3);
+	ix = malloc((size_t)(2 * m + 1) * sizeof(int));
+	wt = malloc((size_t)(m + 1) * sizeof(float));
+	if (!ix || !wt) {
+		ret = ho_err(c->err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	if (ho_resize_taps2d(c->n, in, out, scale, ix, wt)) {
+		ret = cu_refuse(c, "resizes nearest or linear only");
+		goto out;
+	}
+	if ((ret = cu_owned(c, 0, ix, (size_t)(2 * m) * sizeof(int))) ||
+	    (ret = cu_owned(c, 1, wt, (size_t)m * sizeof(float))))
+		goto out;
+	n = (long)ho_shape_numel(&yt->shape);
+	if (!(l = cu_new_launch(c, "resize2d", n))) {
+		ret = cu_launch_done(c, l);
+		goto out;
+	}
+	cu_param_tensor(l, c, c->n->outputs[0]);
+	cu_param_tensor(l, c, c->n->inputs[0]);
+	for (int k = 0; k < 2; k++)
+		cu_param_int(l, (int)in[k]);
+	for (int k = 0; k < 2; k++)
+		cu_param_int(l, (int)out[k]);
+	cu_param_ptr(l, c->b ? c->k->owned[0] : 0);
+	cu_param_ptr(l, c->b ? c->k->owned[1] : 0);
+	cu_param_long(l, n);
+	ret = cu_launch_done(c, l);
+out:
+	free(ix);
+	free(wt);
+	return ret;
+}
+
+/*
+ * Every operator this backend runs, its prepare, and how many leading inputs
+ * are float32 data its kernels read (0: all); the others are parameters its
+ * prepare reads (a Slice's starts).
+ */
+static const struct cu_op {
 	const char *op;
 	int (*prepare)(const struct cu_ctx *c);
+	uint32_t data_inputs;
 } cu_ops[] = {
-    {"Conv", cu_prep_conv},
-    {"MatMul", cu_prep_matmul},
-    {"Gemm", cu_prep_matmul},
-    {"MaxPool", cu_prep_pool},
-    {"AveragePool", cu_prep_pool},
-    {"GlobalAveragePool", cu_prep_global_pool},
-    {"GlobalMaxPool", cu_prep_global_pool},
-    {"BatchNormalization", cu_prep_batchnorm},
-    {"Concat", cu_prep_concat},
-    {"Softmax", cu_prep_softmax},
-    {"LogSoftmax", cu_prep_softmax},
-    {"Transpose", cu_prep_transpose},
-    {"LayerNormalization", cu_prep_layer_norm},
-    {"Add", cu_prep_binary},
-    {"Sub", cu_prep_binary},
-    {"Mul", cu_prep_binary},
-    {"Div", cu_prep_binary},
-    {"Max", cu_prep_binary},
-    {"Min", cu_prep_binary},
-    {"Pow", cu_prep_binary},
-    {"PRelu", cu_prep_binary},
-    {"Relu", cu_prep_unary},
-    {"Sigmoid", cu_prep_unary},
-    {"Tanh", cu_prep_unary},
-    {"Clip", cu_prep_unary},
-    {"LeakyRelu", cu_prep_unary},
-    {"HardSigmoid", cu_prep_unary},
-    {"HardSwish", cu_prep_unary},
-    {"Exp", cu_prep_unary},
-    {"Sqrt", cu_prep_unary},
-    {"Neg", cu_prep_unary},
-    {"Abs", cu_prep_unary},
-    {"Erf", cu_prep_unary},
-    {"Reciprocal", cu_prep_unary},
-    {"Gelu", cu_prep_unary},
-    {"Log", cu_prep_unary},
-    {"Floor", cu_prep_unary},
-    {"Ceil", cu_prep_unary},
-    {"Elu", cu_prep_unary},
-    {"Softplus", cu_prep_unary},
+    {"Conv", cu_prep_conv, 0},
+    {"ConvTranspose", cu_prep_conv_transpose, 0},
+    {"MatMul", cu_prep_matmul, 0},
+    {"Gemm", cu_prep_matmul, 0},
+    {"MaxPool", cu_prep_pool, 0},
+    {"AveragePool", cu_prep_pool, 0},
+    {"GlobalAveragePool", cu_prep_global_pool, 0},
+    {"GlobalMaxPool", cu_prep_global_pool, 0},
+    {"BatchNormalization", cu_prep_batchnorm, 0},
+    {"Concat", cu_prep_concat, 0},
+    {"Softmax", cu_prep_softmax, 0},
+    {"LogSoftmax", cu_prep_softmax, 0},
+    {"Transpose", cu_prep_transpose, 0},
+    {"Slice", cu_prep_slice, 1},
+    {"Resize", cu_prep_resize, 1},
+    {"Upsample", cu_prep_resize, 1},
+    {"LayerNormalization", cu_prep_layer_norm, 0},
+    {"Add", cu_prep_binary, 0},
+    {"Sub", cu_prep_binary, 0},
+    {"Mul", cu_prep_binary, 0},
+    {"Div", cu_prep_binary, 0},
+    {"Max", cu_prep_binary, 0},
+    {"Min", cu_prep_binary, 0},
+    {"Pow", cu_prep_binary, 0},
+    {"PRelu", cu_prep_binary, 0},
+    {"Relu", cu_prep_unary, 0},
+    {"Sigmoid", cu_prep_unary, 0},
+    {"Tanh", cu_prep_unary, 0},
+    {"Clip", cu_prep_unary, 0},
+    {"LeakyRelu", cu_prep_unary, 0},
+    {"HardSigmoid", cu_prep_unary, 0},
+    {"HardSwish", cu_prep_unary, 0},
+    {"Exp", cu_prep_unary, 0},
+    {"Sqrt", cu_prep_unary, 0},
+    {"Neg", cu_prep_unary, 0},
+    {"Abs", cu_prep_unary, 0},
+    {"Erf", cu_prep_unary, 0},
+    {"Reciprocal", cu_prep_unary, 0},
+    {"Gelu", cu_prep_unary, 0},
+    {"Log", cu_prep_unary, 0},
+    {"Floor", cu_prep_unary, 0},
+    {"Ceil", cu_prep_unary, 0},
+    {"Elu", cu_prep_unary, 0},
+    {"Softplus", cu_prep_unary, 0},
 };
 
-static int (*cu_prep_of(const char *op))(const struct cu_ctx *c)
+static const struct cu_op *cu_op_of(const char *op)
 {
 	for (size_t i = 0; i < sizeof(cu_ops) / sizeof(cu_ops[0]); i++)
 		if (!strcmp(cu_ops[i].op, op))
-			return cu_ops[i].prepare;
+			return &cu_ops[i];
 	return NULL;
 }
 
 bool cu_runs(const char *op)
 {
-	return !strcmp(op, "Constant") || ho_op_is_view(op) || cu_prep_of(op);
+	return !strcmp(op, "Constant") || ho_op_is_view(op) || cu_op_of(op);
 }
 
 void cu_kernel_free(struct ho_kernel *k)
@@ -240,7 +347,7 @@ int cu_prepare(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
 {
 	const struct ho_node *n = &g->nodes[node];
 	struct cu_ctx c = {b, g, n, fuse, mem, NULL, err};
-	int (*prep)(const struct cu_ctx *c) = cu_prep_of(n->op_type);
+	const struct cu_op *op = cu_op_of(n->op_type);
 	bool more = false;
 	int ret;
 
@@ -253,14 +360,14 @@ int cu_prepare(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
 		more |= n->outputs[o] >= 0;
 	if (ho_op_is_view(n->op_type) && !more)
 		return 0; /* the executor gives its output its input's bytes */
-	if (!prep)
+	if (!op)
 		return cu_refuse(&c, "has no kernel for this operator yet");
 	if (!n->n_outputs || n->outputs[0] < 0)
 		return cu_refuse(&c, "needs the first output");
 	for (uint32_t i = 0; i < n->n_inputs + n->n_outputs; i++) {
 		int32_t t = i < n->n_inputs ? n->inputs[i] : n->outputs[i - n->n_inputs];
 
-		if (t < 0)
+		if (t < 0 || (op->data_inputs && i >= op->data_inputs && i < n->n_inputs))
 			continue;
 		if (g->tensors[t].dtype != HO_DT_FLOAT)
 			return cu_refuse(&c, "computes on float32 tensors only");
@@ -285,7 +392,7 @@ int cu_prepare(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
 			return cu_failed(b, "an event", r, err);
 		}
 	}
-	ret = prep(&c);
+	ret = op->prepare(&c);
 	if (ret) {
 		cu_kernel_free(c.k);
 		return ret;
