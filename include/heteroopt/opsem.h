@@ -111,6 +111,65 @@ void ho_resample_coeffs(int n, double r, double a, double *c);
 int ho_resize_taps2d(const struct ho_node *n, const int64_t in[2], const int64_t out[2],
 		     const double scale[2], int *ix, float *wt);
 
+/*
+ * act.c: activations as device kernels fold them after a kernel or run them
+ * alone, one code each (their kernel sources switch on these numbers).
+ */
+enum ho_act_code {
+	HO_ACT_NONE,
+	HO_ACT_RELU,
+	HO_ACT_SIGMOID,
+	HO_ACT_TANH,
+	HO_ACT_CLIP,
+	HO_ACT_LEAKY_RELU,
+	HO_ACT_HARD_SIGMOID,
+	HO_ACT_HARD_SWISH,
+	HO_ACT_SWISH,
+	HO_ACT_EXP,
+	HO_ACT_SQRT,
+	HO_ACT_NEG,
+	HO_ACT_ABS,
+	HO_ACT_ERF,
+	HO_ACT_RECIPROCAL,
+	HO_ACT_GELU,
+	HO_ACT_LOG,
+	HO_ACT_FLOOR,
+	HO_ACT_CEIL,
+	HO_ACT_ELU,
+	HO_ACT_SOFTPLUS
+};
+struct ho_act_args {
+	int act; /* enum ho_act_code */
+	float p, q;
+};
+/* Node i as an activation: a unary operator (a Clip's bounds constant), or the Mul
+ * of a swish whose Sigmoid is folded; false: not one this code runs. */
+bool ho_act_of(const struct ho_graph *g, int32_t i, struct ho_act_args *out);
+/* Whether op_type is one of those unary operators (a node may still not be: a Clip's
+ * bounds computed at run time, Gelu's tanh approximation). */
+bool ho_act_op(const char *op_type);
+/* Two-operand element-wise operators as device kernels switch on them; -1: not one. */
+enum ho_bin_code {
+	HO_BIN_ADD,
+	HO_BIN_SUB,
+	HO_BIN_MUL,
+	HO_BIN_DIV,
+	HO_BIN_MAX,
+	HO_BIN_MIN,
+	HO_BIN_POW,
+	HO_BIN_PRELU
+};
+int ho_binary_code(const char *op_type);
+/* Float element i of tensor t known at plan time (its data or folded value), and whether
+ * it is one. */
+float ho_const_f(const struct ho_graph *g, int32_t t, int64_t i);
+bool ho_is_const_f(const struct ho_graph *g, int32_t t);
+/* Numpy broadcasting of a and b to out as one walk: per axis the extent and each
+ * operand's stride (0 where it broadcasts), unit axes dropped and axes both step alike
+ * along merged (same shapes and scalars walk one); the walk's rank, -1 over 8. */
+int ho_broadcast_walk(const struct ho_shape *out, const struct ho_shape *a,
+		      const struct ho_shape *b, int dims[8], int sa[8], int sb[8]);
+
 #ifdef __cplusplus
 }
 #endif

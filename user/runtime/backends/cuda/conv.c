@@ -25,10 +25,10 @@ static int32_t cu_fused_out(const struct cu_ctx *c)
 }
 
 /* The folded post-op as an activation in the kernel; false: a binary node to run after it. */
-static bool cu_post_act(const struct cu_ctx *c, struct cu_act_args *act)
+static bool cu_post_act(const struct cu_ctx *c, struct ho_act_args *act)
 {
-	*act = (struct cu_act_args){CU_ACT_NONE, 0, 0};
-	return !c->fuse || c->fuse->post < 0 || cu_act_of(c, c->fuse->post, act);
+	*act = (struct ho_act_args){HO_ACT_NONE, 0, 0};
+	return !c->fuse || c->fuse->post < 0 || ho_act_of(c->g, c->fuse->post, act);
 }
 
 static int cu_post(const struct cu_ctx *c, bool act_only)
@@ -146,7 +146,7 @@ static void cu_param_operand(struct cu_launch *l, struct cu_operand o)
  */
 static int cu_gemm(const struct cu_ctx *c, struct cu_gemm_shape *s, int batch, struct cu_operand y,
 		   struct cu_operand a, struct cu_operand b, struct cu_operand bias,
-		   const struct cu_act_args *act)
+		   const struct ho_act_args *act)
 {
 	long tiles = (long)((s->N + 63) / 64) * ((s->M + 63) / 64), n = (long)s->M * s->N;
 	int splits = 1, ret;
@@ -189,7 +189,7 @@ static int cu_gemm(const struct cu_ctx *c, struct cu_gemm_shape *s, int batch, s
 
 /* Conv of one group as im2col and GEMM per image (a pointwise one: GEMM alone). */
 static int cu_conv_gemm(const struct cu_ctx *c, const struct cu_window *win, bool has_bias,
-			const struct cu_act_args *act)
+			const struct ho_act_args *act)
 {
 	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0),
 			       *yt = &c->g->tensors[c->n->outputs[0]];
@@ -273,7 +273,7 @@ static bool cu_conv_of(const struct cu_ctx *c, bool transposed, struct cu_window
 
 /* A direct (transposed) convolution, one output element a thread. */
 static int cu_direct_conv(const struct cu_ctx *c, const char *kernel, const struct cu_window *win,
-			  bool has_bias, const struct cu_act_args *act)
+			  bool has_bias, const struct ho_act_args *act)
 {
 	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0),
 			       *yt = &c->g->tensors[c->n->outputs[0]];
@@ -309,7 +309,7 @@ int cu_prep_conv(const struct cu_ctx *c)
 			       *yt = &c->g->tensors[c->n->outputs[0]];
 	int64_t G = ho_node_attr_i(c->n, "group", 1), C, K;
 	struct cu_window win;
-	struct cu_act_args act;
+	struct ho_act_args act;
 	bool act_only = cu_post_act(c, &act), has_bias;
 	int ret;
 
@@ -334,7 +334,7 @@ int cu_prep_conv_transpose(const struct cu_ctx *c)
 	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0),
 			       *yt = &c->g->tensors[c->n->outputs[0]];
 	struct cu_window win;
-	struct cu_act_args act;
+	struct ho_act_args act;
 	bool act_only = cu_post_act(c, &act), has_bias;
 	int ret;
 
@@ -461,7 +461,7 @@ int cu_prep_matmul(const struct cu_ctx *c)
 	int32_t ct = -1, y = cu_fused_out(c);
 	struct cu_gemm_shape s = {.alpha = 1, .beta = 1};
 	int64_t batch = 1, M, N, K;
-	struct cu_act_args act;
+	struct ho_act_args act;
 	int ra, rb, ret;
 
 	if (!A || !B || A->shape.rank < 1 || B->shape.rank < 1)

@@ -9,6 +9,7 @@
 #include "backends/backend.h"
 #include "common.h"
 #include "driver.h"
+#include "heteroopt/opsem.h"
 
 struct ho_backend {
 	struct cu_api api; /* the driver's entry points, loaded at open */
@@ -32,36 +33,6 @@ struct ho_backend {
 /* A region of the plan in device memory. */
 struct ho_dev_block {
 	CUdeviceptr dptr;
-};
-
-/* Activations folded after a kernel: act() in kernels.cu. */
-enum cu_act {
-	CU_ACT_NONE,
-	CU_ACT_RELU,
-	CU_ACT_SIGMOID,
-	CU_ACT_TANH,
-	CU_ACT_CLIP,
-	CU_ACT_LEAKY_RELU,
-	CU_ACT_HARD_SIGMOID,
-	CU_ACT_HARD_SWISH,
-	CU_ACT_SWISH,
-	CU_ACT_EXP,
-	CU_ACT_SQRT,
-	CU_ACT_NEG,
-	CU_ACT_ABS,
-	CU_ACT_ERF,
-	CU_ACT_RECIPROCAL,
-	CU_ACT_GELU,
-	CU_ACT_LOG,
-	CU_ACT_FLOOR,
-	CU_ACT_CEIL,
-	CU_ACT_ELU,
-	CU_ACT_SOFTPLUS
-};
-
-struct cu_act_args {
-	int act;
-	float p, q;
 };
 
 /* Kernel parameters as kernels.cu declares them. */
@@ -123,8 +94,6 @@ struct cu_ctx {
 /* launch.c: launches and their parameters */
 int cu_refuse(const struct cu_ctx *c, const char *why);
 int cu_failed(const struct ho_backend *b, const char *what, CUresult r, struct ho_error *err);
-float cu_const_f(const struct cu_ctx *c, int32_t t, int64_t i);
-bool cu_is_const(const struct cu_ctx *c, int32_t t);
 /* A launch of kernel name over n threads (blocks of 256), its parameters to follow. */
 struct cu_launch *cu_new_launch(const struct cu_ctx *c, const char *name, long n);
 void cu_param(struct cu_launch *l, const void *v, size_t len, size_t align);
@@ -136,7 +105,7 @@ void cu_param_ptr(struct cu_launch *l, CUdeviceptr p);
 void cu_param_tensor(struct cu_launch *l, const struct cu_ctx *c, int32_t t);
 /* The same, plus elements into it (an image of a batch). */
 void cu_param_tensor_at(struct cu_launch *l, const struct cu_ctx *c, int32_t t, long plus);
-void cu_param_act(struct cu_launch *l, const struct cu_act_args *a);
+void cu_param_act(struct cu_launch *l, const struct ho_act_args *a);
 /* The device's scratch, as a pointer parameter read at launch. */
 void cu_param_scratch(struct cu_launch *l);
 int cu_launch_done(const struct cu_ctx *c, const struct cu_launch *l);
@@ -147,7 +116,6 @@ int cu_need_scratch(const struct cu_ctx *c, size_t len);
 int cu_run(struct ho_backend *b, struct ho_kernel *k, struct ho_error *err);
 
 /* eltwise.c */
-bool cu_act_of(const struct cu_ctx *c, int32_t node, struct cu_act_args *out);
 int cu_binary_at(const struct cu_ctx *c, const struct ho_node *n, int32_t y, bool in_place);
 int cu_prep_unary(const struct cu_ctx *c);
 int cu_prep_binary(const struct cu_ctx *c);

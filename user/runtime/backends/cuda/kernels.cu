@@ -6,7 +6,8 @@
  * libdevice the math is ours: exp and log through the hardware's base-2
  * approximations, erf by Abramowitz and Stegun 7.1.26 (1.5e-7).  Tensors are
  * float32, row-major; every tensor is a pointer and an offset in elements.
- * Activations are cu.h's enum cu_act, binary operators enum cu_bin.
+ * Activations are opsem.h's enum ho_act_code, binary operators its
+ * enum ho_bin_code.
  */
 #define __global__ __attribute__((global))
 #define __device__ __attribute__((device))

@@ -18,26 +18,6 @@ int cu_refuse(const struct cu_ctx *c, const char *why)
 		      c->n->op_type, why);
 }
 
-/* A float constant's value i, from the graph: weights, Constant outputs, folded values. */
-float cu_const_f(const struct cu_ctx *c, int32_t t, int64_t i)
-{
-	const struct ho_tensor *tt = &c->g->tensors[t];
-
-	if (tt->data)
-		return ((const float *)tt->data)[i];
-	if (tt->value && tt->value->f)
-		return (float)tt->value->f[i];
-	return tt->value && tt->value->i ? (float)tt->value->i[i] : 0.0f;
-}
-
-bool cu_is_const(const struct cu_ctx *c, int32_t t)
-{
-	const struct ho_tensor *tt = &c->g->tensors[t];
-
-	return (tt->flags & HO_T_KNOWN) && tt->dtype == HO_DT_FLOAT &&
-	       (tt->data || (tt->value && (tt->value->f || tt->value->i)));
-}
-
 struct cu_launch *cu_new_launch(const struct cu_ctx *c, const char *name, long n)
 {
 	struct ho_kernel *k = c->k;
@@ -107,7 +87,7 @@ void cu_param_tensor_at(struct cu_launch *l, const struct cu_ctx *c, int32_t t, 
 	cu_param_long(l, c->b ? (long)(c->mem[t].off / sizeof(float)) + plus : 0);
 }
 
-void cu_param_act(struct cu_launch *l, const struct cu_act_args *a)
+void cu_param_act(struct cu_launch *l, const struct ho_act_args *a)
 {
 	cu_param_int(l, a->act);
 	cu_param_float(l, a->p);

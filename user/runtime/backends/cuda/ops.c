@@ -217,8 +217,8 @@ static int cu_prep_resize(const struct cu_ctx *c)
 	in[0] = x->shape.dim[2], in[1] = x->shape.dim[3];
 	out[0] = yt->shape.dim[2], out[1] = yt->shape.dim[3];
 	m = out[0] + out[1];
-	if (sc >= 0 && ho_shape_numel(&c->g->tensors[sc].shape) == 4 && cu_is_const(c, sc))
-		scale[0] = cu_const_f(c, sc, 2), scale[1] = cu_const_f(c, sc, 3);
+	if (sc >= 0 && ho_shape_numel(&c->g->tensors[sc].shape) == 4 && ho_is_const_f(c->g, sc))
+		scale[0] = ho_const_f(c->g, sc, 2), scale[1] = ho_const_f(c->g, sc, 3);
 	ix = malloc((size_t)(2 * m + 1) * sizeof(int));
 	wt = malloc((size_t)(m + 1) * sizeof(float));
 	if (!ix || !wt) {
@@ -280,41 +280,20 @@ static const struct cu_op {
     {"Resize", cu_prep_resize, 1},
     {"Upsample", cu_prep_resize, 1},
     {"LayerNormalization", cu_prep_layer_norm, 0},
-    {"Add", cu_prep_binary, 0},
-    {"Sub", cu_prep_binary, 0},
-    {"Mul", cu_prep_binary, 0},
-    {"Div", cu_prep_binary, 0},
-    {"Max", cu_prep_binary, 0},
-    {"Min", cu_prep_binary, 0},
-    {"Pow", cu_prep_binary, 0},
-    {"PRelu", cu_prep_binary, 0},
-    {"Relu", cu_prep_unary, 0},
-    {"Sigmoid", cu_prep_unary, 0},
-    {"Tanh", cu_prep_unary, 0},
-    {"Clip", cu_prep_unary, 0},
-    {"LeakyRelu", cu_prep_unary, 0},
-    {"HardSigmoid", cu_prep_unary, 0},
-    {"HardSwish", cu_prep_unary, 0},
-    {"Exp", cu_prep_unary, 0},
-    {"Sqrt", cu_prep_unary, 0},
-    {"Neg", cu_prep_unary, 0},
-    {"Abs", cu_prep_unary, 0},
-    {"Erf", cu_prep_unary, 0},
-    {"Reciprocal", cu_prep_unary, 0},
-    {"Gelu", cu_prep_unary, 0},
-    {"Log", cu_prep_unary, 0},
-    {"Floor", cu_prep_unary, 0},
-    {"Ceil", cu_prep_unary, 0},
-    {"Elu", cu_prep_unary, 0},
-    {"Softplus", cu_prep_unary, 0},
 };
+
+/* The element-wise operators, whose list is the graph library's (opsem.h). */
+static const struct cu_op cu_unary = {"(unary)", cu_prep_unary, 0},
+			  cu_binary = {"(binary)", cu_prep_binary, 0};
 
 static const struct cu_op *cu_op_of(const char *op)
 {
 	for (size_t i = 0; i < sizeof(cu_ops) / sizeof(cu_ops[0]); i++)
 		if (!strcmp(cu_ops[i].op, op))
 			return &cu_ops[i];
-	return NULL;
+	if (ho_act_op(op))
+		return &cu_unary;
+	return ho_binary_code(op) >= 0 ? &cu_binary : NULL;
 }
 
 bool cu_runs(const char *op)

@@ -18,27 +18,6 @@ int ocl_refuse(const struct ocl_ctx *c, const char *why)
 		      c->n->op_type, why);
 }
 
-/* A float constant's value i, from the graph: weights, Constant outputs, folded values. */
-float ocl_const_f(const struct ocl_ctx *c, int32_t t, int64_t i)
-{
-	const struct ho_tensor *tt = &c->g->tensors[t];
-
-	if (tt->data)
-		return ((const float *)tt->data)[i];
-	if (tt->value && tt->value->f)
-		return (float)tt->value->f[i];
-	return tt->value && tt->value->i ? (float)tt->value->i[i] : 0.0f;
-}
-
-/* t holds a value known at plan time that const_f reads. */
-bool ocl_is_const(const struct ocl_ctx *c, int32_t t)
-{
-	const struct ho_tensor *tt = &c->g->tensors[t];
-
-	return (tt->flags & HO_T_KNOWN) && tt->dtype == HO_DT_FLOAT &&
-	       (tt->data || (tt->value && (tt->value->f || tt->value->i)));
-}
-
 /* A new launch of kernel name (NULL: a GEMM); its arguments set by the caller. */
 struct ocl_launch *ocl_new_launch(const struct ocl_ctx *c, const char *name)
 {
@@ -116,7 +95,7 @@ void ocl_arg_window(struct ocl_args *a, const struct ocl_window *w)
 		ocl_arg_int(a, (int)w->dl[k]);
 }
 
-void ocl_arg_act(struct ocl_args *a, const struct ocl_act_args *act)
+void ocl_arg_act(struct ocl_args *a, const struct ho_act_args *act)
 {
 	ocl_arg_int(a, act->act);
 	ocl_arg_float(a, act->p);

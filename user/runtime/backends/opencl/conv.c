@@ -71,10 +71,10 @@ struct ocl_launch *ocl_spatial(const struct ocl_ctx *c, const char *name, const 
  * A Conv's or MatMul's folded post-op: an activation run inside its kernel (act),
  * or, where it is none (false), a binary node by a constant run in place after it.
  */
-bool ocl_post_act(const struct ocl_ctx *c, struct ocl_act_args *act)
+bool ocl_post_act(const struct ocl_ctx *c, struct ho_act_args *act)
 {
-	*act = (struct ocl_act_args){OCL_NONE, 0, 0};
-	return !c->fuse || c->fuse->post < 0 || ocl_act_of(c, c->fuse->post, act);
+	*act = (struct ho_act_args){HO_ACT_NONE, 0, 0};
+	return !c->fuse || c->fuse->post < 0 || ho_act_of(c->g, c->fuse->post, act);
 }
 
 /* The post-op ocl_post_act left out, after the kernel, on its output in place. */
@@ -152,7 +152,7 @@ static int ocl_direct_conv(const struct ocl_ctx *c, const char *kernel,
 {
 	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0),
 			       *yt = &c->g->tensors[c->n->outputs[0]];
-	struct ocl_act_args act;
+	struct ho_act_args act;
 	struct ocl_launch *l;
 	struct ocl_args a;
 	cl_mem wm, bm;

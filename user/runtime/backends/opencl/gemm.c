@@ -85,12 +85,12 @@ static int ocl_add_gemm(const struct ocl_ctx *c, const struct ocl_gemm *m)
  */
 static int ocl_add_bias_act(const struct ocl_ctx *c, int32_t y, size_t rows, size_t cols,
 			    size_t rmod, cl_mem bias, long bo, int bias_m, int bias_n, float beta,
-			    const struct ocl_act_args *act)
+			    const struct ho_act_args *act)
 {
 	struct ocl_launch *l;
 	struct ocl_args a;
 
-	if (!bias && act->act == OCL_NONE)
+	if (!bias && act->act == HO_ACT_NONE)
 		return 0;
 	if (!(l = ocl_new_launch(c, "bias_act")))
 		return ocl_no_kernel(c);
@@ -159,7 +159,7 @@ int ocl_prep_conv_gemm(const struct ocl_ctx *c, const struct ocl_window *win)
 	int64_t K = w->shape.dim[0], KK = win->ks[0] * win->ks[1];
 	int64_t P = yt->shape.dim[2] * yt->shape.dim[3], R = C / G * KK;
 	int32_t y = ocl_fused_out(c);
-	struct ocl_act_args act;
+	struct ho_act_args act;
 	cl_mem wm, bm;
 	long wo, bo;
 	bool act_only, has_bias, direct;
@@ -259,7 +259,7 @@ int ocl_prep_matmul(const struct ocl_ctx *c)
 	float beta = gemm ? ho_node_attr_f(c->n, "beta", 1) : 1;
 	int32_t ct = -1, y = ocl_fused_out(c);
 	int bias_m = 0, bias_n = 0, ret;
-	struct ocl_act_args act;
+	struct ho_act_args act;
 	struct ocl_mm s = {0};
 	struct ocl_gemm m;
 

@@ -143,9 +143,9 @@ int ocl_prep_pad(const struct ocl_ctx *c)
 	    ho_tensor_ints(pt, c->mem[c->n->inputs[1]].host, pads, 2 * HO_MAX_RANK) != 2 * r)
 		return ocl_refuse(c, "needs constant pads, two per axis");
 	if (ho_node_input(c->g, c->n, 2)) {
-		if (!ocl_is_const(c, c->n->inputs[2]))
+		if (!ho_is_const_f(c->g, c->n->inputs[2]))
 			return ocl_refuse(c, "needs a constant value");
-		value = ocl_const_f(c, c->n->inputs[2], 0);
+		value = ho_const_f(c->g, c->n->inputs[2], 0);
 	}
 	for (int k = 0; k < r; k++) {
 		dims[k] = (int)yt->shape.dim[k];

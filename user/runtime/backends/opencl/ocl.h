@@ -9,6 +9,7 @@
 
 #include "backends/backend.h"
 #include "common.h"
+#include "heteroopt/opsem.h"
 
 struct ho_backend {
 	cl_platform_id plat;
@@ -32,36 +33,6 @@ struct ho_backend {
 /* A block of host memory as the device sees it: a buffer over it, CL_MEM_USE_HOST_PTR. */
 struct ho_dev_block {
 	cl_mem mem;
-};
-
-/* Activations folded after a kernel: the act() codes of source.c. */
-enum ocl_act {
-	OCL_NONE,
-	OCL_RELU,
-	OCL_SIGMOID,
-	OCL_TANH,
-	OCL_CLIP,
-	OCL_LEAKY_RELU,
-	OCL_HARD_SIGMOID,
-	OCL_HARD_SWISH,
-	OCL_SWISH,
-	OCL_EXP,
-	OCL_SQRT,
-	OCL_NEG,
-	OCL_ABS,
-	OCL_ERF,
-	OCL_RECIPROCAL,
-	OCL_GELU,
-	OCL_LOG,
-	OCL_FLOOR,
-	OCL_CEIL,
-	OCL_ELU,
-	OCL_SOFTPLUS
-};
-
-struct ocl_act_args {
-	int act;
-	float p, q;
 };
 
 /*
@@ -126,8 +97,6 @@ struct ocl_args {
 /* args.c: launches and their arguments */
 int ocl_refuse(const struct ocl_ctx *c, const char *why);
 int ocl_no_kernel(const struct ocl_ctx *c);
-float ocl_const_f(const struct ocl_ctx *c, int32_t t, int64_t i);
-bool ocl_is_const(const struct ocl_ctx *c, int32_t t);
 struct ocl_launch *ocl_new_launch(const struct ocl_ctx *c, const char *name);
 /* A launch of kernel name whose first arguments are tensors y and x. */
 struct ocl_launch *ocl_launch_yx(const struct ocl_ctx *c, const char *name, int32_t y, int32_t x,
@@ -139,7 +108,7 @@ void ocl_arg_buf(struct ocl_args *a, cl_mem m);
 void ocl_arg_tensor(struct ocl_args *a, const struct ocl_ctx *c, int32_t t);
 /* The buffer tensor t lies in (NULL in a check). */
 cl_mem ocl_buf(const struct ocl_ctx *c, int32_t t);
-void ocl_arg_act(struct ocl_args *a, const struct ocl_act_args *act);
+void ocl_arg_act(struct ocl_args *a, const struct ho_act_args *act);
 /* A sliding window: kernel extents, strides, pads (leading first), dilations, (y, x) each. */
 struct ocl_window {
 	int64_t ks[2], st[2], pd[4], dl[2];
@@ -159,7 +128,6 @@ int ocl_prep_conv_gemm(const struct ocl_ctx *c, const struct ocl_window *win);
 int ocl_prep_matmul(const struct ocl_ctx *c);
 
 /* eltwise.c */
-bool ocl_act_of(const struct ocl_ctx *c, int32_t i, struct ocl_act_args *out);
 int ocl_binary_at(const struct ocl_ctx *c, const struct ho_node *n, int32_t y, bool in_place);
 int ocl_prep_unary(const struct ocl_ctx *c);
 int ocl_prep_binary(const struct ocl_ctx *c);
@@ -169,7 +137,7 @@ struct ocl_launch *ocl_spatial(const struct ocl_ctx *c, const char *name, const 
 			       const struct ho_tensor *y, struct ocl_args *a);
 /* The tensor a fused kernel writes: its post-op's output, else its batch norm's, else its own. */
 int32_t ocl_fused_out(const struct ocl_ctx *c);
-bool ocl_post_act(const struct ocl_ctx *c, struct ocl_act_args *act);
+bool ocl_post_act(const struct ocl_ctx *c, struct ho_act_args *act);
 int ocl_post_binary(const struct ocl_ctx *c);
 /* The node's window of kernel extents ks over x into y (auto_pad resolved); false: an
  * attribute it cannot read. */

@@ -106,8 +106,8 @@ static int ocl_prep_resize(const struct ocl_ctx *c)
 	in[0] = x->shape.dim[2], in[1] = x->shape.dim[3];
 	out[0] = yt->shape.dim[2], out[1] = yt->shape.dim[3];
 	m = out[0] + out[1];
-	if (sc >= 0 && ho_shape_numel(&c->g->tensors[sc].shape) == 4 && ocl_is_const(c, sc))
-		scale[0] = ocl_const_f(c, sc, 2), scale[1] = ocl_const_f(c, sc, 3);
+	if (sc >= 0 && ho_shape_numel(&c->g->tensors[sc].shape) == 4 && ho_is_const_f(c->g, sc))
+		scale[0] = ho_const_f(c->g, sc, 2), scale[1] = ho_const_f(c->g, sc, 3);
 	ix = malloc((size_t)(2 * m + 1) * sizeof(int));
 	wt = malloc((size_t)(m + 1) * sizeof(float));
 	if (!ix || !wt) {
@@ -169,41 +169,20 @@ static const struct ocl_op ocl_ops[] = {
     {"LayerNormalization", ocl_prep_layer_norm, 0},
     {"Resize", ocl_prep_resize, 1},
     {"Upsample", ocl_prep_resize, 1},
-    {"Add", ocl_prep_binary, 0},
-    {"Sub", ocl_prep_binary, 0},
-    {"Mul", ocl_prep_binary, 0},
-    {"Div", ocl_prep_binary, 0},
-    {"Max", ocl_prep_binary, 0},
-    {"Min", ocl_prep_binary, 0},
-    {"Pow", ocl_prep_binary, 0},
-    {"PRelu", ocl_prep_binary, 0},
-    {"Relu", ocl_prep_unary, 0},
-    {"Sigmoid", ocl_prep_unary, 0},
-    {"Tanh", ocl_prep_unary, 0},
-    {"Clip", ocl_prep_unary, 0},
-    {"LeakyRelu", ocl_prep_unary, 0},
-    {"HardSigmoid", ocl_prep_unary, 0},
-    {"HardSwish", ocl_prep_unary, 0},
-    {"Exp", ocl_prep_unary, 0},
-    {"Sqrt", ocl_prep_unary, 0},
-    {"Neg", ocl_prep_unary, 0},
-    {"Abs", ocl_prep_unary, 0},
-    {"Erf", ocl_prep_unary, 0},
-    {"Reciprocal", ocl_prep_unary, 0},
-    {"Gelu", ocl_prep_unary, 0},
-    {"Log", ocl_prep_unary, 0},
-    {"Floor", ocl_prep_unary, 0},
-    {"Ceil", ocl_prep_unary, 0},
-    {"Elu", ocl_prep_unary, 0},
-    {"Softplus", ocl_prep_unary, 0},
 };
+
+/* The element-wise operators, whose list is the graph library's (opsem.h). */
+static const struct ocl_op ocl_unary = {"(unary)", ocl_prep_unary, 0},
+			   ocl_binary = {"(binary)", ocl_prep_binary, 0};
 
 static const struct ocl_op *ocl_op_of(const char *op)
 {
 	for (size_t i = 0; i < sizeof(ocl_ops) / sizeof(ocl_ops[0]); i++)
 		if (!strcmp(ocl_ops[i].op, op))
 			return &ocl_ops[i];
-	return NULL;
+	if (ho_act_op(op))
+		return &ocl_unary;
+	return ho_binary_code(op) >= 0 ? &ocl_binary : NULL;
 }
 
 bool ocl_runs(const char *op)

@@ -4,7 +4,8 @@
  * device (and cached on disk, device.c).  Tensors are float32, row-major
  * (NCHW); every tensor is a buffer and an offset in elements, since the
  * executor packs a device's tensors into one region.  Activations folded
- * after a kernel are an act code: ocl.h's enum ocl_act.
+ * after a kernel are an act code: opsem.h's enum ho_act_code, two-operand
+ * operators its enum ho_bin_code.
  */
 #include "ocl.h"
 
