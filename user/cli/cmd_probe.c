@@ -51,7 +51,8 @@ static const struct cli_opt probe_opts[] = {
     {"--split", NULL, CLI_COUNT, "N", "with --write-box: that many CPU devices (default 1)",
      PA(split), 1, 32},
     {"--opencl", NULL, CLI_FLAG, NULL,
-     "with --write-box: the OpenCL (and CUDA) devices found here\njoin the box; one on CPU cores (PoCL) "
+     "with --write-box: the OpenCL (and CUDA) devices found here\njoin the box; one on CPU cores "
+     "(PoCL) "
      "takes the last --split\ngroup's cores",
      PA(opencl), 0, 0},
     {"--quiet", "-q", CLI_FLAG, NULL, "no progress line", PA(quiet), 0, 0},
