@@ -44,10 +44,10 @@ struct ho_rt;
 struct ho_rt_device {
 	char name[64];
 	char backend[32];		  /* the backend it runs on, by name ("cpu", "emu",
-					   * "opencl"); "": the host's */
+					   * "opencl", "cuda"); "": the host's */
 	char platform[64], device[64];	  /* which one the backend opens, where it has several
 					   * (OpenCL: substrings of the platform's and the
-					   * device's names); "": its first */
+					   * device's names; CUDA: of the GPU's); "": its first */
 	int threads;			  /* its kernels' threads; 0 = the backend's choice */
 	int numa_node;			  /* where its region lives; -1 = anywhere */
 	uint64_t cores[HO_RT_CORE_WORDS]; /* CPU ids its worker is pinned to; none: any */
