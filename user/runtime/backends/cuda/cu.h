@@ -59,7 +59,6 @@ struct cu_gemm_shape {
 struct cu_launch {
 	CUfunction f;
 	unsigned grid[3], block;
-	unsigned shared;
 	int n_params;
 	unsigned short at[CU_MAX_PARAMS], used;
 	unsigned char bytes[CU_PARAM_BYTES];

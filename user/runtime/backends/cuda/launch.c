@@ -166,7 +166,7 @@ int cu_run(struct ho_backend *b, struct ho_kernel *k, struct ho_error *err)
 		for (int j = 0; j < l->n_params; j++)
 			p[j] = j == l->scratch_at ? (void *)&b->scratch : l->bytes + l->at[j];
 		r = b->api.cuLaunchKernel(l->f, l->grid[0], l->grid[1], l->grid[2], l->block, 1, 1,
-					  l->shared, b->stream, p, NULL);
+					  0, b->stream, p, NULL);
 	}
 	if (r == CUDA_SUCCESS)
 		r = b->api.cuEventRecord(k->ev[1], b->stream);
