@@ -90,6 +90,14 @@ int ho_slice_node(const struct ho_graph *g, const struct ho_node *n, const void 
  * and trailing pr, the odd one at the end (upper) or the start (lower). */
 const char *ho_auto_pad(const struct ho_node *n);
 void ho_same_pads(const char *auto_pad, int64_t total, int64_t *pl, int64_t *pr);
+/* A 2-D sliding window: kernel extents, strides, pads (leading first), dilations, (y, x) each. */
+struct ho_window {
+	int64_t ks[2], st[2], pd[4], dl[2];
+};
+/* Node n's window of extents ks over 4-D x into y, auto_pad resolved; false: an attribute
+ * it cannot read. */
+bool ho_window_of(const struct ho_node *n, const struct ho_tensor *x, const struct ho_tensor *y,
+		  const int64_t *ks, struct ho_window *w);
 
 /* resize.c: Resize's source coordinate of output index x on an axis of in elements
  * resized to out at scale (coordinate_transformation_mode mode), for nearest; its

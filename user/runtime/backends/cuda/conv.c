@@ -41,25 +41,16 @@ static int cu_post(const struct cu_ctx *c, bool act_only)
 	return cu_binary_at(c, p, p->outputs[0], true);
 }
 
-/* The window of kernel extents ks over x into y, auto_pad resolved; false: unreadable. */
+/* The graph library's window as the kernels take it; false: an attribute it cannot read. */
 static bool cu_window_of(const struct cu_ctx *c, const struct ho_tensor *x,
 			 const struct ho_tensor *y, const int64_t *ks, struct cu_window *w)
 {
-	const char *ap = ho_auto_pad(c->n);
-	int64_t st[2], pd[4], dl[2];
+	struct ho_window h;
 
-	if (!ho_node_attr_ints(c->n, "strides", st, 2, 1) ||
-	    !ho_node_attr_ints(c->n, "pads", pd, 4, 0) ||
-	    !ho_node_attr_ints(c->n, "dilations", dl, 2, 1))
+	if (!ho_window_of(c->n, x, y, ks, &h))
 		return false;
-	for (int k = 0; k < 2; k++)
-		if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER"))
-			ho_same_pads(ap,
-				     (y->shape.dim[2 + k] - 1) * st[k] + (ks[k] - 1) * dl[k] + 1 -
-					 x->shape.dim[2 + k],
-				     &pd[k], &pd[2 + k]);
-	*w = (struct cu_window){(int)ks[0], (int)ks[1], (int)st[0], (int)st[1],
-				(int)pd[0], (int)pd[1], (int)dl[0], (int)dl[1]};
+	*w = (struct cu_window){(int)h.ks[0], (int)h.ks[1], (int)h.st[0], (int)h.st[1],
+				(int)h.pd[0], (int)h.pd[1], (int)h.dl[0], (int)h.dl[1]};
 	return true;
 }
 

@@ -83,7 +83,7 @@ void ocl_arg_tensor(struct ocl_args *a, const struct ocl_ctx *c, int32_t t)
 	ocl_arg_long(a, (long)(c->mem[t].off / sizeof(float)));
 }
 
-void ocl_arg_window(struct ocl_args *a, const struct ocl_window *w)
+void ocl_arg_window(struct ocl_args *a, const struct ho_window *w)
 {
 	for (int k = 0; k < 2; k++)
 		ocl_arg_int(a, (int)w->ks[k]);

@@ -22,26 +22,6 @@ int32_t ocl_fused_out(const struct ocl_ctx *c)
 	return c->n->outputs[0];
 }
 
-bool ocl_window_of(const struct ocl_ctx *c, const struct ho_tensor *x, const struct ho_tensor *y,
-		   const int64_t *ks, struct ocl_window *w)
-{
-	const char *ap = ho_auto_pad(c->n);
-
-	if (!ho_node_attr_ints(c->n, "strides", w->st, 2, 1) ||
-	    !ho_node_attr_ints(c->n, "pads", w->pd, 4, 0) ||
-	    !ho_node_attr_ints(c->n, "dilations", w->dl, 2, 1))
-		return false;
-	for (int k = 0; k < 2; k++) {
-		w->ks[k] = ks[k];
-		if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER"))
-			ho_same_pads(ap,
-				     (y->shape.dim[2 + k] - 1) * w->st[k] + (ks[k] - 1) * w->dl[k] +
-					 1 - x->shape.dim[2 + k],
-				     &w->pd[k], &w->pd[2 + k]);
-	}
-	return true;
-}
-
 /* One work-item per output element of an NCHW tensor y: (x, y, n * c). */
 static void ocl_grid_nchw(struct ocl_launch *l, const struct ho_tensor *y)
 {
@@ -98,7 +78,7 @@ static const float *ocl_host_f(const struct ocl_ctx *c, const struct ho_node *n,
 /* A direct convolution's geometry, as conv2d and conv_transpose2d take it: C, H, W of x,
  * K, OH, OW of y, the window, the groups. */
 static void ocl_arg_conv(struct ocl_args *a, const struct ho_tensor *x, const struct ho_tensor *y,
-			 const struct ocl_window *win, int64_t G)
+			 const struct ho_window *win, int64_t G)
 {
 	for (int k = 1; k < 4; k++)
 		ocl_arg_int(a, (int)x->shape.dim[k]);
@@ -147,8 +127,7 @@ int ocl_conv_weights(const struct ocl_ctx *c, cl_mem *wm, long *wo, cl_mem *bm, 
  * conv_transpose2d): weights (a batch norm folded in), bias, the window, the
  * groups, its post-op in the kernel or in place after it.
  */
-static int ocl_direct_conv(const struct ocl_ctx *c, const char *kernel,
-			   const struct ocl_window *win)
+static int ocl_direct_conv(const struct ocl_ctx *c, const char *kernel, const struct ho_window *win)
 {
 	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0),
 			       *yt = &c->g->tensors[c->n->outputs[0]];
@@ -182,7 +161,7 @@ static int ocl_direct_conv(const struct ocl_ctx *c, const char *kernel,
  * false where it is not one the kernels take.  A ConvTranspose's weights are
  * [C, K/G, KH, KW], a Conv's [K, C/G, KH, KW].
  */
-static bool ocl_conv_of(const struct ocl_ctx *c, bool transposed, struct ocl_window *win)
+static bool ocl_conv_of(const struct ocl_ctx *c, bool transposed, struct ho_window *win)
 {
 	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0), *w = ho_node_input(c->g, c->n, 1),
 			       *b = ho_node_input(c->g, c->n, 2);
@@ -196,7 +175,7 @@ static bool ocl_conv_of(const struct ocl_ctx *c, bool transposed, struct ocl_win
 	if (C % G || K % G || w->shape.dim[0] != (transposed ? C : K) ||
 	    w->shape.dim[1] != (transposed ? K : C) / G)
 		return false;
-	return ocl_window_of(c, x, yt, &w->shape.dim[2], win);
+	return ho_window_of(c->n, x, yt, &w->shape.dim[2], win);
 }
 
 /*
@@ -207,7 +186,7 @@ static bool ocl_conv_of(const struct ocl_ctx *c, bool transposed, struct ocl_win
 int ocl_prep_conv(const struct ocl_ctx *c)
 {
 	const struct ho_tensor *w = ho_node_input(c->g, c->n, 1);
-	struct ocl_window win;
+	struct ho_window win;
 
 	if (!ocl_conv_of(c, false, &win))
 		return ocl_refuse(c, "runs 2-D convolutions with constant weights and readable "
@@ -223,7 +202,7 @@ int ocl_prep_conv(const struct ocl_ctx *c)
  */
 int ocl_prep_conv_transpose(const struct ocl_ctx *c)
 {
-	struct ocl_window win;
+	struct ho_window win;
 
 	if (strcmp(ho_auto_pad(c->n), "NOTSET") || (c->fuse && c->fuse->bn >= 0) ||
 	    !ocl_conv_of(c, true, &win))
@@ -239,7 +218,7 @@ int ocl_prep_pool(const struct ocl_ctx *c)
 			       *yt = &c->g->tensors[c->n->outputs[0]];
 	bool avg = !strcmp(c->n->op_type, "AveragePool");
 	int64_t ks[2];
-	struct ocl_window win;
+	struct ho_window win;
 	struct ocl_launch *l;
 	struct ocl_args a;
 
@@ -247,7 +226,7 @@ int ocl_prep_pool(const struct ocl_ctx *c)
 	    (c->n->n_outputs > 1 && c->n->outputs[1] >= 0))
 		return ocl_refuse(c, "runs 2-D pooling without indices only");
 	if (!ho_node_attr_ints(c->n, "kernel_shape", ks, 2, 1) ||
-	    !ocl_window_of(c, x, yt, ks, &win))
+	    !ho_window_of(c->n, x, yt, ks, &win))
 		return ocl_refuse(c, "cannot read its kernel shape, strides, pads or dilations");
 	if (!(l = ocl_spatial(c, "pool2d", x, yt, &a)))
 		return ocl_no_kernel(c);

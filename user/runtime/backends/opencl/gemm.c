@@ -111,7 +111,7 @@ static int ocl_add_bias_act(const struct ocl_ctx *c, int32_t y, size_t rows, siz
 
 /* The im2col of outputs p0 to p0 + np - 1 of image img of x into the scratch. */
 static int ocl_add_im2col(const struct ocl_ctx *c, const struct ho_tensor *x,
-			  const struct ho_tensor *y, const struct ocl_window *win, int64_t img,
+			  const struct ho_tensor *y, const struct ho_window *win, int64_t img,
 			  int64_t p0, int64_t np)
 {
 	int64_t C = x->shape.dim[1], H = x->shape.dim[2], W = x->shape.dim[3];
@@ -150,7 +150,7 @@ static int ocl_add_im2col(const struct ocl_ctx *c, const struct ho_tensor *x,
  * col[C KH KW, band], a group's rows of each a batch of the GEMM.  A 1x1
  * convolution of stride 1 and no padding reads its input as col, in place.
  */
-int ocl_prep_conv_gemm(const struct ocl_ctx *c, const struct ocl_window *win)
+int ocl_prep_conv_gemm(const struct ocl_ctx *c, const struct ho_window *win)
 {
 	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0), *w = ho_node_input(c->g, c->n, 1);
 	const struct ho_tensor *yt = &c->g->tensors[c->n->outputs[0]];

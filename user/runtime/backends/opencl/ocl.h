@@ -109,12 +109,8 @@ void ocl_arg_tensor(struct ocl_args *a, const struct ocl_ctx *c, int32_t t);
 /* The buffer tensor t lies in (NULL in a check). */
 cl_mem ocl_buf(const struct ocl_ctx *c, int32_t t);
 void ocl_arg_act(struct ocl_args *a, const struct ho_act_args *act);
-/* A sliding window: kernel extents, strides, pads (leading first), dilations, (y, x) each. */
-struct ocl_window {
-	int64_t ks[2], st[2], pd[4], dl[2];
-};
 /* Its kernel extents, strides, leading pads and dilations, as every spatial kernel takes them. */
-void ocl_arg_window(struct ocl_args *a, const struct ocl_window *w);
+void ocl_arg_window(struct ocl_args *a, const struct ho_window *w);
 void ocl_arg_int8(struct ocl_args *a, const int *v);
 int ocl_args_done(const struct ocl_ctx *c, const struct ocl_args *a);
 /* Buffer owned[i] of the kernel: a copy of len bytes the kernel computed at prepare time. */
@@ -124,7 +120,7 @@ int ocl_owned(const struct ocl_ctx *c, int i, const void *data, size_t len);
 /* The device's *buf holds at least len bytes for node c's kernels (grown at prepare time). */
 int ocl_need(const struct ocl_ctx *c, cl_mem *buf, size_t *have, size_t len);
 int ocl_gemm_enqueue(struct ho_backend *b, const struct ocl_gemm *m, cl_event *ev);
-int ocl_prep_conv_gemm(const struct ocl_ctx *c, const struct ocl_window *win);
+int ocl_prep_conv_gemm(const struct ocl_ctx *c, const struct ho_window *win);
 int ocl_prep_matmul(const struct ocl_ctx *c);
 
 /* eltwise.c */
@@ -139,10 +135,6 @@ struct ocl_launch *ocl_spatial(const struct ocl_ctx *c, const char *name, const 
 int32_t ocl_fused_out(const struct ocl_ctx *c);
 bool ocl_post_act(const struct ocl_ctx *c, struct ho_act_args *act);
 int ocl_post_binary(const struct ocl_ctx *c);
-/* The node's window of kernel extents ks over x into y (auto_pad resolved); false: an
- * attribute it cannot read. */
-bool ocl_window_of(const struct ocl_ctx *c, const struct ho_tensor *x, const struct ho_tensor *y,
-		   const int64_t *ks, struct ocl_window *w);
 /* A Conv's weights and bias, its batch norm folded in: buffers and offsets in floats;
  * *has_bias false where there is none (*bm then names the weights). */
 int ocl_conv_weights(const struct ocl_ctx *c, cl_mem *wm, long *wo, cl_mem *bm, long *bo,
