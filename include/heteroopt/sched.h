@@ -162,7 +162,8 @@ struct ho_eval {
 };
 
 struct ho_transfer {
-	uint32_t item, task; /* the consumer that first needed it */
+	uint32_t item, task; /* the consumer that first needed it; UINT32_MAX: none, a graph
+			      * output fetched to the host */
 	int src, dst, link;  /* one record per hop */
 	double start, end;
 };

@@ -64,17 +64,19 @@ static void item_homes(const struct ho_problem *p, const uint16_t *assign, int *
 	}
 }
 
-/* Arrival of item k on device dst according to the recorded transfers. */
-static double arrival(const struct ho_timeline *tl, const uint16_t *assign, uint32_t k, int dst,
-		      double *alloc)
+/* Arrival of item k on device dst according to the recorded transfers (a record with no
+ * consumer task is a graph output fetched to the host). */
+static double arrival(const struct ho_problem *p, const struct ho_timeline *tl,
+		      const uint16_t *assign, uint32_t k, int dst, double *alloc)
 {
 	double t = -1;
 
 	*alloc = INFINITY;
 	for (uint32_t i = 0; i < tl->n_xfer; i++) {
 		const struct ho_transfer *x = &tl->xfer[i];
+		int to = x->task == UINT32_MAX ? p->default_device : assign[x->task];
 
-		if (x->item != k || assign[x->task] != dst)
+		if (x->item != k || to != dst)
 			continue;
 		if (x->end > t)
 			t = x->end;
@@ -159,7 +161,7 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 				if (prod != EXT)
 					ready += handoff(p, assign[prod], assign[t]);
 			} else {
-				ready = arrival(tl, assign, k, assign[t], &alloc);
+				ready = arrival(p, tl, assign, k, assign[t], &alloc);
 				T_CHECK(ready >= 0, "%s: item %u never reached task %s", what, k,
 					p->task_name[t]);
 				T_CHECK(prod == EXT || alloc >= tl->end[prod] - EPS,
@@ -169,6 +171,22 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 				"%s: task %s starts %.9g before its input (%.9g)", what,
 				p->task_name[t], tl->start[t], ready);
 		}
+	/* The graph's outputs end in the host's memory: one made where the host cannot read it
+	 * is copied there after its producer, and the run lasts until it has arrived. */
+	for (uint32_t k = 0; !p->item_comm && k < p->m; k++) {
+		uint32_t prod = p->item_prod[k];
+		double alloc, arr;
+
+		if (!p->item_pinned_out[k] || prod == EXT || unwritten[k] ||
+		    home[k] == p->default_device || in_place(p, home[k], p->default_device))
+			continue;
+		arr = arrival(p, tl, assign, k, p->default_device, &alloc);
+		T_CHECK(arr >= 0 && alloc >= tl->end[prod] - EPS &&
+			    ev->obj[HO_OBJ_LATENCY] >= arr - EPS,
+			"%s: output item %u on %s: fetched to the host at %.9g..%.9g, the run ends "
+			"%.9g",
+			what, k, p->dev_name[home[k]], alloc, arr, ev->obj[HO_OBJ_LATENCY]);
+	}
 	/* No overlap on a device. */
 	for (uint32_t a = 0; a < p->n; a++)
 		for (uint32_t b = a + 1; b < p->n; b++)
@@ -260,10 +278,12 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 
 			if ((int)j == src)
 				continue;
-			arr = arrival(tl, assign, k, (int)j, &alloc);
+			arr = arrival(p, tl, assign, k, (int)j, &alloc);
 			if (arr < 0)
 				continue;
-			last = arr;
+			/* an output's copy in the host's memory is held to the end */
+			last =
+			    p->item_pinned_out[k] && (int)j == p->default_device ? makespan : arr;
 			for (uint32_t c = p->cons_off[k]; c < p->cons_off[k + 1]; c++)
 				if (assign[p->cons[c]] == j && tl->end[p->cons[c]] > last)
 					last = tl->end[p->cons[c]];

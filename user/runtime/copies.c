@@ -238,7 +238,9 @@ int ho_rt_fetch_outputs(struct ho_rt *rt, struct ho_error *err)
 		uint64_t off;
 		int ret;
 
-		if (!p || !dv->ops->read || !g->tensors[t].bytes)
+		/* the host's copy engine fetched it, or it is one the host reads in place */
+		if (!p || !dv->ops->read || !g->tensors[t].bytes ||
+		    rt->is_copy[AT(rt, t, rt->host)])
 			continue;
 		if (!(blk = ho_rt_block_at(dv, p, &off)))
 			return ho_err(err, -EFAULT, "internal: output '%s' in no block of %s",

@@ -228,7 +228,11 @@ void ho_rt_copy(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t t);
  * host pages: its inputs fetched there before (to_host), its outputs put back after.
  */
 int ho_rt_host_side(struct ho_rt *rt, uint32_t d, uint32_t id, bool to_host, struct ho_error *err);
-/* After a run: outputs made on a device that keeps its own memory, into its host pages. */
+/*
+ * After a run: outputs made on a device that keeps its own memory, read
+ * into its host pages where no copy to the host's memory was planned (an
+ * output bound to outside memory: the frame is those pages).
+ */
 int ho_rt_fetch_outputs(struct ho_rt *rt, struct ho_error *err);
 /* The block of dv's that holds host address p, and p's offset in it; NULL: none. */
 struct ho_dev_block *ho_rt_block_at(const struct ho_rt_dev *dv, const void *p, uint64_t *off);

@@ -217,6 +217,26 @@ int32_t ho_rt_root(const struct ho_rt *rt, int32_t t)
 	}
 }
 
+/*
+ * The graph's outputs end in the host's memory: a replica there of each
+ * one the host cannot read where it is, filled by the host's copy engine
+ * once its writer is done, as the schedule predicts.  An output bound to
+ * outside memory (ho_rt_bind_fd) stays where its device writes it.
+ */
+static void ho_rt_output_copies(struct ho_rt *rt)
+{
+	const struct ho_graph *g = rt->g;
+
+	for (uint32_t i = 0; i < g->n_outputs; i++) {
+		int32_t t = g->outputs[i], h = t >= 0 ? rt->home[t] : -1;
+
+		if (h < 0 || ho_shares_memory(rt, h, rt->host) || !g->tensors[t].bytes ||
+		    rt->ext_of[ho_rt_root(rt, t)] >= 0)
+			continue;
+		rt->is_copy[AT(rt, t, rt->host)] = 1;
+	}
+}
+
 static int ho_rt_layout(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_error *err)
 {
 	const struct ho_graph *g = rt->g;
@@ -264,6 +284,8 @@ static int ho_rt_layout(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_
 		}
 	}
 	ret = ho_rt_ext_plan(rt, o, err);
+	if (!ret)
+		ho_rt_output_copies(rt);
 	if (!ret)
 		ret = ho_rt_memplan(rt, need, err);
 	if (ret)

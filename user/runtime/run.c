@@ -735,6 +735,8 @@ const void *ho_rt_output_data(const struct ho_rt *rt, uint32_t i, const struct h
 	id = rt->g->outputs[i];
 	if (t)
 		*t = &rt->g->tensors[id];
+	if (rt->is_copy[AT(rt, id, rt->host)]) /* fetched from a device the host cannot read */
+		return rt->buf[AT(rt, id, rt->host)];
 	return rt->home[id] >= 0 ? rt->buf[AT(rt, id, rt->home[id])] : NULL;
 }
 

@@ -152,6 +152,27 @@ static int32_t ho_sched_edge_tensor(const struct ho_graph *g, int32_t p, int32_t
 	return -1;
 }
 
+/*
+ * A copy of tensor t (-1: none) to device cons from start to end: its
+ * first hop takes the bytes on cons when it starts and is done with the
+ * producer's when it ends (a staged copy's second hop reads the bounce
+ * buffer).
+ */
+static void ho_sched_copy_at(struct ho_rt_placement *pl, int32_t t, int32_t cons, double start,
+			     double end)
+{
+	double *cs, *ce;
+
+	if (t < 0)
+		return;
+	cs = &pl->pred_copy_start[(size_t)t * pl->n_devices + (size_t)cons];
+	ce = &pl->pred_copy_end[(size_t)t * pl->n_devices + (size_t)cons];
+	if (*cs < 0 || start < *cs) {
+		*cs = start;
+		*ce = end;
+	}
+}
+
 static int ho_sched_member(struct ho_rt_placement *pl, const struct ho_graph *g, json_t *m,
 			   json_t *tasks, const int32_t *task_node, uint32_t n_tasks,
 			   struct ho_error *err)
@@ -254,27 +275,26 @@ static int ho_sched_member(struct ho_rt_placement *pl, const struct ho_graph *g,
 		pl->pred_copy_start[k] = pl->pred_copy_end[k] = -1;
 	json_array_foreach(xf, i, v)
 	{
-		const char *to = json_string_value(json_object_get(v, "to"));
+		const char *to = json_string_value(json_object_get(v, "to")),
+			   *cname = json_string_value(json_object_get(v, "consumer"));
+		/* no consumer: a graph output fetched to the host */
+		bool fetch = cname && !strcmp(cname, "(output)");
 		int32_t pn = ho_sched_task_node(tasks, task_node, json_object_get(v, "producer"));
 		int32_t cn = ho_sched_task_node(tasks, task_node, json_object_get(v, "consumer"));
-		int32_t cons = cn >= 0 ? pl->node_device[cn] : -1,
-			t = ho_sched_edge_tensor(g, pn, cn);
-		double start = json_number_value(json_object_get(v, "start_s"));
+		int32_t cons = fetch ? pl->host : cn >= 0 ? pl->node_device[cn] : -1;
+		double start = json_number_value(json_object_get(v, "start_s")),
+		       end = json_number_value(json_object_get(v, "end_s"));
 
 		if (cons < 0)
 			continue;
-		if (t >= 0) {
-			double *cs = &pl->pred_copy_start[(size_t)t * pl->n_devices + (size_t)cons];
+		if (!fetch) {
+			ho_sched_copy_at(pl, ho_sched_edge_tensor(g, pn, cn), cons, start, end);
+		} else {
+			for (uint32_t k = 0; pn >= 0 && k < g->nodes[pn].n_outputs; k++) {
+				int32_t t = g->nodes[pn].outputs[k];
 
-			double *ce = &pl->pred_copy_end[(size_t)t * pl->n_devices + (size_t)cons];
-			double end = json_number_value(json_object_get(v, "end_s"));
-
-			/* the first hop: it takes the bytes on the consumer's device when it
-			 * starts and is done with the producer's when it ends (a staged
-			 * copy's second hop reads the bounce buffer) */
-			if (*cs < 0 || start < *cs) {
-				*cs = start;
-				*ce = end;
+				if (t >= 0 && (g->tensors[t].flags & HO_T_OUTPUT))
+					ho_sched_copy_at(pl, t, cons, start, end);
 			}
 		}
 		if (!to || strcmp(to, pl->dev[cons].name))

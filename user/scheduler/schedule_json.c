@@ -77,7 +77,10 @@ static json_t *solution_json(const struct ho_problem *p, struct ho_sim *sim, str
 		json_object_set_new(o, "producer",
 				    prod == HO_EXTERNAL ? json_string("(input)")
 							: json_string(p->task_name[prod]));
-		json_object_set_new(o, "consumer", json_string(p->task_name[x->task]));
+		/* no consumer: a graph output fetched to the host */
+		json_object_set_new(o, "consumer",
+				    x->task == HO_EXTERNAL ? json_string("(output)")
+							   : json_string(p->task_name[x->task]));
 		json_object_set_new(o, "from", json_string(p->dev_name[x->src]));
 		json_object_set_new(o, "to", json_string(p->dev_name[x->dst]));
 		json_object_set_new(o, "bytes", json_real(p->item_bytes[x->item]));

@@ -41,6 +41,8 @@ struct ho_sim {
 	double *out_end; /* m: end of the last copy leaving its producer's device */
 	double *dies;	 /* m: when the bytes at the item's home are last needed */
 	uint16_t *home;	 /* n: where a view's item lives (its source's home) */
+	uint32_t *outs;	 /* the graph's outputs a task writes (box mode): fetched to the host */
+	uint32_t n_outs;
 	/* n: how each task ran (HO_TASK_*: a view costs no bytes or time, nor does
 	 * a task fused into its chain's head); the counts let graphs without
 	 * either skip every test */
@@ -83,6 +85,7 @@ void ho_sim_free(struct ho_sim *s)
 	free(s->out_end);
 	free(s->dies);
 	free(s->home);
+	free(s->outs);
 	free(s->how);
 	free(s->ev);
 	free(s->ev_tmp);
@@ -115,6 +118,7 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 	s->out_end = calloc(p->m + 1, sizeof(double));
 	s->dies = calloc(p->m + 1, sizeof(double));
 	s->home = calloc(p->n + 1, sizeof(uint16_t));
+	s->outs = calloc(p->m + 1, sizeof(uint32_t));
 	s->how = calloc(p->n + 1, 1);
 	/* Per item: the producer's buffer, a copy and a staging buffer per other device. */
 	s->cap_ev = 2 * (p->m * (2 * p->d - 1)) + 2;
@@ -129,10 +133,13 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 	if (!s->use_idx || !s->busy || !s->arr_stamp || !s->lu_stamp || !s->link_free ||
 	    !s->link_busy || !s->start || !s->end || !s->done || !s->arrival || !s->alloc_at ||
 	    !s->last_use || !s->out_end || !s->ev || !s->ev_tmp || !s->static_mem || !s->wmask ||
-	    !s->dies || !s->home || !s->how || ho_slots_init(s->slots, p->d, p->n)) {
+	    !s->dies || !s->home || !s->outs || !s->how || ho_slots_init(s->slots, p->d, p->n)) {
 		ho_sim_free(s);
 		return NULL;
 	}
+	for (uint32_t k = 0; !p->item_comm && p->item_pinned_out && k < p->m; k++)
+		if (p->item_pinned_out[k] && p->item_prod[k] != HO_EXTERNAL)
+			s->outs[s->n_outs++] = k;
 	for (uint32_t j = 0; j < p->d; j++)
 		s->idle_power += p->idle_power[j];
 	/* The shortest task each device could run: shorter gaps are never filled. */
@@ -600,6 +607,43 @@ static double ho_interfered(const struct ho_sim *s, uint32_t v, int dev, double 
 	return cost + extra;
 }
 
+/*
+ * The graph's outputs end in the host's memory: one written where the host
+ * cannot read it in place is copied there once its writer is done (the
+ * runtime's copy engine does so, as for a consumer on the host), and held
+ * to the end.  Returns when the last has arrived: the run's end.
+ */
+static double ho_fetch_outputs(struct ho_sim *s, const uint16_t *assign, double makespan,
+			       struct ho_eval *ev, struct ho_timeline *tl)
+{
+	const struct ho_problem *p = s->p;
+	int host = p->default_device;
+	double end = makespan;
+
+	for (uint32_t i = 0; i < s->n_outs; i++) {
+		uint32_t k = s->outs[i];
+		int src = ho_item_home(s, assign, k);
+		size_t idx = (size_t)k * p->d + (size_t)host;
+
+		if (src == host || ho_reads_in_place(p, src, host) || ho_has_copy(s, idx) ||
+		    ho_is_unwritten_item(s, k))
+			continue;
+		s->arrival[idx] = ho_transfer(s, k, HO_EXTERNAL, src, host, s->end[p->item_prod[k]],
+					      ev, tl, &s->alloc_at[idx]);
+		s->arr_stamp[idx] = s->gen;
+		end = fmax(end, s->arrival[idx]);
+	}
+	for (uint32_t i = 0; i < s->n_outs; i++) {
+		size_t idx = (size_t)s->outs[i] * p->d + (size_t)host;
+
+		if (ho_has_copy(s, idx)) {
+			s->last_use[idx] = end;
+			s->lu_stamp[idx] = s->gen;
+		}
+	}
+	return end;
+}
+
 static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode,
 		      const struct ho_decode *how, const uint32_t *order,
 		      const struct ho_constraints *c, struct ho_eval *ev, struct ho_timeline *tl)
@@ -703,6 +747,9 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 			}
 		}
 	}
+
+	if (s->n_outs && d > 1)
+		makespan = ho_fetch_outputs(s, assign, makespan, ev, tl);
 
 	double period = 0, sum_busy = 0, max_busy = 0;
 
