@@ -74,17 +74,17 @@ int ho_rt_copy_between(struct ho_rt *rt, uint32_t s, const void *src, uint32_t d
 	uint64_t off;
 	int ret = 0;
 
-	if (from->ops->read) {
+	if (from->info.own_memory) {
 		if (!(blk = ho_rt_block_at(from, src, &off)))
 			return ho_err(err, -EFAULT, "internal: %s holds no block there",
 				      rt->desc[s].name);
 		ret = from->ops->read(from->be, blk, off, dst, len, err);
 	}
-	if (!ret && to->ops->write) {
+	if (!ret && to->info.own_memory) {
 		if (!(blk = ho_rt_block_at(to, dst, &off)))
 			return ho_err(err, -EFAULT, "internal: %s holds no block there",
 				      rt->desc[d].name);
-		ret = to->ops->write(to->be, blk, off, from->ops->read ? dst : src, len, err);
+		ret = to->ops->write(to->be, blk, off, from->info.own_memory ? dst : src, len, err);
 	}
 	return ret;
 }
@@ -92,7 +92,7 @@ int ho_rt_copy_between(struct ho_rt *rt, uint32_t s, const void *src, uint32_t d
 /* Whether the copy of t into d goes through a backend: an end keeps its own memory. */
 static bool ho_rt_by_backend(const struct ho_rt *rt, uint32_t d, uint32_t t)
 {
-	return rt->dev[d].ops->write || rt->dev[rt->home[t]].ops->read;
+	return rt->dev[d].info.own_memory || rt->dev[rt->home[t]].info.own_memory;
 }
 
 /* Unlocked: the copy of t into d, through a backend; 0 or the failure, reported. */
@@ -239,7 +239,7 @@ int ho_rt_fetch_outputs(struct ho_rt *rt, struct ho_error *err)
 		int ret;
 
 		/* the host's copy engine fetched it, or it is one the host reads in place */
-		if (!p || !dv->ops->read || !g->tensors[t].bytes ||
+		if (!p || !dv->info.own_memory || !g->tensors[t].bytes ||
 		    rt->is_copy[AT(rt, t, rt->host)])
 			continue;
 		if (!(blk = ho_rt_block_at(dv, p, &off)))

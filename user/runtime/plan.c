@@ -366,7 +366,7 @@ int ho_rt_move(struct ho_rt *rt, uint32_t id, uint32_t d, struct ho_error *err)
 	struct ho_pool_copy c = {.len = (size_t)rt->g->tensors[n->outputs[0]].bytes};
 	int ret;
 
-	if (rt->dev[d].ops->write) /* in the device's own memory */
+	if (rt->dev[d].info.own_memory)
 		return ho_rt_copy_between(rt, d, ho_rt_view(rt, n->inputs[0], d), d,
 					  rt->buf[AT(rt, n->outputs[0], d)], c.len, err);
 	/* in d's region, or the output in pages of its own (outside memory, bound) */
@@ -483,6 +483,14 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 		if (ret)
 			goto fail;
 		rt->dev[d].ops->query(rt->dev[d].be, &rt->dev[d].info);
+		if (rt->dev[d].info.own_memory &&
+		    (!rt->dev[d].ops->read || !rt->dev[d].ops->write)) {
+			ret = ho_err(err, -EINVAL,
+				     "internal: backend %s keeps its own memory and cannot move "
+				     "tensors in and out of it",
+				     rt->dev[d].ops->name);
+			goto fail;
+		}
 		rt->report.backend[d] = rt->dev[d].ops->name;
 		rt->report.backend_desc[d] = rt->dev[d].info.name;
 		rt->report.emulated |= (uint32_t)rt->dev[d].info.emulated << d;
@@ -497,7 +505,7 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 									 : rt->desc[a].name);
 				goto fail;
 			}
-		if ((int32_t)d == rt->host && rt->dev[d].ops->read) {
+		if ((int32_t)d == rt->host && rt->dev[d].info.own_memory) {
 			ret = ho_err(err, -EINVAL,
 				     "device %s keeps its own memory: the graph's inputs and "
 				     "outputs need a host device that addresses host memory",

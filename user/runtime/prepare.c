@@ -51,7 +51,8 @@ static int ho_rt_mem(struct ho_rt *rt, uint32_t d, void *p, struct ho_mem *m, st
 	if (!base)
 		return ho_err(err, -EFAULT, "internal: device %s: an address in no block",
 			      rt->desc[d].name);
-	if (dv->ops->read && base != dv->region.ptr) /* its blocks are copies, not the pages */
+	if (dv->info.own_memory &&
+	    base != dv->region.ptr) /* its blocks are copies, not the pages */
 		return ho_err(err, -EFAULT,
 			      "internal: device %s keeps its own memory but is to read another's "
 			      "in place",

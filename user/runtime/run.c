@@ -505,11 +505,11 @@ static int ho_rt_run_node(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t id, b
 			      rt->g->nodes[id].name, rt->desc[dv->idx].name);
 	}
 	if (rt->ctl[id]) { /* the executor's, on host pages: a device's own memory synced */
-		if (dv->ops->read && (ret = ho_rt_host_side(rt, dv->idx, id, true, e)))
+		if (dv->info.own_memory && (ret = ho_rt_host_side(rt, dv->idx, id, true, e)))
 			return ret;
 		if ((ret = ho_rt_control_run(rt->ctl[id], e)))
 			return ret;
-		if (dv->ops->write && (ret = ho_rt_host_side(rt, dv->idx, id, false, e)))
+		if (dv->info.own_memory && (ret = ho_rt_host_side(rt, dv->idx, id, false, e)))
 			return ret;
 	}
 	if (rt->k[id] && (ret = dv->ops->launch(dv->be, rt->k[id], e)))

@@ -43,6 +43,7 @@ struct ho_backend_info {
 	bool emulated;	  /* stands in for another device: paced to the schedule's times */
 	bool host_memory; /* kernels address host memory: other host-memory devices'
 			   * tensors are read in place, no copy */
+	bool own_memory;  /* its blocks are memory of its own (ops.read and ops.write) */
 };
 
 /* How an operator's kernel treats 4-D float layouts (the executor chooses NHWC
@@ -91,11 +92,12 @@ struct ho_backend_ops {
 		    struct ho_error *err);
 	void (*unwrap)(struct ho_backend *b, struct ho_dev_block *blk);
 	/*
-	 * A device that keeps its own memory (a discrete GPU): wrap gives a block
-	 * of device memory standing for the host range, filled from it once (the
-	 * plan's constants), and the executor moves tensors in and out only
-	 * through these, each in order after the kernels launched before it and
-	 * done when it returns.  NULL: the blocks are the host memory itself.
+	 * A device that keeps its own memory (info.own_memory: a discrete GPU):
+	 * wrap gives a block of device memory standing for the host range, filled
+	 * from it once (the plan's constants), and the executor moves tensors in
+	 * and out only through these, each in order after the kernels launched
+	 * before it and done when it returns.  Otherwise unused (NULL): the
+	 * blocks are the host memory itself.
 	 */
 	int (*read)(struct ho_backend *b, struct ho_dev_block *blk, uint64_t off, void *dst,
 		    size_t len, struct ho_error *err);

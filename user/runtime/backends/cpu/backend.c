@@ -275,6 +275,7 @@ void ho_cpu_query(const struct ho_backend *c, struct ho_backend_info *info)
 	info->emulated = c->emulated;
 	/* An emulated accelerator owns its memory: nothing of it is read in place. */
 	info->host_memory = !c->emulated;
+	info->own_memory = false;
 }
 
 int ho_cpu_sync(struct ho_backend *c)

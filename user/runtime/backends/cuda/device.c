@@ -181,6 +181,7 @@ static void cu_query(const struct ho_backend *b, struct ho_backend_info *info)
 	info->name = b->name;
 	info->emulated = false;
 	info->host_memory = false; /* its own: tensors move by cu_read and cu_write */
+	info->own_memory = true;
 }
 
 /* Row-major only: the executor keeps what this device touches NCHW. */

@@ -39,6 +39,7 @@ static void disc_query(const struct ho_backend *b, struct ho_backend_info *info)
 	ho_cpu_query(b, info);
 	info->name = "emu-discrete (emulated, oneDNN, memory of its own)";
 	info->host_memory = false;
+	info->own_memory = true;
 }
 
 static int disc_wrap(struct ho_backend *b, void *host, size_t len, struct ho_dev_block **out,
