@@ -73,7 +73,7 @@ int ho_calibrate(const struct ho_graph *g, const struct ho_box *box, const struc
 	for (uint32_t d = 0; d < p->d; d++) {
 		uint64_t mask = ho_box_in_place(box, (int)d);
 
-		ho_probe_rt_device(box, (int)d, &pl.dev[d]);
+		ho_rt_device_of(box, (int)d, &pl.dev[d]);
 		pl.in_place[d] = mask;
 	}
 	for (uint32_t i = 0, k = 0; i < g->n_nodes; i++)

@@ -57,8 +57,6 @@ struct ho_probe_run {
 };
 /* The node a probe graph times: the one named main, else its first task. */
 uint32_t ho_probe_main_node(const struct ho_graph *g);
-/* The runtime's device for box device d. */
-void ho_probe_rt_device(const struct ho_box *box, int d, struct ho_rt_device *out);
 /*
  * Plan g (taken: freed with the run) with node i on devs[node_dev[i]] (NULL:
  * all on devs[0]); in-place reads as the box's shared-memory links allow.

@@ -14,23 +14,6 @@
 
 #include "probe_priv.h"
 
-void ho_probe_rt_device(const struct ho_box *box, int d, struct ho_rt_device *out)
-{
-	const struct ho_device *dv = &box->dev[d];
-	const char *backend = ho_rt_backend_for(dv->kind, dv->backend);
-
-	memset(out, 0, sizeof(*out));
-	snprintf(out->name, sizeof(out->name), "%s", dv->name);
-	/* one not built in keeps its name, for the runtime to refuse by it */
-	snprintf(out->backend, sizeof(out->backend), "%s", backend ? backend : dv->backend);
-	snprintf(out->platform, sizeof(out->platform), "%s", dv->platform);
-	snprintf(out->device, sizeof(out->device), "%s", dv->device);
-	out->threads = dv->threads;
-	out->numa_node = dv->numa_node;
-	memcpy(out->cores, dv->cores, sizeof(out->cores));
-	snprintf(out->numa_from, sizeof(out->numa_from), "box");
-}
-
 int ho_probe_set_inputs(const struct ho_graph *g, struct ho_rt *rt, struct ho_error *err)
 {
 
@@ -72,7 +55,8 @@ int ho_probe_run_open(struct ho_probe_run *r, struct ho_graph *g, const struct h
 	for (uint32_t i = 0; i < n_devs; i++) {
 		uint64_t mask = ho_box_in_place(box, devs[i]);
 
-		ho_probe_rt_device(box, devs[i], &r->pl.dev[i]);
+		/* one not built in keeps its name, for the runtime to refuse by it */
+		ho_rt_device_of(box, devs[i], &r->pl.dev[i]);
 		for (uint32_t j = 0; j < n_devs; j++)
 			if (mask >> devs[j] & 1)
 				r->pl.in_place[i] |= 1ull << j;

@@ -50,6 +50,9 @@ struct ho_device {
 	 * and which of its platforms and devices (substrings of their names; "": the first). */
 	char backend[HO_NAME_LEN];
 	char platform[64], device[64];
+	/* Backend key "memory": where its tensors live, "host" (host memory it addresses in
+	 * place), "device" (its own: tensors cross by copies), "": as the device offers. */
+	char memory[8];
 	/* Box key "alternative_to": the devices whose cores this one is, as one device; a
 	 * schedule uses it or them, never both.  0: none. */
 	uint64_t whole_of;

@@ -48,6 +48,8 @@ struct ho_rt_device {
 	char platform[64], device[64];	  /* which one the backend opens, where it has several
 					   * (OpenCL: substrings of the platform's and the
 					   * device's names; CUDA: of the GPU's); "": its first */
+	char memory[8];			  /* "host": its tensors in host memory, addressed in
+					   * place; "device": in its own; "": as it offers */
 	int threads;			  /* its kernels' threads; 0 = the backend's choice */
 	int numa_node;			  /* where its region lives; -1 = anywhere */
 	uint64_t cores[HO_RT_CORE_WORDS]; /* CPU ids its worker is pinned to; none: any */
@@ -73,6 +75,15 @@ struct ho_rt_found {
 int ho_rt_find_devices(struct ho_rt_found *out, int cap);
 /* Whether backend (by name) has a kernel for op_type: a box device's supported_ops. */
 bool ho_rt_backend_runs(const char *backend, const char *op_type);
+
+struct ho_box;
+/*
+ * Box device d as the runtime opens it: its backend (by name; its kind's where
+ * it names none), which one, its threads, cores, NUMA node (the box's, else
+ * its cores' or its PCI device's) and memory.  -ENOENT: it names a backend
+ * that is not built in (out->backend keeps the name).
+ */
+int ho_rt_device_of(const struct ho_box *box, int d, struct ho_rt_device *out);
 
 /* Where each node runs and in what priority: a schedule, loaded by ho_rt_schedule_load(). */
 struct ho_rt_placement {
@@ -202,7 +213,6 @@ int ho_rt_backend_nodes(const char *backend, const struct ho_graph *g, bool *tak
 			ho_rt_refusal_fn fn, void *arg, struct ho_error *err);
 /* The same for every device of box, as the scheduler reads it: devices[node] has bit d
  * where box device d's backend takes the node (every bit for a backend not built here). */
-struct ho_box;
 int ho_rt_box_takes(const struct ho_box *box, const struct ho_graph *g, uint64_t *devices,
 		    struct ho_error *err);
 

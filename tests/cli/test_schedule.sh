@@ -92,6 +92,11 @@ printf '{"name": "x", "host": "cpu0", "devices": [{"name": "cpu0", "kind": "cpu"
 check "box: P2P memory of no PCI device" 1 "devices[0] (cpu0).p2p_memory: say whose, with pci" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/p2p-nopci.json"
 sed 's/"p2p_memory": true/"p2p_memory": 1, "pci": "0000:03:00.0"/' "$tmp/p2p-nopci.json" >"$tmp/p2p-num.json"
 check "box: p2p_memory not a boolean" 1 "devices[0] (cpu0).p2p_memory must be true or false" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/p2p-num.json"
+# A device told to keep its tensors in memory of its own is read by copies, never in place.
+printf '{"name": "x", "host": "cpu0", "devices": [{"name": "cpu0", "kind": "cpu", "peak_gflops": {"float32": 1}, "mem_bw_gbps": 3, "mem_gib": 1}, {"name": "ocl0", "kind": "gpu", "peak_gflops": {"float32": 1}, "mem_bw_gbps": 3, "mem_gib": 1, "backend": {"name": "opencl", "memory": "device"}}], "links": [{"a": "cpu0", "b": "ocl0", "shared_memory": true}]}' >"$tmp/own-shared.json"
+check "box: shared memory with a device that keeps its own" 1 'links[0]: shared_memory, but ocl0 keeps its tensors in its own memory (backend memory "device")' -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/own-shared.json"
+sed 's/"memory": "device"/"memory": "devce"/' "$tmp/own-shared.json" >"$tmp/own-typo.json"
+check "box: backend memory is host or device" 1 'backend.memory must be "host" or "device", not "devce"' -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/own-typo.json"
 # A misspelt key or value would keep a default and change the answer: refused by its JSON path.
 sed 's/"launch_us": 6/"launch_uss": 6/' "$B/server-t4-ascend-xeon.json" >"$tmp/typo-dev.json"
 check "box: misspelt device key" 1 "typo-dev.json: devices[1] (gpu0).launch_uss: unknown key" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/typo-dev.json"

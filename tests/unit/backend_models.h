@@ -2,10 +2,12 @@
 /*
  * A device backend on its real device: torchvision models run wholly on it,
  * and split over cpu0 (oneDNN) and it in blocks of nodes, each held to
- * PyTorch's output within 1e-4 of its largest magnitude.  The device reads
- * the pool's memory in place (PoCL shares it; a GPU maps it), so the split
- * makes no copy; its launches only queue, and a node failing with others in
- * flight fails the run by name, the next run right.  A box naming a device
+ * PyTorch's output within 1e-4 of its largest magnitude.  A device that
+ * reads the pool's memory in place (PoCL, unless told otherwise) makes no
+ * copy in the split; one that keeps its own (a GPU, emu-discrete, PoCL told
+ * "memory": "device") copies, wholly on it only the input in and the output
+ * out.  Its launches only queue, and a node failing with others in flight
+ * fails the run by name, the next run right.  A box naming a device
  * that is not here is refused, naming it.  Models: the target's env_models
  * (comma-separated), default squeezenet1_1 and mobilenet_v2, wholly on the
  * device; env_partial, models some of whose operators it does not run (left
@@ -30,12 +32,21 @@
 #include "test_util.h"
 
 /* The backend under test, its device's name, and a device no machine here has (NULL: an
- * emulator, which opens anywhere). */
+ * emulator, which opens anywhere); where it keeps tensors (ho_rt_device.memory), and the
+ * models run without env_models (NULL: squeezenet1_1 and mobilenet_v2). */
 struct bm_target {
 	const char *backend, *dev, *env_models, *env_partial, *absent;
+	const char *memory, *models;
 };
+
 static const struct bm_target *bm;
 static bool bm_shares; /* the device addresses host memory: the split copies nothing */
+
+static void bm_device(struct ho_rt_device *d, const char *name)
+{
+	t_rt_device(d, name, bm->backend, -1);
+	snprintf(d->memory, sizeof(d->memory), "%s", bm->memory ? bm->memory : "");
+}
 
 static double max_ratio(const float *y, const struct ho_npy *ref)
 {
@@ -70,7 +81,7 @@ static void run_split(struct ho_graph *g, const char *model, const struct ho_npy
 	const struct ho_tensor *yt;
 
 	t_rt_device(&pl.dev[0], "cpu0", "cpu", -1);
-	t_rt_device(&pl.dev[1], bm->dev, bm->backend, -1);
+	bm_device(&pl.dev[1], bm->dev);
 	pl.in_place[0] = bm_shares ? 2 : 0;
 	pl.in_place[1] = bm_shares ? 1 : 0;
 	pl.node_device = calloc(g->n_nodes, sizeof(int32_t));
@@ -133,6 +144,9 @@ static void run_split(struct ho_graph *g, const char *model, const struct ho_npy
 		T_CHECK(bm_shares ? r->transfers == 0 : r->transfers > 0,
 			"%s: %u copies between devices that %s memory", model, r->transfers,
 			bm_shares ? "share" : "do not share");
+		T_CHECK(bm_shares || block || on[0] || r->transfers == g->n_inputs + g->n_outputs,
+			"%s: wholly on %s: %u copies, not its %u inputs in and %u outputs out",
+			model, bm->dev, r->transfers, g->n_inputs, g->n_outputs);
 		T_CHECK(r->nodes_run[1] == on[1], "%s: %u nodes ran on %s, not %u", model,
 			r->nodes_run[1], bm->dev, on[1]);
 		T_CHECK(block || !wholly || !on[0], "%s: %u nodes the %s backend does not run:%s",
@@ -225,7 +239,7 @@ static void absent_device(void)
 	struct ho_backend *b = NULL;
 	struct ho_error err = {0};
 
-	t_rt_device(&d, "gpu7", bm->backend, -1);
+	bm_device(&d, "gpu7");
 	snprintf(d.device, sizeof(d.device), "%s", bm->absent);
 	T_CHECK(ocl->open(&d, 1, &b, &err) != 0 && !b && strstr(err.msg, "gpu7") &&
 		    strstr(err.msg, bm->absent) && strstr(err.msg, "there are"),
@@ -236,7 +250,8 @@ static void absent_device(void)
 static int backend_models_main(const struct bm_target *target)
 {
 	const char *list = getenv(target->env_models), *partial = getenv(target->env_partial);
-	char *models = strdup(list && *list ? list : "squeezenet1_1,mobilenet_v2"), *save = NULL;
+	const char *fallback = target->models ? target->models : "squeezenet1_1,mobilenet_v2";
+	char *models = strdup(list && *list ? list : fallback), *save = NULL;
 	char *some = strdup(partial ? partial : "");
 	const struct ho_backend_ops *ocl = ho_backend_find(target->backend);
 	struct ho_backend_info info;
@@ -247,7 +262,7 @@ static int backend_models_main(const struct bm_target *target)
 	bm = target;
 	alarm(600); /* a hang is a failure */
 	T_REQUIRE(ocl && models && some);
-	t_rt_device(&d, bm->dev, bm->backend, -1);
+	bm_device(&d, bm->dev);
 	if (ocl->open(&d, 1, &b, &err)) {
 		printf("skipped: no %s device here: %s\n", bm->backend, err.msg);
 		free(models);

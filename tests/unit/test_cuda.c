@@ -4,8 +4,11 @@
 
 int main(void)
 {
-	static const struct bm_target cuda = {"cuda", "cuda0", "HO_CUDA_MODELS", "HO_CUDA_PARTIAL",
-					      "Tesla K80"};
+	static const struct bm_target cuda = {.backend = "cuda",
+					      .dev = "cuda0",
+					      .env_models = "HO_CUDA_MODELS",
+					      .env_partial = "HO_CUDA_PARTIAL",
+					      .absent = "Tesla K80"};
 
 	return backend_models_main(&cuda);
 }

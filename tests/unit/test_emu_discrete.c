@@ -9,8 +9,10 @@
 
 int main(void)
 {
-	static const struct bm_target disc = {"emu-discrete", "emu0", "HO_EMU_DISCRETE_MODELS",
-					      "HO_EMU_DISCRETE_PARTIAL", NULL};
+	static const struct bm_target disc = {.backend = "emu-discrete",
+					      .dev = "emu0",
+					      .env_models = "HO_EMU_DISCRETE_MODELS",
+					      .env_partial = "HO_EMU_DISCRETE_PARTIAL"};
 
 	return backend_models_main(&disc);
 }

@@ -4,8 +4,11 @@
 
 int main(void)
 {
-	static const struct bm_target opencl = {"opencl", "ocl0", "HO_OPENCL_MODELS",
-						"HO_OPENCL_PARTIAL", "Mali-G610"};
+	static const struct bm_target opencl = {.backend = "opencl",
+						.dev = "ocl0",
+						.env_models = "HO_OPENCL_MODELS",
+						.env_partial = "HO_OPENCL_PARTIAL",
+						.absent = "Mali-G610"};
 
 	return backend_models_main(&opencl);
 }

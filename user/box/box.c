@@ -132,7 +132,7 @@ static const char *const ho_device_keys[] = {"name",
 					     "backend",
 					     "alternative_to",
 					     NULL};
-static const char *const ho_backend_keys[] = {"name", "platform", "device", NULL};
+static const char *const ho_backend_keys[] = {"name", "platform", "device", "memory", NULL};
 static const char *const ho_link_keys[] = {
     "a", "b", "gbps", "latency_us", "pj_per_byte", "p2p", "shared_memory", "source", NULL};
 
@@ -187,7 +187,8 @@ static int name_list(json_t *arr, const char *where, char (**out)[HO_NAME_LEN], 
 	return 0;
 }
 
-/* "backend": {"name": "opencl", "platform": "...", "device": "..."}: what runs the device. */
+/* "backend": {"name": "opencl", "platform": "...", "device": "...", "memory": "device"}:
+ * what runs the device. */
 static int ho_parse_backend(json_t *o, const char *where, struct ho_device *d, struct ho_error *err)
 {
 	static const struct {
@@ -197,6 +198,7 @@ static int ho_parse_backend(json_t *o, const char *where, struct ho_device *d, s
 	    {"name", offsetof(struct ho_device, backend), sizeof(d->backend)},
 	    {"platform", offsetof(struct ho_device, platform), sizeof(d->platform)},
 	    {"device", offsetof(struct ho_device, device), sizeof(d->device)},
+	    {"memory", offsetof(struct ho_device, memory), sizeof(d->memory)},
 	};
 	char bwhere[96];
 	int ret;
@@ -205,7 +207,8 @@ static int ho_parse_backend(json_t *o, const char *where, struct ho_device *d, s
 		return 0;
 	snprintf(bwhere, sizeof(bwhere), "%s.backend", where);
 	if (!json_is_object(o))
-		return ho_err(err, -EINVAL, "%s must be an object: name, platform, device", bwhere);
+		return ho_err(err, -EINVAL, "%s must be an object: name, platform, device, memory",
+			      bwhere);
 	if ((ret = ho_json_known_keys(o, bwhere, ho_backend_keys, err)))
 		return ret;
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
@@ -219,6 +222,9 @@ static int ho_parse_backend(json_t *o, const char *where, struct ho_device *d, s
 				      bwhere, fields[i].key, fields[i].len);
 		snprintf((char *)d + fields[i].off, fields[i].len, "%s", json_string_value(v));
 	}
+	if (*d->memory && strcmp(d->memory, "host") && strcmp(d->memory, "device"))
+		return ho_err(err, -EINVAL, "%s.memory must be \"host\" or \"device\", not \"%s\"",
+			      bwhere, d->memory);
 	return 0;
 }
 
@@ -500,6 +506,13 @@ static int ho_parse_box(json_t *root, struct ho_box *box, struct ho_error *err)
 		if (p2p && !json_is_boolean(p2p))
 			return ho_err(err, -EINVAL, "%s.p2p must be true or false", where);
 		l->p2p = !p2p || json_is_true(p2p);
+		/* a device that keeps its tensors in its own memory is read by copies only */
+		for (int e = 0; e < 2 && l->shared_memory; e++)
+			if (!strcmp(box->dev[e ? l->b : l->a].memory, "device"))
+				return ho_err(err, -EINVAL,
+					      "%s: shared_memory, but %s keeps its tensors in its "
+					      "own memory (backend memory \"device\")",
+					      where, box->dev[e ? l->b : l->a].name);
 	}
 	/* Every device must reach the host, or nothing can be staged to it. */
 	for (uint32_t d = 0; d < box->n_devices; d++) {

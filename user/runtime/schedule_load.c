@@ -66,12 +66,30 @@ static void ho_sched_numa_node(struct ho_rt_device *rd, const struct ho_device *
 		fclose(f);
 }
 
+int ho_rt_device_of(const struct ho_box *box, int d, struct ho_rt_device *out)
+{
+	const struct ho_device *bd = &box->dev[d];
+	const char *backend = ho_rt_backend_for(bd->kind, bd->backend);
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "%s", bd->name);
+	snprintf(out->backend, sizeof(out->backend), "%s", backend ? backend : bd->backend);
+	snprintf(out->platform, sizeof(out->platform), "%s", bd->platform);
+	snprintf(out->device, sizeof(out->device), "%s", bd->device);
+	snprintf(out->memory, sizeof(out->memory), "%s", bd->memory);
+	out->threads = bd->threads;
+	memcpy(out->cores, bd->cores, sizeof(out->cores));
+	ho_sched_numa_node(out, bd);
+	if (bd->p2p_memory)
+		snprintf(out->p2p_pci, sizeof(out->p2p_pci), "%s", bd->pci);
+	return backend ? 0 : -ENOENT;
+}
+
 static int ho_sched_devices(struct ho_rt_placement *pl, json_t *devs, const char *box_path,
 			    struct ho_error *err)
 {
 	struct ho_box *box = NULL;
 	int ret = ho_box_load(box_path, &box, err);
-	const char *backend;
 
 	if (ret)
 		return ret;
@@ -95,27 +113,15 @@ static int ho_sched_devices(struct ho_rt_placement *pl, json_t *devs, const char
 				   d, name ? name : "?", box_path, box->dev[d].name);
 			goto out;
 		}
-		snprintf(pl->dev[d].name, sizeof(pl->dev[d].name), "%s", name);
-		backend = ho_rt_backend_for(box->dev[d].kind, box->dev[d].backend);
-		if (!backend) {
+		if (ho_rt_device_of(box, (int)d, &pl->dev[d])) {
 			ret =
 			    ho_err(err, -EINVAL,
 				   "box %s: device %s runs on backend '%s', which is not built in",
 				   box_path, name, box->dev[d].backend);
 			goto out;
 		}
-		snprintf(pl->dev[d].backend, sizeof(pl->dev[d].backend), "%s", backend);
-		snprintf(pl->dev[d].platform, sizeof(pl->dev[d].platform), "%s",
-			 box->dev[d].platform);
-		snprintf(pl->dev[d].device, sizeof(pl->dev[d].device), "%s", box->dev[d].device);
-		pl->dev[d].threads = box->dev[d].threads;
-		memcpy(pl->dev[d].cores, box->dev[d].cores, sizeof(pl->dev[d].cores));
 		pl->in_place[d] = ho_box_in_place(box, (int)d);
 		pl->exclusive[d] = ho_box_exclusive(box, (int)d);
-		ho_sched_numa_node(&pl->dev[d], &box->dev[d]);
-		if (box->dev[d].p2p_memory)
-			snprintf(pl->dev[d].p2p_pci, sizeof(pl->dev[d].p2p_pci), "%s",
-				 box->dev[d].pci);
 	}
 	snprintf(pl->box, sizeof(pl->box), "%.255s", box_path);
 out:

@@ -5,6 +5,10 @@
  * boxes).  Devices that share host memory (CL_DEVICE_HOST_UNIFIED_MEMORY)
  * run over the pool's regions wrapped in place with CL_MEM_USE_HOST_PTR:
  * nothing is copied between them and the CPU, as the schedule predicts.
+ * A device with memory of its own (a discrete GPU, an FPGA card), or one the
+ * box tells to keep its tensors there (backend "memory": "device"), gets
+ * buffers of its own standing for the regions, and the executor moves
+ * tensors in and out through ocl_read and ocl_write.
  * The program is built once per device and its binary cached on disk,
  * keyed by the device, its driver and the source.
  */
@@ -68,7 +72,7 @@ static const char *ocl_type_name(cl_device_type t)
 						: "other";
 }
 
-/* Every device this backend runs (those that share host memory), as a box names them. */
+/* Every device this backend runs, as a box names them. */
 static int ocl_devices(struct ho_rt_found *out, int cap)
 {
 	cl_platform_id plats[16];
@@ -91,8 +95,6 @@ static int ocl_devices(struct ho_rt_found *out, int cap)
 			clGetDeviceInfo(devs[d], CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof(unified),
 					&unified, NULL);
 			clGetDeviceInfo(devs[d], CL_DEVICE_TYPE, sizeof(type), &type, NULL);
-			if (!unified)
-				continue;
 			memset(f, 0, sizeof(*f));
 			snprintf(f->backend, sizeof(f->backend), "opencl");
 			clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof(f->platform),
@@ -104,6 +106,7 @@ static int ocl_devices(struct ho_rt_found *out, int cap)
 				 : type & CL_DEVICE_TYPE_ACCELERATOR ? "fpga"
 								     : "cpu");
 			f->cpu_cores = (type & CL_DEVICE_TYPE_CPU) != 0;
+			f->own_memory = !unified;
 			n++;
 		}
 	}
@@ -235,13 +238,14 @@ static int ocl_open(const struct ho_rt_device *dev, int threads, struct ho_backe
 	if (ret)
 		goto fail;
 	clGetDeviceInfo(b->dev, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof(unified), &unified, NULL);
-	if (!unified) {
+	if (!unified && !strcmp(dev->memory, "host")) {
 		ret = ho_err(err, -EOPNOTSUPP,
-			     "device %s: %s has memory of its own; this backend runs devices "
-			     "that share host memory only",
+			     "device %s: %s has memory of its own, and cannot keep tensors in "
+			     "host memory (backend memory \"host\")",
 			     dev->name, b->name);
 		goto fail;
 	}
+	b->own = !unified || !strcmp(dev->memory, "device");
 	cl_ulong most = 0;
 
 	if (clGetDeviceInfo(b->dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(most), &most, NULL) ==
@@ -271,7 +275,8 @@ static void ocl_query(const struct ho_backend *b, struct ho_backend_info *info)
 {
 	info->name = b->name;
 	info->emulated = false;
-	info->host_memory = true; /* opened only where CL_DEVICE_HOST_UNIFIED_MEMORY */
+	info->host_memory = !b->own;
+	info->own_memory = b->own;
 }
 
 /* Row-major only: the executor keeps what this device touches NCHW. */
@@ -291,17 +296,21 @@ static int ocl_wrap(struct ho_backend *b, void *host, size_t len, struct ho_dev_
 	*out = NULL;
 	if (!blk)
 		return ho_err(err, -ENOMEM, "out of memory");
-	blk->mem = clCreateBuffer(b->ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, len, host, &e);
+	blk->mem = clCreateBuffer(b->ctx, CL_MEM_READ_WRITE | (b->own ? 0 : CL_MEM_USE_HOST_PTR),
+				  len, b->own ? NULL : host, &e);
+	/* its own: filled from the region once, the constants the plan wrote there */
+	if (e == CL_SUCCESS && b->own &&
+	    (e = clEnqueueWriteBuffer(b->q, blk->mem, CL_TRUE, 0, len, host, 0, NULL, NULL)))
+		clReleaseMemObject(blk->mem);
 	if (e != CL_SUCCESS) {
 		free(blk);
 		if (b->max_alloc && len > b->max_alloc)
-			return ho_err(
-			    err, -ENOMEM,
-			    "%s: cannot wrap %zu bytes of host memory: the device's largest "
-			    "buffer is %zu bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
-			    b->name, len, b->max_alloc);
-		return ho_err(err, -ENOMEM, "%s: cannot wrap %zu bytes of host memory: %s (%d)",
-			      b->name, len, ocl_strerror(e), e);
+			return ho_err(err, -ENOMEM,
+				      "%s: cannot %s %zu bytes: the device's largest buffer is %zu "
+				      "bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
+				      b->name, b->own ? "allocate" : "wrap", len, b->max_alloc);
+		return ho_err(err, -ENOMEM, "%s: cannot %s %zu bytes: %s (%d)", b->name,
+			      b->own ? "allocate" : "wrap", len, ocl_strerror(e), e);
 	}
 	*out = blk;
 	return 0;
@@ -314,6 +323,29 @@ static void ocl_unwrap(struct ho_backend *b, struct ho_dev_block *blk)
 		return;
 	clReleaseMemObject(blk->mem);
 	free(blk);
+}
+
+/* Copies on the in-order queue, after what was launched before them; done when they return. */
+static int ocl_read(struct ho_backend *b, struct ho_dev_block *blk, uint64_t off, void *dst,
+		    size_t len, struct ho_error *err)
+{
+	cl_int e = clEnqueueReadBuffer(b->q, blk->mem, CL_TRUE, off, len, dst, 0, NULL, NULL);
+
+	if (e != CL_SUCCESS)
+		return ho_err(err, -EIO, "%s: a copy of %zu bytes from the device: %s (%d)",
+			      b->name, len, ocl_strerror(e), e);
+	return 0;
+}
+
+static int ocl_write(struct ho_backend *b, struct ho_dev_block *blk, uint64_t off, const void *src,
+		     size_t len, struct ho_error *err)
+{
+	cl_int e = clEnqueueWriteBuffer(b->q, blk->mem, CL_TRUE, off, len, src, 0, NULL, NULL);
+
+	if (e != CL_SUCCESS)
+		return ho_err(err, -EIO, "%s: a copy of %zu bytes to the device: %s (%d)", b->name,
+			      len, ocl_strerror(e), e);
+	return 0;
 }
 
 static void ocl_drop_events(struct ho_kernel *k)
@@ -416,6 +448,8 @@ const struct ho_backend_ops ho_backend_opencl = {
     .layout = ocl_layout,
     .wrap = ocl_wrap,
     .unwrap = ocl_unwrap,
+    .read = ocl_read,
+    .write = ocl_write,
     .prepare = ocl_prepare,
     .launch = ocl_launch,
     .wait = ocl_wait,

@@ -17,6 +17,7 @@ struct ho_backend {
 	cl_context ctx;
 	cl_command_queue q; /* in order, profiled: launches run one after another */
 	double clock_off;   /* ho_clock_s() - the device's profiling clock, in seconds */
+	bool own;	    /* tensors in buffers of its own, moved by ocl_read/ocl_write */
 	cl_program prog;
 	/*
 	 * Scratch shared by every kernel of the device, which its in-order queue
@@ -30,7 +31,8 @@ struct ho_backend {
 	char name[192]; /* "opencl (Portable Computing Language, pthread-...)" */
 };
 
-/* A block of host memory as the device sees it: a buffer over it, CL_MEM_USE_HOST_PTR. */
+/* A block of the plan's memory as the device sees it: a buffer over the host's pages
+ * (CL_MEM_USE_HOST_PTR), or one of its own standing for them (b->own). */
 struct ho_dev_block {
 	cl_mem mem;
 };
