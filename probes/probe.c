@@ -208,9 +208,14 @@ static int probe_sweep(struct probe *pr, int d, struct probe_points *pp, struct 
 	return 0;
 }
 
-/* A chain of n Relus on elems floats on devs (alternating when two), timed whole. */
+/*
+ * A chain of n Relus on elems floats on devs (alternating when two), timed
+ * whole (kernel_s: its kernels' time in the last run), or with kernel_s NULL
+ * what it takes beyond its kernels; *own (NULL: not asked): bit i, devs[i]
+ * keeps its own memory.
+ */
 static int probe_chain(struct probe *pr, const int *devs, uint32_t n_devs, uint32_t n,
-		       int64_t elems, struct ho_probe_stat *st, double *kernel_s)
+		       int64_t elems, struct ho_probe_stat *st, double *kernel_s, uint32_t *own)
 {
 	struct ho_probe_run r;
 	struct ho_graph *g = NULL;
@@ -238,9 +243,13 @@ static int probe_chain(struct probe *pr, const int *devs, uint32_t n_devs, uint3
 	ret = ho_probe_run_open(&r, g, pr->box, devs, n_devs, node_dev, pr->err);
 	free(node_dev);
 	r.wall = true;
+	r.overhead = !kernel_s;
+	if (!ret && own)
+		*own = ho_rt_last_report(r.rt)->own_memory;
 	if (!ret)
 		ret = probe_time(pr, &r, pr->box->dev[devs[0]].name, "dispatch chain", st);
-	*kernel_s = r.last_kernel_s;
+	if (kernel_s)
+		*kernel_s = r.last_kernel_s;
 	ho_probe_run_close(&r);
 	return ret;
 }
@@ -252,8 +261,8 @@ static int probe_dispatch(struct probe *pr, int d, struct probe_dev_out *po)
 	int ret;
 
 	probe_progress(pr, "%s: %s", pr->box->dev[d].name, "dispatch overhead");
-	if ((ret = probe_chain(pr, &d, 1, 1, PROBE_TINY, &one, &k1)) ||
-	    (ret = probe_chain(pr, &d, 1, 33, PROBE_TINY, &many, &kn)))
+	if ((ret = probe_chain(pr, &d, 1, 1, PROBE_TINY, &one, &k1, NULL)) ||
+	    (ret = probe_chain(pr, &d, 1, 33, PROBE_TINY, &many, &kn, NULL)))
 		return ret;
 	po->chain_us = fmax(0, ((many.median - kn) - (one.median - k1)) / 32) * 1e6;
 	po->run_us = fmax(0, one.median - k1) * 1e6;
@@ -631,6 +640,55 @@ out:
 	return ret;
 }
 
+/*
+ * A pair one of which keeps its own memory: its copies go through its
+ * backend (an upload, a download), not the pool.  A chain alternating
+ * between the two against one on the first alone, by size, each run's time
+ * beyond its kernels (a median of each, not a difference of noisy wholes):
+ * what a hop adds, fitted as latency + bytes / bandwidth (least squares),
+ * the link's figures.
+ */
+static int probe_backend_copies(struct probe *pr, const int *pair, json_t *link)
+{
+	static const int64_t elems[] = {PROBE_TINY, PROBE_HANDOFF, 4 * PROBE_HANDOFF,
+					16 * PROBE_HANDOFF};
+	const uint32_t hops = 8, n = sizeof(elems) / sizeof(elems[0]);
+	double x[sizeof(elems) / sizeof(elems[0])], y[sizeof(elems) / sizeof(elems[0])];
+	double mx = 0, my = 0, sxy = 0, sxx = 0, slope, lat;
+	json_t *by_size = json_array();
+	int ret;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct ho_probe_stat one, two;
+
+		if ((ret = probe_chain(pr, pair, 1, hops + 1, elems[i], &one, NULL, NULL)) ||
+		    (ret = probe_chain(pr, pair, 2, hops + 1, elems[i], &two, NULL, NULL))) {
+			json_decref(by_size);
+			return ret;
+		}
+		x[i] = (double)elems[i] * sizeof(float);
+		y[i] = fmax(1e-9, (two.median - one.median) / hops);
+		json_array_append_new(by_size, json_pack("[I, f, f]", (json_int_t)x[i], y[i] * 1e6,
+							 x[i] / y[i] / 1e9));
+		mx += x[i] / n;
+		my += y[i] / n;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		sxy += (x[i] - mx) * (y[i] - my);
+		sxx += (x[i] - mx) * (x[i] - mx);
+	}
+	slope = sxx > 0 ? sxy / sxx : 0;
+	lat = fmax(0, my - slope * mx);
+	json_object_set_new(link, "latency_us", json_real(lat * 1e6));
+	/* no slope (noise over the sizes): the largest copy's rate */
+	json_object_set_new(link, "gbps",
+			    json_real(slope > 0 ? 1 / slope / 1e9 : x[n - 1] / y[n - 1] / 1e9));
+	json_object_set_new(link, "copies",
+			    json_pack("[{s:s, s:f, s:o}]", "path", "backend (device memory)",
+				      "latency_us", lat * 1e6, "by_size", by_size));
+	return 0;
+}
+
 static int probe_pairs(struct probe *pr, const int *cpu, uint32_t n, double (*alone)[2],
 		       json_t *links, json_t *interference)
 {
@@ -666,13 +724,16 @@ static int probe_pairs(struct probe *pr, const int *cpu, uint32_t n, double (*al
 			 */
 			struct ho_probe_stat one, two, one_big, two_big;
 			double k1, k2, lat, per_byte;
+			uint32_t own = 0;
 			json_t *link;
 
 			probe_progress(pr, "%s and %s: hand-off and copies", an, bn);
-			if ((ret = probe_chain(pr, pair, 1, 33, PROBE_TINY, &one, &k1)) ||
-			    (ret = probe_chain(pr, pair, 2, 33, PROBE_TINY, &two, &k2)) ||
-			    (ret = probe_chain(pr, pair, 1, 33, PROBE_HANDOFF, &one_big, &k1)) ||
-			    (ret = probe_chain(pr, pair, 2, 33, PROBE_HANDOFF, &two_big, &k2)))
+			if ((ret = probe_chain(pr, pair, 1, 33, PROBE_TINY, &one, &k1, NULL)) ||
+			    (ret = probe_chain(pr, pair, 2, 33, PROBE_TINY, &two, &k2, &own)) ||
+			    (ret = probe_chain(pr, pair, 1, 33, PROBE_HANDOFF, &one_big, &k1,
+					       NULL)) ||
+			    (ret =
+				 probe_chain(pr, pair, 2, 33, PROBE_HANDOFF, &two_big, &k2, NULL)))
 				return ret;
 			lat = fmax(0, (two.median - one.median) / 32);
 			per_byte = ((two_big.median - one_big.median) / 32 - lat) /
@@ -688,7 +749,9 @@ static int probe_pairs(struct probe *pr, const int *cpu, uint32_t n, double (*al
 
 			na = na < 0 ? 0 : na;
 			nb = nb < 0 ? 0 : nb;
-			if ((ret = ho_probe_copies(&pr->m, pr->o, na, nb, link, pr->err)))
+			ret = own ? probe_backend_copies(pr, pair, link)
+				  : ho_probe_copies(&pr->m, pr->o, na, nb, link, pr->err);
+			if (ret)
 				return ret;
 		}
 	return 0;

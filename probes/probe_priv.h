@@ -53,6 +53,7 @@ struct ho_probe_run {
 	double last_kernel_s; /* the last run: the sum of its nodes' own times */
 	double last_wall_s;   /* ... and the run from start to end */
 	bool wall;	      /* once() reports the wall time, not the kernels' */
+	bool overhead;	      /* ... less the kernels': dispatch, hand-offs, copies */
 	int32_t main;	      /* >= 0: once() reports this node's time alone */
 };
 /* The node a probe graph times: the one named main, else its first task. */

@@ -7,6 +7,7 @@
  * run from start to end (for dispatch and hand-off).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,8 @@ double ho_probe_run_once(void *run)
 	r->last_kernel_s = sum;
 	if (r->main >= 0 && !r->wall)
 		return rep->end_s[r->main] - rep->start_s[r->main];
+	if (r->wall && r->overhead)
+		return fmax(0, r->last_wall_s - sum);
 	return r->wall ? r->last_wall_s : sum;
 }
 

@@ -165,6 +165,8 @@ struct ho_rt_report {
 	const char *backend[HO_RT_MAX_DEVICES];	     /* each device's backend, by name */
 	const char *backend_desc[HO_RT_MAX_DEVICES]; /* ... and in words: "cpu (oneDNN)" */
 	uint32_t emulated;			     /* bit d: device d was emulated */
+	uint32_t own_memory; /* bit d: device d keeps its own memory (copies go through its
+			      * backend: uploads and downloads) */
 	uint32_t nodes_run[HO_RT_MAX_DEVICES];
 	const char *pool;      /* which memory pool and why */
 	const char *copy_path; /* "io_uring", "ioctl" or "copy thread" */

@@ -154,4 +154,41 @@ check "a hand-edited member on cpus and cpu0 at once is refused" 1 "shares (box 
 ONE_LINE_ERRORS=0
 check "run here on oneDNN and PoCL: no copies, as predicted" 0 "copies: 0 made (0 bytes), schedule predicts 0" -- \
 	$EXE run "$DET" --input x="$tmp/x.npy" --schedule "$tmp/s.json" --pick 0 -o "$tmp" --repeat 3
+# PoCL told to keep its tensors in buffers of its own (backend "memory": "device"), as a
+# discrete GPU does, and linked to the cores by copies: the probe measures those copies
+# through the backend (uploads, downloads), not the pool, and sweeps ocl0 alone (its
+# inputs put in, its outputs read back); the detector with its convolutions there makes
+# the copies its schedule predicts, and answers as the cpu backend alone does.
+$PY - "$tmp/box.json" "$tmp/own.json" <<'PYEOF'
+import json, sys
+b = json.load(open(sys.argv[1]))
+b["devices"][1]["backend"]["memory"] = "device"
+for l in b["links"]:
+    if "ocl0" in (l["a"], l["b"]):
+        l.pop("shared_memory", None)
+        l.update(gbps=10, latency_us=50)
+json.dump(b, open(sys.argv[2], "w"))
+PYEOF
+check "ocl0 keeping its own memory: a quick probe" 0 "copies through the backend (device memory)" -- \
+	$EXE probe --box "$tmp/own.json" --quick -o "$tmp/own_p.json"
+check "... its link measured by the backend's copies, its kernels alone" 0 "" -- \
+	$PY - "$tmp/own_p.json" <<'PYEOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+l = [l for l in p["links"] if {l["a"], l["b"]} == {"cpu0", "ocl0"}][0]
+c = l["copies"][0]
+assert c["path"] == "backend (device memory)" and len(c["by_size"]) == 4, l
+assert 0 < l["latency_us"] < 10000 and 0.1 < l["gbps"] < 1000, l
+assert p["devices"]["ocl0"]["kernel_models"]["conv"]["points"] >= 1, p["devices"]["ocl0"]
+PYEOF
+check "a schedule with the detector's convolutions on ocl0" 0 "wrote $tmp/own_s.json" -- \
+	$EXE schedule "$DET" --shape x=1x3x96x96 --box "$tmp/own.json" --profile "$tmp/own_p.json" \
+	--pin Conv=ocl0 --seed 1 --quiet -o "$tmp/own_s.json"
+check "... run: the copies it predicts" 0 "" -- sh -c "$EXE run '$DET' --input x='$tmp/x.npy' \
+	--schedule '$tmp/own_s.json' --pick 0 -o '$tmp/own_out' --repeat 3 | grep -Eq \
+	'copies: ([1-9][0-9]*) made \(([0-9]+) bytes\), schedule predicts \\1 \\(\\2 bytes\\)'"
+check "... and the cpu backend's answer" 0 "" -- sh -c "$EXE run '$DET' --input x='$tmp/x.npy' \
+	-o '$tmp/cpu_out' --repeat 1 >/dev/null && for f in '$tmp'/cpu_out/*.npy; do \
+	$PY '$(dirname "$0")/../runtime/compare.py' \"\$f\" '$tmp/own_out/'\"\$(basename \"\$f\")\" \
+	'detector with convolutions in ocl0 memory' || exit 1; done"
 [ $fails = 0 ]

@@ -65,15 +65,16 @@ static double max_ratio(const float *y, const struct ho_npy *ref)
 
 /*
  * Run g over cpu0 and the device and check its output: block 0, every node the device runs there
- * (all of them, wholly); else blocks of that many nodes on each in turn.
+ * (all of them, wholly); else blocks of that many nodes on each in turn.  alone: on the device
+ * as the only one (its inputs and outputs in its memory where it keeps its own).
  */
 static void run_split(struct ho_graph *g, const char *model, const struct ho_npy *in,
-		      const struct ho_npy *ref, uint32_t block, bool wholly)
+		      const struct ho_npy *ref, uint32_t block, bool wholly, bool alone)
 {
 	const struct ho_backend_ops *ocl = ho_backend_find(bm->backend);
-	struct ho_rt_placement pl = {.n_devices = 2, .host = 0};
+	struct ho_rt_placement pl = {.n_devices = alone ? 1 : 2, .host = 0};
 	struct ho_rt_opts o = {.placement = &pl};
-	uint32_t on[2] = {0, 0}, k = 0;
+	uint32_t on[2] = {0, 0}, k = 0, di = alone ? 0 : 1, on_cpu;
 	int32_t fail = -1;   /* split: a device node late in the graph fails in the first run */
 	char left[256] = ""; /* the operators the device does not run */
 	struct ho_error err = {0};
@@ -81,21 +82,23 @@ static void run_split(struct ho_graph *g, const char *model, const struct ho_npy
 	const struct ho_tensor *yt;
 
 	t_rt_device(&pl.dev[0], "cpu0", "cpu", -1);
-	bm_device(&pl.dev[1], bm->dev);
-	pl.in_place[0] = bm_shares ? 2 : 0;
-	pl.in_place[1] = bm_shares ? 1 : 0;
+	bm_device(&pl.dev[alone ? 0 : 1], bm->dev);
+	pl.in_place[0] = bm_shares && !alone ? 2 : 0;
+	pl.in_place[1] = bm_shares && !alone ? 1 : 0;
 	pl.node_device = calloc(g->n_nodes, sizeof(int32_t));
 	pl.node_prio = calloc(g->n_nodes, sizeof(uint32_t));
 	T_REQUIRE(pl.node_device && pl.node_prio);
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		uint32_t id = (uint32_t)g->topo[i];
 		const struct ho_node *n = &g->nodes[id];
-		int dev = !block || (k++ / block) % 2 ? 1 : 0;
+		int dev = alone ? 0 : !block || (k++ / block) % 2 ? 1 : 0;
 
 		if (!ho_node_is_task(n)) {
 			pl.node_device[id] = -1;
 			continue;
 		}
+		if (alone && !ocl->runs(n->op_type))
+			goto out; /* not a model it runs wholly */
 		if (dev && !ocl->runs(n->op_type)) {
 			dev = 0;
 			if (!block && !strstr(left, n->op_type) &&
@@ -130,6 +133,7 @@ static void run_split(struct ho_graph *g, const char *model, const struct ho_npy
 	/* twice: the first run's launches also compile each kernel for its work sizes */
 	T_CHECK(ho_rt_run(rt, &err) == 0 && ho_rt_run(rt, &err) == 0, "%s: run: %s", model,
 		err.msg);
+	on_cpu = alone ? 0 : on[0];
 	if (!err.code) {
 		const float *y = ho_rt_output(rt, 0, &yt);
 		const struct ho_rt_report *r = ho_rt_last_report(rt);
@@ -137,21 +141,25 @@ static void run_split(struct ho_graph *g, const char *model, const struct ho_npy
 
 		printf("  %-16s %-10s %4u nodes on cpu0, %4u on %s (%s): %u copies, off "
 		       "its reference by %.2e, %.2f ms\n",
-		       model, block ? "split" : "wholly", on[0], on[1], bm->dev, r->backend_desc[1],
-		       r->transfers, ratio, r->makespan_s * 1e3);
+		       model,
+		       alone   ? "alone"
+		       : block ? "split"
+			       : "wholly",
+		       on_cpu, on[di], bm->dev, r->backend_desc[di], r->transfers, ratio,
+		       r->makespan_s * 1e3);
 		T_CHECK(ratio <= 1e-4, "%s: output off its reference by %.2e of its magnitude",
 			model, ratio);
 		T_CHECK(bm_shares ? r->transfers == 0 : r->transfers > 0,
 			"%s: %u copies between devices that %s memory", model, r->transfers,
 			bm_shares ? "share" : "do not share");
-		T_CHECK(bm_shares || block || on[0] || r->transfers == g->n_inputs + g->n_outputs,
+		T_CHECK(bm_shares || block || on_cpu || r->transfers == g->n_inputs + g->n_outputs,
 			"%s: wholly on %s: %u copies, not its %u inputs in and %u outputs out",
 			model, bm->dev, r->transfers, g->n_inputs, g->n_outputs);
-		T_CHECK(r->nodes_run[1] == on[1], "%s: %u nodes ran on %s, not %u", model,
-			r->nodes_run[1], bm->dev, on[1]);
-		T_CHECK(block || !wholly || !on[0], "%s: %u nodes the %s backend does not run:%s",
-			model, on[0], bm->backend, left);
-		if (!block && on[0])
+		T_CHECK(r->nodes_run[di] == on[di], "%s: %u nodes ran on %s, not %u", model,
+			r->nodes_run[di], bm->dev, on[di]);
+		T_CHECK(block || !wholly || !on_cpu, "%s: %u nodes the %s backend does not run:%s",
+			model, on_cpu, bm->backend, left);
+		if (!block && on_cpu)
 			printf("  %-16s left on cpu0:%s\n", model, left);
 	}
 out:
@@ -224,8 +232,9 @@ static void one_model(const char *spec, bool wholly)
 					      &err) == 0);
 		T_REQUIRE(ho_shape_infer(g, &err) == 0);
 	}
-	run_split(g, model, &in, &ref, 0, wholly);
-	run_split(g, model, &in, &ref, 7, wholly);
+	run_split(g, model, &in, &ref, 0, wholly, false);
+	run_split(g, model, &in, &ref, 7, wholly, false);
+	run_split(g, model, &in, &ref, 0, wholly, true);
 	ho_npy_free(&in);
 	ho_npy_free(&ref);
 	ho_graph_free(g);

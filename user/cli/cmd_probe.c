@@ -106,7 +106,19 @@ static void probe_print_copies(const char *path)
 	json_array_foreach(json_object_get(doc, "links"), i, link)
 	{
 		json_t *hbw = json_object_get(link, "handoff_gbps");
+		json_t *first = json_array_get(json_object_get(link, "copies"), 0);
 
+		/* a device with memory of its own: uploads and downloads through its backend */
+		if (first && !json_object_get(first, "pool")) {
+			printf("probe: %s and %s: copies through the %s, %.1f us + bytes at %.2f "
+			       "GB/s\n",
+			       json_string_value(json_object_get(link, "a")),
+			       json_string_value(json_object_get(link, "b")),
+			       json_string_value(json_object_get(first, "path")),
+			       json_number_value(json_object_get(link, "latency_us")),
+			       json_number_value(json_object_get(link, "gbps")));
+			continue;
+		}
 		/* no bandwidth when the bigger tensors cost nothing more to read */
 		printf("probe: %s and %s: hand-off %.1f us",
 		       json_string_value(json_object_get(link, "a")),

@@ -226,31 +226,50 @@ void *ho_rt_copier(void *arg)
 	return NULL;
 }
 
-int ho_rt_fetch_outputs(struct ho_rt *rt, struct ho_error *err)
+/*
+ * The graph's inputs (put) or outputs homed on a device that keeps its own
+ * memory, moved between it and their host pages: an output the host's
+ * copy engine fetched is not.
+ */
+static int ho_rt_graph_io(struct ho_rt *rt, bool put, struct ho_error *err)
 {
 	const struct ho_graph *g = rt->g;
+	uint32_t n = put ? g->n_inputs : g->n_outputs;
 
-	for (uint32_t i = 0; i < g->n_outputs; i++) {
-		int32_t t = g->outputs[i], h = rt->home[t];
+	for (uint32_t i = 0; i < n; i++) {
+		int32_t t = put ? g->inputs[i] : g->outputs[i], h = rt->home[t];
 		struct ho_rt_dev *dv = h >= 0 ? &rt->dev[h] : NULL;
 		void *p = h >= 0 ? rt->buf[AT(rt, t, h)] : NULL;
+		size_t len = (size_t)g->tensors[t].bytes;
 		struct ho_dev_block *blk;
 		uint64_t off;
 		int ret;
 
-		/* the host's copy engine fetched it, or it is one the host reads in place */
-		if (!p || !dv->info.own_memory || !g->tensors[t].bytes ||
-		    rt->is_copy[AT(rt, t, rt->host)])
+		if (!p || !dv->info.own_memory || !len ||
+		    (!put && rt->is_copy[AT(rt, t, rt->host)]))
 			continue;
 		if (!(blk = ho_rt_block_at(dv, p, &off)))
-			return ho_err(err, -EFAULT, "internal: output '%s' in no block of %s",
-				      g->tensors[t].name, rt->desc[h].name);
-		if ((ret = dv->ops->read(dv->be, blk, off, p, (size_t)g->tensors[t].bytes, err)))
+			return ho_err(err, -EFAULT, "internal: %s '%s' in no block of %s",
+				      put ? "input" : "output", g->tensors[t].name,
+				      rt->desc[h].name);
+		ret = put ? dv->ops->write(dv->be, blk, off, p, len, err)
+			  : dv->ops->read(dv->be, blk, off, p, len, err);
+		if (ret)
 			return ret;
 		rt->report.transfers++;
-		rt->report.bytes_moved += (double)g->tensors[t].bytes;
+		rt->report.bytes_moved += (double)len;
 	}
 	return 0;
+}
+
+int ho_rt_put_inputs(struct ho_rt *rt, struct ho_error *err)
+{
+	return ho_rt_graph_io(rt, true, err);
+}
+
+int ho_rt_fetch_outputs(struct ho_rt *rt, struct ho_error *err)
+{
+	return ho_rt_graph_io(rt, false, err);
 }
 
 int ho_rt_host_side(struct ho_rt *rt, uint32_t d, uint32_t id, bool to_host, struct ho_error *err)

@@ -229,9 +229,15 @@ void ho_rt_copy(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t t);
  */
 int ho_rt_host_side(struct ho_rt *rt, uint32_t d, uint32_t id, bool to_host, struct ho_error *err);
 /*
+ * Before a run: the graph's inputs whose home is a device that keeps its own
+ * memory (one running a graph alone), written there from their host pages.
+ */
+int ho_rt_put_inputs(struct ho_rt *rt, struct ho_error *err);
+/*
  * After a run: outputs made on a device that keeps its own memory, read
  * into its host pages where no copy to the host's memory was planned (an
- * output bound to outside memory: the frame is those pages).
+ * output bound to outside memory, whose frame is those pages, and every
+ * output where the host itself keeps its own memory).
  */
 int ho_rt_fetch_outputs(struct ho_rt *rt, struct ho_error *err);
 /* The block of dv's that holds host address p, and p's offset in it; NULL: none. */

@@ -221,13 +221,15 @@ int32_t ho_rt_root(const struct ho_rt *rt, int32_t t)
  * The graph's outputs end in the host's memory: a replica there of each
  * one the host cannot read where it is, filled by the host's copy engine
  * once its writer is done, as the schedule predicts.  An output bound to
- * outside memory (ho_rt_bind_fd) stays where its device writes it.
+ * outside memory (ho_rt_bind_fd) stays where its device writes it, and a
+ * host with memory of its own (a device running a graph alone) has its
+ * outputs read back after the run (ho_rt_fetch_outputs).
  */
 static void ho_rt_output_copies(struct ho_rt *rt)
 {
 	const struct ho_graph *g = rt->g;
 
-	for (uint32_t i = 0; i < g->n_outputs; i++) {
+	for (uint32_t i = 0; i < g->n_outputs && !rt->dev[rt->host].info.own_memory; i++) {
 		int32_t t = g->outputs[i], h = t >= 0 ? rt->home[t] : -1;
 
 		if (h < 0 || ho_shares_memory(rt, h, rt->host) || !g->tensors[t].bytes ||
@@ -494,6 +496,7 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 		rt->report.backend[d] = rt->dev[d].ops->name;
 		rt->report.backend_desc[d] = rt->dev[d].info.name;
 		rt->report.emulated |= (uint32_t)rt->dev[d].info.emulated << d;
+		rt->report.own_memory |= (uint32_t)rt->dev[d].info.own_memory << d;
 		for (uint32_t a = 0; a < d; a++)
 			if ((rt->in_place[d] >> a & 1) &&
 			    !(rt->dev[a].info.host_memory && rt->dev[d].info.host_memory)) {
@@ -505,13 +508,6 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 									 : rt->desc[a].name);
 				goto fail;
 			}
-		if ((int32_t)d == rt->host && rt->dev[d].info.own_memory) {
-			ret = ho_err(err, -EINVAL,
-				     "device %s keeps its own memory: the graph's inputs and "
-				     "outputs need a host device that addresses host memory",
-				     rt->desc[d].name);
-			goto fail;
-		}
 		rt->dev[d].nodes = calloc(g->n_nodes + 1, sizeof(uint32_t));
 		if (!rt->dev[d].nodes)
 			goto nomem;

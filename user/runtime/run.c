@@ -674,6 +674,12 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 
 	if (r)
 		return r;
+	/* before anything starts, so a failure leaves nothing running */
+	double put_s = ho_clock_s();
+
+	if ((r = ho_rt_put_inputs(rt, err)))
+		return r;
+	put_s = ho_clock_s() - put_s;
 	pthread_mutex_lock(&rt->lock);
 	rt->spin_s = working > 1 && threads <= cores ? HO_RT_SPIN_S : 0;
 	rt->workers_busy = rt->copiers_busy = 0;
@@ -681,8 +687,8 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 		rt->workers_busy += rt->dev[d].worker.up;
 		rt->copiers_busy += rt->dev[d].copier.up;
 	}
-	ho_rt_ext_sync(rt, true); /* the bound dma-bufs, for the CPU until the run ends */
-	rt->t0 = ho_clock_s();
+	ho_rt_ext_sync(rt, true);      /* the bound dma-bufs, for the CPU until the run ends */
+	rt->t0 = ho_clock_s() - put_s; /* the run began with the inputs' uploads */
 	rt->run_id++;
 	pthread_cond_broadcast(&rt->run_cond);
 	pthread_mutex_unlock(&rt->lock);
