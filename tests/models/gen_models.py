@@ -574,6 +574,17 @@ def tiny_models():
     m = helper.make_model(eg, opset_imports=[helper.make_opsetid("", 20)])
     m.ir_version = 9
     save(m, "erf_gelu.onnx", check=False)
+    # Global pools over NCHW rows (the cpu backend's own loop): 143 floats a row (two
+    # blocks of four vectors and a 15-lane tail) and 81 (one block, one vector, one lane).
+    gp = helper.make_graph([helper.make_node(op, [i], [o], name=o)
+                            for op, i, o in (("GlobalAveragePool", "x", "avg_x"),
+                                             ("GlobalMaxPool", "x", "max_x"),
+                                             ("GlobalAveragePool", "z", "avg_z"),
+                                             ("GlobalMaxPool", "z", "max_z"))], "global_pools",
+                           [vi("x", f, [2, 5, 13, 11]), vi("z", f, [1, 3, 9, 9])],
+                           [vi("avg_x", f, [2, 5, 1, 1]), vi("max_x", f, [2, 5, 1, 1]),
+                            vi("avg_z", f, [1, 3, 1, 1]), vi("max_z", f, [1, 3, 1, 1])])
+    save(helper.make_model(gp, opset_imports=[helper.make_opsetid("", 13)]), "global_pools.onnx")
     save(synthetic_dag(1000), "synthetic_dag1000.onnx")
     save(chain(10000, "Relu"), "chain10000_relu.onnx")
     save(chain(10000, "Identity"), "chain10000_identity.onnx")

@@ -166,6 +166,18 @@ node "$ROOT/tests/runtime/ort_ref.js" "$M/binary_layouts.onnx" "$T/bl.ort" "x=$T
 for ref in "$T/bl.ort"/*.npy; do
 	$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/bl.ho/$(basename "$ref")" "binary_layouts $(basename "$ref" .npy) vs ONNX Runtime"
 done
+# Global pools of NCHW rows, the cpu backend's own loop: whole blocks of vectors, a
+# vector, a tail of lanes; values drawn so that no two rows share a maximum's place.
+$PY -c "
+import sys, numpy as np
+r = np.random.default_rng(6)
+np.save(sys.argv[1], (r.standard_normal((2, 5, 13, 11)) * 4).astype(np.float32))
+np.save(sys.argv[2], (r.standard_normal((1, 3, 9, 9)) * 4).astype(np.float32))" "$T/gp.x.npy" "$T/gp.z.npy"
+node "$ROOT/tests/runtime/ort_ref.js" "$M/global_pools.onnx" "$T/gp.ort" "x=$T/gp.x.npy" "z=$T/gp.z.npy"
+"$HO" run "$M/global_pools.onnx" --input "x=$T/gp.x.npy" --input "z=$T/gp.z.npy" -o "$T/gp.ho" >/dev/null
+for ref in "$T/gp.ort"/*.npy; do
+	$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/gp.ho/$(basename "$ref")" "global_pools $(basename "$ref" .npy) vs ONNX Runtime" 1e-6
+done
 # Erf and Gelu as vectors: against ONNX Runtime within 1e-6 of erf's range (its own
 # erf is a polynomial too), at zero, in both tails and past them, with a tail of lanes.
 $PY -c "

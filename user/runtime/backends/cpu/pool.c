@@ -86,6 +86,70 @@ static int ho_run_max_pool(const struct ho_kernel *k)
 	return 0;
 }
 
+/* The sum of p[0..len): four vectors of partial sums, so that adds overlap. */
+static HO_VECTOR_CLONES float ho_row_sum(const float *p, int64_t len)
+{
+	ho_v16 v[4] = {{0}}, x;
+	float lane[16], acc = 0;
+	int64_t i = 0;
+
+	for (; i + 64 <= len; i += 64)
+		for (int u = 0; u < 4; u++) {
+			memcpy(&x, p + i + 16 * u, sizeof(x));
+			v[u] += x;
+		}
+	for (; i + 16 <= len; i += 16) {
+		memcpy(&x, p + i, sizeof(x));
+		v[0] += x;
+	}
+	v[0] += v[1] + v[2] + v[3];
+	memcpy(lane, &v[0], sizeof(lane));
+	for (int j = 0; j < 16; j++)
+		acc += lane[j];
+	for (; i < len; i++)
+		acc += p[i];
+	return acc;
+}
+
+/* The largest of p[0..len) (a NaN is passed over, as by fmaxf). */
+static HO_VECTOR_CLONES float ho_row_max(const float *p, int64_t len)
+{
+	float lane[16], acc = -INFINITY;
+	int64_t i = 0;
+
+	for (int j = 0; j < 16; j++)
+		lane[j] = -INFINITY;
+	for (; i + 16 <= len; i += 16)
+		for (int j = 0; j < 16; j++)
+			lane[j] = fmaxf(lane[j], p[i + j]);
+	for (int j = 0; j < 16; j++)
+		acc = fmaxf(acc, lane[j]);
+	for (; i < len; i++)
+		acc = fmaxf(acc, p[i]);
+	return acc;
+}
+
+/*
+ * A global pool of float32 NCHW rows, each channel's spatial run contiguous.
+ * oneDNN's NCHW global pooling read 96 x 160 x 160 floats in 1.24 ms here
+ * (8 GB/s), eight times its NHWC one, and a split over two devices makes such
+ * tensors NCHW (the PP-OCRv4 detector's SE blocks beside PoCL).
+ */
+static int ho_run_global_pool(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+	const struct ho_shape *xs = &t->in_shape[0];
+	int64_t rows = xs->dim[0] * xs->dim[1], len = ho_shape_numel(xs) / (rows ? rows : 1);
+	float *y = t->out;
+
+	for (int64_t r = 0; r < rows; r++) {
+		const float *p = (const float *)t->in[0] + r * len;
+
+		y[r] = t->iparam[0] ? ho_row_max(p, len) : ho_row_sum(p, len) / (float)len;
+	}
+	return 0;
+}
+
 int ho_cpu_prep_pool(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 		     void *const *buf, struct ho_kernel *k, struct ho_error *err)
 {
@@ -160,6 +224,16 @@ int ho_cpu_prep_pool(struct ho_backend *c, const struct ho_graph *g, const struc
 			t->stride[3][i] = pl[i];
 		}
 		t->run = ho_run_max_pool;
+		return 0;
+	}
+	if (global && x->dtype == HO_DT_FLOAT &&
+	    !(c->channels_last && c->channels_last[n->inputs[0]])) {
+		k->kind = HO_K_LOOP;
+		k->typed.in[0] = buf[n->inputs[0]];
+		k->typed.in_shape[0] = x->shape;
+		k->typed.out = buf[n->outputs[0]];
+		k->typed.iparam[0] = is_max;
+		k->typed.run = ho_run_global_pool;
 		return 0;
 	}
 	if (is_max)
