@@ -585,6 +585,13 @@ def tiny_models():
                            [vi("avg_x", f, [2, 5, 1, 1]), vi("max_x", f, [2, 5, 1, 1]),
                             vi("avg_z", f, [1, 3, 1, 1]), vi("max_z", f, [1, 3, 1, 1])])
     save(helper.make_model(gp, opset_imports=[helper.make_opsetid("", 13)]), "global_pools.onnx")
+    # NCHW to NHWC and back (the cpu backend's tiled 2-D transposes): 20 channels of 9 x 11
+    # (tiles of 8 rows and 64 columns, both cut short) and 99 pixels of 20 channels.
+    tp = helper.make_graph([helper.make_node("Transpose", ["x"], ["nhwc"], perm=[0, 2, 3, 1], name="nhwc"),
+                            helper.make_node("Transpose", ["z"], ["nchw"], perm=[0, 3, 1, 2], name="nchw")],
+                           "transposes", [vi("x", f, [2, 20, 9, 11]), vi("z", f, [2, 9, 11, 20])],
+                           [vi("nhwc", f, [2, 9, 11, 20]), vi("nchw", f, [2, 20, 9, 11])])
+    save(helper.make_model(tp, opset_imports=[helper.make_opsetid("", 13)]), "transposes.onnx")
     save(synthetic_dag(1000), "synthetic_dag1000.onnx")
     save(chain(10000, "Relu"), "chain10000_relu.onnx")
     save(chain(10000, "Identity"), "chain10000_identity.onnx")

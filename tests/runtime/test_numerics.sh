@@ -178,6 +178,17 @@ node "$ROOT/tests/runtime/ort_ref.js" "$M/global_pools.onnx" "$T/gp.ort" "x=$T/g
 for ref in "$T/gp.ort"/*.npy; do
 	$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/gp.ho/$(basename "$ref")" "global_pools $(basename "$ref" .npy) vs ONNX Runtime" 1e-6
 done
+# NCHW to NHWC and back as tiled transposes, tiles cut short on both axes: exact.
+$PY -c "
+import sys, numpy as np
+r = np.random.default_rng(7)
+np.save(sys.argv[1], r.standard_normal((2, 20, 9, 11)).astype(np.float32))
+np.save(sys.argv[2], r.standard_normal((2, 9, 11, 20)).astype(np.float32))" "$T/tp.x.npy" "$T/tp.z.npy"
+node "$ROOT/tests/runtime/ort_ref.js" "$M/transposes.onnx" "$T/tp.ort" "x=$T/tp.x.npy" "z=$T/tp.z.npy"
+"$HO" run "$M/transposes.onnx" --input "x=$T/tp.x.npy" --input "z=$T/tp.z.npy" -o "$T/tp.ho" >/dev/null
+for ref in "$T/tp.ort"/*.npy; do
+	$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/tp.ho/$(basename "$ref")" "transposes $(basename "$ref" .npy) vs ONNX Runtime" 0
+done
 # Erf and Gelu as vectors: against ONNX Runtime within 1e-6 of erf's range (its own
 # erf is a polynomial too), at zero, in both tails and past them, with a tail of lanes.
 $PY -c "

@@ -406,6 +406,74 @@ void ho_cpu_run_index_map(const struct ho_kernel *k)
 	}
 }
 
+/*
+ * A batched 2-D transpose of 4-byte elements, out[b][j][i] = in[b][i][j]
+ * (typed.iparam: m rows, n columns; typed.outer batches), in tiles that stay
+ * in cache: each output row of a tile written whole.  Input rows far apart
+ * (NCHW to NHWC: a channel is a whole map) fall into the same cache sets,
+ * so such tiles take fewer of them.  96 x 160 x 160 floats here, one core:
+ * NCHW to NHWC 4.46 ms as an index map (a gather a channel apart for every
+ * element), NHWC to NCHW 1.82; in tiles 1.3-1.6 and 1.1-1.3 (registers'
+ * 4 x 4 shuffles were no faster: it is the memory's pattern).
+ */
+static int ho_run_transpose_2d(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+	int64_t m = t->iparam[0], n = t->iparam[1], ti = n >= m ? 8 : 16, tj = 64;
+	const uint32_t *in = t->in[0];
+	uint32_t *out = t->out;
+
+	for (int64_t b = 0; b < t->outer; b++, in += m * n, out += m * n)
+		for (int64_t i0 = 0; i0 < m; i0 += ti)
+			for (int64_t j0 = 0; j0 < n; j0 += tj) {
+				int64_t ie = i0 + ti < m ? i0 + ti : m,
+					je = j0 + tj < n ? j0 + tj : n;
+
+				for (int64_t j = j0; j < je; j++)
+					for (int64_t i = i0; i < ie; i++)
+						out[j * m + i] = in[i * n + j];
+			}
+	return 0;
+}
+
+/*
+ * Whether perm over dims is a batched 2-D transpose once axes of extent 1 are
+ * dropped and input axes that stay neighbours are merged: [B, M, N] to
+ * [B, N, M] (NCHW to NHWC: [N, C, HW] to [N, HW, C]).  *b, *m, *n its extents.
+ */
+static bool ho_transpose_is_2d(const int64_t *dims, const int64_t *perm, int r, int64_t *b,
+			       int64_t *m, int64_t *n)
+{
+	int64_t p[HO_MAX_RANK], ext[HO_MAX_RANK], g[3] = {1, 1, 1};
+	int q = 0, first[HO_MAX_RANK], groups = 0;
+
+	for (int a = 0; a < r; a++) /* the output's axes, those of extent 1 dropped */
+		if (dims[perm[a]] != 1)
+			p[q++] = perm[a];
+	for (int a = 0; a < q; a++) {
+		/* a new group unless it is the input axis after the previous one, extent 1 apart */
+		bool next = a > 0;
+
+		for (int64_t x = p[a - (a > 0)] + 1; next && x < p[a]; x++)
+			next = dims[x] == 1;
+		if (!next || p[a] <= p[a - 1]) {
+			if (groups == 3)
+				return false;
+			first[groups] = (int)p[a];
+			ext[groups++] = 1;
+		}
+		ext[groups - 1] *= dims[p[a]];
+	}
+	if (groups == 2 && first[0] > first[1]) /* [M, N] to [N, M] */
+		g[1] = ext[1], g[2] = ext[0];
+	else if (groups == 3 && first[0] < first[2] && first[2] < first[1])
+		g[0] = ext[0], g[1] = ext[2], g[2] = ext[1];
+	else
+		return false;
+	*b = g[0], *m = g[1], *n = g[2];
+	return true;
+}
+
 /* An index map whose output axis a walks input axis perm[a] in order. */
 int ho_cpu_prep_transpose(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			  struct ho_kernel *k, struct ho_error *err)
@@ -426,6 +494,15 @@ int ho_cpu_prep_transpose(const struct ho_graph *g, const struct ho_node *n, voi
 		if (k->perm[i] < 0 || k->perm[i] >= r || seen >> k->perm[i] & 1)
 			return ho_cpu_unsupported(err, n, "needs a perm that is a permutation");
 		seen |= 1u << k->perm[i];
+	}
+	if (ho_dtype_size(x->dtype) == 4 &&
+	    ho_transpose_is_2d(x->shape.dim, k->perm, r, &k->typed.outer, &k->typed.iparam[0],
+			       &k->typed.iparam[1])) {
+		k->kind = HO_K_LOOP;
+		k->typed.in[0] = buf[n->inputs[0]];
+		k->typed.out = buf[n->outputs[0]];
+		k->typed.run = ho_run_transpose_2d;
+		return 0;
 	}
 	k->kind = HO_K_INDEX_MAP;
 	k->rank = r;
