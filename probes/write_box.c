@@ -4,9 +4,10 @@
  * itself.  Its online CPUs, ordered by NUMA node, are split into n CPU
  * devices of (nearly) equal cores, each on its cores' node (-1 where they
  * span several) with its share of their memory and one oneDNN thread per
- * core; every pair shares memory (one host).  With --opencl the OpenCL
- * devices that share host memory join it, each naming its backend and
- * listing the operators it runs: one computing on CPU cores (PoCL) in place
+ * core; every pair shares memory (one host).  With --opencl the devices
+ * the device backends find join it (one with memory of its own linked
+ * over PCIe, a guess until probed), each naming its backend and listing
+ * the operators it runs: one computing on CPU cores (PoCL) in place
  * of the last group's CPU device, on those cores.  With two groups or more,
  * "cpus" is all the cores as one oneDNN device, the alternative to the split
  * (alternative_to): the search weighs one against the other.  Rates come from
