@@ -6,6 +6,11 @@
  *             per node against a bare loop enqueueing the same kernels
  *   copy      pool copies between two regions the device wraps, against
  *             clEnqueueCopyBuffer between the same bytes, by size
+ *   upload, download  the device keeping its own memory ("memory": "device"):
+ *             the executor's copy of a tensor into it (a node on cpu0 feeding
+ *             one on the device) and of the graph's output out of it, as the
+ *             run record times them, against clEnqueueWriteBuffer and
+ *             clEnqueueReadBuffer of the same bytes, by size
  *   matmul    a one-MatMul model run by the executor against CLBlast's SGEMM
  *             on the same shapes and memory
  * usage: bench_opencl MODELS_DIR; exits 77 where there is no OpenCL device.
@@ -210,6 +215,106 @@ out:
 	ho_pool_close(p);
 }
 
+/*
+ * Two Relus on n bytes, the first on cpu0, the second on an OpenCL device
+ * keeping its own memory: the run record's copy in (*up) and out (*down).
+ */
+static int device_copies(size_t n, double *up, double *down, struct ho_error *err)
+{
+	struct ho_rt_placement pl = {.n_devices = 2, .host = 0};
+	struct ho_rt_opts o = {.placement = &pl};
+	struct ho_pb *pb = ho_pb_new(1);
+	struct ho_graph *g = NULL;
+	struct ho_rt *rt = NULL;
+	int32_t node_dev[2], prio[2] = {0, 1};
+	int ret = pb ? ho_probe_build_chain(pb, 2, (int64_t)(n / 4)) : -ENOMEM;
+
+	if (!ret)
+		ret = ho_pb_load(pb, &g, err);
+	ho_pb_free(pb);
+	if (ret || (ret = ho_shape_infer(g, err)))
+		goto out;
+	snprintf(pl.dev[0].name, sizeof(pl.dev[0].name), "cpu0");
+	snprintf(pl.dev[0].backend, sizeof(pl.dev[0].backend), "cpu");
+	snprintf(pl.dev[1].name, sizeof(pl.dev[1].name), "ocl0");
+	snprintf(pl.dev[1].backend, sizeof(pl.dev[1].backend), "opencl");
+	snprintf(pl.dev[1].memory, sizeof(pl.dev[1].memory), "device");
+	pl.dev[0].numa_node = pl.dev[1].numa_node = -1;
+	pl.dev[0].threads = 1;
+	node_dev[g->topo[0]] = 0;
+	node_dev[g->topo[1]] = 1;
+	pl.node_device = node_dev;
+	pl.node_prio = (uint32_t *)prio;
+	if ((ret = ho_rt_new(g, &o, &rt, err)) || (ret = ho_probe_set_inputs(g, rt, err)))
+		goto out;
+	for (int r = 0; r < REPS && !ret; r++) {
+		const struct ho_rt_report *rep;
+		int32_t mid = g->nodes[g->topo[0]].outputs[0], y = g->outputs[0];
+
+		if ((ret = ho_rt_run(rt, err)))
+			break;
+		rep = ho_rt_last_report(rt);
+		up[r] = rep->copy_end_s[mid * 2 + 1] - rep->copy_start_s[mid * 2 + 1];
+		down[r] = rep->copy_end_s[y * 2 + 0] - rep->copy_start_s[y * 2 + 0];
+	}
+out:
+	ho_rt_free(rt);
+	ho_graph_free(g);
+	return ret;
+}
+
+static void bench_device_memory(void)
+{
+	static const size_t sizes[] = {65536, 1 << 20, 16 << 20, 64 << 20};
+	struct ho_rt_device dev = {.name = "ocl0", .backend = "opencl", .numa_node = -1};
+	struct ho_dev_block *blk = NULL;
+	struct ho_backend *b = NULL;
+	struct ho_error err;
+	float *host = malloc(64 << 20);
+
+	snprintf(dev.memory, sizeof(dev.memory), "device");
+	if (!host || ocl_ops->open(&dev, 0, &b, &err) ||
+	    ocl_ops->wrap(b, memset(host, 1, 64 << 20), 64 << 20, &blk, &err)) {
+		printf("upload   no device memory here: skipped\n");
+		goto out;
+	}
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		size_t n = sizes[s];
+		double up[REPS], down[REPS], w[REPS], rd[REPS];
+
+		if (device_copies(n, up, down, &err)) {
+			printf("upload   %9zu B: %s\n", n, err.msg);
+			break;
+		}
+		for (int r = 0; r < REPS; r++) {
+			double t0 = now();
+
+			clEnqueueWriteBuffer(b->q, blk->mem, CL_TRUE, 0, n, host, 0, NULL, NULL);
+			w[r] = now() - t0;
+			t0 = now();
+			clEnqueueReadBuffer(b->q, blk->mem, CL_TRUE, 0, n, host, 0, NULL, NULL);
+			rd[r] = now() - t0;
+		}
+		double mu = median(up, REPS), md = median(down, REPS), mw = median(w, REPS),
+		       mr = median(rd, REPS);
+
+		printf(
+		    "upload   %9zu B: executor %6.2f GB/s, clEnqueueWriteBuffer %6.2f GB/s: ratio "
+		    "%.2f   [median of %d]\n",
+		    n, n / mu * 1e-9, n / mw * 1e-9, mw / mu, REPS);
+		printf(
+		    "download %9zu B: executor %6.2f GB/s, clEnqueueReadBuffer  %6.2f GB/s: ratio "
+		    "%.2f   [median of %d]\n",
+		    n, n / md * 1e-9, n / mr * 1e-9, mr / md, REPS);
+	}
+out:
+	if (blk)
+		ocl_ops->unwrap(b, blk);
+	if (b)
+		ocl_ops->close(b);
+	free(host);
+}
+
 /* A model of one MatMul, input a[M, K] by a weight [K, N]. */
 static int matmul_model(int64_t M, int64_t K, int64_t N, struct ho_graph **g, struct ho_error *err)
 {
@@ -349,6 +454,7 @@ int main(int argc, char **argv)
 	}
 	bench_dispatch(argv[1], b);
 	bench_copy(b);
+	bench_device_memory();
 	bench_matmul(b);
 	ocl_ops->close(b);
 	return 0;
