@@ -34,7 +34,11 @@ static int build_conv(struct ho_pb *pb, const int64_t *a)
 	    (ret = ho_pb_attr_ints(pb, n, "pads", 4, p)) ||
 	    (ret = ho_pb_attr_int(pb, n, "group", a[6])) || (ret = ho_pb_main(pb, n)))
 		return n < 0 ? n : ret;
-	if ((n = ho_pb_node(pb, "Relu", "c", "r")) < 0 ||
+	/* a[7]: a Swish (x * Sigmoid(x)) after it, fused as the Relu is */
+	if (a[7] && ((n = ho_pb_node(pb, "Sigmoid", "c", "s")) < 0 ||
+		     (n = ho_pb_node(pb, "Mul", "c,s", "r")) < 0))
+		return n;
+	if ((!a[7] && (n = ho_pb_node(pb, "Relu", "c", "r")) < 0) ||
 	    (n = ho_pb_node(pb, "Conv", "r,wo", "y")) < 0)
 		return n;
 	return ho_pb_output(pb, "y");
@@ -253,6 +257,8 @@ const struct ho_probe_case ho_probe_cases[] = {
     CONV(1, "conv 64>256 56 k1", 1, 64, 256, 56, 1, 1, 1),
     CONV(0, "conv 256>64 56 k1", 1, 256, 64, 56, 1, 1, 1),
     CONV(1, "conv 16>96 112 k1", 1, 16, 96, 112, 1, 1, 1),
+    /* ... with a Swish for its Relu (EfficientNet's): what a fused Swish costs */
+    {"conv 16>96 112 k1 +swish", build_conv, {1, 16, 96, 112, 1, 1, 1, 1}, 1, HO_PROBE_SWISH},
     CONV(0, "conv 1024>256 14 k1", 1, 1024, 256, 14, 1, 1, 1),
     CONV(0, "conv 960>160 7 k1", 1, 960, 160, 7, 1, 1, 1),
     CONV(0, "conv 24>24 80 k1", 1, 24, 24, 80, 1, 1, 1),

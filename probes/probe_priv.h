@@ -74,7 +74,7 @@ void ho_probe_run_close(struct ho_probe_run *r);
 struct ho_probe_case {
 	const char *what; /* "conv 64>64 56x56 k3 s1" */
 	int (*build)(struct ho_pb *pb, const int64_t *a);
-	int64_t a[7];
+	int64_t a[8];
 	bool quick; /* also in --quick */
 	int role;   /* HO_PROBE_* below: what else the row measures */
 };
@@ -83,6 +83,7 @@ struct ho_probe_case {
 #define HO_PROBE_STRIDE 2    /* Slice by step: bandwidth by stride */
 #define HO_PROBE_INTERFERE_MEM 3
 #define HO_PROBE_INTERFERE_COMPUTE 4
+#define HO_PROBE_SWISH 5 /* a convolution as the row before, a Swish fused for its Relu */
 extern const struct ho_probe_case ho_probe_cases[];
 /* Row c's graph, planned on box device d. */
 int ho_probe_case_open(const struct ho_box *box, const struct ho_probe_case *c, int d,
