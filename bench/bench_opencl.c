@@ -34,6 +34,18 @@
 
 static const struct ho_backend_ops *ocl_ops;
 
+/* cpu0 (the host, one thread) and ocl0 keeping its tensors where memory says ("": as it offers). */
+static void cpu0_and_ocl0(struct ho_rt_placement *pl, const char *memory)
+{
+	snprintf(pl->dev[0].name, sizeof(pl->dev[0].name), "cpu0");
+	snprintf(pl->dev[0].backend, sizeof(pl->dev[0].backend), "cpu");
+	snprintf(pl->dev[1].name, sizeof(pl->dev[1].name), "ocl0");
+	snprintf(pl->dev[1].backend, sizeof(pl->dev[1].backend), "opencl");
+	snprintf(pl->dev[1].memory, sizeof(pl->dev[1].memory), "%s", memory);
+	pl->dev[0].numa_node = pl->dev[1].numa_node = -1;
+	pl->dev[0].threads = 1;
+}
+
 /* A plan placing every node the device runs on ocl0, beside the host cpu0. */
 static int plan_on_device(const struct ho_graph *g, struct ho_rt **rt, struct ho_error *err)
 {
@@ -41,12 +53,7 @@ static int plan_on_device(const struct ho_graph *g, struct ho_rt **rt, struct ho
 	struct ho_rt_opts o = {.placement = &pl};
 	int ret;
 
-	snprintf(pl.dev[0].name, sizeof(pl.dev[0].name), "cpu0");
-	snprintf(pl.dev[0].backend, sizeof(pl.dev[0].backend), "cpu");
-	snprintf(pl.dev[1].name, sizeof(pl.dev[1].name), "ocl0");
-	snprintf(pl.dev[1].backend, sizeof(pl.dev[1].backend), "opencl");
-	pl.dev[0].numa_node = pl.dev[1].numa_node = -1;
-	pl.dev[0].threads = 1;
+	cpu0_and_ocl0(&pl, "");
 	pl.in_place[0] = 2;
 	pl.in_place[1] = 1;
 	pl.node_device = calloc(g->n_nodes, sizeof(int32_t));
@@ -234,13 +241,7 @@ static int device_copies(size_t n, double *up, double *down, struct ho_error *er
 	ho_pb_free(pb);
 	if (ret || (ret = ho_shape_infer(g, err)))
 		goto out;
-	snprintf(pl.dev[0].name, sizeof(pl.dev[0].name), "cpu0");
-	snprintf(pl.dev[0].backend, sizeof(pl.dev[0].backend), "cpu");
-	snprintf(pl.dev[1].name, sizeof(pl.dev[1].name), "ocl0");
-	snprintf(pl.dev[1].backend, sizeof(pl.dev[1].backend), "opencl");
-	snprintf(pl.dev[1].memory, sizeof(pl.dev[1].memory), "device");
-	pl.dev[0].numa_node = pl.dev[1].numa_node = -1;
-	pl.dev[0].threads = 1;
+	cpu0_and_ocl0(&pl, "device");
 	node_dev[g->topo[0]] = 0;
 	node_dev[g->topo[1]] = 1;
 	pl.node_device = node_dev;
