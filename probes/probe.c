@@ -667,16 +667,16 @@ out:
  * backend (an upload, a download), not the pool.  A chain alternating
  * between the two against one on the first alone, by size, each run's time
  * beyond its kernels (a median of each, not a difference of noisy wholes):
- * what a hop adds, fitted as latency + bytes / bandwidth (least squares),
- * the link's figures.
+ * what a hop adds, fitted as the kernels' classes are (fit.c: latency +
+ * bytes / bandwidth), the link's figures.
  */
 static int probe_backend_copies(struct probe *pr, const int *pair, json_t *link)
 {
 	static const int64_t elems[] = {PROBE_TINY, PROBE_HANDOFF, 4 * PROBE_HANDOFF,
 					16 * PROBE_HANDOFF};
 	const uint32_t hops = 8, n = sizeof(elems) / sizeof(elems[0]);
-	double x[sizeof(elems) / sizeof(elems[0])], y[sizeof(elems) / sizeof(elems[0])];
-	double mx = 0, my = 0, sxy = 0, sxx = 0, slope, lat;
+	struct ho_fit_point pts[sizeof(elems) / sizeof(elems[0])] = {{0}};
+	struct ho_kernel_model m;
 	json_t *by_size = json_array();
 	int ret;
 
@@ -688,26 +688,25 @@ static int probe_backend_copies(struct probe *pr, const int *pair, json_t *link)
 			json_decref(by_size);
 			return ret;
 		}
-		x[i] = (double)elems[i] * sizeof(float);
-		y[i] = fmax(1e-9, (two.median - one.median) / hops);
-		json_array_append_new(by_size, json_pack("[I, f, f]", (json_int_t)x[i], y[i] * 1e6,
-							 x[i] / y[i] / 1e9));
-		mx += x[i] / n;
-		my += y[i] / n;
+		pts[i].bytes = (double)elems[i] * sizeof(float);
+		pts[i].seconds = fmax(1e-9, (two.median - one.median) / hops);
+		json_array_append_new(by_size, json_pack("[I, f, f]", (json_int_t)pts[i].bytes,
+							 pts[i].seconds * 1e6,
+							 pts[i].bytes / pts[i].seconds / 1e9));
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		sxy += (x[i] - mx) * (y[i] - my);
-		sxx += (x[i] - mx) * (x[i] - mx);
+	if (ho_fit_kernel_model(pts, n, false, &m)) {
+		json_decref(by_size);
+		return ho_err(pr->err, -EINVAL, "probe: the copies' sizes do not fit a model");
 	}
-	slope = sxx > 0 ? sxy / sxx : 0;
-	lat = fmax(0, my - slope * mx);
-	json_object_set_new(link, "latency_us", json_real(lat * 1e6));
-	/* no slope (noise over the sizes): the largest copy's rate */
+	json_object_set_new(link, "latency_us", json_real(m.fixed_s * 1e6));
+	/* no bandwidth term (nothing more for more bytes: noise): the largest copy's rate */
 	json_object_set_new(link, "gbps",
-			    json_real(slope > 0 ? 1 / slope / 1e9 : x[n - 1] / y[n - 1] / 1e9));
+			    json_real(m.bandwidth > 0
+					  ? m.bandwidth / 1e9
+					  : pts[n - 1].bytes / pts[n - 1].seconds / 1e9));
 	json_object_set_new(link, "copies",
 			    json_pack("[{s:s, s:f, s:o}]", "path", "backend (device memory)",
-				      "latency_us", lat * 1e6, "by_size", by_size));
+				      "latency_us", m.fixed_s * 1e6, "by_size", by_size));
 	return 0;
 }
 
