@@ -413,7 +413,7 @@ void ho_cpu_run_index_map(const struct ho_kernel *k)
  * (NCHW to NHWC: a channel is a whole map) fall into the same cache sets,
  * so such tiles take fewer of them.  96 x 160 x 160 floats here, one core:
  * NCHW to NHWC 4.46 ms as an index map (a gather a channel apart for every
- * element), NHWC to NCHW 1.82; in tiles 1.3-1.6 and 1.1-1.3 (registers'
+ * element), NHWC to NCHW 1.82; in tiles 1.02-1.06 and 1.07-1.18 (registers'
  * 4 x 4 shuffles were no faster: it is the memory's pattern).
  */
 static int ho_run_transpose_2d(const struct ho_kernel *k)
