@@ -231,17 +231,25 @@ static bool rows_kernel(struct ho_backend *c, const struct ho_graph *g, const st
  * wherever the channels are no multiple of 16: PP-OCRv4's 24-channel
  * 320x320 map plus a bias took 0.82 ms on one core.  Here the channels
  * are tiled 16 times over in k->fold, so every stretch of 16 * C elements
- * is one loop over whole vectors.
+ * is one loop over whole vectors (fewer where C has factors of 2).
  */
 HO_VECTOR_CLONES static int ho_run_channels(const struct ho_kernel *k)
 {
 	const struct ho_typed *t = &k->typed;
 	const float *x = t->in[t->iparam[0] ? 1 : 0], *ch = t->in[t->iparam[0] ? 0 : 1];
 	float *y = t->out, *tile = k->fold;
-	int64_t c = t->inner, span = 16 * c, n = t->outer * c;
+	int64_t c = t->inner, reps = 16, n = t->outer * c, span;
 
-	for (int64_t j = 0; j < span; j++)
-		tile[j] = ch[j % c];
+	/*
+	 * The fewest copies of the channels that end on a whole vector: one where
+	 * C is a multiple of 16 (16 built with a division per element took 35 us
+	 * of EfficientNet's 1152 x 7 x 7 excitation, 2 us in all now).
+	 */
+	while (reps > 1 && (c * (reps / 2)) % 16 == 0)
+		reps /= 2;
+	span = reps * c;
+	for (int64_t r = 0; r < reps; r++)
+		memcpy(tile + r * c, ch, (size_t)c * sizeof(float));
 	for (int64_t i = 0; i < n; i += span) {
 		int64_t m = n - i < span ? n - i : span, j = 0;
 		const float *a = x + i;
