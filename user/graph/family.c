@@ -104,6 +104,31 @@ static void ho_fam_ints(char *buf, size_t len, const struct ho_node *n, const ch
 		ho_fam_put(buf, len, "%s%lld", i ? "x" : "=", (long long)a->ints[i]);
 }
 
+/*
+ * A convolution's walk attribute, its default written out where the node
+ * leaves it to the default (n values of def): exporters differ in which they
+ * spell (PyTorch writes dilations=1x1, the probe's sweep does not), and one
+ * kernel must name one family.  auto_pad's pads are named by the mode.
+ */
+static void ho_fam_walk(char *buf, size_t len, const struct ho_node *n, const char *name,
+			int64_t def, int n_def)
+{
+	const struct ho_attr *pad = ho_node_attr(n, "auto_pad");
+
+	if (ho_node_attr(n, name) || n_def <= 0) {
+		ho_fam_ints(buf, len, n, name);
+		return;
+	}
+	if (!strcmp(name, "pads") && pad && pad->type == HO_ATTR_STRING && pad->s &&
+	    strcmp(pad->s, "NOTSET")) {
+		ho_fam_put(buf, len, " auto_pad=%s", pad->s);
+		return;
+	}
+	ho_fam_put(buf, len, " %s", name);
+	for (int i = 0; i < n_def; i++)
+		ho_fam_put(buf, len, "%s%lld", i ? "x" : "=", (long long)def);
+}
+
 int ho_node_family(const struct ho_graph *g, uint32_t id, char *buf, size_t len)
 {
 	const struct ho_node *n = &g->nodes[id];
@@ -121,12 +146,16 @@ int ho_node_family(const struct ho_graph *g, uint32_t id, char *buf, size_t len)
 		/* the weights fix channels and kernel, the attributes the walk over them */
 		for (int i = 0; w && i < w->shape.rank; i++)
 			ho_fam_put(buf, len, "%s%lld", i ? "x" : " w=", (long long)w->shape.dim[i]);
-		ho_fam_ints(buf, len, n, "strides");
-		ho_fam_ints(buf, len, n, "dilations");
-		ho_fam_ints(buf, len, n, "pads");
+		int sp = w ? w->shape.rank - 2 : 0;
+
+		ho_fam_walk(buf, len, n, "strides", 1, sp);
+		ho_fam_walk(buf, len, n, "dilations", 1, sp);
+		ho_fam_walk(buf, len, n, "pads", 0, 2 * sp);
 		ho_fam_put(buf, len, " group=%lld",
 			   ho_node_attr(n, "group") ? (long long)ho_node_attr(n, "group")->i : 1);
+		/* a constant BatchNormalization is folded into the weights: the same kernel */
 		ho_conv_chain(g, id, &a, &b);
+		a = -1;
 	} else if (kc == HO_KC_MATMUL) {
 		/* K and N; the rows (batch, sequence) are the extent */
 		if (w && w->shape.rank >= 2)
