@@ -18,8 +18,9 @@
 static const struct ho_box *box;
 static const struct ho_graph *g;
 
-/* Node id's time on cpu0 under a profile whose only family is key's, with points pts. */
-static double cost_with(uint32_t id, const char *key, const char *pts)
+/* Node id's time on cpu0 under a profile whose only family is key's, with points pts,
+ * and the device's further fields more (", \"kernel_models\": ..." or ""). */
+static double cost_more(uint32_t id, const char *key, const char *pts, const char *more)
 {
 	char path[] = "/tmp/ho-family-XXXXXX";
 	int fd = mkstemp(path);
@@ -32,8 +33,8 @@ static double cost_with(uint32_t id, const char *key, const char *pts)
 		return -1;
 	fprintf(f,
 		"{\"devices\": {\"cpu0\": {\"launch_us\": 0, \"kernel_scale\": 1,"
-		" \"families\": {\"%s\": %s}}}}",
-		key, pts);
+		" \"families\": {\"%s\": %s}%s}}}",
+		key, pts, more);
 	fclose(f);
 	if (ho_profile_load(path, box, &prof, &err))
 		fprintf(stderr, "profile: %s\n", err.msg);
@@ -42,6 +43,54 @@ static double cost_with(uint32_t id, const char *key, const char *pts)
 	ho_profile_free(prof);
 	unlink(path);
 	return t;
+}
+
+static double cost_with(uint32_t id, const char *key, const char *pts)
+{
+	return cost_more(id, key, pts, "");
+}
+
+/*
+ * A family measured with other post-ops than the node's (the sweep fuses a
+ * Relu, a model a Clip, a Swish or none): the same kernel, less what its
+ * post-ops cost; and past its largest point a compute family grows as its
+ * class model does, not with the work, and far past it is the class model.
+ */
+static void other_chain_and_beyond(uint32_t a, const char *key)
+{
+	const struct ho_node *nd = &g->nodes[a];
+	double w = ho_node_work(nd), e = (double)ho_shape_numel(&g->tensors[nd->outputs[0]].shape);
+	char base[256], other[300], pts[256], more[256];
+	const char *plus = strstr(key, " +");
+
+	T_REQUIRE(plus != NULL);
+	snprintf(base, sizeof(base), "%.*s", (int)(plus - key), key);
+	snprintf(other, sizeof(other), "%s +Swish", base);
+	snprintf(pts, sizeof(pts), "[[%.17g, 300]]", w);
+	snprintf(more, sizeof(more), ", \"post_op_ns\": {\"Sigmoid\": %.17g}", 100e3 / e);
+	T_CHECK(fabs(cost_more(a, other, pts, more) - 200) < 1e-6,
+		"measured with a Swish of 100 us: 300 less it, %g", cost_more(a, other, pts, more));
+	T_CHECK(fabs(cost_more(a, base, pts, "") - 300) < 1e-6,
+		"measured with no post-op: its time, %g", cost_more(a, base, pts, ""));
+	/* a key its own extends ("group=1" and "group=16") is another kernel's */
+	snprintf(other, sizeof(other), "%s6 +Relu", base);
+	T_CHECK(cost_more(a, other, pts, "") == cost_more(a, "MaxPool float32", pts, ""),
+		"another kernel's family (%s) is not its: %g, as with none", other,
+		cost_more(a, other, pts, ""));
+
+	/* the class model: 10 us fixed plus 100 us of FLOPs at this node's work */
+	snprintf(more, sizeof(more),
+		 ", \"kernel_models\": {\"conv\": {\"fixed_us\": 10, \"gflops\": %.17g, "
+		 "\"gbps\": 0, \"block\": 1}}",
+		 nd->feat.flops / 100e-6 / 1e9);
+	snprintf(pts, sizeof(pts), "[[%.17g, 40]]", w / 2);
+	T_CHECK(fabs(cost_more(a, key, pts, more) - 40 * 110 / 60.) < 1e-6,
+		"a point at half its work: 40 us grown as the class from 60 to 110, %g",
+		cost_more(a, key, pts, more));
+	snprintf(pts, sizeof(pts), "[[%.17g, 40]]", w / 100);
+	T_CHECK(fabs(cost_more(a, key, pts, more) - 110) < 1e-6,
+		"a point at a hundredth of its work: the class model, %g",
+		cost_more(a, key, pts, more));
 }
 
 int main(void)
@@ -105,6 +154,8 @@ int main(void)
 		cost_with(a, key, pts));
 	snprintf(pts, sizeof(pts), "[[%.17g, 100], [%.17g, 300]]", w, w / 2);
 	T_CHECK(cost_with(a, key, pts) < 0, "points out of order are refused");
+
+	other_chain_and_beyond(a, key);
 
 	/*
 	 * One kernel, one family however the exporter spelt it: PyTorch writes
