@@ -63,10 +63,15 @@ static double max_ratio(const float *y, const struct ho_npy *ref)
 	return worst / (mag > 0 ? mag : 1);
 }
 
+/* run_split's block: the device runs the element-wise nodes that take either layout (the
+ * channels-last tensors between cpu0's convolutions come to it as they are), cpu0 the rest */
+#define BM_EITHER_LAYOUT UINT32_MAX
+
 /*
  * Run g over cpu0 and the device and check its output: block 0, every node the device runs there
- * (all of them, wholly); else blocks of that many nodes on each in turn.  alone: on the device
- * as the only one (its inputs and outputs in its memory where it keeps its own).
+ * (all of them, wholly); BM_EITHER_LAYOUT, above; else blocks of that many nodes on each in
+ * turn.  alone: on the device as the only one (its inputs and outputs in its memory where it
+ * keeps its own).
  */
 static void run_split(struct ho_graph *g, const char *model, const struct ho_npy *in,
 		      const struct ho_npy *ref, uint32_t block, bool wholly, bool alone)
@@ -91,7 +96,12 @@ static void run_split(struct ho_graph *g, const char *model, const struct ho_npy
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		uint32_t id = (uint32_t)g->topo[i];
 		const struct ho_node *n = &g->nodes[id];
-		int dev = alone ? 0 : !block || (k++ / block) % 2 ? 1 : 0;
+		bool binary;
+		int dev = alone ? 0
+			  : block == BM_EITHER_LAYOUT
+			      ? ocl->layout(n->op_type, &binary) == HO_BE_SAME_LAYOUT
+			  : !block || (k++ / block) % 2 ? 1
+							: 0;
 
 		if (!ho_node_is_task(n)) {
 			pl.node_device[id] = -1;
@@ -107,10 +117,13 @@ static void run_split(struct ho_graph *g, const char *model, const struct ho_npy
 		}
 		pl.node_device[id] = dev;
 		pl.node_prio[id] = i;
-		if (block && dev && fail < 0 && i >= g->n_nodes * 3 / 4)
+		if (block && block != BM_EITHER_LAYOUT && dev && fail < 0 &&
+		    i >= g->n_nodes * 3 / 4)
 			fail = (int32_t)id;
 		on[dev]++;
 	}
+	if (!on[1] && !alone)
+		goto out; /* nothing of it there */
 	o.inject_failure = fail >= 0 ? g->nodes[fail].name : NULL;
 	if (ho_rt_new(g, &o, &rt, &err)) {
 		T_CHECK(0, "%s: plan over cpu0 + %s: %s", model, bm->dev, err.msg);
@@ -142,9 +155,10 @@ static void run_split(struct ho_graph *g, const char *model, const struct ho_npy
 		printf("  %-16s %-10s %4u nodes on cpu0, %4u on %s (%s): %u copies, off "
 		       "its reference by %.2e, %.2f ms\n",
 		       model,
-		       alone   ? "alone"
-		       : block ? "split"
-			       : "wholly",
+		       alone			   ? "alone"
+		       : block == BM_EITHER_LAYOUT ? "eltwise"
+		       : block			   ? "split"
+						   : "wholly",
 		       on_cpu, on[di], bm->dev, r->backend_desc[di], r->transfers, ratio,
 		       r->makespan_s * 1e3);
 		T_CHECK(ratio <= 1e-4, "%s: output off its reference by %.2e of its magnitude",
@@ -234,6 +248,7 @@ static void one_model(const char *spec, bool wholly)
 	}
 	run_split(g, model, &in, &ref, 0, wholly, false);
 	run_split(g, model, &in, &ref, 7, wholly, false);
+	run_split(g, model, &in, &ref, BM_EITHER_LAYOUT, wholly, false);
 	run_split(g, model, &in, &ref, 0, wholly, true);
 	ho_npy_free(&in);
 	ho_npy_free(&ref);

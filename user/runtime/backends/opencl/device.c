@@ -279,14 +279,6 @@ static void ocl_query(const struct ho_backend *b, struct ho_backend_info *info)
 	info->own_memory = b->own;
 }
 
-/* Row-major only: the executor keeps what this device touches NCHW. */
-static enum ho_be_layout ocl_layout(const char *op, bool *binary)
-{
-	(void)op;
-	*binary = false;
-	return HO_BE_PLAIN;
-}
-
 static int ocl_wrap(struct ho_backend *b, void *host, size_t len, struct ho_dev_block **out,
 		    struct ho_error *err)
 {

@@ -85,6 +85,7 @@ struct ocl_ctx {
 	const struct ho_node *n;
 	const struct ho_fusion *fuse;
 	const struct ho_mem *mem;
+	const uint8_t *channels_last; /* NULL: every tensor row-major */
 	struct ho_kernel *k;
 	struct ho_error *err;
 };
@@ -158,6 +159,7 @@ int ocl_prep_reduce(const struct ocl_ctx *c);
 
 /* ops.c: the operator table */
 bool ocl_runs(const char *op_type);
+enum ho_be_layout ocl_layout(const char *op_type, bool *binary);
 int ocl_prepare(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
 		const struct ho_fusion *fuse, const struct ho_mem *mem,
 		const uint8_t *channels_last, struct ho_kernel **out, struct ho_error *err);

@@ -139,41 +139,48 @@ out:
  * The operator table: every operator this backend runs, its prepare, and
  * how many leading inputs are float32 data its kernels read (0: all); the
  * others are parameters its prepare reads (a Slice's starts, a Pad's pads).
+ * Their kernels read and write row-major tensors; the element-wise ones
+ * below walk any layout.
  */
 struct ocl_op {
 	const char *op;
 	int (*prepare)(const struct ocl_ctx *c);
 	uint32_t data_inputs;
+	enum ho_be_layout layout;
 };
 
 static const struct ocl_op ocl_ops[] = {
-    {"Conv", ocl_prep_conv, 0},
-    {"ConvTranspose", ocl_prep_conv_transpose, 0},
-    {"MatMul", ocl_prep_matmul, 0},
-    {"Gemm", ocl_prep_matmul, 0},
-    {"MaxPool", ocl_prep_pool, 0},
-    {"AveragePool", ocl_prep_pool, 0},
-    {"GlobalAveragePool", ocl_prep_global_pool, 0},
-    {"GlobalMaxPool", ocl_prep_global_pool, 0},
-    {"ReduceMean", ocl_prep_reduce, 1},
-    {"ReduceMax", ocl_prep_reduce, 1},
-    {"ReduceMin", ocl_prep_reduce, 1},
-    {"ReduceSum", ocl_prep_reduce, 1},
-    {"BatchNormalization", ocl_prep_batchnorm, 0},
-    {"Concat", ocl_prep_concat, 0},
-    {"Softmax", ocl_prep_softmax, 0},
-    {"LogSoftmax", ocl_prep_softmax, 0},
-    {"Transpose", ocl_prep_transpose, 0},
-    {"Slice", ocl_prep_slice, 1},
-    {"Pad", ocl_prep_pad, 1},
-    {"LayerNormalization", ocl_prep_layer_norm, 0},
-    {"Resize", ocl_prep_resize, 1},
-    {"Upsample", ocl_prep_resize, 1},
+    {"Conv", ocl_prep_conv, 0, HO_BE_PLAIN},
+    {"ConvTranspose", ocl_prep_conv_transpose, 0, HO_BE_PLAIN},
+    {"MatMul", ocl_prep_matmul, 0, HO_BE_PLAIN},
+    {"Gemm", ocl_prep_matmul, 0, HO_BE_PLAIN},
+    {"MaxPool", ocl_prep_pool, 0, HO_BE_PLAIN},
+    {"AveragePool", ocl_prep_pool, 0, HO_BE_PLAIN},
+    {"GlobalAveragePool", ocl_prep_global_pool, 0, HO_BE_PLAIN},
+    {"GlobalMaxPool", ocl_prep_global_pool, 0, HO_BE_PLAIN},
+    {"ReduceMean", ocl_prep_reduce, 1, HO_BE_PLAIN},
+    {"ReduceMax", ocl_prep_reduce, 1, HO_BE_PLAIN},
+    {"ReduceMin", ocl_prep_reduce, 1, HO_BE_PLAIN},
+    {"ReduceSum", ocl_prep_reduce, 1, HO_BE_PLAIN},
+    {"BatchNormalization", ocl_prep_batchnorm, 0, HO_BE_PLAIN},
+    {"Concat", ocl_prep_concat, 0, HO_BE_PLAIN},
+    {"Softmax", ocl_prep_softmax, 0, HO_BE_PLAIN},
+    {"LogSoftmax", ocl_prep_softmax, 0, HO_BE_PLAIN},
+    {"Transpose", ocl_prep_transpose, 0, HO_BE_PLAIN},
+    {"Slice", ocl_prep_slice, 1, HO_BE_PLAIN},
+    {"Pad", ocl_prep_pad, 1, HO_BE_PLAIN},
+    {"LayerNormalization", ocl_prep_layer_norm, 0, HO_BE_PLAIN},
+    {"Resize", ocl_prep_resize, 1, HO_BE_PLAIN},
+    {"Upsample", ocl_prep_resize, 1, HO_BE_PLAIN},
 };
 
-/* The element-wise operators, whose list is the graph library's (opsem.h). */
-static const struct ocl_op ocl_unary = {"(unary)", ocl_prep_unary, 0},
-			   ocl_binary = {"(binary)", ocl_prep_binary, 0};
+/*
+ * The element-wise operators, whose list is the graph library's (opsem.h):
+ * either layout, their output's as their inputs' (a channels-last tensor
+ * between two cpu0 convolutions stays so when one of its readers is here).
+ */
+static const struct ocl_op ocl_unary = {"(unary)", ocl_prep_unary, 0, HO_BE_SAME_LAYOUT},
+			   ocl_binary = {"(binary)", ocl_prep_binary, 0, HO_BE_SAME_LAYOUT};
 
 static const struct ocl_op *ocl_op_of(const char *op)
 {
@@ -188,6 +195,14 @@ static const struct ocl_op *ocl_op_of(const char *op)
 bool ocl_runs(const char *op)
 {
 	return !strcmp(op, "Constant") || ho_op_is_view(op) || ocl_op_of(op);
+}
+
+enum ho_be_layout ocl_layout(const char *op, bool *binary)
+{
+	const struct ocl_op *o = ocl_op_of(op);
+
+	*binary = o == &ocl_binary;
+	return o ? o->layout : HO_BE_PLAIN;
 }
 
 void ocl_kernel_free(struct ho_kernel *k)
@@ -212,7 +227,7 @@ int ocl_prepare(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
 		const uint8_t *channels_last, struct ho_kernel **out, struct ho_error *err)
 {
 	const struct ho_node *n = &g->nodes[node];
-	struct ocl_ctx c = {b, g, n, fuse, mem, NULL, err};
+	struct ocl_ctx c = {b, g, n, fuse, mem, channels_last, NULL, err};
 	const struct ocl_op *op = ocl_op_of(n->op_type);
 	bool more = false;
 	int ret;
@@ -238,7 +253,7 @@ int ocl_prepare(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
 			continue;
 		if (g->tensors[t].dtype != HO_DT_FLOAT)
 			return ocl_refuse(&c, "computes on float32 tensors only");
-		if (channels_last && channels_last[t])
+		if (channels_last && channels_last[t] && op->layout == HO_BE_PLAIN)
 			return ocl_refuse(&c, "reads and writes row-major (NCHW) tensors only");
 		if (b && g->tensors[t].bytes && mem[t].host && !mem[t].block)
 			return ho_err(err, -EFAULT, "internal: node '%s': tensor '%s' has no block",
