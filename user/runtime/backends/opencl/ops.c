@@ -81,7 +81,7 @@ static int ocl_prep_layer_norm(const struct ocl_ctx *c)
  * Resize and Upsample of the last two axes, nearest or linear: each output
  * row's and column's two source taps and the second's weight, worked out at
  * prepare by the graph library (ho_resize_taps2d, the cpu backend's
- * semantics); the kernel only blends.
+ * semantics); the kernel only blends, over NCHW or channels-last tensors.
  */
 static int ocl_prep_resize(const struct ocl_ctx *c)
 {
@@ -122,7 +122,22 @@ static int ocl_prep_resize(const struct ocl_ctx *c)
 	if ((ret = ocl_owned(c, 0, ix, (size_t)(2 * m) * sizeof(int))) ||
 	    (ret = ocl_owned(c, 1, wt, (size_t)m * sizeof(float))))
 		goto out;
-	if (!(l = ocl_spatial(c, "resize2d", x, yt, &a))) {
+	if (c->channels_last && c->channels_last[c->n->inputs[0]]) {
+		if (!(l = ocl_launch_yx(c, "resize2d_nhwc", c->n->outputs[0], c->n->inputs[0],
+					&a))) {
+			ret = ocl_no_kernel(c);
+			goto out;
+		}
+		ocl_arg_int(&a, (int)in[0]);
+		ocl_arg_int(&a, (int)in[1]);
+		ocl_arg_int(&a, (int)out[0]);
+		ocl_arg_int(&a, (int)out[1]);
+		ocl_arg_int(&a, (int)x->shape.dim[1]);
+		l->dims = 3;
+		l->global[0] = (size_t)x->shape.dim[1];
+		l->global[1] = (size_t)out[1];
+		l->global[2] = (size_t)(x->shape.dim[0] * out[0]);
+	} else if (!(l = ocl_spatial(c, "resize2d", x, yt, &a))) {
 		ret = ocl_no_kernel(c);
 		goto out;
 	}
@@ -139,8 +154,9 @@ out:
  * The operator table: every operator this backend runs, its prepare, and
  * how many leading inputs are float32 data its kernels read (0: all); the
  * others are parameters its prepare reads (a Slice's starts, a Pad's pads).
- * Their kernels read and write row-major tensors; the element-wise ones
- * below walk any layout.
+ * Their kernels read and write row-major tensors; HO_BE_SAME_LAYOUT ones
+ * (Resize and the element-wise ones below) channels-last tensors too, and
+ * global pooling either into its [N, C, 1, 1], one memory in both layouts.
  */
 struct ocl_op {
 	const char *op;
@@ -156,8 +172,8 @@ static const struct ocl_op ocl_ops[] = {
     {"Gemm", ocl_prep_matmul, 0, HO_BE_PLAIN},
     {"MaxPool", ocl_prep_pool, 0, HO_BE_PLAIN},
     {"AveragePool", ocl_prep_pool, 0, HO_BE_PLAIN},
-    {"GlobalAveragePool", ocl_prep_global_pool, 0, HO_BE_PLAIN},
-    {"GlobalMaxPool", ocl_prep_global_pool, 0, HO_BE_PLAIN},
+    {"GlobalAveragePool", ocl_prep_global_pool, 0, HO_BE_ANY_LAYOUT},
+    {"GlobalMaxPool", ocl_prep_global_pool, 0, HO_BE_ANY_LAYOUT},
     {"ReduceMean", ocl_prep_reduce, 1, HO_BE_PLAIN},
     {"ReduceMax", ocl_prep_reduce, 1, HO_BE_PLAIN},
     {"ReduceMin", ocl_prep_reduce, 1, HO_BE_PLAIN},
@@ -170,8 +186,8 @@ static const struct ocl_op ocl_ops[] = {
     {"Slice", ocl_prep_slice, 1, HO_BE_PLAIN},
     {"Pad", ocl_prep_pad, 1, HO_BE_PLAIN},
     {"LayerNormalization", ocl_prep_layer_norm, 0, HO_BE_PLAIN},
-    {"Resize", ocl_prep_resize, 1, HO_BE_PLAIN},
-    {"Upsample", ocl_prep_resize, 1, HO_BE_PLAIN},
+    {"Resize", ocl_prep_resize, 1, HO_BE_SAME_LAYOUT},
+    {"Upsample", ocl_prep_resize, 1, HO_BE_SAME_LAYOUT},
 };
 
 /*

@@ -30,7 +30,7 @@ static int ocl_reduce_rows(const struct ocl_ctx *c, int64_t outer, int64_t len, 
 	return ocl_args_done(c, &a);
 }
 
-/* GlobalAveragePool, GlobalMaxPool: rows of the spatial extent. */
+/* GlobalAveragePool, GlobalMaxPool: rows of the spatial extent, either layout. */
 int ocl_prep_global_pool(const struct ocl_ctx *c)
 {
 	const struct ho_tensor *x = ho_node_input(c->g, c->n, 0);
@@ -38,11 +38,14 @@ int ocl_prep_global_pool(const struct ocl_ctx *c)
 
 	if (!x || x->shape.rank < 3)
 		return ocl_refuse(c, "needs a spatial input");
+	int kind = strcmp(c->n->op_type, "GlobalAveragePool") ? OCL_RED_MAX : OCL_RED_MEAN;
+
 	for (int k = 2; k < x->shape.rank; k++)
 		len *= x->shape.dim[k];
-	return ocl_reduce_rows(c, x->shape.dim[0] * x->shape.dim[1], len, 1,
-			       strcmp(c->n->op_type, "GlobalAveragePool") ? OCL_RED_MAX
-									  : OCL_RED_MEAN);
+	/* channels-last: rows of pixels, the channels inner; [N, C, 1, 1] is one memory */
+	if (c->channels_last && c->channels_last[c->n->inputs[0]])
+		return ocl_reduce_rows(c, x->shape.dim[0], len, x->shape.dim[1], kind);
+	return ocl_reduce_rows(c, x->shape.dim[0] * x->shape.dim[1], len, 1, kind);
 }
 
 /* ReduceMean, Max, Min, Sum: axes from the attribute, or (opset 18, Sum 13) a constant input. */

@@ -275,4 +275,17 @@ const char ocl_source[] =
     "  float wx = wt[OH + ox];\n"
     "  y[yo + ((long)nc * OH + oy) * OW + ox] =\n"
     "      blend(blend(r0[x0], r0[x1], wx), blend(r1[x0], r1[x1], wx), wt[oy]);\n"
+    "}\n"
+    /* the same over channels-last tensors, a work-item per channel of an output pixel */
+    "__kernel void resize2d_nhwc(__global float *y, long yo, __global const float *x, long xo,\n"
+    "                            int H, int W, int OH, int OW, int C, __global const int *ix,\n"
+    "                            __global const float *wt) {\n"
+    "  int ch = get_global_id(0), ox = get_global_id(1), noy = get_global_id(2);\n"
+    "  int b = noy / OH, oy = noy % OH, n = OH + OW;\n"
+    "  __global const float *xb = x + xo + (long)b * H * W * C + ch;\n"
+    "  __global const float *r0 = xb + (long)ix[oy] * W * C, *r1 = xb + (long)ix[n + oy] * W * C;\n"
+    "  long x0 = (long)ix[OH + ox] * C, x1 = (long)ix[n + OH + ox] * C;\n"
+    "  float wx = wt[OH + ox];\n"
+    "  y[yo + ((long)noy * OW + ox) * C + ch] =\n"
+    "      blend(blend(r0[x0], r0[x1], wx), blend(r1[x0], r1[x1], wx), wt[oy]);\n"
     "}\n";
