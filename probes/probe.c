@@ -104,7 +104,7 @@ static void probe_point(struct probe_points *pp, int kc, const struct ho_graph *
 	}
 	pp->v[kc][pp->n[kc]++] = (struct ho_fit_point){
 	    nd->feat.flops, (double)(nd->feat.bytes_read + nd->feat.bytes_written), s,
-	    ho_node_out_channels(g, nd)};
+	    ho_node_block_channels(g, nd)};
 }
 
 struct probe_dev_out {

@@ -345,8 +345,9 @@ int ho_kernel_class_find(const char *name); /* -1 if none */
 int ho_node_family(const struct ho_graph *g, uint32_t id, char *buf, size_t len);
 /* A node's work for scaling within a family: its FLOPs, or its bytes where it has none. */
 double ho_node_work(const struct ho_node *n);
-/* A Conv's or ConvTranspose's output channels (from its weights); 0 for any other node. */
-double ho_node_out_channels(const struct ho_graph *g, const struct ho_node *n);
+/* The output channels a Conv's or ConvTranspose's kernel computes in blocks (from its weights):
+ * all of them, or one group's of a grouped (not depthwise) one; 0 for any other node. */
+double ho_node_block_channels(const struct ho_graph *g, const struct ho_node *n);
 /* How much more work channels take done in blocks of block: ceil(c / b) * b / c (1: none). */
 double ho_channel_pad(double channels, uint32_t block);
 

@@ -93,6 +93,54 @@ static void other_chain_and_beyond(uint32_t a, const char *key)
 		cost_more(a, key, pts, more));
 }
 
+/*
+ * A grouped convolution's channels pad to the class's block group by group:
+ * RegNet's groups of 8 against a block of 16 take twice their FLOPs' time, a
+ * dense layer's 64 channels none more.
+ */
+static void grouped_blocks(uint32_t dense)
+{
+	const struct ho_graph *keep = g;
+	struct ho_graph *rg = NULL;
+	struct ho_error err = {0};
+	int64_t dims[4] = {1, 3, 224, 224};
+	char model[4096], more[256];
+	const double gflops = 100;
+
+	snprintf(more, sizeof(more),
+		 ", \"kernel_models\": {\"conv\": {\"fixed_us\": 0, \"gflops\": %g, "
+		 "\"gbps\": 0, \"block\": 16}}",
+		 gflops);
+	T_CHECK(fabs(cost_more(dense, "none", "[[1, 1]]", more) -
+		     g->nodes[dense].feat.flops / gflops / 1e3) < 1e-6,
+		"a dense 64-channel layer: its FLOPs' time, %g us",
+		cost_more(dense, "none", "[[1, 1]]", more));
+	if (t_model_path(model, sizeof(model), "regnet_y_400mf.onnx")) {
+		printf("regnet_y_400mf.onnx not in $HETEROOPT_MODELS: its groups unchecked\n");
+		return;
+	}
+	T_REQUIRE(ho_onnx_load(model, NULL, &rg, &err) == 0);
+	T_REQUIRE(ho_graph_bind_input(rg, "input", dims, 4, &err) == 0);
+	T_REQUIRE(ho_shape_infer(rg, &err) == 0);
+	ho_features_compute(rg);
+	g = rg;
+	for (uint32_t i = 0; i < rg->n_nodes; i++) {
+		const struct ho_attr *group = ho_node_attr(&rg->nodes[i], "group");
+		const struct ho_tensor *w = ho_node_input(rg, &rg->nodes[i], 1);
+
+		if (strcmp(rg->nodes[i].op_type, "Conv") || !group || group->i <= 1 || !w ||
+		    w->shape.dim[1] != 8)
+			continue;
+		T_CHECK(fabs(cost_more(i, "none", "[[1, 1]]", more) -
+			     2 * rg->nodes[i].feat.flops / gflops / 1e3) < 1e-6,
+			"%s, groups of 8 in %lld: twice its FLOPs' time, %g us", rg->nodes[i].name,
+			(long long)group->i, cost_more(i, "none", "[[1, 1]]", more));
+		break;
+	}
+	g = keep;
+	ho_graph_free(rg);
+}
+
 int main(void)
 {
 	struct ho_graph *gr = NULL;
@@ -156,6 +204,7 @@ int main(void)
 	T_CHECK(cost_with(a, key, pts) < 0, "points out of order are refused");
 
 	other_chain_and_beyond(a, key);
+	grouped_blocks(a);
 
 	/*
 	 * One kernel, one family however the exporter spelt it: PyTorch writes

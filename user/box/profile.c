@@ -773,9 +773,10 @@ static double ho_class_time(const struct ho_graph *g, const struct ho_node *nd,
 	       (kc == HO_KC_CONV || kc == HO_KC_CONV_DW || kc == HO_KC_MATMUL
 		    ? ho_cold_weights(nd, pd, cm)
 		    : 0) +
-	       (cm->rate > 0 ? nd->feat.flops *
-				   ho_channel_pad(ho_node_out_channels(g, nd), cm->block) / cm->rate
-			     : 0) +
+	       (cm->rate > 0
+		    ? nd->feat.flops * ho_channel_pad(ho_node_block_channels(g, nd), cm->block) /
+			  cm->rate
+		    : 0) +
 	       (cm->bw > 0 ? bytes / ho_class_bw(pd, kc, cm, bytes) : 0);
 }
 
