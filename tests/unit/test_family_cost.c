@@ -102,9 +102,8 @@ static void grouped_blocks(uint32_t dense)
 {
 	const struct ho_graph *keep = g;
 	struct ho_graph *rg = NULL;
-	struct ho_error err = {0};
 	int64_t dims[4] = {1, 3, 224, 224};
-	char model[4096], more[256];
+	char more[256];
 	const double gflops = 100;
 
 	snprintf(more, sizeof(more),
@@ -115,14 +114,10 @@ static void grouped_blocks(uint32_t dense)
 		     g->nodes[dense].feat.flops / gflops / 1e3) < 1e-6,
 		"a dense 64-channel layer: its FLOPs' time, %g us",
 		cost_more(dense, "none", "[[1, 1]]", more));
-	if (t_model_path(model, sizeof(model), "regnet_y_400mf.onnx")) {
+	if (t_load_model("regnet_y_400mf.onnx", "input", dims, 4, &rg)) {
 		printf("regnet_y_400mf.onnx not in $HETEROOPT_MODELS: its groups unchecked\n");
 		return;
 	}
-	T_REQUIRE(ho_onnx_load(model, NULL, &rg, &err) == 0);
-	T_REQUIRE(ho_graph_bind_input(rg, "input", dims, 4, &err) == 0);
-	T_REQUIRE(ho_shape_infer(rg, &err) == 0);
-	ho_features_compute(rg);
 	g = rg;
 	for (uint32_t i = 0; i < rg->n_nodes; i++) {
 		const struct ho_attr *group = ho_node_attr(&rg->nodes[i], "group");
@@ -147,17 +142,13 @@ int main(void)
 	struct ho_box *b = NULL;
 	struct ho_error err = {0};
 	int64_t dims[4] = {1, 3, 224, 224};
-	char model[4096], key[256], other[256], pts[512];
+	char key[256], other[256], pts[512];
 	uint32_t a = UINT32_MAX, twin = UINT32_MAX;
 
-	if (t_model_path(model, sizeof(model), "squeezenet1_1.onnx")) {
+	if (t_load_model("squeezenet1_1.onnx", "input", dims, 4, &gr)) {
 		printf("skipped: squeezenet1_1.onnx not in $HETEROOPT_MODELS\n");
 		return T_SKIP;
 	}
-	T_REQUIRE(ho_onnx_load(model, NULL, &gr, &err) == 0);
-	T_REQUIRE(ho_graph_bind_input(gr, "input", dims, 4, &err) == 0);
-	T_REQUIRE(ho_shape_infer(gr, &err) == 0);
-	ho_features_compute(gr);
 	T_REQUIRE(ho_box_load("boxes/this-machine-2cpu.json", &b, &err) == 0);
 	g = gr;
 	box = b;

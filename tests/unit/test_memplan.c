@@ -191,20 +191,15 @@ static void run_case(const struct mp_case *c)
  */
 static void ancestors_of_tasks(void)
 {
-	char model[4096];
 	struct ho_graph *g = NULL;
-	struct ho_error err = {0};
 	int64_t x[3] = {3, 20, 16};
 	uint32_t words, differ = 0;
 	uint64_t *anc, *tasks, *all;
 
-	if (t_model_path(model, sizeof(model), "seq_rnn.onnx")) {
+	if (t_load_model("seq_rnn.onnx", "x", x, 3, &g)) {
 		printf("skip ancestors on a real export: seq_rnn.onnx not in $HETEROOPT_MODELS\n");
 		return;
 	}
-	T_REQUIRE(ho_onnx_load(model, NULL, &g, &err) == 0);
-	T_REQUIRE(ho_graph_bind_input(g, "x", x, 3, &err) == 0);
-	T_REQUIRE(ho_shape_infer(g, &err) == 0);
 	anc = ho_memplan_ancestors(g, &words);
 	tasks = calloc((size_t)g->n_nodes * words + 1, sizeof(uint64_t));
 	all = calloc((size_t)g->n_nodes * words + 1, sizeof(uint64_t));

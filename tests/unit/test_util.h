@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* What the unit test programs share beyond tests/test_helpers.h: the models' folder, a
- * runtime device, a profile from text, a plan's simulated latency. */
+/* What the unit test programs share beyond tests/test_helpers.h: the models' folder and a
+ * model loaded from it, a runtime device, a profile from text, a plan's simulated latency. */
 #ifndef HO_TEST_UTIL_H
 #define HO_TEST_UTIL_H
 
@@ -41,6 +41,26 @@ static inline int t_model_path(char *buf, size_t n, const char *name)
 		return -1;
 	snprintf(buf, n, "%s/%s", d, name);
 	return access(buf, R_OK);
+}
+
+/*
+ * Model name from the models' folder with input bound to dims (rank of them), its shapes
+ * inferred and its cost features computed, into *g; -1 where the model is not there.
+ */
+static inline int t_load_model(const char *name, const char *input, const int64_t *dims, int rank,
+			       struct ho_graph **g)
+{
+	char path[4096];
+	struct ho_error err = {0};
+
+	*g = NULL;
+	if (t_model_path(path, sizeof(path), name))
+		return -1;
+	T_REQUIRE(ho_onnx_load(path, NULL, g, &err) == 0);
+	T_REQUIRE(ho_graph_bind_input(*g, input, dims, rank, &err) == 0);
+	T_REQUIRE(ho_shape_infer(*g, &err) == 0);
+	ho_features_compute(*g);
+	return 0;
 }
 
 /* Load the profile text given through a file, as a user's would be. */
