@@ -172,6 +172,9 @@ int ho_binary_code(const char *op_type);
  * it is one. */
 float ho_const_f(const struct ho_graph *g, int32_t t, int64_t i);
 bool ho_is_const_f(const struct ho_graph *g, int32_t t);
+/* A walk of rank axes (extents dims, operands' strides sa and sb, outermost first) with unit
+ * axes dropped and neighbours both step alike along merged; its rank (1 at least). */
+int ho_walk_merge(int rank, int dims[8], int sa[8], int sb[8]);
 /* Numpy broadcasting of a and b to out as one walk: per axis the extent and each
  * operand's stride (0 where it broadcasts), unit axes dropped and axes both step alike
  * along merged (same shapes and scalars walk one); the walk's rank, -1 over 8. */

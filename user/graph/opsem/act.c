@@ -147,19 +147,12 @@ static void ho_bstrides(const struct ho_shape *s, const struct ho_shape *out, in
 	}
 }
 
-int ho_broadcast_walk(const struct ho_shape *out, const struct ho_shape *a,
-		      const struct ho_shape *b, int dims[8], int sa[8], int sb[8])
+int ho_walk_merge(int rank, int dims[8], int sa[8], int sb[8])
 {
 	int r = 0;
 
-	if (out->rank > 8)
-		return -1;
-	for (int k = 0; k < 8; k++)
-		dims[k] = k < out->rank ? (int)out->dim[k] : 1, sa[k] = sb[k] = 0;
-	ho_bstrides(a, out, sa);
-	ho_bstrides(b, out, sb);
 	/* unit axes dropped, neighbours along which both step alike merged */
-	for (int k = 0; k < out->rank; k++) {
+	for (int k = 0; k < rank; k++) {
 		if (dims[k] == 1)
 			continue;
 		if (r && sa[r - 1] == sa[k] * dims[k] && sb[r - 1] == sb[k] * dims[k]) {
@@ -174,4 +167,16 @@ int ho_broadcast_walk(const struct ho_shape *out, const struct ho_shape *a,
 	for (int k = r; k < 8; k++)
 		dims[k] = 1, sa[k] = sb[k] = 0;
 	return r ? r : 1;
+}
+
+int ho_broadcast_walk(const struct ho_shape *out, const struct ho_shape *a,
+		      const struct ho_shape *b, int dims[8], int sa[8], int sb[8])
+{
+	if (out->rank > 8)
+		return -1;
+	for (int k = 0; k < 8; k++)
+		dims[k] = k < out->rank ? (int)out->dim[k] : 1, sa[k] = sb[k] = 0;
+	ho_bstrides(a, out, sa);
+	ho_bstrides(b, out, sb);
+	return ho_walk_merge(out->rank, dims, sa, sb);
 }

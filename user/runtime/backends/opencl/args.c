@@ -12,6 +12,12 @@
 
 #include "ocl.h"
 
+bool ocl_is_nhwc(const struct ocl_ctx *c, int32_t t)
+{
+	return c->channels_last && t >= 0 && c->channels_last[t] &&
+	       c->g->tensors[t].shape.rank == 4;
+}
+
 int ocl_refuse(const struct ocl_ctx *c, const char *why)
 {
 	return ho_err(c->err, -EOPNOTSUPP, "node '%s' (%s): the OpenCL backend %s", c->n->name,

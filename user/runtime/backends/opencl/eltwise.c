@@ -12,12 +12,6 @@
 
 #include "ocl.h"
 
-/* Whether tensor t is stored channels-last (NHWC). */
-static bool ocl_cl(const struct ocl_ctx *c, int32_t t)
-{
-	return c->channels_last && c->channels_last[t] && c->g->tensors[t].shape.rank == 4;
-}
-
 /* Operand t's strides over y's 4-D extents (NCHW order), as it is stored; 0 where it broadcasts. */
 static void ocl_strides4(const struct ocl_ctx *c, int32_t t, const struct ho_shape *ys,
 			 int64_t st[4])
@@ -27,7 +21,7 @@ static void ocl_strides4(const struct ocl_ctx *c, int32_t t, const struct ho_sha
 
 	for (int k = 0; k < 4; k++)
 		d[k] = k < 4 - s->rank ? 1 : s->dim[k - (4 - s->rank)];
-	if (ocl_cl(c, t)) {
+	if (ocl_is_nhwc(c, t)) {
 		st[1] = 1, st[3] = d[1], st[2] = d[1] * d[3], st[0] = st[2] * d[2];
 	} else {
 		st[3] = 1, st[2] = d[3], st[1] = d[2] * d[3], st[0] = st[1] * d[1];
@@ -39,37 +33,25 @@ static void ocl_strides4(const struct ocl_ctx *c, int32_t t, const struct ho_sha
 
 /*
  * The broadcast walk where some 4-D operand is channels-last: y's extents
- * in its storage order, each operand's strides as it is stored, neighbours
- * that step alike merged.  Returns the rank.
+ * in its storage order, each operand's strides as it is stored, merged as
+ * the graph library merges a row-major walk.  Returns the rank.
  */
 static int ocl_walk_layouts(const struct ocl_ctx *c, int32_t y, int32_t x0, int32_t x1, int dims[8],
 			    int sa[8], int sb[8])
 {
 	static const int nhwc[4] = {0, 2, 3, 1}, nchw[4] = {0, 1, 2, 3};
 	const struct ho_shape *ys = &c->g->tensors[y].shape;
-	const int *order = ocl_cl(c, y) ? nhwc : nchw;
+	const int *order = ocl_is_nhwc(c, y) ? nhwc : nchw;
 	int64_t a[4], b[4];
-	int r = 0;
 
 	ocl_strides4(c, x0, ys, a);
 	ocl_strides4(c, x1, ys, b);
-	for (int k = 0; k < 8; k++)
-		dims[k] = 1, sa[k] = sb[k] = 0;
-	for (int i = 0; i < 4; i++) {
-		int k = order[i];
-
-		if (ys->dim[k] == 1)
-			continue;
-		if (r && sa[r - 1] == a[k] * ys->dim[k] && sb[r - 1] == b[k] * ys->dim[k]) {
-			dims[r - 1] *= (int)ys->dim[k];
-			sa[r - 1] = (int)a[k];
-			sb[r - 1] = (int)b[k];
-		} else {
-			dims[r] = (int)ys->dim[k], sa[r] = (int)a[k], sb[r] = (int)b[k];
-			r++;
-		}
+	for (int i = 0; i < 8; i++) {
+		dims[i] = i < 4 ? (int)ys->dim[order[i]] : 1;
+		sa[i] = i < 4 ? (int)a[order[i]] : 0;
+		sb[i] = i < 4 ? (int)b[order[i]] : 0;
 	}
-	return r ? r : 1;
+	return ho_walk_merge(4, dims, sa, sb);
 }
 
 /*
@@ -89,7 +71,7 @@ int ocl_binary_at(const struct ocl_ctx *c, const struct ho_node *n, int32_t y, b
 		return ocl_refuse(c, "runs two-operand element-wise nodes of rank 8 or less");
 	if (in_place && !ho_shape_same(&c->g->tensors[x0].shape, ys))
 		return ocl_refuse(c, "folds an element-wise node of its own shape only");
-	if (ys->rank == 4 && (ocl_cl(c, y) || ocl_cl(c, x0) || ocl_cl(c, x1)))
+	if (ys->rank == 4 && (ocl_is_nhwc(c, y) || ocl_is_nhwc(c, x0) || ocl_is_nhwc(c, x1)))
 		rank = ocl_walk_layouts(c, y, in_place ? y : x0, x1, dims, sa, sb);
 	else
 		rank = ho_broadcast_walk(ys, in_place ? ys : &c->g->tensors[x0].shape,

@@ -98,6 +98,7 @@ struct ocl_args {
 };
 
 /* args.c: launches and their arguments */
+bool ocl_is_nhwc(const struct ocl_ctx *c, int32_t t); /* tensor t stored channels-last */
 int ocl_refuse(const struct ocl_ctx *c, const char *why);
 int ocl_no_kernel(const struct ocl_ctx *c);
 struct ocl_launch *ocl_new_launch(const struct ocl_ctx *c, const char *name);

@@ -122,7 +122,7 @@ static int ocl_prep_resize(const struct ocl_ctx *c)
 	if ((ret = ocl_owned(c, 0, ix, (size_t)(2 * m) * sizeof(int))) ||
 	    (ret = ocl_owned(c, 1, wt, (size_t)m * sizeof(float))))
 		goto out;
-	if (c->channels_last && c->channels_last[c->n->inputs[0]]) {
+	if (ocl_is_nhwc(c, c->n->inputs[0])) {
 		if (!(l = ocl_launch_yx(c, "resize2d_nhwc", c->n->outputs[0], c->n->inputs[0],
 					&a))) {
 			ret = ocl_no_kernel(c);
@@ -269,7 +269,7 @@ int ocl_prepare(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
 			continue;
 		if (g->tensors[t].dtype != HO_DT_FLOAT)
 			return ocl_refuse(&c, "computes on float32 tensors only");
-		if (channels_last && channels_last[t] && op->layout == HO_BE_PLAIN)
+		if (ocl_is_nhwc(&c, t) && op->layout == HO_BE_PLAIN)
 			return ocl_refuse(&c, "reads and writes row-major (NCHW) tensors only");
 		if (b && g->tensors[t].bytes && mem[t].host && !mem[t].block)
 			return ho_err(err, -EFAULT, "internal: node '%s': tensor '%s' has no block",

@@ -43,7 +43,7 @@ int ocl_prep_global_pool(const struct ocl_ctx *c)
 	for (int k = 2; k < x->shape.rank; k++)
 		len *= x->shape.dim[k];
 	/* channels-last: rows of pixels, the channels inner; [N, C, 1, 1] is one memory */
-	if (c->channels_last && c->channels_last[c->n->inputs[0]])
+	if (ocl_is_nhwc(c, c->n->inputs[0]))
 		return ocl_reduce_rows(c, x->shape.dim[0], len, x->shape.dim[1], kind);
 	return ocl_reduce_rows(c, x->shape.dim[0] * x->shape.dim[1], len, 1, kind);
 }
