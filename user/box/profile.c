@@ -781,34 +781,26 @@ static double ho_class_time(const struct ho_graph *g, const struct ho_node *nd,
 }
 
 /*
- * A compute kernel past its family's largest point: that point's time grown
- * as the class model grows from the point's work to the node's (its fixed
- * part does not grow), not in proportion to the work; past HO_FAMILY_REACH
- * times the point's work, the class model alone.  A point measured on one
- * pixel (the sweep's squeeze-excite 1x1) is mostly its launch: scaled by work
- * it priced MobileNetV2's 56x56 projection of that shape at 1.4 ms (it runs
- * in 0.08), grown as the class model 0.14.
+ * A compute kernel past its family's largest point (work w_max, time t_max):
+ * t_max grown as the class model grows from w_max to the node's work (its
+ * fixed part does not grow), not in proportion to the work; past
+ * HO_FAMILY_REACH times w_max, the class model alone.  A point measured on
+ * one pixel (the sweep's squeeze-excite 1x1) is mostly its launch: scaled by
+ * work it priced MobileNetV2's 56x56 projection of that shape at 1.4 ms (it
+ * runs in 0.08), grown as the class model 0.14.
  */
 #define HO_FAMILY_REACH 64
 static double ho_family_beyond(const struct ho_graph *g, const struct ho_node *nd,
-			       const struct ho_profile_dev *pd, int kc, json_t *pts, double t,
+			       const struct ho_profile_dev *pd, int kc, json_t *pts, double w_max,
 			       double bytes)
 {
 	const struct ho_class_model *cm = &pd->model[kc];
-	double w = ho_node_work(nd), ct, at_point,
-	       w_max = json_number_value(
-		   json_array_get(json_array_get(pts, json_array_size(pts) - 1), 0));
+	double w = ho_node_work(nd), ct = ho_class_time(g, nd, pd, kc, bytes),
+	       at_max = cm->fixed + (ct - cm->fixed) * w_max / w;
 
-	if (!cm->set || w <= w_max * (1 + 1e-9) ||
-	    (kc != HO_KC_CONV && kc != HO_KC_CONV_DW && kc != HO_KC_MATMUL))
-		return t;
-	ct = ho_class_time(g, nd, pd, kc, bytes);
-	/* a point far below (one pixel against a layer) says nothing of the rate */
-	if (w > HO_FAMILY_REACH * w_max)
+	if (w > HO_FAMILY_REACH * w_max || !(ct > 0) || !(at_max > 0))
 		return ct;
-	at_point = cm->fixed + (ct - cm->fixed) * w_max / w;
-	/* t grew by w / w_max from the point's time */
-	return ct > 0 && at_point > 0 ? t * w_max / w * ct / at_point : t;
+	return ho_family_time(pts, w_max, cm->fixed) * ct / at_max;
 }
 
 /* From what the probes measured: the node's family, else its class's model; < 0: neither. */
@@ -820,21 +812,23 @@ static double ho_cost_measured(const struct ho_graph *g, const struct ho_node *n
 	const struct ho_class_model *cm = &pd->model[kc];
 	json_t *pts = pd->families ? json_object_get(pd->families, key) : NULL;
 	double bytes = (double)(nd->feat.bytes_read + nd->feat.bytes_written), post = 0;
+	double w = ho_node_work(nd), w_max, t, less;
+	bool compute = kc == HO_KC_CONV || kc == HO_KC_CONV_DW || kc == HO_KC_MATMUL;
 
 	if (!pts && (kc == HO_KC_CONV || kc == HO_KC_CONV_DW) && nd->n_outputs &&
 	    nd->outputs[0] >= 0)
 		pts = ho_family_other_chain(pd, key, &post);
-	if (pts) {
-		double t = ho_family_time(pts, ho_node_work(nd), cm->set ? cm->fixed : 0) *
-			   ho_family_stretch(pd, kc, pts, ho_node_work(nd), bytes);
-		double less =
-		    post > 0 ? post * (double)ho_shape_numel(&g->tensors[nd->outputs[0]].shape) : 0;
-
-		t = ho_family_beyond(g, nd, pd, kc, pts, t, bytes);
-		/* a post-op dearer than the kernel it sat in is a noisy figure: keep half */
-		return less < t / 2 ? t - less : t / 2;
-	}
-	return cm->set ? ho_class_time(g, nd, pd, kc, bytes) : -1;
+	if (!pts)
+		return cm->set ? ho_class_time(g, nd, pd, kc, bytes) : -1;
+	w_max = json_number_value(json_array_get(json_array_get(pts, json_array_size(pts) - 1), 0));
+	if (compute && cm->set && w > w_max * (1 + 1e-9))
+		t = ho_family_beyond(g, nd, pd, kc, pts, w_max, bytes);
+	else
+		t = ho_family_time(pts, w, cm->set ? cm->fixed : 0) *
+		    ho_family_stretch(pd, kc, pts, w, bytes);
+	less = post > 0 ? post * (double)ho_shape_numel(&g->tensors[nd->outputs[0]].shape) : 0;
+	/* a post-op dearer than the kernel it sat in is a noisy figure: keep half */
+	return less < t / 2 ? t - less : t / 2;
 }
 
 bool ho_profile_node_measured(const struct ho_profile *prof, const struct ho_graph *g,
