@@ -149,7 +149,8 @@ static void probe_post_op(struct probe_dev_out *po, const struct ho_graph *g,
  * EfficientNet's activation): what the Swish adds per output element fused
  * after a convolution, the row with it less its Relu twin before it (a fused
  * Relu adds nothing measurable).  Timed alone a Sigmoid said 0.12 ns; fused as a
- * Swish it added 0.27 here, and EfficientNet-B0 ran 1.4x its prediction.
+ * Swish it added 0.21 (a 2-core AMD EPYC), and EfficientNet-B0, priced at the
+ * 0.12, ran 1.4x its prediction.
  */
 static void probe_swish(struct probe_dev_out *po, double swish_ns)
 {

@@ -154,8 +154,9 @@ int ho_node_family(const struct ho_graph *g, uint32_t id, char *buf, size_t len)
 		ho_fam_put(buf, len, " group=%lld",
 			   ho_node_attr(n, "group") ? (long long)ho_node_attr(n, "group")->i : 1);
 		/* a constant BatchNormalization is folded into the weights: the same kernel */
-		ho_conv_chain(g, id, &a, &b);
-		a = -1;
+		int32_t bn;
+
+		ho_conv_chain(g, id, &bn, &b);
 	} else if (kc == HO_KC_MATMUL) {
 		/* K and N; the rows (batch, sequence) are the extent */
 		if (w && w->shape.rank >= 2)
