@@ -270,7 +270,7 @@ static void bench_device_memory(void)
 	struct ho_rt_device dev = {.name = "ocl0", .backend = "opencl", .numa_node = -1};
 	struct ho_dev_block *blk = NULL;
 	struct ho_backend *b = NULL;
-	struct ho_error err;
+	struct ho_error err = {0};
 	float *host = malloc(64 << 20);
 
 	snprintf(dev.memory, sizeof(dev.memory), "device");
