@@ -32,7 +32,7 @@ struct ho_rt_block {
 
 /* Nodes a device whose launches only queue may have in flight: enough to hide a
  * launch's latency behind the ones before it, few enough that a failure is found soon. */
-#define HO_RT_INFLIGHT 32
+#define HO_RT_INFLIGHT 256
 
 struct ho_rt_dev {
 	struct ho_rt *rt;
@@ -59,7 +59,8 @@ struct ho_rt_dev {
 	/* Nodes launched on a device whose launch only queues (ops.wait), oldest
 	 * first: done for its own later nodes, not yet for anyone else. */
 	uint32_t inflight[HO_RT_INFLIGHT];
-	uint32_t if_head, if_n;
+	bool if_shares[HO_RT_INFLIGHT]; /* its end releases others' work too */
+	uint32_t if_head, if_n, if_n_shares;
 	double last_end; /* when the last of them finished, from the run's start */
 };
 

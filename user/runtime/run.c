@@ -309,14 +309,25 @@ static bool ho_rt_rel_wants(const struct ho_rt *rt, uint32_t target, int32_t d, 
 	return w == HO_REL_ALL || (w == HO_REL_SAME) == same;
 }
 
+/* Whether tensor t has a replica to copy once it is written. */
+static bool ho_rt_has_copies(const struct ho_rt *rt, int32_t t)
+{
+	for (uint32_t d = 0; d < rt->n_dev; d++)
+		if (rt->is_copy[AT(rt, t, d)] == 1)
+			return true;
+	return false;
+}
+
 /*
  * Under lock: node id of device d releases its consumers and memory waits, as
  * w says.  The caller wakes the others where it released anything of theirs:
- * what HO_REL_SAME releases only the releasing worker itself takes.
+ * what HO_REL_SAME releases only the releasing worker itself takes.  True
+ * where it held back something HO_REL_OTHERS will release.
  */
-static void ho_rt_release_node(struct ho_rt *rt, uint32_t id, int32_t d, enum ho_rt_rel w)
+static bool ho_rt_release_node(struct ho_rt *rt, uint32_t id, int32_t d, enum ho_rt_rel w)
 {
 	const struct ho_graph *g = rt->g;
+	bool held = false;
 
 	for (uint32_t k = 0; k < g->nodes[id].n_outputs; k++) {
 		int32_t t = g->nodes[id].outputs[k];
@@ -325,16 +336,25 @@ static void ho_rt_release_node(struct ho_rt *rt, uint32_t id, int32_t d, enum ho
 			continue;
 		if (w != HO_REL_SAME)
 			ho_rt_queue_copies(rt, t);
+		else
+			held |= ho_rt_has_copies(rt, t);
 		for (uint32_t c = 0; c < g->tensors[t].n_consumers; c++) {
 			uint32_t n = g->tensors[t].consumers[c];
 
-			if (rt->node_dev[n] >= 0 && ho_rt_rel_wants(rt, n, d, w))
+			if (rt->node_dev[n] < 0)
+				continue;
+			if (ho_rt_rel_wants(rt, n, d, w))
 				rt->waiting[n]--;
+			else
+				held = true;
 		}
 	}
 	for (uint32_t k = rt->mem_off[id]; k < rt->mem_off[id + 1]; k++)
 		if (ho_rt_rel_wants(rt, rt->mem_succ[k], d, w))
 			(*ho_rt_wait_count(rt, rt->mem_succ[k]))--;
+		else
+			held = true;
+	return held && w == HO_REL_SAME;
 }
 
 /* Under lock: node id, which ran on dv, is done; w: which successors it still holds.
@@ -394,6 +414,8 @@ static int ho_rt_finish(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t n)
 				HO_REL_OTHERS);
 	ho_rt_wake(rt); /* once for the n */
 	pthread_mutex_unlock(&rt->lock);
+	for (uint32_t i = 0; i < n; i++)
+		dv->if_n_shares -= dv->if_shares[(dv->if_head + i) % HO_RT_INFLIGHT];
 	dv->if_head = (dv->if_head + n) % HO_RT_INFLIGHT;
 	dv->if_n -= n;
 	return 0;
@@ -412,7 +434,7 @@ static int ho_rt_drain(struct ho_rt *rt, struct ho_rt_dev *dv)
 		ho_rt_finish(rt, dv, dv->if_n);
 	if (dv->if_n) {
 		dv->ops->sync(dv->be); /* the plan's memory is not reused under its kernels */
-		dv->if_n = 0;
+		dv->if_n = dv->if_n_shares = 0;
 	}
 	return ho_rt_failed(rt);
 }
@@ -423,11 +445,40 @@ static int ho_rt_drain(struct ho_rt *rt, struct ho_rt_dev *dv)
  */
 static void ho_rt_queued(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t id)
 {
-	dv->inflight[(dv->if_head + dv->if_n) % HO_RT_INFLIGHT] = id;
+	uint32_t at = (dv->if_head + dv->if_n) % HO_RT_INFLIGHT;
+
+	dv->inflight[at] = id;
 	dv->if_n++;
 	pthread_mutex_lock(&rt->lock);
-	ho_rt_release_node(rt, id, (int32_t)dv->idx, HO_REL_SAME);
+	dv->if_shares[at] = ho_rt_release_node(rt, id, (int32_t)dv->idx, HO_REL_SAME);
 	pthread_mutex_unlock(&rt->lock);
+	dv->if_n_shares += dv->if_shares[at];
+}
+
+/*
+ * Unlocked: if the oldest node in flight on dv whose end others wait for has
+ * ended, finish it and those before it, without blocking: another device
+ * takes its output as soon as this worker looks, not when the window fills
+ * or this device runs out of work.
+ */
+static int ho_rt_poll(struct ho_rt *rt, struct ho_rt_dev *dv)
+{
+	int32_t last = -1; /* the newest node with a kernel, up to the oldest sharing one */
+	uint32_t i;
+
+	if (!dv->if_n_shares || !dv->ops->done)
+		return 0;
+	for (i = 0; i < dv->if_n; i++) {
+		uint32_t at = (dv->if_head + i) % HO_RT_INFLIGHT;
+
+		if (rt->k[dv->inflight[at]])
+			last = (int32_t)dv->inflight[at];
+		if (dv->if_shares[at])
+			break;
+	}
+	if (last >= 0 && !dv->ops->done(dv->be, rt->k[last]))
+		return 0;
+	return ho_rt_finish(rt, dv, i + 1);
 }
 
 /*
@@ -543,7 +594,7 @@ static void *ho_rt_worker(void *arg)
 
 	if (dv->ops->thread_init)
 		dv->ops->thread_init(dv->be);
-	dv->if_head = dv->if_n = 0;
+	dv->if_head = dv->if_n = dv->if_n_shares = 0;
 	dv->last_end = 0;
 	for (;;) {
 		struct ho_error e = {0};
@@ -576,6 +627,10 @@ static void *ho_rt_worker(void *arg)
 		}
 		if (queued) {
 			ho_rt_queued(rt, dv, id);
+			if (ho_rt_poll(rt, dv)) {
+				ho_rt_drain(rt, dv);
+				return NULL;
+			}
 			continue;
 		}
 		pthread_mutex_lock(&rt->lock);

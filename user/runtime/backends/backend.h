@@ -133,6 +133,11 @@ struct ho_backend_ops {
 	 */
 	int (*wait)(struct ho_backend *b, struct ho_kernel *k, double *start, double *end,
 		    struct ho_error *err);
+	/*
+	 * Without blocking: k's last launch has ended (or failed: wait says how),
+	 * so a wait for it returns at once.  NULL: only wait tells.
+	 */
+	bool (*done)(struct ho_backend *b, const struct ho_kernel *k);
 	void (*kernel_free)(struct ho_kernel *k);
 	/* Wait for everything launched: on an error, before the plan's memory is reused. */
 	int (*sync)(struct ho_backend *b);

@@ -294,6 +294,12 @@ static int cu_wait(struct ho_backend *b, struct ho_kernel *k, double *start, dou
 	return 0;
 }
 
+static bool cu_done(struct ho_backend *b, const struct ho_kernel *k)
+{
+	cu_enter(b);
+	return !k->launched || b->api.cuEventQuery(k->ev[1]) != CUDA_ERROR_NOT_READY;
+}
+
 static int cu_sync(struct ho_backend *b)
 {
 	cu_enter(b);
@@ -317,6 +323,7 @@ const struct ho_backend_ops ho_backend_cuda = {
     .thread_init = cu_thread_init,
     .launch = cu_launch,
     .wait = cu_wait,
+    .done = cu_done,
     .kernel_free = cu_kernel_free,
     .sync = cu_sync,
 };

@@ -23,6 +23,7 @@ typedef struct CUevent_st *CUevent;
 enum {
 	CUDA_SUCCESS = 0,
 	CUDA_ERROR_OUT_OF_MEMORY = 2,
+	CUDA_ERROR_NOT_READY = 600,
 	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
 	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
 	CU_JIT_ERROR_LOG_BUFFER = 5,
@@ -58,6 +59,7 @@ enum {
 	X(cuEventDestroy_v2, CUresult, (CUevent e))                                                \
 	X(cuEventRecord, CUresult, (CUevent e, CUstream s))                                        \
 	X(cuEventSynchronize, CUresult, (CUevent e))                                               \
+	X(cuEventQuery, CUresult, (CUevent e))                                                     \
 	X(cuEventElapsedTime, CUresult, (float *ms, CUevent a, CUevent b))                         \
 	X(cuLaunchKernel, CUresult,                                                                \
 	  (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,          \

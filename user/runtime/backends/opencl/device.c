@@ -424,6 +424,18 @@ static int ocl_wait(struct ho_backend *b, struct ho_kernel *k, double *start, do
 	return 0;
 }
 
+static bool ocl_done(struct ho_backend *b, const struct ho_kernel *k)
+{
+	cl_event last = k->ev[1] ? k->ev[1] : k->ev[0];
+	cl_int st = CL_COMPLETE;
+
+	(void)b;
+	return !last ||
+	       clGetEventInfo(last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, NULL) !=
+		   CL_SUCCESS ||
+	       st <= CL_COMPLETE;
+}
+
 static int ocl_sync(struct ho_backend *b)
 {
 	return clFinish(b->q) == CL_SUCCESS ? 0 : -EIO;
@@ -445,6 +457,7 @@ const struct ho_backend_ops ho_backend_opencl = {
     .prepare = ocl_prepare,
     .launch = ocl_launch,
     .wait = ocl_wait,
+    .done = ocl_done,
     .kernel_free = ocl_kernel_free,
     .sync = ocl_sync,
 };
