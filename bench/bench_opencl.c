@@ -10,7 +10,7 @@
  *             the executor's copy of a tensor into it (a node on cpu0 feeding
  *             one on the device) and of the graph's output out of it, as the
  *             run record times them, against clEnqueueWriteBuffer and
- *             clEnqueueReadBuffer of the same bytes, by size
+ *             clEnqueueReadBuffer of the same bytes around the same Relu, by size
  *   matmul    a one-MatMul model run by the executor against CLBlast's SGEMM
  *             on the same shapes and memory
  * usage: bench_opencl MODELS_DIR; exits 77 where there is no OpenCL device.
@@ -222,90 +222,145 @@ out:
 	ho_pool_close(p);
 }
 
-/*
- * Two Relus on n bytes, the first on cpu0, the second on an OpenCL device
- * keeping its own memory: the run record's copy in (*up) and out (*down).
+/* Two Relus on n bytes, the first on cpu0, the second on an OpenCL device keeping its own memory.
  */
-static int device_copies(size_t n, double *up, double *down, struct ho_error *err)
+static int exec_copies_new(size_t n, struct ho_graph **g, struct ho_rt **rt, struct ho_error *err)
 {
 	struct ho_rt_placement pl = {.n_devices = 2, .host = 0};
 	struct ho_rt_opts o = {.placement = &pl};
 	struct ho_pb *pb = ho_pb_new(1);
-	struct ho_graph *g = NULL;
-	struct ho_rt *rt = NULL;
 	int32_t node_dev[2], prio[2] = {0, 1};
 	int ret = pb ? ho_probe_build_chain(pb, 2, (int64_t)(n / 4)) : -ENOMEM;
 
 	if (!ret)
-		ret = ho_pb_load(pb, &g, err);
+		ret = ho_pb_load(pb, g, err);
 	ho_pb_free(pb);
-	if (ret || (ret = ho_shape_infer(g, err)))
-		goto out;
+	if (ret || (ret = ho_shape_infer(*g, err)))
+		return ret;
 	cpu0_and_ocl0(&pl, "device");
-	node_dev[g->topo[0]] = 0;
-	node_dev[g->topo[1]] = 1;
+	node_dev[(*g)->topo[0]] = 0;
+	node_dev[(*g)->topo[1]] = 1;
 	pl.node_device = node_dev;
 	pl.node_prio = (uint32_t *)prio;
-	if ((ret = ho_rt_new(g, &o, &rt, err)) || (ret = ho_probe_set_inputs(g, rt, err)))
-		goto out;
-	for (int r = 0; r < REPS && !ret; r++) {
-		const struct ho_rt_report *rep;
-		int32_t mid = g->nodes[g->topo[0]].outputs[0], y = g->outputs[0];
+	if ((ret = ho_rt_new(*g, &o, rt, err)))
+		return ret;
+	return ho_probe_set_inputs(*g, *rt, err);
+}
 
-		if ((ret = ho_rt_run(rt, err)))
-			break;
-		rep = ho_rt_last_report(rt);
-		up[r] = rep->copy_end_s[mid * 2 + 1] - rep->copy_start_s[mid * 2 + 1];
-		down[r] = rep->copy_end_s[y * 2 + 0] - rep->copy_start_s[y * 2 + 0];
-	}
-out:
+/* The run record's copy in (*up) and out (*down) of one run. */
+static int exec_copies(const struct ho_graph *g, struct ho_rt *rt, double *up, double *down,
+		       struct ho_error *err)
+{
+	int32_t mid = g->nodes[g->topo[0]].outputs[0], y = g->outputs[0];
+	const struct ho_rt_report *rep;
+	int ret = ho_rt_run(rt, err);
+
+	if (ret)
+		return ret;
+	rep = ho_rt_last_report(rt);
+	*up = rep->copy_end_s[mid * 2 + 1] - rep->copy_start_s[mid * 2 + 1];
+	*down = rep->copy_end_s[y * 2 + 0] - rep->copy_start_s[y * 2 + 0];
+	return 0;
+}
+
+/* The backend's own Relu on n bytes of blk's device memory, into the n after them. */
+static int bare_relu_new(struct ho_backend *b, struct ho_dev_block *blk, size_t n,
+			 struct ho_graph **g, struct ho_kernel **k, struct ho_error *err)
+{
+	struct ho_pb *pb = ho_pb_new(1);
+	struct ho_mem *mem = NULL;
+	int ret = pb ? ho_probe_build_chain(pb, 1, (int64_t)(n / 4)) : -ENOMEM;
+
+	if (!ret)
+		ret = ho_pb_load(pb, g, err);
+	ho_pb_free(pb);
+	if (ret || (ret = ho_shape_infer(*g, err)))
+		return ret;
+	if (!(mem = calloc((*g)->n_tensors, sizeof(*mem))))
+		return ho_err(err, -ENOMEM, "out of memory");
+	mem[(*g)->inputs[0]] = (struct ho_mem){blk, 0, NULL};
+	mem[(*g)->outputs[0]] = (struct ho_mem){blk, n, NULL};
+	ret = ocl_ops->prepare(b, *g, (uint32_t)(*g)->topo[0], NULL, mem, NULL, k, err);
+	free(mem);
+	return ret;
+}
+
+/*
+ * The executor's sequence without it: write x, the Relu, read y, the two
+ * copies timed (*w, *rd).  The kernel between them leaves the caches as the
+ * executor's run does.
+ */
+static int bare_copies(struct ho_backend *b, struct ho_dev_block *blk, struct ho_kernel *k,
+		       float *host, size_t n, double *w, double *rd, struct ho_error *err)
+{
+	double t0 = now(), s, e;
+	int ret;
+
+	clEnqueueWriteBuffer(b->q, blk->mem, CL_TRUE, 0, n, host, 0, NULL, NULL);
+	*w = now() - t0;
+	if ((ret = ocl_ops->launch(b, k, err)) || (ret = ocl_ops->wait(b, k, &s, &e, err)))
+		return ret;
+	t0 = now();
+	clEnqueueReadBuffer(b->q, blk->mem, CL_TRUE, n, n, host, 0, NULL, NULL);
+	*rd = now() - t0;
+	return 0;
+}
+
+/* The executor and the bare sequence in turn on n bytes, REPS rounds each. */
+static int device_copies(struct ho_backend *b, struct ho_dev_block *blk, float *host, size_t n,
+			 double t[4][REPS], struct ho_error *err)
+{
+	struct ho_graph *ge = NULL, *gb = NULL;
+	struct ho_kernel *k = NULL;
+	struct ho_rt *rt = NULL;
+	int ret = exec_copies_new(n, &ge, &rt, err);
+
+	if (!ret)
+		ret = bare_relu_new(b, blk, n, &gb, &k, err);
+	for (int r = 0; r < REPS && !ret; r++)
+		if (!(ret = exec_copies(ge, rt, &t[0][r], &t[1][r], err)))
+			ret = bare_copies(b, blk, k, host, n, &t[2][r], &t[3][r], err);
+	ocl_ops->kernel_free(k);
+	ho_graph_free(gb);
 	ho_rt_free(rt);
-	ho_graph_free(g);
+	ho_graph_free(ge);
 	return ret;
 }
 
 static void bench_device_memory(void)
 {
 	static const size_t sizes[] = {65536, 1 << 20, 16 << 20, 64 << 20};
+	const size_t most = 64 << 20;
 	struct ho_rt_device dev = {.name = "ocl0", .backend = "opencl", .numa_node = -1};
 	struct ho_dev_block *blk = NULL;
 	struct ho_backend *b = NULL;
 	struct ho_error err = {0};
-	float *host = malloc(64 << 20);
+	float *host = malloc(2 * most);
 
 	snprintf(dev.memory, sizeof(dev.memory), "device");
 	if (!host || ocl_ops->open(&dev, 0, &b, &err) ||
-	    ocl_ops->wrap(b, memset(host, 1, 64 << 20), 64 << 20, &blk, &err)) {
+	    ocl_ops->wrap(b, memset(host, 1, 2 * most), 2 * most, &blk, &err)) {
 		printf("upload   no device memory here: skipped\n");
 		goto out;
 	}
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		size_t n = sizes[s];
-		double up[REPS], down[REPS], w[REPS], rd[REPS];
+		double t[4][REPS]; /* the executor's up and down, the bare ones */
 
-		if (device_copies(n, up, down, &err)) {
+		if (device_copies(b, blk, host, n, t, &err)) {
 			printf("upload   %9zu B: %s\n", n, err.msg);
 			break;
 		}
-		for (int r = 0; r < REPS; r++) {
-			double t0 = now();
-
-			clEnqueueWriteBuffer(b->q, blk->mem, CL_TRUE, 0, n, host, 0, NULL, NULL);
-			w[r] = now() - t0;
-			t0 = now();
-			clEnqueueReadBuffer(b->q, blk->mem, CL_TRUE, 0, n, host, 0, NULL, NULL);
-			rd[r] = now() - t0;
-		}
-		double mu = median(up, REPS), md = median(down, REPS), mw = median(w, REPS),
-		       mr = median(rd, REPS);
+		double mu = median(t[0], REPS), md = median(t[1], REPS), mw = median(t[2], REPS),
+		       mr = median(t[3], REPS);
 
 		printf(
 		    "upload   %9zu B: executor %6.2f GB/s, clEnqueueWriteBuffer %6.2f GB/s: ratio "
-		    "%.2f   [median of %d]\n",
+		    "%.2f   [median of %d, interleaved]\n",
 		    n, n / mu * 1e-9, n / mw * 1e-9, mw / mu, REPS);
 		printf(
 		    "download %9zu B: executor %6.2f GB/s, clEnqueueReadBuffer  %6.2f GB/s: ratio "
-		    "%.2f   [median of %d]\n",
+		    "%.2f   [median of %d, interleaved]\n",
 		    n, n / md * 1e-9, n / mr * 1e-9, mr / md, REPS);
 	}
 out:
