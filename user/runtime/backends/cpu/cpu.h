@@ -114,7 +114,8 @@ struct ho_kernel {
 	 * a param whose param_src is set is read from there at each run */
 	int64_t n_elems;
 	float (*unary)(float x, const float *param);
-	void (*unary_many)(const float *x, float *y, int64_t n); /* vectors, in place of unary */
+	/* over vectors, in place of unary */
+	void (*unary_many)(const float *x, float *y, int64_t n, const float *param);
 	float param[2];
 	const void *param_src[2];
 	/* HO_K_HARDMAX (unary.c): the gather fields outer, n_idx, inner, src, dst */
@@ -265,11 +266,21 @@ void ho_cpu_run_unary(struct ho_kernel *k);
  * 12 does it lane by lane there (erf.c takes the sign of a difference instead).
  */
 typedef float ho_v16 __attribute__((vector_size(64)));
+typedef int ho_i16 __attribute__((vector_size(64)));
+
+#define HO_V16(c)                                                                                  \
+	{                                                                                          \
+		c, c, c, c, c, c, c, c, c, c, c, c, c, c, c, c                                     \
+	}
+
+/* All ones in the lanes where a < b, by the signs of the differences; a NaN
+ * lane, whose two differences share a sign, is in no mask. */
+#define HO_LESS(a, b) (((ho_i16)((a) - (b)) >> 31) & ~((ho_i16)((b) - (a)) >> 31))
 #define HO_VECTOR_CLONES                                                                           \
 	__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 
-void ho_cpu_erf_many(const float *x, float *y, int64_t n);
-void ho_cpu_gelu_many(const float *x, float *y, int64_t n);
+void ho_cpu_erf_many(const float *x, float *y, int64_t n, const float *unused);
+void ho_cpu_gelu_many(const float *x, float *y, int64_t n, const float *unused);
 int ho_cpu_prep_gather(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		       struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_run_gather(const struct ho_kernel *k);

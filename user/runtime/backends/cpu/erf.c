@@ -12,17 +12,6 @@
 
 #include "cpu.h"
 
-typedef int ho_i16 __attribute__((vector_size(64)));
-
-#define HO_V16(c)                                                                                  \
-	{                                                                                          \
-		c, c, c, c, c, c, c, c, c, c, c, c, c, c, c, c                                     \
-	}
-
-/* All ones in the lanes where a < b, by the signs of the differences (no vector
- * comparison: cpu.h); a NaN lane, whose two differences share a sign, is in no mask. */
-#define HO_LESS(a, b) (((ho_i16)((a) - (b)) >> 31) & ~((ho_i16)((b) - (a)) >> 31))
-
 #define HO_ERF(x)                                                                                  \
 	({                                                                                         \
 		const ho_v16 hi = HO_V16(4.0f), lo = HO_V16(-4.0f);                                \
@@ -65,12 +54,14 @@ HO_VECTOR_CLONES static void erf_many(const float *x, float *y, int64_t n, bool 
 	}
 }
 
-void ho_cpu_erf_many(const float *x, float *y, int64_t n)
+void ho_cpu_erf_many(const float *x, float *y, int64_t n, const float *unused)
 {
+	(void)unused;
 	erf_many(x, y, n, false);
 }
 
-void ho_cpu_gelu_many(const float *x, float *y, int64_t n)
+void ho_cpu_gelu_many(const float *x, float *y, int64_t n, const float *unused)
 {
+	(void)unused;
 	erf_many(x, y, n, true);
 }

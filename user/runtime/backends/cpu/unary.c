@@ -140,10 +140,36 @@ static float u_clip(float x, const float *p)
 	return fminf(fmaxf(x, p[0]), p[1]);
 }
 
+/* p: alpha, beta; sixteen lanes at a time, clamped by masks (cpu.h) that leave a NaN lane be */
+HO_VECTOR_CLONES static void u_hard_sigmoid_many(const float *x, float *y, int64_t n,
+						 const float *p)
+{
+	const ho_v16 zero = HO_V16(0.0f), one = HO_V16(1.0f);
+	ho_v16 v;
+	int64_t i = 0;
+
+	for (; i + 16 <= n; i += 16) {
+		ho_i16 under, over;
+
+		memcpy(&v, x + i, sizeof(v));
+		v = p[0] * v + p[1];
+		under = HO_LESS(v, zero);
+		over = HO_LESS(one, v);
+		v = (ho_v16)((over & (ho_i16)one) | (~(under | over) & (ho_i16)v));
+		memcpy(y + i, &v, sizeof(v));
+	}
+	for (; i < n; i++) {
+		float e = p[0] * x[i] + p[1];
+
+		y[i] = e < 0.0f ? 0.0f : e > 1.0f ? 1.0f : e;
+	}
+}
+
 struct ho_unary_reg {
 	const char *op;
 	ho_unary_fn f;
-	void (*many)(const float *x, float *y, int64_t n); /* over vectors, in place of f */
+	/* over vectors, in place of f */
+	void (*many)(const float *x, float *y, int64_t n, const float *p);
 	const char *attr[2]; /* the parameters, from these attributes */
 	float def[2];	     /* or these defaults */
 };
@@ -169,6 +195,8 @@ static const struct ho_unary_reg ho_unary_ops[] = {
     {"Erf", NULL, ho_cpu_erf_many, {NULL}, {0}},
     {"Softsign", u_softsign, NULL, {NULL}, {0}},
     {"HardSwish", u_hardswish, NULL, {NULL}, {0}},
+    /* alone; after a kernel, a oneDNN post-op (kernels.c) */
+    {"HardSigmoid", NULL, u_hard_sigmoid_many, {"alpha", "beta"}, {0.2f, 0.5f}},
     {"Mish", u_mish, NULL, {NULL}, {0}},
     {"Gelu", NULL, ho_cpu_gelu_many, {NULL}, {0}}, /* approximate="none" */
     {"Selu",
@@ -243,7 +271,7 @@ void ho_cpu_run_unary(struct ho_kernel *k)
 		if (k->param_src[i])
 			k->param[i] = *(const float *)k->param_src[i];
 	if (k->unary_many) {
-		k->unary_many(x, y, k->n_elems);
+		k->unary_many(x, y, k->n_elems, k->param);
 		return;
 	}
 	for (int64_t i = 0; i < k->n_elems; i++)
