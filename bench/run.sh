@@ -29,8 +29,9 @@ np.save(sys.argv[1], r.standard_normal((1, 3, 224, 224), dtype=np.float32))
 np.save(sys.argv[2], r.random((1, 3, 640, 640), dtype=np.float32))" "$T/x224.npy" "$T/x640.npy"
 cp "$M/int8_cnn.in.npy" "$T/xq.npy"
 for threads in 1 2; do
-	for m in resnet18:input:x224 mobilenet_v2:input:x224 efficientnet_b0:input:x224 \
-		convnext_tiny:input:x224 ch_PP-OCRv4_det_infer:x:x640 int8_cnn:x:xq; do
+	for m in resnet18:input:x224 mobilenet_v2:input:x224 mobilenet_v3_large:input:x224 \
+		efficientnet_b0:input:x224 convnext_tiny:input:x224 ch_PP-OCRv4_det_infer:x:x640 \
+		int8_cnn:x:xq; do
 		model=${m%%:*} rest=${m#*:} name=${rest%%:*} x=${rest#*:}
 		ho=$("$ROOT/build/heteroopt" run "$M/$model.onnx" --input "$name=$T/$x.npy" -o "$T/out" \
 			--repeat 21 --threads $threads | sed -n 's/.*median \([0-9.]*\) ms.*/\1/p')

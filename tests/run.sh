@@ -112,7 +112,7 @@ done
 # transformer encoder (against the cpu backend), each wholly on the device, and
 # vit_b_16, whose Expand and Gather stay on cpu0.
 [ $QUICK = 1 ] || run "opencl/models_wholly_and_split" \
-	env HO_OPENCL_MODELS=squeezenet1_1,mobilenet_v2,resnet18,resnet50,efficientnet_b0,densenet121,shufflenet_v2_x1_0,regnet_y_400mf,convnext_tiny,ch_ppocr_mobile_v2.0_cls_infer:x=1x3x48x192,ch_PP-OCRv4_rec_infer:x=1x3x48x320,ch_PP-OCRv4_det_infer:x=1x3x96x96,transformer_encoder:src=2x16x256 \
+	env HO_OPENCL_MODELS=squeezenet1_1,mobilenet_v2,mobilenet_v3_large,resnet18,resnet50,efficientnet_b0,densenet121,shufflenet_v2_x1_0,regnet_y_400mf,convnext_tiny,ch_ppocr_mobile_v2.0_cls_infer:x=1x3x48x192,ch_PP-OCRv4_rec_infer:x=1x3x48x320,ch_PP-OCRv4_det_infer:x=1x3x96x96,transformer_encoder:src=2x16x256 \
 	HO_OPENCL_PARTIAL=vit_b_16 \
 	build/tests/test_opencl
 # --- a discrete accelerator's memory (emu-discrete: the cpu kernels over memory of their

@@ -101,8 +101,10 @@ def export_cnns():
 
 
 # Models beyond the CNNs the benchmarks use, for coverage: dense concatenation, channel
-# shuffles, squeeze-excitation, LayerNorm over channels and 7x7 depthwise, a vision transformer.
-EXTENDED = ["densenet121", "shufflenet_v2_x1_0", "regnet_y_400mf", "convnext_tiny", "vit_b_16"]
+# shuffles, squeeze-excitation, LayerNorm over channels and 7x7 depthwise, a vision transformer,
+# Hardswish as HardSigmoid and Mul.
+EXTENDED = ["densenet121", "shufflenet_v2_x1_0", "regnet_y_400mf", "convnext_tiny", "vit_b_16",
+            "mobilenet_v3_large"]
 
 
 def export_extended():

@@ -93,8 +93,9 @@ done
 [ "$PART" = ort ] || four_ways_vs_pytorch scripted_loop x 9x3x16 y Loop
 
 # Models beyond the benchmarks' (dense concatenation, channel shuffles, squeeze-excitation,
-# LayerNorm over channels, a vision transformer): one CPU device, against PyTorch.
-[ "$PART" = ort ] || for m in densenet121 shufflenet_v2_x1_0 regnet_y_400mf convnext_tiny vit_b_16; do
+# LayerNorm over channels, a vision transformer, Hardswish): one CPU device, against PyTorch.
+[ "$PART" = ort ] || for m in densenet121 shufflenet_v2_x1_0 regnet_y_400mf convnext_tiny vit_b_16 \
+	mobilenet_v3_large; do
 	"$HO" run "$M/$m.onnx" --input "input=$M/$m.ref_in.npy" -o "$T/$m.x" --repeat 1 --warmup 1 >/dev/null
 	$PY "$ROOT/tests/runtime/compare.py" "$M/$m.ref_out.npy" "$T/$m.x/logits.npy" "$m one-cpu vs PyTorch"
 done
