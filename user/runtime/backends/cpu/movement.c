@@ -14,7 +14,7 @@
 
 #include "cpu.h"
 
-/* What ho_run_map does, decided at plan time (not by the name, per element). */
+/* What ho_run_rows or ho_run_map does, decided at plan time (not by the name, per element). */
 enum ho_map_kind { MAP_PAD, MAP_TILE, MAP_DEPTH_TO_SPACE, MAP_SPACE_TO_DEPTH };
 
 struct ho_move {
@@ -62,7 +62,7 @@ static int ho_run_split(const struct ho_kernel *k)
 	return 0;
 }
 
-/* Each output element from the input element its coordinates map to, or the fill. */
+/* DepthToSpace and SpaceToDepth: each output element from the input's. */
 static int ho_run_map(const struct ho_kernel *k)
 {
 	const struct ho_move *m = k->move;
@@ -71,54 +71,106 @@ static int ho_run_map(const struct ho_kernel *k)
 	char *y = k->dst;
 
 	for (int64_t i = 0; i < n; i++) {
-		int64_t src = 0;
+		int64_t b = m->block, nb = c[0], ch = c[1], h = c[2], w = c[3], sc, sh, sw, src;
+
+		if (m->map == MAP_DEPTH_TO_SPACE) {
+			int64_t cc = m->out.dim[1];
+
+			sc = m->mode ? ch * b * b + (h % b) * b + w % b
+				     : ((h % b) * b + w % b) * cc + ch;
+			sh = h / b;
+			sw = w / b;
+		} else {
+			int64_t blk = ch / m->in.dim[1];
+
+			sc = ch % m->in.dim[1];
+			sh = h * b + blk / b;
+			sw = w * b + blk % b;
+		}
+		src = nb * m->in_stride[0] + sc * m->in_stride[1] + sh * m->in_stride[2] +
+		      sw * m->in_stride[3];
+		memcpy(y + i * m->es, x + src * m->es, (size_t)m->es);
+		for (int a = m->out.rank - 1; a >= 0; a--) {
+			if (++c[a] < m->out.dim[a])
+				break;
+			c[a] = 0;
+		}
+	}
+	return 0;
+}
+
+/* Which index of axis a output index o reads for Pad or Tile; -1: Pad's constant. */
+static int64_t ho_map_axis(const struct ho_move *m, int a, int64_t o)
+{
+	int64_t d = m->in.dim[a], s = o - m->begin[a], p;
+
+	if (m->map == MAP_TILE)
+		return o % d;
+	if (s >= 0 && s < d)
+		return s;
+	if (m->mode == 0 || d == 0)
+		return -1;
+	if (m->mode == 2) /* edge */
+		return s < 0 ? 0 : d - 1;
+	p = 2 * (d - 1); /* reflect, without repeating the edge */
+	s = p ? ((s % p) + p) % p : 0;
+	return s >= d ? p - s : s;
+}
+
+/* n of Pad's constant at y. */
+static void ho_fill(const struct ho_move *m, char *y, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		memcpy(y + i * m->es, m->fill, (size_t)m->es);
+}
+
+/*
+ * Pad and Tile, a row of the last axis at a time: what maps straight across
+ * is one memcpy, Pad's constant one fill, only a reflected or repeated edge
+ * goes element by element.  An element at a time took 4 ns (DenseNet-121's
+ * three zero Pads: 3.3 ms of its 33).
+ */
+static int ho_run_rows(const struct ho_kernel *k)
+{
+	const struct ho_move *m = k->move;
+	const int last = m->rank - 1;
+	const size_t es = (size_t)m->es;
+	int64_t c[HO_MAX_RANK] = {0}, rows = 1, w, d;
+	const char *x = k->src;
+	char *y = k->dst;
+
+	if (m->rank == 0) {
+		memcpy(y, x, es);
+		return 0;
+	}
+	w = m->out.dim[last];
+	d = m->in.dim[last];
+	for (int a = 0; a < last; a++)
+		rows *= m->out.dim[a];
+	for (int64_t r = 0; r < rows; r++, y += w * (int64_t)es) {
+		int64_t src = 0, s, span;
 		bool fill = false;
 
-		if (m->map == MAP_DEPTH_TO_SPACE || m->map == MAP_SPACE_TO_DEPTH) {
-			int64_t b = m->block, nb = c[0], ch = c[1], h = c[2], w = c[3], sc, sh, sw;
-
-			if (m->map == MAP_DEPTH_TO_SPACE) {
-				int64_t cc = m->out.dim[1];
-
-				sc = m->mode ? ch * b * b + (h % b) * b + w % b
-					     : ((h % b) * b + w % b) * cc + ch;
-				sh = h / b;
-				sw = w / b;
+		for (int a = 0; a < last && !fill; a++) {
+			s = ho_map_axis(m, a, c[a]);
+			fill = s < 0;
+			src += s * m->in_stride[a];
+		}
+		for (int64_t j = 0; j < w; j += span) {
+			s = fill ? -1 : ho_map_axis(m, last, j);
+			span = 1;
+			if (s < 0) {
+				span = fill ? w : (j < m->begin[last] ? m->begin[last] - j : w - j);
+				ho_fill(m, y + j * (int64_t)es, span);
+			} else if (m->map == MAP_TILE || j - m->begin[last] == s) {
+				span = d - s < w - j ? d - s : w - j;
+				memcpy(y + j * (int64_t)es, x + (src + s) * (int64_t)es,
+				       (size_t)span * es);
 			} else {
-				int64_t blk = ch / m->in.dim[1];
-
-				sc = ch % m->in.dim[1];
-				sh = h * b + blk / b;
-				sw = w * b + blk % b;
-			}
-			src = nb * m->in_stride[0] + sc * m->in_stride[1] + sh * m->in_stride[2] +
-			      sw * m->in_stride[3];
-		} else {
-			for (int a = 0; a < m->rank; a++) {
-				int64_t d = m->in.dim[a], s = c[a] - m->begin[a];
-
-				if (m->map == MAP_TILE) {
-					s = c[a] % d;
-				} else if (s < 0 || s >= d) {
-					if (m->mode == 0 || d == 0) {
-						fill = true;
-						break;
-					}
-					if (m->mode == 2) {
-						s = s < 0 ? 0 : d - 1;
-					} else { /* reflect, without repeating the edge */
-						int64_t p = 2 * (d - 1);
-
-						s = p ? ((s % p) + p) % p : 0;
-						s = s >= d ? p - s : s;
-					}
-				}
-				src += s * m->in_stride[a];
+				memcpy(y + j * (int64_t)es, x + (src + s) * (int64_t)es, es);
 			}
 		}
-		memcpy(y + i * m->es, fill ? (const char *)m->fill : x + src * m->es,
-		       (size_t)m->es);
-		for (int a = m->out.rank - 1; a >= 0; a--) {
+		for (int a = last - 1; a >= 0; a--) {
 			if (++c[a] < m->out.dim[a])
 				break;
 			c[a] = 0;
@@ -481,7 +533,7 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 			memcpy(m->fill, &f, 4);
 		}
 		m->map = MAP_PAD;
-		k->typed.run = ho_run_map;
+		k->typed.run = ho_run_rows;
 		return 0;
 	}
 	if (!strcmp(op, "Expand")) {
@@ -492,7 +544,7 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 	}
 	if (!strcmp(op, "Tile")) {
 		m->map = MAP_TILE;
-		k->typed.run = ho_run_map;
+		k->typed.run = ho_run_rows;
 		return 0;
 	}
 	if (!strcmp(op, "DepthToSpace") || !strcmp(op, "SpaceToDepth")) {
