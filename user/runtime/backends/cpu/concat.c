@@ -25,31 +25,44 @@ static int64_t concat_at(const int64_t *c, const int64_t *d, bool cl, int64_t es
 }
 
 /*
- * One input onto the channels of an output of the other layout: a transpose
- * of each image between (C, H*W) and (H*W, C), the input's channels at
- * base in the output's.  Element by element with index arithmetic this ran
- * at 0.5 GB/s: DenseNet-121's concatenations of 15 inputs or more, mixed,
- * took a third of its run.
+ * One input onto the channels of the output, the input's channels at base
+ * in the output's.  In the output's layout that is a slab per image (NCHW)
+ * or a run of channels per pixel (NHWC); across layouts a transpose of each
+ * image between (C, H*W) and (H*W, C), in 16 x 16 tiles that stay in
+ * cache.  Element by element with index arithmetic this ran at 0.5 GB/s,
+ * and an input already in the output's layout went the same way: DenseNet
+ * mixes one NCHW input (its transition's) with NHWC ones, and its blocks'
+ * last concatenations took 1.1 ms for 800 KB.
  */
 static void ho_concat_channels(const struct ho_concat_part *p, char *y, const int64_t *yd, bool ycl,
 			       int64_t es)
 {
-	int64_t hw = p->dim[2] * p->dim[3], ci = p->dim[1], co = yd[1];
+	const int64_t tile = 16, hw = p->dim[2] * p->dim[3], ci = p->dim[1], co = yd[1];
 
 	for (int64_t n = 0; n < p->dim[0]; n++) {
 		const char *x = p->src + n * ci * hw * es;
 		char *o = y + n * co * hw * es;
 
-		for (int64_t c = 0; c < ci; c++)
-			for (int64_t s = 0; s < hw; s++) {
-				int64_t from = p->cl ? s * ci + c : c * hw + s,
-					to = ycl ? s * co + p->base + c : (p->base + c) * hw + s;
+		if (p->cl == ycl && !ycl) {
+			memcpy(o + p->base * hw * es, x, (size_t)(ci * hw * es));
+			continue;
+		}
+		if (p->cl == ycl) {
+			for (int64_t s = 0; s < hw; s++)
+				memcpy(o + (s * co + p->base) * es, x + s * ci * es,
+				       (size_t)(ci * es));
+			continue;
+		}
+		for (int64_t c0 = 0; c0 < ci; c0 += tile)
+			for (int64_t s0 = 0; s0 < hw; s0 += tile)
+				for (int64_t c = c0; c < c0 + tile && c < ci; c++)
+					for (int64_t s = s0; s < s0 + tile && s < hw; s++) {
+						int64_t from = p->cl ? s * ci + c : c * hw + s,
+							to = ycl ? s * co + p->base + c
+								 : (p->base + c) * hw + s;
 
-				if (es == 4)
-					memcpy(o + to * 4, x + from * 4, 4);
-				else
-					memcpy(o + to * es, x + from * es, (size_t)es);
-			}
+						memcpy(o + to * es, x + from * es, (size_t)es);
+					}
 	}
 }
 
