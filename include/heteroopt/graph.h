@@ -360,9 +360,10 @@ int32_t ho_sole_reader(const struct ho_graph *g, int32_t t);
  * What a Conv's kernel can take in: a constant BatchNormalization (bn; not
  * after a ConvTranspose), then an element-wise node (post), each the sole
  * reader of the one before; -1 where there is none.  post may also be the
- * Mul of x * Sigmoid(x) (SiLU, swish) whose x the Conv (or its batch norm)
- * writes: that Sigmoid (ho_swish_sigmoid) is part of the chain too.  The
- * chain fuses where all of it runs on one device.
+ * Mul of x by a gate of x (x * Sigmoid(x), a swish; x * HardSigmoid(x), a
+ * HardSwish) whose x the Conv (or its batch norm) writes: that gate
+ * (ho_gate_of_mul) is part of the chain too.  The chain fuses where all of
+ * it runs on one device.
  */
 void ho_conv_chain(const struct ho_graph *g, uint32_t conv, int32_t *bn, int32_t *post);
 /*
@@ -372,8 +373,14 @@ void ho_conv_chain(const struct ho_graph *g, uint32_t conv, int32_t *bn, int32_t
  */
 void ho_bn_fold(const struct ho_node *bn, const float *const p[4], const float *w, const float *b,
 		int64_t oc, int64_t per, float *fw, float *fb);
-/* m is the Mul of x by Sigmoid(x), that Sigmoid read by nothing else: the Sigmoid; else -1. */
-int32_t ho_swish_sigmoid(const struct ho_graph *g, int32_t m);
+/*
+ * m is the Mul of x by a gate of x read by nothing else: Sigmoid(x) (a
+ * swish) or HardSigmoid(x) with alpha 1/6 and beta 1/2 (a HardSwish).  The
+ * gate; else -1.
+ */
+int32_t ho_gate_of_mul(const struct ho_graph *g, int32_t m);
+/* That gate is a Sigmoid (the Mul is a swish), not a HardSigmoid (a HardSwish). */
+bool ho_gate_is_sigmoid(const struct ho_graph *g, int32_t gate);
 /*
  * The same for a MatMul by constant [K, N] weights: the Add of a constant
  * [N] bias (add), then an element-wise node (post).  Weights and bias may

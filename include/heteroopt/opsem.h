@@ -144,7 +144,8 @@ enum ho_act_code {
 	HO_ACT_FLOOR,
 	HO_ACT_CEIL,
 	HO_ACT_ELU,
-	HO_ACT_SOFTPLUS
+	HO_ACT_SOFTPLUS,
+	HO_ACT_GELU_TANH /* Gelu, approximate="tanh" */
 };
 struct ho_act_args {
 	int act; /* enum ho_act_code */

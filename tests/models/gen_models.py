@@ -568,11 +568,15 @@ def tiny_models():
                             numpy_helper.from_array(np.array(3, np.float32), "three")] +
                            [arr("w%d" % i, [24, 24, 1, 1]) for i in range(len(ops))])
     save(helper.make_model(bl, opset_imports=[helper.make_opsetid("", 13)]), "binary_layouts.onnx")
-    # Erf and Gelu (opset 20, newer than this onnx's checker) over lengths with and without a
-    # tail past whole vectors, on values from 0 to the tails of erf, NaN and infinities.
+    # Erf and Gelu, exact and tanh's approximation (opset 20, newer than this onnx's checker)
+    # over lengths with and without a tail past whole vectors, on values from 0 to the tails of
+    # erf, NaN and infinities.
     eg = helper.make_graph([helper.make_node("Erf", ["x"], ["erf"], name="erf"),
-                            helper.make_node("Gelu", ["x"], ["gelu"], name="gelu")], "erf_gelu",
-                           [vi("x", f, [3, 37])], [vi("erf", f, [3, 37]), vi("gelu", f, [3, 37])])
+                            helper.make_node("Gelu", ["x"], ["gelu"], name="gelu"),
+                            helper.make_node("Gelu", ["x"], ["gelu_tanh"], approximate="tanh",
+                                             name="gelu_tanh")], "erf_gelu",
+                           [vi("x", f, [3, 37])], [vi("erf", f, [3, 37]), vi("gelu", f, [3, 37]),
+                                                   vi("gelu_tanh", f, [3, 37])])
     m = helper.make_model(eg, opset_imports=[helper.make_opsetid("", 20)])
     m.ir_version = 9
     save(m, "erf_gelu.onnx", check=False)

@@ -190,8 +190,9 @@ node "$ROOT/tests/runtime/ort_ref.js" "$M/transposes.onnx" "$T/tp.ort" "x=$T/tp.
 for ref in "$T/tp.ort"/*.npy; do
 	$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/tp.ho/$(basename "$ref")" "transposes $(basename "$ref" .npy) vs ONNX Runtime" 0
 done
-# Erf and Gelu as vectors: against ONNX Runtime within 1e-6 of erf's range (its own
-# erf is a polynomial too), at zero, in both tails and past them, with a tail of lanes.
+# Erf and Gelu as vectors, and Gelu's tanh form (oneDNN's): against ONNX Runtime within
+# 1e-6 of erf's range (its own erf is a polynomial too), at zero, in both tails and past
+# them, with a tail of lanes.
 $PY -c "
 import sys, numpy as np
 x = np.concatenate([np.linspace(-6, 6, 105), [0.0, -0.0, 1e-30, 3.999, 4.001, 9.0]]).astype(np.float32)

@@ -723,9 +723,13 @@ static double ho_chain_post_ops(const struct ho_profile_dev *pd, const char *cha
 			continue;
 		memcpy(op, p + 2, n);
 		op[n] = '\0';
-		/* the probe prices a fused Swish under its Sigmoid (its Mul is free) */
-		x = pd->post_op ? json_object_get(pd->post_op, strcmp(op, "Swish") ? op : "Sigmoid")
-				: NULL;
+		/* the probe prices a fused Swish under its Sigmoid, a HardSwish under
+		 * its HardSigmoid (their Mul is free) */
+		x = pd->post_op
+			? json_object_get(pd->post_op, !strcmp(op, "Swish")	  ? "Sigmoid"
+						       : !strcmp(op, "HardSwish") ? "HardSigmoid"
+										  : op)
+			: NULL;
 		ns += x ? json_number_value(x) : 0;
 	}
 	return ns * 1e-9;

@@ -189,9 +189,14 @@ int ho_node_family(const struct ho_graph *g, uint32_t id, char *buf, size_t len)
 	}
 	if (a >= 0)
 		ho_fam_put(buf, len, " +%s", g->nodes[a].op_type);
-	if (b >= 0)
+	if (b >= 0) {
+		int32_t gate = ho_gate_of_mul(g, b);
+
 		ho_fam_put(buf, len, " +%s",
-			   ho_swish_sigmoid(g, b) >= 0 ? "Swish" : g->nodes[b].op_type);
+			   gate < 0			 ? g->nodes[b].op_type
+			   : ho_gate_is_sigmoid(g, gate) ? "Swish"
+							 : "HardSwish");
+	}
 	return kc;
 }
 

@@ -22,7 +22,7 @@ static const struct ho_op_entry ho_ops[] = {
     {{"Sigmoid", HO_OPC_MEMORY, HO_OP_POST, HO_LAYOUT_SAME, 3}, ho_infer_unary},
     {{"Tanh", HO_OPC_MEMORY, HO_OP_POST, HO_LAYOUT_SAME, 1}, ho_infer_unary},
     {{"HardSigmoid", HO_OPC_MEMORY, HO_OP_POST, HO_LAYOUT_SAME, 3}, ho_infer_unary},
-    {{"HardSwish", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 4}, ho_infer_unary},
+    {{"HardSwish", HO_OPC_MEMORY, HO_OP_POST, HO_LAYOUT_SAME, 4}, ho_infer_unary},
     {{"LeakyRelu", HO_OPC_MEMORY, HO_OP_POST, HO_LAYOUT_SAME, 1}, ho_infer_unary},
     {{"Elu", HO_OPC_MEMORY, HO_OP_POST, HO_LAYOUT_SAME, 1}, ho_infer_unary},
     {{"Selu", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 1}, ho_infer_unary},

@@ -153,9 +153,9 @@ void ho_rt_fuse(struct ho_rt *rt)
 			ho_rt_fold(rt, i, mid);
 		}
 		int32_t t = g->nodes[mid >= 0 ? mid : (int32_t)i].outputs[0],
-			sig = b >= 0 && !matmul ? ho_swish_sigmoid(g, b) : -1;
+			sig = b >= 0 && !matmul ? ho_gate_of_mul(g, b) : -1;
 
-		/* a swish: its Sigmoid folds with the Mul, or neither does */
+		/* a swish or HardSwish: its gate folds with the Mul, or neither does */
 		if (ho_rt_can_fold(rt, i, t, b) && (sig < 0 || ho_rt_can_fold(rt, i, t, sig)) &&
 		    ho_rt_takes_fused(rt, &s, i, mid, b)) {
 			rt->post[i] = b;
@@ -178,7 +178,7 @@ bool ho_rt_unwritten(const struct ho_rt *rt, int32_t t)
 		return false;
 	if (rt->post[p] >= 0 || rt->bn[p] >= 0)
 		return true; /* the Conv's own output */
-	/* a folded node's output (a batch norm's, a swish's Sigmoid's) when the chain's last
+	/* a folded node's output (a batch norm's, a swish's gate) when the chain's last
 	 * node writes instead */
 	return rt->folded[p] >= 0 && rt->post[rt->folded[p]] >= 0 && rt->post[rt->folded[p]] != p;
 }

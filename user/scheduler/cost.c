@@ -258,8 +258,8 @@ static int ho_problem_chains(const struct ho_graph *g, const struct ho_profile *
 			link[1] = -1;
 		} else {
 			ho_conv_chain(g, i, &link[0], &link[2]);
-			/* a swish post-op: its Sigmoid is a link of the chain too */
-			link[1] = link[2] >= 0 ? ho_swish_sigmoid(g, link[2]) : -1;
+			/* a swish or HardSwish post-op: its gate is a link of the chain too */
+			link[1] = link[2] >= 0 ? ho_gate_of_mul(g, link[2]) : -1;
 		}
 		for (int k = 0; k < 3; k++)
 			if (link[k] >= 0)

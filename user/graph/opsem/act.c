@@ -102,9 +102,11 @@ bool ho_act_of(const struct ho_graph *g, int32_t i, struct ho_act_args *out)
 	const struct ho_node *n = &g->nodes[i];
 	const struct ho_attr *approx = ho_node_attr(n, "approximate");
 
+	int32_t gate = ho_gate_of_mul(g, i);
+
 	*out = (struct ho_act_args){HO_ACT_NONE, 0, 0};
-	if (ho_swish_sigmoid(g, i) >= 0) {
-		out->act = HO_ACT_SWISH;
+	if (gate >= 0) {
+		out->act = ho_gate_is_sigmoid(g, gate) ? HO_ACT_SWISH : HO_ACT_HARD_SWISH;
 		return true;
 	}
 	for (size_t u = 0; u < sizeof(ho_unary_acts) / sizeof(ho_unary_acts[0]); u++) {
@@ -124,8 +126,11 @@ bool ho_act_of(const struct ho_graph *g, int32_t i, struct ho_act_args *out)
 		case HO_ACT_ELU:
 			out->p = ho_node_attr_f(n, "alpha", 1.0f);
 			break;
-		case HO_ACT_GELU: /* tanh's approximation is not this code */
-			return !approx || (approx->s && !strcmp(approx->s, "none"));
+		case HO_ACT_GELU:
+			if (approx && approx->s && !strcmp(approx->s, "tanh"))
+				out->act = HO_ACT_GELU_TANH;
+			return !approx || (approx->s && (!strcmp(approx->s, "none") ||
+							 !strcmp(approx->s, "tanh")));
 		default:
 			break;
 		}

@@ -9,15 +9,25 @@
 
 #include "cpu.h"
 
+/* Gelu's tanh form (opset 20), which oneDNN computes. */
+static bool ho_cpu_gelu_tanh(const struct ho_node *n)
+{
+	const struct ho_attr *a = ho_node_attr(n, "approximate");
+
+	return a && a->type == HO_ATTR_STRING && !strcmp(a->s, "tanh");
+}
+
 /* An element-wise node as oneDNN's algorithm and parameters; false if it is not one. */
 static bool eltwise_params(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			   dnnl_alg_kind_t *alg, float *alpha, float *beta)
 {
 	const struct ho_cpu_kernel_reg *reg = ho_cpu_kernel_reg(n->op_type);
 
-	if (ho_swish_sigmoid(g, (int32_t)(n - g->nodes)) >= 0) { /* x * sigmoid(x) */
-		*alg = dnnl_eltwise_swish;
-		*alpha = 1.0f;
+	int32_t gate = ho_gate_of_mul(g, (int32_t)(n - g->nodes));
+
+	if (gate >= 0) { /* x * sigmoid(x), x * hardsigmoid(x) */
+		*alg = ho_gate_is_sigmoid(g, gate) ? dnnl_eltwise_swish : dnnl_eltwise_hardswish;
+		*alpha = ho_gate_is_sigmoid(g, gate) ? 1.0f : 0;
 		*beta = 0;
 		return true;
 	}
@@ -25,6 +35,8 @@ static bool eltwise_params(const struct ho_graph *g, const struct ho_node *n, vo
 		return false;
 	*alg = reg->eltwise_alg;
 	*alpha = *beta = 0;
+	if (!strcmp(n->op_type, "Gelu") && !ho_cpu_gelu_tanh(n))
+		return false; /* the exact form: unary.c's loop, never a post-op */
 	if (!strcmp(n->op_type, "HardSigmoid")) {
 		*alpha = ho_node_attr_f(n, "alpha", 0.2f);
 		*beta = ho_node_attr_f(n, "beta", 0.5f);
@@ -102,7 +114,8 @@ int ho_cpu_prep_eltwise(struct ho_backend *c, const struct ho_graph *g, const st
 	/* oneDNN 2.6 runs an element-wise primitive with a post-op (HardSigmoid's
 	 * clip) on its reference path: 7.5 ns an element here, 3 ms for
 	 * MobileNetV3's first 112x112x16, where the loop takes 20 us */
-	if (!strcmp(n->op_type, "HardSigmoid"))
+	if (!strcmp(n->op_type, "HardSigmoid") ||
+	    (!strcmp(n->op_type, "Gelu") && !ho_cpu_gelu_tanh(n)))
 		return ho_cpu_prep_unary(g, n, buf, k, err);
 	if (!x || x->dtype != HO_DT_FLOAT || !eltwise_params(g, n, buf, &alg, &alpha, &beta))
 		return ho_cpu_unsupported(err, n, "runs float32 element-wise operators only");

@@ -105,11 +105,6 @@ static float u_softsign(float x, const float *p)
 	(void)p;
 	return x / (1.0f + fabsf(x));
 }
-static float u_hardswish(float x, const float *p)
-{
-	(void)p;
-	return x * fmaxf(0.0f, fminf(1.0f, x / 6.0f + 0.5f));
-}
 static float u_mish(float x, const float *p)
 {
 	(void)p;
@@ -194,7 +189,6 @@ static const struct ho_unary_reg ho_unary_ops[] = {
     {"Atanh", u_atanh, NULL, {NULL}, {0}},
     {"Erf", NULL, ho_cpu_erf_many, {NULL}, {0}},
     {"Softsign", u_softsign, NULL, {NULL}, {0}},
-    {"HardSwish", u_hardswish, NULL, {NULL}, {0}},
     /* alone; after a kernel, a oneDNN post-op (kernels.c) */
     {"HardSigmoid", NULL, u_hard_sigmoid_many, {"alpha", "beta"}, {0.2f, 0.5f}},
     {"Mish", u_mish, NULL, {NULL}, {0}},
@@ -254,7 +248,8 @@ int ho_cpu_prep_unary(const struct ho_graph *g, const struct ho_node *n, void *c
 	const struct ho_attr *ap = ho_node_attr(n, "approximate");
 
 	if (ap && ap->type == HO_ATTR_STRING && strcmp(ap->s, "none"))
-		return ho_cpu_unsupported(err, n, "runs Gelu without approximation only");
+		return ho_cpu_unsupported(err, n,
+					  "runs Gelu exactly or as tanh's approximation only");
 	k->unary = r->f;
 	k->unary_many = r->many;
 	for (int i = 0; i < 2; i++)

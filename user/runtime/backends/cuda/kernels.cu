@@ -67,6 +67,7 @@ __device__ static float act(float v, int a, float p, float q)
 	case 18: return __builtin_ceilf(v);
 	case 19: return v > 0.0f ? v : p * (ex(v) - 1.0f);
 	case 20: return v > 20.0f ? v : ln(1.0f + ex(v));
+	case 21: return v / (1.0f + ex(-1.5957691216057308f * (v + 0.044715f * v * v * v)));
 	default: return v;
 	}
 }

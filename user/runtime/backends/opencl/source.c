@@ -33,6 +33,8 @@ const char ocl_source[] =
     "  case 18: return ceil(v);\n"
     "  case 19: return v > 0.0f ? v : p * (exp(v) - 1.0f);\n" /* Elu */
     "  case 20: return log(1.0f + exp(v));\n"		      /* Softplus */
+    /* Gelu's tanh form: 0.5 (1 + tanh(u)) is sigmoid(2u) */
+    "  case 21: return v / (1.0f + exp(-1.5957691216057308f * (v + 0.044715f * v * v * v)));\n"
     "  default: return v;\n"
     "  }\n"
     "}\n"
