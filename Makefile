@@ -90,9 +90,12 @@ $(O)/gen/onnx.pb-c.h: $(O)/gen/onnx.pb-c.c
 $(O)/gen/onnx.pb-c.o: $(O)/gen/onnx.pb-c.c
 	$(CC) $(CFLAGS_GEN) $(shell pkg-config --cflags libprotobuf-c) -c $< -o $@
 
+# The cpu backend splits its own loops over its device's OpenMP team, as oneDNN does.
+$(O)/user/runtime/backends/cpu/%.o: OMP := -fopenmp
+
 $(O)/%.o: %.c | $(O)/gen/onnx.pb-c.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(PRIV) -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(PRIV) $(OMP) -c $< -o $@
 
 # CUDA C to PTX for sm_70 and later by clang, which needs no CUDA toolkit (libdevice
 # neither: the kernels bring their own math); the driver compiles the PTX for its GPU
