@@ -45,7 +45,8 @@ for f in resnet18 resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1 transforme
 	[ -s "$MODELS/$f.onnx" ] && [ -s "$MODELS/$f.onnx.ref.json" ] || need=1
 done
 for f in resnet18 resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1 seq_rnn \
-	densenet121 shufflenet_v2_x1_0 regnet_y_400mf convnext_tiny vit_b_16 mobilenet_v3_large; do
+	densenet121 shufflenet_v2_x1_0 regnet_y_400mf convnext_tiny vit_b_16 mobilenet_v3_large \
+	mobilenet_v3_small; do
 	[ -s "$MODELS/$f.ref_out.npy" ] || need=1
 done
 [ -s "$MODELS/int8_cnn.onnx" ] && [ -s "$MODELS/conv_bn_training.ref_out.npy" ] &&

@@ -87,7 +87,8 @@ run "cli/probe" sh tests/cli/test_probe.sh "$ROOT/build/heteroopt" "$HETEROOPT_M
 run "cli/report_chromium" sh tests/cli/test_report.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS" "$ROOT/boxes"
 run "cli/readme_commands" sh tests/cli/test_readme.sh "$ROOT" "$HETEROOPT_MODELS"
 run "install/prefix_pkgconfig_embed" sh tests/install/test_install.sh "$ROOT" "$HETEROOPT_MODELS"
-run "runtime/numerics_cpu_vs_pytorch" sh tests/runtime/test_numerics.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS" pytorch
+run "runtime/numerics_cpu_vs_pytorch" env HO_TEST_QUICK=$QUICK \
+	sh tests/runtime/test_numerics.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS" pytorch
 run "runtime/numerics_cpu_vs_ort" sh tests/runtime/test_numerics.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS" ort
 ONNX_TESTDATA=/usr/share/libonnx-testdata/data
 run "conformance/onnx_backend" build/tests/onnx_backend "$ONNX_TESTDATA" --floor tests/conformance/floor
@@ -112,7 +113,7 @@ done
 # transformer encoder (against the cpu backend), each wholly on the device, and
 # vit_b_16, whose Expand and Gather stay on cpu0.
 [ $QUICK = 1 ] || run "opencl/models_wholly_and_split" \
-	env HO_OPENCL_MODELS=squeezenet1_1,mobilenet_v2,mobilenet_v3_large,resnet18,resnet50,efficientnet_b0,densenet121,shufflenet_v2_x1_0,regnet_y_400mf,convnext_tiny,ch_ppocr_mobile_v2.0_cls_infer:x=1x3x48x192,ch_PP-OCRv4_rec_infer:x=1x3x48x320,ch_PP-OCRv4_det_infer:x=1x3x96x96,transformer_encoder:src=2x16x256 \
+	env HO_OPENCL_MODELS=squeezenet1_1,mobilenet_v2,mobilenet_v3_large,mobilenet_v3_small,resnet18,resnet50,efficientnet_b0,densenet121,shufflenet_v2_x1_0,regnet_y_400mf,convnext_tiny,ch_ppocr_mobile_v2.0_cls_infer:x=1x3x48x192,ch_PP-OCRv4_rec_infer:x=1x3x48x320,ch_PP-OCRv4_det_infer:x=1x3x96x96,transformer_encoder:src=2x16x256 \
 	HO_OPENCL_PARTIAL=vit_b_16 \
 	build/tests/test_opencl
 # --- a discrete accelerator's memory (emu-discrete: the cpu kernels over memory of their

@@ -102,9 +102,10 @@ def export_cnns():
 
 # Models beyond the CNNs the benchmarks use, for coverage: dense concatenation, channel
 # shuffles, squeeze-excitation, LayerNorm over channels and 7x7 depthwise, a vision transformer,
-# Hardswish as HardSigmoid and Mul.
+# Hardswish (HardSwish at opset 14, HardSigmoid times x before it).
 EXTENDED = ["densenet121", "shufflenet_v2_x1_0", "regnet_y_400mf", "convnext_tiny", "vit_b_16",
-            "mobilenet_v3_large"]
+            "mobilenet_v3_large", "mobilenet_v3_small"]
+OPSET = {"mobilenet_v3_small": 13}  # the rest at 14
 
 
 def export_extended():
@@ -124,8 +125,8 @@ def export_extended():
                 m.weight.data.copy_(torch.randn(m.weight.shape, generator=gen) * 0.02)
         model.eval()
         tmp = os.path.join(OUT, name + ".onnx.tmp")
-        torch.onnx.export(model, torch.randn(*shape), tmp, opset_version=14, input_names=["input"],
-                          output_names=["logits"])
+        torch.onnx.export(model, torch.randn(*shape), tmp, opset_version=OPSET.get(name, 14),
+                          input_names=["input"], output_names=["logits"])
         os.replace(tmp, os.path.join(OUT, name + ".onnx"))
         xin = torch.randn(*shape, generator=torch.Generator().manual_seed(99))
         with torch.no_grad():
