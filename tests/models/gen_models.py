@@ -569,6 +569,22 @@ def tiny_models():
                             numpy_helper.from_array(np.array(3, np.float32), "three")] +
                            [arr("w%d" % i, [24, 24, 1, 1]) for i in range(len(ops))])
     save(helper.make_model(bl, opset_imports=[helper.make_opsetid("", 13)]), "binary_layouts.onnx")
+    # Pad between 1x1 convolutions, so on channels-last maps: each mode, pads on every axis
+    # (the channels' too, and a crop), 24 channels of 9 x 11.
+    pads = [("constant", [0, 2, 1, 0, 0, 1, -1, 3]), ("reflect", [0, 3, 2, 1, 0, 1, 3, 2]),
+            ("edge", [0, 0, 4, 1, 0, 5, 0, 2])]
+    nodes = [conv("x", "a", "w_in")]
+    inits = [arr("w_in", [24, 24, 1, 1])]
+    for i, (mode, p) in enumerate(pads):
+        c = 24 + p[1] + p[5]
+        nodes += [helper.make_node("Pad", ["a", "p%d" % i, "v"], ["q%d" % i], mode=mode, name="q%d" % i),
+                  conv("q%d" % i, "y%d" % i, "w%d" % i)]
+        inits += [numpy_helper.from_array(np.array(p, np.int64), "p%d" % i), arr("w%d" % i, [8, c, 1, 1])]
+    inits.append(numpy_helper.from_array(np.array(1.5, np.float32), "v"))
+    out = lambda p: [1, 8, 9 + p[2] + p[6], 11 + p[3] + p[7]]
+    pl = helper.make_graph(nodes, "pad_layouts", [vi("x", f, [1, 24, 9, 11])],
+                           [vi("y%d" % i, f, out(p)) for i, (_, p) in enumerate(pads)], inits)
+    save(helper.make_model(pl, opset_imports=[helper.make_opsetid("", 13)]), "pad_layouts.onnx")
     # Erf and Gelu, exact and tanh's approximation (opset 20, newer than this onnx's checker)
     # over lengths with and without a tail past whole vectors, on values from 0 to the tails of
     # erf, NaN and infinities.

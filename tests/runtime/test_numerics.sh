@@ -194,6 +194,14 @@ node "$ROOT/tests/runtime/ort_ref.js" "$M/transposes.onnx" "$T/tp.ort" "x=$T/tp.
 for ref in "$T/tp.ort"/*.npy; do
 	$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/tp.ho/$(basename "$ref")" "transposes $(basename "$ref" .npy) vs ONNX Runtime" 0
 done
+# Pad on channels-last maps (between 1x1 convolutions), as the same array in NHWC order:
+# constant (with a crop), reflect and edge, pads on every axis.
+$PY -c "import sys, numpy as np; np.save(sys.argv[1], np.random.default_rng(8).standard_normal((1, 24, 9, 11)).astype(np.float32))" "$T/pl.in.npy"
+node "$ROOT/tests/runtime/ort_ref.js" "$M/pad_layouts.onnx" "$T/pl.ort" "x=$T/pl.in.npy"
+"$HO" run "$M/pad_layouts.onnx" --input "x=$T/pl.in.npy" -o "$T/pl.ho" >/dev/null
+for ref in "$T/pl.ort"/*.npy; do
+	$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/pl.ho/$(basename "$ref")" "pad_layouts $(basename "$ref" .npy) vs ONNX Runtime"
+done
 # Erf and Gelu as vectors, and Gelu's tanh form (oneDNN's): against ONNX Runtime within
 # 1e-6 of erf's range (its own erf is a polynomial too), at zero, in both tails and past
 # them, with a tail of lanes.

@@ -168,7 +168,7 @@ static const struct ho_op_entry ho_ops[] = {
     {{"Det", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 1}, ho_infer_det},
     {{"Expand", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_expand},
     {{"Tile", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_tile},
-    {{"Pad", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_pad},
+    {{"Pad", HO_OPC_MOVEMENT, 0, HO_LAYOUT_SAME, 0}, ho_infer_pad},
     {{"Resize", HO_OPC_MEMORY, 0, HO_LAYOUT_SAME, 4}, ho_infer_resize},
     {{"Upsample", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 4}, ho_infer_resize},
     {{"Range", HO_OPC_CONTROL, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_range},

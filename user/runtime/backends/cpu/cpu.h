@@ -194,8 +194,9 @@ int ho_cpu_prep_optimizer(const struct ho_graph *g, const struct ho_node *n, voi
 			  struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_loss(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		     struct ho_kernel *k, struct ho_error *err);
+/* channels_last: the node's input (and so its output) is NHWC (Pad only; the others are plain) */
 int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
-		     struct ho_kernel *k, struct ho_error *err);
+		     bool channels_last, struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_recurrent(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			  struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_einsum(const struct ho_graph *g, const struct ho_node *n, void *const *buf,

@@ -457,7 +457,7 @@ static int ho_run_compress(const struct ho_kernel *k)
 }
 
 int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
-		     struct ho_kernel *k, struct ho_error *err)
+		     bool channels_last, struct ho_kernel *k, struct ho_error *err)
 {
 	const struct ho_tensor *x = ho_node_input(g, n, 0), *y = &g->tensors[n->outputs[0]];
 	struct ho_move *m;
@@ -514,6 +514,21 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 			return ho_cpu_unsupported(err, n, "needs constant pads, two per axis");
 		for (int a = 0; a < x->shape.rank; a++)
 			m->begin[a] = pads[a];
+		/*
+		 * Each axis is padded on its own, so an NHWC map pads as the same
+		 * array in (N, H, W, C) order: the layout planner need not put
+		 * DenseNet's transitions (Conv, Pad, AveragePool) through NCHW.
+		 */
+		if (channels_last && x->shape.rank == 4) {
+			static const int nhwc[4] = {0, 2, 3, 1};
+
+			for (int a = 0; a < 4; a++) {
+				m->in.dim[a] = x->shape.dim[nhwc[a]];
+				m->out.dim[a] = y->shape.dim[nhwc[a]];
+				m->begin[a] = pads[nhwc[a]];
+			}
+			ho_strides(&m->in, m->in_stride);
+		}
 		m->mode = !strcmp(mode, "reflect") ? 1 : !strcmp(mode, "edge") ? 2 : 0;
 		if (strcmp(mode, "constant") && !m->mode)
 			return ho_cpu_unsupported(err, n, "pads by constant, reflect or edge only");
