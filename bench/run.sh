@@ -43,6 +43,9 @@ for threads in 1 2; do
 done
 rm -rf "$T"
 echo
+echo "== the zoo (torchvision, random weights) on one CPU device vs ONNX Runtime, 1 and 2 threads (Documentation/zoo.md)"
+sh "$ROOT/bench/zoo.sh" "$ROOT/build/heteroopt" "$M"
+echo
 echo "== runtime: the OpenMP wait policy, idle and beside one busy loop per core (medians of 11, three rounds)"
 sh "$ROOT/bench/busy.sh" "$ROOT/build/heteroopt" "$M"
 echo
