@@ -145,6 +145,19 @@ against_ort() { # against_ort ORT_DIR HO_PREFIX WHAT: every ORT output against t
 		done
 	done
 }
+# vs_ort MODEL BOUND NAME=FILE...: one run on one CPU device, every output against ONNX
+# Runtime's within BOUND of its largest magnitude (compare.py)
+vs_ort() {
+	model=$1 bound=$2
+	shift 2
+	node "$ROOT/tests/runtime/ort_ref.js" "$M/$model.onnx" "$T/$model.ort" "$@"
+	for a in "$@"; do set -- "$@" --input "$a"; shift; done
+	"$HO" run "$M/$model.onnx" "$@" -o "$T/$model.ho" >/dev/null
+	for ref in "$T/$model.ort"/*.npy; do
+		$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/$model.ho/$(basename "$ref")" \
+			"$model $(basename "$ref" .npy) vs ONNX Runtime" "$bound"
+	done
+}
 ocr "$M/ch_ppocr_mobile_v2.0_cls_infer.onnx" "1,3,48,192"
 ocr "$M/ch_PP-OCRv4_det_infer.onnx" "1,3,640,640"
 # The recogniser (SVTR: attention, ReduceMean-based norms, Pow, Slice).
@@ -158,19 +171,11 @@ against_ort "$T/tr.ort" "$T/tr.ho" "transformer_encoder 1,32,256"
 # Transpose and Slice, run as index maps: a last axis gathered with a stride,
 # negative and non-unit steps, the default perm.  Pure data movement: exact.
 $PY -c "import sys, numpy as np; np.save(sys.argv[1], np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5))" "$T/ix.in.npy"
-node "$ROOT/tests/runtime/ort_ref.js" "$M/index_ops.onnx" "$T/ix.ort" "x=$T/ix.in.npy"
-"$HO" run "$M/index_ops.onnx" --input "x=$T/ix.in.npy" -o "$T/ix.ho" >/dev/null
-for ref in "$T/ix.ort"/*.npy; do
-	$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/ix.ho/$(basename "$ref")" "index_ops $(basename "$ref" .npy) vs ONNX Runtime" 0
-done
+vs_ort index_ops 0 "x=$T/ix.in.npy"
 # Two-input element-wise ops on channels-last maps of 24 channels: one value per
 # channel on either side of Add, Sub, Mul and Div, and scalars (flat kernels).
 $PY -c "import sys, numpy as np; np.save(sys.argv[1], np.random.default_rng(4).standard_normal((1, 24, 11, 11)).astype(np.float32))" "$T/bl.in.npy"
-node "$ROOT/tests/runtime/ort_ref.js" "$M/binary_layouts.onnx" "$T/bl.ort" "x=$T/bl.in.npy"
-"$HO" run "$M/binary_layouts.onnx" --input "x=$T/bl.in.npy" -o "$T/bl.ho" >/dev/null
-for ref in "$T/bl.ort"/*.npy; do
-	$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/bl.ho/$(basename "$ref")" "binary_layouts $(basename "$ref" .npy) vs ONNX Runtime"
-done
+vs_ort binary_layouts 1e-4 "x=$T/bl.in.npy"
 # Global pools of NCHW rows, the cpu backend's own loop: whole blocks of vectors, a
 # vector, a tail of lanes; values drawn so that no two rows share a maximum's place.
 $PY -c "
@@ -178,30 +183,18 @@ import sys, numpy as np
 r = np.random.default_rng(6)
 np.save(sys.argv[1], (r.standard_normal((2, 5, 13, 11)) * 4).astype(np.float32))
 np.save(sys.argv[2], (r.standard_normal((1, 3, 9, 9)) * 4).astype(np.float32))" "$T/gp.x.npy" "$T/gp.z.npy"
-node "$ROOT/tests/runtime/ort_ref.js" "$M/global_pools.onnx" "$T/gp.ort" "x=$T/gp.x.npy" "z=$T/gp.z.npy"
-"$HO" run "$M/global_pools.onnx" --input "x=$T/gp.x.npy" --input "z=$T/gp.z.npy" -o "$T/gp.ho" >/dev/null
-for ref in "$T/gp.ort"/*.npy; do
-	$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/gp.ho/$(basename "$ref")" "global_pools $(basename "$ref" .npy) vs ONNX Runtime" 1e-6
-done
+vs_ort global_pools 1e-6 "x=$T/gp.x.npy" "z=$T/gp.z.npy"
 # NCHW to NHWC and back as tiled transposes, tiles cut short on both axes: exact.
 $PY -c "
 import sys, numpy as np
 r = np.random.default_rng(7)
 np.save(sys.argv[1], r.standard_normal((2, 20, 9, 11)).astype(np.float32))
 np.save(sys.argv[2], r.standard_normal((2, 9, 11, 20)).astype(np.float32))" "$T/tp.x.npy" "$T/tp.z.npy"
-node "$ROOT/tests/runtime/ort_ref.js" "$M/transposes.onnx" "$T/tp.ort" "x=$T/tp.x.npy" "z=$T/tp.z.npy"
-"$HO" run "$M/transposes.onnx" --input "x=$T/tp.x.npy" --input "z=$T/tp.z.npy" -o "$T/tp.ho" >/dev/null
-for ref in "$T/tp.ort"/*.npy; do
-	$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/tp.ho/$(basename "$ref")" "transposes $(basename "$ref" .npy) vs ONNX Runtime" 0
-done
+vs_ort transposes 0 "x=$T/tp.x.npy" "z=$T/tp.z.npy"
 # Pad on channels-last maps (between 1x1 convolutions), as the same array in NHWC order:
 # constant (with a crop), reflect and edge, pads on every axis.
 $PY -c "import sys, numpy as np; np.save(sys.argv[1], np.random.default_rng(8).standard_normal((1, 24, 9, 11)).astype(np.float32))" "$T/pl.in.npy"
-node "$ROOT/tests/runtime/ort_ref.js" "$M/pad_layouts.onnx" "$T/pl.ort" "x=$T/pl.in.npy"
-"$HO" run "$M/pad_layouts.onnx" --input "x=$T/pl.in.npy" -o "$T/pl.ho" >/dev/null
-for ref in "$T/pl.ort"/*.npy; do
-	$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/pl.ho/$(basename "$ref")" "pad_layouts $(basename "$ref" .npy) vs ONNX Runtime"
-done
+vs_ort pad_layouts 1e-4 "x=$T/pl.in.npy"
 # Erf and Gelu as vectors, and Gelu's tanh form (oneDNN's): against ONNX Runtime within
 # 1e-6 of erf's range (its own erf is a polynomial too), at zero, in both tails and past
 # them, with a tail of lanes.
@@ -209,11 +202,7 @@ $PY -c "
 import sys, numpy as np
 x = np.concatenate([np.linspace(-6, 6, 105), [0.0, -0.0, 1e-30, 3.999, 4.001, 9.0]]).astype(np.float32)
 np.save(sys.argv[1], x.reshape(3, 37))" "$T/eg.in.npy"
-node "$ROOT/tests/runtime/ort_ref.js" "$M/erf_gelu.onnx" "$T/eg.ort" "x=$T/eg.in.npy"
-"$HO" run "$M/erf_gelu.onnx" --input "x=$T/eg.in.npy" -o "$T/eg.ho" >/dev/null
-for ref in "$T/eg.ort"/*.npy; do
-	$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/eg.ho/$(basename "$ref")" "erf_gelu $(basename "$ref" .npy) vs ONNX Runtime" 1e-6
-done
+vs_ort erf_gelu 1e-6 "x=$T/eg.in.npy"
 # An int8 CNN in ONNX's QLinear form (per-channel weights, a grouped strided
 # convolution, an unsigned-weight QLinearMatMul) and a ConvInteger with
 # asymmetric pads: every tensor, the integer ones too, equal to the exact
