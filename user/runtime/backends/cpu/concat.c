@@ -106,20 +106,23 @@ static int ho_run_concat(const struct ho_kernel *k)
 {
 	const struct ho_concat_part *p = (const struct ho_concat_part *)k->fold;
 	int64_t row = 0;
-	int threads;
+	int parts;
 
 	for (int64_t i = 0; i < k->n_idx; i++)
 		row += p[i].bytes;
-	threads = k->outer > 1 && row * k->outer >= (1 << 18) ? omp_get_max_threads() : 1;
-#pragma omp parallel for num_threads(threads) if (threads > 1)
-	for (int64_t o = 0; o < k->outer; o++) {
-		char *y = (char *)k->dst + o * row;
+	parts = row * k->outer >= (1 << 18) ? omp_get_max_threads() : 1;
+	if (parts > k->outer)
+		parts = k->outer > 0 ? (int)k->outer : 1;
+#pragma omp parallel for num_threads(parts) if (parts > 1)
+	for (int t = 0; t < parts; t++)
+		for (int64_t o = k->outer * t / parts; o < k->outer * (t + 1) / parts; o++) {
+			char *y = (char *)k->dst + o * row;
 
-		for (int64_t i = 0; i < k->n_idx; i++) {
-			memcpy(y, p[i].src + o * p[i].bytes, (size_t)p[i].bytes);
-			y += p[i].bytes;
+			for (int64_t i = 0; i < k->n_idx; i++) {
+				memcpy(y, p[i].src + o * p[i].bytes, (size_t)p[i].bytes);
+				y += p[i].bytes;
+			}
 		}
-	}
 	return 0;
 }
 
