@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -110,7 +109,7 @@ static int ho_run_concat(const struct ho_kernel *k)
 
 	for (int64_t i = 0; i < k->n_idx; i++)
 		row += p[i].bytes;
-	parts = row * k->outer >= (1 << 18) ? omp_get_max_threads() : 1;
+	parts = ho_cpu_parts(row * k->outer, 1 << 17);
 	if (parts > k->outer)
 		parts = k->outer > 0 ? (int)k->outer : 1;
 #pragma omp parallel for num_threads(parts) if (parts > 1)
@@ -135,7 +134,6 @@ static int ho_concat_loop(struct ho_backend *c, const struct ho_graph *g, const 
 			  int64_t axis, void *const *buf, struct ho_kernel *k, struct ho_error *err)
 {
 	static const int nhwc_at[4] = {0, 3, 1, 2}; /* an NCHW axis' place in NHWC memory */
-	static const int nhwc[4] = {0, 2, 3, 1};    /* the NCHW axis at each NHWC place */
 	const struct ho_tensor *y = &g->tensors[n->outputs[0]];
 	struct ho_concat_part *p;
 	int64_t es = ho_dtype_size(y->dtype);
@@ -149,7 +147,7 @@ static int ho_concat_loop(struct ho_backend *c, const struct ho_graph *g, const 
 	k->fold = (float *)p;
 	k->outer = 1;
 	for (int a = 0; a < at; a++)
-		k->outer *= y->shape.dim[cl ? nhwc[a] : a];
+		k->outer *= y->shape.dim[cl ? ho_cpu_nhwc[a] : a];
 	for (uint32_t i = 0; i < n->n_inputs; i++) {
 		const struct ho_tensor *x = &g->tensors[n->inputs[i]];
 

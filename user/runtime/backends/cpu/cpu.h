@@ -168,6 +168,13 @@ int ho_cpu_prep_pool(struct ho_backend *c, const struct ho_graph *g, const struc
 int ho_cpu_prep_eltwise(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 			void *const *buf, struct ho_kernel *k, struct ho_error *err);
 struct ho_shape ho_cpu_lift(const struct ho_shape *s, int r);
+/* The NCHW axis at each place of NHWC memory: an NHWC tensor is walked N, H, W, C. */
+extern const int ho_cpu_nhwc[4];
+/*
+ * How many parts a loop over n units splits into across the device's threads
+ * (its worker's OpenMP team): at least grain units a part, at least 1.
+ */
+int ho_cpu_parts(int64_t n, int64_t grain);
 int ho_cpu_prep_binary(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 		       void *const *buf, struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_concat(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,

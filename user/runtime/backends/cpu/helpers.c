@@ -4,10 +4,20 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu.h"
+
+const int ho_cpu_nhwc[4] = {0, 2, 3, 1};
+
+int ho_cpu_parts(int64_t n, int64_t grain)
+{
+	int64_t most = n / grain, t = omp_get_max_threads();
+
+	return (int)(most < 1 ? 1 : most < t ? most : t);
+}
 
 void ho_cpu_plain_md(dnnl_memory_desc_t *md, const struct ho_shape *s)
 {

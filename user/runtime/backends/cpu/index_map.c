@@ -267,11 +267,10 @@ int ho_cpu_prep_resize(struct ho_backend *c, const struct ho_graph *g, const str
 		k->src = buf[n->inputs[0]];
 		k->dst = buf[n->outputs[0]];
 		/* Axes in memory order: an NHWC tensor is walked N, H, W, C. */
-		static const int nhwc[4] = {0, 2, 3, 1};
 		bool cl = r == 4 && c->channels_last && c->channels_last[n->inputs[0]];
 
 		for (int p = 0; p < r; p++) {
-			int a = cl ? nhwc[p] : p;
+			int a = cl ? ho_cpu_nhwc[p] : p;
 			int64_t in = x->shape.dim[a], out = y->shape.dim[a];
 			double scale = (double)out / (double)in;
 

@@ -520,12 +520,10 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 		 * DenseNet's transitions (Conv, Pad, AveragePool) through NCHW.
 		 */
 		if (channels_last && x->shape.rank == 4) {
-			static const int nhwc[4] = {0, 2, 3, 1};
-
 			for (int a = 0; a < 4; a++) {
-				m->in.dim[a] = x->shape.dim[nhwc[a]];
-				m->out.dim[a] = y->shape.dim[nhwc[a]];
-				m->begin[a] = pads[nhwc[a]];
+				m->in.dim[a] = x->shape.dim[ho_cpu_nhwc[a]];
+				m->out.dim[a] = y->shape.dim[ho_cpu_nhwc[a]];
+				m->begin[a] = pads[ho_cpu_nhwc[a]];
 			}
 			ho_strides(&m->in, m->in_stride);
 		}

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
-#include <omp.h>
 #include <string.h>
 
 #include "cpu.h"
@@ -280,15 +279,13 @@ static void ho_unary_range(const struct ho_kernel *k, int64_t lo, int64_t hi)
  */
 void ho_cpu_run_unary(struct ho_kernel *k)
 {
-	const int64_t n = k->n_elems, grain = 1 << 14;
-	int parts = n >= 2 * grain ? omp_get_max_threads() : 1;
+	const int64_t n = k->n_elems;
+	int parts = ho_cpu_parts(n, 1 << 14);
 
 	for (int i = 0; i < 2; i++)
 		if (k->param_src[i])
 			k->param[i] = *(const float *)k->param_src[i];
-	if (parts > n / grain)
-		parts = (int)(n / grain);
-	if (parts <= 1) {
+	if (parts == 1) {
 		ho_unary_range(k, 0, n);
 		return;
 	}
