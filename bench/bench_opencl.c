@@ -222,20 +222,28 @@ out:
 	ho_pool_close(p);
 }
 
+/* A chain of relus Relus on n bytes, shapes inferred. */
+static int relu_chain(uint32_t relus, size_t n, struct ho_graph **g, struct ho_error *err)
+{
+	struct ho_pb *pb = ho_pb_new(1);
+	int ret = pb ? ho_probe_build_chain(pb, relus, (int64_t)(n / 4)) : -ENOMEM;
+
+	if (!ret)
+		ret = ho_pb_load(pb, g, err);
+	ho_pb_free(pb);
+	return ret ? ret : ho_shape_infer(*g, err);
+}
+
 /* Two Relus on n bytes, the first on cpu0, the second on an OpenCL device keeping its own memory.
  */
 static int exec_copies_new(size_t n, struct ho_graph **g, struct ho_rt **rt, struct ho_error *err)
 {
 	struct ho_rt_placement pl = {.n_devices = 2, .host = 0};
 	struct ho_rt_opts o = {.placement = &pl};
-	struct ho_pb *pb = ho_pb_new(1);
 	int32_t node_dev[2], prio[2] = {0, 1};
-	int ret = pb ? ho_probe_build_chain(pb, 2, (int64_t)(n / 4)) : -ENOMEM;
+	int ret = relu_chain(2, n, g, err);
 
-	if (!ret)
-		ret = ho_pb_load(pb, g, err);
-	ho_pb_free(pb);
-	if (ret || (ret = ho_shape_infer(*g, err)))
+	if (ret)
 		return ret;
 	cpu0_and_ocl0(&pl, "device");
 	node_dev[(*g)->topo[0]] = 0;
@@ -267,14 +275,10 @@ static int exec_copies(const struct ho_graph *g, struct ho_rt *rt, double *up, d
 static int bare_relu_new(struct ho_backend *b, struct ho_dev_block *blk, size_t n,
 			 struct ho_graph **g, struct ho_kernel **k, struct ho_error *err)
 {
-	struct ho_pb *pb = ho_pb_new(1);
 	struct ho_mem *mem = NULL;
-	int ret = pb ? ho_probe_build_chain(pb, 1, (int64_t)(n / 4)) : -ENOMEM;
+	int ret = relu_chain(1, n, g, err);
 
-	if (!ret)
-		ret = ho_pb_load(pb, g, err);
-	ho_pb_free(pb);
-	if (ret || (ret = ho_shape_infer(*g, err)))
+	if (ret)
 		return ret;
 	if (!(mem = calloc((*g)->n_tensors, sizeof(*mem))))
 		return ho_err(err, -ENOMEM, "out of memory");
