@@ -102,9 +102,11 @@ static void probe_point(struct probe_points *pp, int kc, const struct ho_graph *
 		pp->v[kc] = v;
 		pp->cap[kc] = cap;
 	}
-	pp->v[kc][pp->n[kc]++] = (struct ho_fit_point){
-	    nd->feat.flops, (double)(nd->feat.bytes_read + nd->feat.bytes_written), s,
-	    ho_node_block_channels(g, nd)};
+	pp->v[kc][pp->n[kc]++] =
+	    (struct ho_fit_point){.flops = nd->feat.flops,
+				  .bytes = (double)(nd->feat.bytes_read + nd->feat.bytes_written),
+				  .seconds = s,
+				  .channels = ho_node_block_channels(g, nd)};
 }
 
 struct probe_dev_out {
@@ -201,7 +203,10 @@ static int probe_sweep(struct probe *pr, int d, struct probe_points *pp, struct 
 		 * its class */
 		if (kc == HO_KC_CONV || kc == HO_KC_CONV_DW || kc == HO_KC_POOL)
 			probe_family_add(po->families, key, ho_node_work(nd), st.median);
-		probe_point(pp, kc, g, nd, st.median);
+		/* a strided row's bytes are the floats it keeps, not the lines it
+		 * reads: it informs the stride curve, not its class */
+		if (c->role != HO_PROBE_STRIDE)
+			probe_point(pp, kc, g, nd, st.median);
 		if (kc == HO_KC_ELTWISE)
 			probe_post_op(po, g, nd, st.median);
 		if (kc == HO_KC_CONV && nd->feat.flops / st.median / 1e9 > po->best_gflops)
@@ -510,7 +515,11 @@ static int probe_device(struct probe *pr, int d, json_t *devices, double *alone)
 	for (int kc = 0; kc < HO_KC_COUNT; kc++) {
 		struct ho_kernel_model km;
 
-		if (!pp.n[kc] || ho_fit_kernel_model(pp.v[kc], pp.n[kc], kc <= HO_KC_MATMUL, &km))
+		/* the classes the cost model prices past the caches (ho_class_bw) */
+		bool past = kc != HO_KC_MATMUL && kc != HO_KC_OTHER;
+
+		if (!pp.n[kc] || ho_fit_class_model(pp.v[kc], pp.n[kc], kc <= HO_KC_MATMUL,
+						    past ? po.by_size : NULL, &km))
 			continue;
 		json_object_set_new(models, ho_kernel_class_name(kc),
 				    json_pack("{s:f, s:f, s:f, s:i, s:i, s:f}", "fixed_us",

@@ -137,6 +137,12 @@ bool ho_profile_node_measured(const struct ho_profile *prof, const struct ho_gra
 double ho_profile_post_op(const struct ho_profile *prof, int dev, const char *op_type);
 /* The streaming rate (GB/s) at a working set of bytes, from a bandwidth_by_size list. */
 double ho_profile_bw_at(const struct json_t *curve, double bytes);
+/*
+ * The rate (bytes/s) a streaming class whose rate in the caches is class_bw
+ * gets at a working set of bytes: class_bw up to the curve's peak (where
+ * launches, not caches, bind), past it the curve's rate where slower.
+ */
+double ho_profile_stream_bw(const struct json_t *curve, double bytes, double class_bw);
 /* Link a-b as measured: hand-off latency (< 0: the box's), copy rate and the rate b
  * reads a's fresh tensor in place at (bytes/s, <= 0: none). */
 double ho_profile_link_latency(const struct ho_profile *prof, int a, int b);

@@ -69,6 +69,7 @@ struct ho_kernel_model {
 struct ho_fit_point {
 	double flops, bytes, seconds;
 	double channels; /* a convolution's output channels; 0: none */
+	double known_s;	 /* of seconds, what no term of the model is fitted to */
 };
 /*
  * flops_term: fit a FLOP rate (dense classes), its FLOPs counted over output
@@ -79,6 +80,14 @@ int ho_fit_kernel_model(const struct ho_fit_point *pts, uint32_t n, bool flops_t
 			struct ho_kernel_model *out);
 double ho_kernel_model_time(const struct ho_kernel_model *m, double flops, double bytes,
 			    double channels);
+/*
+ * The same, for a class priced at its own bandwidth in the caches and at the
+ * probe's streaming rate past them where that is slower
+ * (ho_profile_stream_bw over curve, a bandwidth_by_size list; NULL: the
+ * plain fit): each point fitted as that prices it.
+ */
+int ho_fit_class_model(const struct ho_fit_point *pts, uint32_t n, bool flops_term,
+		       const struct json_t *curve, struct ho_kernel_model *out);
 
 /*
  * What a whole run takes beyond its kernels (probes/fit.c): a share of the

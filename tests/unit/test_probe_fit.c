@@ -3,12 +3,16 @@
  * The probes' arithmetic: the robust median drops outliers and keeps the
  * spread of the rest; the class fit recovers a known model from points it
  * made, drops a term that would come out negative, and fits no FLOP term
- * for streaming classes; the run model splits what runs take beyond their
+ * for streaming classes, and fits a streaming class past the caches as it is
+ * priced there; the run model splits what runs take beyond their
  * kernels into a share of them and a time per node.
  */
 #include <math.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
+#include "heteroopt/box.h"
 #include "heteroopt/probe.h"
 #include "test_util.h"
 
@@ -38,7 +42,7 @@ static void fit(void)
 	for (int i = 0; i < 8; i++) {
 		double f = 1e6 * (1 << i) * (i % 3 + 1), b = 4e4 * (1 << (7 - i));
 
-		pts[i] = (struct ho_fit_point){f, b, noiseless(f, b), 0};
+		pts[i] = (struct ho_fit_point){f, b, noiseless(f, b), 0, 0};
 	}
 	T_REQUIRE(ho_fit_kernel_model(pts, 8, true, &m) == 0);
 	T_CHECK(fabs(m.fixed_s - 3e-6) < 1e-9 && fabs(m.rate / 100e9 - 1) < 1e-6 &&
@@ -50,8 +54,8 @@ static void fit(void)
 
 	/* times that fall as bytes grow: a bandwidth term would be negative */
 	for (int i = 0; i < 8; i++)
-		pts[i] =
-		    (struct ho_fit_point){1e6 * (i + 1), 1e5 * (8 - i), 1e-6 + 1e-5 * (i + 1), 0};
+		pts[i] = (struct ho_fit_point){1e6 * (i + 1), 1e5 * (8 - i), 1e-6 + 1e-5 * (i + 1),
+					       0, 0};
 	T_REQUIRE(ho_fit_kernel_model(pts, 8, true, &m) == 0);
 	T_CHECK(m.bandwidth == 0 && m.rate > 0 && m.fixed_s >= 0, "negative term dropped: %g %g %g",
 		m.fixed_s, m.rate, m.bandwidth);
@@ -59,11 +63,57 @@ static void fit(void)
 	/* streaming: no FLOP term even where FLOPs are given */
 	for (int i = 0; i < 8; i++)
 		pts[i] = (struct ho_fit_point){1e4 * (1 << i), 8e4 * (1 << i),
-					       1e-6 + 8e4 * (1 << i) / 40e9, 0};
+					       1e-6 + 8e4 * (1 << i) / 40e9, 0, 0};
 	T_REQUIRE(ho_fit_kernel_model(pts, 8, false, &m) == 0);
 	T_CHECK(m.rate == 0 && fabs(m.bandwidth / 40e9 - 1) < 1e-6, "streaming: rate %g bw %g",
 		m.rate, m.bandwidth);
 	T_CHECK(ho_fit_kernel_model(pts, 0, false, &m) < 0, "no points, no model");
+}
+
+/*
+ * A class past the caches: points made by the model the cost model prices
+ * with (its own rate up to the curve's peak, the curve's past it where
+ * slower).  The class fit recovers the rate in the caches, with or without a
+ * FLOP term; a plain fit of the same points comes out at less than two
+ * thirds of it.
+ */
+static void stream(void)
+{
+	json_t *curve = json_loads("[{\"bytes\": 8192, \"gbps\": 30},"
+				   " {\"bytes\": 524288, \"gbps\": 200},"
+				   " {\"bytes\": 2097152, \"gbps\": 120},"
+				   " {\"bytes\": 33554432, \"gbps\": 70},"
+				   " {\"bytes\": 134217728, \"gbps\": 40}]",
+				   0, NULL);
+	static const double bytes[] = {8e3, 1.3e5, 5e5, 2e6, 8e6, 1.2e7, 3.3e7, 1.3e8};
+	struct ho_fit_point pts[8];
+	struct ho_kernel_model m;
+
+	T_REQUIRE(curve != NULL);
+	for (int i = 0; i < 8; i++)
+		pts[i] = (struct ho_fit_point){
+		    0, bytes[i], 0.25e-6 + bytes[i] / ho_profile_stream_bw(curve, bytes[i], 250e9),
+		    0, 0};
+	T_REQUIRE(ho_fit_class_model(pts, 8, false, curve, &m) == 0);
+	T_CHECK(fabs(m.bandwidth / 250e9 - 1) < 1e-3 && fabs(m.fixed_s / 0.25e-6 - 1) < 1e-2,
+		"stream fit: %g s + bytes / %g", m.fixed_s, m.bandwidth);
+	T_CHECK(m.fit_error < 1e-3, "stream fit error %g", m.fit_error);
+	T_CHECK(pts[7].bytes == 1.3e8, "the points are left as given");
+	/* a dense class: FLOPs at 100 GFLOP/s on top */
+	for (int i = 0; i < 8; i++) {
+		pts[i].flops = 1e5 * (double)(1 << i) * (i % 3 + 1);
+		pts[i].seconds += pts[i].flops / 100e9;
+	}
+	T_REQUIRE(ho_fit_class_model(pts, 8, true, curve, &m) == 0);
+	T_CHECK(fabs(m.bandwidth / 250e9 - 1) < 1e-3 && fabs(m.rate / 100e9 - 1) < 1e-3,
+		"dense fit: %g s + flops / %g + bytes / %g", m.fixed_s, m.rate, m.bandwidth);
+	for (int i = 0; i < 8; i++) {
+		pts[i].seconds -= pts[i].flops / 100e9;
+		pts[i].flops = 0;
+	}
+	T_REQUIRE(ho_fit_kernel_model(pts, 8, false, &m) == 0);
+	T_CHECK(m.bandwidth < 250e9 * 2 / 3, "a plain fit is pulled down to %g", m.bandwidth);
+	json_decref(curve);
 }
 
 /*
@@ -81,8 +131,8 @@ static void block(void)
 	for (int i = 0; i < 8; i++) {
 		double f = 2e7 * ch[i] * (1 + i % 3), b = 1e5 * (8 - i);
 
-		pts[i] =
-		    (struct ho_fit_point){f, b, noiseless(f * ho_channel_pad(ch[i], 16), b), ch[i]};
+		pts[i] = (struct ho_fit_point){f, b, noiseless(f * ho_channel_pad(ch[i], 16), b),
+					       ch[i], 0};
 	}
 	T_REQUIRE(ho_fit_kernel_model(pts, 8, true, &m) == 0);
 	T_CHECK(m.block == 16 && fabs(m.rate / 100e9 - 1) < 1e-6 && m.fit_error < 1e-9,
@@ -137,6 +187,7 @@ int main(void)
 {
 	robust();
 	fit();
+	stream();
 	block();
 	run_model();
 	return t_failures ? 1 : 0;

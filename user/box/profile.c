@@ -38,7 +38,6 @@ struct ho_profile_dev {
 	double scale; /* measured kernels' times, stretched to whole runs (>= 1) */
 	json_t *op_eff, *node_time, *families; /* borrowed from root */
 	json_t *bw_by_size; /* [{bytes, gbps}]: the streaming rate by working set */
-	double peak_bytes;  /* the working set it peaks at; past it, caches are left */
 	double cold_bw;	    /* bytes/s at its largest working set, past the peak (0: none) */
 	json_t *post_op;    /* op type: ns per element it adds fused into a kernel */
 	struct ho_class_model model[HO_KC_COUNT]; /* kernel_models */
@@ -337,9 +336,9 @@ static int ho_profile_device(const char *path, const char *dev, json_t *v,
 					      "{\"bytes\": > 0, \"gbps\": > 0}",
 					      path, dev, i);
 		}
-		pd->peak_bytes = ho_bw_peak_bytes(pd->bw_by_size);
 		/* a curve that ends at its peak never left the caches: no cold rate */
-		if (ho_bw_at(pd->bw_by_size, INFINITY) < ho_bw_at(pd->bw_by_size, pd->peak_bytes))
+		if (ho_bw_at(pd->bw_by_size, INFINITY) <
+		    ho_bw_at(pd->bw_by_size, ho_bw_peak_bytes(pd->bw_by_size)))
 			pd->cold_bw = ho_bw_at(pd->bw_by_size, INFINITY) * 1e9;
 		if ((x = json_object_get(v, "dispatch_us")) && !json_is_object(x))
 			return ho_err(err, -EINVAL, "%s: devices.%s.dispatch_us must be an object",
@@ -682,31 +681,28 @@ static double ho_family_stretch(const struct ho_profile_dev *pd, int kc, json_t 
  * last 3x3 convolutions (9.4 MB of weights each) ran 1.2-1.3x their class
  * model, its classifier 4x.
  */
-static double ho_cold_weights(const struct ho_node *nd, const struct ho_profile_dev *pd,
-			      const struct ho_class_model *cm)
+static double ho_cold_weights(const struct ho_node *nd, const struct ho_profile_dev *pd, double bw)
 {
 	double w = (double)nd->feat.param_bytes;
 
-	if (w <= 0 || pd->cold_bw <= 0 || (cm->bw > 0 && cm->bw <= pd->cold_bw))
+	if (w <= 0 || pd->cold_bw <= 0 || (bw > 0 && bw <= pd->cold_bw))
 		return 0;
-	return w / pd->cold_bw - (cm->bw > 0 ? w / cm->bw : 0);
+	return w / pd->cold_bw - (bw > 0 ? w / bw : 0);
 }
 
 /*
- * A streaming class's bandwidth at a working set of bytes: its fitted rate,
- * or, past the curve's peak (past the caches), the probe's streaming rate
- * there where that is slower.  Below the peak the curve measures launches.
+ * A class's bandwidth at a working set of bytes (ho_profile_stream_bw): a
+ * convolution over a large map streams it as an element-wise op would, the
+ * 16-channel depthwise at 640x368 of the detector at 1280x736 at 20 GB/s
+ * where its class said 400.  A MatMul's bytes are mostly its weights, which
+ * ho_cold_weights prices.
  */
 static double ho_class_bw(const struct ho_profile_dev *pd, int kc, const struct ho_class_model *cm,
 			  double bytes)
 {
-	double r = 0;
-
-	if (kc == HO_KC_CONV || kc == HO_KC_CONV_DW || kc == HO_KC_MATMUL || kc == HO_KC_OTHER ||
-	    !pd->bw_by_size || bytes <= pd->peak_bytes)
+	if (kc == HO_KC_MATMUL || kc == HO_KC_OTHER)
 		return cm->bw;
-	r = ho_bw_at(pd->bw_by_size, bytes) * 1e9;
-	return r > 0 && r < cm->bw ? r : cm->bw;
+	return ho_profile_stream_bw(pd->bw_by_size, bytes, cm->bw);
 }
 
 /* What the post-ops a family key names after its kernel (" +Relu +Add") cost per element. */
@@ -772,16 +768,17 @@ static double ho_class_time(const struct ho_graph *g, const struct ho_node *nd,
 			    const struct ho_profile_dev *pd, int kc, double bytes)
 {
 	const struct ho_class_model *cm = &pd->model[kc];
+	double bw = cm->bw > 0 ? ho_class_bw(pd, kc, cm, bytes) : 0;
 
 	return cm->fixed +
 	       (kc == HO_KC_CONV || kc == HO_KC_CONV_DW || kc == HO_KC_MATMUL
-		    ? ho_cold_weights(nd, pd, cm)
+		    ? ho_cold_weights(nd, pd, bw)
 		    : 0) +
 	       (cm->rate > 0
 		    ? nd->feat.flops * ho_channel_pad(ho_node_block_channels(g, nd), cm->block) /
 			  cm->rate
 		    : 0) +
-	       (cm->bw > 0 ? bytes / ho_class_bw(pd, kc, cm, bytes) : 0);
+	       (bw > 0 ? bytes / bw : 0);
 }
 
 /*
@@ -861,6 +858,21 @@ double ho_profile_post_op(const struct ho_profile *prof, int dev, const char *op
 double ho_profile_bw_at(const struct json_t *curve, double bytes)
 {
 	return curve ? ho_bw_at((json_t *)curve, bytes) : 0;
+}
+
+/*
+ * Below the curve's peak its rows are bound by their launch, not by a
+ * cache: there a class streams at its own rate.  Past it, at the curve's
+ * rate where that is slower (the caches left).
+ */
+double ho_profile_stream_bw(const struct json_t *curve, double bytes, double class_bw)
+{
+	double r;
+
+	if (!curve || bytes <= ho_bw_peak_bytes((json_t *)curve))
+		return class_bw;
+	r = ho_bw_at((json_t *)curve, bytes) * 1e9;
+	return r > 0 && r < class_bw ? r : class_bw;
 }
 
 /* Measured node times must name nodes of this model: a renamed one would keep the estimate. */
