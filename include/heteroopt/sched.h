@@ -104,10 +104,11 @@ struct ho_problem {
 	/*
 	 * Interference (a profile's): work of class c (0 memory-bound, 1
 	 * compute-bound) on device i takes slowdown[(c * d + i) * d + j] times
-	 * as long while device j runs; task_class[t] is task t's c.  NULL: none.
+	 * as long while device j runs; task t's share of compute-bound work is
+	 * task_compute[t] (0 to 1), the rest memory-bound.  NULL: none.
 	 */
 	double *slowdown;
-	uint8_t *task_class;
+	double *task_compute;
 };
 
 void ho_problem_free(struct ho_problem *p);

@@ -44,8 +44,8 @@ int main(void)
 
 	/* memory-bound work on either device runs 1.5x slower while the other runs */
 	p->slowdown = malloc(2 * 2 * 2 * sizeof(double));
-	p->task_class = calloc(3, 1);
-	T_REQUIRE(p->slowdown && p->task_class);
+	p->task_compute = calloc(3, sizeof(double));
+	T_REQUIRE(p->slowdown && p->task_compute);
 	for (int i = 0; i < 8; i++)
 		p->slowdown[i] = (i & 4) ? 1 : 1.5; /* class 0: memory 1.5; class 1: compute 1 */
 	sim = ho_sim_new(p);
@@ -60,11 +60,20 @@ int main(void)
 	ho_sim_free(sim);
 
 	/* compute-bound work is not slowed by the same neighbour */
-	p->task_class[1] = p->task_class[2] = 1;
+	p->task_compute[1] = p->task_compute[2] = 1;
 	sim = ho_sim_new(p);
 	T_REQUIRE(sim);
 	T_REQUIRE(ho_sim_eval(sim, split, order, NULL, &ev, NULL) == 0);
 	T_CHECK(fabs(ev.obj[HO_OBJ_LATENCY] - 6) < 1e-9, "compute-bound pair: %g",
+		ev.obj[HO_OBJ_LATENCY]);
+	ho_sim_free(sim);
+
+	/* work half arithmetic, half streaming: slowed half as much, 2 * 1.25 */
+	p->task_compute[1] = p->task_compute[2] = 0.5;
+	sim = ho_sim_new(p);
+	T_REQUIRE(sim);
+	T_REQUIRE(ho_sim_eval(sim, split, order, NULL, &ev, NULL) == 0);
+	T_CHECK(fabs(ev.obj[HO_OBJ_LATENCY] - 6.5) < 1e-9, "half compute-bound pair: %g",
 		ev.obj[HO_OBJ_LATENCY]);
 	ho_sim_free(sim);
 	ho_problem_free(p);

@@ -47,6 +47,24 @@ double ho_cost_node(const struct ho_graph *g, const struct ho_node *nd, const st
 	return (t_compute > t_memory ? t_compute : t_memory) + launch;
 }
 
+/*
+ * How much of a node's work is arithmetic rather than memory traffic, by the
+ * host's roofline: what a neighbour's compute, not its streaming, slows.  A
+ * convolution over a large map with few channels is as much memory-bound as
+ * an element-wise op: the detector's 16-channel depthwise at 640x368 is two
+ * thirds memory, its 96-channel 3x3s all arithmetic.
+ */
+static double ho_compute_share(const struct ho_node *nd, const struct ho_box *box,
+			       const struct ho_profile *prof)
+{
+	double peak = ho_profile_peak(prof, box, box->host, HO_DT_FLOAT),
+	       bw = ho_profile_mem_bw(prof, box, box->host),
+	       tc = peak > 0 ? nd->feat.flops / peak : 0,
+	       tm = bw > 0 ? (double)(nd->feat.bytes_read + nd->feat.bytes_written) / bw : 0;
+
+	return tc + tm > 0 ? tc / (tc + tm) : 0;
+}
+
 double ho_comm_time(const struct ho_problem *p, uint32_t k, int a, int b)
 {
 	if (a == b)
@@ -342,20 +360,18 @@ int ho_problem_from_graph_on(const struct ho_graph *g, const struct ho_box *box,
 		goto nomem;
 	if (ho_profile_interferes(prof)) {
 		p->slowdown = malloc(2 * (size_t)d * d * sizeof(double));
-		p->task_class = calloc(n + 1, 1);
-		if (!p->slowdown || !p->task_class)
+		p->task_compute = calloc(n + 1, sizeof(double));
+		if (!p->slowdown || !p->task_compute)
 			goto nomem;
 		for (uint32_t c = 0; c < 2; c++)
 			for (uint32_t i = 0; i < d; i++)
 				for (uint32_t j = 0; j < d; j++)
 					p->slowdown[(c * d + i) * d + j] =
 					    ho_profile_slowdown(prof, (int)c, (int)i, (int)j);
-		for (uint32_t i = 0; i < g->n_nodes; i++) {
-			int kc = ho_kernel_class(g, &g->nodes[i]);
-
+		for (uint32_t i = 0; i < g->n_nodes; i++)
 			if (task_of[i] >= 0)
-				p->task_class[task_of[i]] = kc == HO_KC_CONV || kc == HO_KC_MATMUL;
-		}
+				p->task_compute[task_of[i]] =
+				    ho_compute_share(&g->nodes[i], box, prof);
 	}
 	p->box = box;
 	p->contention = true;

@@ -58,7 +58,7 @@ void ho_problem_free(struct ho_problem *p)
 	free(p->topo);
 	free(p->task_sig);
 	free(p->slowdown);
-	free(p->task_class);
+	free(p->task_compute);
 	free(p);
 }
 

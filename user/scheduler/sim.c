@@ -598,12 +598,17 @@ static int ho_eft_choice(const struct ho_sim *s, const uint16_t *assign, uint32_
 static double ho_interfered(const struct ho_sim *s, uint32_t v, int dev, double ready, double cost)
 {
 	const struct ho_problem *p = s->p;
-	const double *f = p->slowdown + ((size_t)p->task_class[v] * p->d + (uint32_t)dev) * p->d;
-	double t = ho_slots_earliest(&s->slots[dev], ready, cost), extra = 0;
+	const double *mem = p->slowdown + (uint32_t)dev * p->d,
+		     *cpu = p->slowdown + (p->d + (uint32_t)dev) * p->d;
+	double t = ho_slots_earliest(&s->slots[dev], ready, cost), extra = 0,
+	       c = p->task_compute[v];
 
-	for (uint32_t j = 0; j < p->d; j++)
-		if (f[j] > 1 && j != (uint32_t)dev)
-			extra += (f[j] - 1) * ho_slots_overlap(&s->slots[j], t, t + cost);
+	for (uint32_t j = 0; j < p->d; j++) {
+		double f = c * cpu[j] + (1 - c) * mem[j];
+
+		if (f > 1 && j != (uint32_t)dev)
+			extra += (f - 1) * ho_slots_overlap(&s->slots[j], t, t + cost);
+	}
 	return cost + extra;
 }
 
