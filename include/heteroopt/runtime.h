@@ -207,16 +207,21 @@ int ho_rt_check(const struct ho_graph *g, ho_rt_refusal_fn fn, void *arg, struct
  * Which nodes of g (shapes inferred) backend (by name) takes as they stand:
  * their op types, attributes, element types and shapes, as its prepare would
  * judge them.  takes[node] for every node (true for nodes that are not
- * tasks); each refusal goes to fn (NULL: none).  No device is opened, so
- * this answers for boxes other than this machine.  Returns how many it
- * refused, or -errno.
+ * tasks); each refusal goes to fn (NULL: none).  A backend with a check()
+ * opens no device, so it answers for boxes other than this machine; one
+ * without (the host's CPU kernels) prepares each kernel on this CPU, as
+ * ho_rt_check does.  Returns how many it refused, or -errno.
  */
 int ho_rt_backend_nodes(const char *backend, const struct ho_graph *g, bool *takes,
 			ho_rt_refusal_fn fn, void *arg, struct ho_error *err);
-/* The same for every device of box, as the scheduler reads it: devices[node] has bit d
- * where box device d's backend takes the node (every bit for a backend not built here). */
+/*
+ * The same for every device of box, as the scheduler reads it: devices[node]
+ * has bit d where box device d's backend takes the node (every bit for a
+ * backend not built here).  fn (NULL: none) gets each node no device takes,
+ * with a backend's reason.
+ */
 int ho_rt_box_takes(const struct ho_box *box, const struct ho_graph *g, uint64_t *devices,
-		    struct ho_error *err);
+		    ho_rt_refusal_fn fn, void *arg, struct ho_error *err);
 
 /* Copy an input in: float32 data of exactly the bound shape's element count. */
 int ho_rt_set_input(struct ho_rt *rt, const char *name, const int64_t *shape, int rank,

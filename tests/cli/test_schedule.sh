@@ -58,6 +58,19 @@ assert all(s['objectives']['peak_memory_bytes']['gpu0'] <= 20e6 for s in d['fron
 check "impossible latency: clear message, no file" 1 "no schedule meets the constraints" -- \
 	$S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$B/server-t4-ascend-xeon.json" --constraint "latency<=1us" -o "$tmp/none.json"
 check "... and nothing was written" 1 "" -- test -e "$tmp/none.json"
+# A model run would refuse (float16 kernels the cpu backend lacks) is refused here too.
+$PY - "$tmp/f16.onnx" <<'PYEOF'
+import sys
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper, save
+w = numpy_helper.from_array(np.ones((4, 3, 3, 3), np.float16), "w")
+g = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+                       helper.make_node("Relu", ["c"], ["y"], name="relu")], "f16",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, 3, 8, 8])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [1, 4, 6, 6])], [w])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+PYEOF
+check "a model run would refuse: every node counted, the first named" 1 "2 node(s) can run on no device of box 'this-machine-2cpu', the first: node 'conv' (Conv): the cpu backend computes float32 outputs only" -- $S "$tmp/f16.onnx" --box "$B/this-machine-2cpu.json"
 check "unknown pin device" 1 "no device 'tpu9'" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$B/server-t4-ascend-xeon.json" --pin Conv=tpu9
 check "pin on an unsupported device" 1 "cannot run on fpga0" -- $S "$M/transformer_encoder.onnx" --shape src=1x8x256 --box "$B/edge-mlu370-ascend310p-u280.json" --pin Softmax=fpga0
 check "population not a number" 2 "--population: 'many' is not a whole number" -- $S "$M/resnet18.onnx" --box "$B/server-t4-ascend-xeon.json" --population many
@@ -164,6 +177,7 @@ assert all(s['device'][1] == 1 for s in d['front'])"
 printf '{"devices": ["a"], "tasks": [{"cost": [1]}, {"cost": [1]}], "edges": [{"from": 0, "to": 1, "comm": 0}, {"from": 1, "to": 0, "comm": 0}]}' >"$tmp/cyc.json"
 check "cyclic DAG" 1 "cycle" -- $EXE schedule --quiet --dag "$tmp/cyc.json"
 # Ctrl-C during a search: it stops after its generation and writes the best front so far.
+: >"$tmp/int.err" # there before the poll below reads it
 $EXE schedule "$M/squeezenet1_1.onnx" --shape input=1x3x224x224 --box "$B/edge-mlu370-ascend310p-u280.json" \
 	--generations 1000000 --stall 0 -o "$tmp/int.json" >"$tmp/int.out" 2>"$tmp/int.err" &
 pid=$!

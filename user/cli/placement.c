@@ -4,6 +4,7 @@
  * loaded for the runtime as --schedule, --box and --pick say, with a warning where it was
  * measured on another machine. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <heteroopt/box.h>
@@ -24,13 +25,35 @@ int cli_placement(const char *schedule, const char *box, unsigned long long pick
 	return ret;
 }
 
+/* The nodes no device of the box takes: how many, and the first one's reason. */
+struct refused {
+	int n;
+	char first[256];
+};
+
+static void refused_node(const struct ho_node *n, const char *why, void *arg)
+{
+	struct refused *r = arg;
+
+	(void)n;
+	if (!r->n++)
+		snprintf(r->first, sizeof(r->first), "%s", why);
+}
+
 int cli_problem(const struct ho_graph *g, const struct ho_box *box, const struct ho_profile *prof,
 		struct ho_problem **out, struct ho_error *err)
 {
 	uint64_t *takes = malloc((g->n_nodes + 1) * sizeof(uint64_t));
-	int ret =
-	    takes ? ho_rt_box_takes(box, g, takes, err) : ho_err(err, -ENOMEM, "out of memory");
+	struct refused r = {0};
+	int ret = takes ? ho_rt_box_takes(box, g, takes, refused_node, &r, err)
+			: ho_err(err, -ENOMEM, "out of memory");
 
+	/* one line: schedule never plans what run would refuse; inspect lists them all */
+	if (!ret && r.n)
+		ret = ho_err(err, -EOPNOTSUPP,
+			     "%d node(s) can run on no device of box '%s', the first: %s "
+			     "(heteroopt inspect lists every one)",
+			     r.n, box->name, r.first);
 	if (!ret)
 		ret = ho_problem_from_graph_on(g, box, prof, takes, out, err);
 	free(takes);

@@ -74,9 +74,15 @@ static bool ho_check_known(const struct ho_graph *g, const struct ho_node *n)
 	return true;
 }
 
-int ho_rt_check(const struct ho_graph *g, ho_rt_refusal_fn fn, void *arg, struct ho_error *err)
+/*
+ * What a backend with no check() takes: each node's kernel prepared for
+ * real on one thread, over scratch memory that holds the constants, every
+ * tensor planar; takes (NULL: not asked) gets the answer per node, fn each
+ * refusal.  How many are refused, or -errno.
+ */
+static int ho_prepared_nodes(const struct ho_backend_ops *ops, const struct ho_graph *g,
+			     bool *takes, ho_rt_refusal_fn fn, void *arg, struct ho_error *err)
 {
-	const struct ho_backend_ops *ops = ho_backend_host();
 	struct ho_rt_device dev = {.name = "check", .threads = 1, .numa_node = -1};
 	struct ho_backend *be = NULL;
 	uint8_t *nchw = calloc(g->n_tensors + 1, 1); /* every tensor planar */
@@ -92,10 +98,13 @@ int ho_rt_check(const struct ho_graph *g, ho_rt_refusal_fn fn, void *arg, struct
 	if ((ret = ops->open(&dev, 1, &be, err)))
 		goto out;
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
-		const struct ho_node *n = &g->nodes[g->topo[i]];
+		uint32_t id = (uint32_t)g->topo[i];
+		const struct ho_node *n = &g->nodes[id];
 		struct ho_kernel *k = NULL;
 		struct ho_error e = {0};
 
+		if (takes)
+			takes[id] = true;
 		if (!ho_node_is_task(n))
 			continue;
 		if (!ho_check_known(g, n)) {
@@ -109,11 +118,13 @@ int ho_rt_check(const struct ho_graph *g, ho_rt_refusal_fn fn, void *arg, struct
 				ho_rt_control_free(cf);
 				continue;
 			}
-		} else if (!ops->prepare(be, g, (uint32_t)g->topo[i], NULL, s.mem, nchw, &k, &e)) {
+		} else if (!ops->prepare(be, g, id, NULL, s.mem, nchw, &k, &e)) {
 			if (k)
 				ops->kernel_free(k);
 			continue;
 		}
+		if (takes)
+			takes[id] = false;
 		refused++;
 		if (fn)
 			fn(n, e.msg, arg);
@@ -124,6 +135,11 @@ out:
 	ho_scratch_free(&s, g);
 	free(nchw);
 	return ret;
+}
+
+int ho_rt_check(const struct ho_graph *g, ho_rt_refusal_fn fn, void *arg, struct ho_error *err)
+{
+	return ho_prepared_nodes(ho_backend_host(), g, NULL, fn, arg, err);
 }
 
 /* Node id of g on ops, over s: 0 or why not.  Control flow is the executor's: taken. */
@@ -177,7 +193,9 @@ int ho_rt_backend_nodes(const char *backend, const struct ho_graph *g, bool *tak
 
 	if (!ops)
 		return ho_err(err, -ENOENT, "no backend '%s' is built in", backend);
-	if (ops->check && (ret = ho_scratch_new(&s, g, false, err)))
+	if (!ops->check)
+		return ho_prepared_nodes(ops, g, takes, fn, arg, err);
+	if ((ret = ho_scratch_new(&s, g, false, err)))
 		return ret;
 	ret = ho_nodes_of(ops, g, &s, takes, fn, arg);
 	if (s.mem)
@@ -185,13 +203,30 @@ int ho_rt_backend_nodes(const char *backend, const struct ho_graph *g, bool *tak
 	return ret;
 }
 
+/* A refusal kept per node (the first), for the nodes no device takes. */
+struct ho_box_why {
+	const struct ho_graph *g;
+	char (*why)[sizeof(((struct ho_error *)0)->msg)];
+};
+
+static void ho_keep_why(const struct ho_node *n, const char *why, void *arg)
+{
+	struct ho_box_why *w = arg;
+	char *at = w->why[n - w->g->nodes];
+
+	if (!*at)
+		snprintf(at, sizeof(w->why[0]), "%s", why);
+}
+
 int ho_rt_box_takes(const struct ho_box *box, const struct ho_graph *g, uint64_t *devices,
-		    struct ho_error *err)
+		    ho_rt_refusal_fn fn, void *arg, struct ho_error *err)
 {
 	bool *takes = calloc(g->n_nodes + 1, sizeof(bool));
+	struct ho_box_why w = {g, fn ? calloc(g->n_nodes + 1, sizeof(w.why[0])) : NULL};
 	struct ho_scratch_mem s = {0};
 	uint64_t answered = 0; /* devices whose bits are in: one question per backend */
-	int ret = takes ? 0 : ho_err(err, -ENOMEM, "out of memory");
+	int ret = takes && (!fn || w.why) ? 0 : ho_err(err, -ENOMEM, "out of memory");
+	ho_rt_refusal_fn keep = fn ? ho_keep_why : NULL;
 
 	memset(devices, 0, g->n_nodes * sizeof(*devices));
 	for (uint32_t d = 0; d < box->n_devices && !ret; d++) {
@@ -201,8 +236,13 @@ int ho_rt_box_takes(const struct ho_box *box, const struct ho_graph *g, uint64_t
 			continue;
 		if (ops && ops->check && !s.mem && (ret = ho_scratch_new(&s, g, false, err)))
 			break;
-		if (ops) /* else a backend not built here: the box's op lists decide */
-			ho_nodes_of(ops, g, &s, takes, NULL, NULL);
+		/* a backend not built here: the box's op lists decide */
+		if (ops && ops->check)
+			ho_nodes_of(ops, g, &s, takes, keep, &w);
+		else if (ops && (ret = ho_prepared_nodes(ops, g, takes, keep, &w, err)) > 0)
+			ret = 0;
+		if (ret < 0)
+			break;
 		for (uint32_t e = d; e < box->n_devices; e++) {
 			if (ho_box_backend(box, e) != ops)
 				continue;
@@ -211,8 +251,12 @@ int ho_rt_box_takes(const struct ho_box *box, const struct ho_graph *g, uint64_t
 				devices[i] |= (uint64_t)(!ops || takes[i]) << e;
 		}
 	}
+	for (uint32_t i = 0; fn && !ret && i < g->n_nodes; i++)
+		if (!devices[i] && ho_node_is_task(&g->nodes[i]))
+			fn(&g->nodes[i], w.why[i], arg);
 	if (s.mem)
 		ho_scratch_free(&s, g);
+	free(w.why);
 	free(takes);
 	return ret;
 }
