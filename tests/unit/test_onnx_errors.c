@@ -159,7 +159,7 @@ int main(void)
 	expect_error("resnet18.onnx", "input=1x3x224", "rank 3, but the model declares rank 4");
 	expect_error("resnet18.onnx", "input=1x4x224x224",
 		     "dim 1 is 4, but the model fixes it to 3");
-	expect_error("resnet18.onnx", "image=1x3x224x224", "'image' is not an input");
+	expect_error("resnet18.onnx", "image=1x3x224x224", "no input named 'image'");
 	expect_error("ch_ppocr_mobile_v2.0_cls_infer.onnx", "x=1x3x1x1",
 		     "node 'p2o.MaxPool.0' (MaxPool): kernel (2) larger than padded input (1)");
 

@@ -481,8 +481,12 @@ static int ho_parse_box(json_t *root, struct ho_box *box, struct ho_error *err)
 			return ho_err(err, -EINVAL, "%s must be an object", where);
 		if ((ret = ho_json_known_keys(v, where, ho_link_keys, err)))
 			return ret;
-		if (!a || !b || (l->a = ho_box_device(box, a)) < 0 ||
-		    (l->b = ho_box_device(box, b)) < 0 || l->a == l->b)
+		if (!a || !b)
+			return ho_err(err, -EINVAL, "%s.a and .b must be device names", where);
+		if ((l->a = ho_box_device(box, a)) < 0 || (l->b = ho_box_device(box, b)) < 0)
+			return ho_err(err, -EINVAL, "%s.%s: the box has no device '%s'", where,
+				      l->a < 0 ? "a" : "b", l->a < 0 ? a : b);
+		if (l->a == l->b)
 			return ho_err(err, -EINVAL, "%s.a and .b must name two different devices",
 				      where);
 		json_t *shared = json_object_get(v, "shared_memory");

@@ -385,29 +385,87 @@ out:
 	return ret;
 }
 
+/*
+ * Dimension i of input t, named by the model, taken as value: another input
+ * already bound with that name must agree; with set, one not yet bound
+ * takes the value.
+ */
+static int ho_bind_named_dim(struct ho_graph *g, const struct ho_tensor *t, int i, int64_t value,
+			     bool set, struct ho_error *err)
+{
+	const char *sym = t->shape.sym[i];
+
+	for (uint32_t k = 0; sym && k < g->n_tensors; k++) {
+		struct ho_tensor *u = &g->tensors[k];
+
+		if (u == t || !(u->flags & HO_T_INPUT))
+			continue;
+		for (int j = 0; j < u->shape.rank; j++) {
+			if (!u->shape.sym[j] || strcmp(u->shape.sym[j], sym))
+				continue;
+			if (u->shape.dim[j] >= 0 && u->shape.dim[j] != value)
+				return ho_err(err, -EINVAL,
+					      "input '%s': dim %d ('%s') is %" PRId64
+					      ", but input '%s' has %" PRId64 " there",
+					      t->name, i, sym, value, u->name, u->shape.dim[j]);
+			if (set)
+				u->shape.dim[j] = value;
+		}
+	}
+	return 0;
+}
+
+/* Whether the dims given for t agree with its shape: rank, fixed dims, named dims. */
+static int ho_bind_check(struct ho_graph *g, const struct ho_tensor *t, const int64_t *dims,
+			 int rank, struct ho_error *err)
+{
+	const struct ho_shape *s = &t->shape;
+	int ret;
+
+	if (rank < 0 || rank > HO_MAX_RANK)
+		return ho_err(err, -EINVAL, "input '%s': rank %d is not supported", t->name, rank);
+	if (s->rank >= 0 && s->rank != rank)
+		return ho_err(err, -EINVAL, "input '%s': rank %d, but the model declares rank %d",
+			      t->name, rank, s->rank);
+	for (int i = 0; i < rank; i++) {
+		if (dims[i] < 0)
+			return ho_err(err, -EINVAL, "input '%s': dim %d is negative", t->name, i);
+		if (s->rank < 0)
+			continue;
+		/* a named dim another input's binding set says whose it was */
+		if (s->sym[i] && (ret = ho_bind_named_dim(g, t, i, dims[i], false, err)))
+			return ret;
+		for (int j = 0; s->sym[i] && j < i; j++)
+			if (s->sym[j] && !strcmp(s->sym[j], s->sym[i]) && dims[j] != dims[i])
+				return ho_err(
+				    err, -EINVAL,
+				    "input '%s': dims %d and %d are both '%s', but %" PRId64
+				    " and %" PRId64,
+				    t->name, j, i, s->sym[i], dims[j], dims[i]);
+		if (!s->sym[i] && s->dim[i] >= 0 && s->dim[i] != dims[i])
+			return ho_err(err, -EINVAL,
+				      "input '%s': dim %d is %" PRId64
+				      ", but the model fixes it to %" PRId64,
+				      t->name, i, dims[i], s->dim[i]);
+	}
+	return 0;
+}
+
 int ho_graph_bind_input(struct ho_graph *g, const char *name, const int64_t *dims, int rank,
 			struct ho_error *err)
 {
 	int32_t id = ho_graph_find_tensor(g, name);
 	struct ho_tensor *t;
+	int ret;
 
 	if (id < 0 || !(g->tensors[id].flags & HO_T_INPUT))
-		return ho_err(err, -ENOENT, "--shape: '%s' is not an input of the model", name);
+		return ho_err(err, -ENOENT, "the model has no input named '%s'", name);
 	t = &g->tensors[id];
-	if (rank < 0 || rank > HO_MAX_RANK)
-		return ho_err(err, -EINVAL, "--shape %s: rank %d is not supported", name, rank);
-	if (t->shape.rank >= 0 && t->shape.rank != rank)
-		return ho_err(err, -EINVAL, "--shape %s: rank %d, but the model declares rank %d",
-			      name, rank, t->shape.rank);
-	for (int i = 0; i < rank; i++) {
-		if (dims[i] < 0)
-			return ho_err(err, -EINVAL, "--shape %s: dim %d is negative", name, i);
-		if (t->shape.rank >= 0 && t->shape.dim[i] >= 0 && t->shape.dim[i] != dims[i])
-			return ho_err(err, -EINVAL,
-				      "--shape %s: dim %d is %" PRId64
-				      ", but the model fixes it to %" PRId64,
-				      name, i, dims[i], t->shape.dim[i]);
-	}
+	if ((ret = ho_bind_check(g, t, dims, rank, err)))
+		return ret;
+	/* inputs that share a dim's name take its value, whichever is bound first */
+	for (int i = 0; t->shape.rank >= 0 && i < rank; i++)
+		ho_bind_named_dim(g, t, i, dims[i], true, err);
 	t->shape.rank = rank;
 	for (int i = 0; i < rank; i++)
 		t->shape.dim[i] = dims[i];
