@@ -257,6 +257,11 @@ const float *ho_rt_output(const struct ho_rt *rt, uint32_t i, const struct ho_te
 /* The same for an output of any type: (*t)->dtype says which. */
 const void *ho_rt_output_data(const struct ho_rt *rt, uint32_t i, const struct ho_tensor **t);
 const struct ho_rt_report *ho_rt_last_report(const struct ho_rt *rt);
+/*
+ * How far the run in progress is: nodes finished of those it runs.  Safe from
+ * another thread while ho_rt_run runs (a progress line for a long run).
+ */
+void ho_rt_progress(const struct ho_rt *rt, uint32_t *finished, uint32_t *nodes);
 
 #ifdef __cplusplus
 }

@@ -54,6 +54,46 @@ check "malformed .npy" 1 "junk.npy" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/junk.npy" -o "$tmp/out"
 check "missing .npy file" 1 "nothere.npy" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/nothere.npy" -o "$tmp/out"
+# Where results go is checked before the work: a typo there throws nothing away.
+check "-o a folder that cannot be made: refused up front" 1 "run: -o: cannot create $tmp/no/such/dir" -- \
+	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" -o "$tmp/no/such/dir"
+check "--save-run where no folder is: refused up front" 1 "run: --save-run: cannot write $tmp/no/r.json" -- \
+	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --save-run "$tmp/no/r.json" -o "$tmp/out"
+# Inputs that share a named dimension must agree on it.
+$PY - "$tmp" <<'PYEOF'
+import sys
+import numpy as np
+from onnx import TensorProto, helper, save
+f = TensorProto.FLOAT
+g = helper.make_graph([helper.make_node("Add", ["a", "b"], ["y"], name="add")], "shared",
+                      [helper.make_tensor_value_info("a", f, ["n", 4]),
+                       helper.make_tensor_value_info("b", f, ["n", 4])],
+                      [helper.make_tensor_value_info("y", f, ["n", 4])])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1] + "/shared.onnx")
+np.save(sys.argv[1] + "/a2.npy", np.ones((2, 4), np.float32))
+np.save(sys.argv[1] + "/b3.npy", np.ones((3, 4), np.float32))
+PYEOF
+check "inputs disagreeing on a shared dimension's name" 1 "input 'b': dim 0 ('n') is 3, but input 'a' has 2 there" -- \
+	$EXE run "$tmp/shared.onnx" --input "a=$tmp/a2.npy" --input "b=$tmp/b3.npy" -o "$tmp/out"
+check "one input's binding sizes the other's shared dimension" 0 "input      b float32 [2,4]" -- \
+	$EXE inspect "$tmp/shared.onnx" --shape a=2x4
+# A run that lasts seconds says how far it is (make check only: 11 s a run here).
+if [ "${HO_TEST_QUICK:-0}" != 1 ]; then
+	$PY - "$tmp" <<'PYEOF'
+import sys
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper, save
+w = numpy_helper.from_array(np.full((64, 64, 3, 3), 0.01, np.float32), "w")
+nodes = [helper.make_node("Conv", ["x" if i == 0 else "c%d" % (i - 1), "w"], ["c%d" % i],
+                          pads=[1, 1, 1, 1]) for i in range(160)]
+g = helper.make_graph(nodes, "slow", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 512, 512])],
+                      [helper.make_tensor_value_info("c159", TensorProto.FLOAT, None)], [w])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1] + "/slow.onnx")
+np.save(sys.argv[1] + "/slow.npy", np.ones((1, 64, 512, 512), np.float32))
+PYEOF
+	check "a long run shows its progress" 0 "run: warm-up run 1 of 1: " -- \
+		$EXE run "$tmp/slow.onnx" --input "x=$tmp/slow.npy" --threads 1 --warmup 1 --repeat 1 -o "$tmp/slow"
+fi
 check "--input without NAME=" 2 "expected NAME=FILE.npy" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "$tmp/x2.npy"
 check "--input without a file" 2 "--input 'input=': expected NAME=FILE.npy" -- \

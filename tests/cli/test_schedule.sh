@@ -112,6 +112,9 @@ sed 's/"memory": "device"/"memory": "devce"/' "$tmp/own-shared.json" >"$tmp/own-
 check "box: backend memory is host or device" 1 'backend.memory must be "host" or "device", not "devce"' -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/own-typo.json"
 # A misspelt key or value would keep a default and change the answer: refused by its JSON path.
 sed 's/"launch_us": 6/"launch_uss": 6/' "$B/server-t4-ascend-xeon.json" >"$tmp/typo-dev.json"
+printf '{"name": "x", "host": "cpu0", "devices": [{"name": "cpu0", "kind": "cpu", "peak_gflops": {"float32": 1}, "mem_bw_gbps": 3, "mem_gib": 1}], "links": [{"a": "cpu0", "b": "gpu9", "gbps": 10}]}' >"$tmp/link-ghost.json"
+check "box: a link to a device the box lacks" 1 "links[0].b: the box has no device 'gpu9'" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/link-ghost.json"
+check "schedule: -o where no folder is, refused before the search" 1 "schedule: -o: cannot write $tmp/no/s.json" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$B/this-machine-2cpu.json" -o "$tmp/no/s.json"
 check "box: misspelt device key" 1 "typo-dev.json: devices[1] (gpu0).launch_uss: unknown key" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/typo-dev.json"
 sed '0,/"p2p":/s/"p2p":/"p2pp":/' "$B/server-t4-ascend-xeon.json" >"$tmp/typo-link.json"
 check "box: misspelt link key" 1 "links[0].p2pp: unknown key" -- $S "$M/resnet18.onnx" --shape input=1x3x224x224 --box "$tmp/typo-link.json"

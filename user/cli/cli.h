@@ -45,6 +45,24 @@ json_t *cli_run_record(const struct ho_graph *g, const struct ho_rt_placement *p
 int cli_trace_write(const char *path, const json_t *sched, int member, const json_t *run);
 /* root as path: a temporary beside it, renamed when whole.  0 or -errno. */
 int cli_write_json(const json_t *root, const char *path, size_t flags);
+/*
+ * Whether a file can be written at path: its folder exists and takes new
+ * files, and path is no folder.  Asked before the work, so that a typo in an
+ * output path does not throw the work away.  0, or the cli_error printed
+ * (what: the command and option, as "run: --save-run") and -errno.
+ */
+int cli_can_write(const char *path, const char *what);
+
+/*
+ * progress.c: a line on stderr while a run of rt lasts longer than a few
+ * seconds, naming the phase (what, index of count) and the nodes done.
+ * NULL from start (no thread): no line, nothing else changes.
+ */
+struct ho_rt;
+struct cli_progress;
+struct cli_progress *cli_progress_start(const struct ho_rt *rt);
+void cli_progress_phase(struct cli_progress *p, const char *what, int index, int count);
+void cli_progress_stop(struct cli_progress *p);
 
 /* placement.c: --schedule (with --box, --pick; ~0 = the schedule's own pick) loaded for g. */
 struct ho_error;

@@ -187,6 +187,8 @@ int cmd_calibrate(int argc, char **argv)
 		cli_error("calibrate: -o refits a profile: give it with --profile");
 		return 2;
 	}
+	if (a.out && cli_can_write(a.out, "calibrate: -o"))
+		return 1;
 	if (ho_onnx_load(a.model, NULL, &g, &err))
 		goto fail;
 	for (int i = 0; i < a.shapes.n; i++) {

@@ -183,6 +183,8 @@ int cmd_probe(int argc, char **argv)
 		cli_error("probe: no output given (-o FILE.json)");
 		return 2;
 	}
+	if (cli_can_write(a.out, "probe: -o"))
+		return 1;
 	if (a.write_box) {
 		if (a.box || a.models.n || a.quick || a.links_only) {
 			cli_error("probe: --write-box takes only --split, --opencl and -o");

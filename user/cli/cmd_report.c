@@ -349,6 +349,8 @@ int cmd_report(int argc, char **argv)
 			  a.schedule ? "no output given (-o REPORT.html)" : "no schedule given");
 		return 2;
 	}
+	if (cli_can_write(a.out, "report: -o"))
+		return 1;
 	s = json_load_file(a.schedule, 0, &je);
 	if (!s ||
 	    strcmp(json_string_value(json_object_get(s, "format")) ?: "", "heteroopt-schedule/1")) {

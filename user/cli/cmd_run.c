@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <heteroopt/npy.h>
 #include <heteroopt/runtime.h>
@@ -269,6 +270,27 @@ static int print_nodes(const struct ho_graph *g, const struct ho_rt_placement *p
 	return 0;
 }
 
+/* warmup runs, then repeat timed into times[], with a progress line when they take long */
+static int timed_runs(struct ho_rt *rt, int warmup, int repeat, double *times, struct ho_error *err)
+{
+	struct cli_progress *p = cli_progress_start(rt);
+	int ret = 0;
+
+	for (int w = 0; w < warmup && !ret; w++) {
+		cli_progress_phase(p, "warm-up run", w + 1, warmup);
+		ret = ho_rt_run(rt, err);
+	}
+	for (int r = 0; r < repeat && !ret; r++) {
+		double t0 = now_s();
+
+		cli_progress_phase(p, "run", r + 1, repeat);
+		ret = ho_rt_run(rt, err);
+		times[r] = now_s() - t0;
+	}
+	cli_progress_stop(p);
+	return ret;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_args a = {.outdir = ".", .repeat = 10, .warmup = 2};
@@ -280,6 +302,7 @@ int cmd_run(int argc, char **argv)
 	struct ho_rt *rt = NULL;
 	struct ho_error err = {0};
 	double *times = NULL;
+	struct stat st;
 	int n_in, repeat, rc = 1;
 
 	a.pick = ~0ull; /* none given: the schedule's own */
@@ -301,6 +324,19 @@ int cmd_run(int argc, char **argv)
 	ro.no_fusion = a.no_fusion;
 	ro.copy_ioctl = a.copy_ioctl;
 	ro.inject_failure = a.inject_failure;
+	/* where the results go, before the work: a typo there must not throw it away */
+	if (mkdir(a.outdir, 0777) && errno != EEXIST) {
+		cli_error("run: -o: cannot create %s: %s", a.outdir, strerror(errno));
+		return 1;
+	}
+	if (stat(a.outdir, &st) || !S_ISDIR(st.st_mode) || access(a.outdir, W_OK | X_OK)) {
+		cli_error("run: -o: cannot write into %s: %s", a.outdir,
+			  strerror(!S_ISDIR(st.st_mode) ? ENOTDIR : errno));
+		return 1;
+	}
+	if ((a.save_run && cli_can_write(a.save_run, "run: --save-run")) ||
+	    (a.trace && cli_can_write(a.trace, "run: --trace")))
+		return 1;
 	if (ho_onnx_load(a.model, NULL, &g, &err)) {
 		cli_error("run: %s", err.msg);
 		return 1;
@@ -371,21 +407,13 @@ int cmd_run(int argc, char **argv)
 		if (ho_rt_set_input_data(rt, in_name[i], ho_npy_dtype(in[i].descr), in[i].shape,
 					 in[i].ndim, in[i].data, &err))
 			goto fail;
-	for (unsigned long long w = 0; w < a.warmup; w++)
-		if (ho_rt_run(rt, &err))
-			goto fail;
 	times = calloc((size_t)repeat, sizeof(double));
 	if (!times) {
 		cli_error("run: out of memory");
 		goto out;
 	}
-	for (int r = 0; r < repeat; r++) {
-		double t0 = now_s();
-
-		if (ho_rt_run(rt, &err))
-			goto fail;
-		times[r] = now_s() - t0;
-	}
+	if (timed_runs(rt, (int)a.warmup, repeat, times, &err))
+		goto fail;
 	qsort(times, (size_t)repeat, sizeof(double), cmp_double);
 	if (pl) /* per node: the last run; in all: the median of the warm runs */
 		print_report(g, pl, ho_rt_last_report(rt), times, repeat, (int)a.warmup);
@@ -421,10 +449,6 @@ int cmd_run(int argc, char **argv)
 				  a.save_run && r ? a.save_run : a.trace, strerror(-r));
 			goto out;
 		}
-	}
-	if (mkdir(a.outdir, 0777) && errno != EEXIST) {
-		cli_error("run: cannot create %s: %s", a.outdir, strerror(errno));
-		goto out;
 	}
 	for (uint32_t i = 0; i < g->n_outputs; i++) {
 		const struct ho_tensor *t;

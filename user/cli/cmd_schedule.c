@@ -425,6 +425,9 @@ int cmd_schedule(int argc, char **argv)
 		cli_error("--trace: the trace is of the schedule written: give -o S.json too");
 		return 2;
 	}
+	if ((a.out && cli_can_write(a.out, "schedule: -o")) ||
+	    (a.trace && cli_can_write(a.trace, "schedule: --trace")))
+		return 1;
 	if (parse_objectives(a.objectives, &a.so.objectives))
 		return 2;
 	static const struct {

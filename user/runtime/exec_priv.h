@@ -144,6 +144,8 @@ struct ho_rt {
 	uint8_t *done;
 	uint8_t *copied; /* per tensor x device, this run */
 	uint32_t remaining;
+	/* nodes of this run finished and in all, read unlocked (ho_rt_progress) */
+	uint32_t finished, to_run;
 	uint32_t running, copying; /* nodes and copies in progress */
 	int run_err;
 	struct ho_error err;

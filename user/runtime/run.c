@@ -367,6 +367,13 @@ static void ho_rt_node_done(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t id,
 	rt->report.busy_s[dv->idx] += rt->end[id] - rt->start[id];
 	ho_rt_release_node(rt, id, (int32_t)dv->idx, w);
 	rt->remaining--;
+	__atomic_add_fetch(&rt->finished, 1, __ATOMIC_RELAXED);
+}
+
+void ho_rt_progress(const struct ho_rt *rt, uint32_t *finished, uint32_t *nodes)
+{
+	*finished = __atomic_load_n(&rt->finished, __ATOMIC_RELAXED);
+	*nodes = __atomic_load_n(&rt->to_run, __ATOMIC_RELAXED);
 }
 
 /*
@@ -670,6 +677,8 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 					rt->waiting[g->tensors[t].consumers[c]]++;
 		}
 	}
+	__atomic_store_n(&rt->finished, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&rt->to_run, rt->remaining, __ATOMIC_RELAXED);
 	memset(rt->copy_waiting, 0, (size_t)g->n_tensors * rt->n_dev * sizeof(uint32_t));
 	for (uint32_t e = 0; e < rt->mem_off[g->n_nodes + g->n_tensors * rt->n_dev]; e++)
 		(*ho_rt_wait_count(rt, rt->mem_succ[e]))++;
