@@ -118,7 +118,10 @@ int ocl_prep_slice(const struct ocl_ctx *c)
 	return ocl_gather(c, r, dims, sx, base);
 }
 
-/* Pad (opset 11 on: constant pads, a constant value), modes constant, reflect and edge. */
+/*
+ * Pad (opset 11 on: constant pads, a constant value), modes constant, reflect
+ * and edge; a negative pad crops.
+ */
 int ocl_prep_pad(const struct ocl_ctx *c)
 {
 	static const char *const modes[] = {"constant", "reflect", "edge", NULL};
@@ -151,11 +154,10 @@ int ocl_prep_pad(const struct ocl_ctx *c)
 		dims[k] = (int)yt->shape.dim[k];
 		xd[k] = (int)x->shape.dim[k];
 		b[k] = (int)pads[k];
-		if ((mode == 1 && (pads[k] >= xd[k] || pads[r + k] >= xd[k])) || pads[k] < 0 ||
-		    pads[r + k] < 0)
-			return ocl_refuse(c,
-					  "pads by amounts of 0 up to (reflect: below) the extent "
-					  "only");
+		/* a negative pad crops: the kernel's source index never leaves the
+		 * input there, in any mode */
+		if (mode == 1 && (pads[k] >= xd[k] || pads[r + k] >= xd[k]))
+			return ocl_refuse(c, "reflects by less than the extent only");
 	}
 	if (!(l = ocl_launch_yx(c, "pad", c->n->outputs[0], c->n->inputs[0], &a)))
 		return ocl_no_kernel(c);
