@@ -12,8 +12,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${HETEROOPT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/heteroopt}
 export ORT_NODE_MODULE=${ORT_NODE_MODULE:-$CACHE/ort/node_modules/onnxruntime-node}
 [ -d "$ORT_NODE_MODULE" ] || { echo "zoo: onnxruntime-node not in $ORT_NODE_MODULE: skipped"; exit 0; }
-MODELS=${*:-resnet18 mobilenet_v2 mobilenet_v3_large mobilenet_v3_small efficientnet_b0 squeezenet1_1
-densenet121 shufflenet_v2_x1_0 regnet_y_400mf convnext_tiny vit_b_16}
+MODELS=${*:-resnet18 mobilenet_v2 efficientnet_b0 squeezenet1_1 $(sh "$ROOT/tests/models/zoo_list.sh")}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 for m in $MODELS; do

@@ -45,15 +45,14 @@ for f in resnet18 resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1 transforme
 	[ -s "$MODELS/$f.onnx" ] && [ -s "$MODELS/$f.onnx.ref.json" ] || need=1
 done
 for f in resnet18 resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1 seq_rnn \
-	densenet121 shufflenet_v2_x1_0 regnet_y_400mf convnext_tiny vit_b_16 mobilenet_v3_large \
-	mobilenet_v3_small; do
+	$(sh "$ROOT/tests/models/zoo_list.sh"); do
 	[ -s "$MODELS/$f.ref_out.npy" ] || need=1
 done
 [ -s "$MODELS/int8_cnn.onnx" ] && [ -s "$MODELS/conv_bn_training.ref_out.npy" ] &&
 	[ -s "$MODELS/scripted_loop.ref_out.npy" ] && [ -s "$MODELS/control_refused.onnx" ] &&
 	[ -s "$MODELS/strings.onnx" ] && [ -s "$MODELS/complex.onnx" ] || need=1
-# A changed generator regenerates everything it makes.
-stamp=$(sha1sum "$ROOT/tests/models/gen_models.py" | cut -d' ' -f1)
+# A changed generator, or zoo, regenerates everything it makes.
+stamp=$(cat "$ROOT/tests/models/gen_models.py" "$ROOT/tests/models/zoo.txt" | sha1sum | cut -d' ' -f1)
 [ "$(cat "$MODELS/.generator" 2>/dev/null)" = "$stamp" ] || need=1
 if [ $need = 1 ]; then
 	echo "models: exporting test models with python3-torch into $MODELS"

@@ -108,13 +108,14 @@ for m in resnet18 resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1; do
 	run "models/$m" model_check "$M/$m.onnx" input=1x3x224x224
 done
 # --- the OpenCL backend (PoCL here) on every CNN it runs, wholly and split with cpu0 ---
-# make test runs its two smallest (unit/test_opencl); make check the torchvision zoo
-# (against PyTorch), and PaddleOCR's classifier, recogniser and detector and the
-# transformer encoder (against the cpu backend), each wholly on the device, and
-# vit_b_16, whose Expand and Gather stay on cpu0.
+# make test runs its two smallest (unit/test_opencl); make check the benchmarks' CNNs and
+# the zoo's opencl models (tests/models/zoo.txt; against PyTorch), and PaddleOCR's
+# classifier, recogniser and detector, the transformer encoder and pad_layouts' cropping
+# Pad (against the cpu backend), each wholly on the device, and the zoo's opencl-partial ones (vit_b_16, whose
+# Expand and Gather stay on cpu0).
 [ $QUICK = 1 ] || run "opencl/models_wholly_and_split" \
-	env HO_OPENCL_MODELS=squeezenet1_1,mobilenet_v2,mobilenet_v3_large,mobilenet_v3_small,resnet18,resnet50,efficientnet_b0,densenet121,shufflenet_v2_x1_0,regnet_y_400mf,convnext_tiny,ch_ppocr_mobile_v2.0_cls_infer:x=1x3x48x192,ch_PP-OCRv4_rec_infer:x=1x3x48x320,ch_PP-OCRv4_det_infer:x=1x3x96x96,transformer_encoder:src=2x16x256 \
-	HO_OPENCL_PARTIAL=vit_b_16 \
+	env HO_OPENCL_MODELS=squeezenet1_1,mobilenet_v2,resnet18,resnet50,efficientnet_b0,$(sh tests/models/zoo_list.sh opencl | paste -sd,),ch_ppocr_mobile_v2.0_cls_infer:x=1x3x48x192,ch_PP-OCRv4_rec_infer:x=1x3x48x320,ch_PP-OCRv4_det_infer:x=1x3x96x96,transformer_encoder:src=2x16x256,pad_layouts:x=1x24x9x11 \
+	HO_OPENCL_PARTIAL=$(sh tests/models/zoo_list.sh opencl-partial | paste -sd,) \
 	build/tests/test_opencl
 # --- a discrete accelerator's memory (emu-discrete: the cpu kernels over memory of their
 # own, as a GPU's): the zoo's other shapes wholly on it and split, every crossing a copy;

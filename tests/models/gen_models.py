@@ -100,12 +100,17 @@ def export_cnns():
         print("exported", fname, flush=True)
 
 
-# Models beyond the CNNs the benchmarks use, for coverage: dense concatenation, channel
-# shuffles, squeeze-excitation, LayerNorm over channels and 7x7 depthwise, a vision transformer,
-# Hardswish (HardSwish at opset 14, HardSigmoid times x before it).
-EXTENDED = ["densenet121", "shufflenet_v2_x1_0", "regnet_y_400mf", "convnext_tiny", "vit_b_16",
-            "mobilenet_v3_large", "mobilenet_v3_small"]
-OPSET = {"mobilenet_v3_small": 13}  # the rest at 14
+def read_zoo():
+    """The zoo (zoo.txt): models beyond the CNNs the benchmarks use, for coverage (dense
+    concatenation, channel shuffles, squeeze-excitation, LayerNorm over channels and 7x7
+    depthwise, a vision transformer, HardSwish), each with the opset it is exported at."""
+    zoo = {}
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "zoo.txt")) as fh:
+        for line in fh:
+            f = line.split()
+            if len(f) >= 2 and not f[0].startswith("#"):
+                zoo[f[0]] = int(f[1])
+    return zoo
 
 
 def export_extended():
@@ -113,7 +118,7 @@ def export_extended():
     import torchvision
 
     shape = [1, 3, 224, 224]
-    for name in EXTENDED:
+    for name, opset in read_zoo().items():
         if done(name + ".onnx") and done(name + ".ref_out.npy"):
             continue
         gen = torch.Generator().manual_seed(1234)
@@ -125,7 +130,7 @@ def export_extended():
                 m.weight.data.copy_(torch.randn(m.weight.shape, generator=gen) * 0.02)
         model.eval()
         tmp = os.path.join(OUT, name + ".onnx.tmp")
-        torch.onnx.export(model, torch.randn(*shape), tmp, opset_version=OPSET.get(name, 14),
+        torch.onnx.export(model, torch.randn(*shape), tmp, opset_version=opset,
                           input_names=["input"], output_names=["logits"])
         os.replace(tmp, os.path.join(OUT, name + ".onnx"))
         xin = torch.randn(*shape, generator=torch.Generator().manual_seed(99))

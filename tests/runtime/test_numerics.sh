@@ -81,7 +81,8 @@ four_ways_vs_pytorch() {
 }
 # MobileNetV3-Small at opset 13: its Hardswish is HardSigmoid times x, fused after the Conv
 # as a swish is (the folded-node count checks the simulator's fusion against the runtime's).
-[ "$PART" = ort ] || for m in resnet18 mobilenet_v2 squeezenet1_1 efficientnet_b0 mobilenet_v3_small; do
+[ "$PART" = ort ] || for m in resnet18 mobilenet_v2 squeezenet1_1 efficientnet_b0 \
+	$(sh "$ROOT/tests/models/zoo_list.sh" four-ways); do
 	four_ways_vs_pytorch $m input 1x3x224x224 logits
 done
 
@@ -98,8 +99,7 @@ done
 # LayerNorm over channels, a vision transformer, HardSwish): one CPU device, against PyTorch;
 # not in the quick loop (HO_TEST_QUICK=1), whose two minutes they would pass.
 [ "$PART" = ort ] || [ "${HO_TEST_QUICK:-0}" = 1 ] ||
-	for m in densenet121 shufflenet_v2_x1_0 regnet_y_400mf convnext_tiny vit_b_16 \
-		mobilenet_v3_large; do
+	for m in $(sh "$ROOT/tests/models/zoo_list.sh" one-cpu); do
 	"$HO" run "$M/$m.onnx" --input "input=$M/$m.ref_in.npy" -o "$T/$m.x" --repeat 1 --warmup 1 >/dev/null
 	$PY "$ROOT/tests/runtime/compare.py" "$M/$m.ref_out.npy" "$T/$m.x/logits.npy" "$m one-cpu vs PyTorch"
 done
