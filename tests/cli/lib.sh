@@ -3,6 +3,13 @@
 # with ONE_LINE_ERRORS=1, a failing command must print exactly one line.
 fails=0
 
+# need_model FILE: true if there; else the one skip line (and false).
+need_model() {
+	[ -s "$1" ] && return 0
+	echo "skipped: $1 not present (scripts/models.sh makes or fetches it)"
+	return 1
+}
+
 check() {
 	desc=$1 want=$2 needle=$3
 	shift 4

@@ -19,6 +19,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/lib.sh"
 DET=$M/ch_PP-OCRv4_det_infer.onnx
+need_model "$DET" || exit 77
 
 if ! $EXE probe --write-box --split 2 --opencl -o "$tmp/box.json" >"$tmp/out" 2>&1; then
 	grep -q "no OpenCL device here" "$tmp/out" && { cat "$tmp/out"; exit 77; }

@@ -6,7 +6,7 @@
 # usage: test_readme.sh HETEROOPT_ROOT MODELS_DIR
 set -eu
 ROOT=$1 M=$2
-[ -s "$M/ch_PP-OCRv4_det_infer.onnx" ] || { echo "skipped: no PP-OCRv4 model in $M"; exit 77; }
+[ -s "$M/ch_PP-OCRv4_det_infer.onnx" ] || { echo "skipped: $M/ch_PP-OCRv4_det_infer.onnx not present (scripts/models.sh makes or fetches it)"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for d in build boxes examples; do ln -s "$ROOT/$d" "$tmp/$d"; done

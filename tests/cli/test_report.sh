@@ -19,6 +19,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/lib.sh"
 DET=$M/ch_PP-OCRv4_det_infer.onnx
+need_model "$DET" || exit 77
 SHOTS=$(cd "$(dirname "$0")/../.." && pwd)/build/test-logs
 command -v chromium >/dev/null || { echo "skipped: no chromium (scripts/deps.sh installs it)"; exit 77; }
 

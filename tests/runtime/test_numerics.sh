@@ -117,6 +117,7 @@ done
 # PaddleOCR does.  (On noise the detector's map is all ~1e-7, where ONNX
 # Runtime's fast sigmoid itself is off by 1e-7: no test of anything.)
 ocr() { # ocr MODEL SHAPE
+	[ -s "$1" ] || { echo "skipped: $1 not present (scripts/models.sh makes or fetches it)"; return 0; }
 	name=$(basename "$1" .onnx)
 	$PY - "$T/$name.in.npy" "$2" <<'PYEOF'
 import sys

@@ -221,8 +221,10 @@ static void one_model(const char *spec, bool wholly)
 	snprintf(model, sizeof(model), "%.*s", colon ? (int)(colon - spec) : (int)strlen(spec),
 		 spec);
 	snprintf(name, sizeof(name), "%s.onnx", model);
-	if (t_model_path(path, sizeof(path), name))
-		return (void)printf("  %s: not in $HETEROOPT_MODELS\n", model);
+	if (t_model_path(path, sizeof(path), name)) {
+		t_model_skipped(name);
+		return;
+	}
 	T_REQUIRE(ho_onnx_load(path, NULL, &g, &err) == 0);
 	if (colon) {
 		T_REQUIRE(ho_parse_shape_arg(colon + 1, input, sizeof(input), in.shape, &in.ndim,

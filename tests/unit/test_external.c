@@ -234,7 +234,7 @@ int main(void)
 	alarm(120);
 	if (t_model_path(model, sizeof(model), "squeezenet1_1.onnx") ||
 	    t_model_path(in_path, sizeof(in_path), "squeezenet1_1.ref_in.npy")) {
-		printf("skipped: squeezenet1_1 not in $HETEROOPT_MODELS\n");
+		t_model_skipped("squeezenet1_1.onnx");
 		return T_SKIP;
 	}
 	T_REQUIRE(ho_onnx_load(model, NULL, &g, &err) == 0);

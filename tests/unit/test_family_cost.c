@@ -146,7 +146,7 @@ int main(void)
 	uint32_t a = UINT32_MAX, twin = UINT32_MAX;
 
 	if (t_load_model("squeezenet1_1.onnx", "input", dims, 4, &gr)) {
-		printf("skipped: squeezenet1_1.onnx not in $HETEROOPT_MODELS\n");
+		t_model_skipped("squeezenet1_1.onnx");
 		return T_SKIP;
 	}
 	T_REQUIRE(ho_box_load("boxes/this-machine-2cpu.json", &b, &err) == 0);

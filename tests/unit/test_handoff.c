@@ -50,7 +50,7 @@ int main(void)
 	struct ho_profile *pf = NULL;
 
 	if (t_model_path(model, sizeof(model), "chain10000_relu.onnx")) {
-		printf("skipped: chain10000_relu.onnx not in $HETEROOPT_MODELS\n");
+		t_model_skipped("chain10000_relu.onnx");
 		return T_SKIP;
 	}
 	T_REQUIRE(ho_onnx_load(model, NULL, &g, &err) == 0 && ho_shape_infer(g, &err) == 0);

@@ -41,7 +41,7 @@ static void expect_error(const char *model, const char *bind, const char *needle
 	int ret;
 
 	if (t_model_path(path, sizeof(path), model)) {
-		T_CHECK(0, "model %s missing", model);
+		t_model_skipped(model);
 		return;
 	}
 	ret = load_infer(path, bind, &err);

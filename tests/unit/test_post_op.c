@@ -57,7 +57,7 @@ int main(void)
 	    "\"movement\": {\"fixed_us\": 1, \"gflops\": 0, \"gbps\": 20}}%s}}}";
 
 	if (t_model_path(model, sizeof(model), "squeezenet1_1.onnx")) {
-		printf("skipped: squeezenet1_1.onnx not in $HETEROOPT_MODELS\n");
+		t_model_skipped("squeezenet1_1.onnx");
 		return T_SKIP;
 	}
 	T_REQUIRE(ho_onnx_load(model, NULL, &g, &err) == 0);

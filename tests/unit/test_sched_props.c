@@ -549,8 +549,10 @@ static void real_models(void)
 		int64_t dims[HO_MAX_RANK];
 		int rank;
 
-		if (t_model_path(path, sizeof(path), cases[c].model))
+		if (t_model_path(path, sizeof(path), cases[c].model)) {
+			t_model_skipped(cases[c].model);
 			continue;
+		}
 		snprintf(what, sizeof(what), "%s on %s", cases[c].model, cases[c].box);
 		if (ho_onnx_load(path, NULL, &g, &err) ||
 		    ho_parse_shape_arg(cases[c].bind, in, sizeof(in), dims, &rank, &err) ||

@@ -33,6 +33,16 @@ static inline void t_rt_device(struct ho_rt_device *d, const char *name, const c
 	d->numa_node = numa_node;
 }
 
+/*
+ * A model scripts/models.sh did not leave (PaddleOCR's come from npm, which a
+ * machine may not reach): its checks are skipped, saying so the one way.
+ */
+static inline void t_model_skipped(const char *name)
+{
+	printf("  skipped: %s not in $HETEROOPT_MODELS (scripts/models.sh makes or fetches it)\n",
+	       name);
+}
+
 static inline int t_model_path(char *buf, size_t n, const char *name)
 {
 	const char *d = t_models_dir();
