@@ -515,11 +515,9 @@ static int probe_device(struct probe *pr, int d, json_t *devices, double *alone)
 	for (int kc = 0; kc < HO_KC_COUNT; kc++) {
 		struct ho_kernel_model km;
 
-		/* the classes the cost model prices past the caches (ho_class_bw) */
-		bool past = kc != HO_KC_MATMUL && kc != HO_KC_OTHER;
-
-		if (!pp.n[kc] || ho_fit_class_model(pp.v[kc], pp.n[kc], kc <= HO_KC_MATMUL,
-						    past ? po.by_size : NULL, &km))
+		if (!pp.n[kc] ||
+		    ho_fit_class_model(pp.v[kc], pp.n[kc], kc <= HO_KC_MATMUL,
+				       ho_class_past_caches(kc) ? po.by_size : NULL, &km))
 			continue;
 		json_object_set_new(models, ho_kernel_class_name(kc),
 				    json_pack("{s:f, s:f, s:f, s:i, s:i, s:f}", "fixed_us",

@@ -143,6 +143,9 @@ double ho_profile_bw_at(const struct json_t *curve, double bytes);
  * launches, not caches, bind), past it the curve's rate where slower.
  */
 double ho_profile_stream_bw(const struct json_t *curve, double bytes, double class_bw);
+/* Whether kernel class kc is priced past the caches that way (and so fitted: ho_fit_class_model).
+ */
+bool ho_class_past_caches(int kc);
 /* Link a-b as measured: hand-off latency (< 0: the box's), copy rate and the rate b
  * reads a's fresh tensor in place at (bytes/s, <= 0: none). */
 double ho_profile_link_latency(const struct ho_profile *prof, int a, int b);

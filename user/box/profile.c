@@ -38,6 +38,7 @@ struct ho_profile_dev {
 	double scale; /* measured kernels' times, stretched to whole runs (>= 1) */
 	json_t *op_eff, *node_time, *families; /* borrowed from root */
 	json_t *bw_by_size; /* [{bytes, gbps}]: the streaming rate by working set */
+	double peak_bytes;  /* the working set it peaks at; past it, caches are left */
 	double cold_bw;	    /* bytes/s at its largest working set, past the peak (0: none) */
 	json_t *post_op;    /* op type: ns per element it adds fused into a kernel */
 	struct ho_class_model model[HO_KC_COUNT]; /* kernel_models */
@@ -336,9 +337,9 @@ static int ho_profile_device(const char *path, const char *dev, json_t *v,
 					      "{\"bytes\": > 0, \"gbps\": > 0}",
 					      path, dev, i);
 		}
+		pd->peak_bytes = ho_bw_peak_bytes(pd->bw_by_size);
 		/* a curve that ends at its peak never left the caches: no cold rate */
-		if (ho_bw_at(pd->bw_by_size, INFINITY) <
-		    ho_bw_at(pd->bw_by_size, ho_bw_peak_bytes(pd->bw_by_size)))
+		if (ho_bw_at(pd->bw_by_size, INFINITY) < ho_bw_at(pd->bw_by_size, pd->peak_bytes))
 			pd->cold_bw = ho_bw_at(pd->bw_by_size, INFINITY) * 1e9;
 		if ((x = json_object_get(v, "dispatch_us")) && !json_is_object(x))
 			return ho_err(err, -EINVAL, "%s: devices.%s.dispatch_us must be an object",
@@ -691,18 +692,27 @@ static double ho_cold_weights(const struct ho_node *nd, const struct ho_profile_
 }
 
 /*
- * A class's bandwidth at a working set of bytes (ho_profile_stream_bw): a
- * convolution over a large map streams it as an element-wise op would, the
- * 16-channel depthwise at 640x368 of the detector at 1280x736 at 20 GB/s
- * where its class said 400.  A MatMul's bytes are mostly its weights, which
- * ho_cold_weights prices.
+ * Below the curve's peak (at peak bytes) its rows are bound by their
+ * launch, not by a cache: there a class streams at its own rate.  Past it,
+ * at the curve's rate where that is slower (the caches left).
  */
+static double ho_stream_bw(json_t *curve, double peak, double bytes, double class_bw)
+{
+	double r;
+
+	if (!curve || bytes <= peak)
+		return class_bw;
+	r = ho_bw_at(curve, bytes) * 1e9;
+	return r > 0 && r < class_bw ? r : class_bw;
+}
+
+/* A class's bandwidth at a working set of bytes: past the caches as ho_stream_bw says. */
 static double ho_class_bw(const struct ho_profile_dev *pd, int kc, const struct ho_class_model *cm,
 			  double bytes)
 {
-	if (kc == HO_KC_MATMUL || kc == HO_KC_OTHER)
+	if (!ho_class_past_caches(kc))
 		return cm->bw;
-	return ho_profile_stream_bw(pd->bw_by_size, bytes, cm->bw);
+	return ho_stream_bw(pd->bw_by_size, pd->peak_bytes, bytes, cm->bw);
 }
 
 /* What the post-ops a family key names after its kernel (" +Relu +Add") cost per element. */
@@ -860,19 +870,22 @@ double ho_profile_bw_at(const struct json_t *curve, double bytes)
 	return curve ? ho_bw_at((json_t *)curve, bytes) : 0;
 }
 
-/*
- * Below the curve's peak its rows are bound by their launch, not by a
- * cache: there a class streams at its own rate.  Past it, at the curve's
- * rate where that is slower (the caches left).
- */
 double ho_profile_stream_bw(const struct json_t *curve, double bytes, double class_bw)
 {
-	double r;
+	return curve ? ho_stream_bw((json_t *)curve, ho_bw_peak_bytes((json_t *)curve), bytes,
+				    class_bw)
+		     : class_bw;
+}
 
-	if (!curve || bytes <= ho_bw_peak_bytes((json_t *)curve))
-		return class_bw;
-	r = ho_bw_at((json_t *)curve, bytes) * 1e9;
-	return r > 0 && r < class_bw ? r : class_bw;
+/*
+ * A convolution over a large map streams it as an element-wise op would:
+ * the 16-channel depthwise at 640x368 of the detector at 1280x736 ran at
+ * 20 GB/s where its class said 400.  A MatMul's bytes are mostly its
+ * weights, which ho_cold_weights prices; OTHER has no fitted class.
+ */
+bool ho_class_past_caches(int kc)
+{
+	return kc != HO_KC_MATMUL && kc != HO_KC_OTHER;
 }
 
 /* Measured node times must name nodes of this model: a renamed one would keep the estimate. */
