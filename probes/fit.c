@@ -163,29 +163,28 @@ double ho_kernel_model_time(const struct ho_kernel_model *m, double flops, doubl
 }
 
 /*
- * The fit with the points whose curve rate is below cut taken as known (their
- * bytes at that rate); whether the rate it finds is one at which exactly
- * those points stream slower than the class.
+ * The fit with the points whose curve rate (rate[i]; INFINITY: in the
+ * caches) is below cut taken as known, their bytes at that rate; whether
+ * the rate it finds is one at which exactly those points stream slower than
+ * the class.
  */
-static bool fit_with_known(const struct ho_fit_point *pts, uint32_t n, bool flops_term,
-			   const struct json_t *curve, double cut, struct ho_fit_point *v,
-			   struct ho_kernel_model *out)
+static bool fit_with_known(const struct ho_fit_point *pts, const double *rate, uint32_t n,
+			   bool flops_term, double cut, struct ho_fit_point *v,
+			   struct ho_kernel_model *out, int *ret)
 {
 	double lo = 0, hi = INFINITY;
 
 	for (uint32_t i = 0; i < n; i++) {
-		double r = ho_profile_stream_bw(curve, pts[i].bytes, INFINITY);
-
 		v[i] = pts[i];
-		if (r < cut) {
-			v[i].known_s = pts[i].bytes / r;
+		if (rate[i] < cut) {
+			v[i].known_s = pts[i].bytes / rate[i];
 			v[i].bytes = 0;
-			lo = fmax(lo, r);
-		} else if (r < INFINITY) {
-			hi = fmin(hi, r);
+			lo = fmax(lo, rate[i]);
+		} else {
+			hi = fmin(hi, rate[i]);
 		}
 	}
-	if (ho_fit_kernel_model(v, n, flops_term, out))
+	if ((*ret = ho_fit_kernel_model(v, n, flops_term, out)))
 		return false;
 	return out->bandwidth > 0 ? out->bandwidth >= lo && out->bandwidth <= hi : !(lo > 0);
 }
@@ -194,35 +193,36 @@ static bool fit_with_known(const struct ho_fit_point *pts, uint32_t n, bool flop
  * A point whose working set streams slower than the class's own rate (past
  * the caches) takes its bytes' time at the curve's rate: known, not fitted.
  * Which points those are depends on the rate the fit finds: each cut through
- * the points' curve rates is fitted, and the best fit whose rate agrees with
- * its cut is kept.  Fitted on raw bytes, the rows past the caches pulled the
- * element-wise rate down to 112 GB/s, while a model's small Muls and Adds, in
- * L2, ran at 200 (a 2-core AMD EPYC), and a classifier of them ran at 0.85 of
- * its prediction.
+ * the points' curve rates is fitted (the first, below them all, is the plain
+ * fit), and the best fit whose rate agrees with its cut is kept.  Fitted on
+ * raw bytes, the rows past the caches pulled the element-wise rate down to
+ * 112 GB/s, while a model's small Muls and Adds, in L2, ran at 200 (a 2-core
+ * AMD EPYC), and a classifier of them ran at 0.85 of its prediction.
  */
 int ho_fit_class_model(const struct ho_fit_point *pts, uint32_t n, bool flops_term,
 		       const struct json_t *curve, struct ho_kernel_model *out)
 {
 	struct ho_fit_point *v = malloc((n + 1) * sizeof(*v));
+	double *rate = malloc((n + 1) * sizeof(double));
 	struct ho_kernel_model m;
-	int ret = v ? ho_fit_kernel_model(pts, n, flops_term, out) : -ENOMEM;
-	/* the plain fit is the cut below every point */
-	bool found = !ret && curve && fit_with_known(pts, n, flops_term, curve, 0, v, out);
+	bool found;
+	int ret = v && rate ? 0 : -ENOMEM, cut_ret;
 
-	for (uint32_t c = 0; !ret && curve && c <= n; c++) {
-		/* cut above point c's rate (c == n: above them all) */
-		double cut = c < n ? ho_profile_stream_bw(curve, pts[c].bytes, INFINITY) : INFINITY;
-
-		if (c < n && !(cut < INFINITY))
-			continue;
-		cut = c < n ? cut * (1 + 1e-12) : INFINITY;
-		if (fit_with_known(pts, n, flops_term, curve, cut, v, &m) &&
+	/* no curve: every rate infinite, only the plain fit */
+	for (uint32_t i = 0; !ret && i < n; i++)
+		rate[i] = ho_profile_stream_bw(curve, pts[i].bytes, INFINITY);
+	found = !ret && fit_with_known(pts, rate, n, flops_term, 0, v, out, &ret);
+	/* a cut that does not fit is not a candidate, not a failure */
+	for (uint32_t c = 0; !ret && c < n; c++)
+		if (rate[c] < INFINITY &&
+		    fit_with_known(pts, rate, n, flops_term, rate[c] * (1 + 1e-12), v, &m,
+				   &cut_ret) &&
 		    (!found || m.fit_error < out->fit_error)) {
 			*out = m;
 			found = true;
 		}
-	}
 	free(v);
+	free(rate);
 	return ret;
 }
 
