@@ -395,10 +395,10 @@ static int ho_bind_named_dim(struct ho_graph *g, const struct ho_tensor *t, int 
 {
 	const char *sym = t->shape.sym[i];
 
-	for (uint32_t k = 0; sym && k < g->n_tensors; k++) {
-		struct ho_tensor *u = &g->tensors[k];
+	for (uint32_t k = 0; sym && k < g->n_inputs; k++) {
+		struct ho_tensor *u = &g->tensors[g->inputs[k]];
 
-		if (u == t || !(u->flags & HO_T_INPUT))
+		if (u == t)
 			continue;
 		for (int j = 0; j < u->shape.rank; j++) {
 			if (!u->shape.sym[j] || strcmp(u->shape.sym[j], sym))
