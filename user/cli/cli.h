@@ -17,6 +17,8 @@ int cmd_serve(int argc, char **argv);
 int cmd_feed(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
+/* Seconds on the monotonic clock: what every command times with. */
+double cli_clock_s(void);
 /*
  * Warn on stderr when the file (a profile or a schedule: what) records a
  * machine other than this one, naming what differs.

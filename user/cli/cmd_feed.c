@@ -25,7 +25,6 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <heteroopt/frames.h>
@@ -175,14 +174,6 @@ static void feed_write(const struct feed_buf *b, const void *data, size_t n)
 	memcpy(b->map, data, n);
 	s.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_WRITE;
 	(void)ioctl(b->fd, DMA_BUF_IOCTL_SYNC, &s);
-}
-
-static double feed_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static int feed_cmp(const void *a, const void *b)
@@ -430,7 +421,7 @@ int cmd_feed(int argc, char **argv)
 			feed_write(&fb[i], x->data, x->nbytes); /* the camera's own write */
 			fds[i] = fb[i].fd;
 		}
-		t0 = feed_now();
+		t0 = cli_clock_s();
 		if (ho_frame_send(sock, &s, sizeof(s), fds, h->n_inputs) ||
 		    ho_frame_recv(sock, &d, sizeof(d), none, 0, &got) != (ssize_t)sizeof(d) ||
 		    d.magic != HO_FRAME_MAGIC || d.id != f) {
@@ -447,7 +438,7 @@ int cmd_feed(int argc, char **argv)
 			cli_error("feed: frame %llu: the consumer is gone", (unsigned long long)f);
 			goto out;
 		}
-		lat[f] = feed_now() - t0;
+		lat[f] = cli_clock_s() - t0;
 		run[f] = d.run_s;
 		copied += d.copied;
 		device_copy += d.device_copy;

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <heteroopt/npy.h>
@@ -111,14 +110,6 @@ static int cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* Every model input given, and nothing else: said in run's own words. */
@@ -281,11 +272,11 @@ static int timed_runs(struct ho_rt *rt, int warmup, int repeat, double *times, s
 		ret = ho_rt_run(rt, err);
 	}
 	for (int r = 0; r < repeat && !ret; r++) {
-		double t0 = now_s();
+		double t0 = cli_clock_s();
 
 		cli_progress_phase(p, "run", r + 1, repeat);
 		ret = ho_rt_run(rt, err);
-		times[r] = now_s() - t0;
+		times[r] = cli_clock_s() - t0;
 	}
 	cli_progress_stop(p);
 	return ret;

@@ -19,7 +19,6 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <heteroopt/frames.h>
@@ -67,14 +66,6 @@ static const struct cli_command serve_cmd = {
     .positional_at = SA(model),
     .opts = serve_opts,
 };
-
-static double serve_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static uint32_t serve_open_fds(void)
 {
@@ -129,7 +120,7 @@ static int serve_frame(struct ho_rt *rt, const struct ho_graph *g, bool copy, in
 {
 	struct ho_frame_done d = {.magic = HO_FRAME_MAGIC, .id = s->id};
 	struct ho_error err = {0};
-	double t0 = serve_now();
+	double t0 = cli_clock_s();
 	int ret = 0;
 
 	if (s->magic != HO_FRAME_MAGIC || s->n_fds != g->n_inputs || n_fds != g->n_inputs)
@@ -144,7 +135,7 @@ static int serve_frame(struct ho_rt *rt, const struct ho_graph *g, bool copy, in
 	}
 	if (!ret)
 		ret = ho_rt_run(rt, &err);
-	*run_s = serve_now() - t0;
+	*run_s = cli_clock_s() - t0;
 	d.run_s = *run_s;
 	d.status = ret;
 	d.device_copy = ret ? 0 : (uint64_t)ho_rt_last_report(rt)->bytes_moved;

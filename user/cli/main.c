@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <heteroopt/probe.h>
@@ -59,6 +60,14 @@ static const struct {
     {"feed", cmd_feed, "send frames to heteroopt serve and check every answer"},
     {"status", cmd_status, "show the tensor memory pool (ump.ko or the fallback)"},
 };
+
+double cli_clock_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 void cli_error(const char *fmt, ...)
 {

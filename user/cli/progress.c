@@ -6,7 +6,6 @@
  * and how many of its nodes are done, in place on a terminal, else as a line
  * every CLI_PROGRESS_EVERY_S.  Short runs print nothing.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -32,14 +31,6 @@ struct cli_progress {
 	double since, last_line;
 };
 
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* With the lock held: the line, if this run has lasted long enough. */
 static void progress_show(struct cli_progress *p, double now)
 {
@@ -62,12 +53,12 @@ static void *progress_main(void *arg)
 
 	pthread_mutex_lock(&p->lock);
 	while (!p->stop) {
-		double wake = mono_s() + 1;
+		double wake = cli_clock_s() + 1;
 		struct timespec ts = {(time_t)wake, (long)((wake - (double)(time_t)wake) * 1e9)};
 
 		pthread_cond_timedwait(&p->cond, &p->lock, &ts);
 		if (!p->stop)
-			progress_show(p, mono_s());
+			progress_show(p, cli_clock_s());
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
@@ -104,7 +95,7 @@ void cli_progress_phase(struct cli_progress *p, const char *what, int index, int
 	p->what = what;
 	p->index = index;
 	p->count = count;
-	p->since = mono_s();
+	p->since = cli_clock_s();
 	p->last_line = 0;
 	pthread_mutex_unlock(&p->lock);
 }
