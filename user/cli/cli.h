@@ -48,12 +48,13 @@ int cli_trace_write(const char *path, const json_t *sched, int member, const jso
 /* root as path: a temporary beside it, renamed when whole.  0 or -errno. */
 int cli_write_json(const json_t *root, const char *path, size_t flags);
 /*
- * Whether a file can be written at path: its folder exists and takes new
- * files, and path is no folder.  Asked before the work, so that a typo in an
- * output path does not throw the work away.  0, or the cli_error printed
+ * outputs.c, asked before the work: whether a file can be written at path
+ * (its folder exists and takes new files, and path is no folder), and the
+ * folder dir made if missing and taking files.  0, or the cli_error printed
  * (what: the command and option, as "run: --save-run") and -errno.
  */
 int cli_can_write(const char *path, const char *what);
+int cli_make_folder(const char *dir, const char *what);
 
 /*
  * progress.c: a line on stderr while a run of rt lasts longer than a few

@@ -12,8 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <heteroopt/npy.h>
 #include <heteroopt/runtime.h>
@@ -293,7 +291,6 @@ int cmd_run(int argc, char **argv)
 	struct ho_rt *rt = NULL;
 	struct ho_error err = {0};
 	double *times = NULL;
-	struct stat st;
 	int n_in, repeat, rc = 1;
 
 	a.pick = ~0ull; /* none given: the schedule's own */
@@ -316,16 +313,8 @@ int cmd_run(int argc, char **argv)
 	ro.copy_ioctl = a.copy_ioctl;
 	ro.inject_failure = a.inject_failure;
 	/* where the results go, before the work: a typo there must not throw it away */
-	if (mkdir(a.outdir, 0777) && errno != EEXIST) {
-		cli_error("run: -o: cannot create %s: %s", a.outdir, strerror(errno));
-		return 1;
-	}
-	if (stat(a.outdir, &st) || !S_ISDIR(st.st_mode) || access(a.outdir, W_OK | X_OK)) {
-		cli_error("run: -o: cannot write into %s: %s", a.outdir,
-			  strerror(!S_ISDIR(st.st_mode) ? ENOTDIR : errno));
-		return 1;
-	}
-	if ((a.save_run && cli_can_write(a.save_run, "run: --save-run")) ||
+	if (cli_make_folder(a.outdir, "run: -o") ||
+	    (a.save_run && cli_can_write(a.save_run, "run: --save-run")) ||
 	    (a.trace && cli_can_write(a.trace, "run: --trace")))
 		return 1;
 	if (ho_onnx_load(a.model, NULL, &g, &err)) {

@@ -11,8 +11,6 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <heteroopt/graph.h>
 #include <heteroopt/runtime.h>
@@ -205,29 +203,6 @@ int cli_trace_write(const char *path, const json_t *sched, int member, const jso
 	}
 	ret = cli_write_json(root, path, JSON_COMPACT);
 	json_decref(root);
-	return ret;
-}
-
-int cli_can_write(const char *path, const char *what)
-{
-	char dir[4096];
-	const char *slash = strrchr(path, '/');
-	struct stat st;
-	int ret = 0;
-
-	if (snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1,
-		     slash ? path : ".") >= (int)sizeof(dir))
-		ret = -ENAMETOOLONG;
-	else if (!stat(path, &st) && S_ISDIR(st.st_mode))
-		ret = -EISDIR;
-	else if (stat(dir, &st))
-		ret = -errno;
-	else if (!S_ISDIR(st.st_mode))
-		ret = -ENOTDIR;
-	else if (access(dir, W_OK | X_OK))
-		ret = -errno;
-	if (ret)
-		cli_error("%s: cannot write %s: %s", what, path, strerror(-ret));
 	return ret;
 }
 
