@@ -221,11 +221,14 @@ static void ho_keep_why(const struct ho_node *n, const char *why, void *arg)
 int ho_rt_box_takes(const struct ho_box *box, const struct ho_graph *g, uint64_t *devices,
 		    ho_rt_refusal_fn fn, void *arg, struct ho_error *err)
 {
-	bool *takes = calloc(g->n_nodes + 1, sizeof(bool));
+	bool *takes = calloc(g->n_nodes + 1, sizeof(bool)),
+	     *prepared = calloc(g->n_nodes + 1, sizeof(bool));
 	struct ho_box_why w = {g, fn ? calloc(g->n_nodes + 1, sizeof(w.why[0])) : NULL};
 	struct ho_scratch_mem s = {0};
 	uint64_t answered = 0; /* devices whose bits are in: one question per backend */
-	int ret = takes && (!fn || w.why) ? 0 : ho_err(err, -ENOMEM, "out of memory");
+	/* backends with the same kernels (cpu, emu) answer alike: one preparing pass */
+	const struct ho_backend_ops *asked = NULL;
+	int ret = takes && prepared && (!fn || w.why) ? 0 : ho_err(err, -ENOMEM, "out of memory");
 	ho_rt_refusal_fn keep = fn ? ho_keep_why : NULL;
 
 	memset(devices, 0, g->n_nodes * sizeof(*devices));
@@ -237,12 +240,19 @@ int ho_rt_box_takes(const struct ho_box *box, const struct ho_graph *g, uint64_t
 		if (ops && ops->check && !s.mem && (ret = ho_scratch_new(&s, g, false, err)))
 			break;
 		/* a backend not built here: the box's op lists decide */
-		if (ops && ops->check)
+		if (ops && ops->check) {
 			ho_nodes_of(ops, g, &s, takes, keep, &w);
-		else if (ops && (ret = ho_prepared_nodes(ops, g, takes, keep, &w, err)) > 0)
-			ret = 0;
-		if (ret < 0)
-			break;
+		} else if (ops) {
+			if ((!asked || asked->prepare != ops->prepare ||
+			     asked->runs != ops->runs) &&
+			    (ret = ho_prepared_nodes(ops, g, prepared, keep, &w, err)) >= 0) {
+				asked = ops;
+				ret = 0;
+			}
+			if (ret < 0)
+				break;
+			memcpy(takes, prepared, g->n_nodes * sizeof(bool));
+		}
 		for (uint32_t e = d; e < box->n_devices; e++) {
 			if (ho_box_backend(box, e) != ops)
 				continue;
@@ -257,6 +267,7 @@ int ho_rt_box_takes(const struct ho_box *box, const struct ho_graph *g, uint64_t
 	if (s.mem)
 		ho_scratch_free(&s, g);
 	free(w.why);
+	free(prepared);
 	free(takes);
 	return ret;
 }
