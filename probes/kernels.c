@@ -184,17 +184,20 @@ static int build_reduce(struct ho_pb *pb, const int64_t *a)
 	return ho_pb_output(pb, "y");
 }
 
-/* a: kind (0 Transpose 0213, 1 Concat of two on channels, 2 Resize 2x nearest), d1, d2, d3 */
+/*
+ * a: kind (0 Transpose 0213, 1 Concat of two on channels, 2 Resize 2x
+ * nearest, 3 Transpose 0231: NCHW to channels-last), d1, d2, d3
+ */
 static int build_movement(struct ho_pb *pb, const int64_t *a)
 {
-	int64_t x[4] = {1, a[1], a[2], a[3]}, perm[4] = {0, 2, 1, 3};
+	int64_t x[4] = {1, a[1], a[2], a[3]}, perm[2][4] = {{0, 2, 1, 3}, {0, 2, 3, 1}};
 	int ret, n;
 
 	if ((ret = ho_pb_input(pb, "x", 4, x)))
 		return ret;
-	if (a[0] == 0) {
+	if (a[0] == 0 || a[0] == 3) {
 		if ((n = ho_pb_node(pb, "Transpose", "x", "y")) < 0 ||
-		    (ret = ho_pb_attr_ints(pb, n, "perm", 4, perm)))
+		    (ret = ho_pb_attr_ints(pb, n, "perm", 4, perm[a[0] == 3])))
 			return n < 0 ? n : ret;
 	} else if (a[0] == 1) {
 		if ((ret = ho_pb_input(pb, "z", 4, x)))
@@ -340,6 +343,8 @@ const struct ho_probe_case ho_probe_cases[] = {
     {"concat 2x 96x40x40", build_movement, {1, 96, 40, 40}, 0, 0},
     {"resize 2x 64x40x40", build_movement, {2, 64, 40, 40}, 1, 0},
     {"resize 2x 24x160x160", build_movement, {2, 24, 160, 160}, 0, 0},
+    /* what a tensor crossing to a device of the other layout costs (the detector's neck) */
+    {"relayout 96x160x160", build_movement, {3, 96, 160, 160}, 1, HO_PROBE_RELAYOUT},
     /* bandwidth by stride: every step-th float of 4M */
     {"slice 4M step 1", build_stride, {4 << 20, 1}, 1, HO_PROBE_STRIDE},
     {"slice 4M step 2", build_stride, {4 << 20, 2}, 0, HO_PROBE_STRIDE},

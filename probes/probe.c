@@ -113,6 +113,7 @@ struct probe_dev_out {
 	json_t *dev, *families, *sweep, *by_size, *by_stride, *models;
 	json_t *post_op, *post_op_elems; /* op: ns per element fused, from the row of most */
 	double best_gflops, best_gbps, chain_us, model_us, run_us;
+	double relayout_gbps; /* a tensor's bytes per second turned channels-last; 0: none */
 	uint32_t model_nodes;
 	struct ho_run_point runs[CLI_MODELS_MAX]; /* per model: its run beyond the kernels */
 	uint32_t n_runs;
@@ -204,8 +205,9 @@ static int probe_sweep(struct probe *pr, int d, struct probe_points *pp, struct 
 		if (kc == HO_KC_CONV || kc == HO_KC_CONV_DW || kc == HO_KC_POOL)
 			probe_family_add(po->families, key, ho_node_work(nd), st.median);
 		/* a strided row's bytes are the floats it keeps, not the lines it
-		 * reads: it informs the stride curve, not its class */
-		if (c->role != HO_PROBE_STRIDE)
+		 * reads: it informs the stride curve, not its class; a relayout, its
+		 * own rate */
+		if (c->role != HO_PROBE_STRIDE && c->role != HO_PROBE_RELAYOUT)
 			probe_point(pp, kc, g, nd, st.median);
 		if (kc == HO_KC_ELTWISE)
 			probe_post_op(po, g, nd, st.median);
@@ -227,6 +229,8 @@ static int probe_sweep(struct probe *pr, int d, struct probe_points *pp, struct 
 			json_array_append_new(po->by_stride,
 					      json_pack("{s:i, s:f}", "step", (int)c->a[1], "gbps",
 							bytes / st.median / 1e9));
+		if (c->role == HO_PROBE_RELAYOUT)
+			po->relayout_gbps = bytes / 2 / st.median / 1e9;
 		if (c->role == HO_PROBE_INTERFERE_MEM)
 			po->interfere_alone[0] = st.median;
 		if (c->role == HO_PROBE_INTERFERE_COMPUTE)
@@ -347,7 +351,9 @@ static int probe_model_open(struct probe *pr, const struct ho_probe_model *mm, i
 		ret = takes ? ho_rt_box_takes(pr->box, m->g, takes, NULL, NULL, pr->err)
 			    : ho_err(pr->err, -ENOMEM, "probe: out of memory");
 		if (!ret)
-			ret = ho_problem_from_graph_on(m->g, pr->box, NULL, takes, &m->p, pr->err);
+			ret = ho_problem_from_graph_on(m->g, pr->box, NULL,
+						       &(struct ho_backend_view){.takes = takes},
+						       &m->p, pr->err);
 		free(takes);
 	}
 	if (!ret && !(m->plan = ho_plan_new(m->p->n)))
@@ -550,6 +556,8 @@ static int probe_device(struct probe *pr, int d, json_t *devices, double *alone)
 	json_object_set_new(po.dev, "sweep", po.sweep);
 	json_object_set_new(po.dev, "models", po.models);
 	json_object_set_new(po.dev, "post_op_ns", po.post_op);
+	if (po.relayout_gbps > 0)
+		json_object_set_new(po.dev, "relayout_gbps", json_real(po.relayout_gbps));
 	po.families = po.sweep = po.by_size = po.by_stride = po.models = po.post_op = NULL;
 	alone[0] = po.interfere_alone[0];
 	alone[1] = po.interfere_alone[1];

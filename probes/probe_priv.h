@@ -83,7 +83,8 @@ struct ho_probe_case {
 #define HO_PROBE_STRIDE 2    /* Slice by step: bandwidth by stride */
 #define HO_PROBE_INTERFERE_MEM 3
 #define HO_PROBE_INTERFERE_COMPUTE 4
-#define HO_PROBE_SWISH 5 /* a convolution as the row before, a Swish fused for its Relu */
+#define HO_PROBE_SWISH 5    /* a convolution as the row before, a Swish fused for its Relu */
+#define HO_PROBE_RELAYOUT 6 /* NCHW to channels-last: what changing a tensor's layout costs */
 extern const struct ho_probe_case ho_probe_cases[];
 /* Row c's graph, planned on box device d. */
 int ho_probe_case_open(const struct ho_box *box, const struct ho_probe_case *c, int d,

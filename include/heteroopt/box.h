@@ -135,6 +135,9 @@ bool ho_profile_node_measured(const struct ho_profile *prof, const struct ho_gra
 			      const struct ho_node *nd, int dev);
 /* s per element that a post-op of op_type adds fused into a kernel on dev; 0: unmeasured. */
 double ho_profile_post_op(const struct ho_profile *prof, int dev, const char *op_type);
+/* Bytes/s at which device dev turns a tensor from NCHW to channels-last or back
+ * (the probe's relayout row); 0: not measured. */
+double ho_profile_relayout_bw(const struct ho_profile *prof, int dev);
 /* The streaming rate (GB/s) at a working set of bytes, from a bandwidth_by_size list. */
 double ho_profile_bw_at(const struct json_t *curve, double bytes);
 /*

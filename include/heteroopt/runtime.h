@@ -222,6 +222,13 @@ int ho_rt_backend_nodes(const char *backend, const struct ho_graph *g, bool *tak
  */
 int ho_rt_box_takes(const struct ho_box *box, const struct ho_graph *g, uint64_t *devices,
 		    ho_rt_refusal_fn fn, void *arg, struct ho_error *err);
+/*
+ * How box's backends treat layouts: layout[node * n_devices + d] (NULL: not
+ * asked), the HO_LAYOUT_* class of the node's kernel on device d (plain for a
+ * backend not built here).  Returns the devices that keep 4-D activations
+ * channels-last between their convolutions (their Conv takes either layout).
+ */
+uint64_t ho_rt_box_layouts(const struct ho_box *box, const struct ho_graph *g, uint8_t *layout);
 
 /* Copy an input in: float32 data of exactly the bound shape's element count. */
 int ho_rt_set_input(struct ho_rt *rt, const char *name, const int64_t *shape, int rank,

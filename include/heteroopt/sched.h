@@ -109,6 +109,34 @@ struct ho_problem {
 	 */
 	double *slowdown;
 	double *task_compute;
+	/*
+	 * Layouts (the executor's rule, user/scheduler/layouts.c): the devices
+	 * that keep 4-D activations channels-last; task_layout[t * d + j], the
+	 * HO_LAYOUT_* class of t's kernel on device j; task_out[t], the item t
+	 * writes (HO_NO_ITEM: none); item_layout[k], HO_ITEM_*; in_tied[e],
+	 * whether input edge e must share its task's output layout (a
+	 * HO_LAYOUT_SAME kernel's).  relayout[k * d + j]: seconds channels-last
+	 * device j takes to turn item k to the other layout (0: unmeasured);
+	 * relayout_alone[t * d + j], what t pays so with every task on j, as
+	 * the probe measured it.  relayout NULL: none of it.
+	 */
+	uint64_t channels_last;
+	uint8_t *task_layout, *item_layout, *in_tied;
+	uint32_t *task_out;
+	double *relayout, *relayout_alone;
+};
+#define HO_NO_ITEM UINT32_MAX
+#define HO_ITEM_4D 0x1u /* a 4-D float tensor */
+#define HO_ITEM_MAY_NHWC                                                                           \
+	0x2u /* an activation (no graph input or output) kept channels-last                        \
+	      * where its writer and readers allow */
+
+/* What the runtime answers of a box's backends for one graph (ho_rt_box_takes,
+ * ho_rt_box_layouts); NULL members: not asked. */
+struct ho_backend_view {
+	const uint64_t *takes;	/* per node: the devices whose backend takes it */
+	const uint8_t *layout;	/* node * devices: the HO_LAYOUT_* of its kernel there */
+	uint64_t channels_last; /* the devices that keep activations channels-last */
 };
 
 void ho_problem_free(struct ho_problem *p);
@@ -118,10 +146,10 @@ struct ho_profile;
 int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 			  const struct ho_profile *prof, struct ho_problem **out,
 			  struct ho_error *err);
-/* The same, where takes[node] (NULL: none) has bit d set only where box device d's
- * backend takes the node as it stands (ho_rt_box_takes): the rest are never placed there. */
+/* The same with the box's backends' answers (NULL: none): a node is never placed where its
+ * backend does not take it, and tensors change layout where the backends say. */
 int ho_problem_from_graph_on(const struct ho_graph *g, const struct ho_box *box,
-			     const struct ho_profile *prof, const uint64_t *takes,
+			     const struct ho_profile *prof, const struct ho_backend_view *bv,
 			     struct ho_problem **out, struct ho_error *err);
 /* Classic inputs: HEFT-paper CSV pair, STG file, JSON DAG. */
 int ho_problem_from_csv(const char *comp_csv, const char *edges_csv, struct ho_problem **out,

@@ -41,6 +41,7 @@ struct ho_profile_dev {
 	double peak_bytes;  /* the working set it peaks at; past it, caches are left */
 	double cold_bw;	    /* bytes/s at its largest working set, past the peak (0: none) */
 	json_t *post_op;    /* op type: ns per element it adds fused into a kernel */
+	double relayout_bw; /* a tensor's bytes/s turned channels-last or back (0: unmeasured) */
 	struct ho_class_model model[HO_KC_COUNT]; /* kernel_models */
 };
 
@@ -101,6 +102,7 @@ static const char *const ho_profile_dev_keys[] = {"peak_gflops",
 						  "models",
 						  "kernel_scale",
 						  "post_op_ns",
+						  "relayout_gbps",
 						  NULL};
 static const char *const ho_profile_model_keys[] = {"fixed_us", "gflops",    "gbps", "block",
 						    "points",	"fit_error", NULL};
@@ -344,6 +346,11 @@ static int ho_profile_device(const char *path, const char *dev, json_t *v,
 		if ((x = json_object_get(v, "dispatch_us")) && !json_is_object(x))
 			return ho_err(err, -EINVAL, "%s: devices.%s.dispatch_us must be an object",
 				      path, dev);
+	}
+	if ((x = json_object_get(v, "relayout_gbps"))) {
+		if (ho_profile_number(path, dev, "relayout_gbps", x, false, &val, err))
+			return err->code;
+		pd->relayout_bw = val * 1e9;
 	}
 	pd->post_op = json_object_get(v, "post_op_ns");
 	if (pd->post_op && !json_is_object(pd->post_op))
@@ -863,6 +870,11 @@ double ho_profile_post_op(const struct ho_profile *prof, int dev, const char *op
 			: NULL;
 
 	return x ? json_number_value(x) * 1e-9 : 0;
+}
+
+double ho_profile_relayout_bw(const struct ho_profile *prof, int dev)
+{
+	return prof && dev >= 0 && (uint32_t)dev < prof->n ? prof->dev[dev].relayout_bw : 0;
 }
 
 double ho_profile_bw_at(const struct json_t *curve, double bytes)

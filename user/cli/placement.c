@@ -54,8 +54,16 @@ int cli_problem(const struct ho_graph *g, const struct ho_box *box, const struct
 			     "%d node(s) can run on no device of box '%s', the first: %s "
 			     "(heteroopt inspect lists every one)",
 			     r.n, box->name, r.first);
-	if (!ret)
-		ret = ho_problem_from_graph_on(g, box, prof, takes, out, err);
+	uint8_t *layout = ret ? NULL : malloc((size_t)g->n_nodes * box->n_devices + 1);
+
+	if (!ret && !layout)
+		ret = ho_err(err, -ENOMEM, "out of memory");
+	if (!ret) {
+		struct ho_backend_view bv = {takes, layout, ho_rt_box_layouts(box, g, layout)};
+
+		ret = ho_problem_from_graph_on(g, box, prof, &bv, out, err);
+	}
+	free(layout);
 	free(takes);
 	return ret;
 }

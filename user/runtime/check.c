@@ -272,6 +272,27 @@ int ho_rt_box_takes(const struct ho_box *box, const struct ho_graph *g, uint64_t
 	return ret;
 }
 
+uint64_t ho_rt_box_layouts(const struct ho_box *box, const struct ho_graph *g, uint8_t *layout)
+{
+	static const uint8_t of[] = {[HO_BE_PLAIN] = HO_LAYOUT_PLAIN,
+				     [HO_BE_ANY_LAYOUT] = HO_LAYOUT_ANY,
+				     [HO_BE_SAME_LAYOUT] = HO_LAYOUT_SAME};
+	uint32_t nd = box->n_devices;
+	uint64_t mask = 0;
+	bool binary;
+
+	for (uint32_t d = 0; d < nd; d++) {
+		const struct ho_backend_ops *ops = ho_box_backend(box, d);
+
+		if (ops && ops->layout("Conv", &binary) == HO_BE_ANY_LAYOUT)
+			mask |= 1ull << d;
+		for (uint32_t i = 0; layout && i < g->n_nodes; i++)
+			layout[(size_t)i * nd + d] =
+			    ops ? of[ops->layout(g->nodes[i].op_type, &binary)] : HO_LAYOUT_PLAIN;
+	}
+	return mask;
+}
+
 bool ho_rt_takes_fused(const struct ho_rt *rt, struct ho_scratch_mem *s, uint32_t i, int32_t bn,
 		       int32_t post)
 {

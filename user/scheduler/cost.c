@@ -319,9 +319,10 @@ int ho_problem_from_graph(const struct ho_graph *g, const struct ho_box *box,
 }
 
 int ho_problem_from_graph_on(const struct ho_graph *g, const struct ho_box *box,
-			     const struct ho_profile *prof, const uint64_t *takes,
+			     const struct ho_profile *prof, const struct ho_backend_view *bv,
 			     struct ho_problem **out, struct ho_error *err)
 {
+	const uint64_t *takes = bv ? bv->takes : NULL;
 	uint32_t d = box->n_devices, n = 0, m = 0, nw = 0, ne = 0;
 	int32_t *task_of = NULL, *item_of = NULL, *weight_of = NULL;
 	uint32_t *ei = NULL, *et = NULL, *wfill = NULL;
@@ -501,6 +502,8 @@ int ho_problem_from_graph_on(const struct ho_graph *g, const struct ho_box *box,
 	    ho_problem_chains(g, prof, p, task_of, item_of))
 		goto nomem;
 	ret = ho_problem_link(p, ne, ei, et, err);
+	if (!ret && bv && bv->layout && ho_problem_layouts(g, prof, bv, task_of, item_of, p))
+		goto nomem;
 	goto out;
 nomem:
 	ret = ho_err(err, -ENOMEM, "out of memory building the scheduling problem");

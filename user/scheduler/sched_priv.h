@@ -40,6 +40,17 @@ static inline int ho_problem_publish(struct ho_problem *p, int ret, struct ho_pr
 	return 0;
 }
 
+/* ---- layouts (layouts.c) ---- */
+/* Fill p's layout members from the backends' answers (ho_problem_from_graph_on, after
+ * ho_problem_link): nothing where no channels-last device has a measured relayout rate. */
+int ho_problem_layouts(const struct ho_graph *g, const struct ho_profile *prof,
+		       const struct ho_backend_view *bv, const int32_t *task_of,
+		       const int32_t *item_of, struct ho_problem *p);
+/* nhwc[k] (m): whether item k is channels-last with tasks placed as assign says. */
+void ho_layouts_under(const struct ho_problem *p, const uint16_t *assign, uint8_t *nhwc);
+/* Seconds task t spends on dev turning its tensors between layouts, given nhwc. */
+double ho_relayout_time(const struct ho_problem *p, uint32_t t, int dev, const uint8_t *nhwc);
+
 /* Uncontended time to move item k from device a to b (0 if a == b). */
 double ho_comm_time(const struct ho_problem *p, uint32_t k, int a, int b);
 /* Mean of ho_comm_time over ordered device pairs a != b (HEFT's c-bar). */

@@ -54,6 +54,7 @@ struct ho_sim {
 	double *static_mem; /* d: weights resident */
 	size_t *use_idx;    /* per input of the task being placed: the m*d entry it keeps alive */
 	uint64_t *wmask;    /* n_weights device masks */
+	uint8_t *nhwc;	    /* m: each item's layout under the plan evaluated (layouts.c) */
 	bool lazy_memory;   /* skip the exact sweep when a bound proves feasibility */
 	double idle_power;  /* the box's, summed: the decoder's exchange rate for energy */
 	/* Each device's busy intervals: a task takes the earliest idle gap after its
@@ -91,6 +92,7 @@ void ho_sim_free(struct ho_sim *s)
 	free(s->ev_tmp);
 	free(s->static_mem);
 	free(s->wmask);
+	free(s->nhwc);
 	ho_slots_free(s->slots, s->p->d);
 	free(s);
 }
@@ -134,6 +136,10 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 	    !s->link_busy || !s->start || !s->end || !s->done || !s->arrival || !s->alloc_at ||
 	    !s->last_use || !s->out_end || !s->ev || !s->ev_tmp || !s->static_mem || !s->wmask ||
 	    !s->dies || !s->home || !s->outs || !s->how || ho_slots_init(s->slots, p->d, p->n)) {
+		ho_sim_free(s);
+		return NULL;
+	}
+	if (p->relayout && !(s->nhwc = calloc(p->m + 1, 1))) {
 		ho_sim_free(s);
 		return NULL;
 	}
@@ -675,6 +681,13 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 	}
 	if (tl)
 		tl->n_xfer = 0;
+	/* the layouts of the plan as given (a decoder's later choices are not yet in it) */
+	if (p->relayout) {
+		for (uint32_t t = 0; t < p->n; t++)
+			if (assign[t] >= d)
+				return -EINVAL;
+		ho_layouts_under(p, assign, s->nhwc);
+	}
 
 	for (uint32_t i = 0; i < p->n; i++) {
 		uint32_t v = order[i];
@@ -732,6 +745,10 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 		/* a pointer to bytes already there, or work done inside the head's kernel */
 		if (view || fused)
 			cost = fused && p->fused_comp ? p->fused_comp[(size_t)v * d + dev] : 0;
+		/* tensors turned between layouts, beyond what the device alone turned */
+		if (p->relayout && !view)
+			cost = fmax(0, cost + ho_relayout_time(p, v, dev, s->nhwc) -
+					   p->relayout_alone[(size_t)v * d + dev]);
 		if (p->slowdown && !view && !fused && cost > 0)
 			cost = ho_interfered(s, v, dev, ready, cost);
 		s->start[v] = cost > 0 || !(view || fused)

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The simulator's layouts are the executor's: for the PP-OCRv4 detector
+ * (whose neck carries a layout through chains of Resize and Add) placed over
+ * cpu0 (oneDNN, channels-last) and an OpenCL device (plain) in random blocks,
+ * every tensor the scheduler takes as channels-last is one the executor
+ * stores so, and the reverse.  Placed on cpu0 alone, nothing is charged
+ * beyond what the probe measured; split, the convolutions that meet a plain
+ * tensor are charged its bytes at the probe's relayout rate.  No OpenCL
+ * device is opened: both sides ask the backends' tables.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/backend.h"
+#include "exec_priv.h"
+#include "sched_priv.h"
+#include "test_util.h"
+
+static const char box_json[] =
+    "{\"name\": \"cpu-ocl\", \"host\": \"cpu0\", \"devices\": ["
+    "{\"name\": \"cpu0\", \"kind\": \"cpu\", \"peak_gflops\": {\"float32\": 300},"
+    " \"mem_bw_gbps\": 40, \"mem_gib\": 8},"
+    "{\"name\": \"ocl0\", \"kind\": \"cpu\", \"peak_gflops\": {\"float32\": 20},"
+    " \"mem_bw_gbps\": 10, \"mem_gib\": 8, \"backend\": {\"name\": \"opencl\"}}],"
+    "\"links\": [{\"a\": \"cpu0\", \"b\": \"ocl0\", \"shared_memory\": true, \"latency_us\": 2}]}";
+/* 10 GB/s: 1 ms turns 10 MB */
+static const char profile_json[] = "{\"devices\": {\"cpu0\": {\"relayout_gbps\": 10}}}";
+
+/* The executor's layouts for the plan assign (task order) over g. */
+static void executor_layouts(const struct ho_graph *g, const uint16_t *assign, uint8_t *nhwc)
+{
+	struct ho_rt *rt = calloc(1, sizeof(*rt));
+	int32_t *node_dev = malloc(g->n_nodes * sizeof(int32_t));
+	uint32_t t = 0;
+
+	T_REQUIRE(rt && node_dev);
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		node_dev[i] = ho_node_is_task(&g->nodes[i]) ? assign[t++] : -1;
+	rt->g = g;
+	rt->n_dev = 2;
+	rt->dev[0].ops = ho_backend_find("cpu");
+	rt->dev[1].ops = ho_backend_find("opencl");
+	T_REQUIRE(rt->dev[0].ops && rt->dev[1].ops);
+	rt->node_dev = node_dev;
+	rt->nhwc = nhwc;
+	ho_rt_layouts(rt);
+	free(node_dev);
+	free(rt);
+}
+
+/* Whether the two sides agree on every task's output; how many are channels-last. */
+static uint32_t same_layouts(const struct ho_graph *g, const struct ho_problem *p,
+			     const uint16_t *assign)
+{
+	uint8_t *sched = calloc(p->m + 1, 1), *exec = calloc(g->n_tensors + 1, 1);
+	uint32_t t = 0, kept = 0;
+
+	T_REQUIRE(sched && exec);
+	ho_layouts_under(p, assign, sched);
+	executor_layouts(g, assign, exec);
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ho_node *nd = &g->nodes[i];
+
+		if (!ho_node_is_task(nd))
+			continue;
+		if (p->task_out[t] != HO_NO_ITEM) {
+			int32_t y = nd->outputs[0];
+
+			if (sched[p->task_out[t]] != exec[y])
+				T_FAIL("%s: the scheduler has it %s, the executor %s", nd->name,
+				       sched[p->task_out[t]] ? "channels-last" : "plain",
+				       exec[y] ? "channels-last" : "plain");
+			kept += exec[y];
+		}
+		t++;
+	}
+	free(sched);
+	free(exec);
+	return kept;
+}
+
+/* Seconds charged beyond the device alone, summed over the plan's tasks. */
+static double charged(const struct ho_problem *p, const uint16_t *assign)
+{
+	uint8_t *nhwc = calloc(p->m + 1, 1);
+	double s = 0;
+
+	T_REQUIRE(nhwc);
+	ho_layouts_under(p, assign, nhwc);
+	for (uint32_t t = 0; t < p->n; t++)
+		s += ho_relayout_time(p, t, assign[t], nhwc) -
+		     p->relayout_alone[(size_t)t * p->d + assign[t]];
+	free(nhwc);
+	return s;
+}
+
+int main(void)
+{
+	static const int64_t dims[4] = {1, 3, 160, 160};
+	struct ho_graph *g;
+	struct ho_box *box;
+	struct ho_profile *prof;
+	struct ho_problem *p;
+	struct ho_error err = {0};
+	uint8_t *layout;
+	uint16_t *assign;
+	double most = 0;
+
+	if (t_load_model("ch_PP-OCRv4_det_infer.onnx", "x", dims, 4, &g)) {
+		t_model_skipped("ch_PP-OCRv4_det_infer.onnx");
+		return 77;
+	}
+	T_REQUIRE(ho_box_parse(box_json, &box, &err) == 0);
+	T_REQUIRE(t_profile_text(profile_json, box, &prof, &err) == 0);
+	layout = malloc((size_t)g->n_nodes * 2);
+	T_REQUIRE(layout);
+	struct ho_backend_view bv = {NULL, layout, ho_rt_box_layouts(box, g, layout)};
+
+	/* cpu0 keeps activations channels-last, the OpenCL device not */
+	T_CHECK(bv.channels_last == 1, "channels-last devices 0x%llx",
+		(unsigned long long)bv.channels_last);
+	T_REQUIRE(ho_problem_from_graph_on(g, box, prof, &bv, &p, &err) == 0);
+	T_REQUIRE(p->relayout && p->n > 100);
+	assign = calloc(p->n, sizeof(uint16_t));
+	T_REQUIRE(assign);
+
+	/* alone on cpu0: the probe's own layouts, nothing charged */
+	T_CHECK(same_layouts(g, p, assign) > 50, "few channels-last tensors on cpu0 alone");
+	T_CHECK(charged(p, assign) == 0, "%g s charged on cpu0 alone", charged(p, assign));
+
+	/* random blocks of tasks on the OpenCL device, where it runs them */
+	srand(7);
+	for (int round = 0; round < 40; round++) {
+		uint32_t block = 1 + (uint32_t)(rand() % 12);
+
+		for (uint32_t t = 0; t < p->n; t++) {
+			uint16_t want = (uint16_t)((t / block + (uint32_t)round) % 2);
+
+			assign[p->topo[t]] = p->allowed[p->topo[t]] >> want & 1 ? want : 0;
+		}
+		same_layouts(g, p, assign);
+		most = fmax(most, charged(p, assign));
+	}
+	/* some split turned at least one 32x80x80 activation (0.8 MB: 80 us at 10 GB/s) */
+	T_CHECK(most >= 80e-6, "at most %g s charged over 40 splits", most);
+
+	free(assign);
+	free(layout);
+	ho_problem_free(p);
+	ho_profile_free(prof);
+	ho_box_free(box);
+	ho_graph_free(g);
+	return t_failures ? 1 : 0;
+}
