@@ -231,12 +231,49 @@ int ho_infer_flatten(struct ho_infer *c)
 	return 0;
 }
 
+/*
+ * Fold a known value vx of shape x into output o whose axis a walks input
+ * axis src[a] from first[a] in steps of step[a] (a Slice, a Transpose): the
+ * shape arithmetic feeding a Pad (swin_t reverses a [4, 2] pads table
+ * with a Slice of step -1, then transposes it).
+ */
+static void fold_strided(struct ho_infer *c, const struct ho_shape *x, const struct ho_value *vx,
+			 const struct ho_shape *o, const int *src, const int64_t *first,
+			 const int64_t *step, int dtype)
+{
+	int64_t n = ho_shape_numel(o), stride[HO_MAX_RANK], idx[HO_MAX_RANK] = {0}, in = 1;
+	struct ho_value *v;
+
+	if (n < 0 || n > HO_FOLD_MAX_ELEMS || (size_t)ho_shape_numel(x) != vx->count)
+		return;
+	for (int a = x->rank - 1; a >= 0; a--) {
+		stride[a] = in;
+		in *= x->dim[a];
+	}
+	if (!(v = new_value(c, dtype, (size_t)n)))
+		return;
+	for (int64_t k = 0; k < n; k++) {
+		int64_t at = 0;
+
+		for (int a = 0; a < o->rank; a++)
+			at += (first[a] + idx[a] * step[a]) * stride[src[a]];
+		if (at < 0 || (size_t)at >= vx->count)
+			return;
+		vset(v, (size_t)k, vget(vx, (size_t)at), vgeti(vx, (size_t)at), vx->i != NULL);
+		for (int a = o->rank - 1; a >= 0 && ++idx[a] == o->dim[a]; a--)
+			idx[a] = 0;
+	}
+	set_value(c, 0, v);
+}
+
 int ho_infer_transpose(struct ho_infer *c)
 {
 	struct ho_tensor *x = in_t(c, 0);
 	size_t np;
 	const int64_t *perm = attr_ints(c, "perm", &np);
 	bool seen[HO_MAX_RANK] = {0};
+	int src[HO_MAX_RANK];
+	int64_t first[HO_MAX_RANK] = {0}, step[HO_MAX_RANK];
 	struct ho_shape o;
 
 	if (!x)
@@ -255,8 +292,12 @@ int ho_infer_transpose(struct ho_infer *c)
 			return fail(c, "perm is not a permutation");
 		seen[p] = true;
 		o.dim[i] = x->shape.dim[p];
+		src[i] = (int)p;
+		step[i] = 1;
 	}
 	set_out(c, 0, x->dtype, &o);
+	if (in_v(c, 0))
+		fold_strided(c, &x->shape, in_v(c, 0), &o, src, first, step, x->dtype);
 	return 0;
 }
 
@@ -606,24 +647,12 @@ int ho_infer_slice(struct ho_infer *c)
 		o.dim[i] = sl.dim[i];
 	set_out(c, 0, x->dtype, &o);
 
-	/* Fold 1-D slices of known vectors. */
-	const struct ho_value *vx = in_v(c, 0);
+	if (in_v(c, 0)) {
+		int src[HO_MAX_RANK];
 
-	if (vx && o.rank == 1 && o.dim[0] >= 0) {
-		struct ho_value *v = new_value(c, x->dtype, (size_t)o.dim[0]);
-
-		if (!v)
-			return 0;
-		for (int64_t k = 0; k < o.dim[0]; k++) {
-			int64_t at = sl.first[0] + k * sl.step[0];
-
-			if (at < 0 || (size_t)at >= vx->count)
-				return 0;
-			size_t idx = (size_t)at;
-
-			vset(v, (size_t)k, vget(vx, idx), vgeti(vx, idx), vx->i != NULL);
-		}
-		set_value(c, 0, v);
+		for (int a = 0; a < o.rank; a++)
+			src[a] = a;
+		fold_strided(c, &x->shape, in_v(c, 0), &o, src, sl.first, sl.step, x->dtype);
 	}
 	return 0;
 }
