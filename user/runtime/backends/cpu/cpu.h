@@ -206,8 +206,8 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 		     bool channels_last, struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_recurrent(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			  struct ho_kernel *k, struct ho_error *err);
-int ho_cpu_prep_einsum(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
-		       struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_einsum(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		       void *const *buf, struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_window(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		       struct ho_kernel *k, struct ho_error *err);
 /* text.c: string tensors (Cast to and from them, StringNormalizer) */

@@ -63,7 +63,7 @@ HO_PLAIN(k_move,
 HO_PLAIN(k_norm_loop, ho_cpu_prep_norm_loop(g, n, buf, k, err))
 HO_PLAIN(k_recurrent, ho_cpu_prep_recurrent(g, n, buf, k, err))
 HO_PLAIN(k_quant, ho_cpu_prep_quant(c, g, n, buf, k, err))
-HO_PLAIN(k_einsum, ho_cpu_prep_einsum(g, n, buf, k, err))
+HO_PLAIN(k_einsum, ho_cpu_prep_einsum(c, g, n, buf, k, err))
 HO_PLAIN(k_window, ho_cpu_prep_window(g, n, buf, k, err))
 HO_PLAIN(k_det, ho_cpu_prep_det(g, n, buf, k, err))
 HO_PLAIN(k_dropout, ho_cpu_prep_dropout(g, n, buf, k, err))
@@ -137,8 +137,9 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* matrix products (matmul.c) */
     {"MatMul", k_matmul, 0, 0, false, false},
     {"Gemm", k_gemm, 0, 0, false, false},
-    {"Einsum", k_einsum, 0, 0, true, false}, /* a loop (einsum.c), any numeric type it takes */
-    {"Det", k_det, 0, 0, true, false},	     /* a loop (matmul.c): float32 and float64 */
+    {"Einsum", k_einsum, 0, 0, true,
+     false},			       /* a batched product on oneDNN, else a loop (einsum.c) */
+    {"Det", k_det, 0, 0, true, false}, /* a loop (matmul.c): float32 and float64 */
     /* quantized (quant.c): integer loops */
     {"QuantizeLinear", k_quant, 0, 0, true, false},
     {"DequantizeLinear", k_quant, 0, 0, true, false},
