@@ -104,6 +104,37 @@ done
 	$PY "$ROOT/tests/runtime/compare.py" "$M/$m.ref_out.npy" "$T/$m.x/logits.npy" "$m one-cpu vs PyTorch"
 done
 
+# Binary operators whose smaller operand repeats over a middle run of axes (swin_t's
+# window mask: the plane loop where oneDNN has only its reference kernel), either side
+# broadcast, against numpy.
+[ "$PART" = ort ] || {
+	$PY - "$T" <<'PYEOF'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+cases = {"mid5": ([1, 4, 3, 5, 6], [1, 4, 1, 5, 6], "Add"), "first": ([1, 4, 1, 5, 6], [1, 4, 3, 5, 6], "Sub"),
+         "lead": ([2, 3, 8], [1, 3, 8], "Div"), "mask": ([64, 49, 49], [64, 1, 49], "Mul")}
+rng = np.random.default_rng(3)
+for name, (sa, sb, op) in cases.items():
+    g = helper.make_graph([helper.make_node(op, ["a", "b"], ["y"])], name,
+                          [helper.make_tensor_value_info("a", TensorProto.FLOAT, sa),
+                           helper.make_tensor_value_info("b", TensorProto.FLOAT, sb)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)]), f"{sys.argv[1]}/{name}.onnx")
+    a, b = (rng.random(s, dtype=np.float32) + 0.5 for s in (sa, sb))
+    np.save(f"{sys.argv[1]}/{name}.a.npy", a)
+    np.save(f"{sys.argv[1]}/{name}.b.npy", b)
+    np.save(f"{sys.argv[1]}/{name}.ref.npy", {"Add": np.add, "Sub": np.subtract, "Div": np.divide,
+                                               "Mul": np.multiply}[op](a, b))
+PYEOF
+	for c in mid5 first lead mask; do
+		"$HO" run "$T/$c.onnx" --input "a=$T/$c.a.npy" --input "b=$T/$c.b.npy" -o "$T/$c.out" >/dev/null
+		$PY "$ROOT/tests/runtime/compare.py" "$T/$c.ref.npy" "$T/$c.out/y.npy" "broadcast $c vs numpy"
+	done
+}
+
 # A Conv then a training-mode BatchNormalization: once folded into the Conv as if it were
 # inference, 3.7x off PyTorch.
 [ "$PART" = ort ] || {
