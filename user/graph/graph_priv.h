@@ -28,6 +28,17 @@ int32_t ho_graph_add_tensor(struct ho_graph *g, const char *name, struct ho_erro
 /* Decode weight bytes into a small value (NULL when too big or not numeric). */
 struct ho_value *ho_value_from_data(struct ho_arena *a, int dtype, const void *data, uint64_t len,
 				    int64_t count);
-#define HO_FOLD_MAX_ELEMS 4096
+/*
+ * The most elements a value folded at load may have: shape arithmetic, and
+ * the masks and index tables models compute from constants (swin_t's
+ * shifted-window mask, [64, 49, 49] from a [56, 56] table: computed again
+ * every run, a third of its time, until folded).  A value is 8 bytes an
+ * element in the graph's arena.
+ */
+#define HO_FOLD_MAX_ELEMS (1 << 18)
+/* Up to this many, a constant's value is decoded as it is read in (a Constant node's
+ * output), and a view carries a weight's value on; a larger weight stays bytes that the
+ * runtime reads in place, decoded only for a fold that asks. */
+#define HO_FOLD_SMALL_ELEMS 4096
 
 #endif

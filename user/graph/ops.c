@@ -70,7 +70,7 @@ static const struct ho_op_entry ho_ops[] = {
     {{"CumSum", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 1}, ho_infer_unary},
     {{"Trilu", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 1}, ho_infer_unary},
     {{"Shrink", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 1}, ho_infer_unary},
-    {{"ScatterND", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_unary},
+    {{"ScatterND", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_scatter_nd},
     {{"ScatterElements", HO_OPC_MOVEMENT, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_unary},
     {{"Scatter", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 1}, ho_infer_unary},
     {{"QuantizeLinear", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 3}, ho_infer_quant},

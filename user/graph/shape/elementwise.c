@@ -135,7 +135,9 @@ int ho_infer_binary(struct ho_infer *c)
 
 	/* Fold small constant arithmetic (shape computations). */
 	if (n == 2 && c->nd->n_inputs == 2 && known(&o)) {
-		const struct ho_value *va = in_v(c, 0), *vb = in_v(c, 1);
+		/* the second decoded only when the first is known (a large weight beside an
+		 * activation stays bytes) */
+		const struct ho_value *va = in_v(c, 0), *vb = va ? in_v(c, 1) : NULL;
 		int64_t cnt = ho_shape_numel(&o);
 		struct ho_value *v;
 
@@ -215,7 +217,8 @@ int ho_infer_unary(struct ho_infer *c)
 	if (!strcmp(op, "Dropout"))
 		set_out(c, 1, HO_DT_BOOL, &x->shape);
 
-	const struct ho_value *vx = in_v(c, 0);
+	bool view = !strcmp(op, "Identity") || !strcmp(op, "Dropout");
+	const struct ho_value *vx = view ? view_value(c) : in_v(c, 0);
 	int64_t cnt = ho_shape_numel(&x->shape);
 
 	if (!vx || cnt < 0 || cnt > HO_FOLD_MAX_ELEMS)

@@ -105,7 +105,8 @@ int ho_infer_graph(struct ho_graph *g, struct ho_error *err, int depth)
 					    t->name, t->shape.dim[d]);
 			}
 			ho_finish_tensor(t);
-			if (t->flags & HO_T_CONSTANT)
+			if ((t->flags & HO_T_CONSTANT) && ho_shape_numel(&t->shape) >= 0 &&
+			    ho_shape_numel(&t->shape) <= HO_FOLD_SMALL_ELEMS)
 				tensor_value(&c, t);
 		}
 		bool folded = nd->n_outputs > 0;

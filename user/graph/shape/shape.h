@@ -127,6 +127,20 @@ static inline const struct ho_value *in_v(struct ho_infer *c, uint32_t k)
 	return tensor_value(c, in_t(c, k));
 }
 
+/*
+ * The value a view (Identity, Reshape, Squeeze, ...) carries on from its first
+ * input: one computed at load, or a small one.  A large weight stays bytes
+ * that the runtime reads in place: carried on, it would be a second copy.
+ */
+static inline const struct ho_value *view_value(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0);
+	int64_t n = x ? ho_shape_numel(&x->shape) : -1;
+
+	return x && ((x->flags & HO_T_FOLDED) || (n >= 0 && n <= HO_FOLD_SMALL_ELEMS)) ? in_v(c, 0)
+										       : NULL;
+}
+
 static inline int64_t attr_i(struct ho_infer *c, const char *name, int64_t def)
 {
 	const struct ho_attr *at = ho_node_attr(c->nd, name);
@@ -353,6 +367,7 @@ int ho_infer_unsqueeze(struct ho_infer *c);
 int ho_infer_concat(struct ho_infer *c);
 int ho_infer_split(struct ho_infer *c);
 int ho_infer_slice(struct ho_infer *c);
+int ho_infer_scatter_nd(struct ho_infer *c);
 int ho_infer_gather(struct ho_infer *c);
 int ho_infer_same_as_input1(struct ho_infer *c);
 int ho_infer_expand(struct ho_infer *c);

@@ -192,11 +192,8 @@ int ho_infer_reshape(struct ho_infer *c)
 		return fail(c, "cannot reshape %" PRId64 " elements into %" PRId64, n, prod);
 	}
 	set_out(c, 0, x->dtype, &o);
-	if (in_v(c, 0)) {
-		struct ho_value *v = (struct ho_value *)in_v(c, 0);
-
-		set_value(c, 0, v); /* same elements, new shape */
-	}
+	if (view_value(c))
+		set_value(c, 0, (struct ho_value *)view_value(c)); /* same elements, new shape */
 	return 0;
 }
 
@@ -226,8 +223,8 @@ int ho_infer_flatten(struct ho_infer *c)
 			*d = dim_mul(*d, x->shape.dim[i]);
 	}
 	set_out(c, 0, x->dtype, &o);
-	if (in_v(c, 0))
-		set_value(c, 0, (struct ho_value *)in_v(c, 0));
+	if (view_value(c))
+		set_value(c, 0, (struct ho_value *)view_value(c));
 	return 0;
 }
 
@@ -371,8 +368,8 @@ int ho_infer_squeeze(struct ho_infer *c)
 		o.dim[o.rank++] = x->shape.dim[i];
 	}
 	set_out(c, 0, x->dtype, &o);
-	if (in_v(c, 0))
-		set_value(c, 0, (struct ho_value *)in_v(c, 0));
+	if (view_value(c))
+		set_value(c, 0, (struct ho_value *)view_value(c));
 	return 0;
 }
 
@@ -410,8 +407,8 @@ int ho_infer_unsqueeze(struct ho_infer *c)
 	for (int i = 0, j = 0; i < o.rank; i++)
 		o.dim[i] = ins[i] ? 1 : x->shape.dim[j++];
 	set_out(c, 0, x->dtype, &o);
-	if (in_v(c, 0))
-		set_value(c, 0, (struct ho_value *)in_v(c, 0));
+	if (view_value(c))
+		set_value(c, 0, (struct ho_value *)view_value(c));
 	return 0;
 }
 
@@ -466,8 +463,9 @@ int ho_infer_concat(struct ho_infer *c)
 		return fail(c, "needs at least one input");
 	set_out(c, 0, first->dtype, o.rank >= 0 ? &o : NULL);
 
-	/* Fold 1-D concatenations (shape vectors). */
-	if (o.rank != 1)
+	/* Fold concatenations of known values (shape vectors, index tables): per run of the axes
+	 * before it, each input's block in turn. */
+	if (o.rank < 1 || ho_shape_numel(&o) < 0 || ho_shape_numel(&o) > HO_FOLD_MAX_ELEMS)
 		return 0;
 	for (uint32_t k = 0; k < c->nd->n_inputs; k++) {
 		const struct ho_value *v = in_v(c, k);
@@ -477,19 +475,25 @@ int ho_infer_concat(struct ho_infer *c)
 		else if (v)
 			total += v->count;
 	}
-	if (!all_vals || (int64_t)total != o.dim[0])
+	if (!all_vals || (int64_t)total != ho_shape_numel(&o))
 		return 0;
 	struct ho_value *v = new_value(c, first->dtype, total);
+	int64_t outer = 1, inner = 1;
 	size_t p = 0;
 
 	if (!v)
 		return 0;
-	for (uint32_t k = 0; k < c->nd->n_inputs; k++) {
-		const struct ho_value *src = in_v(c, k);
+	for (int i = 0; i < o.rank; i++)
+		*(i < axis ? &outer : &inner) *= i == axis ? 1 : o.dim[i];
+	for (int64_t r = 0; r < outer; r++)
+		for (uint32_t k = 0; k < c->nd->n_inputs; k++) {
+			const struct ho_value *src = in_v(c, k);
+			int64_t block = src ? in_t(c, k)->shape.dim[axis] * inner : 0;
 
-		for (size_t j = 0; src && j < src->count; j++, p++)
-			vset(v, p, vget(src, j), vgeti(src, j), src->i != NULL);
-	}
+			for (int64_t j = r * block; j < (r + 1) * block; j++, p++)
+				vset(v, p, vget(src, (size_t)j), vgeti(src, (size_t)j),
+				     src->i != NULL);
+		}
 	set_value(c, 0, v);
 	return 0;
 }
@@ -740,6 +744,67 @@ int ho_infer_expand(struct ho_infer *c)
 	if (ret)
 		return ret;
 	set_out(c, 0, x->dtype, &o);
+
+	const struct ho_value *vx = in_v(c, 0);
+	int64_t n = ho_shape_numel(&o);
+	struct ho_value *v;
+
+	if (!vx || n < 0 || n > HO_FOLD_MAX_ELEMS || !(v = new_value(c, x->dtype, (size_t)n)))
+		return 0;
+	for (int64_t k = 0; k < n; k++) {
+		size_t at = bcast_index(&o, &x->shape, (size_t)k);
+
+		vset(v, (size_t)k, vget(vx, at), vgeti(vx, at), vx->i != NULL);
+	}
+	set_value(c, 0, v);
+	return 0;
+}
+
+/*
+ * ScatterND without a reduction: data with each index tuple's slice
+ * replaced by its update; folded where all three are known (swin_t paints
+ * its shifted-window mask so, nine slices of a [56, 56] table).
+ */
+int ho_infer_scatter_nd(struct ho_infer *c)
+{
+	struct ho_tensor *x = in_t(c, 0), *ix = in_t(c, 1), *up = in_t(c, 2);
+	const struct ho_value *vx, *vi, *vu;
+	int64_t n, q, slice = 1, tuples;
+	struct ho_value *v;
+
+	if (!x || !ix || !up)
+		return fail(c, "needs data, indices and updates");
+	set_out(c, 0, x->dtype, x->shape.rank >= 0 ? &x->shape : NULL);
+	n = ho_shape_numel(&x->shape);
+	if (n < 0 || n > HO_FOLD_MAX_ELEMS || ix->shape.rank < 1 ||
+	    ho_shape_numel(&ix->shape) < 0 || strcmp(attr_s(c, "reduction", "none"), "none"))
+		return 0;
+	q = ix->shape.dim[ix->shape.rank - 1];
+	if (q < 1 || q > x->shape.rank)
+		return 0;
+	for (int a = (int)q; a < x->shape.rank; a++)
+		slice *= x->shape.dim[a];
+	tuples = ho_shape_numel(&ix->shape) / q;
+	if (!(vx = in_v(c, 0)) || !(vi = in_v(c, 1)) || !(vu = in_v(c, 2)) || !vi->i ||
+	    (int64_t)vu->count != tuples * slice || !(v = new_value(c, x->dtype, (size_t)n)))
+		return 0;
+	for (int64_t k = 0; k < n; k++)
+		vset(v, (size_t)k, vget(vx, (size_t)k), vgeti(vx, (size_t)k), vx->i != NULL);
+	for (int64_t t = 0; t < tuples; t++) {
+		int64_t at = 0;
+
+		for (int64_t m = 0; m < q; m++) {
+			int64_t d = x->shape.dim[m], i = vi->i[t * q + m];
+
+			if (i < -d || i >= d)
+				return 0; /* out of range: the kernel reports it */
+			at = at * d + (i < 0 ? i + d : i);
+		}
+		for (int64_t j = 0; j < slice; j++)
+			vset(v, (size_t)(at * slice + j), vget(vu, (size_t)(t * slice + j)),
+			     vgeti(vu, (size_t)(t * slice + j)), vu->i != NULL);
+	}
+	set_value(c, 0, v);
 	return 0;
 }
 
