@@ -39,6 +39,28 @@ check "control flow runs" 0 "runtime    all 5 nodes run on the cpu backend" -- "
 check "refusals up front, inside a subgraph too" 0 "node 'train' (Loop): its body: node 'drop' (Dropout): the cpu backend runs in inference mode only" -- "$EXE" inspect "$M/control_refused.onnx"
 check "refusals counted" 0 "2 of 2 nodes cannot run on the cpu backend yet" -- "$EXE" inspect "$M/control_refused.onnx"
 check "external data" 0 "output     y float32 [8,32]" -- "$EXE" inspect "$M/external/mlp_external.onnx" --shape x=8x64
+# 2000 chained Expands of constants to 2^18 elements each: 4 GB folded at 8 bytes an element,
+# where load-time folding stops at its budget (512 MB) and leaves the rest to run time.
+/usr/bin/python3 - "$tmp/expands.onnx" <<'PYEOF'
+import sys
+import onnx
+from onnx import TensorProto, helper
+def const(name, dtype, vals):
+    return helper.make_node("Constant", [], [name], value=helper.make_tensor(name, dtype, [1], vals))
+nodes = [const("s", TensorProto.INT64, [1 << 18]), const("c0", TensorProto.FLOAT, [1.0]),
+         const("b", TensorProto.INT64, [0]), const("e", TensorProto.INT64, [1])]
+for i in range(2000):  # each step's value one element again, so the next folds too
+    nodes.append(helper.make_node("Expand", [f"c{i}", "s"], [f"x{i}"]))
+    nodes.append(helper.make_node("Slice", [f"x{i}", "b", "e"], [f"c{i + 1}"]))
+g = helper.make_graph(nodes, "expands", [], [helper.make_tensor_value_info("c2000", TensorProto.FLOAT, None)])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+PYEOF
+check "folding within its budget" 0 "peak" -- /usr/bin/python3 -c "
+import resource, subprocess, sys
+subprocess.run(['$EXE', 'inspect', '$tmp/expands.onnx'], check=True, capture_output=True)
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print('peak %.0f MB' % peak)
+sys.exit(peak > 1024)"
 "$EXE" inspect "$M/transformer_encoder.onnx" --shape src=1x8x256 --json >"$tmp/t.json"
 check "json parses" 0 "" -- /usr/bin/python3 -c "import json,sys; d=json.load(open('$tmp/t.json')); assert d['node_count']==451, d['node_count']"
 

@@ -209,9 +209,14 @@ static inline void set_out(struct ho_infer *c, uint32_t k, int dtype, const stru
 	}
 }
 
+/* Folded values live in the graph's arena: past this a model's remaining constants stay
+ * unfolded, computed at run time, rather than a hostile chain of them exhausting memory. */
+#define HO_FOLD_BUDGET_BYTES ((size_t)512 << 20)
 static inline struct ho_value *new_value(struct ho_infer *c, int dtype, size_t count)
 {
-	struct ho_value *v = ho_arena_calloc(c->a, 1, sizeof(*v));
+	struct ho_value *v = c->a->total + count * sizeof(double) <= HO_FOLD_BUDGET_BYTES
+				 ? ho_arena_calloc(c->a, 1, sizeof(*v))
+				 : NULL;
 
 	if (!v)
 		return NULL;
