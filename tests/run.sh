@@ -77,7 +77,7 @@ for t in build/tests/test_*; do
 	run "unit/$(basename "$t")" "$t"
 done
 run "style/clang-format" sh tests/format.sh "$ROOT"
-run "cli/inspect" sh tests/cli/test_inspect.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
+run "cli/inspect" env HO_TEST_QUICK=$QUICK sh tests/cli/test_inspect.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
 run "cli/schedule" sh tests/cli/test_schedule.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
 run "cli/status" sh tests/cli/test_status.sh "$ROOT/build/heteroopt"
 run "cli/run" env HO_TEST_QUICK=$QUICK sh tests/cli/test_run.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
