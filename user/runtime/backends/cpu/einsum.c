@@ -110,8 +110,8 @@ static int ho_einsum_matmul(struct ho_backend *c, const struct ho_graph *g, cons
 			    const struct ho_einsum *e, void *const *buf, struct ho_kernel *k)
 {
 	enum { IN_A = 1, IN_B = 2, IN_OUT = 4 };
-	const struct ho_shape *sh[3] = {&ho_node_input(g, n, 0)->shape,
-					&ho_node_input(g, n, 1)->shape,
+	const struct ho_tensor *in0 = ho_node_input(g, n, 0), *in1 = ho_node_input(g, n, 1);
+	const struct ho_shape *sh[3] = {in0 ? &in0->shape : NULL, in1 ? &in1->shape : NULL,
 					&g->tensors[n->outputs[0]].shape};
 	const int *lab[3] = {e->in_label[0], e->in_label[1], e->out_label};
 	int64_t st[3][HO_EINSUM_MAX_IN * HO_MAX_RANK + HO_MAX_RANK] = {{0}},
@@ -124,7 +124,7 @@ static int ho_einsum_matmul(struct ho_backend *c, const struct ho_graph *g, cons
 	dnnl_matmul_desc_t d;
 	dnnl_primitive_desc_t pd = NULL;
 
-	if (e->n_in != 2 || g->tensors[n->outputs[0]].dtype != HO_DT_FLOAT)
+	if (e->n_in != 2 || !in0 || !in1 || g->tensors[n->outputs[0]].dtype != HO_DT_FLOAT)
 		return 1;
 	for (int l = 0; l < e->n_labels; l++)
 		ext[l] = -1;
