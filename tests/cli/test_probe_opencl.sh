@@ -8,7 +8,8 @@
 # its attribute, kept off ocl0 by the scheduler; a schedule whose front never
 # runs cpus beside the others (a member that does is refused), run here, its
 # copies as predicted (none: they share memory); a convolution whose columns
-# take more than one band, done in bands; more than the device holds, refused.
+# take more than one band, done in bands; more than the device holds, refused;
+# a Dropout in training mode refused on every device.
 # Exits 77 where no OpenCL device shares host memory.
 # usage: test_probe_opencl.sh HETEROOPT MODELS_DIR
 set -u
@@ -94,6 +95,22 @@ ONE_LINE_ERRORS=1
 check "that node pinned on ocl0 is refused: the scheduler asks the backend, not its op list" 1 \
 	"task 'bn' (BatchNormalization) cannot run on ocl0" -- \
 	$EXE schedule "$CBN" --box "$tmp/box.json" --pin bn=ocl0 --quiet -o "$tmp/nope.json"
+# A Dropout in training mode at a ratio of 0.5 drops at random: no device's view of it, where
+# PoCL once ran it as the identity.
+$PY - "$tmp/drop.onnx" <<'PYEOF'
+import sys
+import onnx
+from onnx import TensorProto, helper
+nodes = [helper.make_node("Constant", [], ["r"], value=helper.make_tensor("r", TensorProto.FLOAT, [], [0.5])),
+         helper.make_node("Constant", [], ["t"], value=helper.make_tensor("t", TensorProto.BOOL, [], [True])),
+         helper.make_node("Relu", ["x"], ["x1"]), helper.make_node("Dropout", ["x1", "r", "t"], ["y"], name="drop")]
+g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+PYEOF
+check "a training-mode Dropout runs nowhere, ocl0 included" 1 \
+	"node 'drop' (Dropout): the cpu backend runs in inference mode only" -- \
+	$EXE schedule "$tmp/drop.onnx" --box "$tmp/box.json" --pin drop=ocl0 --quiet -o "$tmp/nope.json"
 ONE_LINE_ERRORS=0
 check "the Conv pinned on ocl0: a schedule" 0 "wrote $tmp/cbn.json" -- \
 	$EXE schedule "$CBN" --box "$tmp/box.json" --pin conv=ocl0 --seed 1 --quiet -o "$tmp/cbn.json"

@@ -57,7 +57,7 @@ int32_t ho_view_root(const struct ho_graph *g, int32_t t)
 
 		/* a view's first output is its input's bytes; any other (Dropout's mask) is not */
 		if (p < 0 || (g->nodes[p].flags & HO_N_FOLDED) ||
-		    !ho_op_is_view(g->nodes[p].op_type) || !g->nodes[p].n_inputs ||
+		    !ho_node_is_view(g, &g->nodes[p]) || !g->nodes[p].n_inputs ||
 		    g->nodes[p].inputs[0] < 0 || g->nodes[p].outputs[0] != t)
 			return t;
 		t = g->nodes[p].inputs[0];

@@ -292,6 +292,49 @@ bool ho_op_is_view(const char *op_type)
 	return e && (e->info.flags & HO_OP_VIEW);
 }
 
+/* A known scalar's value (a constant's bytes, or a value folded at load); false: not known. */
+static bool ho_known_scalar(const struct ho_tensor *t, double *v)
+{
+	if (!t || ho_shape_numel(&t->shape) != 1)
+		return false;
+	if (t->value && t->value->count == 1) {
+		*v = t->value->f ? t->value->f[0] : (double)t->value->i[0];
+		return true;
+	}
+	if (!t->data || t->data_len < (uint64_t)ho_dtype_size(t->dtype))
+		return false;
+	switch (t->dtype) {
+	case HO_DT_FLOAT:
+		*v = *(const float *)t->data;
+		return true;
+	case HO_DT_DOUBLE:
+		*v = *(const double *)t->data;
+		return true;
+	case HO_DT_BOOL:
+		*v = *(const uint8_t *)t->data;
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool ho_node_is_view(const struct ho_graph *g, const struct ho_node *n)
+{
+	double training = 0, ratio = 0.5;
+
+	if (!ho_op_is_view(n->op_type))
+		return false;
+	if (strcmp(n->op_type, "Dropout") || n->n_inputs < 3 || n->inputs[2] < 0)
+		return true;
+	/* training mode drops elements at random, but for a ratio of 0 (swin_t's) */
+	if (!ho_known_scalar(&g->tensors[n->inputs[2]], &training))
+		return false;
+	if (n->n_inputs > 1 && n->inputs[1] >= 0 &&
+	    !ho_known_scalar(&g->tensors[n->inputs[1]], &ratio))
+		return !training;
+	return !training || ratio == 0;
+}
+
 bool ho_op_is_post_op(const char *op_type)
 {
 	const struct ho_op_entry *e = ho_op_entry(op_type);

@@ -209,7 +209,7 @@ int32_t ho_rt_root(const struct ho_rt *rt, int32_t t)
 	for (;;) {
 		int32_t p = g->tensors[t].producer;
 
-		if (p < 0 || rt->node_dev[p] < 0 || !ho_op_is_view(g->nodes[p].op_type) ||
+		if (p < 0 || rt->node_dev[p] < 0 || !ho_node_is_view(g, &g->nodes[p]) ||
 		    !g->nodes[p].n_inputs || g->nodes[p].inputs[0] < 0 || rt->moves[p] ||
 		    g->nodes[p].outputs[0] != t)
 			return t;
@@ -261,7 +261,7 @@ static int ho_rt_layout(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_
 		const struct ho_node *n = &g->nodes[id];
 		int32_t d = rt->node_dev[id];
 
-		if (d < 0 || !ho_op_is_view(n->op_type) || !n->n_inputs || n->inputs[0] < 0 ||
+		if (d < 0 || !ho_node_is_view(g, n) || !n->n_inputs || n->inputs[0] < 0 ||
 		    n->outputs[0] < 0)
 			continue;
 		if (rt->home[n->inputs[0]] < 0 || ho_shares_memory(rt, rt->home[n->inputs[0]], d))
@@ -320,7 +320,7 @@ static int ho_rt_layout(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		const struct ho_node *n = &g->nodes[g->topo[i]];
 
-		if (rt->node_dev[g->topo[i]] < 0 || !ho_op_is_view(n->op_type) || !n->n_inputs ||
+		if (rt->node_dev[g->topo[i]] < 0 || !ho_node_is_view(g, n) || !n->n_inputs ||
 		    n->inputs[0] < 0 || n->outputs[0] < 0 || rt->moves[g->topo[i]])
 			continue;
 		/* a replica of the alias itself (its source has none there) keeps its own bytes */

@@ -218,7 +218,7 @@ static uint32_t *ho_task_array(uint32_t n)
 }
 
 /*
- * Each view task's source and item (ho_op_is_view).  The arrays are made at
+ * Each view task's source and item (ho_node_is_view).  The arrays are made at
  * the first view: without any they stay NULL, and the simulator skips them.
  */
 static int ho_problem_views(const struct ho_graph *g, struct ho_problem *p, const int32_t *task_of,
@@ -228,7 +228,7 @@ static int ho_problem_views(const struct ho_graph *g, struct ho_problem *p, cons
 		const struct ho_node *nd = &g->nodes[i];
 		int32_t t = task_of[i], in = nd->n_inputs ? nd->inputs[0] : -1;
 
-		if (t < 0 || !ho_op_is_view(nd->op_type) || in < 0 || !nd->n_outputs ||
+		if (t < 0 || !ho_node_is_view(g, nd) || in < 0 || !nd->n_outputs ||
 		    nd->outputs[0] < 0 || item_of[nd->outputs[0]] < 0 ||
 		    (item_of[in] < 0 && weight_of[in] < 0))
 			continue;

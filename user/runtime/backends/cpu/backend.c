@@ -140,20 +140,9 @@ static int cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t 
 			return ho_cpu_unsupported(err, n, why);
 		}
 	}
-	/* Dropout: the identity in inference, or in training at a ratio of 0 (swin_t's
-	 * attention: every element kept, scaled by 1 / (1 - 0)), which the data must say */
-	bool dropout = !strcmp(op, "Dropout");
-	const struct ho_tensor *tm = dropout ? ho_node_input(g, n, 2) : NULL,
-			       *ratio = dropout ? ho_node_input(g, n, 1) : NULL;
-	bool training =
-	    tm && (!(tm->flags & HO_T_KNOWN) || tm->dtype != HO_DT_BOOL ||
-		   ho_shape_numel(&tm->shape) != 1 || *(const uint8_t *)buf[n->inputs[2]]);
-	bool keeps_all =
-	    ratio && (ratio->flags & HO_T_KNOWN) && ho_shape_numel(&ratio->shape) == 1 &&
-	    ((ratio->dtype == HO_DT_FLOAT && *(const float *)buf[n->inputs[1]] == 0) ||
-	     (ratio->dtype == HO_DT_DOUBLE && *(const double *)buf[n->inputs[1]] == 0));
-
-	if (training && !keeps_all)
+	/* Dropout: the identity in inference, or in training at a ratio of 0, which the data
+	 * must say it is (ho_node_is_view) */
+	if (!strcmp(op, "Dropout") && !ho_node_is_view(g, n))
 		return ho_cpu_unsupported(err, n,
 					  "runs in inference mode only (training_mode "
 					  "must be a constant false, or the ratio a constant 0)");
@@ -162,7 +151,7 @@ static int cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t 
 
 	for (uint32_t o = 1; o < n->n_outputs; o++)
 		more |= n->outputs[o] >= 0;
-	if (ho_op_is_view(op) && !more)
+	if (ho_node_is_view(g, n) && !more)
 		return 0;
 	/* kernels check their own types too; this one makes a missed check a refusal */
 	if (reg && !reg->any_type && g->tensors[first].dtype != HO_DT_FLOAT)

@@ -255,7 +255,7 @@ int ocl_prepare(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
 		return 0;
 	for (uint32_t o = 1; o < n->n_outputs; o++)
 		more |= n->outputs[o] >= 0;
-	if (ho_op_is_view(n->op_type) && !more)
+	if (ho_node_is_view(g, n) && !more)
 		return 0; /* the executor gives its output its input's bytes */
 	if (!op)
 		return ocl_refuse(&c, "has no kernel for this operator yet");
