@@ -128,13 +128,16 @@ int ho_problem_layouts(const struct ho_graph *g, const struct ho_profile *prof,
 		       const int32_t *item_of, struct ho_problem *p)
 {
 	uint32_t d = p->d, n = p->n, m = p->m, ne = p->in_off[n];
+	uint64_t all = d >= 64 ? ~0ull : (1ull << d) - 1;
 	int32_t *tensor_of = NULL;
 	bool measured = false;
 
 	for (uint32_t j = 0; j < d; j++)
 		measured |=
 		    (bv->channels_last >> j & 1) && ho_profile_relayout_bw(prof, (int)j) > 0;
-	if (!measured)
+	/* every device channels-last (the two-CPU box): a plan keeps the layouts each
+	 * device alone keeps, and the simulator has nothing to work out per plan */
+	if (!measured || (bv->channels_last & all) == all)
 		return 0;
 	p->channels_last = bv->channels_last;
 	p->task_layout = malloc((size_t)n * d + 1);
