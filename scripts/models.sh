@@ -49,7 +49,8 @@ for f in resnet18 resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1 seq_rnn \
 	[ -s "$MODELS/$f.ref_out.npy" ] || need=1
 done
 [ -s "$MODELS/int8_cnn.onnx" ] && [ -s "$MODELS/conv_bn_training.ref_out.npy" ] &&
-	[ -s "$MODELS/scripted_loop.ref_out.npy" ] && [ -s "$MODELS/control_refused.onnx" ] &&
+	[ -s "$MODELS/scripted_loop.ref_out.npy" ] && [ -s "$MODELS/unet_small.ref_out.npy" ] &&
+	[ -s "$MODELS/control_refused.onnx" ] &&
 	[ -s "$MODELS/strings.onnx" ] && [ -s "$MODELS/complex.onnx" ] || need=1
 # A changed generator, or zoo, regenerates everything it makes.
 stamp=$(cat "$ROOT/tests/models/gen_models.py" "$ROOT/tests/models/zoo.txt" | sha1sum | cut -d' ' -f1)

@@ -366,6 +366,49 @@ def scripted_loop():
     print("exported", fname, flush=True)
 
 
+def export_unet():
+    """A small U-Net: strided Conv encoders, ConvTranspose decoders with biases and a fused
+    ReLU (and one without either), skip connections by Concat; random weights. The
+    decoders upsample 2x2 at stride 2 and 4x4 at stride 2, as segmentation heads do."""
+    import torch
+
+    fname = "unet_small.onnx"
+    if done(fname) and done("unet_small.ref_out.npy"):
+        return
+    torch.manual_seed(13)
+    nn = torch.nn
+
+    class UNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.e1 = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU())
+            self.e2 = nn.Sequential(nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.ReLU())
+            self.e3 = nn.Sequential(nn.Conv2d(32, 64, 3, stride=2, padding=1), nn.ReLU())
+            self.d3 = nn.Sequential(nn.ConvTranspose2d(64, 32, 2, stride=2), nn.ReLU())
+            self.d2 = nn.Sequential(nn.ConvTranspose2d(64, 16, 4, stride=2, padding=1), nn.ReLU())
+            self.d1 = nn.ConvTranspose2d(32, 8, 2, stride=2, bias=False)
+            self.head = nn.Conv2d(8, 2, 1)
+
+        def forward(self, x):
+            a = self.e1(x)
+            b = self.e2(a)
+            c = self.e3(b)
+            y = torch.cat([self.d3(c), b], 1)
+            y = torch.cat([self.d2(y), a], 1)
+            return self.head(self.d1(y))
+
+    model = UNet().eval()
+    x = torch.randn(1, 3, 96, 128)
+    tmp = os.path.join(OUT, fname + ".tmp")
+    torch.onnx.export(model, x, tmp, opset_version=13, input_names=["x"], output_names=["y"])
+    os.replace(tmp, os.path.join(OUT, fname))
+    with torch.no_grad():
+        y = model(x)
+    np.save(os.path.join(OUT, "unet_small.ref_in.npy"), x.numpy())
+    np.save(os.path.join(OUT, "unet_small.ref_out.npy"), y.numpy())
+    print("exported", fname, flush=True)
+
+
 def save(model, fname, check=True):
     if check:
         onnx.checker.check_model(model)
@@ -694,6 +737,7 @@ def main():
         int8_wide()
         conv_bn_training()
         scripted_loop()
+        export_unet()
     if "transformer" in what:
         export_transformer()
     if "cnn" in what:

@@ -95,6 +95,12 @@ done
 # in the fourth way.
 [ "$PART" = ort ] || four_ways_vs_pytorch scripted_loop x 9x3x16 y Loop
 
+# A U-Net whose decoders are ConvTransposes with a bias and a fused ReLU, 2x2 and 4x4 at
+# stride 2, and skip Concats; its ConvTransposes on the emulator in the fourth way.  oneDNN
+# ran them 11x slower than the net's whole time is now; not in the quick loop.
+[ "$PART" = ort ] || [ "${HO_TEST_QUICK:-0}" = 1 ] ||
+	four_ways_vs_pytorch unet_small x 1x3x96x128 y ConvTranspose
+
 # Models beyond the benchmarks' (dense concatenation, channel shuffles, squeeze-excitation,
 # LayerNorm over channels, a vision transformer, HardSwish): one CPU device, against PyTorch;
 # not in the quick loop (HO_TEST_QUICK=1), whose two minutes they would pass.

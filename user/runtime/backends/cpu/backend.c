@@ -92,6 +92,8 @@ void ho_cpu_kernel_free(struct ho_kernel *k)
 		dnnl_primitive_destroy(k->pre);
 	if (k->post)
 		dnnl_primitive_destroy(k->post);
+	if (k->then)
+		dnnl_primitive_destroy(k->then);
 	for (int i = 0; i < k->n_owned; i++)
 		dnnl_memory_destroy(k->owned[i]);
 	for (int i = 0; i < HO_MAX_RANK; i++) {
@@ -253,6 +255,8 @@ int ho_cpu_launch(struct ho_backend *c, struct ho_kernel *k, struct ho_error *er
 		    dnnl_primitive_execute(k->prim, c->stream, k->nargs, k->args) != dnnl_success ||
 		    (k->post && dnnl_primitive_execute(k->post, c->stream, k->n_post_args,
 						       k->post_args) != dnnl_success) ||
+		    (k->then &&
+		     dnnl_primitive_execute(k->then, c->stream, 3, k->then_args) != dnnl_success) ||
 		    dnnl_stream_wait(c->stream) != dnnl_success)
 			return ho_err(err, -EIO, "node '%s' (%s): oneDNN execution failed", k->name,
 				      k->op);

@@ -76,6 +76,9 @@ struct ho_kernel {
 	dnnl_primitive_t pre, post;
 	dnnl_exec_arg_t pre_args[3], post_args[3];
 	int n_pre_args, n_post_args;
+	/* a primitive after those on the output in place (a ConvTranspose's bias) */
+	dnnl_primitive_t then;
+	dnnl_exec_arg_t then_args[3];
 	int nargs;
 	dnnl_exec_arg_t args[HO_CPU_MAX_ARGS];
 	dnnl_memory_t owned[HO_CPU_MAX_ARGS]; /* memory objects to destroy */
