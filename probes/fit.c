@@ -71,17 +71,17 @@ static double fit_feature(const struct ho_fit_point *p, int term, uint32_t block
 static int fit_at_block(const struct ho_fit_point *pts, uint32_t n, bool flops_term, uint32_t block,
 			struct ho_kernel_model *out);
 
-int ho_fit_kernel_model(const struct ho_fit_point *pts, uint32_t n, bool flops_term,
+int ho_fit_kernel_model(const struct ho_fit_point *pts, uint32_t n, bool flops_term, uint32_t block,
 			struct ho_kernel_model *out)
 {
 	static const uint32_t blocks[] = {1, 4, 8, 16, 32};
 	struct ho_kernel_model m;
-	int ret = fit_at_block(pts, n, flops_term, 1, out);
+	int ret = fit_at_block(pts, n, flops_term, n >= 5 || !block ? 1 : block, out);
 
 	/*
 	 * A wider block must explain the points clearly better (a tenth less
 	 * error), and with two points more than the terms it fits: three
-	 * depthwise rows chose 32 from noise.
+	 * depthwise rows chose 32 from noise.  Fewer points keep the block given.
 	 */
 	for (size_t b = 1; !ret && flops_term && n >= 5 && b < sizeof(blocks) / sizeof(blocks[0]);
 	     b++)
@@ -169,7 +169,7 @@ double ho_kernel_model_time(const struct ho_kernel_model *m, double flops, doubl
  * the class.
  */
 static bool fit_with_known(const struct ho_fit_point *pts, const double *rate, uint32_t n,
-			   bool flops_term, double cut, struct ho_fit_point *v,
+			   bool flops_term, uint32_t block, double cut, struct ho_fit_point *v,
 			   struct ho_kernel_model *out, int *ret)
 {
 	double lo = 0, hi = INFINITY;
@@ -184,7 +184,7 @@ static bool fit_with_known(const struct ho_fit_point *pts, const double *rate, u
 			hi = fmin(hi, rate[i]);
 		}
 	}
-	if ((*ret = ho_fit_kernel_model(v, n, flops_term, out)))
+	if ((*ret = ho_fit_kernel_model(v, n, flops_term, block, out)))
 		return false;
 	return out->bandwidth > 0 ? out->bandwidth >= lo && out->bandwidth <= hi : !(lo > 0);
 }
@@ -199,7 +199,7 @@ static bool fit_with_known(const struct ho_fit_point *pts, const double *rate, u
  * 112 GB/s, while a model's small Muls and Adds, in L2, ran at 200 (a 2-core
  * AMD EPYC), and a classifier of them ran at 0.85 of its prediction.
  */
-int ho_fit_class_model(const struct ho_fit_point *pts, uint32_t n, bool flops_term,
+int ho_fit_class_model(const struct ho_fit_point *pts, uint32_t n, bool flops_term, uint32_t block,
 		       const struct json_t *curve, struct ho_kernel_model *out)
 {
 	struct ho_fit_point *v = malloc((n + 1) * sizeof(*v));
@@ -211,11 +211,11 @@ int ho_fit_class_model(const struct ho_fit_point *pts, uint32_t n, bool flops_te
 	/* no curve: every rate infinite, only the plain fit */
 	for (uint32_t i = 0; !ret && i < n; i++)
 		rate[i] = ho_profile_stream_bw(curve, pts[i].bytes, INFINITY);
-	found = !ret && fit_with_known(pts, rate, n, flops_term, 0, v, out, &ret);
+	found = !ret && fit_with_known(pts, rate, n, flops_term, block, 0, v, out, &ret);
 	/* a cut that does not fit is not a candidate, not a failure */
 	for (uint32_t c = 0; !ret && c < n; c++)
 		if (rate[c] < INFINITY &&
-		    fit_with_known(pts, rate, n, flops_term, rate[c] * (1 + 1e-12), v, &m,
+		    fit_with_known(pts, rate, n, flops_term, block, rate[c] * (1 + 1e-12), v, &m,
 				   &cut_ret) &&
 		    (!found || m.fit_error < out->fit_error)) {
 			*out = m;

@@ -248,6 +248,33 @@ int ho_probe_build_chain(struct ho_pb *pb, uint32_t n, int64_t elems)
 	return ho_pb_output(pb, out);
 }
 
+/*
+ * a: n, c_in, c_out, hw (the input's), k, stride: a ConvTranspose upsampling
+ * by the stride (pads (k - stride) / 2 a side), between two 1x1 convolutions
+ * as build_conv's; no bias and nothing fused, as a decoder's before its
+ * batch norm.
+ */
+static int build_conv_transpose(struct ho_pb *pb, const int64_t *a)
+{
+	int64_t x[4] = {a[0], a[1], a[3], a[3]}, w[4] = {a[1], a[2], a[4], a[4]};
+	int64_t s[2] = {a[5], a[5]}, pad = (a[4] - a[5]) / 2, p[4] = {pad, pad, pad, pad};
+	int64_t wi[4] = {a[1], a[1], 1, 1}, wo[4] = {a[2], a[2], 1, 1};
+	int n, ret;
+
+	if ((ret = ho_pb_input(pb, "x", 4, x)) || (ret = ho_pb_weight(pb, "w", 4, w)) ||
+	    (ret = ho_pb_weight(pb, "wi", 4, wi)) || (ret = ho_pb_weight(pb, "wo", 4, wo)))
+		return ret;
+	if ((n = ho_pb_node(pb, "Conv", "x,wi", "xi")) < 0)
+		return n;
+	n = ho_pb_node(pb, "ConvTranspose", "xi,w", "c");
+	if (n < 0 || (ret = ho_pb_attr_ints(pb, n, "strides", 2, s)) ||
+	    (ret = ho_pb_attr_ints(pb, n, "pads", 4, p)) || (ret = ho_pb_main(pb, n)))
+		return n < 0 ? n : ret;
+	if ((n = ho_pb_node(pb, "Conv", "c,wo", "y")) < 0)
+		return n;
+	return ho_pb_output(pb, "y");
+}
+
 #define CONV(q, what, n, ci, co, hw, k, s, g)                                                      \
 	{                                                                                          \
 		what, build_conv, {n, ci, co, hw, k, s, g}, q, 0                                   \
@@ -294,6 +321,13 @@ const struct ho_probe_case ho_probe_cases[] = {
     CONV(1, "dw 240 28 k5", 1, 240, 240, 28, 5, 1, 240),
     CONV(0, "dw 480 14 k3", 1, 480, 480, 14, 3, 1, 480),
     CONV(1, "dw 960 7 k3", 1, 960, 960, 7, 3, 1, 960),
+    /* transposed: decoders' and detection heads' upsampling, 2x2 and 4x4 at stride 2,
+     * to a single map too */
+    {"convT 64>32 40 k2 s2", build_conv_transpose, {1, 64, 32, 40, 2, 2}, 1, 0},
+    {"convT 32>16 80 k4 s2", build_conv_transpose, {1, 32, 16, 80, 4, 2}, 1, 0},
+    {"convT 128>64 28 k2 s2", build_conv_transpose, {1, 128, 64, 28, 2, 2}, 0, 0},
+    {"convT 256>128 14 k4 s2", build_conv_transpose, {1, 256, 128, 14, 4, 2}, 0, 0},
+    {"convT 32>1 160 k2 s2", build_conv_transpose, {1, 32, 1, 160, 2, 2}, 0, 0},
     /* matmuls: classifier rows, transformer projections, square, attention */
     MM(1, "matmul 1x512x1000", 1, 1, 512, 1000, 1),
     MM(0, "matmul 32x256x256", 1, 32, 256, 256, 1),

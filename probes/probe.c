@@ -202,7 +202,7 @@ static int probe_sweep(struct probe *pr, int d, struct probe_points *pp, struct 
 		/* a family holds kernels timed in place: the sandwiched convolutions and
 		 * pools here, every node of a model; a lone streaming kernel only informs
 		 * its class */
-		if (kc == HO_KC_CONV || kc == HO_KC_CONV_DW || kc == HO_KC_POOL)
+		if (ho_kernel_class_convolves(kc) || kc == HO_KC_POOL)
 			probe_family_add(po->families, key, ho_node_work(nd), st.median);
 		/* a strided row's bytes are the floats it keeps, not the lines it
 		 * reads: it informs the stride curve, not its class; a relayout, its
@@ -518,13 +518,20 @@ static int probe_device(struct probe *pr, int d, json_t *devices, double *alone)
 	    (ret = probe_models(pr, d, &pp, &po)))
 		goto out;
 	probe_families_sort(po.families);
+	/* a class of too few points to tell its block takes its fallback's (fitted first) */
+	uint32_t block[HO_KC_COUNT];
+
 	for (int kc = 0; kc < HO_KC_COUNT; kc++) {
 		struct ho_kernel_model km;
+		int fb = ho_kernel_class_fallback(kc);
 
+		block[kc] = 1;
 		if (!pp.n[kc] ||
 		    ho_fit_class_model(pp.v[kc], pp.n[kc], kc <= HO_KC_MATMUL,
+				       fb < kc ? block[fb] : 1,
 				       ho_class_past_caches(kc) ? po.by_size : NULL, &km))
 			continue;
+		block[kc] = km.block;
 		json_object_set_new(models, ho_kernel_class_name(kc),
 				    json_pack("{s:f, s:f, s:f, s:i, s:i, s:f}", "fixed_us",
 					      km.fixed_s * 1e6, "gflops", km.rate / 1e9, "gbps",
@@ -711,7 +718,7 @@ static int probe_backend_copies(struct probe *pr, const int *pair, json_t *link)
 							 pts[i].seconds * 1e6,
 							 pts[i].bytes / pts[i].seconds / 1e9));
 	}
-	if (ho_fit_kernel_model(pts, n, false, &m)) {
+	if (ho_fit_kernel_model(pts, n, false, 1, &m)) {
 		json_decref(by_size);
 		return ho_err(pr->err, -EINVAL, "probe: the copies' sizes do not fit a model");
 	}

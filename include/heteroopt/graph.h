@@ -329,8 +329,9 @@ const char *ho_op_name_at(size_t i);
  */
 enum ho_kernel_class {
 	HO_KC_CONV,
-	HO_KC_CONV_DW, /* group == input channels */
-	HO_KC_MATMUL,  /* MatMul, Gemm */
+	HO_KC_CONV_DW,	      /* group == input channels */
+	HO_KC_CONV_TRANSPOSE, /* ConvTranspose */
+	HO_KC_MATMUL,	      /* MatMul, Gemm */
 	HO_KC_ELTWISE,
 	HO_KC_POOL,
 	HO_KC_NORM,
@@ -343,6 +344,11 @@ enum ho_kernel_class {
 int ho_kernel_class(const struct ho_graph *g, const struct ho_node *n);
 const char *ho_kernel_class_name(int kc);
 int ho_kernel_class_find(const char *name); /* -1 if none */
+/* A convolution's class: its family is keyed by its weights, its time by their FLOPs. */
+bool ho_kernel_class_convolves(int kc);
+/* The class whose model prices kc where a profile fitted none for kc itself (older
+ * profiles have no conv_transpose): kc, or the class it is a kind of. */
+int ho_kernel_class_fallback(int kc);
 /* The family key of node id ("Conv float32 w=64x64x3x3 strides=1x1 ... +Relu"); returns its class.
  */
 int ho_node_family(const struct ho_graph *g, uint32_t id, char *buf, size_t len);

@@ -73,10 +73,11 @@ struct ho_fit_point {
 };
 /*
  * flops_term: fit a FLOP rate (dense classes), its FLOPs counted over output
- * channels padded to the block (ho_channel_pad) that fits best; else time =
- * fixed + bytes / bandwidth.
+ * channels padded to the block (ho_channel_pad) that fits best, or with
+ * fewer than five points to block (1: none); else time = fixed + bytes /
+ * bandwidth.
  */
-int ho_fit_kernel_model(const struct ho_fit_point *pts, uint32_t n, bool flops_term,
+int ho_fit_kernel_model(const struct ho_fit_point *pts, uint32_t n, bool flops_term, uint32_t block,
 			struct ho_kernel_model *out);
 double ho_kernel_model_time(const struct ho_kernel_model *m, double flops, double bytes,
 			    double channels);
@@ -86,7 +87,7 @@ double ho_kernel_model_time(const struct ho_kernel_model *m, double flops, doubl
  * (ho_profile_stream_bw over curve, a bandwidth_by_size list; NULL: the
  * plain fit): each point fitted as that prices it.
  */
-int ho_fit_class_model(const struct ho_fit_point *pts, uint32_t n, bool flops_term,
+int ho_fit_class_model(const struct ho_fit_point *pts, uint32_t n, bool flops_term, uint32_t block,
 		       const struct json_t *curve, struct ho_kernel_model *out);
 
 /*

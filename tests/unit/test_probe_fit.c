@@ -44,7 +44,7 @@ static void fit(void)
 
 		pts[i] = (struct ho_fit_point){f, b, noiseless(f, b), 0, 0};
 	}
-	T_REQUIRE(ho_fit_kernel_model(pts, 8, true, &m) == 0);
+	T_REQUIRE(ho_fit_kernel_model(pts, 8, true, 1, &m) == 0);
 	T_CHECK(fabs(m.fixed_s - 3e-6) < 1e-9 && fabs(m.rate / 100e9 - 1) < 1e-6 &&
 		    fabs(m.bandwidth / 20e9 - 1) < 1e-6,
 		"recovered %g s + flops / %g + bytes / %g", m.fixed_s, m.rate, m.bandwidth);
@@ -56,7 +56,7 @@ static void fit(void)
 	for (int i = 0; i < 8; i++)
 		pts[i] = (struct ho_fit_point){1e6 * (i + 1), 1e5 * (8 - i), 1e-6 + 1e-5 * (i + 1),
 					       0, 0};
-	T_REQUIRE(ho_fit_kernel_model(pts, 8, true, &m) == 0);
+	T_REQUIRE(ho_fit_kernel_model(pts, 8, true, 1, &m) == 0);
 	T_CHECK(m.bandwidth == 0 && m.rate > 0 && m.fixed_s >= 0, "negative term dropped: %g %g %g",
 		m.fixed_s, m.rate, m.bandwidth);
 
@@ -64,10 +64,10 @@ static void fit(void)
 	for (int i = 0; i < 8; i++)
 		pts[i] = (struct ho_fit_point){1e4 * (1 << i), 8e4 * (1 << i),
 					       1e-6 + 8e4 * (1 << i) / 40e9, 0, 0};
-	T_REQUIRE(ho_fit_kernel_model(pts, 8, false, &m) == 0);
+	T_REQUIRE(ho_fit_kernel_model(pts, 8, false, 1, &m) == 0);
 	T_CHECK(m.rate == 0 && fabs(m.bandwidth / 40e9 - 1) < 1e-6, "streaming: rate %g bw %g",
 		m.rate, m.bandwidth);
-	T_CHECK(ho_fit_kernel_model(pts, 0, false, &m) < 0, "no points, no model");
+	T_CHECK(ho_fit_kernel_model(pts, 0, false, 1, &m) < 0, "no points, no model");
 }
 
 /*
@@ -94,7 +94,7 @@ static void stream(void)
 		pts[i] = (struct ho_fit_point){
 		    0, bytes[i], 0.25e-6 + bytes[i] / ho_profile_stream_bw(curve, bytes[i], 250e9),
 		    0, 0};
-	T_REQUIRE(ho_fit_class_model(pts, 8, false, curve, &m) == 0);
+	T_REQUIRE(ho_fit_class_model(pts, 8, false, 1, curve, &m) == 0);
 	T_CHECK(fabs(m.bandwidth / 250e9 - 1) < 1e-3 && fabs(m.fixed_s / 0.25e-6 - 1) < 1e-2,
 		"stream fit: %g s + bytes / %g", m.fixed_s, m.bandwidth);
 	T_CHECK(m.fit_error < 1e-3, "stream fit error %g", m.fit_error);
@@ -104,14 +104,14 @@ static void stream(void)
 		pts[i].flops = 1e5 * (double)(1 << i) * (i % 3 + 1);
 		pts[i].seconds += pts[i].flops / 100e9;
 	}
-	T_REQUIRE(ho_fit_class_model(pts, 8, true, curve, &m) == 0);
+	T_REQUIRE(ho_fit_class_model(pts, 8, true, 1, curve, &m) == 0);
 	T_CHECK(fabs(m.bandwidth / 250e9 - 1) < 1e-3 && fabs(m.rate / 100e9 - 1) < 1e-3,
 		"dense fit: %g s + flops / %g + bytes / %g", m.fixed_s, m.rate, m.bandwidth);
 	for (int i = 0; i < 8; i++) {
 		pts[i].seconds -= pts[i].flops / 100e9;
 		pts[i].flops = 0;
 	}
-	T_REQUIRE(ho_fit_kernel_model(pts, 8, false, &m) == 0);
+	T_REQUIRE(ho_fit_kernel_model(pts, 8, false, 1, &m) == 0);
 	T_CHECK(m.bandwidth < 250e9 * 2 / 3, "a plain fit is pulled down to %g", m.bandwidth);
 	json_decref(curve);
 }
@@ -134,7 +134,7 @@ static void block(void)
 		pts[i] = (struct ho_fit_point){f, b, noiseless(f * ho_channel_pad(ch[i], 16), b),
 					       ch[i], 0};
 	}
-	T_REQUIRE(ho_fit_kernel_model(pts, 8, true, &m) == 0);
+	T_REQUIRE(ho_fit_kernel_model(pts, 8, true, 1, &m) == 0);
 	T_CHECK(m.block == 16 && fabs(m.rate / 100e9 - 1) < 1e-6 && m.fit_error < 1e-9,
 		"block %u, rate %g, fit error %g", m.block, m.rate, m.fit_error);
 	T_CHECK(fabs(ho_kernel_model_time(&m, 4e8, 1e6, 20) - noiseless(4e8 * 32 / 20, 1e6)) <
@@ -144,8 +144,24 @@ static void block(void)
 		pts[i].channels = 16 * (i + 1);
 		pts[i].seconds = noiseless(pts[i].flops, pts[i].bytes);
 	}
-	T_REQUIRE(ho_fit_kernel_model(pts, 8, true, &m) == 0);
+	T_REQUIRE(ho_fit_kernel_model(pts, 8, true, 1, &m) == 0);
 	T_CHECK(m.block == 1 && m.fit_error < 1e-9, "multiples of 16: block %u", m.block);
+
+	/*
+	 * Two points (a quick probe's transposed convolutions) cannot tell a block:
+	 * the one given holds, and 24 channels cost 32's; without it, 20 cost 20's.
+	 */
+	for (int i = 0; i < 2; i++) {
+		pts[i].channels = 32 * (i + 1);
+		pts[i].seconds = noiseless(pts[i].flops, pts[i].bytes);
+	}
+	T_REQUIRE(ho_fit_kernel_model(pts, 2, true, 16, &m) == 0);
+	T_CHECK(m.block == 16 && m.rate > 0, "two points keep the block given: %u", m.block);
+	T_CHECK(fabs(ho_kernel_model_time(&m, 3e8, 0, 24) / ho_kernel_model_time(&m, 4e8, 0, 32) -
+		     1) < 1e-9,
+		"24 channels cost 32's");
+	T_REQUIRE(ho_fit_kernel_model(pts, 2, true, 1, &m) == 0);
+	T_CHECK(m.block == 1, "no block given: %u", m.block);
 }
 
 /* Runs of the nine models probed here: kernels and nodes as measured, the rest made. */

@@ -671,7 +671,8 @@ static double ho_family_stretch(const struct ho_profile_dev *pd, int kc, json_t 
 	double w_max, r, r_max;
 
 	if (!pd->bw_by_size || !json_array_size(pts) ||
-	    (kc == HO_KC_CONV || kc == HO_KC_MATMUL || kc == HO_KC_OTHER))
+	    (kc == HO_KC_CONV || kc == HO_KC_CONV_TRANSPOSE || kc == HO_KC_MATMUL ||
+	     kc == HO_KC_OTHER))
 		return 1;
 	w_max = json_number_value(json_array_get(json_array_get(pts, json_array_size(pts) - 1), 0));
 	if (w <= w_max * (1 + 1e-9) || bytes <= 0)
@@ -788,9 +789,8 @@ static double ho_class_time(const struct ho_graph *g, const struct ho_node *nd,
 	double bw = cm->bw > 0 ? ho_class_bw(pd, kc, cm, bytes) : 0;
 
 	return cm->fixed +
-	       (kc == HO_KC_CONV || kc == HO_KC_CONV_DW || kc == HO_KC_MATMUL
-		    ? ho_cold_weights(nd, pd, bw)
-		    : 0) +
+	       (ho_kernel_class_convolves(kc) || kc == HO_KC_MATMUL ? ho_cold_weights(nd, pd, bw)
+								    : 0) +
 	       (cm->rate > 0
 		    ? nd->feat.flops * ho_channel_pad(ho_node_block_channels(g, nd), cm->block) /
 			  cm->rate
@@ -827,14 +827,16 @@ static double ho_cost_measured(const struct ho_graph *g, const struct ho_node *n
 {
 	char key[256];
 	int kc = ho_node_family(g, (uint32_t)(nd - g->nodes), key, sizeof(key));
-	const struct ho_class_model *cm = &pd->model[kc];
 	json_t *pts = pd->families ? json_object_get(pd->families, key) : NULL;
 	double bytes = (double)(nd->feat.bytes_read + nd->feat.bytes_written), post = 0;
 	double w = ho_node_work(nd), w_max, t, less;
-	bool compute = kc == HO_KC_CONV || kc == HO_KC_CONV_DW || kc == HO_KC_MATMUL;
+	bool compute = ho_kernel_class_convolves(kc) || kc == HO_KC_MATMUL;
 
-	if (!pts && (kc == HO_KC_CONV || kc == HO_KC_CONV_DW) && nd->n_outputs &&
-	    nd->outputs[0] >= 0)
+	if (!pd->model[kc].set)
+		kc = ho_kernel_class_fallback(kc);
+	const struct ho_class_model *cm = &pd->model[kc];
+
+	if (!pts && ho_kernel_class_convolves(kc) && nd->n_outputs && nd->outputs[0] >= 0)
 		pts = ho_family_other_chain(pd, key, &post);
 	if (!pts)
 		return cm->set ? ho_class_time(g, nd, pd, kc, bytes) : -1;
