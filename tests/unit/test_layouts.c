@@ -25,6 +25,13 @@ static const char box_json[] =
     "{\"name\": \"ocl0\", \"kind\": \"cpu\", \"peak_gflops\": {\"float32\": 20},"
     " \"mem_bw_gbps\": 10, \"mem_gib\": 8, \"backend\": {\"name\": \"opencl\"}}],"
     "\"links\": [{\"a\": \"cpu0\", \"b\": \"ocl0\", \"shared_memory\": true, \"latency_us\": 2}]}";
+static const char box2_json[] =
+    "{\"name\": \"two-cpu\", \"host\": \"cpu0\", \"devices\": ["
+    "{\"name\": \"cpu0\", \"kind\": \"cpu\", \"peak_gflops\": {\"float32\": 300},"
+    " \"mem_bw_gbps\": 40, \"mem_gib\": 8},"
+    "{\"name\": \"cpu1\", \"kind\": \"cpu\", \"peak_gflops\": {\"float32\": 300},"
+    " \"mem_bw_gbps\": 40, \"mem_gib\": 8}],"
+    "\"links\": [{\"a\": \"cpu0\", \"b\": \"cpu1\", \"shared_memory\": true, \"latency_us\": 2}]}";
 /* 10 GB/s: 1 ms turns 10 MB */
 static const char profile_json[] = "{\"devices\": {\"cpu0\": {\"relayout_gbps\": 10}}}";
 
@@ -96,6 +103,56 @@ static double charged(const struct ho_problem *p, const uint16_t *assign)
 	return s;
 }
 
+/*
+ * A profile that measured no node of the model (a quick probe's class models):
+ * the stem, which turns the plain model input for its channels-last kernel, is
+ * priced that turn on top on cpu0, the device with a relayout rate, and a
+ * node that turns nothing as it was; also where every device is channels-last
+ * and no plan changes a layout (the two-CPU box).
+ */
+static void stem_pays_its_input(const struct ho_graph *g, const char *box_text, bool all_cl)
+{
+	struct ho_box *box;
+	struct ho_profile *prof;
+	struct ho_problem *p;
+	struct ho_error err = {0};
+	uint8_t *layout = malloc((size_t)g->n_nodes * 2);
+	uint32_t t = 0, stem = 0, later = 0;
+
+	T_REQUIRE(layout && ho_box_parse(box_text, &box, &err) == 0);
+	T_REQUIRE(t_profile_text(profile_json, box, &prof, &err) == 0);
+	struct ho_backend_view bv = {NULL, layout, ho_rt_box_layouts(box, g, layout)};
+
+	T_REQUIRE(ho_problem_from_graph_on(g, box, prof, &bv, &p, &err) == 0);
+	T_CHECK(!p->relayout == all_cl, "per-plan layouts: %s", p->relayout ? "yes" : "no");
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ho_node *nd = &g->nodes[i];
+		const struct ho_tensor *x = ho_node_input(g, nd, 0);
+
+		if (!ho_node_is_task(nd))
+			continue;
+		for (uint32_t j = 0; j < p->d && !strcmp(nd->op_type, "Conv"); j++) {
+			double base = ho_cost_node(g, nd, box, (int)j, prof),
+			       c = p->comp[t * p->d + j];
+
+			if (x->flags & HO_T_INPUT) {
+				stem++;
+				T_CHECK(fabs(c - base - (j ? 0 : (double)x->bytes / 10e9)) < 1e-12,
+					"%s on device %u: %g s, %g s before", nd->name, j, c, base);
+			} else {
+				later += fabs(c - base) < 1e-15;
+			}
+		}
+		t++;
+	}
+	T_CHECK(stem == p->d && later > 40 * p->d, "stems %u, convolutions as they were %u", stem,
+		later);
+	ho_problem_free(p);
+	ho_profile_free(prof);
+	ho_box_free(box);
+	free(layout);
+}
+
 int main(void)
 {
 	static const int64_t dims[4] = {1, 3, 160, 160};
@@ -145,6 +202,9 @@ int main(void)
 	}
 	/* some split turned at least one 32x80x80 activation (0.8 MB: 80 us at 10 GB/s) */
 	T_CHECK(most >= 80e-6, "at most %g s charged over 40 splits", most);
+
+	stem_pays_its_input(g, box_json, false);
+	stem_pays_its_input(g, box2_json, true);
 
 	free(assign);
 	free(layout);
