@@ -61,7 +61,7 @@ def randomize_bn(model, gen):
     import torch
 
     for m in model.modules():
-        if isinstance(m, torch.nn.BatchNorm2d):
+        if isinstance(m, (torch.nn.BatchNorm2d, torch.nn.BatchNorm3d)):
             n = m.num_features
             m.running_mean.copy_(torch.randn(n, generator=gen) * 0.1)
             m.running_var.copy_(torch.rand(n, generator=gen) * 0.5 + 0.75)
@@ -113,22 +113,42 @@ def read_zoo():
     return zoo
 
 
+def dense_out(model):
+    """A segmentation model answering its 'out' map alone (torchvision returns a dict)."""
+    import torch
+
+    class Out(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, x):
+            return self.model(x)["out"]
+
+    return Out()
+
+
 def export_extended():
     import torch
     import torchvision
 
-    shape = [1, 3, 224, 224]
+    m = torchvision.models
+    # where torchvision keeps a zoo name, the input its family takes, whether it answers maps
+    families = ((m, [1, 3, 224, 224], False), (m.segmentation, [1, 3, 224, 224], True),
+                (m.video, [1, 3, 8, 112, 112], False))
     for name, opset in read_zoo().items():
         if done(name + ".onnx") and done(name + ".ref_out.npy"):
             continue
+        family, shape, dense = next(f for f in families if hasattr(f[0], name))
         gen = torch.Generator().manual_seed(1234)
         torch.manual_seed(1234)
-        model = getattr(torchvision.models, name)(weights=None)
+        kw = {"weights_backbone": None, "aux_loss": False} if dense else {}
+        model = getattr(family, name)(weights=None, **kw)
         randomize_bn(model, gen)
         for m in model.modules():  # torchvision zeroes some heads: an all-zero answer tests nothing
             if isinstance(m, torch.nn.Linear) and not m.weight.detach().any():
                 m.weight.data.copy_(torch.randn(m.weight.shape, generator=gen) * 0.02)
-        model.eval()
+        model = (dense_out(model) if dense else model).eval()
         tmp = os.path.join(OUT, name + ".onnx.tmp")
         torch.onnx.export(model, torch.randn(*shape), tmp, opset_version=opset,
                           input_names=["input"], output_names=["logits"])
