@@ -60,7 +60,10 @@ static int fit_solve(double a[3][3], double b[3], int k, double x[3])
 
 static double fit_feature(const struct ho_fit_point *p, int term, uint32_t block)
 {
-	return term == 0 ? 1 : term == 1 ? p->flops * ho_channel_pad(p->channels, block) : p->bytes;
+	return term == 0   ? 1
+	       : term == 1 ? p->flops * ho_channel_pad(p->channels, block) *
+				 ho_channel_pad(p->in_channels, block)
+			   : p->bytes;
 }
 
 /*
@@ -147,7 +150,9 @@ static int fit_at_block(const struct ho_fit_point *pts, uint32_t n, bool flops_t
 	out->points = n;
 	for (uint32_t i = 0; i < n; i++)
 		out->fit_error +=
-		    fabs(ho_kernel_model_time(out, pts[i].flops, pts[i].bytes, pts[i].channels) +
+		    fabs(ho_kernel_model_time(
+			     out, pts[i].flops * ho_channel_pad(pts[i].in_channels, out->block),
+			     pts[i].bytes, pts[i].channels) +
 			 pts[i].known_s - pts[i].seconds) /
 		    pts[i].seconds;
 	out->fit_error /= n;

@@ -106,7 +106,8 @@ static void probe_point(struct probe_points *pp, int kc, const struct ho_graph *
 	    (struct ho_fit_point){.flops = nd->feat.flops,
 				  .bytes = (double)(nd->feat.bytes_read + nd->feat.bytes_written),
 				  .seconds = s,
-				  .channels = ho_node_block_channels(g, nd)};
+				  .channels = ho_node_block_channels(g, nd),
+				  .in_channels = ho_node_block_in_channels(g, nd)};
 }
 
 struct probe_dev_out {

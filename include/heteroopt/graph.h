@@ -357,6 +357,9 @@ double ho_node_work(const struct ho_node *n);
 /* The output channels a Conv's or ConvTranspose's kernel computes in blocks (from its weights):
  * all of them, or one group's of a grouped (not depthwise) one; 0 for any other node. */
 double ho_node_block_channels(const struct ho_graph *g, const struct ho_node *n);
+/* The input channels its kernel blocks as well: a dense ConvTranspose's (oneDNN runs it on
+ * backward-data kernels, blocked on both sides); 0 for any other node. */
+double ho_node_block_in_channels(const struct ho_graph *g, const struct ho_node *n);
 /* How much more work channels take done in blocks of block: ceil(c / b) * b / c (1: none). */
 double ho_channel_pad(double channels, uint32_t block);
 

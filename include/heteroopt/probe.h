@@ -68,8 +68,9 @@ struct ho_kernel_model {
 };
 struct ho_fit_point {
 	double flops, bytes, seconds;
-	double channels; /* a convolution's output channels; 0: none */
-	double known_s;	 /* of seconds, what no term of the model is fitted to */
+	double channels;    /* a convolution's output channels; 0: none */
+	double known_s;	    /* of seconds, what no term of the model is fitted to */
+	double in_channels; /* input channels its kernel blocks too (ho_node_block_in_channels) */
 };
 /*
  * flops_term: fit a FLOP rate (dense classes), its FLOPs counted over output

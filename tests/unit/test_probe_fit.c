@@ -42,7 +42,7 @@ static void fit(void)
 	for (int i = 0; i < 8; i++) {
 		double f = 1e6 * (1 << i) * (i % 3 + 1), b = 4e4 * (1 << (7 - i));
 
-		pts[i] = (struct ho_fit_point){f, b, noiseless(f, b), 0, 0};
+		pts[i] = (struct ho_fit_point){f, b, noiseless(f, b), 0, 0, 0};
 	}
 	T_REQUIRE(ho_fit_kernel_model(pts, 8, true, 1, &m) == 0);
 	T_CHECK(fabs(m.fixed_s - 3e-6) < 1e-9 && fabs(m.rate / 100e9 - 1) < 1e-6 &&
@@ -54,16 +54,16 @@ static void fit(void)
 
 	/* times that fall as bytes grow: a bandwidth term would be negative */
 	for (int i = 0; i < 8; i++)
-		pts[i] = (struct ho_fit_point){1e6 * (i + 1), 1e5 * (8 - i), 1e-6 + 1e-5 * (i + 1),
-					       0, 0};
+		pts[i] = (struct ho_fit_point){
+		    1e6 * (i + 1), 1e5 * (8 - i), 1e-6 + 1e-5 * (i + 1), 0, 0, 0};
 	T_REQUIRE(ho_fit_kernel_model(pts, 8, true, 1, &m) == 0);
 	T_CHECK(m.bandwidth == 0 && m.rate > 0 && m.fixed_s >= 0, "negative term dropped: %g %g %g",
 		m.fixed_s, m.rate, m.bandwidth);
 
 	/* streaming: no FLOP term even where FLOPs are given */
 	for (int i = 0; i < 8; i++)
-		pts[i] = (struct ho_fit_point){1e4 * (1 << i), 8e4 * (1 << i),
-					       1e-6 + 8e4 * (1 << i) / 40e9, 0, 0};
+		pts[i] = (struct ho_fit_point){
+		    1e4 * (1 << i), 8e4 * (1 << i), 1e-6 + 8e4 * (1 << i) / 40e9, 0, 0, 0};
 	T_REQUIRE(ho_fit_kernel_model(pts, 8, false, 1, &m) == 0);
 	T_CHECK(m.rate == 0 && fabs(m.bandwidth / 40e9 - 1) < 1e-6, "streaming: rate %g bw %g",
 		m.rate, m.bandwidth);
@@ -93,7 +93,7 @@ static void stream(void)
 	for (int i = 0; i < 8; i++)
 		pts[i] = (struct ho_fit_point){
 		    0, bytes[i], 0.25e-6 + bytes[i] / ho_profile_stream_bw(curve, bytes[i], 250e9),
-		    0, 0};
+		    0, 0,	 0};
 	T_REQUIRE(ho_fit_class_model(pts, 8, false, 1, curve, &m) == 0);
 	T_CHECK(fabs(m.bandwidth / 250e9 - 1) < 1e-3 && fabs(m.fixed_s / 0.25e-6 - 1) < 1e-2,
 		"stream fit: %g s + bytes / %g", m.fixed_s, m.bandwidth);
@@ -131,8 +131,8 @@ static void block(void)
 	for (int i = 0; i < 8; i++) {
 		double f = 2e7 * ch[i] * (1 + i % 3), b = 1e5 * (8 - i);
 
-		pts[i] = (struct ho_fit_point){f, b, noiseless(f * ho_channel_pad(ch[i], 16), b),
-					       ch[i], 0};
+		pts[i] = (struct ho_fit_point){
+		    f, b, noiseless(f * ho_channel_pad(ch[i], 16), b), ch[i], 0, 0};
 	}
 	T_REQUIRE(ho_fit_kernel_model(pts, 8, true, 1, &m) == 0);
 	T_CHECK(m.block == 16 && fabs(m.rate / 100e9 - 1) < 1e-6 && m.fit_error < 1e-9,
@@ -162,6 +162,18 @@ static void block(void)
 		"24 channels cost 32's");
 	T_REQUIRE(ho_fit_kernel_model(pts, 2, true, 1, &m) == 0);
 	T_CHECK(m.block == 1, "no block given: %u", m.block);
+
+	/* transposed convolutions block their input channels too: 24 of them cost 32's */
+	static const double in[8] = {24, 64, 40, 16, 8, 48, 24, 72};
+
+	for (int i = 0; i < 8; i++) {
+		pts[i].channels = 16 * (i % 3 + 1);
+		pts[i].in_channels = in[i];
+		pts[i].seconds = noiseless(pts[i].flops * ho_channel_pad(in[i], 16), pts[i].bytes);
+	}
+	T_REQUIRE(ho_fit_kernel_model(pts, 8, true, 1, &m) == 0);
+	T_CHECK(m.block == 16 && fabs(m.rate / 100e9 - 1) < 1e-6 && m.fit_error < 1e-9,
+		"input channels: block %u, rate %g, fit error %g", m.block, m.rate, m.fit_error);
 }
 
 /* Runs of the nine models probed here: kernels and nodes as measured, the rest made. */
