@@ -347,6 +347,20 @@ def conv_bn_training():
     np.save(os.path.join(OUT, "conv_bn_training.ref_out.npy"), y.numpy())
 
 
+def export_with_ref(model, x, stem, opset):
+    """model on input "x" as STEM.onnx (output "y"), and its answer to x kept as the reference."""
+    import torch
+
+    tmp = os.path.join(OUT, stem + ".onnx.tmp")
+    torch.onnx.export(model, (x,), tmp, opset_version=opset, input_names=["x"], output_names=["y"])
+    os.replace(tmp, os.path.join(OUT, stem + ".onnx"))
+    with torch.no_grad():
+        y = model(x)
+    np.save(os.path.join(OUT, stem + ".ref_in.npy"), x.numpy())
+    np.save(os.path.join(OUT, stem + ".ref_out.npy"), y.numpy())
+    print("exported", stem + ".onnx", flush=True)
+
+
 def scripted_loop():
     """A recurrence written as Python control flow and exported through TorchScript: a Loop
     over the sequence (its trip count from the input's shape) reading the input and the
@@ -374,16 +388,7 @@ def scripted_loop():
                     h = -h
             return self.head(h)
 
-    model = torch.jit.script(Recur().eval())
-    x = torch.randn(9, 3, 16)
-    tmp = os.path.join(OUT, fname + ".tmp")
-    torch.onnx.export(model, (x,), tmp, opset_version=13, input_names=["x"], output_names=["y"])
-    os.replace(tmp, os.path.join(OUT, fname))
-    with torch.no_grad():
-        y = model(x)
-    np.save(os.path.join(OUT, "scripted_loop.ref_in.npy"), x.numpy())
-    np.save(os.path.join(OUT, "scripted_loop.ref_out.npy"), y.numpy())
-    print("exported", fname, flush=True)
+    export_with_ref(torch.jit.script(Recur().eval()), torch.randn(9, 3, 16), "scripted_loop", 13)
 
 
 def export_unet():
@@ -417,16 +422,7 @@ def export_unet():
             y = torch.cat([self.d2(y), a], 1)
             return self.head(self.d1(y))
 
-    model = UNet().eval()
-    x = torch.randn(1, 3, 96, 128)
-    tmp = os.path.join(OUT, fname + ".tmp")
-    torch.onnx.export(model, x, tmp, opset_version=13, input_names=["x"], output_names=["y"])
-    os.replace(tmp, os.path.join(OUT, fname))
-    with torch.no_grad():
-        y = model(x)
-    np.save(os.path.join(OUT, "unet_small.ref_in.npy"), x.numpy())
-    np.save(os.path.join(OUT, "unet_small.ref_out.npy"), y.numpy())
-    print("exported", fname, flush=True)
+    export_with_ref(UNet().eval(), torch.randn(1, 3, 96, 128), "unet_small", 13)
 
 
 def save(model, fname, check=True):

@@ -134,8 +134,7 @@ static void ho_charge_alone(const struct ho_graph *g, const struct ho_profile *p
 	}
 }
 
-/* No per-plan layouts: every device keeps the ones it keeps alone. */
-static void ho_layouts_drop(struct ho_problem *p)
+void ho_layouts_drop(struct ho_problem *p)
 {
 	free(p->task_layout);
 	free(p->item_layout);

@@ -59,12 +59,7 @@ void ho_problem_free(struct ho_problem *p)
 	free(p->task_sig);
 	free(p->slowdown);
 	free(p->task_compute);
-	free(p->task_layout);
-	free(p->item_layout);
-	free(p->in_tied);
-	free(p->task_out);
-	free(p->relayout);
-	free(p->relayout_alone);
+	ho_layouts_drop(p);
 	free(p);
 }
 

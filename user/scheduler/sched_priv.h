@@ -50,6 +50,8 @@ int ho_problem_layouts(const struct ho_graph *g, const struct ho_profile *prof,
 void ho_layouts_under(const struct ho_problem *p, const uint16_t *assign, uint8_t *nhwc);
 /* Seconds task t spends on dev turning its tensors between layouts, given nhwc. */
 double ho_relayout_time(const struct ho_problem *p, uint32_t t, int dev, const uint8_t *nhwc);
+/* Free p's layout members: no per-plan layouts, every device keeps the ones it keeps alone. */
+void ho_layouts_drop(struct ho_problem *p);
 
 /* Uncontended time to move item k from device a to b (0 if a == b). */
 double ho_comm_time(const struct ho_problem *p, uint32_t k, int a, int b);
