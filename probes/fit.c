@@ -148,13 +148,13 @@ static int fit_at_block(const struct ho_fit_point *pts, uint32_t n, bool flops_t
 	out->bandwidth = coef[2] > 0 ? 1 / coef[2] : 0;
 	out->block = block;
 	out->points = n;
-	for (uint32_t i = 0; i < n; i++)
-		out->fit_error +=
-		    fabs(ho_kernel_model_time(
-			     out, pts[i].flops * ho_channel_pad(pts[i].in_channels, out->block),
-			     pts[i].bytes, pts[i].channels) +
-			 pts[i].known_s - pts[i].seconds) /
-		    pts[i].seconds;
+	for (uint32_t i = 0; i < n; i++) {
+		double t = pts[i].known_s;
+
+		for (int f = 0; f < 3; f++)
+			t += coef[f] * fit_feature(&pts[i], f, block);
+		out->fit_error += fabs(t - pts[i].seconds) / pts[i].seconds;
+	}
 	out->fit_error /= n;
 	return 0;
 }
