@@ -141,6 +141,42 @@ PYEOF
 	done
 }
 
+# ConvTransposes reading the model's plain input, which oneDNN first gives its gemm kernel
+# and the cpu backend retries blocked, their bias and ReLU after the kernel: with a bias,
+# with a fused ReLU and none, grouped; against PyTorch's conv_transpose2d.
+[ "$PART" = ort ] || {
+	$PY - "$T" <<'PYEOF'
+import sys
+import numpy as np
+import onnx
+import torch
+from onnx import TensorProto, helper, numpy_helper
+
+cases = {"bias": (24, 24, 2, 2, 0, 1, True, False), "relu": (16, 8, 4, 2, 1, 1, False, True),
+         "group": (32, 16, 3, 2, 1, 2, True, True)}
+rng = np.random.default_rng(5)
+for name, (ci, co, k, s, p, g, bias, relu) in cases.items():
+    x = rng.standard_normal((1, ci, 20, 28)).astype(np.float32)
+    w = rng.standard_normal((ci, co // g, k, k)).astype(np.float32) * 0.2
+    b = rng.standard_normal(co).astype(np.float32)
+    init = [numpy_helper.from_array(w, "w")] + ([numpy_helper.from_array(b, "b")] if bias else [])
+    nodes = [helper.make_node("ConvTranspose", ["x", "w"] + (["b"] if bias else []),
+                              ["c" if relu else "y"], strides=[s, s], pads=[p] * 4, group=g)]
+    nodes += [helper.make_node("Relu", ["c"], ["y"])] if relu else []
+    gr = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], init)
+    onnx.save(helper.make_model(gr, opset_imports=[helper.make_opsetid("", 13)]), f"{sys.argv[1]}/ct_{name}.onnx")
+    y = torch.nn.functional.conv_transpose2d(torch.from_numpy(x), torch.from_numpy(w),
+                                             torch.from_numpy(b) if bias else None, s, p, groups=g)
+    np.save(f"{sys.argv[1]}/ct_{name}.x.npy", x)
+    np.save(f"{sys.argv[1]}/ct_{name}.ref.npy", (torch.relu(y) if relu else y).numpy())
+PYEOF
+	for c in bias relu group; do
+		"$HO" run "$T/ct_$c.onnx" --input "x=$T/ct_$c.x.npy" -o "$T/ct_$c.out" >/dev/null
+		$PY "$ROOT/tests/runtime/compare.py" "$T/ct_$c.ref.npy" "$T/ct_$c.out/y.npy" "ConvTranspose $c vs PyTorch"
+	done
+}
+
 # A Conv then a training-mode BatchNormalization: once folded into the Conv as if it were
 # inference, 3.7x off PyTorch.
 [ "$PART" = ort ] || {
