@@ -103,7 +103,7 @@ static void probe_point(struct probe_points *pp, int kc, const struct ho_graph *
 		pp->cap[kc] = cap;
 	}
 	pp->v[kc][pp->n[kc]++] =
-	    (struct ho_fit_point){.flops = nd->feat.flops,
+	    (struct ho_fit_point){.flops = nd->feat.flops * ho_node_tap_share(g, nd),
 				  .bytes = (double)(nd->feat.bytes_read + nd->feat.bytes_written),
 				  .seconds = s,
 				  .channels = ho_node_block_channels(g, nd),

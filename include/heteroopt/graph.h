@@ -360,6 +360,9 @@ double ho_node_block_channels(const struct ho_graph *g, const struct ho_node *n)
 /* The input channels its kernel blocks as well: a dense ConvTranspose's (oneDNN runs it on
  * backward-data kernels, blocked on both sides); 0 for any other node. */
 double ho_node_block_in_channels(const struct ho_graph *g, const struct ho_node *n);
+/* The share of a 2-D Conv's kernel taps some output reads inside its input (one in the padding
+ * for all is never computed); 1 for any other node.  Its FLOPs, priced, are its MACs' so many. */
+double ho_node_tap_share(const struct ho_graph *g, const struct ho_node *n);
 /* How much more work channels take done in blocks of block: ceil(c / b) * b / c (1: none). */
 double ho_channel_pad(double channels, uint32_t block);
 

@@ -127,13 +127,71 @@ static void grouped_blocks(uint32_t dense)
 		    w->shape.dim[1] != 8)
 			continue;
 		T_CHECK(fabs(cost_more(i, "none", "[[1, 1]]", more) -
-			     2 * rg->nodes[i].feat.flops / gflops / 1e3) < 1e-6,
+			     2 * rg->nodes[i].feat.flops * ho_node_tap_share(rg, &rg->nodes[i]) /
+				 gflops / 1e3) < 1e-6,
 			"%s, groups of 8 in %lld: twice its FLOPs' time, %g us", rg->nodes[i].name,
 			(long long)group->i, cost_more(i, "none", "[[1, 1]]", more));
 		break;
 	}
 	g = keep;
 	ho_graph_free(rg);
+}
+
+/*
+ * DeepLabV3's atrous convolutions over a 14x14 map: at dilation 12 some outputs read
+ * each of the 3 tap rows of an axis inside the map, at 24 and 36 only the centre one;
+ * priced at that share of their FLOPs.  A 3x3 at padding 1 reads every tap.
+ */
+static void atrous_taps(void)
+{
+	static const struct {
+		int64_t dilation, taps;
+	} want[3] = {{12, 3}, {24, 1}, {36, 1}};
+	const struct ho_graph *keep = g;
+	struct ho_graph *dg = NULL;
+	int64_t dims[4] = {1, 3, 224, 224};
+	const char *more = ", \"kernel_models\": {\"conv\": {\"fixed_us\": 0, \"gflops\": 100, "
+			   "\"gbps\": 0, \"block\": 1}}";
+	int seen = 0, plain = 0;
+
+	for (uint32_t i = 0; i < keep->n_nodes; i++) {
+		const struct ho_tensor *w = ho_node_input(keep, &keep->nodes[i], 1);
+
+		if (strcmp(keep->nodes[i].op_type, "Conv") || w->shape.dim[2] != 3)
+			continue;
+		plain++;
+		T_CHECK(ho_node_tap_share(keep, &keep->nodes[i]) == 1,
+			"%s: a 3x3 keeps %g of its taps", keep->nodes[i].name,
+			ho_node_tap_share(keep, &keep->nodes[i]));
+	}
+	T_CHECK(plain > 0, "no 3x3 convolution");
+	if (t_load_model("deeplabv3_mobilenet_v3_large.onnx", "input", dims, 4, &dg)) {
+		printf("deeplabv3_mobilenet_v3_large.onnx not in $HETEROOPT_MODELS: atrous "
+		       "unchecked\n");
+		return;
+	}
+	g = dg;
+	for (uint32_t i = 0; i < dg->n_nodes; i++) {
+		const struct ho_attr *dl = ho_node_attr(&dg->nodes[i], "dilations");
+		double share = ho_node_tap_share(dg, &dg->nodes[i]);
+
+		for (int k = 0; k < 3 && dl && dl->n == 2; k++) {
+			double r = (double)want[k].taps / 3;
+
+			if (dl->ints[0] != want[k].dilation)
+				continue;
+			seen++;
+			T_CHECK(fabs(share - r * r) < 1e-12, "%s, dilation %lld: %g of its taps",
+				dg->nodes[i].name, (long long)want[k].dilation, share);
+			T_CHECK(fabs(cost_more(i, "none", "[[1, 1]]", more) -
+				     dg->nodes[i].feat.flops * r * r / 100e3) < 1e-6,
+				"%s priced at that share: %g us", dg->nodes[i].name,
+				cost_more(i, "none", "[[1, 1]]", more));
+		}
+	}
+	T_CHECK(seen == 3, "%d atrous convolutions found", seen);
+	g = keep;
+	ho_graph_free(dg);
 }
 
 int main(void)
@@ -196,6 +254,7 @@ int main(void)
 
 	other_chain_and_beyond(a, key);
 	grouped_blocks(a);
+	atrous_taps();
 
 	/*
 	 * One kernel, one family however the exporter spelt it: PyTorch writes

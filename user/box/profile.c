@@ -792,7 +792,8 @@ static double ho_class_time(const struct ho_graph *g, const struct ho_node *nd,
 	       (ho_kernel_class_convolves(kc) || kc == HO_KC_MATMUL ? ho_cold_weights(nd, pd, bw)
 								    : 0) +
 	       (cm->rate > 0
-		    ? nd->feat.flops * ho_channel_pad(ho_node_block_channels(g, nd), cm->block) *
+		    ? nd->feat.flops * ho_node_tap_share(g, nd) *
+			  ho_channel_pad(ho_node_block_channels(g, nd), cm->block) *
 			  ho_channel_pad(ho_node_block_in_channels(g, nd), cm->block) / cm->rate
 		    : 0) +
 	       (bw > 0 ? bytes / bw : 0);
