@@ -227,6 +227,17 @@ int32_t ho_graph_find_tensor(const struct ho_graph *g, const char *name);
 /* A node that runs: not folded at load time, not a Constant (the scheduler's tasks). */
 bool ho_node_is_task(const struct ho_node *n);
 int ho_graph_validate(struct ho_graph *g, struct ho_error *err);
+/*
+ * A graph of the nodes of g (shapes inferred) that take marks, in g's order
+ * (user/graph/extract.c): the tensors they read and none of them writes are
+ * its inputs (fed at each run, of g's shapes) or, where g knows their
+ * values, constants of it; those they write that g outputs or another node
+ * reads, its outputs.  Its tensors keep g's ids (and names), so that the
+ * outer references of subgraphs hold.  It shares g's attributes, subgraphs
+ * and weights: free it before g.
+ */
+int ho_graph_extract(const struct ho_graph *g, const bool *take, struct ho_graph **out,
+		     struct ho_error *err);
 const char *ho_dtype_name(int dtype);
 /* Bytes per element, 0 if none.  A string element is a pointer to NUL-terminated UTF-8 bytes
  * (held by whoever made the tensor: the graph, a kernel of the plan, the caller's input). */

@@ -50,11 +50,19 @@ int ho_infer_if(struct ho_infer *c)
 		ret = ho_infer_graph(ge, c->err, c->depth + 1);
 	if (ret)
 		return ret;
+	/* a condition known before the run (a tail planned for its values) picks one */
+	const struct ho_value *cv = in_v(c, 0);
+	struct ho_graph *pick = cv && cv->count == 1 ? (vgeti(cv, 0) ? gt : ge) : NULL;
+
 	for (uint32_t k = 0; k < c->nd->n_outputs; k++) {
 		const struct ho_tensor *a = &gt->tensors[gt->outputs[k]];
 		const struct ho_tensor *b = &ge->tensors[ge->outputs[k]];
 		struct ho_shape o = a->shape;
 
+		if (pick) {
+			a = b = &pick->tensors[pick->outputs[k]];
+			o = a->shape;
+		}
 		if (a->dtype != b->dtype)
 			return fail(c, "branch output %u is %s in then_branch, %s in else_branch",
 				    k, ho_dtype_name(a->dtype), ho_dtype_name(b->dtype));

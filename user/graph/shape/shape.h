@@ -167,6 +167,12 @@ static inline const int64_t *attr_ints(struct ho_infer *c, const char *name, siz
 	return at->ints;
 }
 
+/* Extents a and b may be one: equal, or one of them not known before a run. */
+static inline bool ho_dims_agree(int64_t a, int64_t b)
+{
+	return a < 0 || b < 0 || a == b;
+}
+
 static inline bool known(const struct ho_shape *s)
 {
 	return ho_shape_numel(s) >= 0;

@@ -1133,12 +1133,14 @@ int ho_infer_nms(struct ho_infer *c)
 
 	if (!bt || !st)
 		return fail(c, "needs boxes and scores");
-	if (bt->shape.rank != 3 || st->shape.rank != 3 || bt->shape.dim[2] != 4 ||
-	    bt->shape.dim[0] != st->shape.dim[0] || bt->shape.dim[1] != st->shape.dim[2])
+	/* extents a run decides (boxes kept by a threshold) agree with any */
+	if (bt->shape.rank != 3 || st->shape.rank != 3 || !ho_dims_agree(bt->shape.dim[2], 4) ||
+	    !ho_dims_agree(bt->shape.dim[0], st->shape.dim[0]) ||
+	    !ho_dims_agree(bt->shape.dim[1], st->shape.dim[2]))
 		return fail(c, "needs boxes [B, N, 4] and scores [B, C, N]");
 	/* every input that decides the selection known: count it */
-	if (bv && sv && (!in_t(c, 2) || mo) && (!in_t(c, 3) || iou) && (!in_t(c, 4) || thr) &&
-	    bv->f && sv->f) {
+	if (bv && sv && known(&bt->shape) && known(&st->shape) && (!in_t(c, 2) || mo) &&
+	    (!in_t(c, 3) || iou) && (!in_t(c, 4) || thr) && bv->f && sv->f) {
 		fb = ho_arena_alloc(c->a, (bv->count + 1) * sizeof(float));
 		fs = ho_arena_alloc(c->a, (sv->count + 1) * sizeof(float));
 		if (!fb || !fs)
