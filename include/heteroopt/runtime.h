@@ -155,7 +155,12 @@ struct ho_rt_report {
 	uint32_t zero_copy; /* cross-device edges served in place */
 	uint32_t fused;	    /* batch norm, bias and element-wise nodes folded into a Conv/MatMul */
 	uint32_t memory_waits; /* node pairs ordered so that one reuses the other's bytes */
-	const double *start_s; /* per graph node, from the run's start; < 0: did not run */
+	/* Nodes whose shapes only the run decides (a NonZero's output and all after it):
+	 * planned once the others have run, as the values came (user/runtime/tail.c). */
+	uint32_t deferred;
+	uint32_t deferred_plans; /* plans made for them so far: one per new set of those
+				  * values (the same values again reuse the last) */
+	const double *start_s;	 /* per graph node, from the run's start; < 0: did not run */
 	const double *end_s;
 	/* Per tensor x device (index t * n_devices + d): when its copy into d was taken and
 	 * when it was done, from the run's start; < 0: no copy there this run. */

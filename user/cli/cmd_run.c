@@ -405,6 +405,11 @@ int cmd_run(int argc, char **argv)
 		printf("run: memory %.2f MB planned (%.2f MB without reuse); memory pool: %s\n",
 		       ho_rt_last_report(rt)->region_bytes[0] / 1e6,
 		       ho_rt_last_report(rt)->unshared_bytes[0] / 1e6, ho_rt_last_report(rt)->pool);
+	if (ho_rt_last_report(rt)->deferred)
+		printf(
+		    "run: %u nodes wait for the run to know their shapes (the values that decide "
+		    "them came %u ways: planned for each)\n",
+		    ho_rt_last_report(rt)->deferred, ho_rt_last_report(rt)->deferred_plans);
 	printf("run: %u nodes on %s: median %.3f ms over %d runs (P90 %.3f, P99 %.3f, min %.3f, "
 	       "max %.3f; %llu warm-up runs before)\n",
 	       g->n_nodes, pl ? "the schedule's devices" : "cpu0 (oneDNN)", times[repeat / 2] * 1e3,

@@ -108,9 +108,19 @@ static int ho_prepared_nodes(const struct ho_backend_ops *ops, const struct ho_g
 		if (!ho_node_is_task(n))
 			continue;
 		if (!ho_check_known(g, n)) {
-			snprintf(e.msg, sizeof(e.msg),
-				 "node '%s' (%s): its shapes are not all known", n->name,
-				 n->op_type);
+			/* planned at run time, once its shapes are (tail.c): the operator now */
+			if (ho_rt_is_control(n->op_type))
+				snprintf(
+				    e.msg, sizeof(e.msg),
+				    "node '%s' (%s): its shapes are decided as it runs; control "
+				    "flow is planned before it runs",
+				    n->name, n->op_type);
+			else if (ops->runs(n->op_type))
+				continue;
+			else
+				snprintf(e.msg, sizeof(e.msg),
+					 "node '%s' (%s): the %s backend has no kernel for it",
+					 n->name, n->op_type, ops->name);
 		} else if (ho_rt_is_control(n->op_type)) {
 			struct ho_control *cf = NULL;
 

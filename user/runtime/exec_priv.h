@@ -166,6 +166,9 @@ struct ho_rt {
 	uint32_t n_ext;
 	int32_t *ext_of; /* per tensor: its index in ext, or -1 */
 	struct ho_rt_report report;
+	int depth;	      /* 0: the caller's plan; n: the tail of a tail of ... */
+	struct ho_tail *tail; /* the nodes whose shapes a run decides (tail.c), or NULL */
+	uint8_t *keep;	      /* per tensor: read by the tail, kept to the run's end */
 };
 
 #define AT(rt, t, d) ((size_t)(t) * (rt)->n_dev + (size_t)(d))
@@ -192,6 +195,20 @@ void ho_scratch_free(struct ho_scratch_mem *s, const struct ho_graph *g);
  * check over s (zeroed: made on first use); a backend without one takes every fusion. */
 bool ho_rt_takes_fused(const struct ho_rt *rt, struct ho_scratch_mem *s, uint32_t i, int32_t bn,
 		       int32_t post);
+
+/* plan.c: ho_rt_new for the tail of a plan depth deep */
+int ho_rt_plan(const struct ho_graph *g, const struct ho_rt_opts *o, int depth, struct ho_rt **out,
+	       struct ho_error *err);
+/* tail.c: the nodes whose shapes a run decides, planned and run once the plan's have run */
+int ho_rt_tail_split(struct ho_rt *rt, int depth, struct ho_error *err);
+int ho_rt_tail_run(struct ho_rt *rt, struct ho_error *err);
+const void *ho_rt_tail_output(const struct ho_rt *rt, int32_t t, const struct ho_tensor **tt);
+void ho_rt_tail_free(struct ho_tail *tl);
+/* Tensor t lives to the run's end: a graph output, or read by the tail. */
+static inline bool ho_rt_kept(const struct ho_rt *rt, int32_t t)
+{
+	return (rt->g->tensors[t].flags & HO_T_OUTPUT) || (rt->keep && rt->keep[t]);
+}
 
 /* layouts.c: channels-last tensors and folded nodes, before the memory plan */
 void ho_rt_layouts(struct ho_rt *rt);

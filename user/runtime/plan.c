@@ -157,6 +157,8 @@ void ho_rt_free(struct ho_rt *rt)
 	free(rt->end);
 	free(rt->copy_start);
 	free(rt->copy_end);
+	ho_rt_tail_free(rt->tail);
+	free(rt->keep);
 	free(rt);
 }
 
@@ -229,9 +231,13 @@ static void ho_rt_output_copies(struct ho_rt *rt)
 {
 	const struct ho_graph *g = rt->g;
 
-	for (uint32_t i = 0; i < g->n_outputs && !rt->dev[rt->host].info.own_memory; i++) {
-		int32_t t = g->outputs[i], h = t >= 0 ? rt->home[t] : -1;
+	for (uint32_t i = 0; i < g->n_outputs + g->n_tensors && !rt->dev[rt->host].info.own_memory;
+	     i++) {
+		int32_t t = i < g->n_outputs ? g->outputs[i] : (int32_t)(i - g->n_outputs),
+			h = t >= 0 ? rt->home[t] : -1;
 
+		if (i >= g->n_outputs && !(rt->keep && rt->keep[t]))
+			continue;
 		if (h < 0 || ho_shares_memory(rt, h, rt->host) || !g->tensors[t].bytes ||
 		    rt->ext_of[ho_rt_root(rt, t)] >= 0)
 			continue;
@@ -411,6 +417,12 @@ static int ho_rt_queues(struct ho_rt *rt, struct ho_rt_dev *dv, bool by_ioctl, s
 int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt **out,
 	      struct ho_error *err)
 {
+	return ho_rt_plan(g, o, 0, out, err);
+}
+
+int ho_rt_plan(const struct ho_graph *g, const struct ho_rt_opts *o, int depth, struct ho_rt **out,
+	       struct ho_error *err)
+{
 	struct ho_rt *rt = calloc(1, sizeof(*rt));
 	size_t td;
 	int ret = -ENOMEM;
@@ -422,6 +434,7 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 	pthread_cond_init(&rt->cond, NULL);
 	pthread_cond_init(&rt->run_cond, NULL);
 	rt->g = g;
+	rt->depth = depth;
 	rt->pace = o ? o->pace : 0;
 	rt->fail_node = -1;
 	for (uint32_t i = 0; o && o->inject_failure && i < g->n_nodes; i++)
@@ -512,6 +525,9 @@ int ho_rt_new(const struct ho_graph *g, const struct ho_rt_opts *o, struct ho_rt
 		if (!rt->dev[d].nodes)
 			goto nomem;
 	}
+	ret = ho_rt_tail_split(rt, depth, err);
+	if (ret)
+		goto fail;
 	if (!(o && o->plain_layout))
 		ho_rt_layouts(rt);
 	for (uint32_t i = 0; i < g->n_nodes; i++)

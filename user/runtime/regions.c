@@ -160,7 +160,7 @@ int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 			it->prio = it->writer >= 0 ? rt->prio[it->writer] : 0;
 			/* a graph input's replica is copied in at the start, then free after use */
 			it->permanent = it->writer < 0 && !(it->copy && (tt->flags & HO_T_INPUT));
-			it->to_end = tt->flags & HO_T_OUTPUT;
+			it->to_end = ho_rt_kept(rt, (int32_t)t);
 			it->readers = &refs[n_refs];
 			it->direct = &drefs[n_drefs];
 			/*
@@ -174,7 +174,7 @@ int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 			for (uint32_t a = home && n_alias[t] ? 0 : t; a < a_end; a++) {
 				if (a != t && root[a] != (int32_t)t)
 					continue;
-				if (g->tensors[a].flags & HO_T_OUTPUT)
+				if (ho_rt_kept(rt, (int32_t)a))
 					it->to_end = true;
 				for (uint32_t e = 0; home && e < rt->n_dev; e++)
 					if (rt->is_copy[AT(rt, a, e)])

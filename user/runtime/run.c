@@ -783,7 +783,7 @@ int ho_rt_run(struct ho_rt *rt, struct ho_error *err)
 	}
 	if (rt->remaining)
 		return ho_err(err, -EDEADLK, "%u nodes never became ready", rt->remaining);
-	return 0;
+	return rt->tail ? ho_rt_tail_run(rt, err) : 0;
 }
 
 const float *ho_rt_output(const struct ho_rt *rt, uint32_t i, const struct ho_tensor **t)
@@ -807,6 +807,8 @@ const void *ho_rt_output_data(const struct ho_rt *rt, uint32_t i, const struct h
 		*t = &rt->g->tensors[id];
 	if (rt->is_copy[AT(rt, id, rt->host)]) /* fetched from a device the host cannot read */
 		return rt->buf[AT(rt, id, rt->host)];
+	if (rt->home[id] < 0 && rt->tail) /* written by the tail */
+		return ho_rt_tail_output(rt, id, t);
 	return rt->home[id] >= 0 ? rt->buf[AT(rt, id, rt->home[id])] : NULL;
 }
 
