@@ -238,6 +238,15 @@ int ho_graph_validate(struct ho_graph *g, struct ho_error *err);
  */
 int ho_graph_extract(const struct ho_graph *g, const bool *take, struct ho_graph **out,
 		     struct ho_error *err);
+/*
+ * g (shapes inferred) with each If whose condition is known replaced by its
+ * branch's nodes (user/graph/inline.c), or *out NULL where there is none.
+ * Tensors keep g's ids, the branches' come after; (*origin)[i] (malloc'ed)
+ * is the node of g node i of *out comes from.  It shares g's attributes,
+ * names and bytes: free it before g.  Infer its shapes again.
+ */
+int ho_graph_inline_ifs(const struct ho_graph *g, struct ho_graph **out, uint32_t **origin,
+			struct ho_error *err);
 const char *ho_dtype_name(int dtype);
 /* Bytes per element, 0 if none.  A string element is a pointer to NUL-terminated UTF-8 bytes
  * (held by whoever made the tensor: the graph, a kernel of the plan, the caller's input). */

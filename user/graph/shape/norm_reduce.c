@@ -72,6 +72,57 @@ int ho_infer_softmax(struct ho_infer *c)
 	return 0;
 }
 
+/*
+ * A Reduce{Max,Min,Sum,Prod} over a value known at load, folded: exporters
+ * compute a batch's largest image size so (torchvision's detectors pad
+ * their input by it), and the shapes after it follow.
+ */
+static void ho_fold_reduce(struct ho_infer *c, const struct ho_tensor *x, const bool *reduce,
+			   const struct ho_shape *o)
+{
+	static const char *const ops[] = {"ReduceMax", "ReduceMin", "ReduceSum", "ReduceProd"};
+	const struct ho_value *v = in_v(c, 0);
+	int64_t n_out = ho_shape_numel(o);
+	struct ho_value *r;
+	int kind = -1;
+
+	for (int k = 0; k < 4; k++)
+		kind = !strcmp(c->nd->op_type, ops[k]) ? k : kind;
+	if (kind < 0 || !v || !v->count || n_out < 1 || !known(&x->shape) ||
+	    (int64_t)v->count != ho_shape_numel(&x->shape) || v->count > HO_FOLD_SMALL_ELEMS ||
+	    !(r = new_value(c, x->dtype, (size_t)n_out)))
+		return;
+	bool *seen = calloc((size_t)n_out, sizeof(bool));
+
+	if (!seen)
+		return;
+	for (size_t i = 0; i < v->count; i++) {
+		int64_t rem = (int64_t)i, at = 0, stride = 1;
+
+		for (int a = x->shape.rank - 1; a >= 0; a--) {
+			if (!reduce[a])
+				at += rem % x->shape.dim[a] * stride;
+			stride *= reduce[a] ? 1 : x->shape.dim[a];
+			rem /= x->shape.dim[a];
+		}
+		double f = vget(v, i), g = seen[at] ? vget(r, (size_t)at) : f;
+		int64_t n = vgeti(v, i), m = seen[at] ? vgeti(r, (size_t)at) : n;
+
+		if (seen[at] && kind == 0)
+			f = f > g ? f : g, n = n > m ? n : m;
+		else if (seen[at] && kind == 1)
+			f = f < g ? f : g, n = n < m ? n : m;
+		else if (seen[at] && kind == 2)
+			f += g, n += m;
+		else if (seen[at] && kind == 3)
+			f *= g, n *= m;
+		vset(r, (size_t)at, f, n, !v->f);
+		seen[at] = true;
+	}
+	free(seen);
+	set_value(c, 0, r);
+}
+
 int ho_infer_reduce(struct ho_infer *c)
 {
 	struct ho_tensor *x = in_t(c, 0);
@@ -123,6 +174,7 @@ int ho_infer_reduce(struct ho_infer *c)
 			o.dim[o.rank++] = 1;
 	}
 	set_out(c, 0, x->dtype, &o);
+	ho_fold_reduce(c, x, reduce, &o);
 	return 0;
 }
 

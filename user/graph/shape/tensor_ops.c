@@ -1134,6 +1134,10 @@ int ho_infer_nms(struct ho_infer *c)
 	if (!bt || !st)
 		return fail(c, "needs boxes and scores");
 	/* extents a run decides (boxes kept by a threshold) agree with any */
+	if (bt->shape.rank < 0 || st->shape.rank < 0) { /* a rank a run decides */
+		set_out(c, 0, HO_DT_INT64, &o);
+		return 0;
+	}
 	if (bt->shape.rank != 3 || st->shape.rank != 3 || !ho_dims_agree(bt->shape.dim[2], 4) ||
 	    !ho_dims_agree(bt->shape.dim[0], st->shape.dim[0]) ||
 	    !ho_dims_agree(bt->shape.dim[1], st->shape.dim[2]))
