@@ -322,6 +322,34 @@ check "... as numpy reshapes" 0 "" -- $PY -c "
 import numpy as np
 y = np.load('$tmp/rs/y.npy')
 assert y.shape == (3, 2, 2) and (y == np.arange(12).reshape(3, 2, 2)).all(), y"
+# An If whose branch's output shape a run decides (a NonZero in it), as torchvision's
+# batched NMS asks whether any box is left: inlined once its condition is known.
+$PY - "$tmp" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as T
+d = sys.argv[1]
+then = h.make_graph([h.make_node("NonZero", ["x"], ["nz"])], "then", [],
+    [h.make_tensor_value_info("nz", T.INT64, None)])
+empty = h.make_tensor("none", T.INT64, [2, 0], [])
+other = h.make_graph([h.make_node("Constant", [], ["no"], value=empty)], "else", [],
+    [h.make_tensor_value_info("no", T.INT64, None)])
+g = h.make_graph([h.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+                  h.make_node("Greater", ["s", "zero"], ["c"]),
+                  h.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)], "ifnz",
+    [h.make_tensor_value_info("x", T.FLOAT, [2, 3])], [h.make_tensor_value_info("y", T.INT64, None)],
+    [h.make_tensor("zero", T.FLOAT, [], [0.0])])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 14)]), d + "/ifnz.onnx")
+np.save(d + "/pos.npy", np.array([[1, 0, 2], [0, 0, 3]], dtype=np.float32))
+np.save(d + "/neg.npy", np.array([[-1, 0, -2], [0, 0, -3]], dtype=np.float32))
+PYEOF
+check "an If whose branch's shapes the run decides: the branch taken" 0 "output y:" -- \
+	$EXE run "$tmp/ifnz.onnx" --input "x=$tmp/pos.npy" -o "$tmp/ifp"
+check "... the other" 0 "output y:" -- $EXE run "$tmp/ifnz.onnx" --input "x=$tmp/neg.npy" -o "$tmp/ifn"
+check "... as numpy's nonzero, and empty" 0 "" -- $PY -c "
+import numpy as np
+p, n = np.load('$tmp/ifp/y.npy'), np.load('$tmp/ifn/y.npy')
+assert (p == np.array(np.nonzero(np.load('$tmp/pos.npy')))).all() and p.shape == (2, 3), p
+assert n.shape == (2, 0), n"
 check "--bind of an input not given" 1 "--bind nope: give its values with --input nope=FILE.npy" -- \
 	$EXE run "$tmp/reshape.onnx" --input "x=$tmp/rx.npy" --input "shape=$tmp/rshape.npy" --bind nope -o "$tmp/rs"
 # A device whose memory is a PCI device's P2P memory needs ump.ko.

@@ -25,6 +25,8 @@
 #include "exec_priv.h"
 
 #define HO_TAIL_MAX_DEPTH 8
+/* passes of inlining Ifs whose conditions are known (an If in a branch needs a second) */
+#define HO_TAIL_INLINES 4
 /* elements of a tail input bound by value before any larger one is */
 #define HO_TAIL_SMALL 4096
 
@@ -32,10 +34,13 @@ struct ho_tail {
 	bool *take;	    /* per node of the plan's graph: the tail's */
 	int32_t *dev_of;    /* per node: the device the schedule gave it */
 	struct ho_graph *g; /* the tail as a graph, as last planned */
-	uint32_t *node_of;  /* per node of g: the plan's graph's */
-	struct ho_rt *rt;   /* its plan */
-	bool *by_value;	    /* per input of g: planned for its values */
-	void *key;	    /* those values, as they were */
+	/* the graphs it was made through (extracted, each If inlined): it shares their bytes */
+	struct ho_graph *made[HO_TAIL_INLINES + 1];
+	uint32_t n_made;
+	uint32_t *node_of; /* per node of g: the plan's graph's */
+	struct ho_rt *rt;  /* its plan */
+	bool *by_value;	   /* per input of g: planned for its values */
+	void *key;	   /* those values, as they were */
 	size_t key_len;
 	bool reusable; /* no value the plan cannot compare (strings) */
 };
@@ -45,13 +50,21 @@ static bool ho_unknown(const struct ho_tensor *t)
 	return ho_shape_numel(&t->shape) < 0;
 }
 
+static void ho_tail_drop_graphs(struct ho_tail *tl)
+{
+	while (tl->n_made)
+		ho_graph_free(tl->made[--tl->n_made]);
+	tl->g = NULL;
+	free(tl->node_of);
+	tl->node_of = NULL;
+}
+
 void ho_rt_tail_free(struct ho_tail *tl)
 {
 	if (!tl)
 		return;
 	ho_rt_free(tl->rt);
-	ho_graph_free(tl->g);
-	free(tl->node_of);
+	ho_tail_drop_graphs(tl);
 	free(tl->by_value);
 	free(tl->key);
 	free(tl->take);
@@ -169,12 +182,16 @@ static int ho_tail_graph(struct ho_rt *rt, struct ho_error *err)
 	struct ho_graph *sg;
 	int ret;
 
-	ho_graph_free(tl->g);
-	tl->g = NULL;
+	ho_tail_drop_graphs(tl);
 	ret = ho_graph_extract(g, tl->take, &tl->g, err);
 	if (ret)
 		return ret;
-	sg = tl->g;
+	sg = tl->made[tl->n_made++] = tl->g;
+	if (!(tl->node_of = calloc(sg->n_nodes + 1, sizeof(uint32_t))))
+		return ho_err(err, -ENOMEM, "out of memory");
+	for (uint32_t i = 0, j = 0; i < g->n_nodes; i++)
+		if (tl->take[g->topo[i]])
+			tl->node_of[j++] = (uint32_t)g->topo[i];
 	if (!tl->by_value && !(tl->by_value = calloc(sg->n_inputs + 1, sizeof(bool))))
 		return ho_err(err, -ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < sg->n_inputs; i++) {
@@ -192,7 +209,25 @@ static int ho_tail_graph(struct ho_rt *rt, struct ho_error *err)
 		if (ret)
 			return ret;
 	}
-	return ho_shape_infer(sg, err);
+	ret = ho_shape_infer(sg, err);
+	/* an If the bound values decide is its branch: its nodes then plan as the tail's */
+	while (!ret && tl->n_made <= HO_TAIL_INLINES) {
+		struct ho_graph *ig;
+		uint32_t *origin, *node_of;
+
+		if ((ret = ho_graph_inline_ifs(tl->g, &ig, &origin, err)) || !ig)
+			break;
+		tl->made[tl->n_made++] = tl->g = ig;
+		node_of = calloc(ig->n_nodes + 1, sizeof(uint32_t));
+		for (uint32_t i = 0; node_of && i < ig->n_nodes; i++)
+			node_of[i] = tl->node_of[origin[i]];
+		free(origin);
+		free(tl->node_of);
+		if (!(tl->node_of = node_of))
+			return ho_err(err, -ENOMEM, "out of memory");
+		ret = ho_shape_infer(ig, err);
+	}
+	return ret;
 }
 
 /*
@@ -264,23 +299,16 @@ static int ho_tail_plan(struct ho_rt *rt, struct ho_error *err)
 			memcpy((char *)tl->key + tl->key_len, ho_tail_host_bytes(rt, t), b);
 		tl->key_len += tl->by_value[i] ? b : 0;
 	}
-	/* its nodes where the schedule put them */
-	free(tl->node_of);
-	tl->node_of = calloc(sg->n_nodes + 1, sizeof(uint32_t));
+	/* its nodes where the schedule put them (an inlined branch's: where its If was) */
 	pl.node_device = calloc(sg->n_nodes + 1, sizeof(int32_t));
 	pl.node_prio = calloc(sg->n_nodes + 1, sizeof(uint32_t));
-	if (!tl->node_of || !pl.node_device || !pl.node_prio) {
+	if (!pl.node_device || !pl.node_prio) {
 		ret = ho_err(err, -ENOMEM, "out of memory");
 		goto out;
 	}
-	for (uint32_t i = 0, j = 0; i < rt->g->n_nodes; i++) {
-		uint32_t id = (uint32_t)rt->g->topo[i];
-
-		if (!tl->take[id])
-			continue;
-		tl->node_of[j] = id;
-		pl.node_device[j] = tl->dev_of[id];
-		pl.node_prio[j++] = rt->prio[id];
+	for (uint32_t j = 0; j < sg->n_nodes; j++) {
+		pl.node_device[j] = tl->dev_of[tl->node_of[j]];
+		pl.node_prio[j] = rt->prio[tl->node_of[j]];
 	}
 	pl.n_devices = rt->n_dev;
 	memcpy(pl.dev, rt->desc, sizeof(pl.dev));
@@ -325,11 +353,17 @@ static void ho_tail_report(struct ho_rt *rt)
 	struct ho_rt_report *r = &rt->report;
 	double shift = tl->rt->t0 - rt->t0;
 
-	for (uint32_t j = 0; j < tl->g->n_nodes; j++) {
+	for (uint32_t j = 0; j < tl->g->n_nodes; j++)
+		rt->start[tl->node_of[j]] = rt->end[tl->node_of[j]] = -1;
+	for (uint32_t j = 0; j < tl->g->n_nodes; j++) { /* an inlined If: its branch's span */
 		uint32_t id = tl->node_of[j];
 
-		rt->start[id] = s->start_s[j] < 0 ? -1 : s->start_s[j] + shift;
-		rt->end[id] = s->end_s[j] < 0 ? -1 : s->end_s[j] + shift;
+		if (s->start_s[j] < 0)
+			continue;
+		if (rt->start[id] < 0 || s->start_s[j] + shift < rt->start[id])
+			rt->start[id] = s->start_s[j] + shift;
+		if (s->end_s[j] + shift > rt->end[id])
+			rt->end[id] = s->end_s[j] + shift;
 	}
 	r->makespan_s = s->makespan_s + shift;
 	r->transfers += s->transfers;
