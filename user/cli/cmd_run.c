@@ -32,9 +32,9 @@ static const struct cli_opt run_opts[] = {
      "the input's extents; one per model input",
      RA(inputs), 0, 0},
     {"--bind", NULL, CLI_LIST, "NAME",
-     "plan for the values of input NAME's file, not only its\n"
-     "shape: for inputs that decide shapes (a Reshape's shape, a\n"
-     "Resize's scales); other values are refused at run time",
+     "plan ahead for the values of input NAME's file, not only its\n"
+     "shape (without it, what they decide is planned as the run\n"
+     "meets them); other values are refused at run time",
      RA(bind), 0, 0},
     {"--output", "-o", CLI_TEXT, "DIR", "write each output as DIR/<output name>.npy (default .)",
      RA(outdir), 0, 0},

@@ -474,10 +474,39 @@ static int ho_run_arg(const struct ho_kernel *k)
 
 /* ---- CumSum ---- */
 
+/* An axis a run gives (a tensor computed before it): read at each run. */
+#define HO_CUMSUM_AXIS_AT_RUN INT64_MIN
+
+/* t's blocks around axis of its input: outer runs of axis_dim blocks of inner elements. */
+static int ho_cumsum_axis(struct ho_typed *t, int64_t axis)
+{
+	const struct ho_shape *x = &t->in_shape[0];
+
+	axis += axis < 0 ? x->rank : 0;
+	if (axis < 0 || axis >= x->rank)
+		return -EINVAL;
+	t->outer = t->inner = 1;
+	for (int a = 0; a < x->rank; a++)
+		if (a < axis)
+			t->outer *= x->dim[a];
+		else if (a > axis)
+			t->inner *= x->dim[a];
+	t->axis_dim = x->dim[axis];
+	return 0;
+}
+
 static int ho_run_cumsum(const struct ho_kernel *k)
 {
+	struct ho_typed at_run;
 	const struct ho_typed *t = &k->typed;
 	enum ho_domain d = ho_domain_of(t->out_dt);
+
+	if (t->axis == HO_CUMSUM_AXIS_AT_RUN) {
+		at_run = *t;
+		if (ho_cumsum_axis(&at_run, ho_cpu_int(t->in[1], t->in_dt[1], 0)))
+			return -EINVAL; /* an axis outside the input */
+		t = &at_run;
+	}
 	bool exclusive = t->iparam[0], reverse = t->iparam[1];
 
 	for (int64_t o = 0; o < t->outer; o++)
@@ -928,20 +957,17 @@ int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *c
 		return 0;
 	}
 	if (!strcmp(n->op_type, "CumSum")) {
+		const struct ho_tensor *at = ho_node_input(g, n, 1);
 		int64_t axis;
 
-		if (ho_cpu_int_input(g, n, 1, buf, &axis, 1) != 1 || x->dtype != y->dtype)
-			return ho_cpu_unsupported(err, n, "needs a constant axis");
-		axis += axis < 0 ? x->shape.rank : 0;
-		if (axis < 0 || axis >= x->shape.rank)
+		if (!at || ho_shape_numel(&at->shape) != 1 || x->dtype != y->dtype ||
+		    (at->dtype != HO_DT_INT64 && at->dtype != HO_DT_INT32))
+			return ho_cpu_unsupported(err, n, "needs one integer axis");
+		if (ho_cpu_int_input(g, n, 1, buf, &axis, 1) != 1) {
+			t->axis = HO_CUMSUM_AXIS_AT_RUN; /* computed before it: read as it runs */
+		} else if ((t->axis = axis), ho_cumsum_axis(t, axis)) {
 			return ho_cpu_unsupported(err, n, "has an axis outside the input");
-		t->outer = t->inner = 1;
-		for (int a = 0; a < x->shape.rank; a++)
-			if (a < axis)
-				t->outer *= x->shape.dim[a];
-			else if (a > axis)
-				t->inner *= x->shape.dim[a];
-		t->axis_dim = x->shape.dim[axis];
+		}
 		t->iparam[0] = ho_node_attr_i(n, "exclusive", 0);
 		t->iparam[1] = ho_node_attr_i(n, "reverse", 0);
 		t->run = ho_run_cumsum;
