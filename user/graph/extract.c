@@ -46,7 +46,8 @@ static void ho_extract_tensor(struct ho_extract *x, int32_t t)
 	dst->shape = src->shape;
 	dst->bytes = src->bytes;
 	if ((src->flags & HO_T_KNOWN) && (src->data || src->value || !src->bytes)) {
-		dst->flags |= HO_T_CONSTANT | (src->flags & HO_T_FOLDED);
+		/* a bound value keeps its larger limit for folding (graph_priv.h) */
+		dst->flags |= HO_T_CONSTANT | (src->flags & (HO_T_FOLDED | HO_T_BOUND));
 		dst->data = src->data;
 		dst->data_len = src->data_len;
 		dst->value = src->value;

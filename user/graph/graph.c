@@ -585,6 +585,7 @@ static int64_t ho_load_int(int dtype, const unsigned char *p)
 	}
 }
 
+/* up to HO_FOLD_BOUND_MAX_ELEMS: callers keep their own, smaller limits where theirs */
 struct ho_value *ho_value_from_data(struct ho_arena *a, int dtype, const void *data, uint64_t len,
 				    int64_t count)
 {
@@ -592,7 +593,8 @@ struct ho_value *ho_value_from_data(struct ho_arena *a, int dtype, const void *d
 	const unsigned char *p = data;
 	struct ho_value *v;
 
-	if (!data || count < 0 || count > HO_FOLD_MAX_ELEMS || !es || (uint64_t)count * es > len)
+	if (!data || count < 0 || count > HO_FOLD_BOUND_MAX_ELEMS || !es ||
+	    (uint64_t)count * es > len)
 		return NULL;
 	if (dtype == HO_DT_FLOAT16 || dtype == HO_DT_BFLOAT16 || dtype == HO_DT_COMPLEX64 ||
 	    dtype == HO_DT_COMPLEX128 || dtype == HO_DT_STRING)

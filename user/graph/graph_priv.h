@@ -36,6 +36,9 @@ struct ho_value *ho_value_from_data(struct ho_arena *a, int dtype, const void *d
  * element in the graph's arena.
  */
 #define HO_FOLD_MAX_ELEMS (1 << 18)
+/* ... and of a value the caller bound (a run's, for what follows it: a NonZero over a
+ * detector's 1.7 M class scores is counted so) */
+#define HO_FOLD_BOUND_MAX_ELEMS (1 << 24)
 /* Up to this many, a constant's value is decoded as it is read in (a Constant node's
  * output), and a view carries a weight's value on; a larger weight stays bytes that the
  * runtime reads in place, decoded only for a fold that asks. */

@@ -116,7 +116,8 @@ static inline const struct ho_value *tensor_value(struct ho_infer *c, struct ho_
 	if (!t->value && t->data) {
 		int64_t n = ho_shape_numel(&t->shape);
 
-		if (n >= 0 && n <= HO_FOLD_MAX_ELEMS)
+		if (n >= 0 &&
+		    n <= ((t->flags & HO_T_BOUND) ? HO_FOLD_BOUND_MAX_ELEMS : HO_FOLD_MAX_ELEMS))
 			t->value = ho_value_from_data(c->a, t->dtype, t->data, t->data_len, n);
 	}
 	return t->value;
