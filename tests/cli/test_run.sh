@@ -350,6 +350,23 @@ import numpy as np
 p, n = np.load('$tmp/ifp/y.npy'), np.load('$tmp/ifn/y.npy')
 assert (p == np.array(np.nonzero(np.load('$tmp/pos.npy')))).all() and p.shape == (2, 3), p
 assert n.shape == (2, 0), n"
+# A ConstantOfShape too large to fold at load (an anchor grid): its kernel fills it.
+$PY - "$tmp" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as T
+d = sys.argv[1]
+g = h.make_graph([h.make_node("ConstantOfShape", ["s"], ["y"],
+                              value=h.make_tensor("v", T.INT32, [1], [7]))], "fill",
+    [h.make_tensor_value_info("s", T.INT64, [2])], [h.make_tensor_value_info("y", T.INT32, None)])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 14)]), d + "/fill.onnx")
+np.save(d + "/fs.npy", np.array([1000, 300], dtype=np.int64))
+PYEOF
+check "a ConstantOfShape past what load folds, sized by the run" 0 "output y:" -- \
+	$EXE run "$tmp/fill.onnx" --input "s=$tmp/fs.npy" -o "$tmp/fill"
+check "... 300 000 sevens" 0 "" -- $PY -c "
+import numpy as np
+y = np.load('$tmp/fill/y.npy')
+assert y.shape == (1000, 300) and y.dtype == np.int32 and (y == 7).all(), (y.shape, y.dtype)"
 check "--bind of an input not given" 1 "--bind nope: give its values with --input nope=FILE.npy" -- \
 	$EXE run "$tmp/reshape.onnx" --input "x=$tmp/rx.npy" --input "shape=$tmp/rshape.npy" --bind nope -o "$tmp/rs"
 # A device whose memory is a PCI device's P2P memory needs ump.ko.

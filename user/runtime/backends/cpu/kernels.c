@@ -170,6 +170,7 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"ScatterND", k_move, 0, 0, true, false},
     {"GatherND", k_move, 0, 0, true, false},
     {"EyeLike", k_move, 0, 0, true, false},
+    {"ConstantOfShape", k_move, 0, 0, true, false},
     {"OneHot", k_move, 0, 0, true, false},
     {"ReverseSequence", k_move, 0, 0, true, false},
     {"MaxUnpool", k_move, 0, 0, true, false},

@@ -2,11 +2,10 @@
 /*
  * Data movement of any fixed-size element type, as loops over the output:
  * Split (every output), Pad (constant, reflect, edge), Tile, Expand,
- * DepthToSpace, SpaceToDepth, ScatterElements, ScatterND, GatherND, EyeLike, OneHot,
- * ReverseSequence and MaxUnpool.  The output shapes
- * are shape inference's; what decides the movement (pads, repeats, indices) is read from the node's
- * constants at plan time, or from the data where ONNX says so (ScatterElements' indices, checked at
- * run time).
+ * DepthToSpace, SpaceToDepth, ScatterElements, ScatterND, GatherND, EyeLike, ConstantOfShape,
+ * OneHot, ReverseSequence and MaxUnpool.  The output shapes are shape inference's; what decides the
+ * movement (pads, repeats, indices) is read from the node's constants at plan time, or from the
+ * data where ONNX says so (ScatterElements' indices, checked at run time).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -333,6 +332,18 @@ static int ho_run_eye_like(const struct ho_kernel *k)
 	}
 	return 0;
 }
+/* ConstantOfShape: its value everywhere (a shape too large to fold at load, as
+ * detectors' anchor grids are). */
+static int ho_run_fill(const struct ho_kernel *k)
+{
+	const struct ho_move *m = k->move;
+	int64_t n = ho_shape_numel(&m->out);
+
+	for (int64_t i = 0; i < n; i++)
+		memcpy((char *)k->dst + i * m->es, m->fill, (size_t)m->es);
+	return 0;
+}
+
 /* OneHot: values[0] everywhere, values[1] where the depth axis' index is the index. */
 static int ho_run_one_hot(const struct ho_kernel *k)
 {
@@ -465,7 +476,8 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 
 	if (!x || !ho_dtype_size(x->dtype) || x->shape.rank < 0 || ho_dtype_size(x->dtype) > 16 ||
 	    !ho_dtype_size(y->dtype) || ho_dtype_size(y->dtype) > 16 ||
-	    (x->dtype != y->dtype && strcmp(op, "EyeLike") && strcmp(op, "OneHot")))
+	    (x->dtype != y->dtype && strcmp(op, "EyeLike") && strcmp(op, "OneHot") &&
+	     strcmp(op, "ConstantOfShape")))
 		return ho_cpu_unsupported(err, n, "moves fixed-size elements only");
 	if (!(m = calloc(1, sizeof(*m))))
 		return ho_err(err, -ENOMEM, "out of memory");
@@ -608,6 +620,19 @@ int ho_cpu_prep_move(const struct ho_graph *g, const struct ho_node *n, void *co
 		else
 			return ho_cpu_unsupported(err, n, "makes float, double or integer eyes");
 		k->typed.run = ho_run_eye_like;
+		return 0;
+	}
+	if (!strcmp(op, "ConstantOfShape")) {
+		const struct ho_attr *v = ho_node_attr(n, "value");
+
+		m->es = ho_dtype_size(y->dtype);
+		memset(m->fill, 0, sizeof(m->fill)); /* no value: float32 0 */
+		if (v && (v->type != HO_ATTR_TENSOR || !v->t || !v->t->data ||
+			  v->t->dtype != y->dtype || v->t->len != (uint64_t)m->es))
+			return ho_cpu_unsupported(err, n, "needs one value of its output's type");
+		if (v)
+			memcpy(m->fill, v->t->data, (size_t)m->es);
+		k->typed.run = ho_run_fill;
 		return 0;
 	}
 	if (!strcmp(op, "ScatterND")) {
