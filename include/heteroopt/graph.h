@@ -228,6 +228,12 @@ int32_t ho_graph_find_tensor(const struct ho_graph *g, const char *name);
 bool ho_node_is_task(const struct ho_node *n);
 int ho_graph_validate(struct ho_graph *g, struct ho_error *err);
 /*
+ * The nodes of g (shapes inferred) whose shapes only a run decides: every
+ * node that runs and reads or writes a tensor of unknown shape, and every
+ * one after such a node (take[] per node).  How many.
+ */
+uint32_t ho_graph_run_decides(const struct ho_graph *g, bool *take);
+/*
  * A graph of the nodes of g (shapes inferred) that take marks, in g's order
  * (user/graph/extract.c): the tensors they read and none of them writes are
  * its inputs (fed at each run, of g's shapes) or, where g knows their

@@ -342,6 +342,8 @@ onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 14)]), d + "/ifnz.on
 np.save(d + "/pos.npy", np.array([[1, 0, 2], [0, 0, 3]], dtype=np.float32))
 np.save(d + "/neg.npy", np.array([[-1, 0, -2], [0, 0, -3]], dtype=np.float32))
 PYEOF
+check "inspect says which nodes' shapes a run decides" 0 "run-time   1 nodes' shapes only a run decides" -- \
+	$EXE inspect "$tmp/ifnz.onnx"
 check "an If whose branch's shapes the run decides: the branch taken" 0 "output y:" -- \
 	$EXE run "$tmp/ifnz.onnx" --input "x=$tmp/pos.npy" -o "$tmp/ifp"
 check "... the other" 0 "output y:" -- $EXE run "$tmp/ifnz.onnx" --input "x=$tmp/neg.npy" -o "$tmp/ifn"

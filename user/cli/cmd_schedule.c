@@ -598,6 +598,15 @@ int cmd_schedule(int argc, char **argv)
 		printf("energy: not measured (box '%s' gives no power figures): left off the "
 		       "front\n",
 		       box->name);
+	/* a model's (a task graph of STG or JSON has no shapes to wait for) */
+	bool *decided = g ? calloc(g->n_nodes + 1, sizeof(bool)) : NULL;
+	uint32_t n_decided = decided ? ho_graph_run_decides(g, decided) : 0;
+
+	free(decided);
+	if (n_decided)
+		printf("run-time: %u nodes' shapes only a run decides: priced here as nothing, "
+		       "planned as each run meets them\n",
+		       n_decided);
 	printf("baselines:\n");
 	print_header(p);
 	for (uint32_t b = 0; b < nb; b++)

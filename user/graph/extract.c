@@ -77,6 +77,37 @@ static void ho_extract_node(struct ho_extract *x, uint32_t n)
 	x->sub->n_nodes++;
 }
 
+static bool ho_unknown(const struct ho_graph *g, int32_t t)
+{
+	return t >= 0 && ho_shape_numel(&g->tensors[t].shape) < 0;
+}
+
+uint32_t ho_graph_run_decides(const struct ho_graph *g, bool *take)
+{
+	uint32_t n_taken = 0;
+
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		uint32_t id = (uint32_t)g->topo[i];
+		const struct ho_node *n = &g->nodes[id];
+		bool tail = false;
+
+		take[id] = false;
+		if (!ho_node_is_task(n))
+			continue;
+		for (uint32_t k = 0; k < n->n_inputs + n->n_implicit && !tail; k++) {
+			int32_t t = k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
+
+			tail = ho_unknown(g, t) || (t >= 0 && g->tensors[t].producer >= 0 &&
+						    take[g->tensors[t].producer]);
+		}
+		for (uint32_t k = 0; k < n->n_outputs && !tail; k++)
+			tail = ho_unknown(g, n->outputs[k]);
+		take[id] = tail;
+		n_taken += tail;
+	}
+	return n_taken;
+}
+
 int ho_graph_extract(const struct ho_graph *g, const bool *take, struct ho_graph **out,
 		     struct ho_error *err)
 {

@@ -89,31 +89,14 @@ int ho_rt_tail_split(struct ho_rt *rt, int depth, struct ho_error *err)
 {
 	const struct ho_graph *g = rt->g;
 	struct ho_tail *tl;
-	uint32_t tasks = 0, taken = 0;
+	uint32_t tasks = 0, taken;
 	bool *take = calloc(g->n_nodes + 1, sizeof(bool));
 
 	if (!take)
 		return ho_err(err, -ENOMEM, "out of memory");
-	for (uint32_t i = 0; i < g->n_nodes; i++) {
-		uint32_t id = (uint32_t)g->topo[i];
-		const struct ho_node *n = &g->nodes[id];
-		bool tail = false;
-
-		if (rt->node_dev[id] < 0)
-			continue;
-		tasks++;
-		for (uint32_t k = 0; k < n->n_inputs + n->n_implicit && !tail; k++) {
-			int32_t t = k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
-
-			tail = t >= 0 &&
-			       (ho_unknown(&g->tensors[t]) ||
-				(g->tensors[t].producer >= 0 && take[g->tensors[t].producer]));
-		}
-		for (uint32_t k = 0; k < n->n_outputs && !tail; k++)
-			tail = n->outputs[k] >= 0 && ho_unknown(&g->tensors[n->outputs[k]]);
-		taken += tail;
-		take[id] = tail;
-	}
+	taken = ho_graph_run_decides(g, take);
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		tasks += rt->node_dev[i] >= 0;
 	if (!taken) {
 		free(take);
 		return 0; /* every shape a node that runs touches is known */
