@@ -337,10 +337,20 @@ static int ho_run_eye_like(const struct ho_kernel *k)
 static int ho_run_fill(const struct ho_kernel *k)
 {
 	const struct ho_move *m = k->move;
-	int64_t n = ho_shape_numel(&m->out);
+	int64_t n = ho_shape_numel(&m->out), done;
+	static const unsigned char zero[16];
 
-	for (int64_t i = 0; i < n; i++)
-		memcpy((char *)k->dst + i * m->es, m->fill, (size_t)m->es);
+	if (n <= 0)
+		return 0;
+	if (!memcmp(m->fill, zero, (size_t)m->es)) {
+		memset(k->dst, 0, (size_t)(n * m->es));
+		return 0;
+	}
+	/* one element, then doubling what is written: large copies, not n small ones */
+	memcpy(k->dst, m->fill, (size_t)m->es);
+	for (done = 1; done < n; done *= 2)
+		memcpy((char *)k->dst + done * m->es, k->dst,
+		       (size_t)((done * 2 <= n ? done : n - done) * m->es));
 	return 0;
 }
 

@@ -376,6 +376,12 @@ static int ho_run_typed(const struct ho_kernel *k)
 		n = ho_shape_numel(&t->out_shape);
 	int r = t->out_shape.rank;
 
+	/* a Cast to the type it has (fasterrcnn's pooled features, 12.5 M floats: 29 ms an
+	 * element at a time) is a copy */
+	if (t->op == TW_CAST && t->in_dt[0] == t->out_dt && t->out_dt != HO_DT_BOOL) {
+		memcpy(t->out, t->in[0], (size_t)n * (size_t)ho_dtype_size(t->out_dt));
+		return 0;
+	}
 	for (int64_t i = 0; i < n; i++) {
 		struct ho_num a = ho_get(t->in_dt[0], t->in[0], off[0]), b = {0}, y;
 
