@@ -369,6 +369,44 @@ static void ho_tw_strides(const struct ho_shape *s, const struct ho_shape *y, in
 	}
 }
 
+/*
+ * A float32 comparison whose first operand is read in order and whose second is
+ * read in order or is one scalar: a loop of its own.  retinanet's class scores
+ * against their threshold (8.2 M of them) took 412 ms an element at a time.
+ */
+static bool ho_run_compare_f32(const struct ho_typed *t, int64_t n)
+{
+	int r = t->out_shape.rank;
+	bool in_order[2] = {true, true}, scalar = true;
+	int64_t want = 1;
+
+	if (t->n_in != 2 || t->in_dt[0] != HO_DT_FLOAT || t->in_dt[1] != HO_DT_FLOAT ||
+	    t->out_dt != HO_DT_BOOL || t->op < TW_EQ || t->op > TW_GE)
+		return false;
+	for (int ax = r - 1; ax >= 0; ax--) {
+		for (int j = 0; j < 2; j++)
+			in_order[j] &= t->out_shape.dim[ax] == 1 || t->stride[j][ax] == want;
+		scalar &= t->out_shape.dim[ax] == 1 || t->stride[1][ax] == 0;
+		want *= t->out_shape.dim[ax];
+	}
+	if (!in_order[0] || !(in_order[1] || scalar))
+		return false;
+	const float *a = t->in[0], *b = t->in[1];
+	uint8_t *y = t->out;
+	int64_t step = scalar ? 0 : 1;
+
+	for (int64_t i = 0; i < n; i++) {
+		float x = a[i], z = b[i * step];
+
+		y[i] = t->op == TW_EQ	? x == z
+		       : t->op == TW_LT ? x < z
+		       : t->op == TW_LE ? x <= z
+		       : t->op == TW_GT ? x > z
+					: x >= z;
+	}
+	return true;
+}
+
 static int ho_run_typed(const struct ho_kernel *k)
 {
 	const struct ho_typed *t = &k->typed;
@@ -382,6 +420,8 @@ static int ho_run_typed(const struct ho_kernel *k)
 		memcpy(t->out, t->in[0], (size_t)n * (size_t)ho_dtype_size(t->out_dt));
 		return 0;
 	}
+	if (ho_run_compare_f32(t, n))
+		return 0;
 	for (int64_t i = 0; i < n; i++) {
 		struct ho_num a = ho_get(t->in_dt[0], t->in[0], off[0]), b = {0}, y;
 
