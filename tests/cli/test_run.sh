@@ -369,6 +369,31 @@ check "... 300 000 sevens" 0 "" -- $PY -c "
 import numpy as np
 y = np.load('$tmp/fill/y.npy')
 assert y.shape == (1000, 300) and y.dtype == np.int32 and (y == 7).all(), (y.shape, y.dtype)"
+# Expand run by run (broadcast runs filled, others copied): shapes as numpy broadcasts them.
+check "Expand, eight ways, as numpy broadcasts" 0 "" -- $PY - "$EXE" "$tmp" <<'PYEOF'
+import sys, subprocess, numpy as np, onnx
+from onnx import helper as h, TensorProto as T
+exe, d = sys.argv[1], sys.argv[2]
+cases = [((3, 1), (2, 3, 4)), ((1, 4, 1, 1), (2, 4, 3, 5)), ((5, 1, 1, 1), (5, 6, 7, 7)),
+         ((1,), (3, 4)), ((2, 1, 3), (2, 4, 3)), ((4, 1), (4, 1)), ((1, 1), (0, 3)), ((), (2, 2))]
+nodes, ins, outs, feeds = [], [], [], {}
+for i, (a, b) in enumerate(cases):
+    nodes.append(h.make_node("Expand", ["x%d" % i, "s%d" % i], ["y%d" % i]))
+    ins.append(h.make_tensor_value_info("x%d" % i, T.INT64, list(a)))
+    outs.append(h.make_tensor_value_info("y%d" % i, T.INT64, None))
+    feeds["x%d" % i] = np.arange(int(np.prod(a)), dtype=np.int64).reshape(a) + 10
+    feeds["s%d" % i] = np.array(b, dtype=np.int64)
+g = h.make_graph(nodes, "expand", ins + [h.make_tensor_value_info("s%d" % i, T.INT64, [len(b)]) for i, (a, b) in enumerate(cases)], outs)
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 14)]), d + "/expand.onnx")
+args = [exe, "run", d + "/expand.onnx", "-o", d + "/ex"]
+for k, v in feeds.items():
+    np.save(d + "/exp_%s.npy" % k, v); args += ["--input", "%s=%s/exp_%s.npy" % (k, d, k)]
+subprocess.run(args, check=True, capture_output=True)
+for i, (a, b) in enumerate(cases):
+    y = np.load(d + "/ex/y%d.npy" % i)
+    w = feeds["x%d" % i] * np.ones(b, dtype=np.int64)
+    assert y.shape == w.shape and (y == w).all(), (a, b, y, w)
+PYEOF
 check "--bind of an input not given" 1 "--bind nope: give its values with --input nope=FILE.npy" -- \
 	$EXE run "$tmp/reshape.onnx" --input "x=$tmp/rx.npy" --input "shape=$tmp/rshape.npy" --bind nope -o "$tmp/rs"
 # A device whose memory is a PCI device's P2P memory needs ump.ko.
