@@ -400,10 +400,12 @@ static void cb_run_test(const char *test_dir, const char *name, struct cb_outcom
 			snprintf(set, sizeof(set), "%s/%s", test_dir, e->d_name);
 			cb_data_set(model, set, cb_fold, &r);
 			bound |= r.r == CB_PASS && cb_fold;
-			/* --device: the nodes that wait for the run's shapes run where the
-			 * capability query put them, not knowing their shapes: cpu0; bound,
-			 * their shapes are known and the device's kernels are checked */
-			if (r.r == CB_REFUSED || (r.r == CB_PASS && r.deferred && cb_device)) {
+			/* --device: the nodes that wait for the run's shapes, or for an input's
+			 * values (a CumSum's axis), run where the capability query put them
+			 * not knowing those: cpu0; bound, they are known and the device's
+			 * kernels are checked */
+			if (r.r == CB_REFUSED ||
+			    (r.r == CB_PASS && cb_device && (r.deferred || !r.on_device))) {
 				struct cb_outcome first = r;
 
 				cb_data_set(model, set, !cb_fold, &r);

@@ -112,10 +112,10 @@ static void ho_fold_reduce(struct ho_infer *c, const struct ho_tensor *x, const 
 			f = f > g ? f : g, n = n > m ? n : m;
 		else if (seen[at] && kind == 1)
 			f = f < g ? f : g, n = n < m ? n : m;
-		else if (seen[at] && kind == 2)
-			f += g, n += m;
+		else if (seen[at] && kind == 2) /* integers wrap, as ONNX Runtime's do */
+			f += g, n = (int64_t)((uint64_t)n + (uint64_t)m);
 		else if (seen[at] && kind == 3)
-			f *= g, n *= m;
+			f *= g, n = (int64_t)((uint64_t)n * (uint64_t)m);
 		vset(r, (size_t)at, f, n, !v->f);
 		seen[at] = true;
 	}

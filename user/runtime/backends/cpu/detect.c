@@ -191,6 +191,7 @@ static int ho_run_roi_align(const struct ho_kernel *k)
 	float scale = k->param[0];
 	int parts = ho_cpu_parts(R * t->in_shape[0].dim[1] * ph_n * pw_n, 1 << 12), ret = 0;
 
+	(void)parts; /* built without OpenMP (the fuzzers), the pragma is all that reads it */
 	for (int64_t r = 0; r < R; r++) { /* indices from the data: checked before any write */
 		int64_t b = ho_cpu_index(t->in[2], t->in_dt[2], r);
 
