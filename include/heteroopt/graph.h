@@ -230,7 +230,7 @@ int ho_graph_validate(struct ho_graph *g, struct ho_error *err);
 /*
  * The nodes of g (shapes inferred) whose shapes only a run decides: every
  * node that runs and reads or writes a tensor of unknown shape, and every
- * one after such a node (take[] per node).  How many.
+ * one after such a node (take[] per node; NULL: only counted).  How many.
  */
 uint32_t ho_graph_run_decides(const struct ho_graph *g, bool *take);
 /*

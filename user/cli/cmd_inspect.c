@@ -321,10 +321,8 @@ static void print_text(const char *path, const struct ho_graph *g, int top, cons
 		       tasks, be);
 		refusals_of(backend, g, on_refusal, &r);
 	}
-	bool *decided = calloc(g->n_nodes + 1, sizeof(bool));
-	uint32_t n_decided = decided ? ho_graph_run_decides(g, decided) : 0;
+	uint32_t n_decided = ho_graph_run_decides(g, NULL);
 
-	free(decided);
 	if (n_decided)
 		printf("run-time   %u nodes' shapes only a run decides (a NonZero's, a "
 		       "NonMaxSuppression's, and all after): planned as each run meets them\n",

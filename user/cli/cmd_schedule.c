@@ -599,10 +599,8 @@ int cmd_schedule(int argc, char **argv)
 		       "front\n",
 		       box->name);
 	/* a model's (a task graph of STG or JSON has no shapes to wait for) */
-	bool *decided = g ? calloc(g->n_nodes + 1, sizeof(bool)) : NULL;
-	uint32_t n_decided = decided ? ho_graph_run_decides(g, decided) : 0;
+	uint32_t n_decided = g ? ho_graph_run_decides(g, NULL) : 0;
 
-	free(decided);
 	if (n_decided)
 		printf("run-time: %u nodes' shapes only a run decides: priced here as nothing, "
 		       "planned as each run meets them\n",

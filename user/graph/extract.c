@@ -82,9 +82,13 @@ static bool ho_unknown(const struct ho_graph *g, int32_t t)
 	return t >= 0 && ho_shape_numel(&g->tensors[t].shape) < 0;
 }
 
-uint32_t ho_graph_run_decides(const struct ho_graph *g, bool *take)
+uint32_t ho_graph_run_decides(const struct ho_graph *g, bool *take_out)
 {
+	bool *take = take_out ? take_out : calloc(g->n_nodes + 1, sizeof(bool));
 	uint32_t n_taken = 0;
+
+	if (!take)
+		return 0;
 
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		uint32_t id = (uint32_t)g->topo[i];
@@ -105,6 +109,8 @@ uint32_t ho_graph_run_decides(const struct ho_graph *g, bool *take)
 		take[id] = tail;
 		n_taken += tail;
 	}
+	if (!take_out)
+		free(take);
 	return n_taken;
 }
 
@@ -134,11 +140,7 @@ int ho_graph_extract(const struct ho_graph *g, const bool *take, struct ho_graph
 	for (uint32_t t = 0; t < g->n_tensors; t++)
 		if ((ret = ho_graph_add_tensor(x.sub, g->tensors[t].name, err)) < 0)
 			goto fail;
-	x.sub->name = g->name;
-	x.sub->producer = g->producer;
-	x.sub->ir_version = g->ir_version;
-	x.sub->opsets = g->opsets;
-	x.sub->n_opsets = g->n_opsets;
+	ho_graph_share_header(x.sub, g);
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		uint32_t n = (uint32_t)g->topo[i];
 

@@ -207,6 +207,15 @@ int32_t ho_graph_add_tensor(struct ho_graph *g, const char *name, struct ho_erro
 	return id;
 }
 
+void ho_graph_share_header(struct ho_graph *dst, const struct ho_graph *src)
+{
+	dst->name = src->name;
+	dst->producer = src->producer;
+	dst->ir_version = src->ir_version;
+	dst->opsets = src->opsets;
+	dst->n_opsets = src->n_opsets;
+}
+
 bool ho_node_is_task(const struct ho_node *n)
 {
 	return !(n->flags & HO_N_FOLDED) && strcmp(n->op_type, "Constant");

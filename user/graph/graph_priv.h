@@ -24,6 +24,8 @@ struct ho_graph_priv {
 struct ho_graph *ho_graph_new(struct ho_arena *a, uint32_t cap_nodes, uint32_t cap_tensors,
 			      struct ho_error *err);
 int32_t ho_graph_add_tensor(struct ho_graph *g, const char *name, struct ho_error *err);
+/* dst names src's graph, producer, IR version and opsets (shared, src's): a graph made from it */
+void ho_graph_share_header(struct ho_graph *dst, const struct ho_graph *src);
 
 /* Decode weight bytes into a small value (NULL when too big or not numeric). */
 struct ho_value *ho_value_from_data(struct ho_arena *a, int dtype, const void *data, uint64_t len,

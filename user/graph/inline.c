@@ -200,11 +200,7 @@ int ho_graph_inline_ifs(const struct ho_graph *g, struct ho_graph **out, uint32_
 		d->n_consumers = 0;
 		d->consumers = NULL;
 	}
-	x.out->name = g->name;
-	x.out->producer = g->producer;
-	x.out->ir_version = g->ir_version;
-	x.out->opsets = g->opsets;
-	x.out->n_opsets = g->n_opsets;
+	ho_graph_share_header(x.out, g);
 	x.out->inputs = g->inputs;
 	x.out->n_inputs = g->n_inputs;
 	x.out->outputs = g->outputs;
