@@ -352,6 +352,33 @@ import numpy as np
 p, n = np.load('$tmp/ifp/y.npy'), np.load('$tmp/ifn/y.npy')
 assert (p == np.array(np.nonzero(np.load('$tmp/pos.npy')))).all() and p.shape == (2, 3), p
 assert n.shape == (2, 0), n"
+# ... and one whose branch holds an If of its own that reads the branch's NonZero (torchvision's
+# batched NMS nests "any box left?" so): inlined, the nested If's reads follow it.
+$PY - "$tmp" <<'PYEOF'
+import sys, onnx
+from onnx import helper as h, TensorProto as T
+d = sys.argv[1]
+inner = [h.make_graph([h.make_node("Identity", ["nz"], [o])], "in" + o, [],
+                      [h.make_tensor_value_info(o, T.INT64, None)]) for o in ("a", "b")]
+then = h.make_graph([h.make_node("NonZero", ["x"], ["nz"]),
+                     h.make_node("If", ["c"], ["y2"], then_branch=inner[0], else_branch=inner[1])],
+                    "then", [], [h.make_tensor_value_info("y2", T.INT64, None)])
+empty = h.make_tensor("none", T.INT64, [2, 0], [])
+other = h.make_graph([h.make_node("Constant", [], ["no"], value=empty)], "else", [],
+    [h.make_tensor_value_info("no", T.INT64, None)])
+g = h.make_graph([h.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+                  h.make_node("Greater", ["s", "zero"], ["c"]),
+                  h.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)], "ifif",
+    [h.make_tensor_value_info("x", T.FLOAT, [2, 3])], [h.make_tensor_value_info("y", T.INT64, None)],
+    [h.make_tensor("zero", T.FLOAT, [], [0.0])])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 14)]), d + "/ifif.onnx")
+PYEOF
+check "an If in the branch taken, reading the branch's NonZero" 0 "output y:" -- \
+	$EXE run "$tmp/ifif.onnx" --input "x=$tmp/pos.npy" -o "$tmp/ifif"
+check "... as numpy's nonzero" 0 "" -- $PY -c "
+import numpy as np
+p = np.load('$tmp/ifif/y.npy')
+assert (p == np.array(np.nonzero(np.load('$tmp/pos.npy')))).all() and p.shape == (2, 3), p"
 # A ConstantOfShape too large to fold at load (an anchor grid): its kernel fills it.
 $PY - "$tmp" <<'PYEOF'
 import sys, numpy as np, onnx

@@ -7,6 +7,8 @@
  * can be planned only as nodes of the graph around it.  The branch's nodes
  * join the graph under the If's name, its outer references read the
  * graph's tensors, and an Identity per output writes the If's outputs.
+ * A branch node with subgraphs of its own (torchvision's nested "any box
+ * left?" If) keeps them, copied with their outer references renumbered.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -36,12 +38,7 @@ static const struct ho_graph *ho_if_branch(const struct ho_graph *g, const struc
 	else
 		return NULL;
 	a = ho_node_attr(n, taken ? "then_branch" : "else_branch");
-	if (!a || a->type != HO_ATTR_GRAPH)
-		return NULL;
-	for (uint32_t i = 0; i < a->g[0]->n_nodes; i++)
-		if (a->g[0]->nodes[i].n_implicit) /* its outer ids would name the branch's */
-			return NULL;
-	return a->g[0];
+	return a && a->type == HO_ATTR_GRAPH ? a->g[0] : NULL;
 }
 
 struct ho_inline {
@@ -60,6 +57,78 @@ static int ho_inline_name(struct ho_graph *out, const char *prefix, const char *
 		return ho_err(err, -ENOMEM, "out of memory");
 	snprintf(s, len, "%s/%s", prefix, name);
 	*dst = s;
+	return 0;
+}
+
+/*
+ * A copy of subgraph sg inside out whose outer references name map[] of
+ * theirs: the tensors of the graph the branch joined.  Its own tensors keep
+ * their ids, so the subgraphs nested in it stay valid as they are.
+ */
+static struct ho_graph *ho_inline_rehome(struct ho_inline *x, const struct ho_graph *sg,
+					 const int32_t *map, struct ho_error *err)
+{
+	struct ho_graph *c = ho_graph_new(x->out->priv->arena, sg->n_nodes, sg->n_tensors, err);
+
+	if (!c)
+		return NULL;
+	for (uint32_t t = 0; t < sg->n_tensors; t++) {
+		const char *name;
+
+		if (ho_graph_add_tensor(c, sg->tensors[t].name, err) < 0)
+			return NULL;
+		name = c->tensors[t].name;
+		c->tensors[t] = sg->tensors[t];
+		c->tensors[t].name = name;
+		if (sg->tensors[t].flags & HO_T_OUTER)
+			c->tensors[t].outer = map[sg->tensors[t].outer];
+	}
+	memcpy(c->nodes, sg->nodes, sg->n_nodes * sizeof(*c->nodes));
+	c->n_nodes = sg->n_nodes;
+	ho_graph_share_header(c, sg);
+	c->topo = sg->topo;
+	c->inputs = sg->inputs;
+	c->n_inputs = sg->n_inputs;
+	c->outputs = sg->outputs;
+	c->n_outputs = sg->n_outputs;
+	c->parent = x->out;
+	return c;
+}
+
+/* dst (a copy of a branch node) reads the graph's tensors: implicit ids and subgraphs. */
+static int ho_inline_implicit(struct ho_inline *x, struct ho_node *dst, const int32_t *map,
+			      struct ho_error *err)
+{
+	struct ho_arena *a = x->out->priv->arena;
+	int32_t *imp = ho_arena_calloc(a, dst->n_implicit + 1, sizeof(int32_t));
+	struct ho_attr *attrs = ho_arena_calloc(a, dst->n_attrs + 1, sizeof(*attrs));
+	struct ho_graph **subs = ho_arena_calloc(a, dst->n_subgraphs + 1, sizeof(*subs));
+	uint32_t n_subs = 0;
+
+	if (!imp || !attrs || !subs)
+		return ho_err(err, -ENOMEM, "out of memory");
+	for (uint32_t k = 0; k < dst->n_implicit; k++)
+		imp[k] = map[dst->implicit[k]];
+	dst->implicit = imp;
+	memcpy(attrs, dst->attrs, dst->n_attrs * sizeof(*attrs));
+	for (uint32_t k = 0; k < dst->n_attrs; k++) {
+		struct ho_graph **gs;
+
+		if (attrs[k].type != HO_ATTR_GRAPH && attrs[k].type != HO_ATTR_GRAPHS)
+			continue;
+		gs = ho_arena_calloc(a, attrs[k].n + 1, sizeof(*gs));
+		if (!gs)
+			return ho_err(err, -ENOMEM, "out of memory");
+		for (size_t j = 0; j < attrs[k].n; j++) {
+			if (!(gs[j] = ho_inline_rehome(x, attrs[k].g[j], map, err)))
+				return err->code;
+			if (n_subs < dst->n_subgraphs) /* in the attributes' order, as imported */
+				subs[n_subs++] = gs[j];
+		}
+		attrs[k].g = gs;
+	}
+	dst->attrs = attrs;
+	dst->subgraphs = subs;
 	return 0;
 }
 
@@ -85,6 +154,8 @@ static int ho_inline_node(struct ho_inline *x, const struct ho_node *src, const 
 			dst->inputs[k] = src->inputs[k] < 0 ? -1 : map[src->inputs[k]];
 		for (uint32_t k = 0; k < src->n_outputs; k++)
 			dst->outputs[k] = src->outputs[k] < 0 ? -1 : map[src->outputs[k]];
+		if (src->n_implicit && (ret = ho_inline_implicit(x, dst, map, err)))
+			return ret;
 	}
 	for (uint32_t k = 0; k < dst->n_outputs; k++)
 		if (dst->outputs[k] >= 0)
