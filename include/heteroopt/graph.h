@@ -121,6 +121,9 @@ struct ho_attr {
 #define HO_T_FOLDED 0x20u      /* value computed at load time (shape arithmetic) */
 #define HO_T_DECLARED 0x40u    /* the model declared a shape for it (decl) */
 #define HO_T_BOUND 0x80u       /* an input the plan is made for the values of (bind_value) */
+#define HO_T_AT_BOUND                                                                              \
+	0x100u /* extents a run decides, priced at their bound (ho_graph_infer_bounds) */
+#define HO_T_USER_BOUND 0x200u /* ... the user's (struct ho_extent_bound) */
 /* Its values are known before a run: a weight, a constant, folded, or a bound input. */
 #define HO_T_KNOWN (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED | HO_T_BOUND)
 
@@ -161,6 +164,9 @@ struct ho_features {
 /* Node flags. */
 #define HO_N_FOLDED 0x01u    /* every output was computed at load time */
 #define HO_N_COMPOSITE 0x02u /* carries subgraphs (If, Loop, Scan) */
+/* its shapes a run decides: priced at their bounds (ho_graph_infer_bounds), checked and
+ * planned by the runtime once a run has decided them */
+#define HO_N_RUN_DECIDES 0x04u
 
 struct ho_node {
 	const char *name;
@@ -233,6 +239,34 @@ int ho_graph_validate(struct ho_graph *g, struct ho_error *err);
  * one after such a node (take[] per node; NULL: only counted).  How many.
  */
 uint32_t ho_graph_run_decides(const struct ho_graph *g, bool *take);
+/* A user's bound on a tensor whose extents a run decides: each at most max. */
+struct ho_extent_bound {
+	const char *tensor;
+	int64_t max;
+};
+/*
+ * The shapes a run decides, at their largest (user/graph/shape/bounds.c): shape
+ * inference again, each output whose extents its inputs' values decide at the
+ * most they can be (a NonZero's every element of its input, a
+ * NonMaxSuppression's every box up to its limit per class, a TopK's whole
+ * axis, ...) or the user's bound on it where one is given; those outputs get
+ * HO_T_AT_BOUND (and HO_T_USER_BOUND), what follows them its shapes from
+ * theirs, and features for the cost model.  For pricing and memory: the run
+ * still plans on the real extents.  A bound naming no such tensor is an
+ * error; so is one a tensor never needs.  The number of tensors bounded.
+ */
+int ho_graph_infer_bounds(struct ho_graph *g, const struct ho_extent_bound *bounds, uint32_t n,
+			  struct ho_error *err);
+/* Parse "NAME=N" (--bound) into b; b->tensor is malloc'ed, the caller frees it. */
+int ho_parse_bound_arg(const char *arg, struct ho_extent_bound *b, struct ho_error *err);
+/* How tensor t (HO_T_AT_BOUND) is bounded, in words. */
+const char *ho_bound_how(const struct ho_graph *g, const struct ho_tensor *t);
+/* Whether g or a subgraph of it has a tensor of that name. */
+bool ho_graph_names_tensor(const struct ho_graph *g, const char *name);
+/* The extents of tensor id that g leaves to the run (unknown; id < 0: every one),
+ * against the shape s a run gave it: 0, or an error naming the tensor and bound b. */
+int ho_extent_check(const struct ho_graph *g, int32_t id, const struct ho_shape *s,
+		    const struct ho_extent_bound *b, struct ho_error *err);
 /*
  * A graph of the nodes of g (shapes inferred) that take marks, in g's order
  * (user/graph/extract.c): the tensors they read and none of them writes are

@@ -145,6 +145,10 @@ struct ho_rt_opts {
 	 * gets pages of its own, apart from the region the memory plan packs. */
 	const char *const *external;
 	uint32_t n_external;
+	/* --bound: the most a tensor whose extents a run decides may hold; a run that
+	 * makes it larger fails, naming it (tail.c) */
+	const struct ho_extent_bound *bounds;
+	uint32_t n_bounds;
 };
 
 /* What the last run did, against what the schedule predicted. */

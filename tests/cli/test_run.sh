@@ -379,6 +379,22 @@ check "... as numpy's nonzero" 0 "" -- $PY -c "
 import numpy as np
 p = np.load('$tmp/ifif/y.npy')
 assert (p == np.array(np.nonzero(np.load('$tmp/pos.npy')))).all() and p.shape == (2, 3), p"
+# Bounds on what a run decides: priced at the most (the NonZero's every element), or at the
+# user's --bound, which a run that passes it fails, naming the tensor and the bound.
+check "inspect prices the NonZero at every element non-zero" 0 \
+	"'nz' (NonZero): at most [2, 6]: every element of its input non-zero" -- $EXE inspect "$tmp/ifnz.onnx"
+check "... or at the user's bound" 0 "'nz' (NonZero): at most [2, 4]: the user's bound (--bound)" -- \
+	$EXE inspect "$tmp/ifnz.onnx" --bound nz=4
+check "schedule prices it at its bound" 0 "priced at the bounds of 1 tensors" -- \
+	$EXE schedule "$tmp/ifnz.onnx" --box boxes/this-machine-2cpu.json --quiet --generations 2
+check "a run past the bound fails, naming both" 1 "tensor 'nz': 3 along axis 1, past its bound 2 (--bound)" -- \
+	$EXE run "$tmp/ifnz.onnx" --input "x=$tmp/pos.npy" --bound nz=2 -o "$tmp/ifb"
+check "... within it, runs" 0 "output y:" -- \
+	$EXE run "$tmp/ifnz.onnx" --input "x=$tmp/pos.npy" --bound nz=3 -o "$tmp/ifb"
+check "a bound on no tensor is refused" 1 "run: --bound: the model has no tensor 'nosuch'" -- \
+	$EXE run "$tmp/ifnz.onnx" --input "x=$tmp/pos.npy" --bound nosuch=3 -o "$tmp/ifb"
+check "... and one on a tensor no run decides" 1 "--bound x: its shape does not wait for a run" -- \
+	$EXE inspect "$tmp/ifnz.onnx" --bound x=3
 # A ConstantOfShape too large to fold at load (an anchor grid): its kernel fills it.
 $PY - "$tmp" <<'PYEOF'
 import sys, numpy as np, onnx

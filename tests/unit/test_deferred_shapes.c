@@ -5,9 +5,11 @@
  * NonZero and a NonMaxSuppression plan, run and give the recorded outputs;
  * the same values again reuse the tail's plan, other values plan it anew
  * (refused where they contradict a shape the model declares); a Loop whose output no value before
- * it decides fails its run with one line naming it.
+ * it decides fails its run with one line naming it.  Priced at their bounds (the scheduler's
+ * shapes): NonMaxSuppression's every box, or the user's bound, which a run then keeps to.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,6 +169,48 @@ static void nms(void)
 	case_close(&c);
 }
 
+static void bounds(void)
+{
+	struct ho_extent_bound user = {"selected_indices", 4}, input = {"boxes", 4},
+			       one = {"selected_indices", 1};
+	struct ho_rt_opts o = {.threads = 1, .bounds = &one, .n_bounds = 1};
+	const struct ho_tensor *t;
+	struct ho_error err = {0};
+	struct case_io c;
+	int32_t id;
+
+	/* its limit per class an input: at most every box of every batch and class, 1 x 1 x 6 */
+	T_REQUIRE(case_open(&c, "test_nonmaxsuppression_limit_output_size", &err) == 0);
+	id = ho_graph_find_tensor(c.g, "selected_indices");
+	T_REQUIRE(id >= 0);
+	t = &c.g->tensors[id];
+	T_CHECK(ho_shape_numel(&t->shape) < 0, "the selection's count known before the run");
+	T_CHECK(ho_graph_infer_bounds(c.g, NULL, 0, &err) == 1, "bounds: %s", err.msg);
+	T_CHECK(t->shape.rank == 2 && t->shape.dim[0] == 6 && t->shape.dim[1] == 3 &&
+		    (t->flags & HO_T_AT_BOUND) && !(t->flags & HO_T_USER_BOUND),
+		"NMS over 6 boxes bounded at [%" PRId64 ", %" PRId64 "], not [6, 3]",
+		t->shape.dim[0], t->shape.dim[1]);
+	T_CHECK(c.g->nodes[t->producer].flags & HO_N_RUN_DECIDES, "the NMS not marked as waiting");
+	T_CHECK(ho_graph_infer_bounds(c.g, &user, 1, &err) == 1 && t->shape.dim[0] == 4 &&
+		    (t->flags & HO_T_USER_BOUND),
+		"the user's bound of 4 gave %" PRId64 ": %s", t->shape.dim[0], err.msg);
+	T_CHECK(ho_graph_infer_bounds(c.g, &input, 1, &err) < 0 &&
+		    strstr(err.msg, "'boxes'") == NULL &&
+		    strstr(err.msg, "boxes: its shape does not wait"),
+		"a bound on an input taken: %s", err.msg);
+	case_close(&c);
+	/* two boxes kept, the bound one: the run fails naming both */
+	T_REQUIRE(case_open(&c, "test_nonmaxsuppression_suppress_by_IOU_and_scores", &err) == 0);
+	ho_rt_free(c.rt);
+	T_REQUIRE(ho_rt_new(c.g, &o, &c.rt, &err) == 0);
+	T_CHECK(case_run(&c, &err) != 0 &&
+		    strstr(err.msg, "tensor 'selected_indices': 2 along axis 0, past its bound 1"),
+		"two kept against a bound of one: %s", err.msg);
+	one.max = 2;
+	T_CHECK(case_run(&c, &err) == 0 && case_recorded(&c, 0), "within its bound: %s", err.msg);
+	case_close(&c);
+}
+
 static void undecided(void)
 {
 	struct ho_error err = {0};
@@ -188,6 +232,7 @@ int main(void)
 	reshape_by_input();
 	nonzero();
 	nms();
+	bounds();
 	undecided();
 	return t_failures ? 1 : 0;
 }

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "heteroopt/graph.h"
+
 int cmd_inspect(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_run(int argc, char **argv);
@@ -122,5 +124,13 @@ void cli_usage(const struct cli_command *c, FILE *f);
 /* A decimal whole number in [lo, hi] and nothing after it, or -1 with a message. */
 int cli_number(const char *opt, const char *text, unsigned long long lo, unsigned long long hi,
 	       unsigned long long *out);
+
+/* --bound NAME=N (bounds.c): parsed (names malloc'ed; cli_bounds_free), or g's shapes a
+ * run decides priced at their bounds (ho_graph_infer_bounds: how many, or -1, said),
+ * and the bounded tensors listed, at most most of them. */
+int cli_bounds_parse(const struct cli_list *l, struct ho_extent_bound **out);
+void cli_bounds_free(struct ho_extent_bound *b, int n);
+int cli_bounds_price(struct ho_graph *g, const struct cli_list *l);
+void cli_bounds_print(const struct ho_graph *g, const char *indent, int most);
 
 #endif

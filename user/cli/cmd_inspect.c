@@ -251,7 +251,8 @@ static int cmp_bytes_desc(const void *a, const void *b, void *ctx)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-static void print_text(const char *path, const struct ho_graph *g, int top, const char *backend)
+static void print_text(const char *path, const struct ho_graph *g, int top, const char *backend,
+		       uint32_t n_decided, int n_bounded)
 {
 	const char *be = backend ? backend : "cpu";
 	struct op_count *h = calloc(g->n_nodes + 1, sizeof(*h));
@@ -321,12 +322,16 @@ static void print_text(const char *path, const struct ho_graph *g, int top, cons
 		       tasks, be);
 		refusals_of(backend, g, on_refusal, &r);
 	}
-	uint32_t n_decided = ho_graph_run_decides(g, NULL);
-
 	if (n_decided)
 		printf("run-time   %u nodes' shapes only a run decides (a NonZero's, a "
 		       "NonMaxSuppression's, and all after): planned as each run meets them\n",
 		       n_decided);
+	if (n_bounded > 0) {
+		printf("bounded    %d tensors whose extents a run decides, priced at their most "
+		       "(shapes and costs below follow from them):\n",
+		       n_bounded);
+		cli_bounds_print(g, "  ", n_bounded);
+	}
 
 	for (uint32_t i = 0; i < g->n_tensors; i++)
 		if (!is_weight(&g->tensors[i]) && !(g->tensors[i].flags & HO_T_FOLDED))
@@ -363,7 +368,7 @@ static void print_text(const char *path, const struct ho_graph *g, int top, cons
 
 struct inspect_args {
 	const char *model;
-	struct cli_list shapes;
+	struct cli_list shapes, bounds;
 	bool json;
 	unsigned long long top;
 	const char *backend;
@@ -373,6 +378,10 @@ static const struct cli_opt inspect_opts[] = {
     {"--shape", NULL, CLI_LIST, "NAME=D0xD1x...",
      "bind the extents of input NAME (needed for symbolic ones);\nrepeatable",
      offsetof(struct inspect_args, shapes), 0, 0},
+    {"--bound", NULL, CLI_LIST, "TENSOR=N",
+     "the most each extent of TENSOR holds where a run decides it\n"
+     "(default: the most its operator allows); repeatable",
+     offsetof(struct inspect_args, bounds), 0, 0},
     {"--json", NULL, CLI_FLAG, NULL, "print the graph, shapes and per-node costs as JSON",
      offsetof(struct inspect_args, json), 0, 0},
     {"--top", NULL, CLI_COUNT, "N", "list the N largest tensors (default 5)",
@@ -386,7 +395,8 @@ static const struct cli_opt inspect_opts[] = {
 
 static const struct cli_command inspect_cmd = {
     .name = "inspect",
-    .usage = "MODEL.onnx [--shape NAME=D0xD1x...]... [--json] [--top N] [--backend NAME]",
+    .usage = "MODEL.onnx [--shape NAME=D0xD1x...]... [--bound TENSOR=N]... [--json] [--top N]\n"
+	     "       [--backend NAME]",
     .about = "Read an ONNX model, bind its inputs, infer every tensor's shape and print\n"
 	     "each node's operator, op class, output shape, FLOPs, bytes and intensity.",
     .positional = "model",
@@ -436,10 +446,15 @@ int cmd_inspect(int argc, char **argv)
 		cli_error("inspect: --backend %s: no backend of that name is built in", a.backend);
 		goto out;
 	}
+	uint32_t n_decided = ho_graph_run_decides(g, NULL);
+	int n_bounded = 0;
+
+	if ((n_decided || a.bounds.n) && (n_bounded = cli_bounds_price(g, &a.bounds)) < 0)
+		goto out;
 	if (a.json)
 		ret = print_json(model, g, a.backend);
 	else {
-		print_text(model, g, (int)a.top, a.backend);
+		print_text(model, g, (int)a.top, a.backend, n_decided, n_bounded);
 		ret = 0;
 	}
 out:

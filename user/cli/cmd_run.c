@@ -20,7 +20,7 @@
 
 struct run_args {
 	const char *model, *outdir, *schedule, *box, *inject_failure, *save_run, *trace;
-	struct cli_list inputs, bind;
+	struct cli_list inputs, bind, bounds;
 	unsigned long long repeat, warmup, threads, pick;
 	bool report, pace, plain_layout, no_fusion, copy_ioctl;
 };
@@ -66,6 +66,10 @@ static const struct cli_opt run_opts[] = {
      "list every node of the last run as it started: device,\n"
      "measured and predicted times",
      RA(report), 0, 0},
+    {"--bound", NULL, CLI_LIST, "TENSOR=N",
+     "fail a run in which an extent of TENSOR that the run decides\n"
+     "(a NonZero's count, the boxes NMS keeps) passes N; repeatable",
+     RA(bounds), 0, 0},
     {"--pace", NULL, CLI_FLAG, NULL, "each emulated accelerator node lasts its predicted time",
      RA(pace), 0, 0},
     {"--plain-layout", NULL, CLI_FLAG, NULL,
@@ -291,6 +295,7 @@ int cmd_run(int argc, char **argv)
 	struct ho_rt *rt = NULL;
 	struct ho_error err = {0};
 	double *times = NULL;
+	struct ho_extent_bound *bounds = NULL;
 	int n_in, repeat, rc = 1;
 
 	a.pick = ~0ull; /* none given: the schedule's own */
@@ -376,6 +381,15 @@ int cmd_run(int argc, char **argv)
 	}
 	if (ho_shape_infer(g, &err))
 		goto fail;
+	if (cli_bounds_parse(&a.bounds, &bounds))
+		goto out;
+	for (int i = 0; i < a.bounds.n; i++)
+		if (!ho_graph_names_tensor(g, bounds[i].tensor)) {
+			cli_error("run: --bound: the model has no tensor '%s'", bounds[i].tensor);
+			goto out;
+		}
+	ro.bounds = bounds;
+	ro.n_bounds = (uint32_t)a.bounds.n;
 	if (a.schedule) {
 		if (cli_placement(a.schedule, a.box, a.pick, a.model, g, &pl, &err))
 			goto fail;
@@ -466,6 +480,7 @@ out:
 	for (int i = 0; i < n_in; i++)
 		ho_npy_free(&in[i]);
 	ho_rt_free(rt);
+	cli_bounds_free(bounds, a.bounds.n);
 	ho_graph_free(g);
 	return rc;
 }

@@ -22,11 +22,13 @@
 
 struct sched_args {
 	const char *model, *box, *profile, *out, *stg, *dag, *resume, *trace;
-	struct cli_list shapes, constraints, pins;
+	struct cli_list shapes, constraints, pins, bounds;
 	const char *objectives, *pick, *weights;
 	unsigned long long procs, population, generations, seed, threads, stall;
 	bool quiet, coarsen, share_blocks;
 	struct ho_search_opts so;
+	uint32_t n_decided; /* nodes whose shapes a run decides */
+	int n_bounded;	    /* tensors priced at their bounds */
 };
 
 #define SA(field) offsetof(struct sched_args, field)
@@ -37,6 +39,11 @@ static const struct cli_opt schedule_opts[] = {
      SA(box), 0, 0},
     {"--shape", NULL, CLI_LIST, "NAME=D0xD1x...",
      "bind the extents of model input NAME (as for inspect);\nrepeatable", SA(shapes), 0, 0},
+    {"--bound", NULL, CLI_LIST, "TENSOR=N",
+     "the most each extent of TENSOR holds where a run decides it\n"
+     "(a NonZero's count, the boxes NMS keeps): priced at that,\n"
+     "not at the most the operator allows; repeatable",
+     SA(bounds), 0, 0},
     {"--profile", NULL, CLI_TEXT, "PROFILE.json",
      "measured figures that override the box's (default: none)", SA(profile), 0, 0},
     {"--output", "-o", CLI_TEXT, "FILE.json",
@@ -247,6 +254,10 @@ static int load_problem(struct sched_args *a, struct ho_graph **g, struct ho_box
 		cli_error("%s: %s", a->model, err.msg);
 		return -1;
 	}
+	/* what waits for a run is priced at its bound, not at nothing */
+	a->n_decided = ho_graph_run_decides(*g, NULL);
+	if ((a->n_decided || a->bounds.n) && (a->n_bounded = cli_bounds_price(*g, &a->bounds)) < 0)
+		return -1;
 	if (ho_box_load(a->box, box, &err)) {
 		cli_error("%s", err.msg);
 		return -1;
@@ -598,13 +609,14 @@ int cmd_schedule(int argc, char **argv)
 		printf("energy: not measured (box '%s' gives no power figures): left off the "
 		       "front\n",
 		       box->name);
-	/* a model's (a task graph of STG or JSON has no shapes to wait for) */
-	uint32_t n_decided = g ? ho_graph_run_decides(g, NULL) : 0;
-
-	if (n_decided)
-		printf("run-time: %u nodes' shapes only a run decides: priced here as nothing, "
-		       "planned as each run meets them\n",
-		       n_decided);
+	if (a.n_decided) {
+		printf("run-time: %u nodes' shapes only a run decides, planned as each run meets "
+		       "them; priced at the bounds of %d tensors\n",
+		       a.n_decided, a.n_bounded);
+		cli_bounds_print(g, "  ", 8);
+		if (a.n_bounded > 8)
+			printf("  (and %d more: inspect lists them)\n", a.n_bounded - 8);
+	}
 	printf("baselines:\n");
 	print_header(p);
 	for (uint32_t b = 0; b < nb; b++)

@@ -18,6 +18,10 @@ struct ho_graph_priv {
 	void **external; /* external-data buffers (root) */
 	uint32_t n_external, cap_external;
 	bool root;
+	/* while ho_graph_infer_bounds infers (root graph): extents a run decides at their bound */
+	bool at_bounds;
+	const struct ho_extent_bound *bounds;
+	uint32_t n_bounds;
 };
 
 /* Allocate a graph inside arena a (a NULL arena creates a root graph). */

@@ -65,6 +65,8 @@ nomem:
 
 static bool ho_check_known(const struct ho_graph *g, const struct ho_node *n)
 {
+	if (n->flags & HO_N_RUN_DECIDES) /* its shapes only bounds so far */
+		return false;
 	for (uint32_t k = 0; k < n->n_inputs + n->n_outputs; k++) {
 		int32_t t = k < n->n_inputs ? n->inputs[k] : n->outputs[k - n->n_inputs];
 

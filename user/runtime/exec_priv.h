@@ -169,6 +169,8 @@ struct ho_rt {
 	int depth;	      /* 0: the caller's plan; n: the tail of a tail of ... */
 	struct ho_tail *tail; /* the nodes whose shapes a run decides (tail.c), or NULL */
 	uint8_t *keep;	      /* per tensor: read by the tail, kept to the run's end */
+	const struct ho_extent_bound *bounds; /* opts.bounds: checked as the tail is planned */
+	uint32_t n_bounds;
 };
 
 #define AT(rt, t, d) ((size_t)(t) * (rt)->n_dev + (size_t)(d))

@@ -436,6 +436,8 @@ int ho_rt_plan(const struct ho_graph *g, const struct ho_rt_opts *o, int depth, 
 	rt->g = g;
 	rt->depth = depth;
 	rt->pace = o ? o->pace : 0;
+	rt->bounds = o ? o->bounds : NULL;
+	rt->n_bounds = o ? o->n_bounds : 0;
 	rt->fail_node = -1;
 	for (uint32_t i = 0; o && o->inject_failure && i < g->n_nodes; i++)
 		if (!strcmp(g->nodes[i].name, o->inject_failure))

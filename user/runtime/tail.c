@@ -245,6 +245,39 @@ static bool ho_tail_mark(struct ho_tail *tl, bool large)
  * until none is left open or no more inputs of the tail help), then plan it
  * on its nodes' devices.
  */
+/*
+ * The user's bounds against the extents the run decided, once the tail's
+ * shapes are known: a tensor of the model by its name, one of an inlined
+ * branch by its name in the branch ("If_7/name").
+ */
+static int ho_tail_bounds(const struct ho_rt *rt, const struct ho_graph *sg, struct ho_error *err)
+{
+	for (uint32_t b = 0; b < rt->n_bounds; b++) {
+		const char *name = rt->bounds[b].tensor;
+		size_t len = strlen(name);
+
+		for (uint32_t t = 0; t < sg->n_tensors; t++) {
+			const struct ho_tensor *x = &sg->tensors[t];
+			size_t xl = strlen(x->name);
+			bool of_g =
+			    t < rt->g->n_tensors && !strcmp(rt->g->tensors[t].name, x->name);
+			int ret;
+
+			if (ho_shape_numel(&x->shape) < 0 ||
+			    (strcmp(x->name, name) && (xl <= len || x->name[xl - len - 1] != '/' ||
+						       strcmp(x->name + xl - len, name))))
+				continue;
+			/* a tensor of g: the extents g left open; an inlined one: all of them */
+			ret = of_g ? ho_extent_check(rt->g, (int32_t)t, &x->shape, &rt->bounds[b],
+						     err)
+				   : ho_extent_check(sg, -1, &x->shape, &rt->bounds[b], err);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
 static int ho_tail_plan(struct ho_rt *rt, struct ho_error *err)
 {
 	struct ho_tail *tl = rt->tail;
@@ -263,6 +296,8 @@ static int ho_tail_plan(struct ho_rt *rt, struct ho_error *err)
 			return ret;
 		sg = tl->g;
 	} while (ho_tail_mark(tl, false) || ho_tail_mark(tl, true));
+	if ((ret = ho_tail_bounds(rt, sg, err)))
+		return ret;
 	/* the key: the values it is planned for */
 	tl->reusable = true;
 	for (uint32_t i = 0; i < sg->n_inputs; i++)
@@ -298,6 +333,8 @@ static int ho_tail_plan(struct ho_rt *rt, struct ho_error *err)
 	pl.host = rt->host;
 	memcpy(pl.in_place, rt->in_place, sizeof(pl.in_place));
 	o.placement = &pl;
+	o.bounds = rt->bounds;
+	o.n_bounds = rt->n_bounds;
 	ret = ho_rt_plan(sg, &o, rt->depth + 1, &tl->rt, err);
 	rt->report.deferred_plans += !ret;
 out:

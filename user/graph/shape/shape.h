@@ -81,6 +81,8 @@ static inline int64_t wrap_mul(int64_t a, int64_t b)
 
 /* Infer g (a subgraph at depth > 0); the core of ho_shape_infer (infer.c). */
 int ho_infer_graph(struct ho_graph *g, struct ho_error *err, int depth);
+/* bounds.c: whether g's root is being inferred at its bounds (ho_graph_infer_bounds) */
+bool ho_infer_at_bounds(const struct ho_graph *g);
 
 static inline int fail(struct ho_infer *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -215,6 +217,13 @@ static inline void set_out(struct ho_infer *c, uint32_t k, int dtype, const stru
 		t->shape.rank = -1;
 	}
 }
+
+/*
+ * An extent of output k that its inputs' values decide (bounds.c): unknown, or,
+ * while ho_graph_infer_bounds prices a run's shapes, most (< 0: no bound known)
+ * or the user's bound on that output where smaller; the output is then marked.
+ */
+int64_t run_decided(struct ho_infer *c, uint32_t k, int64_t most);
 
 /* Folded values live in the graph's arena: past this a model's remaining constants stay
  * unfolded, computed at run time, rather than a hostile chain of them exhausting memory. */

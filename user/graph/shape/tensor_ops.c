@@ -993,7 +993,7 @@ int ho_infer_topk(struct ho_infer *c)
 	if (in_t(c, 1)) {
 		const struct ho_value *v = in_v(c, 1);
 
-		k = v && v->count == 1 ? vgeti(v, 0) : HO_DIM_UNKNOWN;
+		k = v && v->count == 1 ? vgeti(v, 0) : run_decided(c, 0, x->shape.dim[axis]);
 	}
 	if (k < HO_DIM_UNKNOWN)
 		return fail(c, "negative k %" PRId64, k);
@@ -1011,7 +1011,8 @@ int ho_infer_nonzero(struct ho_infer *c)
 	if (!in_t(c, 0))
 		return fail(c, "missing input");
 	o.dim[0] = in_t(c, 0)->shape.rank >= 0 ? in_t(c, 0)->shape.rank : HO_DIM_UNKNOWN;
-	o.dim[1] = HO_DIM_UNKNOWN; /* data dependent: known only from a known input */
+	/* data dependent: known only from a known input */
+	o.dim[1] = run_decided(c, 0, ho_shape_numel(&in_t(c, 0)->shape));
 	const struct ho_value *v = in_v(c, 0);
 
 	if (v) {
@@ -1035,7 +1036,7 @@ int ho_infer_compress(struct ho_infer *c)
 
 	if (!x || !in_t(c, 1))
 		return fail(c, "needs input and condition");
-	if (x->shape.rank < 0 || !cond) {
+	if (x->shape.rank < 0) {
 		set_out(c, 0, x->dtype, NULL);
 		return 0;
 	}
@@ -1050,7 +1051,16 @@ int ho_infer_compress(struct ho_infer *c)
 		o.rank = 1;
 		len = ho_shape_numel(&x->shape);
 	}
-	for (size_t k = 0; k < cond->count && (int64_t)k < len; k++)
+	if (!cond) {
+		int64_t nc = ho_shape_numel(&in_t(c, 1)->shape);
+
+		kept = run_decided(c, 0, len >= 0 && nc >= 0 ? (nc < len ? nc : len) : -1);
+		if (kept < 0) {
+			set_out(c, 0, x->dtype, NULL);
+			return 0;
+		}
+	}
+	for (size_t k = 0; cond && k < cond->count && (int64_t)k < len; k++)
 		kept += vgeti(cond, k) != 0;
 	o.dim[aa ? a : 0] = kept;
 	set_out(c, 0, x->dtype, &o);
@@ -1069,7 +1079,7 @@ int ho_infer_unique(struct ho_infer *c)
 
 	if (!x)
 		return fail(c, "missing input");
-	if (x->shape.rank < 0 || !v) {
+	if (x->shape.rank < 0) {
 		for (uint32_t k = 0; k < 4; k++)
 			set_out(c, k, k ? HO_DT_INT64 : x->dtype, NULL);
 		return 0;
@@ -1079,6 +1089,18 @@ int ho_infer_unique(struct ho_infer *c)
 
 		if (ret)
 			return ret;
+	}
+	if (!v) { /* at most every slice distinct, when its bound is asked for */
+		slices = aa ? x->shape.dim[a] : ho_shape_numel(&x->shape);
+		uniq = run_decided(c, 0, slices);
+		if (uniq >= 0) /* indices and counts: one per unique slice too */
+			uniq = run_decided(c, 3, run_decided(c, 1, uniq));
+		if (uniq < 0 || slices < 0) {
+			for (uint32_t k = 0; k < 4; k++)
+				set_out(c, k, k ? HO_DT_INT64 : x->dtype, NULL);
+			return 0;
+		}
+		goto shapes;
 	}
 	n = (int64_t)v->count;
 	slices = aa ? x->shape.dim[a] : n;
@@ -1105,6 +1127,7 @@ int ho_infer_unique(struct ho_infer *c)
 		}
 		uniq += !seen;
 	}
+shapes:
 	if (aa) {
 		y = x->shape;
 		y.dim[a] = uniq;
@@ -1166,6 +1189,15 @@ int ho_infer_nms(struct ho_infer *c)
 		o.dim[0] = ho_nms(&a, NULL, 0);
 		if (o.dim[0] < 0)
 			return fail(c, "out of memory");
+	} else if (known(&bt->shape) && known(&st->shape)) {
+		/* at most every box of every batch and class, up to the limit per class */
+		int64_t per = bt->shape.dim[1], lim = mo ? vgeti(mo, 0) : -1;
+
+		if (in_t(c, 2) && !mo) /* a limit the run decides: no more than every box */
+			lim = per;
+		per = lim >= 0 && lim < per ? lim : per;
+		o.dim[0] =
+		    run_decided(c, 0, dim_mul(dim_mul(st->shape.dim[0], st->shape.dim[1]), per));
 	}
 	set_out(c, 0, HO_DT_INT64, &o);
 	return 0;
