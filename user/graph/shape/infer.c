@@ -114,6 +114,14 @@ int ho_infer_graph(struct ho_graph *g, struct ho_error *err, int depth)
 		for (uint32_t k = 0; k < nd->n_outputs; k++)
 			if (out_t(&c, k) && !out_t(&c, k)->value)
 				folded = false;
+		/* a value computed from bounds is no value: the node still runs (a Shape of a
+		 * NonZero's output), its output's value kept only for the shapes after it */
+		if ((nd->flags & HO_N_RUN_DECIDES) && ho_infer_at_bounds(g)) {
+			for (uint32_t k = 0; k < nd->n_outputs; k++)
+				if (out_t(&c, k))
+					out_t(&c, k)->flags &= ~HO_T_FOLDED;
+			folded = false;
+		}
 		if (folded)
 			nd->flags |= HO_N_FOLDED;
 	}
