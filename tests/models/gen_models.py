@@ -128,6 +128,149 @@ def dense_out(model):
     return Out()
 
 
+class Detections:
+    """A torchvision detector as one image in, boxes, scores and labels out; and its
+    detections as one array, a row each: x1, y1, x2, y2, score, label."""
+
+    @staticmethod
+    def wrap(model):
+        import torch
+
+        class Det(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = model
+
+            def forward(self, x):
+                d = self.model([x])[0]
+                return d["boxes"], d["scores"], d["labels"]
+
+        return Det()
+
+    @staticmethod
+    def rows(out):
+        b, s, lab = (t.detach().double().numpy() for t in out)
+        return np.concatenate([b, s[:, None], lab[:, None]], 1)
+
+    @staticmethod
+    def agree(a, b, bound=1e-4):
+        """The detections of a and b match one to one after sorting by score, as
+        tests/runtime/compare_detections.py matches them (the same rule: keep them alike)."""
+        if len(a) != len(b):
+            return False
+        a, b = a[np.argsort(-a[:, 4], kind="stable")], b[np.argsort(-b[:, 4], kind="stable")]
+        btol = bound * max(float(np.abs(a[:, :4]).max()) if len(a) else 0.0, 1.0)
+        stol = bound * max(float(np.abs(a[:, 4]).max()) if len(a) else 0.0, 1e-6)
+        cut = min(a[-1, 4], b[-1, 4]) + stol if len(a) else 0.0
+        used = np.zeros(len(b), bool)
+        for r in a:
+            near = np.nonzero(~used & (np.abs(b[:, 4] - r[4]) <= stol) & (b[:, 5] == r[5]))[0]
+            err = np.abs(b[near, :4] - r[:4]).max(1) if len(near) else np.zeros(0)
+            if len(near) and err.min() <= btol:
+                used[near[int(err.argmin())]] = True
+            elif r[4] > cut:  # only at the count's cut may a near-tie be another box
+                return False
+        return True
+
+
+def init_detector(model, gen, x, spread):
+    """Random weights a detector can be checked with.  torchvision's own initialisation,
+    untrained, collapses: most positions of the deeper feature maps come out alike and the
+    class scores tie by the thousand (which of the tied boxes survives NMS is then anyone's
+    call).  So every convolution and linear layer is drawn at unit gain (variance 1/fan-in,
+    which keeps features apart through the depth), and the class logits scaled to a
+    standard deviation of spread on the reference input, as a trained head's are spread."""
+    import torch
+
+    randomize_bn(model, gen)
+    for m in model.modules():
+        if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)):
+            m.weight.data.copy_(torch.randn(m.weight.shape, generator=gen) / m.weight[0].numel() ** 0.5)
+    heads = detector_heads(model, classes_only=True)
+    logits = []
+
+    def keep(m, inp, out):
+        bias = m.bias.view(-1, *([1] * (out.dim() - 2))) if m.bias is not None else 0
+        logits.append((out - bias).flatten())
+
+    hooks = [m.register_forward_hook(keep) for m in heads]
+    with torch.no_grad():
+        model([x])
+    for h in hooks:
+        h.remove()
+    scale = spread / float(torch.cat(logits).std())
+    for m in heads:
+        m.weight.data *= scale
+
+
+def detector_heads(model, classes_only=False):
+    """The last layer of each head: class logits; unless classes_only, box regression and
+    centerness too."""
+    import re
+
+    import torch
+
+    pat = re.compile(r"(cls_logits|cls_score|classification_head\.module_list\.\d+(\.1)?)$" if classes_only
+                     else r"(cls_logits|cls_score|bbox_pred|bbox_reg|bbox_ctrness|"
+                     r"(classification|regression)_head\.module_list\.\d+(\.1)?)$")
+    return [m for n, m in model.named_modules()
+            if pat.search(n) and isinstance(m, (torch.nn.Conv2d, torch.nn.Linear))]
+
+
+def stable_detections(model, x, ref, tries=3, eps=3e-5):
+    """Whether model's detections on x stay ref when every head's output is perturbed by
+    noise of eps times its spread: what another runtime's rounding does to them (3e-5
+    moves scores by up to 4e-5; float32 runtimes differ from PyTorch by 1e-6 to 2e-5)."""
+    import torch
+
+    gen = torch.Generator().manual_seed(7)
+
+    def nudge(m, inp, out):
+        return out + torch.randn(out.shape, generator=gen) * (eps * float(out.std()))
+
+    heads = detector_heads(model)
+    for _ in range(tries):
+        hooks = [m.register_forward_hook(nudge) for m in heads]
+        with torch.no_grad():
+            got = Detections.rows(model(x))
+        for h in hooks:
+            h.remove()
+        if not Detections.agree(ref, got):
+            return False
+    return True
+
+
+def export_detector(name, opset, shape):
+    """A torchvision detector with NMS in its graph, its input named "input" and its
+    outputs boxes, scores and labels; the reference is PyTorch's detections.  Its weights
+    are drawn (init_detector) until its detections survive a nudge of every head's output
+    (stable_detections): then the answer is decided by the model, not by rounding, and a
+    runtime that rounds otherwise can be held to it."""
+    import torch
+
+    family = __import__("torchvision").models.detection
+    xin = torch.rand(*shape, generator=torch.Generator().manual_seed(99))
+    for seed in range(1234, 1240):
+        torch.manual_seed(seed)
+        model = getattr(family, name)(weights=None, weights_backbone=None).eval()
+        init_detector(model, torch.Generator().manual_seed(seed), xin, 2.0)
+        model = Detections.wrap(model).eval()
+        with torch.no_grad():
+            ref = Detections.rows(model(xin))
+        if len(ref) and stable_detections(model, xin, ref):
+            break
+        print(f"{name}: seed {seed}'s detections change under rounding noise", flush=True)
+    else:
+        sys.exit(f"{name}: no weights found whose detections rounding leaves alone")
+    tmp = os.path.join(OUT, name + ".onnx.tmp")
+    torch.onnx.export(model, xin, tmp, opset_version=opset, input_names=["input"],
+                      output_names=["boxes", "scores", "labels"])
+    os.replace(tmp, os.path.join(OUT, name + ".onnx"))
+    np.save(os.path.join(OUT, name + ".ref_in.npy"), xin.numpy())
+    np.save(os.path.join(OUT, name + ".ref_out.npy"), ref)
+    print(f"exported {name} ({len(ref)} detections, seed {seed})", flush=True)
+
+
 def export_extended():
     import torch
     import torchvision
@@ -138,6 +281,9 @@ def export_extended():
                 (m.video, [1, 3, 8, 112, 112], False))
     for name, opset in read_zoo().items():
         if done(name + ".onnx") and done(name + ".ref_out.npy"):
+            continue
+        if hasattr(m.detection, name):
+            export_detector(name, opset, [3, 320, 320])
             continue
         family, shape, dense = next(f for f in families if hasattr(f[0], name))
         gen = torch.Generator().manual_seed(1234)

@@ -110,6 +110,21 @@ done
 	$PY "$ROOT/tests/runtime/compare.py" "$M/$m.ref_out.npy" "$T/$m.x/logits.npy" "$m one-cpu vs PyTorch"
 done
 
+# Detectors with NMS in the graph, as exported (their post-processing's shapes a run
+# decides): one CPU device, and the fastest schedule over two CPU devices, each against
+# PyTorch's detections matched after sorting by score.  Not in the quick loop.
+[ "$PART" = ort ] || [ "${HO_TEST_QUICK:-0}" = 1 ] ||
+	for m in $(sh "$ROOT/tests/models/zoo_list.sh" detect); do
+	"$HO" run "$M/$m.onnx" --input "input=$M/$m.ref_in.npy" -o "$T/$m.1" --repeat 1 --warmup 1 >/dev/null
+	$PY "$ROOT/tests/runtime/compare_detections.py" "$M/$m.ref_out.npy" "$T/$m.1" "$m one-cpu vs PyTorch"
+	"$HO" schedule --quiet --population 16 --generations 10 --objectives latency --seed 1 "$M/$m.onnx" \
+		--shape input=3x320x320 --box "$ROOT/boxes/this-machine-2cpu.json" -o "$T/$m.s.json" >/dev/null
+	"$HO" run "$M/$m.onnx" --input "input=$M/$m.ref_in.npy" --schedule "$T/$m.s.json" --pick 0 \
+		-o "$T/$m.2" --repeat 1 --warmup 1 >"$T/$m.2.log"
+	grep -q "cpu1" "$T/$m.2.log" || { echo "$m: the two-CPU schedule left cpu1 idle"; cat "$T/$m.2.log"; exit 1; }
+	$PY "$ROOT/tests/runtime/compare_detections.py" "$M/$m.ref_out.npy" "$T/$m.2" "$m two-cpu vs PyTorch"
+done
+
 # Binary operators whose smaller operand repeats over a middle run of axes (swin_t's
 # window mask: the plane loop where oneDNN has only its reference kernel), either side
 # broadcast, against numpy.
@@ -302,4 +317,10 @@ $PY "$ROOT/tests/runtime/int8_ref.py" "$M/int8_wide.onnx" "$M/int8_wide.in.npy" 
 for ref in "$T/w8.np"/*.npy; do
 	f=$(basename "$ref")
 	$PY "$ROOT/tests/runtime/compare.py" "$ref" "$T/w8.ho/$f" "int8_wide ${f%.npy} vs the exact reference" 0
+done
+# The detectors through ONNX Runtime: its detections are PyTorch's as well (the reference holds
+# for a second runtime: its weights were drawn so that rounding decides nothing).
+[ "${HO_TEST_QUICK:-0}" = 1 ] || for m in $(sh "$ROOT/tests/models/zoo_list.sh" detect); do
+	node "$ROOT/tests/runtime/ort_ref.js" "$M/$m.onnx" "$T/$m.ort" "input=$M/$m.ref_in.npy" >/dev/null
+	$PY "$ROOT/tests/runtime/compare_detections.py" "$M/$m.ref_out.npy" "$T/$m.ort" "$m ONNX Runtime vs PyTorch"
 done
