@@ -51,7 +51,8 @@ done
 [ -s "$MODELS/int8_cnn.onnx" ] && [ -s "$MODELS/conv_bn_training.ref_out.npy" ] &&
 	[ -s "$MODELS/scripted_loop.ref_out.npy" ] && [ -s "$MODELS/unet_small.ref_out.npy" ] &&
 	[ -s "$MODELS/control_refused.onnx" ] &&
-	[ -s "$MODELS/strings.onnx" ] && [ -s "$MODELS/complex.onnx" ] || need=1
+	[ -s "$MODELS/strings.onnx" ] && [ -s "$MODELS/complex.onnx" ] &&
+	[ -s "$MODELS/mobilenet_v3_large_fp16.ref_in.npy" ] || need=1
 # A changed generator, or zoo, regenerates everything it makes.
 stamp=$(cat "$ROOT/tests/models/gen_models.py" "$ROOT/tests/models/zoo.txt" | sha1sum | cut -d' ' -f1)
 [ "$(cat "$MODELS/.generator" 2>/dev/null)" = "$stamp" ] || need=1

@@ -124,6 +124,7 @@ struct ho_attr {
 #define HO_T_AT_BOUND                                                                              \
 	0x100u /* extents a run decides, priced at their bound (ho_graph_infer_bounds) */
 #define HO_T_USER_BOUND 0x200u /* ... the user's (struct ho_extent_bound) */
+#define HO_T_WIDENED 0x400u    /* float16 in the model, computed in float32 (user/graph/widen.c) */
 /* Its values are known before a run: a weight, a constant, folded, or a bound input. */
 #define HO_T_KNOWN (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED | HO_T_BOUND)
 

@@ -307,6 +307,44 @@ def export_extended():
         print("exported", name, flush=True)
 
 
+def zoo_with(check):
+    """The zoo's models that take check (zoo.txt's third column on)."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "zoo.txt")) as fh:
+        return [f[0] for f in (line.split() for line in fh)
+                if len(f) >= 3 and not f[0].startswith("#") and check in f[2:]]
+
+
+def half_models():
+    """Zoo models as a float16 converter ships them (weights, constants, Casts, inputs and
+    outputs in float16): NAME_fp16.onnx and its input, the float32 one's rounded."""
+    for name in zoo_with("fp16"):
+        dst = name + "_fp16.onnx"
+        if done(dst) and done(name + "_fp16.ref_in.npy"):
+            continue
+        m = onnx.load(os.path.join(OUT, name + ".onnx"))
+        g = m.graph
+        for i, t in enumerate(g.initializer):
+            if t.data_type == TensorProto.FLOAT:
+                g.initializer[i].CopyFrom(numpy_helper.from_array(
+                    numpy_helper.to_array(t).astype(np.float16), t.name))
+        for n in g.node:
+            for at in n.attribute:
+                if at.type == onnx.AttributeProto.TENSOR and at.t.data_type == TensorProto.FLOAT:
+                    at.t.CopyFrom(numpy_helper.from_array(
+                        numpy_helper.to_array(at.t).astype(np.float16), at.t.name))
+                if n.op_type == "Cast" and at.name == "to" and at.i == TensorProto.FLOAT:
+                    at.i = TensorProto.FLOAT16
+        for v in list(g.input) + list(g.output):
+            if v.type.tensor_type.elem_type == TensorProto.FLOAT:
+                v.type.tensor_type.elem_type = TensorProto.FLOAT16
+        del g.value_info[:]
+        onnx.checker.check_model(m)
+        onnx.save(m, os.path.join(OUT, dst))
+        x = np.load(os.path.join(OUT, name + ".ref_in.npy")).astype(np.float16)
+        np.save(os.path.join(OUT, name + "_fp16.ref_in.npy"), x)
+        print("exported", dst, flush=True)
+
+
 def export_transformer():
     import torch
 
@@ -908,6 +946,7 @@ def main():
         export_sequence()
     if "extended" in what:
         export_extended()
+        half_models()
 
 
 if __name__ == "__main__":

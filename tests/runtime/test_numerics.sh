@@ -324,3 +324,13 @@ done
 	node "$ROOT/tests/runtime/ort_ref.js" "$M/$m.onnx" "$T/$m.ort" "input=$M/$m.ref_in.npy" >/dev/null
 	$PY "$ROOT/tests/runtime/compare_detections.py" "$M/$m.ref_out.npy" "$T/$m.ort" "$m ONNX Runtime vs PyTorch"
 done
+# Models shipped in float16 (as converters write them): computed in float32 (user/graph/widen.c),
+# their float16 outputs against ONNX Runtime's within float16's rounding.
+for m in $(sh "$ROOT/tests/models/zoo_list.sh" fp16); do
+	"$HO" inspect "$M/${m}_fp16.onnx" | grep -q "precision  float16 weights: computed in float32" ||
+		{ echo "$m: inspect does not say its float16 is computed in float32"; exit 1; }
+	"$HO" run "$M/${m}_fp16.onnx" --input "input=$M/${m}_fp16.ref_in.npy" -o "$T/$m.h16" --repeat 1 >/dev/null
+	node "$ROOT/tests/runtime/ort_ref.js" "$M/${m}_fp16.onnx" "$T/$m.o16" "input=$M/${m}_fp16.ref_in.npy" >/dev/null
+	$PY -c "import numpy as n, sys; sys.exit(n.load('$T/$m.h16/logits.npy').dtype != n.float16 and 'not float16')"
+	$PY "$ROOT/tests/runtime/compare.py" "$T/$m.o16/logits.npy" "$T/$m.h16/logits.npy" "$m float16 vs ONNX Runtime" 1e-3
+done

@@ -305,6 +305,14 @@ static void print_text(const char *path, const struct ho_graph *g, int top, cons
 	fmt_si(flops, "FLOP", s2, sizeof(s2));
 	fmt_si(macs, "MAC", s3, sizeof(s3));
 	printf("compute    %s (%s in Conv/MatMul/Gemm)\n", s2, s3);
+	uint32_t widened = 0;
+
+	for (uint32_t i = 0; i < g->n_tensors; i++)
+		widened += !!(g->tensors[i].flags & HO_T_WIDENED);
+	if (widened)
+		printf("precision  float16 weights: computed in float32 (%u tensors), the model's "
+		       "float16 inputs and outputs cast at the boundary\n",
+		       widened);
 	/* every node the runtime cannot run, up front and all at once */
 	int tasks = 0, refused;
 	struct refusals r = {NULL, 0};

@@ -31,6 +31,10 @@ int32_t ho_graph_add_tensor(struct ho_graph *g, const char *name, struct ho_erro
 /* dst names src's graph, producer, IR version and opsets (shared, src's): a graph made from it */
 void ho_graph_share_header(struct ho_graph *dst, const struct ho_graph *src);
 
+/* A model whose weights are float16 computed in float32, its float16 inputs and outputs
+ * kept behind Casts (widen.c); nothing done to any other model. */
+int ho_graph_widen_half(struct ho_graph *g, struct ho_error *err);
+
 /* Decode weight bytes into a small value (NULL when too big or not numeric). */
 struct ho_value *ho_value_from_data(struct ho_arena *a, int dtype, const void *data, uint64_t len,
 				    int64_t count);

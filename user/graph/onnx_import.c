@@ -1031,6 +1031,9 @@ static int ho_import_graph(struct ho_import *im, const Onnx__GraphProto *gp,
 			return ret;
 		if (t->decl.rank >= 0)
 			t->flags |= HO_T_DECLARED;
+		/* the type it is declared of, until inference gives it its own (widen.c asks) */
+		if (is_out && t->dtype == HO_DT_UNDEFINED && !(t->flags & HO_T_KNOWN))
+			t->dtype = dt;
 	}
 
 	g->inputs = ho_arena_alloc(a, (gp->n_input ? gp->n_input : 1) * sizeof(int32_t));
@@ -1126,6 +1129,8 @@ int ho_onnx_load_buffer(const void *buf, size_t len, const struct ho_load_opts *
 		goto fail;
 	}
 	ret = ho_import_graph(&im, m->graph, NULL, 0, &dummy);
+	if (!ret)
+		ret = ho_graph_widen_half(g, err);
 	if (ret)
 		goto fail;
 	*out = g;
