@@ -48,7 +48,7 @@ for f in resnet18 resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1 seq_rnn \
 	$(sh "$ROOT/tests/models/zoo_list.sh"); do
 	[ -s "$MODELS/$f.ref_out.npy" ] || need=1
 done
-[ -s "$MODELS/int8_cnn.onnx" ] && [ -s "$MODELS/conv_bn_training.ref_out.npy" ] &&
+[ -s "$MODELS/int8_cnn.onnx" ] && [ -s "$MODELS/int8_asym.onnx" ] && [ -s "$MODELS/conv_bn_training.ref_out.npy" ] &&
 	[ -s "$MODELS/scripted_loop.ref_out.npy" ] && [ -s "$MODELS/unet_small.ref_out.npy" ] &&
 	[ -s "$MODELS/control_refused.onnx" ] &&
 	[ -s "$MODELS/strings.onnx" ] && [ -s "$MODELS/complex.onnx" ] &&

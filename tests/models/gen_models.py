@@ -506,6 +506,28 @@ def int8_wide():
     save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), "int8_wide.onnx")
 
 
+def int8_asym():
+    """ConvIntegers with unsigned weights whose zero points are not 128 (dynamic quantisation
+    writes 143 and the like): one per tensor; one per channel, in two groups, at stride 2 with
+    uneven pads; x with a zero point of its own.  oneDNN's int8 kernels take no such weights:
+    with VNNI their sums are made good after them (quant.c), and must be the exact ones."""
+    rng = np.random.default_rng(17)
+    x = rng.integers(0, 256, (2, 16, 20, 20), dtype=np.uint8)
+    np.save(os.path.join(OUT, "int8_asym.in.npy"), x)
+    init = [numpy_helper.from_array(v, n) for n, v in [
+        ("w1", rng.integers(0, 256, (32, 16, 3, 3), dtype=np.uint8)), ("wz1", np.array(143, np.uint8)),
+        ("w2", rng.integers(0, 256, (24, 8, 3, 3), dtype=np.uint8)),
+        ("wz2", rng.integers(100, 200, 24, dtype=np.uint8)), ("xz", np.array(7, np.uint8))]]
+    g = helper.make_graph([
+        helper.make_node("ConvInteger", ["x", "w1", "xz", "wz1"], ["y1"], name="tensor_zp", pads=[1, 1, 1, 1]),
+        helper.make_node("ConvInteger", ["x", "w2", "xz", "wz2"], ["y2"], name="channel_zp", group=2,
+                         strides=[2, 2], pads=[0, 1, 2, 1])],
+        "int8_asym", [helper.make_tensor_value_info("x", TensorProto.UINT8, [2, 16, 20, 20])],
+        [helper.make_tensor_value_info("y1", TensorProto.INT32, [2, 32, 20, 20]),
+         helper.make_tensor_value_info("y2", TensorProto.INT32, [2, 24, 10, 10])], init)
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), "int8_asym.onnx")
+
+
 def conv_bn_training():
     """A Conv, then a BatchNormalization in training mode (the batch's own statistics): no
     weights can hold it, so it must not be folded into the Conv. Reference: PyTorch."""
@@ -935,6 +957,7 @@ def main():
         tiny_models()
         int8_cnn()
         int8_wide()
+        int8_asym()
         conv_bn_training()
         scripted_loop()
         export_unet()

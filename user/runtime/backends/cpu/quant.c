@@ -15,7 +15,11 @@
  * the requantisation stays this file's, because oneDNN adds the output zero
  * point before rounding and ONNX Runtime after (they differ at odd zero
  * points on ties).  oneDNN's int8 primitives take no unsigned weights and no
- * weight zero points, and are exact only with VNNI (below).
+ * weight zero points, and are exact only with VNNI (below).  A convolution's
+ * other constant weight zero points (asymmetric uint8 weights, as dynamic
+ * quantisation writes them) are made good after it: sum (x - xz)(w - wz_m)
+ * is oneDNN's sum (x - xz) w less wz_m times the window's sum of x - xz
+ * over m's group, a sum per group and position, not per channel.
  *
  * Elsewhere, with constant weights whose every sum stays below 2^24 in
  * magnitude, the products run on oneDNN's float32 primitive over x and w
@@ -53,6 +57,9 @@ struct ho_quant {
 	int32_t *acc, xz32;
 	float *xf, *yf;
 	dnnl_stream_t stream;
+	/* conv on oneDNN with weight zero points it cannot take: each channel's (less 128 for
+	 * unsigned weights), a plane of x's group sums and their window sums, its own */
+	int32_t *wzc, *plane, *wsum;
 };
 
 static bool q_int_type(int dt)
@@ -118,15 +125,26 @@ static void q_run_dynamic(const struct ho_quant *q)
 	float lo = 0, hi = 0, s;
 	double zp;
 
-	for (int64_t i = 0; i < q->n; i++) {
-		lo = fminf(lo, x[i]);
-		hi = fmaxf(hi, x[i]);
+	for (int64_t i = 0; i < q->n; i++) { /* NaN is passed over, as fminf and fmaxf do */
+		lo = x[i] < lo ? x[i] : lo;
+		hi = x[i] > hi ? x[i] : hi;
 	}
 	s = (hi - lo) / 255.0f;
 	zp = s != 0 ? nearbyint(0 - lo / s) : 0;
 	zp = zp < 0 ? 0 : zp > 255 ? 255 : zp;
-	for (int64_t i = 0; i < q->n; i++)
-		q_put(HO_DT_UINT8, q->y, i, s != 0 ? nearbyint(x[i] / s) + zp : zp);
+	/* q_put's rounding and saturation, without its per-element switch (8 ns an element) */
+	uint8_t *y = q->y;
+	float zf = (float)zp;
+
+	for (int64_t i = 0; i < q->n; i++) {
+		float v = s != 0 ? x[i] / s : 0;
+
+		/* half to even as nearbyintf rounds, inline: 1.5 * 2^23 added and taken away
+		 * (exact below 2^22 in magnitude; past 1e6 it saturates anyway) */
+		v = v > 1e6f ? 1e6f : v < -1e6f ? -1e6f : v;
+		v = (v + 12582912.0f) - 12582912.0f + zf;
+		y[i] = v >= 255.0f ? 255 : v > 0.0f ? (uint8_t)v : 0; /* NaN: 0 */
+	}
 	*q->y_scale_out = s;
 	*(uint8_t *)q->y_zp_out = (uint8_t)zp;
 }
@@ -223,6 +241,76 @@ static void q_run_conv(const struct ho_quant *q)
 
 /* oneDNN's sums (x into its layout, the sums out of it), each then requantised as the loop
  * does, with its channel's bias. */
+/* acc less each channel's weight zero point times its window's sum of x - xz (q->wzc). */
+static void q_conv_wz_fix(const struct ho_quant *q)
+{
+	int64_t in_sp = q->in_sp[0] * q->in_sp[1] * q->in_sp[2],
+		out_sp = q->out_sp[0] * q->out_sp[1] * q->out_sp[2], cg = q->cc / q->group,
+		mg = q->cm / q->group;
+
+	for (int64_t n = 0; n < q->cn; n++)
+		for (int64_t g = 0; g < q->group; g++) {
+			int64_t c0 = n * q->cc + g * cg, p = 0;
+
+			for (int64_t i = 0; i < in_sp; i++)
+				q->plane[i] = 0;
+			for (int64_t c = 0; c < cg; c++)
+				for (int64_t i = 0; i < in_sp; i++)
+					q->plane[i] += (int32_t)ho_cpu_int(q->x, q->x_dt,
+									   (c0 + c) * in_sp + i) -
+						       q->xz32;
+			/* padding reads as the zero point: it adds nothing */
+			for (int64_t o0 = 0; o0 < q->out_sp[0]; o0++)
+				for (int64_t o1 = 0; o1 < q->out_sp[1]; o1++)
+					for (int64_t o2 = 0; o2 < q->out_sp[2]; o2++, p++) {
+						int64_t sum = 0;
+
+						for (int64_t k0 = 0; k0 < q->ker[0]; k0++) {
+							int64_t i0 = o0 * q->stride[0] - q->pad[0] +
+								     k0 * q->dil[0];
+
+							if (i0 < 0 || i0 >= q->in_sp[0])
+								continue;
+							for (int64_t k1 = 0; k1 < q->ker[1]; k1++) {
+								int64_t i1 = o1 * q->stride[1] -
+									     q->pad[1] +
+									     k1 * q->dil[1];
+
+								if (i1 < 0 || i1 >= q->in_sp[1])
+									continue;
+								for (int64_t k2 = 0; k2 < q->ker[2];
+								     k2++) {
+									int64_t i2 =
+									    o2 * q->stride[2] -
+									    q->pad[2] +
+									    k2 * q->dil[2];
+
+									if (i2 >= 0 &&
+									    i2 < q->in_sp[2])
+										sum +=
+										    q->plane
+											[(i0 *
+											      q->in_sp
+												  [1] +
+											  i1) *
+											     q->in_sp
+												 [2] +
+											 i2];
+								}
+							}
+						}
+						q->wsum[p] = (int32_t)sum;
+					}
+			for (int64_t m = g * mg; m < (g + 1) * mg; m++) {
+				int32_t *a = q->acc + (n * q->cm + m) * out_sp;
+
+				for (int64_t i = 0; i < out_sp; i++) /* wraps as int32 sums do */
+					a[i] = (int32_t)((uint32_t)a[i] - (uint32_t)q->wzc[m] *
+									      (uint32_t)q->wsum[i]);
+			}
+		}
+}
+
 static int q_run_dnnl(const struct ho_kernel *k, struct ho_quant *q)
 {
 	bool conv = q->kind == Q_CONV;
@@ -241,6 +329,8 @@ static int q_run_dnnl(const struct ho_kernel *k, struct ho_quant *q)
 			    dnnl_success) ||
 	    dnnl_stream_wait(q->stream) != dnnl_success)
 		return -EIO;
+	if (q->wzc)
+		q_conv_wz_fix(q);
 	for (int64_t i = 0; (q->requant || q->yf) && i < total; i++) {
 		int64_t m = conv ? i / sp % q->cm : i % q->nn; /* the channel (column) */
 
@@ -347,6 +437,8 @@ static bool q_dnnl_fits(const struct ho_graph *g, const struct ho_node *n, const
 	if ((q->w_dt == HO_DT_UINT8 && (!(w->flags & HO_T_KNOWN) || !q->wz)) ||
 	    (wz && !(wz->flags & HO_T_KNOWN)) || (q->xz && q->n_xz != 1))
 		return false;
+	if (q->kind == Q_CONV) /* any other weight zero points made good after it */
+		return true;
 	for (int64_t i = 0; q->wz && i < q->n_wz; i++)
 		if (ho_cpu_int(q->wz, q->wz_dt, i) != want)
 			return false;
@@ -503,6 +595,44 @@ static int q_dnnl_finish(struct ho_backend *c, struct ho_kernel *k, dnnl_primiti
 	return 0;
 }
 
+/* n int32s of k's own (oneDNN memory, freed with it) at *p. */
+static int q_own_s32(struct ho_backend *c, struct ho_kernel *k, int64_t n, int32_t **p)
+{
+	dnnl_memory_desc_t md;
+	dnnl_dims_t d = {n ? n : 1};
+
+	dnnl_memory_desc_init_by_tag(&md, 1, d, dnnl_s32, dnnl_a);
+	if (ho_cpu_mem(c, k, &md, NULL, -1) ||
+	    dnnl_memory_get_data_handle(k->owned[k->n_owned - 1], (void **)p) != dnnl_success)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Each channel's weight zero point as the int8 weights see it, and room to make it good;
+ * nothing where every one is 0. */
+static int q_wz_fix_prep(struct ho_backend *c, struct ho_kernel *k)
+{
+	struct ho_quant *q = k->quant;
+	int64_t shift = q->w_dt == HO_DT_UINT8 ? 128 : 0;
+	bool any = false;
+	int32_t *z;
+
+	if (!q->wz)
+		return 0;
+	for (int64_t m = 0; m < q->cm; m++)
+		any |= ho_cpu_int(q->wz, q->wz_dt, Q_AT(q->n_wz, m)) != shift;
+	if (!any)
+		return 0;
+	if (q_own_s32(c, k, q->cm, &z) ||
+	    q_own_s32(c, k, q->in_sp[0] * q->in_sp[1] * q->in_sp[2], &q->plane) ||
+	    q_own_s32(c, k, q->out_sp[0] * q->out_sp[1] * q->out_sp[2], &q->wsum))
+		return -ENOMEM;
+	for (int64_t m = 0; m < q->cm; m++)
+		z[m] = (int32_t)(ho_cpu_int(q->wz, q->wz_dt, Q_AT(q->n_wz, m)) - shift);
+	q->wzc = z;
+	return 0;
+}
+
 /*
  * The int32 sums of k's convolution on oneDNN, in the layouts its int8 kernels
  * take (x and the sums reordered around it, the weights once here): on plain
@@ -545,7 +675,8 @@ static int q_prep_conv_dnnl(struct ho_backend *c, const struct ho_graph *g, cons
 			 yt = f32 ? dnnl_f32 : dnnl_s32;
 
 	if (q_dnnl_sums(c, k, q->cn * q->cm * q->out_sp[0] * q->out_sp[1] * q->out_sp[2],
-			q->cn * q->cc * q->in_sp[0] * q->in_sp[1] * q->in_sp[2], f32))
+			q->cn * q->cc * q->in_sp[0] * q->in_sp[1] * q->in_sp[2], f32) ||
+	    (!f32 && q_wz_fix_prep(c, k)))
 		return ho_err(err, -ENOMEM, "out of memory");
 	dnnl_memory_desc_init_by_tag(&xm, r, xd, xt, tags[r - 3]);
 	dnnl_memory_desc_init_by_tag(&wm, wr, wd, wt, tags[wr - 3]);
