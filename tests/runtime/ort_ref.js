@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // ONNX Runtime (npm onnxruntime-node) as the numerics reference:
 //   node ort_ref.js MODEL.onnx OUT_DIR NAME=IN.npy ...   (ORT_THREADS=N, ORT_REPEAT=N)
-// Reads float32 and float16 inputs; writes every output as OUT_DIR/<name>.npy ('/' in names becomes '_').
+// Reads float32, float16 and bool inputs; writes every output as OUT_DIR/<name>.npy ('/' in names becomes '_').
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -13,11 +13,12 @@ function readNpy(file) {
   const hlen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
   const hoff = major === 1 ? 10 : 12;
   const header = buf.toString('latin1', hoff, hoff + hlen);
-  const half = /'descr':\s*'<f2'/.test(header);
-  if ((!half && !/'descr':\s*'<f4'/.test(header)) || /'fortran_order':\s*True/.test(header))
-    throw new Error(`${file}: only C-order float32 (<f4) or float16 (<f2) arrays`);
+  const half = /'descr':\s*'<f2'/.test(header), bool = /'descr':\s*'\|b1'/.test(header);
+  if ((!half && !bool && !/'descr':\s*'<f4'/.test(header)) || /'fortran_order':\s*True/.test(header))
+    throw new Error(`${file}: only C-order float32 (<f4), float16 (<f2) or bool (|b1) arrays`);
   const shape = header.match(/'shape':\s*\(([^)]*)\)/)[1].split(',').filter((s) => s.trim()).map(Number);
   const bytes = buf.buffer.slice(buf.byteOffset + hoff + hlen, buf.byteOffset + buf.length);
+  if (bool) return new ort.Tensor('bool', new Uint8Array(bytes), shape);
   return half ? new ort.Tensor('float16', new Uint16Array(bytes), shape)
     : new ort.Tensor('float32', new Float32Array(bytes), shape);
 }

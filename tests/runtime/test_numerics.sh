@@ -344,3 +344,45 @@ for m in $(sh "$ROOT/tests/models/zoo_list.sh" fp16); do
 	$PY -c "import numpy as n, sys; sys.exit(n.load('$T/$m.h16/logits.npy').dtype != n.float16 and 'not float16')"
 	$PY "$ROOT/tests/runtime/compare.py" "$T/$m.o16/logits.npy" "$T/$m.h16/logits.npy" "$m float16 vs ONNX Runtime" 1e-3
 done
+# Opset 23's Attention and RMSNormalization against ONNX Runtime 1.30: multi-head and
+# grouped-query, rank 4 and rank 3, causal, a float mask with softcap, a boolean one,
+# past keys and values with every output, qk_matmul_output after the mask and after softmax.
+$PY - "$T/o23" <<'PYEOF'
+import os, sys
+import numpy as np, onnx
+from onnx import helper as h, TensorProto as P
+d = sys.argv[1]
+os.makedirs(d)
+rng = np.random.default_rng(23)
+def case(name, op, inputs, attrs={}, outs=("Y",), boolmask=False):
+    vi = [h.make_tensor_value_info(n, P.BOOL if n == "mask" and boolmask else P.FLOAT, s) for n, s in inputs]
+    g = h.make_graph([h.make_node(op, [n for n, _ in inputs], list(outs), **attrs)], name, vi,
+                     [h.make_tensor_value_info(o, P.FLOAT, None) for o in outs if o])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 23)])
+    m.ir_version = 10  # onnx 1.12 writes 8, which ONNX Runtime refuses for opset 23
+    onnx.save(m, f"{d}/{name}.onnx")
+    with open(f"{d}/{name}.args", "w") as f:
+        for n, s in inputs:
+            v = rng.random(s) > 0.3 if n == "mask" and boolmask else rng.standard_normal(s).astype(np.float32)
+            np.save(f"{d}/{name}.{n}.npy", v)
+            f.write(f"{n}={d}/{name}.{n}.npy\n")
+case("mha4", "Attention", [("Q", [2, 4, 5, 8]), ("K", [2, 4, 7, 8]), ("V", [2, 4, 7, 6])])
+case("gqa3_causal", "Attention", [("Q", [2, 5, 32]), ("K", [2, 5, 16]), ("V", [2, 5, 16])],
+     {"q_num_heads": 4, "kv_num_heads": 2, "is_causal": 1, "scale": 0.3})
+case("softcap_mask", "Attention", [("Q", [1, 2, 4, 8]), ("K", [1, 2, 6, 8]), ("V", [1, 2, 6, 8]), ("mask", [4, 6])],
+     {"softcap": 2.0, "qk_matmul_output_mode": 2}, outs=("Y", "", "", "qk"))
+case("bool_mask", "Attention", [("Q", [1, 2, 4, 8]), ("K", [1, 2, 6, 8]), ("V", [1, 2, 6, 8]), ("mask", [1, 2, 4, 6])],
+     {"qk_matmul_output_mode": 3}, outs=("Y", "", "", "qk"), boolmask=True)
+case("past_causal", "Attention", [("Q", [1, 2, 3, 8]), ("K", [1, 2, 3, 8]), ("V", [1, 2, 3, 8]), ("mask", [3, 7]),
+     ("pk", [1, 2, 4, 8]), ("pv", [1, 2, 4, 8])], {"is_causal": 1}, outs=("Y", "present_key", "present_value", "qk"))
+case("rms_last", "RMSNormalization", [("X", [2, 5, 16]), ("scale", [16])], {"epsilon": 1e-3})
+case("rms_axis1", "RMSNormalization", [("X", [2, 3, 4, 5]), ("scale", [3, 4, 5])], {"axis": 1})
+PYEOF
+for c in mha4 gqa3_causal softcap_mask bool_mask past_causal rms_last rms_axis1; do
+	ins=$(sed 's/^/--input /' "$T/o23/$c.args" | tr '\n' ' ')
+	"$HO" run "$T/o23/$c.onnx" $ins -o "$T/o23/$c.ho" --repeat 1 >/dev/null
+	node "$ROOT/tests/runtime/ort_ref.js" "$T/o23/$c.onnx" "$T/o23/$c.ort" $(cat "$T/o23/$c.args") >/dev/null
+	for o in "$T/o23/$c.ort"/*.npy; do
+		$PY "$ROOT/tests/runtime/compare.py" "$o" "$T/o23/$c.ho/$(basename "$o")" "$c $(basename "$o" .npy) vs ONNX Runtime" 1e-5
+	done
+done

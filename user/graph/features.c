@@ -73,6 +73,24 @@ static double ho_macs(const struct ho_graph *g, const struct ho_node *nd)
 
 		return numel(y) * (double)(k > 0 ? k : 0);
 	}
+	if (!strcmp(op, "Attention")) {
+		/* per query row (of every head) and key: Q K^T over the head size, then V's */
+		const struct ho_tensor *v = tin(g, nd, 2), *pk = tin(g, nd, 4);
+		int r = x->shape.rank;
+		double qh = r == 3 ? (double)ho_node_attr_i(nd, "q_num_heads", 1) : 1,
+		       kvh = r == 3 ? (double)ho_node_attr_i(nd, "kv_num_heads", 1) : 1;
+
+		if ((r != 3 && r != 4) || w->shape.rank != r || !v || v->shape.rank != r ||
+		    qh < 1 || kvh < 1)
+			return 0;
+		double hq = (double)x->shape.dim[r - 1] / qh,
+		       hk = (double)w->shape.dim[r - 1] / kvh,
+		       hv = (double)v->shape.dim[r - 1] / kvh,
+		       keys = (double)w->shape.dim[r - 2] +
+			      (pk && pk->shape.rank == 4 ? (double)pk->shape.dim[2] : 0);
+
+		return hq > 0 ? numel(x) / hq * keys * (hk + hv) : 0;
+	}
 	if (!strcmp(op, "RNN") || !strcmp(op, "GRU") || !strcmp(op, "LSTM")) {
 		/* every step: X_t W^T and H R^T, gates * hidden columns over batch rows */
 		const struct ho_tensor *r = tin(g, nd, 2);

@@ -104,6 +104,7 @@ static const struct ho_op_entry ho_ops[] = {
     {{"Conv", HO_OPC_COMPUTE, 0, HO_LAYOUT_ANY, 0}, ho_infer_conv},
     {{"ConvTranspose", HO_OPC_COMPUTE, 0, HO_LAYOUT_ANY, 0}, ho_infer_conv_transpose},
     {{"MatMul", HO_OPC_COMPUTE, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_matmul},
+    {{"Attention", HO_OPC_COMPUTE, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_attention},
     {{"Gemm", HO_OPC_COMPUTE, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_gemm},
     {{"Einsum", HO_OPC_COMPUTE, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_einsum},
     {{"MatMulInteger", HO_OPC_COMPUTE, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_matmul_quant},
@@ -122,6 +123,7 @@ static const struct ho_op_entry ho_ops[] = {
     {{"GlobalLpPool", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 1}, ho_infer_global_pool},
     {{"BatchNormalization", HO_OPC_MEMORY, 0, HO_LAYOUT_SAME, 2}, ho_infer_batchnorm},
     {{"LayerNormalization", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 5}, ho_infer_layernorm},
+    {{"RMSNormalization", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 4}, ho_infer_layernorm},
     /* reductions */
     {{"ReduceMean", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 1}, ho_infer_reduce},
     {{"ReduceSum", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 1}, ho_infer_reduce},

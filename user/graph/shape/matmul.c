@@ -194,3 +194,62 @@ int ho_infer_einsum(struct ho_infer *c)
 	set_out(c, 0, in_t(c, 0)->dtype, &o);
 	return 0;
 }
+
+/*
+ * Attention (opset 23): Q, K, V of rank 4 [B, heads, seq, head size], or of rank 3
+ * [B, seq, heads * head size] with q_num_heads and kv_num_heads; past_key and past_value
+ * [B, kv heads, past, ...] come before K and V.  Y as Q is laid out; present_key and
+ * present_value [B, kv heads, past + kv seq, ...]; qk_matmul_output [B, q heads, q seq,
+ * past + kv seq].
+ */
+int ho_infer_attention(struct ho_infer *c)
+{
+	struct ho_tensor *q = in_t(c, 0), *k = in_t(c, 1), *v = in_t(c, 2), *pk = in_t(c, 4);
+	int64_t qh = attr_i(c, "q_num_heads", 0), kvh = attr_i(c, "kv_num_heads", 0);
+	struct ho_shape y, pres_k = {.rank = 4}, pres_v = {.rank = 4}, qk = {.rank = 4};
+	int r;
+
+	if (!q || !k || !v)
+		return fail(c, "needs Q, K and V");
+	r = q->shape.rank;
+	if (r < 0 || k->shape.rank < 0 || v->shape.rank < 0) {
+		for (uint32_t i = 0; i < 4; i++)
+			set_out(c, i, q->dtype, NULL);
+		return 0;
+	}
+	if ((r != 3 && r != 4) || k->shape.rank != r || v->shape.rank != r)
+		return fail(c, "needs Q, K and V all of rank 3 or all of rank 4");
+	if (r == 3 && (qh < 1 || kvh < 1))
+		return fail(c, "needs q_num_heads and kv_num_heads with inputs of rank 3");
+	int64_t b = q->shape.dim[0], qs = q->shape.dim[r - 2], kvs = k->shape.dim[r - 2];
+	int64_t hs = r == 4 ? k->shape.dim[3] : k->shape.dim[2] < 0 ? -1 : k->shape.dim[2] / kvh;
+	int64_t vhs = r == 4 ? v->shape.dim[3] : v->shape.dim[2] < 0 ? -1 : v->shape.dim[2] / kvh;
+	int64_t past = pk && pk->shape.rank == 4 ? pk->shape.dim[2] : 0;
+
+	if (r == 4) {
+		qh = q->shape.dim[1];
+		kvh = k->shape.dim[1];
+	}
+	if (qh > 0 && kvh > 0 && qh % kvh)
+		return fail(c,
+			    "has %" PRId64 " query heads, not a multiple of its %" PRId64
+			    " key and value heads",
+			    qh, kvh);
+	y = q->shape;
+	if (r == 4)
+		y.dim[3] = vhs;
+	else
+		y.dim[2] = vhs < 0 ? -1 : qh * vhs;
+	pres_k.dim[0] = pres_v.dim[0] = qk.dim[0] = b;
+	pres_k.dim[1] = pres_v.dim[1] = kvh;
+	pres_k.dim[2] = pres_v.dim[2] = qk.dim[3] = kvs < 0 || past < 0 ? -1 : past + kvs;
+	pres_k.dim[3] = hs;
+	pres_v.dim[3] = vhs;
+	qk.dim[1] = qh;
+	qk.dim[2] = qs;
+	set_out(c, 0, q->dtype, &y);
+	set_out(c, 1, q->dtype, &pres_k);
+	set_out(c, 2, q->dtype, &pres_v);
+	set_out(c, 3, q->dtype, &qk);
+	return 0;
+}

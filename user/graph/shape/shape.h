@@ -347,6 +347,7 @@ int ho_infer_conv_transpose(struct ho_infer *c);
 int ho_infer_pool(struct ho_infer *c);
 int ho_infer_global_pool(struct ho_infer *c);
 int ho_infer_matmul(struct ho_infer *c);
+int ho_infer_attention(struct ho_infer *c);
 int ho_infer_gemm(struct ho_infer *c);
 int ho_infer_mel_weight_matrix(struct ho_infer *c);
 int ho_infer_tfidf(struct ho_infer *c);

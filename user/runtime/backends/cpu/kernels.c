@@ -76,6 +76,7 @@ HO_PLAIN(k_mel, ho_cpu_prep_mel(g, n, buf, k, err))
 HO_PLAIN(k_string_cast, ho_cpu_prep_string_cast(g, n, buf, k, err))
 HO_PLAIN(k_strnorm, ho_cpu_prep_strnorm(g, n, buf, k, err))
 HO_PLAIN(k_sequence, ho_cpu_prep_sequence(g, n, buf, k, err))
+HO_PLAIN(k_attention, ho_cpu_prep_attention(g, n, buf, k, err))
 
 static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* convolution (conv.c) */
@@ -91,6 +92,9 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"Hardmax", k_hardmax, 0, 0, false, false}, /* a loop (unary.c) */
     {"LayerNormalization", k_layer_norm, 0, 3, false, false},	/* with Mean and InvStdDev */
     {"InstanceNormalization", k_norm_loop, 0, 0, false, false}, /* a loop (norm.c) */
+    {"RMSNormalization", k_norm_loop, 0, 0, false, false},	/* a loop (norm.c) */
+    /* Attention (attention.c): Y, present_key, present_value, qk_matmul_output */
+    {"Attention", k_attention, 0, UINT32_MAX, false, false},
     {"TopK", k_typed, 0, 2, true, false},   /* a loop (typed.c): values and indices */
     {"Unique", k_typed, 0, 4, true, false}, /* typed.c: Y, indices, inverse_indices, counts */
     {"NonZero", k_typed, 0, 0, true, false},

@@ -432,6 +432,31 @@ static int ho_run_bn_train(const struct ho_kernel *k)
 	return 0;
 }
 
+/* RMSNormalization: each row over its root mean square (in double), times the scale. */
+static int ho_run_rms_norm(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+	const float *x = t->in[0], *sc = t->in[1];
+	float *y = t->out;
+	int parts = ho_cpu_parts(t->outer * t->inner, 1 << 14);
+
+	if (parts > t->outer)
+		parts = t->outer > 0 ? (int)t->outer : 1;
+#pragma omp parallel for num_threads(parts) if (parts > 1)
+	for (int64_t o = 0; o < t->outer; o++) {
+		const float *xr = x + o * t->inner;
+		float *yr = y + o * t->inner;
+		double ss = 0, inv;
+
+		for (int64_t i = 0; i < t->inner; i++)
+			ss += (double)xr[i] * xr[i];
+		inv = 1.0 / sqrt(ss / (double)(t->inner ? t->inner : 1) + k->ln_eps);
+		for (int64_t i = 0; i < t->inner; i++)
+			yr[i] = (float)(xr[i] * inv) * sc[t->axis_dim == 1 ? 0 : i];
+	}
+	return 0;
+}
+
 int ho_cpu_prep_norm_loop(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			  struct ho_kernel *k, struct ho_error *err)
 {
@@ -460,6 +485,27 @@ int ho_cpu_prep_norm_loop(const struct ho_graph *g, const struct ho_node *n, voi
 		t->inner = ho_shape_numel(&x->shape) / (t->outer ? t->outer : 1);
 		k->ln_eps = ho_node_attr_f(n, "epsilon", 1e-5f);
 		t->run = ho_run_instance_norm;
+		return 0;
+	}
+	if (!strcmp(n->op_type, "RMSNormalization")) {
+		const struct ho_tensor *sc = ho_node_input(g, n, 1);
+		int axis = (int)ho_node_attr_i(n, "axis", -1);
+
+		axis += axis < 0 ? x->shape.rank : 0;
+		if (axis < 0 || axis >= x->shape.rank)
+			return ho_cpu_unsupported(err, n, "has its axis outside the input");
+		t->outer = 1;
+		for (int a = 0; a < axis; a++)
+			t->outer *= x->shape.dim[a];
+		t->inner = ho_shape_numel(&x->shape) / (t->outer ? t->outer : 1);
+		t->axis_dim = sc ? ho_shape_numel(&sc->shape) : 0;
+		if (!sc || sc->dtype != HO_DT_FLOAT ||
+		    (t->axis_dim != 1 && t->axis_dim != t->inner))
+			return ho_cpu_unsupported(err, n,
+						  "needs a float32 scale of the normalised extent");
+		t->in[1] = buf[n->inputs[1]];
+		k->ln_eps = ho_node_attr_f(n, "epsilon", 1e-5f);
+		t->run = ho_run_rms_norm;
 		return 0;
 	}
 	bool reduced[HO_MAX_RANK] = {false};
