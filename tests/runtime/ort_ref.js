@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: MIT
 // ONNX Runtime (npm onnxruntime-node) as the numerics reference:
 //   node ort_ref.js MODEL.onnx OUT_DIR NAME=IN.npy ...   (ORT_THREADS=N, ORT_REPEAT=N)
-// Reads float32, float16 and bool inputs; writes every output as OUT_DIR/<name>.npy ('/' in names becomes '_').
+// Reads float32, float16, bool, int32 and int64 inputs; writes every output as OUT_DIR/<name>.npy ('/' in names becomes '_').
 'use strict';
 const fs = require('fs');
 const path = require('path');
 const ort = require(process.env.ORT_NODE_MODULE || 'onnxruntime-node');
+
+// numpy's element types read, as ORT's type and its typed array
+const NPY_READ = { '<f4': ['float32', Float32Array], '<f2': ['float16', Uint16Array],
+  '|b1': ['bool', Uint8Array], '<i8': ['int64', BigInt64Array], '<i4': ['int32', Int32Array] };
 
 function readNpy(file) {
   const buf = fs.readFileSync(file);
@@ -13,14 +17,13 @@ function readNpy(file) {
   const hlen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
   const hoff = major === 1 ? 10 : 12;
   const header = buf.toString('latin1', hoff, hoff + hlen);
-  const half = /'descr':\s*'<f2'/.test(header), bool = /'descr':\s*'\|b1'/.test(header);
-  if ((!half && !bool && !/'descr':\s*'<f4'/.test(header)) || /'fortran_order':\s*True/.test(header))
-    throw new Error(`${file}: only C-order float32 (<f4), float16 (<f2) or bool (|b1) arrays`);
+  const descr = (header.match(/'descr':\s*'([^']*)'/) || [])[1];
+  if (!NPY_READ[descr] || /'fortran_order':\s*True/.test(header))
+    throw new Error(`${file}: only C-order ${Object.keys(NPY_READ).join(', ')} arrays`);
   const shape = header.match(/'shape':\s*\(([^)]*)\)/)[1].split(',').filter((s) => s.trim()).map(Number);
   const bytes = buf.buffer.slice(buf.byteOffset + hoff + hlen, buf.byteOffset + buf.length);
-  if (bool) return new ort.Tensor('bool', new Uint8Array(bytes), shape);
-  return half ? new ort.Tensor('float16', new Uint16Array(bytes), shape)
-    : new ort.Tensor('float32', new Float32Array(bytes), shape);
+  const [type, Array] = NPY_READ[descr];
+  return new ort.Tensor(type, new Array(bytes), shape);
 }
 
 // numpy's name for each ORT element type written

@@ -344,9 +344,10 @@ for m in $(sh "$ROOT/tests/models/zoo_list.sh" fp16); do
 	$PY -c "import numpy as n, sys; sys.exit(n.load('$T/$m.h16/logits.npy').dtype != n.float16 and 'not float16')"
 	$PY "$ROOT/tests/runtime/compare.py" "$T/$m.o16/logits.npy" "$T/$m.h16/logits.npy" "$m float16 vs ONNX Runtime" 1e-3
 done
-# Opset 23's Attention and RMSNormalization against ONNX Runtime 1.30: multi-head and
-# grouped-query, rank 4 and rank 3, causal, a float mask with softcap, a boolean one,
-# past keys and values with every output, qk_matmul_output after the mask and after softmax.
+# Opset 23's Attention, RMSNormalization and RotaryEmbedding against ONNX Runtime 1.30:
+# multi-head and grouped-query, rank 4 and rank 3, causal, a float mask with softcap, a
+# boolean one, past keys and values with every output, qk_matmul_output after the mask and
+# after softmax; rotations whole, partial and interleaved, by position ids.
 $PY - "$T/o23" <<'PYEOF'
 import os, sys
 import numpy as np, onnx
@@ -377,8 +378,20 @@ case("past_causal", "Attention", [("Q", [1, 2, 3, 8]), ("K", [1, 2, 3, 8]), ("V"
      ("pk", [1, 2, 4, 8]), ("pv", [1, 2, 4, 8])], {"is_causal": 1}, outs=("Y", "present_key", "present_value", "qk"))
 case("rms_last", "RMSNormalization", [("X", [2, 5, 16]), ("scale", [16])], {"epsilon": 1e-3})
 case("rms_axis1", "RMSNormalization", [("X", [2, 3, 4, 5]), ("scale", [3, 4, 5])], {"axis": 1})
+case("rope4", "RotaryEmbedding", [("X", [2, 3, 5, 8]), ("cos", [2, 5, 4]), ("sin", [2, 5, 4])])
+case("rope3_part", "RotaryEmbedding", [("X", [2, 5, 24]), ("cos", [2, 5, 2]), ("sin", [2, 5, 2])],
+     {"num_heads": 3, "rotary_embedding_dim": 4, "interleaved": 1})
+# positions as a model feeds them: int64, into caches of 16 positions
+case("rope_pos", "RotaryEmbedding", [("X", [1, 2, 4, 8]), ("cos", [16, 4]), ("sin", [16, 4])])
+g = onnx.load(f"{d}/rope_pos.onnx")
+g.graph.input.append(h.make_tensor_value_info("pos", P.INT64, [1, 4]))
+g.graph.node[0].input.append("pos")
+onnx.save(g, f"{d}/rope_pos.onnx")
+np.save(f"{d}/rope_pos.pos.npy", np.array([[3, 0, 15, 7]], np.int64))
+with open(f"{d}/rope_pos.args", "a") as f:
+    f.write(f"pos={d}/rope_pos.pos.npy\n")
 PYEOF
-for c in mha4 gqa3_causal softcap_mask bool_mask past_causal rms_last rms_axis1; do
+for c in mha4 gqa3_causal softcap_mask bool_mask past_causal rms_last rms_axis1 rope4 rope3_part rope_pos; do
 	ins=$(sed 's/^/--input /' "$T/o23/$c.args" | tr '\n' ' ')
 	"$HO" run "$T/o23/$c.onnx" $ins -o "$T/o23/$c.ho" --repeat 1 >/dev/null
 	node "$ROOT/tests/runtime/ort_ref.js" "$T/o23/$c.onnx" "$T/o23/$c.ort" $(cat "$T/o23/$c.args") >/dev/null
@@ -386,3 +399,11 @@ for c in mha4 gqa3_causal softcap_mask bool_mask past_causal rms_last rms_axis1;
 		$PY "$ROOT/tests/runtime/compare.py" "$o" "$T/o23/$c.ho/$(basename "$o")" "$c $(basename "$o" .npy) vs ONNX Runtime" 1e-5
 	done
 done
+# ... and a position past the caches fails the run, naming the node
+$PY -c "import numpy as n; n.save('$T/o23/far.npy', n.array([[3, 0, 16, 7]], n.int64))"
+if "$HO" run "$T/o23/rope_pos.onnx" $(sed 's/^pos=.*//; s/^./--input &/' "$T/o23/rope_pos.args") \
+	--input "pos=$T/o23/far.npy" -o "$T/o23/far" 2>"$T/o23/far.err"; then
+	echo "RotaryEmbedding at position 16 of 16 ran"; exit 1
+fi
+grep -q "node 'RotaryEmbedding_0' (RotaryEmbedding): an index is out of range" "$T/o23/far.err" ||
+	{ echo "RotaryEmbedding past its caches: $(cat "$T/o23/far.err")"; exit 1; }

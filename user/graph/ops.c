@@ -105,6 +105,7 @@ static const struct ho_op_entry ho_ops[] = {
     {{"ConvTranspose", HO_OPC_COMPUTE, 0, HO_LAYOUT_ANY, 0}, ho_infer_conv_transpose},
     {{"MatMul", HO_OPC_COMPUTE, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_matmul},
     {{"Attention", HO_OPC_COMPUTE, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_attention},
+    {{"RotaryEmbedding", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 6}, ho_infer_unary},
     {{"Gemm", HO_OPC_COMPUTE, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_gemm},
     {{"Einsum", HO_OPC_COMPUTE, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_einsum},
     {{"MatMulInteger", HO_OPC_COMPUTE, 0, HO_LAYOUT_PLAIN, 0}, ho_infer_matmul_quant},

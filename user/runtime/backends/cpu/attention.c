@@ -9,6 +9,7 @@
  * reads h / (q heads / kv heads)).  Rank-3 inputs are read in place through
  * the GEMMs' leading dimensions.  past_key and past_value come before K and
  * V in present_key and present_value (or a copy of its own).  Float32.
+ * And RotaryEmbedding (below), the position rotation such models apply first.
  */
 #include <errno.h>
 #include <math.h>
@@ -228,5 +229,104 @@ int ho_cpu_prep_attention(const struct ho_graph *g, const struct ho_node *n, voi
 	a->vals = own_v ? a->scores + sc + (own_k ? nk * a->hs : 0) : buf[n->outputs[2]];
 	k->kind = HO_K_LOOP;
 	k->typed.run = ho_run_attention;
+	return 0;
+}
+
+/*
+ * RotaryEmbedding (opset 23): the first rotary_embedding_dim of each head's
+ * elements turned in pairs (halves, or neighbours when interleaved) by the
+ * cos and sin of its position: the cache's row at position_ids, or the row of
+ * its batch and sequence index.  X [B, heads, seq, head] or [B, seq, heads *
+ * head] (num_heads); the rest of each head passes through.  Float32.
+ */
+struct ho_rotary {
+	const float *x, *cos, *sin;
+	const int64_t *pos;
+	float *y;
+	int rank;
+	bool interleaved;
+	int64_t b, s, h, d, rd, rows; /* rows: the caches' positions */
+};
+
+static int ho_run_rotary(const struct ho_kernel *k)
+{
+	const struct ho_rotary *r = k->rotary;
+	int64_t half = r->rd / 2, bad = 0;
+
+	for (int64_t b = 0; b < r->b; b++)
+		for (int64_t s = 0; s < r->s; s++) {
+			int64_t p = r->pos ? r->pos[b * r->s + s] : b * r->s + s;
+			const float *c, *sn;
+
+			if (p < 0 || p >= r->rows) {
+				bad = 1;
+				continue;
+			}
+			c = r->cos + p * half;
+			sn = r->sin + p * half;
+			for (int64_t h = 0; h < r->h; h++) {
+				int64_t off = r->rank == 4
+						  ? ((b * r->h + h) * r->s + s) * r->d
+						  : (b * r->s + s) * r->h * r->d + h * r->d;
+				const float *x = r->x + off;
+				float *y = r->y + off;
+
+				for (int64_t i = 0; i < half; i++) {
+					int64_t i1 = r->interleaved ? 2 * i : i,
+						i2 = r->interleaved ? 2 * i + 1 : i + half;
+					float x1 = x[i1], x2 = x[i2];
+
+					y[i1] = c[i] * x1 - sn[i] * x2;
+					y[i2] = sn[i] * x1 + c[i] * x2;
+				}
+				if (y != x)
+					memcpy(y + r->rd, x + r->rd,
+					       (size_t)(r->d - r->rd) * sizeof(float));
+			}
+		}
+	return bad ? -EINVAL : 0; /* a position past the caches: "an index is out of range" */
+}
+
+int ho_cpu_prep_rotary(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		       struct ho_kernel *k, struct ho_error *err)
+{
+	const struct ho_tensor *x = ho_node_input(g, n, 0), *c = ho_node_input(g, n, 1),
+			       *sn = ho_node_input(g, n, 2), *pos = ho_node_input(g, n, 3);
+	struct ho_rotary *r;
+	int64_t heads = ho_node_attr_i(n, "num_heads", 0);
+
+	if (!x || !c || !sn || x->dtype != HO_DT_FLOAT || c->dtype != HO_DT_FLOAT ||
+	    sn->dtype != HO_DT_FLOAT || (pos && pos->dtype != HO_DT_INT64))
+		return ho_cpu_unsupported(err, n, "runs float32 input and caches, int64 positions");
+	if ((x->shape.rank != 3 && x->shape.rank != 4) || (x->shape.rank == 3 && heads < 1))
+		return ho_cpu_unsupported(err, n,
+					  "needs [B, heads, seq, head] or [B, seq, hidden] "
+					  "with num_heads");
+	if (!(r = k->rotary = calloc(1, sizeof(*r))))
+		return ho_err(err, -ENOMEM, "out of memory");
+	r->rank = x->shape.rank;
+	r->b = x->shape.dim[0];
+	r->s = x->shape.dim[r->rank == 4 ? 2 : 1];
+	r->h = r->rank == 4 ? x->shape.dim[1] : heads;
+	r->d = r->rank == 4 ? x->shape.dim[3] : x->shape.dim[2] / heads;
+	r->rd = ho_node_attr_i(n, "rotary_embedding_dim", 0);
+	r->rd = r->rd > 0 ? r->rd : r->d;
+	r->interleaved = ho_node_attr_i(n, "interleaved", 0) != 0;
+	r->rows =
+	    c->shape.rank >= 2 ? ho_shape_numel(&c->shape) / c->shape.dim[c->shape.rank - 1] : 0;
+	if (r->rd > r->d || r->rd % 2 || (r->rank == 3 && x->shape.dim[2] % heads) ||
+	    c->shape.rank < 2 || c->shape.dim[c->shape.rank - 1] != r->rd / 2 ||
+	    ho_shape_numel(&sn->shape) != ho_shape_numel(&c->shape) ||
+	    (!pos && r->rows != r->b * r->s) || (pos && ho_shape_numel(&pos->shape) != r->b * r->s))
+		return ho_cpu_unsupported(err, n,
+					  "needs caches of [positions, rotary dim / 2] "
+					  "(or [B, seq, ...] without position_ids)");
+	r->x = buf[n->inputs[0]];
+	r->cos = buf[n->inputs[1]];
+	r->sin = buf[n->inputs[2]];
+	r->pos = pos ? buf[n->inputs[3]] : NULL;
+	r->y = buf[n->outputs[0]];
+	k->kind = HO_K_LOOP;
+	k->typed.run = ho_run_rotary;
 	return 0;
 }

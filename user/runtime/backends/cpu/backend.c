@@ -87,6 +87,7 @@ void ho_cpu_kernel_free(struct ho_kernel *k)
 	free(k->rnn);
 	free(k->quant);
 	free(k->attn);
+	free(k->rotary);
 	free(k->einsum);
 	ho_cpu_text_free(k->text);
 	if (k->pre)

@@ -131,6 +131,7 @@ struct ho_kernel {
 	struct ho_rnn *rnn;	       /* recurrent.c's, with its scratch, freed with the kernel */
 	struct ho_quant *quant;	       /* quant.c's, freed with the kernel */
 	struct ho_attention *attn;     /* attention.c's, freed with the kernel */
+	struct ho_rotary *rotary;      /* ... and its RotaryEmbedding's */
 	struct ho_einsum_plan *einsum; /* einsum.c's, freed with the kernel */
 	struct ho_control *control;    /* HO_K_CONTROL (control.c): its subgraphs' plans */
 	struct ho_text *text;	       /* text.c's string kernels: their plan and strings */
@@ -181,6 +182,8 @@ extern const int ho_cpu_nhwc[4];
 int ho_cpu_parts(int64_t n, int64_t grain);
 int ho_cpu_prep_attention(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			  struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_rotary(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		       struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_binary(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 		       void *const *buf, struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_concat(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,

@@ -77,6 +77,7 @@ HO_PLAIN(k_string_cast, ho_cpu_prep_string_cast(g, n, buf, k, err))
 HO_PLAIN(k_strnorm, ho_cpu_prep_strnorm(g, n, buf, k, err))
 HO_PLAIN(k_sequence, ho_cpu_prep_sequence(g, n, buf, k, err))
 HO_PLAIN(k_attention, ho_cpu_prep_attention(g, n, buf, k, err))
+HO_PLAIN(k_rotary, ho_cpu_prep_rotary(g, n, buf, k, err))
 
 static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* convolution (conv.c) */
@@ -95,6 +96,7 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"RMSNormalization", k_norm_loop, 0, 0, false, false},	/* a loop (norm.c) */
     /* Attention (attention.c): Y, present_key, present_value, qk_matmul_output */
     {"Attention", k_attention, 0, UINT32_MAX, false, false},
+    {"RotaryEmbedding", k_rotary, 0, 0, false, false},
     {"TopK", k_typed, 0, 2, true, false},   /* a loop (typed.c): values and indices */
     {"Unique", k_typed, 0, 4, true, false}, /* typed.c: Y, indices, inverse_indices, counts */
     {"NonZero", k_typed, 0, 0, true, false},
