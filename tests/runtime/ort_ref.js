@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // ONNX Runtime (npm onnxruntime-node) as the numerics reference:
 //   node ort_ref.js MODEL.onnx OUT_DIR NAME=IN.npy ...   (ORT_THREADS=N, ORT_REPEAT=N)
-// Reads float32, float16, bool, int32 and int64 inputs; writes every output as OUT_DIR/<name>.npy ('/' in names becomes '_').
+// Reads float32, float16, bool and integer inputs; writes every output as OUT_DIR/<name>.npy ('/' in names becomes '_').
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -9,7 +9,9 @@ const ort = require(process.env.ORT_NODE_MODULE || 'onnxruntime-node');
 
 // numpy's element types read, as ORT's type and its typed array
 const NPY_READ = { '<f4': ['float32', Float32Array], '<f2': ['float16', Uint16Array],
-  '|b1': ['bool', Uint8Array], '<i8': ['int64', BigInt64Array], '<i4': ['int32', Int32Array] };
+  '|b1': ['bool', Uint8Array], '<i8': ['int64', BigInt64Array], '<i4': ['int32', Int32Array],
+  '<i2': ['int16', Int16Array], '|i1': ['int8', Int8Array], '<u2': ['uint16', Uint16Array],
+  '|u1': ['uint8', Uint8Array] };
 
 function readNpy(file) {
   const buf = fs.readFileSync(file);

@@ -347,7 +347,8 @@ done
 # Opset 23's Attention, RMSNormalization and RotaryEmbedding against ONNX Runtime 1.30:
 # multi-head and grouped-query, rank 4 and rank 3, causal, a float mask with softcap, a
 # boolean one, past keys and values with every output, qk_matmul_output after the mask and
-# after softmax; rotations whole, partial and interleaved, by position ids.
+# after softmax; rotations whole, partial and interleaved, by position ids; and opset 18's
+# bitwise operators.
 $PY - "$T/o23" <<'PYEOF'
 import os, sys
 import numpy as np, onnx
@@ -355,16 +356,21 @@ from onnx import helper as h, TensorProto as P
 d = sys.argv[1]
 os.makedirs(d)
 rng = np.random.default_rng(23)
-def case(name, op, inputs, attrs={}, outs=("Y",), boolmask=False):
-    vi = [h.make_tensor_value_info(n, P.BOOL if n == "mask" and boolmask else P.FLOAT, s) for n, s in inputs]
+def case(name, op, inputs, attrs={}, outs=("Y",), boolmask=False, dtype=np.float32):
+    et = onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
+    vi = [h.make_tensor_value_info(n, P.BOOL if n == "mask" and boolmask else et, s) for n, s in inputs]
     g = h.make_graph([h.make_node(op, [n for n, _ in inputs], list(outs), **attrs)], name, vi,
-                     [h.make_tensor_value_info(o, P.FLOAT, None) for o in outs if o])
+                     [h.make_tensor_value_info(o, et, None) for o in outs if o])
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 23)])
     m.ir_version = 10  # onnx 1.12 writes 8, which ONNX Runtime refuses for opset 23
     onnx.save(m, f"{d}/{name}.onnx")
+    with open(f"{d}/{name}.bound", "w") as f:  # integers exactly
+        f.write("1e-5" if dtype == np.float32 else "0")
     with open(f"{d}/{name}.args", "w") as f:
         for n, s in inputs:
-            v = rng.random(s) > 0.3 if n == "mask" and boolmask else rng.standard_normal(s).astype(np.float32)
+            v = (rng.random(s) > 0.3 if n == "mask" and boolmask else
+                 rng.standard_normal(s).astype(np.float32) if dtype == np.float32 else
+                 rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, s, dtype=dtype, endpoint=True))
             np.save(f"{d}/{name}.{n}.npy", v)
             f.write(f"{n}={d}/{name}.{n}.npy\n")
 case("mha4", "Attention", [("Q", [2, 4, 5, 8]), ("K", [2, 4, 7, 8]), ("V", [2, 4, 7, 6])])
@@ -381,6 +387,12 @@ case("rms_axis1", "RMSNormalization", [("X", [2, 3, 4, 5]), ("scale", [3, 4, 5])
 case("rope4", "RotaryEmbedding", [("X", [2, 3, 5, 8]), ("cos", [2, 5, 4]), ("sin", [2, 5, 4])])
 case("rope3_part", "RotaryEmbedding", [("X", [2, 5, 24]), ("cos", [2, 5, 2]), ("sin", [2, 5, 2])],
      {"num_heads": 3, "rotary_embedding_dim": 4, "interleaved": 1})
+# opset 18's bitwise operators, on the integer types, broadcasting
+case("band_i32", "BitwiseAnd", [("A", [3, 4]), ("B", [4])], dtype=np.int32)
+case("bor_i64", "BitwiseOr", [("A", [2, 3]), ("B", [2, 1])], dtype=np.int64)
+case("bxor_u8", "BitwiseXor", [("A", [5]), ("B", [5])], dtype=np.uint8)
+case("bnot_i8", "BitwiseNot", [("X", [2, 5])], dtype=np.int8)
+case("bnot_u16", "BitwiseNot", [("X", [7])], dtype=np.uint16)
 # positions as a model feeds them: int64, into caches of 16 positions
 case("rope_pos", "RotaryEmbedding", [("X", [1, 2, 4, 8]), ("cos", [16, 4]), ("sin", [16, 4])])
 g = onnx.load(f"{d}/rope_pos.onnx")
@@ -391,12 +403,14 @@ np.save(f"{d}/rope_pos.pos.npy", np.array([[3, 0, 15, 7]], np.int64))
 with open(f"{d}/rope_pos.args", "a") as f:
     f.write(f"pos={d}/rope_pos.pos.npy\n")
 PYEOF
-for c in mha4 gqa3_causal softcap_mask bool_mask past_causal rms_last rms_axis1 rope4 rope3_part rope_pos; do
+for c in mha4 gqa3_causal softcap_mask bool_mask past_causal rms_last rms_axis1 rope4 rope3_part rope_pos \
+	band_i32 bor_i64 bxor_u8 bnot_i8 bnot_u16; do
 	ins=$(sed 's/^/--input /' "$T/o23/$c.args" | tr '\n' ' ')
 	"$HO" run "$T/o23/$c.onnx" $ins -o "$T/o23/$c.ho" --repeat 1 >/dev/null
 	node "$ROOT/tests/runtime/ort_ref.js" "$T/o23/$c.onnx" "$T/o23/$c.ort" $(cat "$T/o23/$c.args") >/dev/null
 	for o in "$T/o23/$c.ort"/*.npy; do
-		$PY "$ROOT/tests/runtime/compare.py" "$o" "$T/o23/$c.ho/$(basename "$o")" "$c $(basename "$o" .npy) vs ONNX Runtime" 1e-5
+		$PY "$ROOT/tests/runtime/compare.py" "$o" "$T/o23/$c.ho/$(basename "$o")" \
+			"$c $(basename "$o" .npy) vs ONNX Runtime" "$(cat "$T/o23/$c.bound")"
 	done
 done
 # ... and a position past the caches fails the run, naming the node

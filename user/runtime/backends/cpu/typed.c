@@ -230,6 +230,10 @@ enum ho_tw_op {
 	TW_XOR,
 	TW_SHL,
 	TW_SHR,
+	TW_BAND, /* the Bitwise operators (opset 18): integers' bits */
+	TW_BOR,
+	TW_BXOR,
+	TW_BNOT,
 	TW_WHERE,
 	TW_CAST,
 	TW_MEAN,
@@ -244,13 +248,16 @@ static const struct {
 	const char *op;
 	enum ho_tw_op tw;
 } ho_typed_ops[] = {
-    {"Add", TW_ADD},	       {"Sub", TW_SUB},	    {"Mul", TW_MUL},	    {"Div", TW_DIV},
-    {"Min", TW_MIN},	       {"Max", TW_MAX},	    {"Mod", TW_MOD},	    {"Pow", TW_POW},
-    {"Equal", TW_EQ},	       {"Less", TW_LT},	    {"LessOrEqual", TW_LE}, {"Greater", TW_GT},
-    {"GreaterOrEqual", TW_GE}, {"And", TW_AND},	    {"Or", TW_OR},	    {"Xor", TW_XOR},
-    {"BitShift", TW_SHL},      {"Where", TW_WHERE}, {"Cast", TW_CAST},	    {"CastLike", TW_CAST},
-    {"Sum", TW_ADD},	       {"Mean", TW_MEAN},   {"PRelu", TW_PRELU},    {"Not", TW_NOT},
-    {"IsNaN", TW_ISNAN},       {"IsInf", TW_ISINF},
+    {"Add", TW_ADD},	       {"Sub", TW_SUB},		{"Mul", TW_MUL},
+    {"Div", TW_DIV},	       {"Min", TW_MIN},		{"Max", TW_MAX},
+    {"Mod", TW_MOD},	       {"Pow", TW_POW},		{"Equal", TW_EQ},
+    {"Less", TW_LT},	       {"LessOrEqual", TW_LE},	{"Greater", TW_GT},
+    {"GreaterOrEqual", TW_GE}, {"And", TW_AND},		{"Or", TW_OR},
+    {"Xor", TW_XOR},	       {"BitShift", TW_SHL},	{"Where", TW_WHERE},
+    {"Cast", TW_CAST},	       {"CastLike", TW_CAST},	{"Sum", TW_ADD},
+    {"Mean", TW_MEAN},	       {"PRelu", TW_PRELU},	{"Not", TW_NOT},
+    {"IsNaN", TW_ISNAN},       {"IsInf", TW_ISINF},	{"BitwiseAnd", TW_BAND},
+    {"BitwiseOr", TW_BOR},     {"BitwiseXor", TW_BXOR}, {"BitwiseNot", TW_BNOT},
 };
 
 static int ho_typed_find(const char *op)
@@ -325,6 +332,18 @@ static struct ho_num ho_tw_apply(int op, enum ho_domain d, struct ho_num a, stru
 		return r;
 	case TW_SHR:
 		r.u = b.u >= 64 ? 0 : a.u >> b.u;
+		return r;
+	case TW_BAND:
+		r.s = a.s & b.s, r.u = a.u & b.u;
+		return r;
+	case TW_BOR:
+		r.s = a.s | b.s, r.u = a.u | b.u;
+		return r;
+	case TW_BXOR:
+		r.s = a.s ^ b.s, r.u = a.u ^ b.u;
+		return r;
+	case TW_BNOT:
+		r.s = ~a.s, r.u = ~a.u;
 		return r;
 	case TW_EQ:
 		c = d == HO_DOM_F ? a.f == b.f : d == HO_DOM_S ? a.s == b.s : a.u == b.u;
@@ -525,6 +544,8 @@ static int ho_run_typed(const struct ho_kernel *k)
 			/* the operands in the domain computed in (Pow's exponent may differ);
 			 * Sum, Mean, Max and Min fold over any number of them */
 			y = ho_convert(a, ho_domain_of(t->in_dt[0]), t->dom);
+			if (t->op == TW_BNOT) /* the one operator of one input here */
+				y = ho_tw_apply(TW_BNOT, t->dom, y, y);
 			for (int j = 1; j < t->n_in; j++) {
 				b = j == 1 ? b : ho_get(t->in_dt[j], t->in[j], off[j]);
 				b = ho_convert(b, ho_domain_of(t->in_dt[j]), t->dom);
@@ -1186,8 +1207,13 @@ int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *c
 			return ho_cpu_unsupported(err, n, "shifts unsigned integers LEFT or RIGHT");
 		t->op = !strcmp(dir->s, "LEFT") ? TW_SHL : TW_SHR;
 	}
+	if (op >= TW_BAND && op <= TW_BNOT && t->dom == HO_DOM_F)
+		return ho_cpu_unsupported(err, n, "takes integers only");
 	if (op == TW_CAST) {
 		t->n_in = 1; /* CastLike's second input gives only the type */
+	} else if (op == TW_BNOT) {
+		if (n->n_inputs != 1 || y->dtype != x->dtype)
+			return ho_cpu_unsupported(err, n, "needs one input of its output's type");
 	} else if (op >= TW_NOT) {
 		if (n->n_inputs != 1 || y->dtype != HO_DT_BOOL ||
 		    (op == TW_NOT && x->dtype != HO_DT_BOOL) ||
