@@ -347,8 +347,8 @@ done
 # Opset 23's Attention, RMSNormalization and RotaryEmbedding against ONNX Runtime 1.30:
 # multi-head and grouped-query, rank 4 and rank 3, causal, a float mask with softcap, a
 # boolean one, past keys and values with every output, qk_matmul_output after the mask and
-# after softmax; rotations whole, partial and interleaved, by position ids; and opset 18's
-# bitwise operators.
+# after softmax; rotations whole, partial and interleaved, by position ids; opset 21's
+# GroupNormalization (a scale and bias per channel); and opset 18's bitwise operators.
 $PY - "$T/o23" <<'PYEOF'
 import os, sys
 import numpy as np, onnx
@@ -387,6 +387,9 @@ case("rms_axis1", "RMSNormalization", [("X", [2, 3, 4, 5]), ("scale", [3, 4, 5])
 case("rope4", "RotaryEmbedding", [("X", [2, 3, 5, 8]), ("cos", [2, 5, 4]), ("sin", [2, 5, 4])])
 case("rope3_part", "RotaryEmbedding", [("X", [2, 5, 24]), ("cos", [2, 5, 2]), ("sin", [2, 5, 2])],
      {"num_heads": 3, "rotary_embedding_dim": 4, "interleaved": 1})
+case("gn21", "GroupNormalization", [("X", [2, 6, 4, 5]), ("scale", [6]), ("bias", [6])], {"num_groups": 3})
+case("gn21_1d", "GroupNormalization", [("X", [3, 8, 7]), ("scale", [8]), ("bias", [8])],
+     {"num_groups": 2, "epsilon": 1e-2})
 # opset 18's bitwise operators, on the integer types, broadcasting
 case("band_i32", "BitwiseAnd", [("A", [3, 4]), ("B", [4])], dtype=np.int32)
 case("bor_i64", "BitwiseOr", [("A", [2, 3]), ("B", [2, 1])], dtype=np.int64)
@@ -404,7 +407,7 @@ with open(f"{d}/rope_pos.args", "a") as f:
     f.write(f"pos={d}/rope_pos.pos.npy\n")
 PYEOF
 for c in mha4 gqa3_causal softcap_mask bool_mask past_causal rms_last rms_axis1 rope4 rope3_part rope_pos \
-	band_i32 bor_i64 bxor_u8 bnot_i8 bnot_u16; do
+	gn21 gn21_1d band_i32 bor_i64 bxor_u8 bnot_i8 bnot_u16; do
 	ins=$(sed 's/^/--input /' "$T/o23/$c.args" | tr '\n' ' ')
 	"$HO" run "$T/o23/$c.onnx" $ins -o "$T/o23/$c.ho" --repeat 1 >/dev/null
 	node "$ROOT/tests/runtime/ort_ref.js" "$T/o23/$c.onnx" "$T/o23/$c.ort" $(cat "$T/o23/$c.args") >/dev/null

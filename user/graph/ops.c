@@ -129,6 +129,7 @@ static const struct ho_op_entry ho_ops[] = {
     {{"BatchNormalization", HO_OPC_MEMORY, 0, HO_LAYOUT_SAME, 2}, ho_infer_batchnorm},
     {{"LayerNormalization", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 5}, ho_infer_layernorm},
     {{"RMSNormalization", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 4}, ho_infer_layernorm},
+    {{"GroupNormalization", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 5}, ho_infer_unary},
     /* reductions */
     {{"ReduceMean", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 1}, ho_infer_reduce},
     {{"ReduceSum", HO_OPC_MEMORY, 0, HO_LAYOUT_PLAIN, 1}, ho_infer_reduce},

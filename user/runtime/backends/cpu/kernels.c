@@ -94,6 +94,7 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"LayerNormalization", k_layer_norm, 0, 3, false, false},	/* with Mean and InvStdDev */
     {"InstanceNormalization", k_norm_loop, 0, 0, false, false}, /* a loop (norm.c) */
     {"RMSNormalization", k_norm_loop, 0, 0, false, false},	/* a loop (norm.c) */
+    {"GroupNormalization", k_norm_loop, 0, 0, false, false},	/* a loop (norm.c) */
     /* Attention (attention.c): Y, present_key, present_value, qk_matmul_output */
     {"Attention", k_attention, 0, UINT32_MAX, false, false},
     {"RotaryEmbedding", k_rotary, 0, 0, false, false},

@@ -432,6 +432,35 @@ static int ho_run_bn_train(const struct ho_kernel *k)
 	return 0;
 }
 
+/* GroupNormalization: each batch's group of channels normalised together, then each
+ * channel's (or, before opset 21, each group's) scale and bias. */
+static int ho_run_group_norm(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+	const float *x = t->in[0], *sc = t->in[1], *b = t->in[2];
+	float *y = t->out;
+	int64_t sp = t->inner / (t->axis_dim ? t->axis_dim : 1);
+	int parts = ho_cpu_parts(t->outer * t->inner, 1 << 14);
+
+	if (parts > t->outer)
+		parts = t->outer > 0 ? (int)t->outer : 1;
+#pragma omp parallel for num_threads(parts) if (parts > 1)
+	for (int64_t o = 0; o < t->outer; o++) {
+		const float *xr = x + o * t->inner;
+		float *yr = y + o * t->inner;
+		int64_t grp = o % t->iparam[0];
+		double mean, inv;
+
+		ho_row_stats(xr, t->inner, k->ln_eps, &mean, &inv);
+		for (int64_t i = 0; i < t->inner; i++) {
+			int64_t p = t->iparam[1] ? grp * t->axis_dim + i / sp : grp;
+
+			yr[i] = (float)((xr[i] - mean) * inv * sc[p] + b[p]);
+		}
+	}
+	return 0;
+}
+
 /* RMSNormalization: each row over its root mean square (in double), times the scale. */
 static int ho_run_rms_norm(const struct ho_kernel *k)
 {
@@ -485,6 +514,30 @@ int ho_cpu_prep_norm_loop(const struct ho_graph *g, const struct ho_node *n, voi
 		t->inner = ho_shape_numel(&x->shape) / (t->outer ? t->outer : 1);
 		k->ln_eps = ho_node_attr_f(n, "epsilon", 1e-5f);
 		t->run = ho_run_instance_norm;
+		return 0;
+	}
+	if (!strcmp(n->op_type, "GroupNormalization")) {
+		const struct ho_tensor *sc = ho_node_input(g, n, 1), *b = ho_node_input(g, n, 2);
+		int64_t groups = ho_node_attr_i(n, "num_groups", 0), ch = x->shape.dim[1],
+			/* opset 21: a scale and bias per channel; 18: per group */
+		    per = n->opset >= 21 ? ch : groups;
+
+		if (x->shape.rank < 2 || groups < 1 || ch % groups || !sc || !b ||
+		    sc->dtype != HO_DT_FLOAT || b->dtype != HO_DT_FLOAT ||
+		    ho_shape_numel(&sc->shape) != per || ho_shape_numel(&b->shape) != per)
+			return ho_cpu_unsupported(
+			    err, n,
+			    "needs channels in num_groups groups, a float32 "
+			    "scale and bias per channel (per group before opset 21)");
+		t->in[1] = buf[n->inputs[1]];
+		t->in[2] = buf[n->inputs[2]];
+		t->outer = x->shape.dim[0] * groups;
+		t->inner = ho_shape_numel(&x->shape) / (t->outer ? t->outer : 1);
+		t->axis_dim = ch / groups; /* channels a group */
+		t->iparam[0] = groups;
+		t->iparam[1] = n->opset >= 21;
+		k->ln_eps = ho_node_attr_f(n, "epsilon", 1e-5f);
+		t->run = ho_run_group_norm;
 		return 0;
 	}
 	if (!strcmp(n->op_type, "RMSNormalization")) {
