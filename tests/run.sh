@@ -155,7 +155,7 @@ asan_suite() {
 	sh tests/cli/test_run.sh "$ROOT/build-asan/heteroopt" "$M" || return 1
 	sh tests/cli/test_serve.sh "$ROOT/build-asan/heteroopt" "$M" || return 1
 	HO_SANITIZED=asan sh tests/cli/test_probe.sh "$ROOT/build-asan/heteroopt" "$M" "$ROOT/boxes" || return 1
-	sh tests/runtime/test_numerics.sh "$ROOT/build-asan/heteroopt" "$M" pytorch || return 1
+	HO_SANITIZED=asan sh tests/runtime/test_numerics.sh "$ROOT/build-asan/heteroopt" "$M" pytorch || return 1
 	rc=0
 	sh tests/runtime/test_numerics.sh "$ROOT/build-asan/heteroopt" "$M" ort || rc=$?
 	[ $rc = 0 ] || [ $rc = 77 ] || return 1
