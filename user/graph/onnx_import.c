@@ -1131,6 +1131,8 @@ int ho_onnx_load_buffer(const void *buf, size_t len, const struct ho_load_opts *
 	ret = ho_import_graph(&im, m->graph, NULL, 0, &dummy);
 	if (!ret)
 		ret = ho_graph_widen_half(g, err);
+	if (!ret)
+		ret = ho_graph_fold_patterns(g, err);
 	if (ret)
 		goto fail;
 	*out = g;
