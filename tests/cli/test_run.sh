@@ -412,6 +412,29 @@ check "... 300 000 sevens" 0 "" -- $PY -c "
 import numpy as np
 y = np.load('$tmp/fill/y.npy')
 assert y.shape == (1000, 300) and y.dtype == np.int32 and (y == 7).all(), (y.shape, y.dtype)"
+# TopK of a few among many (a heap, not a sort of the row): values and indices as numpy's
+# stable sort gives them, ties by the lower index, largest and smallest, float and int32.
+check "TopK, a few of many, as numpy sorts" 0 "" -- $PY - "$EXE" "$tmp" <<'PYEOF'
+import sys, subprocess, numpy as np, onnx
+from onnx import helper as h, TensorProto as T
+exe, d = sys.argv[1], sys.argv[2]
+rng = np.random.default_rng(5)
+for dt, et in ((np.float32, T.FLOAT), (np.int32, T.INT32)):
+    x = rng.integers(-500, 500, (3, 20000)).astype(dt)  # ties by the hundred
+    for largest in (1, 0):
+        g = h.make_graph([h.make_node("TopK", ["x", "k"], ["v", "i"], axis=1, largest=largest)], "topk",
+                         [h.make_tensor_value_info("x", et, [3, 20000])],
+                         [h.make_tensor_value_info("v", et, None), h.make_tensor_value_info("i", T.INT64, None)],
+                         [h.make_tensor("k", T.INT64, [1], [7])])
+        onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 14)]), f"{d}/topk.onnx")
+        np.save(f"{d}/tkx.npy", x)
+        subprocess.run([exe, "run", f"{d}/topk.onnx", "--input", f"x={d}/tkx.npy", "-o", f"{d}/tk"],
+                       check=True, capture_output=True)
+        want = np.argsort(-x if largest else x, axis=1, kind="stable")[:, :7]
+        got_i, got_v = np.load(f"{d}/tk/i.npy"), np.load(f"{d}/tk/v.npy")
+        assert (got_i == want).all(), (dt, largest, got_i, want)
+        assert (got_v == np.take_along_axis(x, want, 1)).all(), (dt, largest)
+PYEOF
 # Expand run by run (broadcast runs filled, others copied): shapes as numpy broadcasts them.
 check "Expand, eight ways, as numpy broadcasts" 0 "" -- $PY - "$EXE" "$tmp" <<'PYEOF'
 import sys, subprocess, numpy as np, onnx
