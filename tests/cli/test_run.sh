@@ -435,6 +435,23 @@ for dt, et in ((np.float32, T.FLOAT), (np.int32, T.INT32)):
         assert (got_i == want).all(), (dt, largest, got_i, want)
         assert (got_v == np.take_along_axis(x, want, 1)).all(), (dt, largest)
 PYEOF
+# Every float16 bit pattern cast to float32 (the one decoder the loader and the loops share),
+# as numpy converts it: subnormals, infinities and NaNs included.
+check "float16 to float32, all 65536 halves, as numpy" 0 "" -- $PY - "$EXE" "$tmp" <<'PYEOF'
+import sys, subprocess, numpy as np, onnx
+from onnx import helper as h, TensorProto as T
+exe, d = sys.argv[1], sys.argv[2]
+g = h.make_graph([h.make_node("Cast", ["x"], ["y"], to=T.FLOAT)], "half",
+                 [h.make_tensor_value_info("x", T.FLOAT16, [65536])], [h.make_tensor_value_info("y", T.FLOAT, None)])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), f"{d}/half.onnx")
+x = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)
+np.save(f"{d}/half.npy", x)
+subprocess.run([exe, "run", f"{d}/half.onnx", "--input", f"x={d}/half.npy", "-o", f"{d}/half"],
+               check=True, capture_output=True)
+y, r = np.load(f"{d}/half/y.npy"), x.astype(np.float32)
+same = (y.view(np.uint32) == r.view(np.uint32)) | (np.isnan(y) & np.isnan(r))
+assert same.all(), np.nonzero(~same)[0][:10]
+PYEOF
 # Expand run by run (broadcast runs filled, others copied): shapes as numpy broadcasts them.
 check "Expand, eight ways, as numpy broadcasts" 0 "" -- $PY - "$EXE" "$tmp" <<'PYEOF'
 import sys, subprocess, numpy as np, onnx

@@ -29,6 +29,27 @@ char *ho_arena_strndup(struct ho_arena *a, const char *s, size_t n);
 char *ho_arena_strdup(struct ho_arena *a, const char *s);
 void ho_arena_release(struct ho_arena *a);
 
+/* float16 bits to float32, exactly: normal, subnormal, infinite and NaN halves.  The one
+ * decoder: the loader's (widen.c) and the typed loops' (Cast, converters) alike. */
+static inline float ho_half_to_float(uint16_t h)
+{
+	union {
+		uint32_t u;
+		float f;
+	} v;
+	uint32_t em = h & 0x7fff;
+
+	if (em >= 0x7c00) {
+		v.u = em << 13 | 0x7f800000;
+	} else if (em >= 0x0400) {
+		v.u = (em << 13) + 0x38000000; /* the exponent rebased from 15 to 127 */
+	} else {
+		v.f = (float)em * 0x1p-24f;
+	}
+	v.u |= (uint32_t)(h & 0x8000) << 16;
+	return v.f;
+}
+
 /* Open-addressing name -> id index. */
 struct ho_name_index {
 	uint32_t cap; /* power of two */

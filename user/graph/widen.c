@@ -18,16 +18,6 @@
 
 #include "graph_priv.h"
 
-static float ho_half(uint16_t h)
-{
-	int e = (h >> 10) & 31, m = h & 1023;
-	float v = e == 0    ? ldexpf((float)m, -24)
-		  : e == 31 ? (m ? NAN : INFINITY)
-			    : ldexpf((float)(m + 1024), e - 25);
-
-	return h & 0x8000 ? -v : v;
-}
-
 /* float16 bytes at *data (len) decoded into float32 ones in a. */
 static int ho_widen_bytes(struct ho_arena *a, const void **data, uint64_t *len)
 {
@@ -38,7 +28,7 @@ static int ho_widen_bytes(struct ho_arena *a, const void **data, uint64_t *len)
 	if (!f)
 		return -ENOMEM;
 	for (uint64_t k = 0; k < n; k++)
-		f[k] = ho_half((uint16_t)(p[2 * k] | p[2 * k + 1] << 8));
+		f[k] = ho_half_to_float((uint16_t)(p[2 * k] | p[2 * k + 1] << 8));
 	*data = f;
 	*len = n * sizeof(float);
 	return 0;

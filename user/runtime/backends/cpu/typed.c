@@ -50,16 +50,6 @@ static enum ho_domain ho_domain_of(int dtype)
 	}
 }
 
-static float ho_half_to_float(uint16_t h)
-{
-	int e = (h >> 10) & 31, m = h & 1023;
-	float v = e == 0    ? ldexpf((float)m, -24)
-		  : e == 31 ? (m ? NAN : INFINITY)
-			    : ldexpf((float)(m + 1024), e - 25);
-
-	return h & 0x8000 ? -v : v;
-}
-
 /* Round to nearest even, as a float32 to float16 conversion does. */
 static uint16_t ho_float_to_half(float f)
 {
@@ -426,25 +416,6 @@ static bool ho_run_compare_f32(const struct ho_typed *t, int64_t n)
 	return true;
 }
 
-/* float16 bits to float32, exactly: normal, subnormal, infinite and NaN halves */
-static inline float ho_half_fast(uint16_t h)
-{
-	uint32_t em = h & 0x7fff, bits;
-	float f;
-
-	if (em >= 0x7c00)
-		bits = em << 13 | 0x7f800000;
-	else if (em >= 0x0400)
-		bits = (em << 13) + 0x38000000; /* the exponent rebased from 15 to 127 */
-	else {
-		f = (float)em * 0x1p-24f;
-		memcpy(&bits, &f, 4);
-	}
-	bits |= (uint32_t)(h & 0x8000) << 16;
-	memcpy(&f, &bits, 4);
-	return f;
-}
-
 /*
  * A Cast between float16 and float32, or from an integer to float32, a loop of its
  * own: through the converters an element costs 21 ns, and a half-precision model
@@ -484,7 +455,7 @@ static bool ho_run_cast_fast(const struct ho_typed *t, int64_t n)
 		float *y = t->out;
 
 		for (int64_t i = 0; i < n; i++)
-			y[i] = ho_half_fast(x[i]);
+			y[i] = ho_half_to_float(x[i]);
 		return true;
 	}
 	if (t->in_dt[0] == HO_DT_FLOAT && t->out_dt == HO_DT_FLOAT16) {
