@@ -89,7 +89,8 @@ run "cli/readme_commands" sh tests/cli/test_readme.sh "$ROOT" "$HETEROOPT_MODELS
 run "install/prefix_pkgconfig_embed" sh tests/install/test_install.sh "$ROOT" "$HETEROOPT_MODELS"
 run "runtime/numerics_cpu_vs_pytorch" env HO_TEST_QUICK=$QUICK \
 	sh tests/runtime/test_numerics.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS" pytorch
-run "runtime/numerics_cpu_vs_ort" sh tests/runtime/test_numerics.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS" ort
+run "runtime/numerics_cpu_vs_ort" env HO_TEST_QUICK=$QUICK \
+	sh tests/runtime/test_numerics.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS" ort
 ONNX_TESTDATA=/usr/share/libonnx-testdata/data
 run "conformance/onnx_backend" build/tests/onnx_backend "$ONNX_TESTDATA" --floor tests/conformance/floor
 # again with small inputs bound by value: load-time folding computes most of each test
