@@ -96,13 +96,11 @@ static int ho_run_attention(const struct ho_kernel *k)
 	int64_t heads = a->b * a->qh, per = a->qh / a->kvh;
 	int64_t ldq = a->rank == 4 ? a->hs : a->qh * a->hs,
 		ldy = a->rank == 4 ? a->vhs : a->qh * a->vhs;
-	int parts = ho_cpu_parts(heads * a->qs * a->total * (a->hs + a->vhs), 1 << 16);
+	int parts = ho_cpu_row_parts(heads, a->qs * a->total * (a->hs + a->vhs), 1 << 16);
 	int failed = 0;
 
 	ho_attention_join(a, a->pk, a->k, a->hs, a->keys);
 	ho_attention_join(a, a->pv, a->v, a->vhs, a->vals);
-	if (parts > heads)
-		parts = heads > 0 ? (int)heads : 1;
 #pragma omp parallel for num_threads(parts) if (parts > 1) reduction(| : failed)
 	for (int64_t bh = 0; bh < heads; bh++) {
 		int64_t b = bh / a->qh, h = bh % a->qh, kh = b * a->kvh + h / per;

@@ -109,9 +109,7 @@ static int ho_run_concat(const struct ho_kernel *k)
 
 	for (int64_t i = 0; i < k->n_idx; i++)
 		row += p[i].bytes;
-	parts = ho_cpu_parts(row * k->outer, 1 << 17);
-	if (parts > k->outer)
-		parts = k->outer > 0 ? (int)k->outer : 1;
+	parts = ho_cpu_row_parts(k->outer, row, 1 << 17);
 #pragma omp parallel for num_threads(parts) if (parts > 1)
 	for (int t = 0; t < parts; t++)
 		for (int64_t o = k->outer * t / parts; o < k->outer * (t + 1) / parts; o++) {

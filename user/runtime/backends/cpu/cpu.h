@@ -180,6 +180,8 @@ extern const int ho_cpu_nhwc[4];
  * (its worker's OpenMP team): at least grain units a part, at least 1.
  */
 int ho_cpu_parts(int64_t n, int64_t grain);
+/* The same for a loop over rows of per_row units each: no more parts than rows. */
+int ho_cpu_row_parts(int64_t rows, int64_t per_row, int64_t grain);
 int ho_cpu_prep_attention(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			  struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_rotary(const struct ho_graph *g, const struct ho_node *n, void *const *buf,

@@ -19,6 +19,13 @@ int ho_cpu_parts(int64_t n, int64_t grain)
 	return (int)(most < 1 ? 1 : most < t ? most : t);
 }
 
+int ho_cpu_row_parts(int64_t rows, int64_t per_row, int64_t grain)
+{
+	int parts = ho_cpu_parts(rows * per_row, grain);
+
+	return parts > rows ? (rows > 0 ? (int)rows : 1) : parts;
+}
+
 void ho_cpu_plain_md(dnnl_memory_desc_t *md, const struct ho_shape *s)
 {
 	static const dnnl_format_tag_t tags[] = {dnnl_a,      dnnl_a,	    dnnl_ab,

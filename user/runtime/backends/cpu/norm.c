@@ -418,10 +418,7 @@ static int ho_run_group_norm(const struct ho_kernel *k)
 	const float *x = t->in[0], *sc = t->in[1], *b = t->in[2];
 	float *y = t->out;
 	int64_t per = t->axis_dim ? t->axis_dim : 1, sp = t->inner / per;
-	int parts = ho_cpu_parts(t->outer * t->inner, 1 << 14);
-
-	if (parts > t->outer)
-		parts = t->outer > 0 ? (int)t->outer : 1;
+	int parts = ho_cpu_row_parts(t->outer, t->inner, 1 << 14);
 #pragma omp parallel for num_threads(parts) if (parts > 1)
 	for (int64_t o = 0; o < t->outer; o++) {
 		const float *xr = x + o * t->inner;
@@ -446,10 +443,8 @@ static int ho_run_rms_norm(const struct ho_kernel *k)
 	const struct ho_typed *t = &k->typed;
 	const float *x = t->in[0], *sc = t->in[1];
 	float *y = t->out;
-	int parts = ho_cpu_parts(t->outer * t->inner, 1 << 14);
+	int parts = ho_cpu_row_parts(t->outer, t->inner, 1 << 14);
 
-	if (parts > t->outer)
-		parts = t->outer > 0 ? (int)t->outer : 1;
 #pragma omp parallel for num_threads(parts) if (parts > 1)
 	for (int64_t o = 0; o < t->outer; o++) {
 		const float *xr = x + o * t->inner;

@@ -426,38 +426,34 @@ static bool ho_run_cast_fast(const struct ho_typed *t, int64_t n)
 {
 	float *f = t->out;
 
+/* each element of x's type to float32 through conv (as ho_convert: through double) */
+#define HO_TO_FLOAT(type, conv)                                                                    \
+	do {                                                                                       \
+		for (int64_t i = 0; i < n; i++)                                                    \
+			f[i] = conv(((const type *)t->in[0])[i]);                                  \
+		return true;                                                                       \
+	} while (0)
+#define HO_VIA_DOUBLE(v) (float)(double)(v)
 	if (t->op != TW_CAST)
 		return false;
-	if (t->out_dt == HO_DT_FLOAT) { /* as ho_convert: through double */
+	if (t->out_dt == HO_DT_FLOAT) {
 		switch (t->in_dt[0]) {
 		case HO_DT_INT32:
-			for (int64_t i = 0; i < n; i++)
-				f[i] = (float)((const int32_t *)t->in[0])[i];
-			return true;
+			HO_TO_FLOAT(int32_t, HO_VIA_DOUBLE);
 		case HO_DT_INT64:
-			for (int64_t i = 0; i < n; i++)
-				f[i] = (float)(double)((const int64_t *)t->in[0])[i];
-			return true;
+			HO_TO_FLOAT(int64_t, HO_VIA_DOUBLE);
 		case HO_DT_UINT8:
-			for (int64_t i = 0; i < n; i++)
-				f[i] = (float)((const uint8_t *)t->in[0])[i];
-			return true;
+			HO_TO_FLOAT(uint8_t, HO_VIA_DOUBLE);
 		case HO_DT_INT8:
-			for (int64_t i = 0; i < n; i++)
-				f[i] = (float)((const int8_t *)t->in[0])[i];
-			return true;
+			HO_TO_FLOAT(int8_t, HO_VIA_DOUBLE);
+		case HO_DT_FLOAT16:
+			HO_TO_FLOAT(uint16_t, ho_half_to_float);
 		default:
-			break;
+			return false;
 		}
 	}
-	if (t->in_dt[0] == HO_DT_FLOAT16 && t->out_dt == HO_DT_FLOAT) {
-		const uint16_t *x = t->in[0];
-		float *y = t->out;
-
-		for (int64_t i = 0; i < n; i++)
-			y[i] = ho_half_to_float(x[i]);
-		return true;
-	}
+#undef HO_VIA_DOUBLE
+#undef HO_TO_FLOAT
 	if (t->in_dt[0] == HO_DT_FLOAT && t->out_dt == HO_DT_FLOAT16) {
 		const float *x = t->in[0];
 		uint16_t *y = t->out;
