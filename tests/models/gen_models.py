@@ -100,15 +100,16 @@ def export_cnns():
         print("exported", fname, flush=True)
 
 
-def read_zoo():
+def read_zoo(check=None):
     """The zoo (zoo.txt): models beyond the CNNs the benchmarks use, for coverage (dense
     concatenation, channel shuffles, squeeze-excitation, LayerNorm over channels and 7x7
-    depthwise, a vision transformer, HardSwish), each with the opset it is exported at."""
+    depthwise, a vision transformer, HardSwish, detectors), each with the opset it is exported
+    at; only those taking check (its third column on) where one is given."""
     zoo = {}
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "zoo.txt")) as fh:
         for line in fh:
             f = line.split()
-            if len(f) >= 2 and not f[0].startswith("#"):
+            if len(f) >= 2 and not f[0].startswith("#") and (check is None or check in f[2:]):
                 zoo[f[0]] = int(f[1])
     return zoo
 
@@ -153,24 +154,12 @@ class Detections:
         return np.concatenate([b, s[:, None], lab[:, None]], 1)
 
     @staticmethod
-    def agree(a, b, bound=1e-4):
-        """The detections of a and b match one to one after sorting by score, as
-        tests/runtime/compare_detections.py matches them (the same rule: keep them alike)."""
-        if len(a) != len(b):
-            return False
-        a, b = a[np.argsort(-a[:, 4], kind="stable")], b[np.argsort(-b[:, 4], kind="stable")]
-        btol = bound * max(float(np.abs(a[:, :4]).max()) if len(a) else 0.0, 1.0)
-        stol = bound * max(float(np.abs(a[:, 4]).max()) if len(a) else 0.0, 1e-6)
-        cut = min(a[-1, 4], b[-1, 4]) + stol if len(a) else 0.0
-        used = np.zeros(len(b), bool)
-        for r in a:
-            near = np.nonzero(~used & (np.abs(b[:, 4] - r[4]) <= stol) & (b[:, 5] == r[5]))[0]
-            err = np.abs(b[near, :4] - r[:4]).max(1) if len(near) else np.zeros(0)
-            if len(near) and err.min() <= btol:
-                used[near[int(err.argmin())]] = True
-            elif r[4] > cut:  # only at the count's cut may a near-tie be another box
-                return False
-        return True
+    def agree(a, b):
+        """The detections of a and b match, as make check matches them."""
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "runtime"))
+        from compare_detections import match
+
+        return match(a, b)[0] is None
 
 
 def init_detector(model, gen, x, spread):
@@ -307,17 +296,10 @@ def export_extended():
         print("exported", name, flush=True)
 
 
-def zoo_with(check):
-    """The zoo's models that take check (zoo.txt's third column on)."""
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "zoo.txt")) as fh:
-        return [f[0] for f in (line.split() for line in fh)
-                if len(f) >= 3 and not f[0].startswith("#") and check in f[2:]]
-
-
 def half_models():
     """Zoo models as a float16 converter ships them (weights, constants, Casts, inputs and
     outputs in float16): NAME_fp16.onnx and its input, the float32 one's rounded."""
-    for name in zoo_with("fp16"):
+    for name in read_zoo("fp16"):
         dst = name + "_fp16.onnx"
         if done(dst) and done(name + "_fp16.ref_in.npy"):
             continue
