@@ -99,6 +99,8 @@ static int ho_run_attention(const struct ho_kernel *k)
 	int parts = ho_cpu_row_parts(heads, a->qs * a->total * (a->hs + a->vhs), 1 << 16);
 	int failed = 0;
 
+	(void)parts; /* without OpenMP (the fuzzers) only the pragma reads it */
+
 	ho_attention_join(a, a->pk, a->k, a->hs, a->keys);
 	ho_attention_join(a, a->pv, a->v, a->vhs, a->vals);
 #pragma omp parallel for num_threads(parts) if (parts > 1) reduction(| : failed)

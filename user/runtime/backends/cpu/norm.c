@@ -419,6 +419,8 @@ static int ho_run_group_norm(const struct ho_kernel *k)
 	float *y = t->out;
 	int64_t per = t->axis_dim ? t->axis_dim : 1, sp = t->inner / per;
 	int parts = ho_cpu_row_parts(t->outer, t->inner, 1 << 14);
+
+	(void)parts; /* without OpenMP (the fuzzers) only the pragma reads it */
 #pragma omp parallel for num_threads(parts) if (parts > 1)
 	for (int64_t o = 0; o < t->outer; o++) {
 		const float *xr = x + o * t->inner;
@@ -445,6 +447,7 @@ static int ho_run_rms_norm(const struct ho_kernel *k)
 	float *y = t->out;
 	int parts = ho_cpu_row_parts(t->outer, t->inner, 1 << 14);
 
+	(void)parts; /* without OpenMP (the fuzzers) only the pragma reads it */
 #pragma omp parallel for num_threads(parts) if (parts > 1)
 	for (int64_t o = 0; o < t->outer; o++) {
 		const float *xr = x + o * t->inner;
