@@ -6,14 +6,18 @@
 #   tests/run.sh                 every test
 #   tests/run.sh --quick         unit, CLI, runtime and model tests: no sanitizer
 #                                build, no fuzzing, no kernel or QEMU (make test)
+#   tests/run.sh -jN ...         N tests at a time, reported in the order they
+#                                started (make test: -j2; make check runs one)
 #   tests/run.sh PATTERN...      only tests whose name matches a shell pattern
 #                                (cli/*, 'unit/test_pool', '*numerics*')
 set -u
 QUICK=0
+JOBS=1
 PATTERNS=""
 for a in "$@"; do
 	case $a in
 	--quick) QUICK=1 ;;
+	-j[1-9]*) JOBS=${a#-j} ;;
 	-*) echo "run.sh: unknown option $a" >&2; exit 2 ;;
 	*) PATTERNS="$PATTERNS $a" ;;
 	esac
@@ -43,21 +47,60 @@ selected() { # selected NAME: asked for by the command line
 	return 1
 }
 
+report() { # report NAME RC SECS LOG: its line, counted
+	case $2 in
+	0) passed=$((passed + 1)); printf 'PASS  %-44s %4ss\n' "$1" "$3" ;;
+	77) skipped=$((skipped + 1)); printf 'SKIP  %-44s (%s)\n' "$1" "$(tail -1 "$4")" ;;
+	*) failed=$((failed + 1)); failed_names="$failed_names $1"
+	   printf 'FAIL  %-44s exit %s\n' "$1" "$2"; tail -15 "$4" | sed 's/^/      /' ;;
+	esac
+}
+
+log_of() { echo "$LOGS/$(echo "$1" | tr '/ ' '__').log"; }
+
+# With -jN: the tests started and not yet reported, oldest first.  Each writes
+# LOG.done ("RC SECS") when it ends.
+started=""
+flush() { # flush [wait]: report the finished tests at the head of the line
+	while [ -n "$started" ]; do
+		f_name=${started%% *} f_log=$(log_of "${started%% *}")
+		if [ ! -e "$f_log.done" ]; then
+			[ $# = 1 ] || return 0
+			sleep 0.1
+			continue
+		fi
+		read -r f_rc f_secs <"$f_log.done"
+		rm -f "$f_log.done"
+		report "$f_name" "$f_rc" "$f_secs" "$f_log"
+		started=${started#* }
+	done
+}
+
+running() { # how many started tests have not ended
+	r_n=0
+	for r_name in $started; do [ -e "$(log_of "$r_name").done" ] || r_n=$((r_n + 1)); done
+	echo $r_n
+}
+
 run() { # run NAME command...
 	name=$1
 	shift
 	selected "$name" || return 0
-	log="$LOGS/$(echo "$name" | tr '/ ' '__').log"
+	log=$(log_of "$name")
+	if [ "$JOBS" -gt 1 ]; then
+		while [ "$(running)" -ge "$JOBS" ]; do sleep 0.1; done
+		flush
+		start=$(date +%s)
+		rm -f "$log.done"
+		("$@" >"$log" 2>&1; echo "$? $(($(date +%s) - start))" >"$log.done.tmp" &&
+			mv "$log.done.tmp" "$log.done") </dev/null &
+		started="$started$name "
+		return 0
+	fi
 	start=$(date +%s)
 	"$@" >"$log" 2>&1
 	rc=$?
-	secs=$(($(date +%s) - start))
-	case $rc in
-	0) passed=$((passed + 1)); printf 'PASS  %-44s %4ss\n' "$name" "$secs" ;;
-	77) skipped=$((skipped + 1)); printf 'SKIP  %-44s (%s)\n' "$name" "$(tail -1 "$log")" ;;
-	*) failed=$((failed + 1)); failed_names="$failed_names $name"
-	   printf 'FAIL  %-44s exit %s\n' "$name" "$rc"; tail -15 "$log" | sed 's/^/      /' ;;
-	esac
+	report "$name" $rc $(($(date +%s) - start)) "$log"
 }
 
 skip_unless_file() { # a test of data only our machines have
@@ -82,10 +125,12 @@ run "cli/schedule" sh tests/cli/test_schedule.sh "$ROOT/build/heteroopt" "$HETER
 run "cli/status" sh tests/cli/test_status.sh "$ROOT/build/heteroopt"
 run "cli/run" env HO_TEST_QUICK=$QUICK sh tests/cli/test_run.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
 run "cli/serve_feed" sh tests/cli/test_serve.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
-run "cli/probe" sh tests/cli/test_probe.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS" "$ROOT/boxes"
+run "cli/probe" env HO_TEST_QUICK=$QUICK sh tests/cli/test_probe.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS" "$ROOT/boxes"
 [ $QUICK = 1 ] || run "cli/probe_opencl" sh tests/cli/test_probe_opencl.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
 run "cli/report_chromium" sh tests/cli/test_report.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS" "$ROOT/boxes"
-run "cli/readme_commands" sh tests/cli/test_readme.sh "$ROOT" "$HETEROOPT_MODELS"
+# every heteroopt command the README and the walk-through show, two full probes among them
+# (43 s): make check's
+[ $QUICK = 1 ] || run "cli/readme_commands" sh tests/cli/test_readme.sh "$ROOT" "$HETEROOPT_MODELS"
 run "install/prefix_pkgconfig_embed" sh tests/install/test_install.sh "$ROOT" "$HETEROOPT_MODELS"
 run "runtime/numerics_cpu_vs_pytorch" env HO_TEST_QUICK=$QUICK \
 	sh tests/runtime/test_numerics.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS" pytorch
@@ -269,6 +314,7 @@ run "kernel/ump_stress_debug_6.12" env UMP_DMA_TESTS= UMP_WORK_SUFFIX=stress UMP
 run "kernel/ump_swiotlb_debug_6.12" env UMP_QEMU_APPEND="swiotlb=force" \
 	UMP_WORK_SUFFIX=swiotlb UMP_DMA_TESTS="dma dma_faults fault_copy copy" UMP_UNLOAD_TEST=unload_import \
 	sh scripts/qemu/run-tests.sh debug dmabuf foreign topo
+flush wait
 
 echo
 echo "$passed passed, $failed failed, $skipped skipped"
