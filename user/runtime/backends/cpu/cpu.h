@@ -41,7 +41,7 @@ enum ho_cpu_kind {
 	HO_K_LOOP
 };
 
-/* HO_K_LOOP (typed.c): a loop over elements of any numeric type */
+/* HO_K_LOOP (typed.c, axis.c): a loop over elements of any numeric type */
 #define HO_TYPED_MAX_IN 8
 struct ho_kernel;
 struct ho_move;
@@ -261,11 +261,30 @@ static inline int64_t ho_cpu_index(const void *p, int dtype, int64_t i)
  * truncated), as a double. */
 int64_t ho_cpu_int(const void *p, int dtype, int64_t i);
 double ho_cpu_real(const void *p, int dtype, int64_t i);
+/* typed.c: element-wise loops over any numeric type; the inputs and output every loop reads */
 bool ho_cpu_is_typed(const char *op_type);
 int ho_cpu_prep_typed(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		      struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_typed_io(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			 struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_run_loop(const struct ho_kernel *k);
-/* Reduce* as a loop over any numeric type; kept: the output's shape with reduced axes kept. */
+/* axis.c: along an axis, any numeric type (ArgMax and ArgMin by ho_cpu_prep_arg) */
+int ho_cpu_prep_arg(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		    struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_cumsum(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		       struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_topk(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		     struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_trilu(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		      struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_gather_elements(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+				struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_nonzero(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+			struct ho_kernel *k, struct ho_error *err);
+int ho_cpu_prep_unique(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
+		       struct ho_kernel *k, struct ho_error *err);
+/* Reduce* as a loop over any numeric type (axis.c); kept: the output's shape with reduced
+ * axes kept. */
 int ho_cpu_prep_reduce_loop(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			    struct ho_kernel *k, const struct ho_shape *kept, struct ho_error *err);
 /* The kernel family that runs n: its operator's, or the typed loops' for other types. */

@@ -56,6 +56,13 @@ HO_PLAIN(k_layer_norm, ho_cpu_prep_layer_norm(c, g, n, buf, k, err))
 HO_PLAIN(k_unary, ho_cpu_prep_unary(g, n, buf, k, err))
 HO_PLAIN(k_hardmax, ho_cpu_prep_hardmax(g, n, buf, k, err))
 HO_PLAIN(k_typed, ho_cpu_prep_typed(g, n, buf, k, err))
+HO_PLAIN(k_arg, ho_cpu_prep_arg(g, n, buf, k, err))
+HO_PLAIN(k_cumsum, ho_cpu_prep_cumsum(g, n, buf, k, err))
+HO_PLAIN(k_topk, ho_cpu_prep_topk(g, n, buf, k, err))
+HO_PLAIN(k_trilu, ho_cpu_prep_trilu(g, n, buf, k, err))
+HO_PLAIN(k_gather_elements, ho_cpu_prep_gather_elements(g, n, buf, k, err))
+HO_PLAIN(k_nonzero, ho_cpu_prep_nonzero(g, n, buf, k, err))
+HO_PLAIN(k_unique, ho_cpu_prep_unique(g, n, buf, k, err))
 HO_PLAIN(k_loss, ho_cpu_prep_loss(g, n, buf, k, err))
 HO_PLAIN(k_optimizer, ho_cpu_prep_optimizer(g, n, buf, k, err))
 HO_PLAIN(k_move,
@@ -98,9 +105,15 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     /* Attention (attention.c): Y, present_key, present_value, qk_matmul_output */
     {"Attention", k_attention, 0, UINT32_MAX, false, false},
     {"RotaryEmbedding", k_rotary, 0, 0, false, false},
-    {"TopK", k_typed, 0, 2, true, false},   /* a loop (typed.c): values and indices */
-    {"Unique", k_typed, 0, 4, true, false}, /* typed.c: Y, indices, inverse_indices, counts */
-    {"NonZero", k_typed, 0, 0, true, false},
+    /* along an axis, any numeric type (axis.c) */
+    {"TopK", k_topk, 0, 2, true, false},     /* values and indices */
+    {"Unique", k_unique, 0, 4, true, false}, /* Y, indices, inverse_indices, counts */
+    {"NonZero", k_nonzero, 0, 0, true, false},
+    {"ArgMax", k_arg, 0, 0, true, false},
+    {"ArgMin", k_arg, 0, 0, true, false},
+    {"CumSum", k_cumsum, 0, 0, true, false},
+    {"Trilu", k_trilu, 0, 0, true, false},
+    {"GatherElements", k_gather_elements, 0, 0, true, false},
     {"NonMaxSuppression", k_nms, 0, 0, true, false}, /* detect.c */
     {"RoiAlign", k_roi_align, 0, 0, false, false},
     /* text (text.c) */
@@ -234,8 +247,6 @@ const struct ho_cpu_kernel_reg *ho_cpu_kernel_for(const struct ho_graph *g, cons
 	if ((!strcmp(n->op_type, "Cast") || !strcmp(n->op_type, "CastLike")) && x &&
 	    (x->dtype == HO_DT_STRING || g->tensors[n->outputs[0]].dtype == HO_DT_STRING))
 		return &string_cast;
-	if (reg && reg->prepare == k_typed) /* typed whatever the types: its own line says */
-		return reg;
 	if (!strcmp(n->op_type, "Clip") && x && x->dtype != HO_DT_FLOAT)
 		return &typed;
 	if (ho_cpu_is_typed(n->op_type) &&
