@@ -379,6 +379,39 @@ check "... as numpy's nonzero" 0 "" -- $PY -c "
 import numpy as np
 p = np.load('$tmp/ifif/y.npy')
 assert (p == np.array(np.nonzero(np.load('$tmp/pos.npy')))).all() and p.shape == (2, 3), p"
+# NonZero's kernel on each of its paths (bytes eight at a time, float32, other types), split
+# over two threads: mostly zeros, non-zeros at odd places and across the parts' boundary.
+$PY - "$tmp" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper as h, TensorProto as T
+d = sys.argv[1]
+g = h.make_graph([h.make_node("Greater", ["x", "cut"], ["gt"]), h.make_node("NonZero", ["gt"], ["nb"]),
+                  h.make_node("NonZero", ["x"], ["nf"]), h.make_node("NonZero", ["u"], ["nu"]),
+                  h.make_node("NonZero", ["i"], ["ni"])], "nonzeros",
+    [h.make_tensor_value_info("x", T.FLOAT, [3, 70001]), h.make_tensor_value_info("u", T.UINT8, [150001]),
+     h.make_tensor_value_info("i", T.INT64, [5, 7])],
+    [h.make_tensor_value_info(o, T.INT64, None) for o in ("nb", "nf", "nu", "ni")],
+    [h.make_tensor("cut", T.FLOAT, [], [0.99])])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 14)]), d + "/nonzeros.onnx")
+r = np.random.default_rng(7)
+x = r.random((3, 70001), dtype=np.float32)
+x[x < 0.5] = 0
+x.flat[105000:105003] = [0.995, 0, 0.999]  # two threads: the parts meet at 105001
+u = np.zeros(150001, np.uint8)
+u[[0, 7, 8, 9, 63, 64, 75000, 75001, 150000]] = [1, 2, 255, 1, 1, 1, 3, 4, 5]
+i = r.integers(-2, 3, (5, 7), dtype=np.int64)
+for k, v in (("x", x), ("u", u), ("i", i)):
+    np.save(d + "/nz_" + k + ".npy", v)
+PYEOF
+check "NonZero over bool, float32, uint8 and int64 on two threads" 0 "output ni:" -- \
+	$EXE run "$tmp/nonzeros.onnx" --input "x=$tmp/nz_x.npy" --input "u=$tmp/nz_u.npy" \
+	--input "i=$tmp/nz_i.npy" --threads 2 -o "$tmp/nz"
+check "... as numpy's nonzero" 0 "" -- $PY -c "
+import numpy as np
+x, u, i = (np.load('$tmp/nz_' + k + '.npy') for k in 'xui')
+for name, want in (('nb', x > 0.99), ('nf', x), ('nu', u), ('ni', i)):
+    got, ref = np.load('$tmp/nz/' + name + '.npy'), np.array(np.nonzero(want))
+    assert got.shape == ref.shape and (got == ref).all(), (name, got.shape, ref.shape)"
 # Bounds on what a run decides: priced at the most (the NonZero's every element), or at the
 # user's --bound, which a run that passes it fails, naming the tensor and the bound.
 check "inspect prices the NonZero at every element non-zero" 0 \
