@@ -197,11 +197,12 @@ static void atrous_taps(void)
 /*
  * A dense 3x3 stride-1 convolution is a class of its own (the cpu backend runs it on a
  * Winograd kernel): priced by its model where the profile fitted one, by the
- * convolutions' where it did not; a strided 3x3 and a 1x1 stay convolutions.
+ * convolutions' where it did not; one to a 13x13 map, a strided 3x3 and a 1x1 stay
+ * convolutions.
  */
 static void winograd_class(void)
 {
-	uint32_t k3 = UINT32_MAX, s2 = UINT32_MAX, k1 = UINT32_MAX;
+	uint32_t k3 = UINT32_MAX, k3_13 = UINT32_MAX, s2 = UINT32_MAX, k1 = UINT32_MAX;
 	const char *both = ", \"kernel_models\": {\"conv\": {\"fixed_us\": 0, \"gflops\": 100, "
 			   "\"gbps\": 0, \"block\": 1}, \"conv3x3\": {\"fixed_us\": 0, "
 			   "\"gflops\": 200, \"gbps\": 0, \"block\": 1}}",
@@ -219,14 +220,19 @@ static void winograd_class(void)
 			k1 = i;
 		else if (st[0] == 2)
 			s2 = i;
+		else if (w->shape.dim[2] == 3 && k3 == UINT32_MAX)
+			k3 = i; /* fire2's, at 55x55 */
 		else if (w->shape.dim[2] == 3)
-			k3 = i;
+			k3_13 = i; /* fire9's, at 13x13 */
 	}
-	T_REQUIRE(k3 != UINT32_MAX && s2 != UINT32_MAX && k1 != UINT32_MAX);
+	T_REQUIRE(k3 != UINT32_MAX && k3_13 != UINT32_MAX && s2 != UINT32_MAX && k1 != UINT32_MAX);
 	T_CHECK(ho_kernel_class(g, &g->nodes[k3]) == HO_KC_CONV_3X3 &&
+		    ho_kernel_class(g, &g->nodes[k3_13]) == HO_KC_CONV &&
 		    ho_kernel_class(g, &g->nodes[s2]) == HO_KC_CONV &&
 		    ho_kernel_class(g, &g->nodes[k1]) == HO_KC_CONV,
-		"classes: %s, %s, %s", ho_kernel_class_name(ho_kernel_class(g, &g->nodes[k3])),
+		"classes: %s, %s at 13x13, %s, %s",
+		ho_kernel_class_name(ho_kernel_class(g, &g->nodes[k3])),
+		ho_kernel_class_name(ho_kernel_class(g, &g->nodes[k3_13])),
 		ho_kernel_class_name(ho_kernel_class(g, &g->nodes[s2])),
 		ho_kernel_class_name(ho_kernel_class(g, &g->nodes[k1])));
 	T_CHECK(fabs(cost_more(k3, "none", "[[1, 1]]", both) -

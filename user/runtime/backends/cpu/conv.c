@@ -104,7 +104,8 @@ out:
  * the direct kernel's 63, 64>64 at 56x56 0.74 against 1.33, 512>512 at 7x7 0.98 against
  * 1.13.  Its rounding is a little larger: resnet18's largest difference to PyTorch went
  * from 7.2e-6 to 7.6e-6 of 8.5.  oneDNN's own choice (convolution_auto) keeps the direct
- * kernel; ONNX Runtime has no Winograd kernel on the CPU.
+ * kernel; ONNX Runtime has no Winograd kernel on the CPU.  Which convolutions try it is
+ * their kernel class's test (graph/family.c), so that the cost model prices what runs.
  */
 static void conv_winograd(struct ho_backend *c, const dnnl_memory_desc_t *wm,
 			  const dnnl_memory_desc_t *kbias, const dnnl_dim_t *strides,
@@ -116,9 +117,6 @@ static void conv_winograd(struct ho_backend *c, const dnnl_memory_desc_t *wm,
 	dnnl_convolution_desc_t d;
 	dnnl_primitive_desc_t wino = NULL;
 
-	if (wm->ndims != 4 || wm->dims[0] < 8 || wm->dims[1] < 8 || wm->dims[2] != 3 ||
-	    wm->dims[3] != 3 || strides[0] != 1 || strides[1] != 1 || dil[0] || dil[1])
-		return;
 	dnnl_memory_desc_init_by_tag(&any_in, 4, conv_in->dims, dnnl_f32, dnnl_format_tag_any);
 	dnnl_memory_desc_init_by_tag(&any_out, 4, conv_out->dims, dnnl_f32, dnnl_format_tag_any);
 	if (dnnl_dilated_convolution_forward_desc_init(
@@ -283,7 +281,8 @@ int ho_cpu_prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 			dnnl_primitive_desc_destroy(fast);
 		}
 	}
-	if (!deconv)
+	if (!deconv &&
+	    ho_kernel_class(g, n) == HO_KC_CONV_3X3) /* the class the cost model prices */
 		conv_winograd(c, &wm, kbias, strides, dil, pl, pr, kattr, &conv_in, &conv_out, &pd);
 	if (ho_cpu_convert(c, k, &xm, buf[n->inputs[0]], &conv_in, DNNL_ARG_SRC, true) ||
 	    ho_cpu_convert(c, k, &ym, buf[yid], &conv_out, DNNL_ARG_DST, false) ||
