@@ -578,11 +578,19 @@ static int64_t ho_nonzero_scan(const struct ho_typed *t, int64_t lo, int64_t hi,
 	int64_t nnz = t->out_shape.dim[1], n = 0, c[HO_MAX_RANK] = {0};
 	int dt = t->in_dt[0];
 
-	if (!out && ho_dtype_size(dt) == 1) { /* counted alone: no coordinates to follow */
+	if (!out) { /* counted alone: no coordinates to follow */
 		const uint8_t *b = t->in[0];
+		const float *x = t->in[0];
 
-		for (int64_t i = lo; i < hi; i++)
-			n += b[i] != 0;
+		if (ho_dtype_size(dt) == 1)
+			for (int64_t i = lo; i < hi; i++)
+				n += b[i] != 0;
+		else if (dt == HO_DT_FLOAT)
+			for (int64_t i = lo; i < hi; i++)
+				n += x[i] != 0;
+		else
+			for (int64_t i = lo; i < hi; i++)
+				n += ho_nonzero(dt, t->in[0], i);
 		return n;
 	}
 	ho_nonzero_coords(xs, lo, c);
@@ -603,7 +611,7 @@ static int64_t ho_nonzero_scan(const struct ho_typed *t, int64_t lo, int64_t hi,
 			nz = dt == HO_DT_FLOAT ? ((const float *)t->in[0])[i] != 0
 					       : ho_nonzero(dt, t->in[0], i);
 		}
-		if (nz && out)
+		if (nz)
 			ho_nonzero_put(xs, c, out, nnz, j + n);
 		n += nz;
 		ho_nonzero_step(xs, c, 1);
