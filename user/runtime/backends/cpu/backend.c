@@ -73,6 +73,9 @@ void ho_cpu_close(struct ho_backend *c)
 		dnnl_stream_destroy(c->stream);
 	if (c->eng)
 		dnnl_engine_destroy(c->eng);
+	for (uint32_t i = 0; i < c->n_ws; i++)
+		free(c->ws[i]);
+	free(c->ws);
 	free(c);
 }
 
@@ -252,7 +255,8 @@ int ho_cpu_launch(struct ho_backend *c, struct ho_kernel *k, struct ho_error *er
 				      k->name);
 		return 0;
 	default:
-		if ((k->pre && dnnl_primitive_execute(k->pre, c->stream, k->n_pre_args,
+		if (ho_cpu_temps_bind(c, k) ||
+		    (k->pre && dnnl_primitive_execute(k->pre, c->stream, k->n_pre_args,
 						      k->pre_args) != dnnl_success) ||
 		    dnnl_primitive_execute(k->prim, c->stream, k->nargs, k->args) != dnnl_success ||
 		    (k->post && dnnl_primitive_execute(k->post, c->stream, k->n_post_args,

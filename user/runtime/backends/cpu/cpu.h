@@ -21,10 +21,16 @@ struct ho_backend {
 	dnnl_engine_t eng;
 	dnnl_stream_t stream;
 	/*
-	 * Every primitive gets its own scratchpad (user mode): the library's
-	 * shared one is not safe when devices' workers run primitives at once.
+	 * Scratchpads in user mode: the library's shared one is not safe when
+	 * devices' workers run primitives at once.  What a kernel needs only while
+	 * it runs (scratchpads, copies of its tensors in its own layout) lies in
+	 * this device's workspace, which its one worker uses a kernel at a time:
+	 * the largest kernel's need, not the sum of all (ho_cpu_temp_mem).
 	 */
 	dnnl_primitive_attr_t attr;
+	void **ws; /* workspaces as they grew: the last is the one in use */
+	uint32_t n_ws;
+	size_t ws_size;
 	const uint8_t *channels_last; /* per tensor, from the executor's layout plan */
 	bool emulated;		      /* emu: the same kernels, standing in for an accelerator */
 	int threads;		      /* OpenMP threads its kernels are made for; 0: OpenMP's */
@@ -82,6 +88,10 @@ struct ho_kernel {
 	int nargs;
 	dnnl_exec_arg_t args[HO_CPU_MAX_ARGS];
 	dnnl_memory_t owned[HO_CPU_MAX_ARGS]; /* memory objects to destroy */
+	/* of those, the ones in the device's workspace, at these offsets: bound at each run */
+	dnnl_memory_t temp[HO_CPU_MAX_ARGS];
+	size_t temp_off[HO_CPU_MAX_ARGS], temp_bytes;
+	int n_temp;
 	int n_owned;
 	/* HO_K_GEMM: batch x (M x K) . (K x N) (+ bias broadcast) */
 	char ta, tb;
@@ -146,6 +156,11 @@ void ho_cpu_t_md(const struct ho_backend *c, dnnl_memory_desc_t *md, int32_t t,
 void ho_cpu_t_md_nhwc(dnnl_memory_desc_t *md, const struct ho_shape *s);
 int ho_cpu_mem(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc_t *md, void *ptr,
 	       int arg);
+/* Memory of layout md that k needs only while it runs, in the device's workspace. */
+int ho_cpu_temp_mem(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc_t *md,
+		    int arg);
+/* Point k's temporaries into the workspace: before each run of k. */
+int ho_cpu_temps_bind(const struct ho_backend *c, const struct ho_kernel *k);
 int ho_cpu_prim(struct ho_backend *c, struct ho_kernel *k, dnnl_primitive_desc_t pd);
 int ho_cpu_unsupported(struct ho_error *err, const struct ho_node *n, const char *why);
 bool ho_cpu_is_reference(const_dnnl_primitive_desc_t pd);

@@ -72,12 +72,56 @@ int ho_cpu_mem(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc
 	return 0;
 }
 
+/*
+ * The workspace grows by a new buffer, the old ones kept to the backend's end: a kernel
+ * prepared while another runs (a tail planned mid-run) never moves memory from under it.
+ */
+int ho_cpu_temp_mem(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc_t *md,
+		    int arg)
+{
+	size_t off = (k->temp_bytes + 63) & ~(size_t)63, size = dnnl_memory_desc_get_size(md);
+	dnnl_memory_t m;
+
+	if (k->n_temp >= HO_CPU_MAX_ARGS || k->n_owned >= HO_CPU_MAX_ARGS)
+		return -ENOMEM;
+	if (off + size > c->ws_size) {
+		void **ws = realloc(c->ws, (c->n_ws + 1) * sizeof(*ws));
+		void *buf;
+
+		if (!ws)
+			return -ENOMEM;
+		c->ws = ws;
+		if (posix_memalign(&buf, 64, off + size))
+			return -ENOMEM;
+		c->ws[c->n_ws++] = buf;
+		c->ws_size = off + size;
+	}
+	if (dnnl_memory_create(&m, md, c->eng, c->ws[c->n_ws - 1]) != dnnl_success)
+		return -ENOMEM;
+	k->owned[k->n_owned++] = m;
+	k->temp[k->n_temp] = m;
+	k->temp_off[k->n_temp++] = off;
+	k->temp_bytes = off + size;
+	if (arg >= 0)
+		k->args[k->nargs++] = (dnnl_exec_arg_t){arg, m};
+	return 0;
+}
+
+int ho_cpu_temps_bind(const struct ho_backend *c, const struct ho_kernel *k)
+{
+	for (int i = 0; i < k->n_temp; i++)
+		if (dnnl_memory_set_data_handle(k->temp[i], (char *)c->ws[c->n_ws - 1] +
+								k->temp_off[i]) != dnnl_success)
+			return -EIO;
+	return 0;
+}
+
 int ho_cpu_prim(struct ho_backend *c, struct ho_kernel *k, dnnl_primitive_desc_t pd)
 {
 	const dnnl_memory_desc_t *sp =
 	    dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
 
-	if (sp && dnnl_memory_desc_get_size(sp) && ho_cpu_mem(c, k, sp, NULL, DNNL_ARG_SCRATCHPAD))
+	if (sp && dnnl_memory_desc_get_size(sp) && ho_cpu_temp_mem(c, k, sp, DNNL_ARG_SCRATCHPAD))
 		return -ENOMEM;
 	return dnnl_primitive_create(&k->prim, pd) == dnnl_success ? 0 : -EINVAL;
 }
@@ -151,7 +195,7 @@ int ho_cpu_convert(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_
 
 	if (dnnl_memory_desc_equal(tmd, kmd))
 		return ho_cpu_mem(c, k, tmd, ptr, arg);
-	if (ho_cpu_mem(c, k, tmd, ptr, -1) || ho_cpu_mem(c, k, kmd, NULL, arg))
+	if (ho_cpu_mem(c, k, tmd, ptr, -1) || ho_cpu_temp_mem(c, k, kmd, arg))
 		return -ENOMEM;
 	user = k->owned[k->n_owned - 2];
 	own = k->owned[k->n_owned - 1];
@@ -165,7 +209,7 @@ int ho_cpu_convert(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_
 
 		ret = 0;
 		if (sp && dnnl_memory_desc_get_size(sp)) {
-			ret = ho_cpu_mem(c, k, sp, NULL, -1);
+			ret = ho_cpu_temp_mem(c, k, sp, -1);
 			a[(*na)++] =
 			    (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, k->owned[k->n_owned - 1]};
 		}
