@@ -392,6 +392,7 @@ enum ho_kernel_class {
 	HO_KC_CONV,
 	HO_KC_CONV_DW,	      /* group == input channels */
 	HO_KC_CONV_TRANSPOSE, /* ConvTranspose */
+	HO_KC_CONV_3X3,	      /* dense 3x3 stride 1: the shape Winograd kernels take */
 	HO_KC_MATMUL,	      /* MatMul, Gemm */
 	HO_KC_ELTWISE,
 	HO_KC_POOL,

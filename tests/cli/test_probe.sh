@@ -66,8 +66,8 @@ cpu = [l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith
 assert p["machine"]["cpu"] == cpu and p["machine"]["cpus"] >= 2, p["machine"]
 assert sorted(p["devices"]) == ["cpu0", "cpu1", "cpus"], p["devices"].keys()
 for name, d in p["devices"].items():
-    for cls in ("conv", "conv_depthwise", "conv_transpose", "matmul", "eltwise", "pool", "norm",
-                "movement"):
+    for cls in ("conv", "conv_depthwise", "conv_transpose", "conv3x3", "matmul", "eltwise", "pool",
+                "norm", "movement"):
         m = d["kernel_models"][cls]
         assert m["points"] >= 1 and m["fixed_us"] + m["gflops"] + m["gbps"] > 0, (name, cls, m)
     # squeezenet's first layer, measured in place inside the model

@@ -194,6 +194,60 @@ static void atrous_taps(void)
 	ho_graph_free(dg);
 }
 
+/*
+ * A dense 3x3 stride-1 convolution is a class of its own (the cpu backend runs it on a
+ * Winograd kernel): priced by its model where the profile fitted one, by the
+ * convolutions' where it did not; one to a 13x13 map, a strided 3x3 and a 1x1 stay
+ * convolutions.
+ */
+static void winograd_class(void)
+{
+	uint32_t k3 = UINT32_MAX, k3_13 = UINT32_MAX, s2 = UINT32_MAX, k1 = UINT32_MAX;
+	const char *both = ", \"kernel_models\": {\"conv\": {\"fixed_us\": 0, \"gflops\": 100, "
+			   "\"gbps\": 0, \"block\": 1}, \"conv3x3\": {\"fixed_us\": 0, "
+			   "\"gflops\": 200, \"gbps\": 0, \"block\": 1}}",
+		   *conv = ", \"kernel_models\": {\"conv\": {\"fixed_us\": 0, \"gflops\": 100, "
+			   "\"gbps\": 0, \"block\": 1}}";
+
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct ho_tensor *w = ho_node_input(g, &g->nodes[i], 1);
+		int64_t st[2];
+
+		if (strcmp(g->nodes[i].op_type, "Conv") || !w)
+			continue;
+		ho_node_attr_ints(&g->nodes[i], "strides", st, 2, 1);
+		if (w->shape.dim[2] == 1)
+			k1 = i;
+		else if (st[0] == 2)
+			s2 = i;
+		else if (w->shape.dim[2] == 3 && k3 == UINT32_MAX)
+			k3 = i; /* fire2's, at 55x55 */
+		else if (w->shape.dim[2] == 3)
+			k3_13 = i; /* fire9's, at 13x13 */
+	}
+	T_REQUIRE(k3 != UINT32_MAX && k3_13 != UINT32_MAX && s2 != UINT32_MAX && k1 != UINT32_MAX);
+	T_CHECK(ho_kernel_class(g, &g->nodes[k3]) == HO_KC_CONV_3X3 &&
+		    ho_kernel_class(g, &g->nodes[k3_13]) == HO_KC_CONV &&
+		    ho_kernel_class(g, &g->nodes[s2]) == HO_KC_CONV &&
+		    ho_kernel_class(g, &g->nodes[k1]) == HO_KC_CONV,
+		"classes: %s, %s at 13x13, %s, %s",
+		ho_kernel_class_name(ho_kernel_class(g, &g->nodes[k3])),
+		ho_kernel_class_name(ho_kernel_class(g, &g->nodes[k3_13])),
+		ho_kernel_class_name(ho_kernel_class(g, &g->nodes[s2])),
+		ho_kernel_class_name(ho_kernel_class(g, &g->nodes[k1])));
+	T_CHECK(fabs(cost_more(k3, "none", "[[1, 1]]", both) -
+		     g->nodes[k3].feat.flops / 200 / 1e3) < 1e-6,
+		"%s on conv3x3's model: %g us", g->nodes[k3].name,
+		cost_more(k3, "none", "[[1, 1]]", both));
+	T_CHECK(fabs(cost_more(k3, "none", "[[1, 1]]", conv) -
+		     g->nodes[k3].feat.flops / 100 / 1e3) < 1e-6,
+		"... on conv's where the profile has no conv3x3: %g us",
+		cost_more(k3, "none", "[[1, 1]]", conv));
+	T_CHECK(fabs(cost_more(s2, "none", "[[1, 1]]", both) -
+		     g->nodes[s2].feat.flops / 100 / 1e3) < 1e-6,
+		"a strided 3x3 on conv's: %g us", cost_more(s2, "none", "[[1, 1]]", both));
+}
+
 int main(void)
 {
 	struct ho_graph *gr = NULL;
@@ -255,6 +309,7 @@ int main(void)
 	other_chain_and_beyond(a, key);
 	grouped_blocks(a);
 	atrous_taps();
+	winograd_class();
 
 	/*
 	 * One kernel, one family however the exporter spelt it: PyTorch writes

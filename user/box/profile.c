@@ -671,8 +671,8 @@ static double ho_family_stretch(const struct ho_profile_dev *pd, int kc, json_t 
 	double w_max, r, r_max;
 
 	if (!pd->bw_by_size || !json_array_size(pts) ||
-	    (kc == HO_KC_CONV || kc == HO_KC_CONV_TRANSPOSE || kc == HO_KC_MATMUL ||
-	     kc == HO_KC_OTHER))
+	    (kc == HO_KC_CONV || kc == HO_KC_CONV_TRANSPOSE || kc == HO_KC_CONV_3X3 ||
+	     kc == HO_KC_MATMUL || kc == HO_KC_OTHER))
 		return 1;
 	w_max = json_number_value(json_array_get(json_array_get(pts, json_array_size(pts) - 1), 0));
 	if (w <= w_max * (1 + 1e-9) || bytes <= 0)

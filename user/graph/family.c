@@ -19,6 +19,7 @@ static const char *const ho_kernel_class_names[HO_KC_COUNT] = {
     [HO_KC_CONV] = "conv",
     [HO_KC_CONV_DW] = "conv_depthwise",
     [HO_KC_CONV_TRANSPOSE] = "conv_transpose",
+    [HO_KC_CONV_3X3] = "conv3x3",
     [HO_KC_MATMUL] = "matmul",
     [HO_KC_ELTWISE] = "eltwise",
     [HO_KC_POOL] = "pool",
@@ -36,18 +37,21 @@ const char *ho_kernel_class_name(int kc)
 
 bool ho_kernel_class_convolves(int kc)
 {
-	return kc == HO_KC_CONV || kc == HO_KC_CONV_DW || kc == HO_KC_CONV_TRANSPOSE;
+	return kc == HO_KC_CONV || kc == HO_KC_CONV_DW || kc == HO_KC_CONV_TRANSPOSE ||
+	       kc == HO_KC_CONV_3X3;
 }
 
 /*
  * A ConvTranspose runs other kernels than a Conv of its FLOPs (oneDNN's
  * backward-data ones): the detector's 2x2 upsampling at 320x184 took 2.6 ms
- * on one core, priced at 1.7 as a convolution.  Where a profile has no model
- * of its own for it, the convolutions' is the nearest.
+ * on one core, priced at 1.7 as a convolution.  A dense 3x3 stride-1 one runs
+ * on a Winograd kernel where the device has one (the cpu backend's oneDNN on
+ * AVX-512): half the time of a convolution of its FLOPs.  Where a profile has no
+ * model of its own for either, the convolutions' is the nearest.
  */
 int ho_kernel_class_fallback(int kc)
 {
-	return kc == HO_KC_CONV_TRANSPOSE ? HO_KC_CONV : kc;
+	return kc == HO_KC_CONV_TRANSPOSE || kc == HO_KC_CONV_3X3 ? HO_KC_CONV : kc;
 }
 
 int ho_kernel_class_find(const char *name)
@@ -72,6 +76,25 @@ static bool ho_is_depthwise(const struct ho_graph *g, const struct ho_node *n)
 	return group && group->i > 1 && x && x->shape.rank >= 2 && x->shape.dim[1] == group->i;
 }
 
+/*
+ * The convolutions the cpu backend tries on Winograd kernels: dense 3x3 stride 1 over
+ * eight channels or more, to a map of 14x14 or more.  Below that its tiles waste what
+ * they save: squeezenet's 64>256 3x3s at 13x13 took 265-274 us against 219-245 direct,
+ * the whole model 4.9 ms against 4.4 (one core of a 2-core AMD EPYC).
+ */
+static bool ho_is_dense_3x3(const struct ho_graph *g, const struct ho_node *n)
+{
+	const struct ho_tensor *w = ho_fam_in(g, n, 1),
+			       *y = n->n_outputs ? &g->tensors[n->outputs[0]] : NULL;
+	int64_t st[2], dl[2];
+
+	return w && y && y->shape.rank == 4 && y->shape.dim[2] * y->shape.dim[3] >= 14 * 14 &&
+	       w->shape.rank == 4 && w->shape.dim[0] >= 8 && w->shape.dim[1] >= 8 &&
+	       w->shape.dim[2] == 3 && w->shape.dim[3] == 3 && ho_node_attr_i(n, "group", 1) == 1 &&
+	       ho_node_attr_ints(n, "strides", st, 2, 1) && st[0] == 1 && st[1] == 1 &&
+	       ho_node_attr_ints(n, "dilations", dl, 2, 1) && dl[0] == 1 && dl[1] == 1;
+}
+
 int ho_kernel_class(const struct ho_graph *g, const struct ho_node *n)
 {
 	const char *op = n->op_type;
@@ -80,7 +103,9 @@ int ho_kernel_class(const struct ho_graph *g, const struct ho_node *n)
 	if (!strcmp(op, "ConvTranspose"))
 		return HO_KC_CONV_TRANSPOSE;
 	if (!strcmp(op, "Conv"))
-		return ho_is_depthwise(g, n) ? HO_KC_CONV_DW : HO_KC_CONV;
+		return ho_is_depthwise(g, n)   ? HO_KC_CONV_DW
+		       : ho_is_dense_3x3(g, n) ? HO_KC_CONV_3X3
+					       : HO_KC_CONV;
 	if (!strcmp(op, "MatMul") || !strcmp(op, "Gemm"))
 		return HO_KC_MATMUL;
 	if (strstr(op, "Pool"))
