@@ -64,7 +64,7 @@ $(O)/user/cli/%.o: PRIV := -Iuser/cli
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
 UNIT_GRAPH := test_onnx_errors test_onnx_load test_nms
-UNIT_RUNTIME := test_layouts test_npy test_pool test_runtime test_unary_vectors test_opencl test_opencl_device_memory test_cuda test_emu_discrete test_memplan test_probe_fit test_bind_value test_deferred_shapes test_external
+UNIT_RUNTIME := test_layouts test_kernel_memory test_npy test_pool test_runtime test_unary_vectors test_opencl test_opencl_device_memory test_cuda test_emu_discrete test_memplan test_probe_fit test_bind_value test_deferred_shapes test_external
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 

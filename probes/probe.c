@@ -349,7 +349,7 @@ static int probe_model_open(struct probe *pr, const struct ho_probe_model *mm, i
 	if (!ret) {
 		uint64_t *takes = malloc((m->g->n_nodes + 1) * sizeof(uint64_t));
 
-		ret = takes ? ho_rt_box_takes(pr->box, m->g, takes, NULL, NULL, pr->err)
+		ret = takes ? ho_rt_box_takes(pr->box, m->g, takes, NULL, NULL, NULL, pr->err)
 			    : ho_err(pr->err, -ENOMEM, "probe: out of memory");
 		if (!ret)
 			ret = ho_problem_from_graph_on(m->g, pr->box, NULL,

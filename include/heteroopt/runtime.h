@@ -103,7 +103,8 @@ struct ho_rt_placement {
 	uint32_t pred_transfers; /* copies the schedule makes (in-place reads are none) */
 	uint32_t pred_fused;	 /* nodes the schedule runs inside the kernel before them */
 	double pred_bytes;
-	double pred_peak[HO_RT_MAX_DEVICES]; /* bytes, the simulator's peak per device */
+	double pred_peak[HO_RT_MAX_DEVICES];	   /* bytes, the simulator's peak per device */
+	double pred_kernel_mem[HO_RT_MAX_DEVICES]; /* of it, the kernels' own (not the region's) */
 	int pick;
 	char box[256];
 };
@@ -188,6 +189,9 @@ struct ho_rt_report {
 	/* The memory plan: each device's region, and what it would be without reuse. */
 	uint64_t region_bytes[HO_RT_MAX_DEVICES];
 	uint64_t unshared_bytes[HO_RT_MAX_DEVICES];
+	/* Beyond it, each device's kernels' own memory: what they keep (weights in their
+	 * layout) and the workspace they share while each runs (the largest's need). */
+	uint64_t kernel_held_bytes[HO_RT_MAX_DEVICES], workspace_bytes[HO_RT_MAX_DEVICES];
 	int cpu_seen[HO_RT_MAX_DEVICES]; /* the CPU a device's first node ran on; -1 none */
 	/* The node each device's region is on, asked of the kernel (ho_pool_buf_node). */
 	int region_node[HO_RT_MAX_DEVICES];
@@ -227,10 +231,14 @@ int ho_rt_backend_nodes(const char *backend, const struct ho_graph *g, bool *tak
  * The same for every device of box, as the scheduler reads it: devices[node]
  * has bit d where box device d's backend takes the node (every bit for a
  * backend not built here).  fn (NULL: none) gets each node no device takes,
- * with a backend's reason.
+ * with a backend's reason.  km (NULL: not asked), at node * n_devices + d: the
+ * memory the node's kernel has of its own on device d, where its backend's
+ * kernels were prepared here (else zero).
  */
+struct ho_kernel_memory; /* heteroopt/sched.h */
 int ho_rt_box_takes(const struct ho_box *box, const struct ho_graph *g, uint64_t *devices,
-		    ho_rt_refusal_fn fn, void *arg, struct ho_error *err);
+		    struct ho_kernel_memory *km, ho_rt_refusal_fn fn, void *arg,
+		    struct ho_error *err);
 /*
  * How box's backends treat layouts: layout[node * n_devices + d] (NULL: not
  * asked), the HO_LAYOUT_* class of the node's kernel on device d (plain for a

@@ -75,6 +75,9 @@ struct ho_problem {
 	uint32_t n_weights;
 	double *weight_bytes;
 	uint32_t *wcons_off, *wcons;
+	/* t * d: bytes task t's kernel keeps on device j while the plan lives, and needs
+	 * while it runs from j's workspace (the largest on j counts); NULL: none */
+	double *kernel_held, *kernel_scratch;
 	/* box mode */
 	const struct ho_box *box;
 	uint32_t n_links;
@@ -133,10 +136,18 @@ struct ho_problem {
 
 /* What the runtime answers of a box's backends for one graph (ho_rt_box_takes,
  * ho_rt_box_layouts); NULL members: not asked. */
+/* The memory a node's kernel has of its own on a device, beyond the tensors it reads and
+ * writes. */
+struct ho_kernel_memory {
+	uint64_t held;	  /* kept while the plan lives: weights in the kernel's own layout */
+	uint64_t scratch; /* needed while it runs, from a workspace the device's kernels share */
+};
+
 struct ho_backend_view {
 	const uint64_t *takes;	/* per node: the devices whose backend takes it */
 	const uint8_t *layout;	/* node * devices: the HO_LAYOUT_* of its kernel there */
 	uint64_t channels_last; /* the devices that keep activations channels-last */
+	const struct ho_kernel_memory *memory; /* node * devices (NULL: none known) */
 };
 
 void ho_problem_free(struct ho_problem *p);
@@ -183,6 +194,7 @@ struct ho_eval {
 	double obj[HO_OBJ_COUNT];
 	double violation; /* 0 = feasible; sum of normalised excesses */
 	double peak_mem[HO_MAX_DEVICES];
+	double kernel_mem[HO_MAX_DEVICES]; /* of peak_mem, the kernels' own (ho_kernel_memory) */
 	double busy[HO_MAX_DEVICES];
 	uint32_t n_transfers;
 	double bytes_moved;

@@ -38,23 +38,16 @@ static const char profile_json[] = "{\"devices\": {\"cpu0\": {\"relayout_gbps\":
 /* The executor's layouts for the plan assign (task order) over g. */
 static void executor_layouts(const struct ho_graph *g, const uint16_t *assign, uint8_t *nhwc)
 {
-	struct ho_rt *rt = calloc(1, sizeof(*rt));
-	int32_t *node_dev = malloc(g->n_nodes * sizeof(int32_t));
+	const struct ho_backend_ops *cpu = ho_backend_find("cpu"), *ocl = ho_backend_find("opencl");
+	const struct ho_backend_ops **node_ops = calloc(g->n_nodes + 1, sizeof(*node_ops));
 	uint32_t t = 0;
 
-	T_REQUIRE(rt && node_dev);
+	T_REQUIRE(node_ops && cpu && ocl);
 	for (uint32_t i = 0; i < g->n_nodes; i++)
-		node_dev[i] = ho_node_is_task(&g->nodes[i]) ? assign[t++] : -1;
-	rt->g = g;
-	rt->n_dev = 2;
-	rt->dev[0].ops = ho_backend_find("cpu");
-	rt->dev[1].ops = ho_backend_find("opencl");
-	T_REQUIRE(rt->dev[0].ops && rt->dev[1].ops);
-	rt->node_dev = node_dev;
-	rt->nhwc = nhwc;
-	ho_rt_layouts(rt);
-	free(node_dev);
-	free(rt);
+		if (ho_node_is_task(&g->nodes[i]))
+			node_ops[i] = assign[t++] ? ocl : cpu;
+	ho_rt_layouts_over(g, node_ops, nhwc);
+	free(node_ops);
 }
 
 /* Whether the two sides agree on every task's output; how many are channels-last. */
@@ -121,7 +114,7 @@ static void stem_pays_its_input(const struct ho_graph *g, const char *box_text, 
 
 	T_REQUIRE(layout && ho_box_parse(box_text, &box, &err) == 0);
 	T_REQUIRE(t_profile_text(profile_json, box, &prof, &err) == 0);
-	struct ho_backend_view bv = {NULL, layout, ho_rt_box_layouts(box, g, layout)};
+	struct ho_backend_view bv = {NULL, layout, ho_rt_box_layouts(box, g, layout), NULL};
 
 	T_REQUIRE(ho_problem_from_graph_on(g, box, prof, &bv, &p, &err) == 0);
 	T_CHECK(!p->relayout == all_cl, "per-plan layouts: %s", p->relayout ? "yes" : "no");
@@ -173,7 +166,7 @@ int main(void)
 	T_REQUIRE(t_profile_text(profile_json, box, &prof, &err) == 0);
 	layout = malloc((size_t)g->n_nodes * 2);
 	T_REQUIRE(layout);
-	struct ho_backend_view bv = {NULL, layout, ho_rt_box_layouts(box, g, layout)};
+	struct ho_backend_view bv = {NULL, layout, ho_rt_box_layouts(box, g, layout), NULL};
 
 	/* cpu0 keeps activations channels-last, the OpenCL device not */
 	T_CHECK(bv.channels_last == 1, "channels-last devices 0x%llx",

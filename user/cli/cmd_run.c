@@ -154,6 +154,16 @@ static double run_quantile(const double *sorted, int n, double q)
 }
 
 /* The run against the schedule: time, per device, copies. */
+/* What a device's kernels hold beyond the plan's region (weights in their own layout) and
+ * the workspace they share while each runs. */
+static void print_kernel_memory(const struct ho_rt_report *r, uint32_t d)
+{
+	if (r->kernel_held_bytes[d] || r->workspace_bytes[d])
+		printf("           its kernels: %.2f MB of their own (weights in their layout), "
+		       "%.2f MB workspace\n",
+		       r->kernel_held_bytes[d] / 1e6, r->workspace_bytes[d] / 1e6);
+}
+
 static void print_report(const struct ho_graph *g, const struct ho_rt_placement *pl,
 			 const struct ho_rt_report *r, const double *times, int repeat, int warmup)
 {
@@ -180,6 +190,7 @@ static void print_report(const struct ho_graph *g, const struct ho_rt_placement 
 		else if (r->region_node[d] == -ENODATA)
 			printf(", its region's pages on several nodes");
 		printf("\n");
+		print_kernel_memory(r, d);
 	}
 	/* How far each node's measured duration and start are from the timeline's. */
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
@@ -415,10 +426,12 @@ int cmd_run(int argc, char **argv)
 		cli_error("run: out of memory");
 		goto out;
 	}
-	if (!pl)
+	if (!pl) {
 		printf("run: memory %.2f MB planned (%.2f MB without reuse); memory pool: %s\n",
 		       ho_rt_last_report(rt)->region_bytes[0] / 1e6,
 		       ho_rt_last_report(rt)->unshared_bytes[0] / 1e6, ho_rt_last_report(rt)->pool);
+		print_kernel_memory(ho_rt_last_report(rt), 0);
+	}
 	if (ho_rt_last_report(rt)->deferred)
 		printf(
 		    "run: %u nodes wait for the run to know their shapes (the values that decide "

@@ -44,9 +44,10 @@ int cli_problem(const struct ho_graph *g, const struct ho_box *box, const struct
 		struct ho_problem **out, struct ho_error *err)
 {
 	uint64_t *takes = malloc((g->n_nodes + 1) * sizeof(uint64_t));
+	struct ho_kernel_memory *km = calloc((size_t)g->n_nodes * box->n_devices + 1, sizeof(*km));
 	struct refused r = {0};
-	int ret = takes ? ho_rt_box_takes(box, g, takes, refused_node, &r, err)
-			: ho_err(err, -ENOMEM, "out of memory");
+	int ret = takes && km ? ho_rt_box_takes(box, g, takes, km, refused_node, &r, err)
+			      : ho_err(err, -ENOMEM, "out of memory");
 
 	/* one line: schedule never plans what run would refuse; inspect lists them all */
 	if (!ret && r.n)
@@ -59,11 +60,12 @@ int cli_problem(const struct ho_graph *g, const struct ho_box *box, const struct
 	if (!ret && !layout)
 		ret = ho_err(err, -ENOMEM, "out of memory");
 	if (!ret) {
-		struct ho_backend_view bv = {takes, layout, ho_rt_box_layouts(box, g, layout)};
+		struct ho_backend_view bv = {takes, layout, ho_rt_box_layouts(box, g, layout), km};
 
 		ret = ho_problem_from_graph_on(g, box, prof, &bv, out, err);
 	}
 	free(layout);
+	free(km);
 	free(takes);
 	return ret;
 }

@@ -16,6 +16,7 @@
 #include "common.h"
 #include "exec_priv.h"
 #include "heteroopt/box.h"
+#include "heteroopt/sched.h"
 
 void ho_scratch_free(struct ho_scratch_mem *s, const struct ho_graph *g)
 {
@@ -93,23 +94,34 @@ static bool ho_loop_grows(const struct ho_graph *g, const struct ho_node *n)
 
 /*
  * What a backend with no check() takes: each node's kernel prepared for
- * real on one thread, over scratch memory that holds the constants, every
- * tensor planar; takes (NULL: not asked) gets the answer per node, fn each
- * refusal.  How many are refused, or -errno.
+ * real on one thread, over scratch memory that holds the constants, the
+ * tensors in the layouts the runtime would give them; takes (NULL: not asked) gets the answer per
+ * node, fn each refusal.  How many are refused, or -errno.
  */
 static int ho_prepared_nodes(const struct ho_backend_ops *ops, const struct ho_graph *g,
-			     bool *takes, ho_rt_refusal_fn fn, void *arg, struct ho_error *err)
+			     bool *takes, struct ho_kernel_memory *km, ho_rt_refusal_fn fn,
+			     void *arg, struct ho_error *err)
 {
 	struct ho_rt_device dev = {.name = "check", .threads = 1, .numa_node = -1};
 	struct ho_backend *be = NULL;
-	uint8_t *nchw = calloc(g->n_tensors + 1, 1); /* every tensor planar */
+	uint8_t *nhwc = calloc(g->n_tensors + 1, 1);
+	const struct ho_backend_ops **node_ops = calloc(g->n_nodes + 1, sizeof(*node_ops));
 	struct ho_scratch_mem s;
 	int refused = 0, ret;
 
-	if (!nchw)
+	if (!nhwc || !node_ops) {
+		free(nhwc);
+		free(node_ops);
 		return ho_err(err, -ENOMEM, "out of memory");
+	}
+	/* tensors in the layouts a plan with every node on this backend gives them */
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		if (ho_node_is_task(&g->nodes[i]) && ho_check_known(g, &g->nodes[i]))
+			node_ops[i] = ops;
+	ho_rt_layouts_over(g, node_ops, nhwc);
+	free(node_ops);
 	if ((ret = ho_scratch_new(&s, g, true, err))) {
-		free(nchw);
+		free(nhwc);
 		return ret;
 	}
 	if ((ret = ops->open(&dev, 1, &be, err)))
@@ -140,7 +152,9 @@ static int ho_prepared_nodes(const struct ho_backend_ops *ops, const struct ho_g
 				ho_rt_control_free(cf);
 				continue;
 			}
-		} else if (!ops->prepare(be, g, id, NULL, s.mem, nchw, &k, &e)) {
+		} else if (!ops->prepare(be, g, id, NULL, s.mem, nhwc, &k, &e)) {
+			if (k && km && ops->kernel_memory)
+				ops->kernel_memory(k, &km[id].held, &km[id].scratch);
 			if (k)
 				ops->kernel_free(k);
 			continue;
@@ -155,13 +169,13 @@ static int ho_prepared_nodes(const struct ho_backend_ops *ops, const struct ho_g
 	ops->close(be);
 out:
 	ho_scratch_free(&s, g);
-	free(nchw);
+	free(nhwc);
 	return ret;
 }
 
 int ho_rt_check(const struct ho_graph *g, ho_rt_refusal_fn fn, void *arg, struct ho_error *err)
 {
-	return ho_prepared_nodes(ho_backend_host(), g, NULL, fn, arg, err);
+	return ho_prepared_nodes(ho_backend_host(), g, NULL, NULL, fn, arg, err);
 }
 
 /* Node id of g on ops, over s: 0 or why not.  Control flow is the executor's: taken. */
@@ -216,7 +230,7 @@ int ho_rt_backend_nodes(const char *backend, const struct ho_graph *g, bool *tak
 	if (!ops)
 		return ho_err(err, -ENOENT, "no backend '%s' is built in", backend);
 	if (!ops->check)
-		return ho_prepared_nodes(ops, g, takes, fn, arg, err);
+		return ho_prepared_nodes(ops, g, takes, NULL, fn, arg, err);
 	if ((ret = ho_scratch_new(&s, g, false, err)))
 		return ret;
 	ret = ho_nodes_of(ops, g, &s, takes, fn, arg);
@@ -241,19 +255,25 @@ static void ho_keep_why(const struct ho_node *n, const char *why, void *arg)
 }
 
 int ho_rt_box_takes(const struct ho_box *box, const struct ho_graph *g, uint64_t *devices,
-		    ho_rt_refusal_fn fn, void *arg, struct ho_error *err)
+		    struct ho_kernel_memory *km, ho_rt_refusal_fn fn, void *arg,
+		    struct ho_error *err)
 {
 	bool *takes = calloc(g->n_nodes + 1, sizeof(bool)),
 	     *prepared = calloc(g->n_nodes + 1, sizeof(bool));
+	struct ho_kernel_memory *own = km ? calloc(g->n_nodes + 1, sizeof(*own)) : NULL;
 	struct ho_box_why w = {g, fn ? calloc(g->n_nodes + 1, sizeof(w.why[0])) : NULL};
 	struct ho_scratch_mem s = {0};
 	uint64_t answered = 0; /* devices whose bits are in: one question per backend */
 	/* backends with the same kernels (cpu, emu) answer alike: one preparing pass */
 	const struct ho_backend_ops *asked = NULL;
-	int ret = takes && prepared && (!fn || w.why) ? 0 : ho_err(err, -ENOMEM, "out of memory");
+	int ret = takes && prepared && (!fn || w.why) && (!km || own)
+		      ? 0
+		      : ho_err(err, -ENOMEM, "out of memory");
 	ho_rt_refusal_fn keep = fn ? ho_keep_why : NULL;
 
 	memset(devices, 0, g->n_nodes * sizeof(*devices));
+	if (km)
+		memset(km, 0, (size_t)g->n_nodes * box->n_devices * sizeof(*km));
 	for (uint32_t d = 0; d < box->n_devices && !ret; d++) {
 		const struct ho_backend_ops *ops = ho_box_backend(box, d);
 
@@ -267,7 +287,7 @@ int ho_rt_box_takes(const struct ho_box *box, const struct ho_graph *g, uint64_t
 		} else if (ops) {
 			if ((!asked || asked->prepare != ops->prepare ||
 			     asked->runs != ops->runs) &&
-			    (ret = ho_prepared_nodes(ops, g, prepared, keep, &w, err)) >= 0) {
+			    (ret = ho_prepared_nodes(ops, g, prepared, own, keep, &w, err)) >= 0) {
 				asked = ops;
 				ret = 0;
 			}
@@ -279,8 +299,12 @@ int ho_rt_box_takes(const struct ho_box *box, const struct ho_graph *g, uint64_t
 			if (ho_box_backend(box, e) != ops)
 				continue;
 			answered |= 1ull << e;
-			for (uint32_t i = 0; i < g->n_nodes; i++)
+			for (uint32_t i = 0; i < g->n_nodes; i++) {
 				devices[i] |= (uint64_t)(!ops || takes[i]) << e;
+				/* what this machine's kernels hold: devices that prepare them */
+				if (km && ops && !ops->check)
+					km[(size_t)i * box->n_devices + e] = own[i];
+			}
 		}
 	}
 	for (uint32_t i = 0; fn && !ret && i < g->n_nodes; i++)
@@ -289,6 +313,7 @@ int ho_rt_box_takes(const struct ho_box *box, const struct ho_graph *g, uint64_t
 	if (s.mem)
 		ho_scratch_free(&s, g);
 	free(w.why);
+	free(own);
 	free(prepared);
 	free(takes);
 	return ret;

@@ -104,7 +104,7 @@ struct ho_rt {
 	struct ho_rt_dev dev[HO_RT_MAX_DEVICES];
 	int host;
 	uint64_t in_place[HO_RT_MAX_DEVICES]; /* per device: devices whose memory it reads */
-	double pred_peak[HO_RT_MAX_DEVICES];  /* bytes, the simulator's peak per device */
+	double pred_peak[HO_RT_MAX_DEVICES];  /* bytes, the simulator's peak of each region */
 	int pace;
 	int32_t fail_node;
 	struct ho_pool *pool;
@@ -213,7 +213,10 @@ static inline bool ho_rt_kept(const struct ho_rt *rt, int32_t t)
 }
 
 /* layouts.c: channels-last tensors and folded nodes, before the memory plan */
-void ho_rt_layouts(struct ho_rt *rt);
+int ho_rt_layouts(struct ho_rt *rt, struct ho_error *err);
+/* The same over g, node i's kernel on node_ops[i] (NULL: it runs nowhere), into nhwc[t]. */
+void ho_rt_layouts_over(const struct ho_graph *g, const struct ho_backend_ops *const *node_ops,
+			uint8_t *nhwc);
 void ho_rt_fuse(struct ho_rt *rt);
 /* A tensor a fused kernel skips: a Conv's output (or its folded batch norm's) that
  * the chain's last node writes instead. */

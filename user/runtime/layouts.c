@@ -5,20 +5,21 @@
  * norm, bias and element-wise nodes fold into the Conv or MatMul before them,
  * asking each node's backend how its kernel treats layouts.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
 #include "exec_priv.h"
 
-/* The layout class of node i's kernel on its device's backend. */
-static enum ho_be_layout ho_rt_op_layout(const struct ho_rt *rt, int32_t i, bool *binary)
+/* The layout class of node i's kernel on node_ops[i], its backend (NULL: plain). */
+static enum ho_be_layout ho_op_layout(const struct ho_graph *g,
+				      const struct ho_backend_ops *const *node_ops, int32_t i,
+				      bool *binary)
 {
 	bool bin = false;
 	enum ho_be_layout l =
-	    rt->node_dev[i] < 0
-		? HO_BE_PLAIN
-		: rt->dev[rt->node_dev[i]].ops->layout(rt->g->nodes[i].op_type, &bin);
+	    node_ops[i] ? node_ops[i]->layout(g->nodes[i].op_type, &bin) : HO_BE_PLAIN;
 
 	if (binary)
 		*binary = bin;
@@ -34,22 +35,22 @@ static enum ho_be_layout ho_rt_op_layout(const struct ho_rt *rt, int32_t i, bool
  * batch-norm node whose output and full-shape inputs disagree makes them all
  * NCHW.  Convolution and Concat convert between the two as they go.
  */
-void ho_rt_layouts(struct ho_rt *rt)
+void ho_rt_layouts_over(const struct ho_graph *g, const struct ho_backend_ops *const *node_ops,
+			uint8_t *nhwc)
 {
-	const struct ho_graph *g = rt->g;
 	bool changed = true;
 
 	for (uint32_t t = 0; t < g->n_tensors; t++) {
 		const struct ho_tensor *tt = &g->tensors[t];
 		int32_t p = tt->producer;
 		bool ok = tt->shape.rank == 4 && tt->dtype == HO_DT_FLOAT && p >= 0 &&
-			  rt->node_dev[p] >= 0 && !(tt->flags & (HO_T_OUTPUT | HO_T_INPUT)) &&
-			  !ho_is_data(tt) && ho_rt_op_layout(rt, p, NULL) != HO_BE_PLAIN;
+			  node_ops[p] && !(tt->flags & (HO_T_OUTPUT | HO_T_INPUT)) &&
+			  !ho_is_data(tt) && ho_op_layout(g, node_ops, p, NULL) != HO_BE_PLAIN;
 
 		for (uint32_t c = 0; ok && c < tt->n_consumers; c++)
-			ok = rt->node_dev[tt->consumers[c]] >= 0 &&
-			     ho_rt_op_layout(rt, tt->consumers[c], NULL) != HO_BE_PLAIN;
-		rt->nhwc[t] = ok;
+			ok = node_ops[tt->consumers[c]] &&
+			     ho_op_layout(g, node_ops, tt->consumers[c], NULL) != HO_BE_PLAIN;
+		nhwc[t] = ok;
 	}
 	while (changed) {
 		changed = false;
@@ -58,8 +59,8 @@ void ho_rt_layouts(struct ho_rt *rt)
 			int32_t y = n->n_outputs ? n->outputs[0] : -1;
 			bool mismatch = false, binary;
 
-			if (rt->node_dev[i] < 0 || y < 0 ||
-			    ho_rt_op_layout(rt, (int32_t)i, &binary) != HO_BE_SAME_LAYOUT)
+			if (!node_ops[i] || y < 0 ||
+			    ho_op_layout(g, node_ops, (int32_t)i, &binary) != HO_BE_SAME_LAYOUT)
 				continue;
 			/* The first input of a unary kernel (pooling, resize, ...) whatever
 			 * its shape; of a binary one, the inputs of the output's shape. */
@@ -70,18 +71,31 @@ void ho_rt_layouts(struct ho_rt *rt)
 				    ((k == 0 && !binary) ||
 				     !memcmp(g->tensors[t].shape.dim, g->tensors[y].shape.dim,
 					     sizeof(g->tensors[y].shape.dim[0]) * 4)) &&
-				    rt->nhwc[t] != rt->nhwc[y])
+				    nhwc[t] != nhwc[y])
 					mismatch = true;
 			}
 			if (!mismatch)
 				continue;
-			rt->nhwc[y] = 0;
+			nhwc[y] = 0;
 			for (uint32_t k = 0; k < n->n_inputs; k++)
 				if (n->inputs[k] >= 0)
-					rt->nhwc[n->inputs[k]] = 0;
+					nhwc[n->inputs[k]] = 0;
 			changed = true;
 		}
 	}
+}
+
+int ho_rt_layouts(struct ho_rt *rt, struct ho_error *err)
+{
+	const struct ho_backend_ops **node_ops = calloc(rt->g->n_nodes + 1, sizeof(*node_ops));
+
+	if (!node_ops)
+		return ho_err(err, -ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < rt->g->n_nodes; i++)
+		node_ops[i] = rt->node_dev[i] >= 0 ? rt->dev[rt->node_dev[i]].ops : NULL;
+	ho_rt_layouts_over(rt->g, node_ops, rt->nhwc);
+	free(node_ops);
+	return 0;
 }
 
 /* Node b, reading t, may run inside node i's kernel: same device, not taken, t's layout. */

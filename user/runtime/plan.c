@@ -185,7 +185,9 @@ static int ho_rt_place(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_e
 	memcpy(rt->desc, pl->dev, sizeof(rt->desc));
 	rt->host = pl->host;
 	memcpy(rt->in_place, pl->in_place, sizeof(rt->in_place));
-	memcpy(rt->pred_peak, pl->pred_peak, sizeof(rt->pred_peak));
+	/* the memory plan's target: the peak less what the kernels hold beside the region */
+	for (uint32_t d = 0; d < HO_RT_MAX_DEVICES; d++)
+		rt->pred_peak[d] = pl->pred_peak[d] - pl->pred_kernel_mem[d];
 	rt->pred_start = pl->pred_start;
 	rt->pred_end = pl->pred_end;
 	rt->pred_copy_start = pl->pred_copy_start;
@@ -530,8 +532,8 @@ int ho_rt_plan(const struct ho_graph *g, const struct ho_rt_opts *o, int depth, 
 	ret = ho_rt_tail_split(rt, depth, err);
 	if (ret)
 		goto fail;
-	if (!(o && o->plain_layout))
-		ho_rt_layouts(rt);
+	if (!(o && o->plain_layout) && (ret = ho_rt_layouts(rt, err)))
+		goto fail;
 	for (uint32_t i = 0; i < g->n_nodes; i++)
 		rt->post[i] = rt->bn[i] = rt->folded[i] = -1;
 	if (!(o && o->no_fusion))

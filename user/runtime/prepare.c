@@ -164,6 +164,14 @@ int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
 
 		if (d >= 0 && rt->folded[id] < 0)
 			ret = ho_rt_kernel(rt, id, (uint32_t)d, mem, err);
+		if (!ret && rt->k[id] && rt->dev[d].ops->kernel_memory) {
+			uint64_t held, scratch;
+
+			rt->dev[d].ops->kernel_memory(rt->k[id], &held, &scratch);
+			rt->report.kernel_held_bytes[d] += held;
+			if (scratch > rt->report.workspace_bytes[d])
+				rt->report.workspace_bytes[d] = scratch;
+		}
 	}
 	free(mem);
 	return ret;

@@ -264,9 +264,13 @@ static int ho_sched_member(struct ho_rt_placement *pl, const struct ho_graph *g,
 		pl->pred_fused += json_is_string(v) && !strcmp(json_string_value(v), "fused");
 	}
 	pl->pred_makespan = json_number_value(json_object_get(obj, "latency_s"));
-	for (uint32_t d = 0; d < pl->n_devices; d++)
+	for (uint32_t d = 0; d < pl->n_devices; d++) {
 		pl->pred_peak[d] = json_number_value(
 		    json_object_get(json_object_get(obj, "peak_memory_bytes"), pl->dev[d].name));
+		/* optional: schedules written before kernels' memory was counted have none */
+		pl->pred_kernel_mem[d] = json_number_value(
+		    json_object_get(json_object_get(obj, "kernel_memory_bytes"), pl->dev[d].name));
+	}
 	/*
 	 * One record per hop: a copy staged through host memory has two.  The
 	 * runtime makes one pool copy per tensor and destination, so count a copy

@@ -34,7 +34,7 @@ static json_t *hex64(uint64_t v)
 
 static json_t *objectives_json(const struct ho_eval *ev, const struct ho_problem *p)
 {
-	json_t *o = json_object(), *mem = json_object();
+	json_t *o = json_object(), *mem = json_object(), *kmem = json_object();
 
 	json_object_set_new(o, "latency_s", json_real(ev->obj[HO_OBJ_LATENCY]));
 	json_object_set_new(o, "memory_ratio", json_real(ev->obj[HO_OBJ_MEMORY]));
@@ -46,9 +46,12 @@ static json_t *objectives_json(const struct ho_eval *ev, const struct ho_problem
 	json_object_set_new(o, "violation", json_real(ev->violation));
 	json_object_set_new(o, "transfers", json_integer(ev->n_transfers));
 	json_object_set_new(o, "bytes_moved", json_real(ev->bytes_moved));
-	for (uint32_t j = 0; j < p->d; j++)
+	for (uint32_t j = 0; j < p->d; j++) {
 		json_object_set_new(mem, p->dev_name[j], json_real(ev->peak_mem[j]));
+		json_object_set_new(kmem, p->dev_name[j], json_real(ev->kernel_mem[j]));
+	}
 	json_object_set_new(o, "peak_memory_bytes", mem);
+	json_object_set_new(o, "kernel_memory_bytes", kmem);
 	return o;
 }
 

@@ -386,13 +386,40 @@ static bool ho_view_in_place(const struct ho_sim *s, const uint16_t *assign, uin
 }
 
 /*
- * Weights live on every device that runs one of their consumers, or in the
- * host's memory when that device reads it in place.
+ * What each device's kernels keep of their own (weights in their layout) and
+ * the workspace they share, as large as the largest one's need: into kmem.
  */
-static void ho_weights_resident(const struct ho_problem *p, const uint16_t *assign, double *mem)
+static void ho_kernels_resident(const struct ho_problem *p, const uint16_t *assign,
+				const uint8_t *how, double *kmem)
 {
+	double ws[HO_MAX_DEVICES] = {0};
+
 	for (uint32_t j = 0; j < p->d; j++)
-		mem[j] = 0;
+		kmem[j] = 0;
+	for (uint32_t t = 0; p->kernel_held && t < p->n; t++) {
+		uint32_t j = assign[t];
+
+		if (how[t] != HO_TASK_RAN) /* no kernel of its own: a view, or inside its head's */
+			continue;
+		kmem[j] += p->kernel_held[(size_t)t * p->d + j];
+		if (p->kernel_scratch[(size_t)t * p->d + j] > ws[j])
+			ws[j] = p->kernel_scratch[(size_t)t * p->d + j];
+	}
+	for (uint32_t j = 0; j < p->d; j++)
+		kmem[j] += ws[j];
+}
+
+/*
+ * Weights live on every device that runs one of their consumers, or in the
+ * host's memory when that device reads it in place; beside them, the
+ * kernels' own memory (kmem, filled).
+ */
+static void ho_weights_resident(const struct ho_problem *p, const uint16_t *assign,
+				const uint8_t *how, double *mem, double *kmem)
+{
+	ho_kernels_resident(p, assign, how, kmem);
+	for (uint32_t j = 0; j < p->d; j++)
+		mem[j] = kmem[j];
 	for (uint32_t w = 0; w < p->n_weights; w++) {
 		uint64_t mask = 0;
 
@@ -419,7 +446,7 @@ static bool ho_memory_bound_fits(struct ho_sim *s, const uint16_t *assign, struc
 	uint32_t d = p->d;
 	bool fits = true;
 
-	ho_weights_resident(p, assign, ev->peak_mem);
+	ho_weights_resident(p, assign, s->how, ev->peak_mem, ev->kernel_mem);
 	for (uint32_t k = 0; k < p->m; k++) {
 		int src = ho_item_home(s, assign, k);
 
@@ -444,7 +471,7 @@ static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan,
 	uint32_t d = p->d, n_ev = 0;
 	double cur[HO_MAX_DEVICES] = {0};
 
-	ho_weights_resident(p, assign, s->static_mem);
+	ho_weights_resident(p, assign, s->how, s->static_mem, ev->kernel_mem);
 	for (uint32_t k = 0; k < p->m; k++) {
 		uint32_t prod = p->item_prod[k];
 		int src = ho_item_home(s, assign, k);

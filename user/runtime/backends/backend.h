@@ -138,6 +138,13 @@ struct ho_backend_ops {
 	 * so a wait for it returns at once.  NULL: only wait tells.
 	 */
 	bool (*done)(struct ho_backend *b, const struct ho_kernel *k);
+	/*
+	 * Memory k has of its own: *held, bytes it keeps while the plan lives (weights in
+	 * its kernel's layout), and *scratch, bytes it needs only while it runs, from a
+	 * workspace the device's kernels share (the device holds its largest kernel's).
+	 * NULL: none beyond the plan's tensors.
+	 */
+	void (*kernel_memory)(const struct ho_kernel *k, uint64_t *held, uint64_t *scratch);
 	void (*kernel_free)(struct ho_kernel *k);
 	/* Wait for everything launched: on an error, before the plan's memory is reused. */
 	int (*sync)(struct ho_backend *b);

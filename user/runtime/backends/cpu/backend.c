@@ -73,10 +73,14 @@ void ho_cpu_close(struct ho_backend *c)
 		dnnl_stream_destroy(c->stream);
 	if (c->eng)
 		dnnl_engine_destroy(c->eng);
-	for (uint32_t i = 0; i < c->n_ws; i++)
-		free(c->ws[i]);
 	free(c->ws);
 	free(c);
+}
+
+void ho_cpu_kernel_memory(const struct ho_kernel *k, uint64_t *held, uint64_t *scratch)
+{
+	*held = k->held_bytes;
+	*scratch = k->temp_bytes;
 }
 
 void ho_cpu_kernel_free(struct ho_kernel *k)

@@ -28,8 +28,7 @@ struct ho_backend {
 	 * the largest kernel's need, not the sum of all (ho_cpu_temp_mem).
 	 */
 	dnnl_primitive_attr_t attr;
-	void **ws; /* workspaces as they grew: the last is the one in use */
-	uint32_t n_ws;
+	void *ws; /* the workspace, ws_size bytes */
 	size_t ws_size;
 	const uint8_t *channels_last; /* per tensor, from the executor's layout plan */
 	bool emulated;		      /* emu: the same kernels, standing in for an accelerator */
@@ -91,6 +90,7 @@ struct ho_kernel {
 	/* of those, the ones in the device's workspace, at these offsets: bound at each run */
 	dnnl_memory_t temp[HO_CPU_MAX_ARGS];
 	size_t temp_off[HO_CPU_MAX_ARGS], temp_bytes;
+	size_t held_bytes; /* of owned, what the library allocated for it (ho_cpu_mem) */
 	int n_temp;
 	int n_owned;
 	/* HO_K_GEMM: batch x (M x K) . (K x N) (+ bias broadcast) */
@@ -149,6 +149,7 @@ struct ho_kernel {
 
 int ho_cpu_open(int threads, struct ho_backend **out, struct ho_error *err);
 void ho_cpu_close(struct ho_backend *c);
+void ho_cpu_kernel_memory(const struct ho_kernel *k, uint64_t *held, uint64_t *scratch);
 void ho_cpu_kernel_free(struct ho_kernel *k);
 void ho_cpu_plain_md(dnnl_memory_desc_t *md, const struct ho_shape *s);
 void ho_cpu_t_md(const struct ho_backend *c, dnnl_memory_desc_t *md, int32_t t,
@@ -378,7 +379,8 @@ int ho_cpu_sync(struct ho_backend *c);
 		.name = name_str, .open = open_fn, .close = ho_cpu_close, .query = ho_cpu_query,   \
 		.runs = ho_cpu_runs, .layout = ho_cpu_layout, .prepare = ho_cpu_prepare,           \
 		.thread_init = ho_cpu_thread_init, .launch = ho_cpu_launch,                        \
-		.kernel_free = ho_cpu_kernel_free, .sync = ho_cpu_sync,                            \
+		.kernel_memory = ho_cpu_kernel_memory, .kernel_free = ho_cpu_kernel_free,          \
+		.sync = ho_cpu_sync,                                                               \
 	}
 
 #endif

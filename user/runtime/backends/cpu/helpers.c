@@ -67,14 +67,19 @@ int ho_cpu_mem(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc
 	if (dnnl_memory_create(&m, md, c->eng, ptr ? ptr : DNNL_MEMORY_ALLOCATE) != dnnl_success)
 		return -ENOMEM;
 	k->owned[k->n_owned++] = m;
+	if (!ptr)
+		k->held_bytes += dnnl_memory_desc_get_size(md);
 	if (arg >= 0)
 		k->args[k->nargs++] = (dnnl_exec_arg_t){arg, m};
 	return 0;
 }
 
 /*
- * The workspace grows by a new buffer, the old ones kept to the backend's end: a kernel
- * prepared while another runs (a tail planned mid-run) never moves memory from under it.
+ * The workspace grows to the largest kernel's need as kernels are prepared; every kernel
+ * points its temporaries into it at each run (ho_cpu_temps_bind), so a grown-out buffer
+ * is no one's and goes at once.  No kernel of this device runs while one is prepared:
+ * a plan prepares all before its first run (a tail is a plan of its own, on its own
+ * backends).
  */
 int ho_cpu_temp_mem(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc_t *md,
 		    int arg)
@@ -85,18 +90,15 @@ int ho_cpu_temp_mem(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory
 	if (k->n_temp >= HO_CPU_MAX_ARGS || k->n_owned >= HO_CPU_MAX_ARGS)
 		return -ENOMEM;
 	if (off + size > c->ws_size) {
-		void **ws = realloc(c->ws, (c->n_ws + 1) * sizeof(*ws));
 		void *buf;
 
-		if (!ws)
-			return -ENOMEM;
-		c->ws = ws;
 		if (posix_memalign(&buf, 64, off + size))
 			return -ENOMEM;
-		c->ws[c->n_ws++] = buf;
+		free(c->ws);
+		c->ws = buf;
 		c->ws_size = off + size;
 	}
-	if (dnnl_memory_create(&m, md, c->eng, c->ws[c->n_ws - 1]) != dnnl_success)
+	if (dnnl_memory_create(&m, md, c->eng, c->ws) != dnnl_success)
 		return -ENOMEM;
 	k->owned[k->n_owned++] = m;
 	k->temp[k->n_temp] = m;
@@ -110,8 +112,8 @@ int ho_cpu_temp_mem(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory
 int ho_cpu_temps_bind(const struct ho_backend *c, const struct ho_kernel *k)
 {
 	for (int i = 0; i < k->n_temp; i++)
-		if (dnnl_memory_set_data_handle(k->temp[i], (char *)c->ws[c->n_ws - 1] +
-								k->temp_off[i]) != dnnl_success)
+		if (dnnl_memory_set_data_handle(k->temp[i], (char *)c->ws + k->temp_off[i]) !=
+		    dnnl_success)
 			return -EIO;
 	return 0;
 }

@@ -140,6 +140,7 @@ const struct ho_backend_ops ho_backend_emu_discrete = {
     .prepare = disc_prepare,
     .thread_init = ho_cpu_thread_init,
     .launch = ho_cpu_launch,
+    .kernel_memory = ho_cpu_kernel_memory,
     .kernel_free = ho_cpu_kernel_free,
     .sync = ho_cpu_sync,
 };
