@@ -95,8 +95,9 @@ static bool ho_loop_grows(const struct ho_graph *g, const struct ho_node *n)
 /*
  * What a backend with no check() takes: each node's kernel prepared for
  * real on one thread, over scratch memory that holds the constants, the
- * tensors in the layouts the runtime would give them; takes (NULL: not asked) gets the answer per
- * node, fn each refusal.  How many are refused, or -errno.
+ * tensors in the layouts a plan gives them; takes (NULL: not asked) gets
+ * the answer per node, km (NULL: not asked) its kernel's own memory, fn
+ * each refusal.  How many are refused, or -errno.
  */
 static int ho_prepared_nodes(const struct ho_backend_ops *ops, const struct ho_graph *g,
 			     bool *takes, struct ho_kernel_memory *km, ho_rt_refusal_fn fn,

@@ -11,6 +11,31 @@
 #include "heteroopt/opsem.h"
 
 /*
+ * Rows that follow one another in the input as they do in the output make one
+ * longer row, until an outer axis steps otherwise: a channel shuffle's
+ * [2, 58, 28, 28] to [58, 2, 28, 28] copies 784-float blocks, not 28-float
+ * rows, and a Slice of whole channels one block.  The merged axis keeps its
+ * first offset only, all that a contiguous row reads.
+ */
+static void ho_map_merge_rows(struct ho_kernel *k)
+{
+	while (k->rows_contiguous && k->rank > 1) {
+		int l = k->rank - 1;
+		int64_t row = k->dims[l] * (int64_t)k->elem;
+		const int64_t *outer = k->map[l - 1];
+
+		for (int64_t x = 1; x < k->dims[l - 1]; x++)
+			if (outer[x] != outer[x - 1] + row)
+				return;
+		k->map[l - 1][0] += k->map[l][0];
+		free(k->map[l]);
+		k->map[l] = NULL;
+		k->dims[l - 1] *= k->dims[l];
+		k->rank--;
+	}
+}
+
+/*
  * The maps' input indices to byte offsets, axis a's scaled by the stride of
  * the input axis it walks (perm[a]).  Rows that read consecutive bytes are
  * then copied whole.
@@ -31,6 +56,7 @@ static void ho_map_to_bytes(struct ho_kernel *k)
 	for (int64_t x = 1; last >= 0 && x < k->dims[last]; x++)
 		k->rows_contiguous &= k->map[last][x] == k->map[last][x - 1] + k->elem;
 	k->repeat = 0;
+	ho_map_merge_rows(k);
 	if (last < 0 || k->rows_contiguous || k->dims[last] < 2)
 		return;
 	/* a row that takes each element r times in turn: runs of stores, no offsets read */
