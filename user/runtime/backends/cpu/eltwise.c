@@ -35,9 +35,14 @@ static bool eltwise_params(const struct ho_graph *g, const struct ho_node *n, vo
 		return false;
 	*alg = reg->eltwise_alg;
 	*alpha = *beta = 0;
-	if (!strcmp(n->op_type, "Gelu") && !ho_cpu_gelu_tanh(n))
-		return false; /* the exact form: unary.c's loop, never a post-op */
-	if (!strcmp(n->op_type, "HardSigmoid")) {
+	if (!strcmp(n->op_type, "Gelu") && !ho_cpu_gelu_tanh(n)) {
+		const struct ho_attr *a = ho_node_attr(n, "approximate");
+
+		if (a && (a->type != HO_ATTR_STRING || strcmp(a->s, "none")))
+			return false;
+		/* the exact form: a post-op on oneDNN's; alone, unary.c's loop (prep_eltwise) */
+		*alg = dnnl_eltwise_gelu_erf;
+	} else if (!strcmp(n->op_type, "HardSigmoid")) {
 		*alpha = ho_node_attr_f(n, "alpha", 0.2f);
 		*beta = ho_node_attr_f(n, "beta", 0.5f);
 	} else if (!strcmp(n->op_type, "LeakyRelu")) {

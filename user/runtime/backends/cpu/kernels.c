@@ -145,7 +145,7 @@ static const struct ho_cpu_kernel_reg ho_cpu_kernels[] = {
     {"HardSigmoid", k_eltwise, dnnl_eltwise_linear, 0, false,
      false},						   /* then clipped to [0, 1] by a post-op */
     {"Pow", k_eltwise, dnnl_eltwise_pow, 0, false, false}, /* by a constant scalar exponent */
-    {"Gelu", k_eltwise, dnnl_eltwise_gelu_tanh, 0, false, false}, /* "none": unary.c's loop */
+    {"Gelu", k_eltwise, dnnl_eltwise_gelu_tanh, 0, false, false}, /* "none": gelu_erf (eltwise.c) */
     {"HardSwish", k_eltwise, dnnl_eltwise_hardswish, 0, false, false},
     /* element-wise, two inputs with broadcasting (eltwise.c) */
     {"Add", k_binary, 0, 0, false, false},
