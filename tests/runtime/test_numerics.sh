@@ -200,6 +200,89 @@ PYEOF
 	done
 }
 
+# Operators PyTorch spells out in pieces, made whole at load (user/graph/patterns.c): a
+# LayerNorm over the last axis (its scale and bias shared through Identity nodes, as the
+# exporter shares equal weights), a MatMul, its bias and an exact Gelu (folded, then a post-op
+# of the MatMul), a 1x1 Conv and a Gelu (a post-op of the Conv), a second LayerNorm; and two
+# near misses that stay as they are: a mean over a middle axis, and a LayerNorm whose
+# difference x - mean is a graph output too.  inspect counts what folded; the outputs
+# against PyTorch's own layer_norm and gelu.
+[ "$PART" = ort ] || {
+	$PY - "$T" <<'PYEOF'
+import sys
+import numpy as np
+import onnx
+import torch
+from onnx import TensorProto, helper, numpy_helper
+
+rng = np.random.default_rng(11)
+F = lambda a: numpy_helper.from_array(np.asarray(a, np.float32))
+nodes, inits = [], []
+def const(name, v):
+    nodes.append(helper.make_node("Constant", [], [name], value=F(v)))
+def ln(x, y, g, b, axis=-1, d_out=None):
+    n = lambda *a, **k: nodes.append(helper.make_node(*a, **k))
+    n("ReduceMean", [x], [y + "m"], axes=[axis])
+    n("Sub", [x, y + "m"], [d_out or y + "d"])
+    d = d_out or y + "d"
+    n("Pow", [d, "two"], [y + "p"])
+    n("ReduceMean", [y + "p"], [y + "v"], axes=[axis])
+    n("Add", [y + "v", "eps"], [y + "ve"])
+    n("Sqrt", [y + "ve"], [y + "s"])
+    n("Div", [d, y + "s"], [y + "n"])
+    n("Mul", [y + "n", g], [y + "g"])
+    n("Add", [y + "g", b], [y])
+def gelu(x, y):
+    nodes.extend([helper.make_node("Div", [x, "sqrt2"], [y + "a"]), helper.make_node("Erf", [y + "a"], [y + "e"]),
+                  helper.make_node("Add", [y + "e", "one"], [y + "b"]), helper.make_node("Mul", [x, y + "b"], [y + "c"]),
+                  helper.make_node("Mul", [y + "c", "half"], [y])])
+for name, v in (("two", 2.0), ("eps", 1e-5), ("sqrt2", np.sqrt(2.0)), ("one", 1.0), ("half", 0.5)):
+    const(name, v)
+C = 24
+g1, b1 = rng.standard_normal(C).astype(np.float32), rng.standard_normal(C).astype(np.float32)
+w = (rng.standard_normal((C, C)) * 0.3).astype(np.float32)
+bias = rng.standard_normal(C).astype(np.float32)
+wc = (rng.standard_normal((C, C, 1, 1)) * 0.3).astype(np.float32)
+inits += [numpy_helper.from_array(a, n) for a, n in ((g1, "g1"), (b1, "b1"), (w, "w"), (bias, "bias"), (wc, "wc"))]
+nodes += [helper.make_node("Identity", ["g1"], ["g1i"]), helper.make_node("Identity", ["b1"], ["b1i"])]
+ln("x", "h1", "g1i", "b1i")
+nodes += [helper.make_node("MatMul", ["h1", "w"], ["mm"]), helper.make_node("Add", ["mm", "bias"], ["mb"])]
+gelu("mb", "h2")
+ln("h2", "y", "g1", "b1")
+# [2, 24, 5, 7] for the Conv: channels as axis 1
+nodes += [helper.make_node("Transpose", ["y"], ["yt"], perm=[0, 3, 1, 2]),
+          helper.make_node("Conv", ["yt", "wc"], ["cv"])]
+gelu("cv", "z")
+ln("x", "mid", "g5", "b5", axis=1)
+ln("x", "kept", "g1", "b1", d_out="diff")
+g5, b5 = rng.standard_normal((2, 5, 1, 1)).astype(np.float32)
+inits += [numpy_helper.from_array(g5, "g5"), numpy_helper.from_array(b5, "b5")]
+outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("y", "z", "mid", "kept", "diff")]
+gr = helper.make_graph(nodes, "folds", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 7, C])], outs, inits)
+onnx.save(helper.make_model(gr, opset_imports=[helper.make_opsetid("", 13)]), f"{sys.argv[1]}/folds.onnx")
+x = rng.standard_normal((2, 5, 7, C)).astype(np.float32)
+np.save(f"{sys.argv[1]}/folds.x.npy", x)
+t = lambda a: torch.from_numpy(a)
+L = lambda a, g, b: torch.nn.functional.layer_norm(a, (a.shape[-1],), g, b, 1e-5)
+X = t(x)
+h2 = torch.nn.functional.gelu(L(X, t(g1), t(b1)) @ t(w) + t(bias))
+Y = L(h2, t(g1), t(b1))
+Z = torch.nn.functional.gelu(torch.nn.functional.conv2d(Y.permute(0, 3, 1, 2), t(wc)))
+MID = (X - X.mean(1, keepdim=True)) / torch.sqrt(X.var(1, unbiased=False, keepdim=True) + 1e-5) * t(g5) + t(b5)
+for n, v in (("y", Y), ("z", Z), ("mid", MID), ("kept", L(X, t(g1), t(b1))), ("diff", X - X.mean(-1, keepdim=True))):
+    np.save(f"{sys.argv[1]}/folds.{n}.npy", v.numpy())
+PYEOF
+	"$HO" inspect "$T/folds.onnx" >"$T/folds.txt"
+	grep -q "LayerNormalization:2 " "$T/folds.txt" && grep -q "Gelu:2 " "$T/folds.txt" ||
+		{ echo "folds: not the two LayerNorms and two Gelus expected"; grep "^ops" "$T/folds.txt"; exit 1; }
+	"$HO" run "$T/folds.onnx" --input "x=$T/folds.x.npy" -o "$T/folds.out" >"$T/folds.log"
+	grep -q "run: 3 nodes folded" "$T/folds.log" ||
+		{ echo "folds: the bias and the Gelus are not in their kernels"; cat "$T/folds.log"; exit 1; }
+	for o in y z mid kept diff; do
+		$PY "$ROOT/tests/runtime/compare.py" "$T/folds.$o.npy" "$T/folds.out/$o.npy" "folded $o vs PyTorch"
+	done
+}
+
 # A Conv then a training-mode BatchNormalization: once folded into the Conv as if it were
 # inference, 3.7x off PyTorch.
 [ "$PART" = ort ] || {

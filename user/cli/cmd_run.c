@@ -431,6 +431,11 @@ int cmd_run(int argc, char **argv)
 		       ho_rt_last_report(rt)->region_bytes[0] / 1e6,
 		       ho_rt_last_report(rt)->unshared_bytes[0] / 1e6, ho_rt_last_report(rt)->pool);
 		print_kernel_memory(ho_rt_last_report(rt), 0);
+		if (ho_rt_last_report(rt)->fused)
+			printf(
+			    "run: %u nodes folded into the Conv or MatMul before them (batch norm, "
+			    "bias, element-wise)\n",
+			    ho_rt_last_report(rt)->fused);
 	}
 	if (ho_rt_last_report(rt)->deferred)
 		printf(

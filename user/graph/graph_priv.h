@@ -34,7 +34,7 @@ void ho_graph_share_header(struct ho_graph *dst, const struct ho_graph *src);
 /* A model whose weights are float16 computed in float32, its float16 inputs and outputs
  * kept behind Casts (widen.c); nothing done to any other model. */
 int ho_graph_widen_half(struct ho_graph *g, struct ho_error *err);
-/* Operators the model spells out in pieces made whole again (patterns.c): Gelu. */
+/* Operators the model spells out in pieces made whole again (patterns.c): Gelu, LayerNorm. */
 int ho_graph_fold_patterns(struct ho_graph *g, struct ho_error *err);
 
 /* Decode weight bytes into a small value (NULL when too big or not numeric). */

@@ -4,6 +4,8 @@
  * PyTorch exports nn.GELU as Div(x, sqrt 2) -> Erf -> Add 1 -> Mul x -> Mul
  * 0.5, five passes over memory where Gelu (its exact form) is one: on vit_b_16,
  * convnext_tiny and maxvit_t those four extra passes were a sixth of the time.
+ * Before opset 17 it exports nn.LayerNorm as nine nodes (ho_layer_norm_chain),
+ * one LayerNormalization kernel here.
  * Only a chain whose every link is read by the next alone, and none is a
  * graph output, is folded; the constants must be the formula's.  The chain's
  * last node becomes the Gelu, the others leave the graph (their tensors stay,
@@ -112,6 +114,111 @@ static int32_t ho_gelu_chain(const struct ho_graph *g, int32_t e, int32_t chain[
 	return x;
 }
 
+/* A ReduceMean of x over its last axis, the dims kept (opset 13's attribute form). */
+static bool ho_mean_last(const struct ho_graph *g, int32_t n, int32_t x)
+{
+	int64_t axes;
+
+	return ho_is(g, n, "ReduceMean", 1) && g->nodes[n].inputs[0] == x &&
+	       ho_node_attr_ints(&g->nodes[n], "axes", &axes, 1, 0) && axes == -1 &&
+	       ho_node_attr(&g->nodes[n], "axes") && ho_node_attr_i(&g->nodes[n], "keepdims", 1);
+}
+
+/*
+ * A constant float vector of more than one element (a LayerNorm's scale or
+ * bias), itself or through Identity nodes (PyTorch's exporter shares equal
+ * weights that way: every LayerNorm's untrained bias is one tensor).
+ */
+static int64_t ho_vector(const struct ho_graph *g, int32_t t)
+{
+	for (int hops = 0; t >= 0 && hops < 4 && g->tensors[t].producer >= 0; hops++) {
+		const struct ho_node *p = &g->nodes[g->tensors[t].producer];
+
+		t = !strcmp(p->op_type, "Identity") && p->n_inputs == 1 ? p->inputs[0] : -1;
+	}
+	const struct ho_tensor *x = t >= 0 ? &g->tensors[t] : NULL;
+
+	if (!x || !(x->flags & (HO_T_INITIALIZER | HO_T_CONSTANT)) || x->dtype != HO_DT_FLOAT ||
+	    x->shape.rank != 1 || x->shape.dim[0] < 2)
+		return -1;
+	return x->shape.dim[0];
+}
+
+/*
+ * LayerNormalization over the last axis as PyTorch exports it before opset 17:
+ * m = mean(x), d = x - m, var = mean(d ^ 2), (d / sqrt(var + eps)) * scale + bias,
+ * nine nodes and as many passes.  The chain starts at the first ReduceMean r;
+ * fills its nodes (the last one last), x, and the epsilon; -1 where it is not one.
+ */
+static int32_t ho_layer_norm_chain(const struct ho_graph *g, int32_t r, int32_t chain[9],
+				   float *eps)
+{
+	int32_t x = ho_is(g, r, "ReduceMean", 1) ? g->nodes[r].inputs[0] : -1, sub, d, pw, r2, ad,
+		sq, dv, mul, add, t;
+	float two;
+
+	if (x < 0 || !ho_mean_last(g, r, x))
+		return -1;
+	sub = ho_only_reader(g, g->nodes[r].outputs[0]);
+	if (!ho_is(g, sub, "Sub", 2) || g->nodes[sub].inputs[0] != x ||
+	    g->nodes[sub].inputs[1] != g->nodes[r].outputs[0])
+		return -1;
+	d = g->nodes[sub].outputs[0];
+	if (g->tensors[d].n_consumers != 2 || (g->tensors[d].flags & HO_T_OUTPUT))
+		return -1;
+	pw = g->tensors[d].consumers[0];
+	dv = g->tensors[d].consumers[1];
+	if (!ho_is(g, pw, "Pow", 2)) {
+		t = pw, pw = dv, dv = t;
+	}
+	if (!ho_is(g, pw, "Pow", 2) || g->nodes[pw].inputs[0] != d ||
+	    !ho_scalar(g, g->nodes[pw].inputs[1], &two) || two != 2.0f)
+		return -1;
+	r2 = ho_only_reader(g, g->nodes[pw].outputs[0]);
+	if (!ho_mean_last(g, r2, g->nodes[pw].outputs[0]))
+		return -1;
+	ad = ho_only_reader(g, g->nodes[r2].outputs[0]);
+	if (!ho_is(g, ad, "Add", 2) || !ho_scalar(g, ho_other(g, ad, g->nodes[r2].outputs[0]), eps))
+		return -1;
+	sq = ho_only_reader(g, g->nodes[ad].outputs[0]);
+	if (!ho_is(g, sq, "Sqrt", 1) || ho_only_reader(g, g->nodes[sq].outputs[0]) != dv ||
+	    !ho_is(g, dv, "Div", 2) || g->nodes[dv].inputs[0] != d ||
+	    g->nodes[dv].inputs[1] != g->nodes[sq].outputs[0])
+		return -1;
+	mul = ho_only_reader(g, g->nodes[dv].outputs[0]);
+	if (!ho_is(g, mul, "Mul", 2))
+		return -1;
+	add = ho_only_reader(g, g->nodes[mul].outputs[0]);
+	if (!ho_is(g, add, "Add", 2) ||
+	    ho_vector(g, ho_other(g, mul, g->nodes[dv].outputs[0])) < 2 ||
+	    ho_vector(g, ho_other(g, add, g->nodes[mul].outputs[0])) !=
+		ho_vector(g, ho_other(g, mul, g->nodes[dv].outputs[0])))
+		return -1;
+	chain[0] = r, chain[1] = sub, chain[2] = pw, chain[3] = r2, chain[4] = ad;
+	chain[5] = sq, chain[6] = dv, chain[7] = mul, chain[8] = add;
+	return x;
+}
+
+/* Node n made LayerNormalization(x, scale, bias) over the last axis. */
+static int ho_make_layer_norm(struct ho_graph *g, struct ho_node *n, int32_t x, int32_t scale,
+			      int32_t bias, float eps, struct ho_error *err)
+{
+	int32_t *in = ho_arena_alloc(g->priv->arena, 3 * sizeof(int32_t));
+	struct ho_attr *at = ho_arena_calloc(g->priv->arena, 2, sizeof(*at));
+
+	if (!in || !at)
+		return ho_err(err, -ENOMEM, "out of memory");
+	in[0] = x, in[1] = scale, in[2] = bias;
+	at[0] = (struct ho_attr){.name = "axis", .type = HO_ATTR_INT, .i = -1};
+	at[1] = (struct ho_attr){.name = "epsilon", .type = HO_ATTR_FLOAT, .f = eps};
+	n->op_type = "LayerNormalization";
+	n->inputs = in;
+	n->n_inputs = 3;
+	n->attrs = at;
+	n->n_attrs = 2;
+	return 0;
+}
+
 /* Drop the nodes gone marks, the rest keeping their order; producers follow. */
 static int ho_drop_nodes(struct ho_graph *g, const bool *gone, struct ho_error *err)
 {
@@ -154,6 +261,23 @@ int ho_graph_fold_patterns(struct ho_graph *g, struct ho_error *err)
 		last->inputs[0] = x;
 		last->n_inputs = 1;
 		last->n_attrs = 0; /* approximate: "none", the erf form */
+		folded++;
+	}
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		int32_t chain[9], x;
+		float eps;
+
+		if (gone[i] || (x = ho_layer_norm_chain(g, (int32_t)i, chain, &eps)) < 0)
+			continue;
+		int32_t y = g->nodes[chain[6]].outputs[0], m = g->nodes[chain[7]].outputs[0];
+
+		if ((ret = ho_make_layer_norm(g, &g->nodes[chain[8]], x, ho_other(g, chain[7], y),
+					      ho_other(g, chain[8], m), eps, err))) {
+			free(gone);
+			return ret;
+		}
+		for (int k = 0; k < 8; k++)
+			gone[chain[k]] = true;
 		folded++;
 	}
 	ret = folded ? ho_drop_nodes(g, gone, err) : 0;
