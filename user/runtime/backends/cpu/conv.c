@@ -96,7 +96,6 @@ out:
 	return ret;
 }
 
-/* Conv and ConvTranspose (oneDNN's deconvolution), 1-D to 3-D, any group count. */
 /*
  * A 3x3 stride-1 convolution on oneDNN's Winograd kernel where it has one (F(2x2,3x3)
  * and F(4x4,3x3) on AVX-512): fewer multiplications for the same answer within
@@ -130,6 +129,7 @@ static void conv_winograd(struct ho_backend *c, const dnnl_memory_desc_t *wm,
 	*conv_out = *dnnl_primitive_desc_query_md(wino, dnnl_query_dst_md, 0);
 }
 
+/* Conv and ConvTranspose (oneDNN's deconvolution), 1-D to 3-D, any group count. */
 int ho_cpu_prep_conv(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 		     const struct ho_node *bnn, const struct ho_node *post, void *const *buf,
 		     struct ho_kernel *k, struct ho_error *err)
