@@ -115,6 +115,8 @@ static int ho_prepared_nodes(const struct ho_backend_ops *ops, const struct ho_g
 		free(node_ops);
 		return ho_err(err, -ENOMEM, "out of memory");
 	}
+	if (km) /* a backend without kernel_memory has none of its own */
+		memset(km, 0, g->n_nodes * sizeof(*km));
 	/* tensors in the layouts a plan with every node on this backend gives them */
 	for (uint32_t i = 0; i < g->n_nodes; i++)
 		if (ho_node_is_task(&g->nodes[i]) && ho_check_known(g, &g->nodes[i]))
