@@ -117,7 +117,7 @@ model_check() { # model_check FILE BINDINGS...: a model missing is skipped as te
 # --- unit tests, normal build ---
 for t in build/tests/test_*; do
 	case $t in *.d) continue ;; esac # the compiler's header lists
-	run "unit/$(basename "$t")" "$t"
+	run "unit/$(basename "$t")" env HO_TEST_QUICK=$QUICK "$t"
 done
 run "style/clang-format" sh tests/format.sh "$ROOT"
 run "cli/inspect" env HO_TEST_QUICK=$QUICK sh tests/cli/test_inspect.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
