@@ -259,15 +259,7 @@ int ho_cpu_launch(struct ho_backend *c, struct ho_kernel *k, struct ho_error *er
 				      k->name);
 		return 0;
 	default:
-		if (ho_cpu_temps_bind(c, k) ||
-		    (k->pre && dnnl_primitive_execute(k->pre, c->stream, k->n_pre_args,
-						      k->pre_args) != dnnl_success) ||
-		    dnnl_primitive_execute(k->prim, c->stream, k->nargs, k->args) != dnnl_success ||
-		    (k->post && dnnl_primitive_execute(k->post, c->stream, k->n_post_args,
-						       k->post_args) != dnnl_success) ||
-		    (k->then &&
-		     dnnl_primitive_execute(k->then, c->stream, 3, k->then_args) != dnnl_success) ||
-		    dnnl_stream_wait(c->stream) != dnnl_success)
+		if (ho_cpu_execute(c, k))
 			return ho_err(err, -EIO, "node '%s' (%s): oneDNN execution failed", k->name,
 				      k->op);
 		return 0;

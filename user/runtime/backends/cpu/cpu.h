@@ -160,8 +160,9 @@ int ho_cpu_mem(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc
 /* Memory of layout md that k needs only while it runs, in the device's workspace. */
 int ho_cpu_temp_mem(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc_t *md,
 		    int arg);
-/* Point k's temporaries into the workspace: before each run of k. */
-int ho_cpu_temps_bind(const struct ho_backend *c, const struct ho_kernel *k);
+/* Run k's oneDNN primitives (before, main, after, then) on c's stream, its temporaries
+ * pointed into the workspace first; 0 or -EIO. */
+int ho_cpu_execute(const struct ho_backend *c, const struct ho_kernel *k);
 int ho_cpu_prim(struct ho_backend *c, struct ho_kernel *k, dnnl_primitive_desc_t pd);
 int ho_cpu_unsupported(struct ho_error *err, const struct ho_node *n, const char *why);
 bool ho_cpu_is_reference(const_dnnl_primitive_desc_t pd);

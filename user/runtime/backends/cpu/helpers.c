@@ -109,12 +109,28 @@ int ho_cpu_temp_mem(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory
 	return 0;
 }
 
-int ho_cpu_temps_bind(const struct ho_backend *c, const struct ho_kernel *k)
+/* Point k's temporaries into the workspace: before each run of k. */
+static int ho_cpu_temps_bind(const struct ho_backend *c, const struct ho_kernel *k)
 {
 	for (int i = 0; i < k->n_temp; i++)
 		if (dnnl_memory_set_data_handle(k->temp[i], (char *)c->ws + k->temp_off[i]) !=
 		    dnnl_success)
 			return -EIO;
+	return 0;
+}
+
+int ho_cpu_execute(const struct ho_backend *c, const struct ho_kernel *k)
+{
+	if (ho_cpu_temps_bind(c, k) ||
+	    (k->pre && dnnl_primitive_execute(k->pre, c->stream, k->n_pre_args, k->pre_args) !=
+			   dnnl_success) ||
+	    dnnl_primitive_execute(k->prim, c->stream, k->nargs, k->args) != dnnl_success ||
+	    (k->post && dnnl_primitive_execute(k->post, c->stream, k->n_post_args, k->post_args) !=
+			    dnnl_success) ||
+	    (k->then &&
+	     dnnl_primitive_execute(k->then, c->stream, 3, k->then_args) != dnnl_success) ||
+	    dnnl_stream_wait(c->stream) != dnnl_success)
+		return -EIO;
 	return 0;
 }
 

@@ -56,8 +56,7 @@ struct ho_quant {
 	 * zero point, the stream it runs on; in float32, x less its zero point and the sums */
 	int32_t *acc, xz32;
 	float *xf, *yf;
-	dnnl_stream_t stream;
-	const struct ho_backend *be; /* its workspace, for the kernel's temporaries */
+	const struct ho_backend *be; /* its stream and workspace */
 	/* conv on oneDNN with weight zero points it cannot take: each channel's (less 128 for
 	 * unsigned weights), a plane of x's group sums and their window sums, its own */
 	int32_t *wzc, *plane, *wsum;
@@ -323,13 +322,7 @@ static int q_run_dnnl(const struct ho_kernel *k, struct ho_quant *q)
 				     : q->batch * q->m * q->k;
 	     q->xf && i < n; i++)
 		q->xf[i] = (float)(ho_cpu_int(q->x, q->x_dt, i) - q->xz32);
-	if (ho_cpu_temps_bind(q->be, k) ||
-	    (k->pre && dnnl_primitive_execute(k->pre, q->stream, k->n_pre_args, k->pre_args) !=
-			   dnnl_success) ||
-	    dnnl_primitive_execute(k->prim, q->stream, k->nargs, k->args) != dnnl_success ||
-	    (k->post && dnnl_primitive_execute(k->post, q->stream, k->n_post_args, k->post_args) !=
-			    dnnl_success) ||
-	    dnnl_stream_wait(q->stream) != dnnl_success)
+	if (ho_cpu_execute(q->be, k))
 		return -EIO;
 	if (q->wzc)
 		q_conv_wz_fix(q);
@@ -593,7 +586,6 @@ static int q_dnnl_finish(struct ho_backend *c, struct ho_kernel *k, dnnl_primiti
 	if (!ok)
 		return ho_err(err, -ENOMEM, "node '%s' (%s): cannot make its oneDNN kernel",
 			      n->name, n->op_type);
-	q->stream = c->stream;
 	q->be = c;
 	return 0;
 }
