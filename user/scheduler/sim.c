@@ -51,7 +51,7 @@ struct ho_sim {
 	struct ho_mem_event *ev, *ev_tmp; /* frees, then allocations; sort scratch */
 	uint32_t cap_ev;
 	uint32_t n_ev;	    /* events of the last exact memory evaluation: ho_sim_memory_curve's */
-	double *static_mem; /* d: weights resident */
+	double *static_mem; /* d: weights and kernels' own memory resident (ho_weights_resident) */
 	size_t *use_idx;    /* per input of the task being placed: the m*d entry it keeps alive */
 	uint64_t *wmask;    /* n_weights device masks */
 	uint8_t *nhwc;	    /* m: each item's layout under the plan evaluated (layouts.c) */
@@ -446,7 +446,8 @@ static bool ho_memory_bound_fits(struct ho_sim *s, const uint16_t *assign, struc
 	uint32_t d = p->d;
 	bool fits = true;
 
-	ho_weights_resident(p, assign, s->how, ev->peak_mem, ev->kernel_mem);
+	for (uint32_t j = 0; j < d; j++)
+		ev->peak_mem[j] = s->static_mem[j];
 	for (uint32_t k = 0; k < p->m; k++) {
 		int src = ho_item_home(s, assign, k);
 
@@ -471,7 +472,6 @@ static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan,
 	uint32_t d = p->d, n_ev = 0;
 	double cur[HO_MAX_DEVICES] = {0};
 
-	ho_weights_resident(p, assign, s->how, s->static_mem, ev->kernel_mem);
 	for (uint32_t k = 0; k < p->m; k++) {
 		uint32_t prod = p->item_prod[k];
 		int src = ho_item_home(s, assign, k);
@@ -822,8 +822,9 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 
 		for (uint32_t j = 0; c && j < d && !exact; j++)
 			exact = c->max_mem[j] > 0;
-		/* The bound fills peak_mem; it is replaced by the sweep unless it proves
-		 * feasibility. */
+		/* What is held all run long, once for both: the bound fills peak_mem; it
+		 * is replaced by the sweep unless it proves feasibility. */
+		ho_weights_resident(p, assign, s->how, s->static_mem, ev->kernel_mem);
 		if (exact || !ho_memory_bound_fits(s, assign, ev))
 			ho_memory(s, assign, makespan, ev);
 		else
