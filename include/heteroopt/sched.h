@@ -75,9 +75,9 @@ struct ho_problem {
 	uint32_t n_weights;
 	double *weight_bytes;
 	uint32_t *wcons_off, *wcons;
-	/* t * d: bytes task t's kernel keeps on device j while the plan lives, and needs
-	 * while it runs from j's workspace (the largest on j counts); NULL: none */
-	double *kernel_held, *kernel_scratch;
+	/* t * d: the memory task t's kernel has of its own on device j (of a device's
+	 * scratch, the largest counts: its kernels share one workspace); NULL: none */
+	struct ho_kernel_memory *kernel_mem;
 	/* box mode */
 	const struct ho_box *box;
 	uint32_t n_links;

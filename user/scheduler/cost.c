@@ -361,17 +361,12 @@ int ho_problem_from_graph_on(const struct ho_graph *g, const struct ho_box *box,
 	if (!p->task_sig)
 		goto nomem;
 	if (bv && bv->memory) {
-		p->kernel_held = calloc((size_t)n * d + 1, sizeof(double));
-		p->kernel_scratch = calloc((size_t)n * d + 1, sizeof(double));
-		if (!p->kernel_held || !p->kernel_scratch)
+		if (!(p->kernel_mem = calloc((size_t)n * d + 1, sizeof(*p->kernel_mem))))
 			goto nomem;
 		for (uint32_t i = 0; i < g->n_nodes; i++)
-			for (uint32_t j = 0; task_of[i] >= 0 && j < d; j++) {
-				const struct ho_kernel_memory *km = &bv->memory[(size_t)i * d + j];
-
-				p->kernel_held[(size_t)task_of[i] * d + j] = (double)km->held;
-				p->kernel_scratch[(size_t)task_of[i] * d + j] = (double)km->scratch;
-			}
+			if (task_of[i] >= 0)
+				memcpy(&p->kernel_mem[(size_t)task_of[i] * d],
+				       &bv->memory[(size_t)i * d], d * sizeof(*p->kernel_mem));
 	}
 	if (ho_profile_interferes(prof)) {
 		p->slowdown = malloc(2 * (size_t)d * d * sizeof(double));

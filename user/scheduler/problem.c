@@ -44,8 +44,7 @@ void ho_problem_free(struct ho_problem *p)
 	free(p->view_src);
 	free(p->view_out);
 	free(p->weight_bytes);
-	free(p->kernel_held);
-	free(p->kernel_scratch);
+	free(p->kernel_mem);
 	free(p->wcons_off);
 	free(p->wcons);
 	free(p->link_lat);

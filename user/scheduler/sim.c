@@ -396,14 +396,14 @@ static void ho_kernels_resident(const struct ho_problem *p, const uint16_t *assi
 
 	for (uint32_t j = 0; j < p->d; j++)
 		kmem[j] = 0;
-	for (uint32_t t = 0; p->kernel_held && t < p->n; t++) {
-		uint32_t j = assign[t];
+	for (uint32_t t = 0; p->kernel_mem && t < p->n; t++) {
+		const struct ho_kernel_memory *km = &p->kernel_mem[(size_t)t * p->d + assign[t]];
 
 		if (how[t] != HO_TASK_RAN) /* no kernel of its own: a view, or inside its head's */
 			continue;
-		kmem[j] += p->kernel_held[(size_t)t * p->d + j];
-		if (p->kernel_scratch[(size_t)t * p->d + j] > ws[j])
-			ws[j] = p->kernel_scratch[(size_t)t * p->d + j];
+		kmem[assign[t]] += (double)km->held;
+		if ((double)km->scratch > ws[assign[t]])
+			ws[assign[t]] = (double)km->scratch;
 	}
 	for (uint32_t j = 0; j < p->d; j++)
 		kmem[j] += ws[j];
