@@ -134,9 +134,7 @@ static int64_t ho_vector(const struct ho_graph *g, int32_t t)
 	for (int hops = 0; t >= 0 && hops < 4 && g->tensors[t].producer >= 0; hops++) {
 		const struct ho_node *p = &g->nodes[g->tensors[t].producer];
 
-		if (strcmp(p->op_type, "Identity")) /* a Constant node's output is one itself */
-			break;
-		t = p->n_inputs == 1 ? p->inputs[0] : -1;
+		t = !strcmp(p->op_type, "Identity") && p->n_inputs == 1 ? p->inputs[0] : -1;
 	}
 	const struct ho_tensor *x = t >= 0 ? &g->tensors[t] : NULL;
 
