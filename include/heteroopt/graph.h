@@ -182,6 +182,10 @@ struct ho_node {
 	struct ho_graph **subgraphs;
 	uint32_t flags;
 	struct ho_features feat;
+	/* the outputs of the model's nodes folded into this one at load (a Gelu or
+	 * LayerNormalization it spelled out in pieces: user/graph/patterns.c) */
+	const char **absorbed;
+	uint32_t n_absorbed;
 };
 
 struct ho_opset {

@@ -203,7 +203,8 @@ PYEOF
 # Operators PyTorch spells out in pieces, made whole at load (user/graph/patterns.c): a
 # LayerNorm over the last axis (its scale and bias shared through Identity nodes, as the
 # exporter shares equal weights), a MatMul, its bias and an exact Gelu (folded, then a post-op
-# of the MatMul), a 1x1 Conv and a Gelu (a post-op of the Conv), a second LayerNorm; and two
+# of the MatMul), a 1x1 Conv and a Gelu (a post-op of the Conv), a second LayerNorm (its scale
+# and bias Constant nodes, as paddle2onnx writes them: PP-OCRv4's recogniser); and two
 # near misses that stay as they are: a mean over a middle axis, and a LayerNorm whose
 # difference x - mean is a graph output too.  inspect counts what folded; the outputs
 # against PyTorch's own layer_norm and gelu.
@@ -248,7 +249,9 @@ nodes += [helper.make_node("Identity", ["g1"], ["g1i"]), helper.make_node("Ident
 ln("x", "h1", "g1i", "b1i")
 nodes += [helper.make_node("MatMul", ["h1", "w"], ["mm"]), helper.make_node("Add", ["mm", "bias"], ["mb"])]
 gelu("mb", "h2")
-ln("h2", "y", "g1", "b1")
+const("g1c", g1)  # the second LayerNorm's scale and bias as Constant nodes (paddle2onnx's way)
+const("b1c", b1)
+ln("h2", "y", "g1c", "b1c")
 # [2, 24, 5, 7] for the Conv: channels as axis 1
 nodes += [helper.make_node("Transpose", ["y"], ["yt"], perm=[0, 3, 1, 2]),
           helper.make_node("Conv", ["yt", "wc"], ["cv"])]

@@ -180,10 +180,25 @@ static int print_json(const char *path, const struct ho_graph *g, const char *ba
 	for (uint32_t i = 0; i < g->n_opsets; i++)
 		json_object_set_new(opsets, g->opsets[i].domain,
 				    json_integer(g->opsets[i].version));
+	/* a folded chain's inner tensors are the model's, not ours: the nodes name them */
+	bool *absorbed = calloc(g->n_tensors + 1, sizeof(bool));
+
+	if (!absorbed)
+		return 1;
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		for (uint32_t k = 0; k < g->nodes[i].n_absorbed; k++) {
+			int32_t t = ho_graph_find_tensor(g, g->nodes[i].absorbed[k]);
+
+			if (t >= 0)
+				absorbed[t] = true;
+		}
 	for (uint32_t i = 0; i < g->n_tensors; i++) {
 		const struct ho_tensor *t = &g->tensors[i];
-		json_t *o = json_object();
+		json_t *o;
 
+		if (absorbed[i])
+			continue;
+		o = json_object();
 		json_object_set_new(o, "dtype", json_string(ho_dtype_name(t->dtype)));
 		json_object_set_new(o, "shape", shape_json(&t->shape));
 		json_object_set_new(o, "bytes", json_integer((json_int_t)t->bytes));
@@ -191,6 +206,7 @@ static int print_json(const char *path, const struct ho_graph *g, const char *ba
 		json_object_set_new(o, "folded", json_boolean(t->flags & HO_T_FOLDED));
 		json_object_set_new(tensors, t->name, o);
 	}
+	free(absorbed);
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		const struct ho_node *nd = &g->nodes[g->topo[i]];
 		json_t *o = json_object();
@@ -213,6 +229,11 @@ static int print_json(const char *path, const struct ho_graph *g, const char *ba
 		json_object_set_new(o, "intensity", json_real(nd->feat.intensity));
 		json_object_set_new(o, "folded", json_boolean(nd->flags & HO_N_FOLDED));
 		json_object_set_new(o, "subgraphs", json_integer(nd->n_subgraphs));
+		json_t *ab = json_array();
+
+		for (uint32_t k = 0; k < nd->n_absorbed; k++)
+			json_array_append_new(ab, json_string(nd->absorbed[k]));
+		json_object_set_new(o, "absorbed", ab);
 		json_array_append_new(nodes, o);
 	}
 	json_object_set_new(root, "model", json_string(path));
@@ -261,7 +282,7 @@ static void print_text(const char *path, const struct ho_graph *g, int top, cons
 	double flops = 0, macs = 0;
 	uint64_t pbytes;
 	int64_t params = param_count(g, &pbytes);
-	uint32_t n_act = 0, folded = 0;
+	uint32_t n_act = 0, folded = 0, absorbed = 0, into = 0;
 
 	if (!h || !order) {
 		free(h);
@@ -272,6 +293,8 @@ static void print_text(const char *path, const struct ho_graph *g, int top, cons
 		flops += g->nodes[i].feat.flops;
 		macs += g->nodes[i].feat.macs;
 		folded += !!(g->nodes[i].flags & HO_N_FOLDED);
+		absorbed += g->nodes[i].n_absorbed;
+		into += g->nodes[i].n_absorbed > 0;
 	}
 	printf("model      %s\n", path);
 	printf("producer   %s, IR version %" PRId64 ", opset",
@@ -293,6 +316,10 @@ static void print_text(const char *path, const struct ho_graph *g, int top, cons
 		printf("output     %s %s %s\n", t->name, ho_dtype_name(t->dtype), s1);
 	}
 	printf("nodes      %u (%u folded at load time)\n", g->n_nodes, folded);
+	if (into)
+		printf("           of the model's %u, %u fused at load into %u (Gelu, "
+		       "LayerNormalization)\n",
+		       g->n_nodes + absorbed, absorbed + into, into);
 	size_t nh = histogram(g, h);
 
 	printf("ops       ");

@@ -9,7 +9,8 @@
  * Only a chain whose every link is read by the next alone, and none is a
  * graph output, is folded; the constants must be the formula's.  The chain's
  * last node becomes the Gelu, the others leave the graph (their tensors stay,
- * read and written by nothing).
+ * read and written by nothing); it names their outputs (absorbed), so that
+ * what was imported can still be told from what the model says.
  */
 #include <errno.h>
 #include <math.h>
@@ -134,7 +135,9 @@ static int64_t ho_vector(const struct ho_graph *g, int32_t t)
 	for (int hops = 0; t >= 0 && hops < 4 && g->tensors[t].producer >= 0; hops++) {
 		const struct ho_node *p = &g->nodes[g->tensors[t].producer];
 
-		t = !strcmp(p->op_type, "Identity") && p->n_inputs == 1 ? p->inputs[0] : -1;
+		if (strcmp(p->op_type, "Identity")) /* a Constant node's output is one itself */
+			break;
+		t = p->n_inputs == 1 ? p->inputs[0] : -1;
 	}
 	const struct ho_tensor *x = t >= 0 ? &g->tensors[t] : NULL;
 
@@ -219,6 +222,21 @@ static int ho_make_layer_norm(struct ho_graph *g, struct ho_node *n, int32_t x, 
 	return 0;
 }
 
+/* Node n stands for chain's first k nodes too: their outputs' names. */
+static int ho_absorb(struct ho_graph *g, struct ho_node *n, const int32_t *chain, int k,
+		     struct ho_error *err)
+{
+	const char **names = ho_arena_calloc(g->priv->arena, (size_t)k, sizeof(*names));
+
+	if (!names)
+		return ho_err(err, -ENOMEM, "out of memory");
+	for (int i = 0; i < k; i++)
+		names[i] = g->tensors[g->nodes[chain[i]].outputs[0]].name;
+	n->absorbed = names;
+	n->n_absorbed = (uint32_t)k;
+	return 0;
+}
+
 /* Drop the nodes gone marks, the rest keeping their order; producers follow. */
 static int ho_drop_nodes(struct ho_graph *g, const bool *gone, struct ho_error *err)
 {
@@ -244,7 +262,7 @@ int ho_graph_fold_patterns(struct ho_graph *g, struct ho_error *err)
 {
 	bool *gone = calloc(g->n_nodes + 1, sizeof(bool));
 	uint32_t folded = 0;
-	int ret;
+	int ret = 0;
 
 	if (!gone)
 		return ho_err(err, -ENOMEM, "out of memory");
@@ -254,9 +272,11 @@ int ho_graph_fold_patterns(struct ho_graph *g, struct ho_error *err)
 
 		if (x < 0)
 			continue;
+		last = &g->nodes[chain[4]];
+		if ((ret = ho_absorb(g, last, chain, 4, err)))
+			goto out;
 		for (int k = 0; k < 4; k++)
 			gone[chain[k]] = true;
-		last = &g->nodes[chain[4]];
 		last->op_type = "Gelu";
 		last->inputs[0] = x;
 		last->n_inputs = 1;
@@ -272,15 +292,15 @@ int ho_graph_fold_patterns(struct ho_graph *g, struct ho_error *err)
 		int32_t y = g->nodes[chain[6]].outputs[0], m = g->nodes[chain[7]].outputs[0];
 
 		if ((ret = ho_make_layer_norm(g, &g->nodes[chain[8]], x, ho_other(g, chain[7], y),
-					      ho_other(g, chain[8], m), eps, err))) {
-			free(gone);
-			return ret;
-		}
+					      ho_other(g, chain[8], m), eps, err)) ||
+		    (ret = ho_absorb(g, &g->nodes[chain[8]], chain, 8, err)))
+			goto out;
 		for (int k = 0; k < 8; k++)
 			gone[chain[k]] = true;
 		folded++;
 	}
 	ret = folded ? ho_drop_nodes(g, gone, err) : 0;
+out:
 	free(gone);
 	return ret;
 }
