@@ -448,6 +448,19 @@ int32_t ho_sole_reader(const struct ho_graph *g, int32_t t);
  */
 void ho_conv_chain(const struct ho_graph *g, uint32_t conv, int32_t *bn, int32_t *post);
 /*
+ * Where ho_conv_chain finds no post: a residual connection, the Add of the
+ * Conv's (or its batch norm's) output and another tensor of its shape that
+ * is not a constant, the Add the sole reader of that output; and after it
+ * an element-wise node (*post; -1 if none).  The Add; else -1.  A kernel
+ * takes it in by adding its result to the other tensor where it lies, so
+ * that tensor's bytes become the Add's output.  So the other tensor is made,
+ * and read by every reader but the Add, before the Conv by the graph (an
+ * identity shortcut; a projection's convolution runs beside the block), by
+ * no view and through none.  Not for a dense 3x3 (HO_KC_CONV_3X3), whose
+ * Winograd kernel is worth more.
+ */
+int32_t ho_conv_residual(const struct ho_graph *g, uint32_t conv, int32_t bn, int32_t *post);
+/*
  * A Conv's weights w ([oc, per]) and bias b (NULL: none) with the constant batch
  * norm bn after it folded in, into fw and fb: each output channel scaled by
  * gamma / sqrt(var + eps), its bias moved.  p: bn's gamma, beta, mean and var.

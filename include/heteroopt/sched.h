@@ -67,9 +67,11 @@ struct ho_problem {
 	 * inside the head's kernel, and fuse_in is never written.  NULL
 	 * without chains.  fused_comp[t * d + k]: what t adds to the head's
 	 * kernel on device k, in s (its work per element, where the head's own
-	 * time was not measured with it); NULL: nothing.
+	 * time was not measured with it); NULL: nothing.  fuse_res[t]: for a
+	 * residual Add (ho_conv_residual), the item the kernel adds into, which
+	 * must be made and read on that device alone (else t runs apart).
 	 */
-	uint32_t *fuse_prev, *fuse_in, *fuse_head;
+	uint32_t *fuse_prev, *fuse_in, *fuse_head, *fuse_res;
 	double *fused_comp;
 	/* weights resident on each device that runs a consumer */
 	uint32_t n_weights;

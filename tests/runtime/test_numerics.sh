@@ -286,6 +286,56 @@ PYEOF
 	done
 }
 
+# Residual Adds folded into the Conv before them (oneDNN's sum: the result added into the
+# shortcut's bytes, which become the block's output), as PyTorch exports them: an identity
+# block (its Add and Relu fold), a projection block (its shortcut's Conv runs beside the
+# block: stays), a shortcut read again after the block (stays), and a dense 3x3 (keeps
+# Winograd: stays).  Exactly two nodes fold beyond the stem's and the block's first Relu; the outputs
+# against PyTorch's at one and two threads.
+[ "$PART" = ort ] || {
+	$PY - "$T" <<'PYEOF'
+import sys
+import numpy as np
+import torch
+
+torch.manual_seed(5)
+C = 32
+conv = lambda k, **kw: torch.nn.Conv2d(C, C, k, padding=k // 2, **kw)
+class Blocks(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.s, self.a1, self.a2, self.bn = conv(1), conv(3), conv(1), torch.nn.BatchNorm2d(C)
+        self.b, self.p, self.c, self.d = conv(1), conv(1), conv(1), conv(3)
+    def forward(self, x):
+        x = torch.relu(self.s(x))                                        # a stem
+        y1 = torch.relu(self.bn(self.a2(torch.relu(self.a1(x)))) + x)  # identity: folds
+        y2 = torch.relu(self.b(y1) + self.p(y1))                        # projection: stays
+        y3 = torch.relu(self.c(y2) + y2)                                # y2 read after: stays
+        return torch.relu(self.d(y3) + y3), y2 * 2.0                    # dense 3x3: stays
+m = Blocks().eval()
+with torch.no_grad():
+    m.bn.running_mean.uniform_(-0.5, 0.5)
+    m.bn.running_var.uniform_(0.5, 2.0)
+    x = torch.randn(1, C, 20, 24)
+    y, z = m(x)
+torch.onnx.export(m, x, f"{sys.argv[1]}/residual.onnx", input_names=["x"], output_names=["y", "z"],
+                  opset_version=13)
+np.save(f"{sys.argv[1]}/residual.x.npy", x.numpy())
+np.save(f"{sys.argv[1]}/residual.y.npy", y.numpy())
+np.save(f"{sys.argv[1]}/residual.z.npy", z.numpy())
+PYEOF
+	for th in 1 2; do
+		"$HO" run "$T/residual.onnx" --input "x=$T/residual.x.npy" -o "$T/residual.$th" \
+			--threads $th >"$T/residual.log"
+		grep -q "run: 4 nodes folded" "$T/residual.log" ||
+			{ echo "residual: not the identity block's Add and Relu (and two Relus) folded"; cat "$T/residual.log"; exit 1; }
+		for o in y z; do
+			$PY "$ROOT/tests/runtime/compare.py" "$T/residual.$o.npy" "$T/residual.$th/$o.npy" \
+				"residual blocks' $o vs PyTorch ($th threads)"
+		done
+	done
+}
+
 # A Conv then a training-mode BatchNormalization: once folded into the Conv as if it were
 # inference, 3.7x off PyTorch.
 [ "$PART" = ort ] || {

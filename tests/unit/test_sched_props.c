@@ -133,6 +133,14 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 
 		fused[t] = u != HO_NOT_FUSED && assign[u] == assign[t] &&
 			   (p->fuse_prev[u] == HO_NOT_FUSED || fused[u]);
+		/* a residual Add: the residual made and read on that device alone */
+		if (fused[t] && p->fuse_res[t] != HO_NOT_FUSED) {
+			uint32_t k = p->fuse_res[t];
+
+			fused[t] = home[k] == assign[t];
+			for (uint32_t e = p->cons_off[k]; e < p->cons_off[k + 1]; e++)
+				fused[t] &= assign[p->cons[e]] == assign[t];
+		}
 		if (fused[t])
 			unwritten[p->fuse_in[t]] = 1;
 	}

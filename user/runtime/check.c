@@ -344,7 +344,7 @@ uint64_t ho_rt_box_layouts(const struct ho_box *box, const struct ho_graph *g, u
 }
 
 bool ho_rt_takes_fused(const struct ho_rt *rt, struct ho_scratch_mem *s, uint32_t i, int32_t bn,
-		       int32_t post)
+		       int32_t post, int32_t sum)
 {
 	const struct ho_backend_ops *ops = rt->dev[rt->node_dev[i]].ops;
 	struct ho_error e;
@@ -353,5 +353,5 @@ bool ho_rt_takes_fused(const struct ho_rt *rt, struct ho_scratch_mem *s, uint32_
 		return true;
 	if (!s->mem && ho_scratch_new(s, rt->g, false, &e))
 		return false;
-	return !ops->check(rt->g, i, &(struct ho_fusion){bn, post}, s->mem, &e);
+	return !ops->check(rt->g, i, &(struct ho_fusion){bn, post, sum}, s->mem, &e);
 }

@@ -121,6 +121,8 @@ struct ho_rt {
 	uint8_t *is_set;  /* per graph input: fed since the plan was made */
 	uint8_t *nhwc;	  /* per tensor: stored channels-last */
 	int32_t *post;	  /* per node: the element-wise node folded into it, or -1 */
+	int32_t *sum;	  /* per node: the residual Add folded into it (its output in the
+			   * other operand's bytes: ho_rt_root), or -1 */
 	int32_t *bn;	  /* per node: the BatchNormalization folded into it, or -1 */
 	int32_t *folded;  /* per node: the Conv whose kernel it is folded into, or -1 */
 	/*
@@ -193,10 +195,10 @@ struct ho_scratch_mem {
 int ho_scratch_new(struct ho_scratch_mem *s, const struct ho_graph *g, bool copy,
 		   struct ho_error *err);
 void ho_scratch_free(struct ho_scratch_mem *s, const struct ho_graph *g);
-/* Whether node i's backend takes it with bn and post folded in (-1: none), asked of its
- * check over s (zeroed: made on first use); a backend without one takes every fusion. */
+/* Whether node i's backend takes it with bn, post and sum folded in (-1: none), asked of
+ * its check over s (zeroed: made on first use); a backend without one takes every fusion. */
 bool ho_rt_takes_fused(const struct ho_rt *rt, struct ho_scratch_mem *s, uint32_t i, int32_t bn,
-		       int32_t post);
+		       int32_t post, int32_t sum);
 
 /* plan.c: ho_rt_new for the tail of a plan depth deep */
 int ho_rt_plan(const struct ho_graph *g, const struct ho_rt_opts *o, int depth, struct ho_rt **out,

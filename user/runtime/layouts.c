@@ -128,6 +128,51 @@ static void ho_rt_fold(struct ho_rt *rt, uint32_t i, int32_t b)
 }
 
 /*
+ * Conv i's residual Add (ho_conv_residual: r made and read before i by the
+ * graph, so on any timeline) and the element-wise node after it fold when
+ * the kernel may write the sum into r's bytes where they lie: r is made and
+ * read on i's device alone (the simulator's rule too), kept by nobody, in
+ * the layout of the chain's output, which is no graph output: it lives in
+ * r's bytes (ho_rt_root).  A backend that cannot add into its destination
+ * declines in its check, and the Add runs on its own.
+ */
+static void ho_rt_residual(struct ho_rt *rt, struct ho_scratch_mem *s, uint32_t i, int32_t mid)
+{
+	const struct ho_graph *g = rt->g;
+	int32_t post, a = ho_conv_residual(g, i, mid, &post), t, r, y, p;
+	const struct ho_node *an;
+
+	if (a < 0)
+		return;
+	an = &g->nodes[a];
+	t = g->nodes[mid >= 0 ? mid : (int32_t)i].outputs[0];
+	r = an->inputs[0] == t ? an->inputs[1] : an->inputs[0];
+	if (!ho_rt_can_fold(rt, i, t, a) || (post >= 0 && !ho_rt_can_fold(rt, i, t, post)))
+		post = -1;
+	y = post >= 0 ? g->nodes[post].outputs[0] : an->outputs[0];
+	p = g->tensors[r].producer;
+	if (!ho_rt_can_fold(rt, i, t, a) || rt->node_dev[p] != rt->node_dev[i] ||
+	    rt->nhwc[r] != rt->nhwc[y] ||
+	    ((g->tensors[r].flags | g->tensors[y].flags) & HO_T_OUTPUT) ||
+	    (rt->keep && (rt->keep[r] || rt->keep[y])))
+		return;
+	for (uint32_t c = 0; c < g->tensors[r].n_consumers; c++) {
+		int32_t u = g->tensors[r].consumers[c];
+
+		if (u != a && rt->node_dev[u] != rt->node_dev[i])
+			return;
+	}
+	if (!ho_rt_takes_fused(rt, s, i, mid, post, a))
+		return;
+	rt->sum[i] = a;
+	ho_rt_fold(rt, i, a);
+	if (post >= 0) {
+		rt->post[i] = post;
+		ho_rt_fold(rt, i, post);
+	}
+}
+
+/*
  * Conv + BatchNormalization + element-wise, and MatMul + bias Add +
  * element-wise, each the only consumer of the one before, on the same
  * device: the batch norm goes into the weights, the bias into the matmul,
@@ -152,26 +197,30 @@ void ho_rt_fuse(struct ho_rt *rt)
 		if (matmul) {
 			/* the matmul kernel folds an element-wise node after a bias only */
 			mid = ho_rt_matmul_bias(rt, i, &b);
-			if (mid < 0 || !ho_rt_takes_fused(rt, &s, i, mid, -1))
+			if (mid < 0 || !ho_rt_takes_fused(rt, &s, i, mid, -1, -1))
 				continue;
 		} else {
 			/* The chain the simulator charges as fused, where it can fold here. */
 			ho_conv_chain(g, i, &mid, &b);
 			if (mid >= 0 && !ho_rt_can_fold(rt, i, g->nodes[i].outputs[0], mid))
 				mid = b = -1; /* an element-wise node reads the batch norm */
-			if (mid >= 0 && !ho_rt_takes_fused(rt, &s, i, mid, -1))
+			if (mid >= 0 && !ho_rt_takes_fused(rt, &s, i, mid, -1, -1))
 				mid = b = -1;
 		}
 		if (mid >= 0) {
 			rt->bn[i] = mid;
 			ho_rt_fold(rt, i, mid);
 		}
+		if (!matmul && b < 0) {
+			ho_rt_residual(rt, &s, i, mid);
+			continue;
+		}
 		int32_t t = g->nodes[mid >= 0 ? mid : (int32_t)i].outputs[0],
 			sig = b >= 0 && !matmul ? ho_gate_of_mul(g, b) : -1;
 
 		/* a swish or HardSwish: its gate folds with the Mul, or neither does */
 		if (ho_rt_can_fold(rt, i, t, b) && (sig < 0 || ho_rt_can_fold(rt, i, t, sig)) &&
-		    ho_rt_takes_fused(rt, &s, i, mid, b)) {
+		    ho_rt_takes_fused(rt, &s, i, mid, b, -1)) {
 			rt->post[i] = b;
 			ho_rt_fold(rt, i, b);
 			if (sig >= 0)
@@ -190,9 +239,11 @@ bool ho_rt_unwritten(const struct ho_rt *rt, int32_t t)
 
 	if (p < 0 || rt->g->nodes[p].outputs[0] != t)
 		return false;
-	if (rt->post[p] >= 0 || rt->bn[p] >= 0)
+	if (rt->post[p] >= 0 || rt->bn[p] >= 0 || rt->sum[p] >= 0)
 		return true; /* the Conv's own output */
-	/* a folded node's output (a batch norm's, a swish's gate) when the chain's last
-	 * node writes instead */
-	return rt->folded[p] >= 0 && rt->post[rt->folded[p]] >= 0 && rt->post[rt->folded[p]] != p;
+	/* a folded node's output (a batch norm's, a swish's gate, a residual Add's) when
+	 * the chain's last node writes instead */
+	int32_t h = rt->folded[p], last = h < 0 ? -1 : rt->post[h] >= 0 ? rt->post[h] : rt->sum[h];
+
+	return last >= 0 && last != p;
 }

@@ -144,6 +144,7 @@ void ho_rt_free(struct ho_rt *rt)
 	free(rt->is_set);
 	free(rt->nhwc);
 	free(rt->post);
+	free(rt->sum);
 	free(rt->bn);
 	free(rt->folded);
 	free(rt->moves);
@@ -205,13 +206,33 @@ static int ho_rt_place(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_e
 	return 0;
 }
 
-/* The tensor an alias output shares bytes with (its first input, through chains of aliases). */
+/* The residual a Conv's chain adds its result into, if t is that chain's output; else -1. */
+static int32_t ho_rt_summed_into(const struct ho_rt *rt, int32_t t)
+{
+	const struct ho_graph *g = rt->g;
+	int32_t p = g->tensors[t].producer, h = p >= 0 ? rt->folded[p] : -1, a;
+
+	if (h < 0 || (a = rt->sum[h]) < 0 ||
+	    g->nodes[rt->post[h] >= 0 ? rt->post[h] : a].outputs[0] != t)
+		return -1;
+	/* the Add's other operand: not the chain's own tensor, which is never written */
+	return ho_rt_unwritten(rt, g->nodes[a].inputs[0]) ? g->nodes[a].inputs[1]
+							  : g->nodes[a].inputs[0];
+}
+
+/* The tensor an alias output shares bytes with (its first input, through chains of
+ * aliases), or a Conv's chain that adds into a residual, that residual's. */
 int32_t ho_rt_root(const struct ho_rt *rt, int32_t t)
 {
 	const struct ho_graph *g = rt->g;
 
 	for (;;) {
-		int32_t p = g->tensors[t].producer;
+		int32_t p = g->tensors[t].producer, r = ho_rt_summed_into(rt, t);
+
+		if (r >= 0) {
+			t = r;
+			continue;
+		}
 
 		if (p < 0 || rt->node_dev[p] < 0 || !ho_node_is_view(g, &g->nodes[p]) ||
 		    !g->nodes[p].n_inputs || g->nodes[p].inputs[0] < 0 || rt->moves[p] ||
@@ -325,6 +346,16 @@ static int ho_rt_layout(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_
 	ret = ho_rt_ext_alloc(rt, err); /* pages of their own, outside the regions */
 	if (ret)
 		return ret;
+	/* A chain that adds into a residual writes its result in the residual's bytes. */
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		int32_t h = g->topo[i], a = rt->sum[h], y, r;
+
+		if (a < 0)
+			continue;
+		y = g->nodes[rt->post[h] >= 0 ? rt->post[h] : a].outputs[0];
+		r = ho_rt_summed_into(rt, y);
+		rt->buf[AT(rt, y, rt->node_dev[h])] = rt->buf[AT(rt, r, rt->node_dev[h])];
+	}
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		const struct ho_node *n = &g->nodes[g->topo[i]];
 
@@ -456,12 +487,13 @@ int ho_rt_plan(const struct ho_graph *g, const struct ho_rt_opts *o, int depth, 
 	rt->home = calloc(g->n_tensors + 1, sizeof(int32_t));
 	rt->nhwc = calloc(g->n_tensors + 1, 1);
 	rt->post = calloc(g->n_nodes + 1, sizeof(int32_t));
+	rt->sum = calloc(g->n_nodes + 1, sizeof(int32_t));
 	rt->bn = calloc(g->n_nodes + 1, sizeof(int32_t));
 	rt->folded = calloc(g->n_nodes + 1, sizeof(int32_t));
 	rt->moves = calloc(g->n_nodes + 1, 1);
 	if (!rt->node_dev || !rt->prio || !rt->k || !rt->ctl || !rt->waiting || !rt->done ||
 	    !rt->start || !rt->end || !rt->is_set || !rt->home || !rt->nhwc || !rt->post ||
-	    !rt->bn || !rt->folded || !rt->moves)
+	    !rt->sum || !rt->bn || !rt->folded || !rt->moves)
 		goto nomem;
 	ret = ho_rt_place(rt, o, err);
 	if (ret)
@@ -535,7 +567,7 @@ int ho_rt_plan(const struct ho_graph *g, const struct ho_rt_opts *o, int depth, 
 	if (!(o && o->plain_layout) && (ret = ho_rt_layouts(rt, err)))
 		goto fail;
 	for (uint32_t i = 0; i < g->n_nodes; i++)
-		rt->post[i] = rt->bn[i] = rt->folded[i] = -1;
+		rt->post[i] = rt->sum[i] = rt->bn[i] = rt->folded[i] = -1;
 	if (!(o && o->no_fusion))
 		ho_rt_fuse(rt);
 	ret = ho_rt_layout(rt, o, err);

@@ -124,6 +124,16 @@ static int ho_rt_kernel(struct ho_rt *rt, uint32_t id, uint32_t d, struct ho_mem
 			ret = ho_rt_see(rt, d, bn->outputs[0], rt->buf[AT(rt, bn->outputs[0], d)],
 					mem, err);
 	}
+	if (rt->sum[id] >= 0 && !ret) { /* the residual Add's operands and output */
+		const struct ho_node *a = &g->nodes[rt->sum[id]];
+
+		for (uint32_t k = 0; k < a->n_inputs + 1 && !ret; k++) {
+			int32_t t = k < a->n_inputs ? a->inputs[k] : a->outputs[0];
+
+			if (!ho_rt_unwritten(rt, t))
+				ret = ho_rt_see(rt, d, t, ho_rt_view(rt, t, d), mem, err);
+		}
+	}
 	if (rt->post[id] >= 0 && !ret) { /* the post-op's constant operands and output */
 		const struct ho_node *p = &g->nodes[rt->post[id]];
 		int32_t y = p->outputs[0];
@@ -148,8 +158,8 @@ static int ho_rt_kernel(struct ho_rt *rt, uint32_t id, uint32_t d, struct ho_mem
 	if (ho_rt_is_control(n->op_type))
 		return ho_rt_control_prepare(g, n, mem, rt->dev[d].threads, &rt->ctl[id], err);
 	return rt->dev[d].ops->prepare(rt->dev[d].be, g, id,
-				       &(struct ho_fusion){rt->bn[id], rt->post[id]}, mem, rt->nhwc,
-				       &rt->k[id], err);
+				       &(struct ho_fusion){rt->bn[id], rt->post[id], rt->sum[id]},
+				       mem, rt->nhwc, &rt->k[id], err);
 }
 
 int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)

@@ -267,20 +267,23 @@ static int ho_problem_chains(const struct ho_graph *g, const struct ho_profile *
 			     struct ho_problem *p, const int32_t *task_of, const int32_t *item_of)
 {
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
-		int32_t chain[4], link[3], len = 1;
+		int32_t chain[5], link[4], len = 1;
 
 		if (task_of[i] < 0)
 			continue;
 		chain[0] = (int32_t)i;
+		/* links: batch norm or bias, residual Add, a swish's gate, element-wise */
+		link[1] = link[2] = -1;
 		if (!strcmp(g->nodes[i].op_type, "MatMul")) {
-			ho_matmul_chain(g, i, &link[0], &link[2]);
-			link[1] = -1;
+			ho_matmul_chain(g, i, &link[0], &link[3]);
 		} else {
-			ho_conv_chain(g, i, &link[0], &link[2]);
+			ho_conv_chain(g, i, &link[0], &link[3]);
 			/* a swish or HardSwish post-op: its gate is a link of the chain too */
-			link[1] = link[2] >= 0 ? ho_gate_of_mul(g, link[2]) : -1;
+			link[2] = link[3] >= 0 ? ho_gate_of_mul(g, link[3]) : -1;
+			if (link[3] < 0)
+				link[1] = ho_conv_residual(g, i, link[0], &link[3]);
 		}
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < 4; k++)
 			if (link[k] >= 0)
 				chain[len++] = link[k];
 		for (int k = 1; k < len; k++) {
@@ -291,8 +294,19 @@ static int ho_problem_chains(const struct ho_graph *g, const struct ho_profile *
 				break;
 			if (!p->fuse_prev && (!(p->fuse_prev = ho_task_array(p->n)) ||
 					      !(p->fuse_in = ho_task_array(p->n)) ||
-					      !(p->fuse_head = ho_task_array(p->n))))
+					      !(p->fuse_head = ho_task_array(p->n)) ||
+					      !(p->fuse_res = ho_task_array(p->n))))
 				return -ENOMEM;
+			if (k == 1 + (link[0] >= 0) && link[1] >= 0) { /* the residual Add */
+				const struct ho_node *a = &g->nodes[link[1]];
+				int32_t r = a->inputs[0] == g->nodes[prev].outputs[0]
+						? a->inputs[1]
+						: a->inputs[0];
+
+				if (item_of[r] < 0)
+					break;
+				p->fuse_res[t] = (uint32_t)item_of[r];
+			}
 			p->fuse_prev[t] = (uint32_t)task_of[prev];
 			p->fuse_in[t] = (uint32_t)in;
 			p->fuse_head[t] = (uint32_t)task_of[i];

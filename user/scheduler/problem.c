@@ -40,6 +40,7 @@ void ho_problem_free(struct ho_problem *p)
 	free(p->fuse_prev);
 	free(p->fuse_in);
 	free(p->fuse_head);
+	free(p->fuse_res);
 	free(p->fused_comp);
 	free(p->view_src);
 	free(p->view_out);

@@ -365,6 +365,16 @@ static bool ho_fuses(const struct ho_sim *s, const uint16_t *assign, uint32_t v,
 
 	if (!p->fuse_prev || (u = p->fuse_prev[v]) == HO_NOT_FUSED)
 		return false;
+	/* a residual is added into where it lies: made and read here alone */
+	if (p->fuse_res && p->fuse_res[v] != HO_NOT_FUSED) {
+		uint32_t k = p->fuse_res[v];
+
+		if (ho_item_home(s, assign, k) != dev)
+			return false;
+		for (uint32_t e = p->cons_off[k]; e < p->cons_off[k + 1]; e++)
+			if (assign[p->cons[e]] != dev)
+				return false;
+	}
 	return assign[u] == dev && (p->fuse_prev[u] == HO_NOT_FUSED || s->how[u] == HO_TASK_FUSED);
 }
 

@@ -20,10 +20,11 @@ struct ho_backend;   /* one device's instance */
 struct ho_kernel;    /* one node's prepared work (with any folded post-op) */
 struct ho_dev_block; /* a backend's handle on a block of memory it addresses */
 
-/* Nodes folded into a kernel: a Conv's batch norm or a MatMul's bias Add, then an
- * element-wise node; -1 none. */
+/* Nodes folded into a kernel: a Conv's batch norm or a MatMul's bias Add, a Conv's
+ * residual Add (sum: its result added into the other operand's bytes, which are
+ * also the chain's output's), then an element-wise node; -1 none. */
 struct ho_fusion {
-	int32_t bn, post;
+	int32_t bn, post, sum;
 };
 
 /*

@@ -174,6 +174,9 @@ int ho_cpu_src_dst_kernel(struct ho_backend *c, struct ho_kernel *k, dnnl_status
 			  struct ho_error *err);
 int ho_cpu_convert(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc_t *tmd,
 		   void *ptr, const dnnl_memory_desc_t *kmd, int arg, bool input);
+/* A destination the kernel adds into (a sum post-op): the tensor's bytes are in it first. */
+int ho_cpu_convert_sum(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc_t *tmd,
+		       void *ptr, const dnnl_memory_desc_t *kmd);
 int ho_cpu_weights(struct ho_backend *c, struct ho_kernel *k, const_dnnl_primitive_desc_t pd,
 		   const dnnl_memory_desc_t *user, void *ptr);
 float ho_cpu_scalar_input(const struct ho_graph *g, const struct ho_node *n, uint32_t i,
@@ -181,8 +184,9 @@ float ho_cpu_scalar_input(const struct ho_graph *g, const struct ho_node *n, uin
 int ho_cpu_eltwise_attr(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 			void *const *buf, bool first, dnnl_primitive_attr_t *attr);
 int ho_cpu_prep_conv(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
-		     const struct ho_node *bnn, const struct ho_node *post, void *const *buf,
-		     struct ho_kernel *k, struct ho_error *err);
+		     const struct ho_node *bnn, const struct ho_node *sum,
+		     const struct ho_node *post, void *const *buf, struct ho_kernel *k,
+		     struct ho_error *err);
 int ho_cpu_prep_bnorm(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 		      void *const *buf, struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_pool(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,

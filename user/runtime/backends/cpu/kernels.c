@@ -15,7 +15,8 @@ static int k_conv(struct ho_backend *c, const struct ho_graph *g, const struct h
 		  const struct ho_fusion *fuse, void *const *buf, struct ho_kernel *k,
 		  struct ho_error *err)
 {
-	return ho_cpu_prep_conv(c, g, n, HO_FUSED(fuse, bn), HO_FUSED(fuse, post), buf, k, err);
+	return ho_cpu_prep_conv(c, g, n, HO_FUSED(fuse, bn), HO_FUSED(fuse, sum),
+				HO_FUSED(fuse, post), buf, k, err);
 }
 
 /* MatMul with its bias Add folded in runs on oneDNN matmul, alone on sgemm. */

@@ -119,6 +119,8 @@ static int disc_prepare(struct ho_backend *b, const struct ho_graph *g, uint32_t
 	disc_see_node(own, mem, &g->nodes[node]);
 	if (fuse && fuse->bn >= 0)
 		disc_see_node(own, mem, &g->nodes[fuse->bn]);
+	if (fuse && fuse->sum >= 0)
+		disc_see_node(own, mem, &g->nodes[fuse->sum]);
 	if (fuse && fuse->post >= 0)
 		disc_see_node(own, mem, &g->nodes[fuse->post]);
 	ret = ho_cpu_prepare(b, g, node, fuse, own, channels_last, out, err);

@@ -251,6 +251,8 @@ int ocl_prepare(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
 	*out = NULL;
 	if (*n->domain)
 		return ocl_refuse(&c, "runs the default ONNX domain only");
+	if (fuse && fuse->sum >= 0) /* the executor runs the Add on its own then */
+		return ocl_refuse(&c, "adds no residual into its output");
 	if (!strcmp(n->op_type, "Constant"))
 		return 0;
 	for (uint32_t o = 1; o < n->n_outputs; o++)
