@@ -456,8 +456,8 @@ void ho_conv_chain(const struct ho_graph *g, uint32_t conv, int32_t *bn, int32_t
  * that tensor's bytes become the Add's output.  So the other tensor is made,
  * and read by every reader but the Add, before the Conv by the graph (an
  * identity shortcut; a projection's convolution runs beside the block), by
- * no view and through none.  Not for a dense 3x3 (HO_KC_CONV_3X3), whose
- * Winograd kernel is worth more.
+ * no view and through none.  2-D only, and not for a dense 3x3
+ * (HO_KC_CONV_3X3), whose Winograd kernel is worth more.
  */
 int32_t ho_conv_residual(const struct ho_graph *g, uint32_t conv, int32_t bn, int32_t *post);
 /*

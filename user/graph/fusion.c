@@ -265,11 +265,17 @@ int32_t ho_conv_residual(const struct ho_graph *g, uint32_t conv, int32_t bn, in
 	const struct ho_tensor *tt;
 
 	*post = -1;
-	/* a dense 3x3 keeps Winograd's kernel (its own blocked destination, where no
-	 * residual lies): on resnet18 that was worth 10% more than the fused Add */
-	if (t < 0 || strcmp(n->op_type, "Conv") || ho_kernel_class(g, n) == HO_KC_CONV_3X3)
+	if (t < 0)
 		return -1;
 	tt = &g->tensors[t];
+	/* a dense 3x3 keeps Winograd's kernel (its own blocked destination, where no
+	 * residual lies): on resnet18 that was worth 10% more than the fused Add.  2-D
+	 * only: a 3-D one works in a blocked layout between plain tensors, where filling
+	 * its destination with the residual first cost more than the Add (r3d_18 and
+	 * r2plus1d_18 1.04-1.07x at one thread) */
+	if (strcmp(n->op_type, "Conv") || tt->shape.rank != 4 ||
+	    ho_kernel_class(g, n) == HO_KC_CONV_3X3)
+		return -1;
 	if (tt->n_consumers != 1 || (tt->flags & HO_T_OUTPUT) || tt->dtype != HO_DT_FLOAT)
 		return -1;
 	a = &g->nodes[tt->consumers[0]];

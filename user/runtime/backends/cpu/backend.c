@@ -99,6 +99,8 @@ void ho_cpu_kernel_free(struct ho_kernel *k)
 	ho_cpu_text_free(k->text);
 	if (k->pre)
 		dnnl_primitive_destroy(k->pre);
+	if (k->fill)
+		dnnl_primitive_destroy(k->fill);
 	if (k->post)
 		dnnl_primitive_destroy(k->post);
 	if (k->then)

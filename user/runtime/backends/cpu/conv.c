@@ -309,8 +309,7 @@ int ho_cpu_prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 	 * handful of channels, where the two layouts are nearly one and oneDNN's
 	 * brgconv on them wrote zeros (ONNX's 1>1 conformance convolutions).
 	 */
-	/* a sum reads the residual where it lies: the destination is the tensor itself */
-	if (!sum && (group > 1 || (ic >= 8 && oc >= 8)) && ho_cpu_is_slow(pd)) {
+	if ((group > 1 || (ic >= 8 && oc >= 8)) && ho_cpu_is_slow(pd)) {
 		dnnl_memory_desc_t any_in, any_out;
 		dnnl_primitive_desc_t fast = NULL;
 

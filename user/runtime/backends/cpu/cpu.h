@@ -77,10 +77,12 @@ struct ho_kernel {
 	const char *name, *op;
 	dnnl_primitive_t prim;
 	float *fold; /* a Conv's weights and bias with its batch norm folded in */
-	/* layout conversions around it (a convolution between NCHW and NHWC) */
-	dnnl_primitive_t pre, post;
-	dnnl_exec_arg_t pre_args[3], post_args[3];
-	int n_pre_args, n_post_args;
+	/* layout conversions around it (a convolution between NCHW and NHWC), and for a
+	 * kernel that adds into its destination (a sum post-op) that destination filled
+	 * in its layout first */
+	dnnl_primitive_t pre, fill, post;
+	dnnl_exec_arg_t pre_args[3], fill_args[3], post_args[3];
+	int n_pre_args, n_fill_args, n_post_args;
 	/* a primitive after those on the output in place (a ConvTranspose's bias) */
 	dnnl_primitive_t then;
 	dnnl_exec_arg_t then_args[3];

@@ -124,6 +124,8 @@ int ho_cpu_execute(const struct ho_backend *c, const struct ho_kernel *k)
 	if (ho_cpu_temps_bind(c, k) ||
 	    (k->pre && dnnl_primitive_execute(k->pre, c->stream, k->n_pre_args, k->pre_args) !=
 			   dnnl_success) ||
+	    (k->fill && dnnl_primitive_execute(k->fill, c->stream, k->n_fill_args, k->fill_args) !=
+			    dnnl_success) ||
 	    dnnl_primitive_execute(k->prim, c->stream, k->nargs, k->args) != dnnl_success ||
 	    (k->post && dnnl_primitive_execute(k->post, c->stream, k->n_post_args, k->post_args) !=
 			    dnnl_success) ||
@@ -242,9 +244,10 @@ int ho_cpu_convert(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_
  * A destination the kernel adds into (oneDNN's sum post-op) in layout kmd,
  * the tensor (at ptr, what is added to) in layout tmd: as ho_cpu_convert's
  * output, and where they differ the tensor reordered into the kernel's
- * buffer before the kernel too.  A Conv between NHWC and NCHW (resnet's
- * last blocks before the pooling) converts one side only, so the reorder
- * before the kernel is free for it.
+ * buffer before the kernel too (k->fill): a Conv between NHWC and NCHW
+ * (resnet's last blocks, before the pooling), or one in oneDNN's blocked
+ * layout between plain tensors (r3d_18's 3-D convolutions, on gemm 1.7x
+ * slower without it).
  */
 int ho_cpu_convert_sum(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc_t *tmd,
 		       void *ptr, const dnnl_memory_desc_t *kmd)
@@ -255,25 +258,23 @@ int ho_cpu_convert_sum(struct ho_backend *c, struct ho_kernel *k, const dnnl_mem
 
 	if (dnnl_memory_desc_equal(tmd, kmd))
 		return ho_cpu_mem(c, k, tmd, ptr, DNNL_ARG_DST);
-	if (k->pre)
-		return -EINVAL; /* both sides converted: not a layout the executor plans */
 	ret = ho_cpu_convert(c, k, tmd, ptr, kmd, DNNL_ARG_DST, false);
 	if (ret)
 		return ret;
 	/* the same two buffers the other way round, with the reorder's own scratchpad */
-	k->pre_args[0] = (dnnl_exec_arg_t){DNNL_ARG_FROM, k->post_args[1].memory};
-	k->pre_args[1] = (dnnl_exec_arg_t){DNNL_ARG_TO, k->post_args[0].memory};
-	k->n_pre_args = 2;
+	k->fill_args[0] = (dnnl_exec_arg_t){DNNL_ARG_FROM, k->post_args[1].memory};
+	k->fill_args[1] = (dnnl_exec_arg_t){DNNL_ARG_TO, k->post_args[0].memory};
+	k->n_fill_args = 2;
 	if (dnnl_reorder_primitive_desc_create(&rpd, tmd, c->eng, kmd, c->eng, c->attr) !=
 	    dnnl_success)
 		return -EINVAL;
 	sp = dnnl_primitive_desc_query_md(rpd, dnnl_query_scratchpad_md, 0);
 	if (sp && dnnl_memory_desc_get_size(sp)) {
 		ret = ho_cpu_temp_mem(c, k, sp, -1);
-		k->pre_args[k->n_pre_args++] =
+		k->fill_args[k->n_fill_args++] =
 		    (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, k->owned[k->n_owned - 1]};
 	}
-	if (!ret && dnnl_primitive_create(&k->pre, rpd) != dnnl_success)
+	if (!ret && dnnl_primitive_create(&k->fill, rpd) != dnnl_success)
 		ret = -EINVAL;
 	dnnl_primitive_desc_destroy(rpd);
 	return ret;
