@@ -235,6 +235,8 @@ int ho_onnx_tensor_read(const char *path, struct ho_const *out, char *name, size
 
 /* Graph queries and checks (user/graph/graph.c). */
 int32_t ho_graph_find_tensor(const struct ho_graph *g, const char *name);
+/* Two-input node n's input other than tensor t; -1 if t is not one of them. */
+int32_t ho_other_input(const struct ho_graph *g, int32_t n, int32_t t);
 /* A node that runs: not folded at load time, not a Constant (the scheduler's tasks). */
 bool ho_node_is_task(const struct ho_node *n);
 int ho_graph_validate(struct ho_graph *g, struct ho_error *err);

@@ -111,7 +111,7 @@ void ho_matmul_chain(const struct ho_graph *g, uint32_t mm, int32_t *add, int32_
 	    strcmp(g->nodes[b].op_type, "Add") || g->nodes[b].n_inputs != 2 ||
 	    !g->nodes[b].n_outputs || g->nodes[b].outputs[0] < 0)
 		return;
-	other = g->nodes[b].inputs[0] == t ? g->nodes[b].inputs[1] : g->nodes[b].inputs[0];
+	other = ho_other_input(g, b, t);
 	if (other < 0 || other == t ||
 	    !ho_is_bias(&g->tensors[ho_view_root(g, other)], w->shape.dim[1],
 			g->tensors[t].shape.rank) ||
@@ -218,7 +218,8 @@ void ho_conv_chain(const struct ho_graph *g, uint32_t conv, int32_t *bn, int32_t
 }
 
 /* How far back from a Conv its residual's writer and readers are looked for: a
- * residual block's nodes, with room (ResNet's bottleneck has 8). */
+ * residual block's nodes, with room (the walk ends after 6 nodes from resnet50's and
+ * regnet_x_400mf's last 1x1 convolutions, after 10 from mobilenet_v2's). */
 #define HO_RESIDUAL_REACH 256
 
 /*
@@ -281,7 +282,7 @@ int32_t ho_conv_residual(const struct ho_graph *g, uint32_t conv, int32_t bn, in
 	a = &g->nodes[tt->consumers[0]];
 	if (strcmp(a->op_type, "Add") || a->n_inputs != 2 || !a->n_outputs || a->outputs[0] < 0)
 		return -1;
-	r = a->inputs[0] == t ? a->inputs[1] : a->inputs[0];
+	r = ho_other_input(g, tt->consumers[0], t);
 	if (r < 0 || r == t || ho_is_constant(&g->tensors[r]) || g->tensors[r].dtype != tt->dtype ||
 	    !ho_shape_same(&g->tensors[r].shape, &tt->shape) ||
 	    !ho_shape_same(&g->tensors[a->outputs[0]].shape, &tt->shape))

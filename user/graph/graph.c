@@ -221,6 +221,15 @@ bool ho_node_is_task(const struct ho_node *n)
 	return !(n->flags & HO_N_FOLDED) && strcmp(n->op_type, "Constant");
 }
 
+int32_t ho_other_input(const struct ho_graph *g, int32_t n, int32_t t)
+{
+	const struct ho_node *nd = &g->nodes[n];
+
+	if (nd->n_inputs != 2 || t < 0)
+		return -1;
+	return nd->inputs[0] == t ? nd->inputs[1] : nd->inputs[1] == t ? nd->inputs[0] : -1;
+}
+
 int32_t ho_graph_find_tensor(const struct ho_graph *g, const char *name)
 {
 	return ho_index_get(&g->priv->tensors, name);

@@ -51,14 +51,6 @@ static bool ho_is(const struct ho_graph *g, int32_t n, const char *op, uint32_t 
 	       g->nodes[n].outputs[0] >= 0;
 }
 
-/* Input k of binary node n other than tensor t, -1 if t is not an input of it. */
-static int32_t ho_other(const struct ho_graph *g, int32_t n, int32_t t)
-{
-	const struct ho_node *nd = &g->nodes[n];
-
-	return nd->inputs[0] == t ? nd->inputs[1] : nd->inputs[1] == t ? nd->inputs[0] : -1;
-}
-
 /*
  * The Gelu chain ending at the Erf node e: x / sqrt 2 (or x * (1 / sqrt 2)), erf, + 1, then
  * x times it and 0.5 in either order.  Fills the chain's nodes, its last one last; x.
@@ -86,25 +78,27 @@ static int32_t ho_gelu_chain(const struct ho_graph *g, int32_t e, int32_t chain[
 	if (x < 0 || ho_only_reader(g, en->inputs[0]) != e)
 		return -1;
 	add = ho_only_reader(g, en->outputs[0]);
-	if (!ho_is(g, add, "Add", 2) || !ho_scalar(g, ho_other(g, add, en->outputs[0]), &v) ||
+	if (!ho_is(g, add, "Add", 2) || !ho_scalar(g, ho_other_input(g, add, en->outputs[0]), &v) ||
 	    !ho_near(v, 1.0))
 		return -1;
 	m1 = ho_only_reader(g, g->nodes[add].outputs[0]);
 	if (!ho_is(g, m1, "Mul", 2))
 		return -1;
-	t = ho_other(g, m1, g->nodes[add].outputs[0]);
+	t = ho_other_input(g, m1, g->nodes[add].outputs[0]);
 	if (t == x) { /* x * (1 + erf), then * 0.5 */
 		m2 = ho_only_reader(g, g->nodes[m1].outputs[0]);
 		if (!ho_is(g, m2, "Mul", 2) ||
-		    !ho_scalar(g, ho_other(g, m2, g->nodes[m1].outputs[0]), &v) || !ho_near(v, 0.5))
+		    !ho_scalar(g, ho_other_input(g, m2, g->nodes[m1].outputs[0]), &v) ||
+		    !ho_near(v, 0.5))
 			return -1;
 		chain[3] = m1;
 		chain[4] = m2;
 	} else { /* (x * 0.5) * (1 + erf) */
 		int32_t h = t >= 0 ? g->tensors[t].producer : -1;
 
-		if (!ho_is(g, h, "Mul", 2) || ho_only_reader(g, t) != m1 || ho_other(g, h, x) < 0 ||
-		    !ho_scalar(g, ho_other(g, h, x), &v) || !ho_near(v, 0.5))
+		if (!ho_is(g, h, "Mul", 2) || ho_only_reader(g, t) != m1 ||
+		    ho_other_input(g, h, x) < 0 || !ho_scalar(g, ho_other_input(g, h, x), &v) ||
+		    !ho_near(v, 0.5))
 			return -1;
 		chain[3] = h;
 		chain[4] = m1;
@@ -181,7 +175,8 @@ static int32_t ho_layer_norm_chain(const struct ho_graph *g, int32_t r, int32_t 
 	if (!ho_mean_last(g, r2, g->nodes[pw].outputs[0]))
 		return -1;
 	ad = ho_only_reader(g, g->nodes[r2].outputs[0]);
-	if (!ho_is(g, ad, "Add", 2) || !ho_scalar(g, ho_other(g, ad, g->nodes[r2].outputs[0]), eps))
+	if (!ho_is(g, ad, "Add", 2) ||
+	    !ho_scalar(g, ho_other_input(g, ad, g->nodes[r2].outputs[0]), eps))
 		return -1;
 	sq = ho_only_reader(g, g->nodes[ad].outputs[0]);
 	if (!ho_is(g, sq, "Sqrt", 1) || ho_only_reader(g, g->nodes[sq].outputs[0]) != dv ||
@@ -193,9 +188,9 @@ static int32_t ho_layer_norm_chain(const struct ho_graph *g, int32_t r, int32_t 
 		return -1;
 	add = ho_only_reader(g, g->nodes[mul].outputs[0]);
 	if (!ho_is(g, add, "Add", 2) ||
-	    ho_vector(g, ho_other(g, mul, g->nodes[dv].outputs[0])) < 2 ||
-	    ho_vector(g, ho_other(g, add, g->nodes[mul].outputs[0])) !=
-		ho_vector(g, ho_other(g, mul, g->nodes[dv].outputs[0])))
+	    ho_vector(g, ho_other_input(g, mul, g->nodes[dv].outputs[0])) < 2 ||
+	    ho_vector(g, ho_other_input(g, add, g->nodes[mul].outputs[0])) !=
+		ho_vector(g, ho_other_input(g, mul, g->nodes[dv].outputs[0])))
 		return -1;
 	chain[0] = r, chain[1] = sub, chain[2] = pw, chain[3] = r2, chain[4] = ad;
 	chain[5] = sq, chain[6] = dv, chain[7] = mul, chain[8] = add;
@@ -291,8 +286,9 @@ int ho_graph_fold_patterns(struct ho_graph *g, struct ho_error *err)
 			continue;
 		int32_t y = g->nodes[chain[6]].outputs[0], m = g->nodes[chain[7]].outputs[0];
 
-		if ((ret = ho_make_layer_norm(g, &g->nodes[chain[8]], x, ho_other(g, chain[7], y),
-					      ho_other(g, chain[8], m), eps, err)) ||
+		if ((ret = ho_make_layer_norm(g, &g->nodes[chain[8]], x,
+					      ho_other_input(g, chain[7], y),
+					      ho_other_input(g, chain[8], m), eps, err)) ||
 		    (ret = ho_absorb(g, &g->nodes[chain[8]], chain, 8, err)))
 			goto out;
 		for (int k = 0; k < 8; k++)

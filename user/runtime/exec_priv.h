@@ -223,6 +223,9 @@ void ho_rt_fuse(struct ho_rt *rt);
 /* A tensor a fused kernel skips: a Conv's output (or its folded batch norm's) that
  * the chain's last node writes instead. */
 bool ho_rt_unwritten(const struct ho_rt *rt, int32_t t);
+/* The node of Conv h's chain that writes its result (element-wise, else residual Add); -1 if
+ * neither folded (layouts.c). */
+int32_t ho_rt_chain_end(const struct ho_rt *rt, uint32_t h);
 /* regions.c: the memory plan of every device's tensors, and the regions */
 bool ho_rt_home_unread(const struct ho_rt *rt, int32_t t);
 int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err);

@@ -139,20 +139,16 @@ static void ho_rt_fold(struct ho_rt *rt, uint32_t i, int32_t b)
 static void ho_rt_residual(struct ho_rt *rt, struct ho_scratch_mem *s, uint32_t i, int32_t mid)
 {
 	const struct ho_graph *g = rt->g;
-	int32_t post, a = ho_conv_residual(g, i, mid, &post), t, r, y, p;
-	const struct ho_node *an;
+	int32_t post, a = ho_conv_residual(g, i, mid, &post),
+		      t = g->nodes[mid >= 0 ? mid : (int32_t)i].outputs[0], r, y;
 
-	if (a < 0)
+	if (a < 0 || !ho_rt_can_fold(rt, i, t, a))
 		return;
-	an = &g->nodes[a];
-	t = g->nodes[mid >= 0 ? mid : (int32_t)i].outputs[0];
-	r = an->inputs[0] == t ? an->inputs[1] : an->inputs[0];
-	if (!ho_rt_can_fold(rt, i, t, a) || (post >= 0 && !ho_rt_can_fold(rt, i, t, post)))
+	if (post >= 0 && !ho_rt_can_fold(rt, i, t, post))
 		post = -1;
-	y = post >= 0 ? g->nodes[post].outputs[0] : an->outputs[0];
-	p = g->tensors[r].producer;
-	if (!ho_rt_can_fold(rt, i, t, a) || rt->node_dev[p] != rt->node_dev[i] ||
-	    rt->nhwc[r] != rt->nhwc[y] ||
+	r = ho_other_input(g, a, t);
+	y = g->nodes[post >= 0 ? post : a].outputs[0];
+	if (rt->node_dev[g->tensors[r].producer] != rt->node_dev[i] || rt->nhwc[r] != rt->nhwc[y] ||
 	    ((g->tensors[r].flags | g->tensors[y].flags) & HO_T_OUTPUT) ||
 	    (rt->keep && (rt->keep[r] || rt->keep[y])))
 		return;
@@ -243,7 +239,12 @@ bool ho_rt_unwritten(const struct ho_rt *rt, int32_t t)
 		return true; /* the Conv's own output */
 	/* a folded node's output (a batch norm's, a swish's gate, a residual Add's) when
 	 * the chain's last node writes instead */
-	int32_t h = rt->folded[p], last = h < 0 ? -1 : rt->post[h] >= 0 ? rt->post[h] : rt->sum[h];
+	int32_t h = rt->folded[p], last = h < 0 ? -1 : ho_rt_chain_end(rt, (uint32_t)h);
 
 	return last >= 0 && last != p;
+}
+
+int32_t ho_rt_chain_end(const struct ho_rt *rt, uint32_t h)
+{
+	return rt->post[h] >= 0 ? rt->post[h] : rt->sum[h];
 }

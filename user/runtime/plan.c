@@ -210,14 +210,12 @@ static int ho_rt_place(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_e
 static int32_t ho_rt_summed_into(const struct ho_rt *rt, int32_t t)
 {
 	const struct ho_graph *g = rt->g;
-	int32_t p = g->tensors[t].producer, h = p >= 0 ? rt->folded[p] : -1, a;
+	int32_t p = g->tensors[t].producer, h = p >= 0 ? rt->folded[p] : -1;
 
-	if (h < 0 || (a = rt->sum[h]) < 0 ||
-	    g->nodes[rt->post[h] >= 0 ? rt->post[h] : a].outputs[0] != t)
+	if (h < 0 || rt->sum[h] < 0 || g->nodes[ho_rt_chain_end(rt, (uint32_t)h)].outputs[0] != t)
 		return -1;
-	/* the Add's other operand: not the chain's own tensor, which is never written */
-	return ho_rt_unwritten(rt, g->nodes[a].inputs[0]) ? g->nodes[a].inputs[1]
-							  : g->nodes[a].inputs[0];
+	/* the Add's operand other than the chain's own (the Conv's or its batch norm's) */
+	return ho_other_input(g, rt->sum[h], g->nodes[rt->bn[h] >= 0 ? rt->bn[h] : h].outputs[0]);
 }
 
 /* The tensor an alias output shares bytes with (its first input, through chains of
@@ -348,13 +346,13 @@ static int ho_rt_layout(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_
 		return ret;
 	/* A chain that adds into a residual writes its result in the residual's bytes. */
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
-		int32_t h = g->topo[i], a = rt->sum[h], y, r;
+		int32_t h = g->topo[i], y;
 
-		if (a < 0)
+		if (rt->sum[h] < 0)
 			continue;
-		y = g->nodes[rt->post[h] >= 0 ? rt->post[h] : a].outputs[0];
-		r = ho_rt_summed_into(rt, y);
-		rt->buf[AT(rt, y, rt->node_dev[h])] = rt->buf[AT(rt, r, rt->node_dev[h])];
+		y = g->nodes[ho_rt_chain_end(rt, (uint32_t)h)].outputs[0];
+		rt->buf[AT(rt, y, rt->node_dev[h])] =
+		    rt->buf[AT(rt, ho_rt_summed_into(rt, y), rt->node_dev[h])];
 	}
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		const struct ho_node *n = &g->nodes[g->topo[i]];

@@ -297,13 +297,10 @@ static int ho_problem_chains(const struct ho_graph *g, const struct ho_profile *
 					      !(p->fuse_head = ho_task_array(p->n)) ||
 					      !(p->fuse_res = ho_task_array(p->n))))
 				return -ENOMEM;
-			if (k == 1 + (link[0] >= 0) && link[1] >= 0) { /* the residual Add */
-				const struct ho_node *a = &g->nodes[link[1]];
-				int32_t r = a->inputs[0] == g->nodes[prev].outputs[0]
-						? a->inputs[1]
-						: a->inputs[0];
+			if (chain[k] == link[1]) { /* the residual Add: what it adds into */
+				int32_t r = ho_other_input(g, link[1], g->nodes[prev].outputs[0]);
 
-				if (item_of[r] < 0)
+				if (r < 0 || item_of[r] < 0)
 					break;
 				p->fuse_res[t] = (uint32_t)item_of[r];
 			}

@@ -363,10 +363,11 @@ static bool ho_fuses(const struct ho_sim *s, const uint16_t *assign, uint32_t v,
 	const struct ho_problem *p = s->p;
 	uint32_t u;
 
-	if (!p->fuse_prev || (u = p->fuse_prev[v]) == HO_NOT_FUSED)
+	if (!p->fuse_prev || (u = p->fuse_prev[v]) == HO_NOT_FUSED || assign[u] != dev ||
+	    (p->fuse_prev[u] != HO_NOT_FUSED && s->how[u] != HO_TASK_FUSED))
 		return false;
 	/* a residual is added into where it lies: made and read here alone */
-	if (p->fuse_res && p->fuse_res[v] != HO_NOT_FUSED) {
+	if (p->fuse_res[v] != HO_NOT_FUSED) {
 		uint32_t k = p->fuse_res[v];
 
 		if (ho_item_home(s, assign, k) != dev)
@@ -375,7 +376,7 @@ static bool ho_fuses(const struct ho_sim *s, const uint16_t *assign, uint32_t v,
 			if (assign[p->cons[e]] != dev)
 				return false;
 	}
-	return assign[u] == dev && (p->fuse_prev[u] == HO_NOT_FUSED || s->how[u] == HO_TASK_FUSED);
+	return true;
 }
 
 /*
