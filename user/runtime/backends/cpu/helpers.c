@@ -198,6 +198,34 @@ int ho_cpu_src_dst_kernel(struct ho_backend *c, struct ho_kernel *k, dnnl_status
 	return ret;
 }
 
+/* A reorder from memory `from` to `to` into slot r (its arguments a, *na), its scratchpad
+ * in the workspace. */
+static int ho_cpu_reorder(struct ho_backend *c, struct ho_kernel *k,
+			  const dnnl_memory_desc_t *from_md, dnnl_memory_t from,
+			  const dnnl_memory_desc_t *to_md, dnnl_memory_t to, dnnl_primitive_t *r,
+			  dnnl_exec_arg_t *a, int *na)
+{
+	dnnl_primitive_desc_t rpd = NULL;
+	const dnnl_memory_desc_t *sp;
+	int ret = 0;
+
+	a[0] = (dnnl_exec_arg_t){DNNL_ARG_FROM, from};
+	a[1] = (dnnl_exec_arg_t){DNNL_ARG_TO, to};
+	*na = 2;
+	if (dnnl_reorder_primitive_desc_create(&rpd, from_md, c->eng, to_md, c->eng, c->attr) !=
+	    dnnl_success)
+		return -EINVAL;
+	sp = dnnl_primitive_desc_query_md(rpd, dnnl_query_scratchpad_md, 0);
+	if (sp && dnnl_memory_desc_get_size(sp)) {
+		ret = ho_cpu_temp_mem(c, k, sp, -1);
+		a[(*na)++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, k->owned[k->n_owned - 1]};
+	}
+	if (!ret && dnnl_primitive_create(r, rpd) != dnnl_success)
+		ret = -EINVAL;
+	dnnl_primitive_desc_destroy(rpd);
+	return ret;
+}
+
 /*
  * The kernel's argument arg in layout kmd, the tensor (at ptr) in layout
  * tmd: the same memory when they agree, else a buffer of the kernel's own
@@ -206,12 +234,7 @@ int ho_cpu_src_dst_kernel(struct ho_backend *c, struct ho_kernel *k, dnnl_status
 int ho_cpu_convert(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc_t *tmd,
 		   void *ptr, const dnnl_memory_desc_t *kmd, int arg, bool input)
 {
-	dnnl_primitive_desc_t rpd = NULL;
-	dnnl_primitive_t *r = input ? &k->pre : &k->post;
-	dnnl_exec_arg_t *a = input ? k->pre_args : k->post_args;
-	int *na = input ? &k->n_pre_args : &k->n_post_args;
 	dnnl_memory_t user, own;
-	int ret = -EINVAL;
 
 	if (dnnl_memory_desc_equal(tmd, kmd))
 		return ho_cpu_mem(c, k, tmd, ptr, arg);
@@ -219,25 +242,10 @@ int ho_cpu_convert(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_
 		return -ENOMEM;
 	user = k->owned[k->n_owned - 2];
 	own = k->owned[k->n_owned - 1];
-	a[0] = (dnnl_exec_arg_t){DNNL_ARG_FROM, input ? user : own};
-	a[1] = (dnnl_exec_arg_t){DNNL_ARG_TO, input ? own : user};
-	*na = 2;
-	if (dnnl_reorder_primitive_desc_create(&rpd, input ? tmd : kmd, c->eng, input ? kmd : tmd,
-					       c->eng, c->attr) == dnnl_success) {
-		const dnnl_memory_desc_t *sp =
-		    dnnl_primitive_desc_query_md(rpd, dnnl_query_scratchpad_md, 0);
-
-		ret = 0;
-		if (sp && dnnl_memory_desc_get_size(sp)) {
-			ret = ho_cpu_temp_mem(c, k, sp, -1);
-			a[(*na)++] =
-			    (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, k->owned[k->n_owned - 1]};
-		}
-		if (!ret && dnnl_primitive_create(r, rpd) != dnnl_success)
-			ret = -EINVAL;
-		dnnl_primitive_desc_destroy(rpd);
-	}
-	return ret;
+	return input
+		   ? ho_cpu_reorder(c, k, tmd, user, kmd, own, &k->pre, k->pre_args, &k->n_pre_args)
+		   : ho_cpu_reorder(c, k, kmd, own, tmd, user, &k->post, k->post_args,
+				    &k->n_post_args);
 }
 
 /*
@@ -252,32 +260,15 @@ int ho_cpu_convert(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_
 int ho_cpu_convert_sum(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc_t *tmd,
 		       void *ptr, const dnnl_memory_desc_t *kmd)
 {
-	dnnl_primitive_desc_t rpd = NULL;
-	const dnnl_memory_desc_t *sp;
 	int ret;
 
 	if (dnnl_memory_desc_equal(tmd, kmd))
 		return ho_cpu_mem(c, k, tmd, ptr, DNNL_ARG_DST);
 	ret = ho_cpu_convert(c, k, tmd, ptr, kmd, DNNL_ARG_DST, false);
-	if (ret)
-		return ret;
-	/* the same two buffers the other way round, with the reorder's own scratchpad */
-	k->fill_args[0] = (dnnl_exec_arg_t){DNNL_ARG_FROM, k->post_args[1].memory};
-	k->fill_args[1] = (dnnl_exec_arg_t){DNNL_ARG_TO, k->post_args[0].memory};
-	k->n_fill_args = 2;
-	if (dnnl_reorder_primitive_desc_create(&rpd, tmd, c->eng, kmd, c->eng, c->attr) !=
-	    dnnl_success)
-		return -EINVAL;
-	sp = dnnl_primitive_desc_query_md(rpd, dnnl_query_scratchpad_md, 0);
-	if (sp && dnnl_memory_desc_get_size(sp)) {
-		ret = ho_cpu_temp_mem(c, k, sp, -1);
-		k->fill_args[k->n_fill_args++] =
-		    (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, k->owned[k->n_owned - 1]};
-	}
-	if (!ret && dnnl_primitive_create(&k->fill, rpd) != dnnl_success)
-		ret = -EINVAL;
-	dnnl_primitive_desc_destroy(rpd);
-	return ret;
+	/* the output reorder's two buffers (kernel's, tensor's), the other way round */
+	return ret ? ret
+		   : ho_cpu_reorder(c, k, tmd, k->post_args[1].memory, kmd, k->post_args[0].memory,
+				    &k->fill, k->fill_args, &k->n_fill_args);
 }
 
 /*
