@@ -180,10 +180,17 @@ static int ump_reserve_handle(struct ump_ctx *ctx, struct ump_call *k,
 	return 0;
 }
 
-/* ALLOC's and IMPORT's commit and undo: the handle reserved for k->buf. */
+/*
+ * ALLOC's and IMPORT's commit and undo: the handle reserved for k->buf.
+ * Nothing else touches a reserved entry (FREE refuses it), so the slot is
+ * still there and storing into it allocates nothing: it cannot fail.
+ */
 static void ump_commit_handle(struct ump_ctx *ctx, struct ump_call *k)
 {
-	xa_store(&ctx->bufs, k->handle, k->buf, GFP_KERNEL); /* reserved */
+	void *old = xa_cmpxchg(&ctx->bufs, k->handle, XA_ZERO_ENTRY, k->buf,
+			       GFP_KERNEL);
+
+	WARN_ON_ONCE(old); /* an error, or someone else's buffer */
 }
 
 static void ump_undo_handle(struct ump_ctx *ctx, struct ump_call *k)
@@ -245,7 +252,16 @@ static int ump_ioctl_free(struct ump_ctx *ctx, struct ump_call *k)
 
 	if (h->flags || h->reserved)
 		return -EINVAL;
-	buf = xa_erase(&ctx->bufs, h->handle);
+	/*
+	 * A handle an ALLOC or IMPORT has reserved but not yet handed out
+	 * loads as NULL: it is not the caller's yet, and erasing it would let
+	 * a second ALLOC take the same index.
+	 */
+	xa_lock(&ctx->bufs);
+	buf = xa_load(&ctx->bufs, h->handle);
+	if (buf)
+		__xa_erase(&ctx->bufs, h->handle);
+	xa_unlock(&ctx->bufs);
 	if (!buf)
 		return -ENOENT;
 	atomic_dec(&ctx->nr_handles);
@@ -356,7 +372,9 @@ static void ump_commit_submit(struct ump_ctx *ctx, struct ump_call *k)
 
 	/* The xarray keeps the first reference; the worker takes its own. */
 	refcount_inc(&c->users);
-	xa_store(&ctx->chains, c->id, c, GFP_KERNEL); /* a reserved slot */
+	/* A reserved slot, which nothing else stores to or erases. */
+	WARN_ON_ONCE(xa_cmpxchg(&ctx->chains, c->id, XA_ZERO_ENTRY, c,
+				GFP_KERNEL));
 	ump_chain_start(c);
 }
 
