@@ -146,7 +146,10 @@ struct ump_chain {
 	u64 asked; /* bytes its descriptors name, charged to ctx */
 	bool cancel; /* UMP_IOC_CANCEL */
 	void *uring_cmd; /* struct io_uring_cmd *, or NULL */
-	/* the submitting process: its exit (not one thread's) cancels */
+	/*
+	 * the submitting thread (a uring_cmd's own, not the io-wq worker's):
+	 * its execve, or its process's exit, cancels
+	 */
 	struct task_struct *task;
 	void *bounce; /* staging buffer, allocated on first use */
 };
@@ -165,7 +168,7 @@ static inline struct ump_buf *ump_buf_get(struct ump_buf *buf)
 
 /* ump_chain.c */
 int ump_chain_create(struct ump_ctx *ctx, u64 descs, u32 count,
-		     struct ump_chain **out);
+		     struct task_struct *submitter, struct ump_chain **out);
 void ump_chain_start(struct ump_chain *c);
 void ump_chain_put(struct ump_chain *c);
 void ump_ctx_workers_stop(struct ump_ctx *ctx);

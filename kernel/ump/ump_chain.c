@@ -137,7 +137,7 @@ void ump_chain_put(struct ump_chain *c)
 }
 
 int ump_chain_create(struct ump_ctx *ctx, u64 udescs, u32 count,
-		     struct ump_chain **out)
+		     struct task_struct *submitter, struct ump_chain **out)
 {
 	struct ump_chain *c;
 	struct ump_buf *b;
@@ -176,7 +176,7 @@ int ump_chain_create(struct ump_ctx *ctx, u64 udescs, u32 count,
 	}
 	c->count = count;
 	c->ctx = ctx;
-	c->task = get_task_struct(current);
+	c->task = get_task_struct(submitter);
 	kref_get(&ctx->ref);
 	atomic_inc(&ump_pool.live_chains);
 	init_completion(&c->done);
@@ -502,7 +502,8 @@ int ump_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	    memchr_inv((const u8 *)p + sizeof(sub), 0,
 		       UMP_SQE128_CMD_BYTES - sizeof(sub)))
 		return -EINVAL;
-	ret = ump_chain_create(ctx, sub.descs, sub.count, &c);
+	ret = ump_chain_create(ctx, sub.descs, sub.count, ump_uring_task(ioucmd),
+			       &c);
 	if (ret)
 		/* -EAGAIN would make io_uring retry at once, in a loop. */
 		return ret == -EAGAIN ? -EBUSY : ret;

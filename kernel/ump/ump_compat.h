@@ -74,6 +74,21 @@ static inline bool ump_uring_orphaned(struct io_uring_cmd *ioucmd,
 }
 #endif
 
+/*
+ * The task that submitted a uring_cmd: with IOSQE_ASYNC (or when the
+ * command is punted) the driver runs in an io-wq worker, whose exec or exit
+ * is not the submitter's.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#define ump_uring_task io_uring_cmd_get_task
+#else
+#include <linux/io_uring_types.h>
+static inline struct task_struct *ump_uring_task(struct io_uring_cmd *ioucmd)
+{
+	return cmd_to_io_kiocb(ioucmd)->task;
+}
+#endif
+
 /* 6.2 moved dma_buf_vmap() under the reservation lock; we hold none. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 #define ump_dma_buf_vmap dma_buf_vmap_unlocked

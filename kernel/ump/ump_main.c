@@ -349,7 +349,7 @@ static int ump_ioctl_submit(struct ump_ctx *ctx, struct ump_call *k)
 
 	if (sub->flags || sub->reserved[0] || sub->reserved[1])
 		return -EINVAL;
-	ret = ump_chain_create(ctx, sub->descs, sub->count, &c);
+	ret = ump_chain_create(ctx, sub->descs, sub->count, current, &c);
 	if (ret)
 		return ret;
 	c->user_data = sub->user_data;

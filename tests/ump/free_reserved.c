@@ -89,7 +89,8 @@ int main(void)
 	if (poll(&pfd, 1, 10000) != 1)
 		T_FAIL("the ALLOC never reached its copy-out");
 	T_REQUIRE(read(uffd, &msg, sizeof(msg)) == sizeof(msg));
-	T_REQUIRE(msg.event == UFFD_EVENT_PAGEFAULT && (msg.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP));
+	T_REQUIRE(msg.event == UFFD_EVENT_PAGEFAULT &&
+		  (msg.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP));
 
 	/* A fresh file's first handle is 1: the reserved one. */
 	ret = ump_free(&u, 1);
