@@ -11,7 +11,6 @@
 #include <linux/dma-buf.h>
 #include <linux/iosys-map.h>
 #include <linux/kref.h>
-#include <linux/kthread.h>
 #include <linux/miscdevice.h>
 #include <linux/mutex.h>
 #include <linux/nodemask.h>
@@ -80,6 +79,9 @@ struct ump_pool {
 	atomic_t live_bufs; /* every kind; must reach 0 */
 	atomic_t live_chains;
 	struct ump_engine_stats engine[UMP_NR_ENGINES];
+	/* The copy workers, one per (submitters' cgroup, node) in use. */
+	struct mutex workers_lock;
+	struct list_head workers;
 };
 
 extern struct ump_pool ump_pool;
@@ -119,18 +121,17 @@ struct ump_ctx {
 	bool closing; /* file released: cancel what has not run */
 	u32 next_chain;
 	/*
-	 * The file's copy workers, one per NUMA node, made on first use in
-	 * the submitter's cgroups so that the CPU time of its copies is
-	 * charged where the submitter's own would be (as vhost's workers).
+	 * The copy workers (ump_worker.c) its chains have run on, each held
+	 * until the file is released.
 	 */
 	struct mutex workers_lock;
-	struct kthread_worker **workers; /* [nr_node_ids] */
+	struct list_head workers; /* struct ump_worker_ref */
 };
 
 struct ump_chain {
-	struct kthread_work work;
-	struct kthread_worker *worker; /* of its context, on its node */
-	refcount_t users; /* the ctx's xarray, the worker, waiters */
+	struct list_head queue_link; /* on its worker's queue until it runs */
+	struct ump_worker *worker; /* its submitter's cgroup's, on its node */
+	refcount_t users; /* the ctx's xarray, the queue, waiters */
 	struct ump_ctx *ctx;
 	u32 id; /* 0 for io_uring chains */
 	u32 count;
@@ -171,11 +172,22 @@ int ump_chain_create(struct ump_ctx *ctx, u64 descs, u32 count,
 		     struct task_struct *submitter, struct ump_chain **out);
 void ump_chain_start(struct ump_chain *c);
 void ump_chain_put(struct ump_chain *c);
-void ump_ctx_workers_stop(struct ump_ctx *ctx);
+void ump_chain_run(struct ump_chain *c);
+void ump_chain_finish(struct ump_chain *c, int status, u32 failed_index);
+void ump_chain_cancel(struct ump_chain *c);
+bool ump_chain_checkpoint(struct ump_chain *c);
 int ump_chain_wait(struct ump_chain *c, u64 timeout_ns);
 bool ump_chain_cancelled(const struct ump_chain *c);
 struct ump_chain *ump_ctx_chain_get(struct ump_ctx *ctx, u64 id);
 int ump_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags);
+
+/* ump_worker.c */
+struct ump_worker;
+int ump_worker_bind(struct ump_chain *c, int node);
+void ump_worker_queue(struct ump_chain *c);
+bool ump_worker_dequeue(struct ump_chain *c);
+void ump_worker_reap(struct ump_worker *w);
+void ump_ctx_workers_put(struct ump_ctx *ctx);
 
 /* ump_dma.c */
 bool ump_dma_capable(const struct ump_chain *c);

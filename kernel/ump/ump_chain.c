@@ -9,9 +9,6 @@
  * a running copy. Ranges are checked per descriptor as it runs: a bad one
  * stops its chain with an error status, and nothing else.
  */
-#include <linux/cgroup.h>
-#include <linux/cpumask.h>
-#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/overflow.h>
@@ -27,71 +24,10 @@
 /* Copy in slices so a 16 MiB chain does not hog a CPU between reschedules. */
 #define UMP_COPY_SLICE SZ_1M
 
-static void ump_chain_work(struct kthread_work *work);
-
 /*
- * The file's worker for a node, made on first use. A kernel thread's CPU
- * time is nobody's: attached to the submitter's cgroups (cpu, cpuset,
- * memory, ...), the copies it runs count against the submitter's cpu.max
- * and cpu.stat as its own work would, the way vhost's workers are. Its
- * affinity is set after the attach, which resets it to the cpuset's.
- */
-static struct kthread_worker *ump_ctx_worker(struct ump_ctx *ctx, int node)
-{
-	struct kthread_worker *w;
-	int ret;
-
-	mutex_lock(&ctx->workers_lock);
-	if (!ctx->workers) {
-		ctx->workers = kcalloc(nr_node_ids, sizeof(*ctx->workers),
-				       GFP_KERNEL_ACCOUNT);
-		if (!ctx->workers) {
-			w = ERR_PTR(-ENOMEM);
-			goto out;
-		}
-	}
-	w = ctx->workers[node];
-	if (w)
-		goto out;
-	w = kthread_create_worker(0, "ump/%d/%d", task_tgid_nr(current), node);
-	if (IS_ERR(w))
-		goto out;
-	ret = cgroup_attach_task_all(current, w->task);
-	if (ret) {
-		kthread_destroy_worker(w);
-		w = ERR_PTR(ret);
-		goto out;
-	}
-	if (node_state(node, N_CPU))
-		/* Fails only where the cpuset has none of the node's CPUs. */
-		set_cpus_allowed_ptr(w->task, cpumask_of_node(node));
-	ctx->workers[node] = w;
-out:
-	mutex_unlock(&ctx->workers_lock);
-	return w;
-}
-
-/*
- * On the file's release, with closing set: what is queued runs at once to
- * its -ECANCELED, what runs stops at its next slice, then the workers go.
- */
-void ump_ctx_workers_stop(struct ump_ctx *ctx)
-{
-	int node;
-
-	if (!ctx->workers)
-		return;
-	for (node = 0; node < nr_node_ids; node++)
-		if (ctx->workers[node])
-			kthread_destroy_worker(ctx->workers[node]);
-	kfree(ctx->workers);
-	ctx->workers = NULL;
-}
-
-/*
- * Run the chain on its file's worker of the node that holds its first
- * destination (the submitter's node for P2P and imported ones). A file's
- * chains on one node run one after another.
+ * Run the chain on the worker of its submitter's cgroup for the node that
+ * holds its first destination (the submitter's node for P2P and imported
+ * ones). Chains on one worker run one after another.
  */
 static int ump_chain_bind(struct ump_chain *c)
 {
@@ -99,16 +35,12 @@ static int ump_chain_bind(struct ump_chain *c)
 
 	if (node == NUMA_NO_NODE)
 		node = numa_node_id();
-	c->worker = ump_ctx_worker(c->ctx, node);
-	if (IS_ERR(c->worker))
-		return PTR_ERR(c->worker);
-	kthread_init_work(&c->work, ump_chain_work);
-	return 0;
+	return ump_worker_bind(c, node);
 }
 
 void ump_chain_start(struct ump_chain *c)
 {
-	kthread_queue_work(c->worker, &c->work);
+	ump_worker_queue(c);
 }
 
 static void ump_chain_free(struct ump_chain *c)
@@ -181,6 +113,7 @@ int ump_chain_create(struct ump_ctx *ctx, u64 udescs, u32 count,
 	atomic_inc(&ump_pool.live_chains);
 	init_completion(&c->done);
 	init_completion(&c->dma_done);
+	INIT_LIST_HEAD(&c->queue_link);
 	refcount_set(&c->users, 1);
 
 	/* From here ump_chain_free() undoes everything. */
@@ -249,6 +182,13 @@ bool ump_chain_cancelled(const struct ump_chain *c)
 	       (c->uring_cmd && ump_uring_orphaned(c->uring_cmd, c->task));
 }
 
+/* Between slices: whether to stop, and the queue behind us reaped. */
+bool ump_chain_checkpoint(struct ump_chain *c)
+{
+	ump_worker_reap(c->worker);
+	return ump_chain_cancelled(c);
+}
+
 static int ump_check_range(const struct ump_copy_desc *d,
 			   const struct ump_buf *src, const struct ump_buf *dst)
 {
@@ -295,14 +235,17 @@ static int ump_copy_staged(struct ump_chain *c, void *to, const void *from,
 	if (!c->bounce)
 		return -ENOMEM;
 	for (off = 0; off < len; off += n) {
+		/* Stopped as a direct copy is, before its next slice. */
+		if (off && !(off % UMP_COPY_SLICE) && ump_chain_checkpoint(c))
+			break;
 		n = min_t(u64, len - off, UMP_BOUNCE_SIZE);
 		memcpy(c->bounce, from + off, n);
 		memcpy(to + off, c->bounce, n);
 		c->bytes += n;
 		cond_resched();
 	}
-	atomic64_add(len, &ump_pool.engine[UMP_ENG_CPU].staged);
-	return 0;
+	atomic64_add(off, &ump_pool.engine[UMP_ENG_CPU].staged);
+	return off < len ? -ECANCELED : 0;
 }
 
 /*
@@ -356,7 +299,7 @@ static int ump_copy_one(struct ump_chain *c, const struct ump_copy_desc *d,
 		u64 n = min_t(u64, d->length - off, UMP_COPY_SLICE);
 		u64 at = backward ? d->length - off - n : off;
 
-		if (off && ump_chain_cancelled(c))
+		if (off && ump_chain_checkpoint(c))
 			return -ECANCELED;
 		memmove(to + at, from + at, n);
 		off += n;
@@ -389,9 +332,26 @@ static void ump_uring_complete(struct io_uring_cmd *ioucmd,
 	ump_chain_put(c);
 }
 
-static void ump_chain_work(struct kthread_work *work)
+/*
+ * Report c's end: the waiters are woken or the CQE posted, and the
+ * reference its queueing took is dropped. Also for a chain cancelled before
+ * it started.
+ */
+void ump_chain_finish(struct ump_chain *c, int status, u32 failed_index)
 {
-	struct ump_chain *c = container_of(work, struct ump_chain, work);
+	c->status = status;
+	c->failed_index = failed_index;
+	if (c->uring_cmd) {
+		io_uring_cmd_complete_in_task(c->uring_cmd, ump_uring_complete);
+	} else {
+		complete_all(&c->done); /* every waiter, not just one */
+		ump_chain_put(c);
+	}
+}
+
+/* On its worker, once taken off the queue. */
+void ump_chain_run(struct ump_chain *c)
+{
 	bool dma = ump_dma_capable(c);
 	struct ump_engine_stats *st =
 		&ump_pool.engine[dma ? UMP_ENG_DMA : UMP_ENG_CPU];
@@ -400,7 +360,7 @@ static void ump_chain_work(struct kthread_work *work)
 
 	c->engine = dma ? UMP_ENGINE_DMA : UMP_ENGINE_CPU;
 	for (i = 0; i < c->count; i++) {
-		if (ump_chain_cancelled(c)) {
+		if (ump_chain_checkpoint(c)) {
 			ret = -ECANCELED;
 			break;
 		}
@@ -417,19 +377,22 @@ static void ump_chain_work(struct kthread_work *work)
 		if (ret)
 			break;
 	}
-	c->status = ret;
-	c->failed_index = ret ? i : c->count;
 	atomic64_inc(&st->chains);
 	atomic64_add(c->bytes, &st->bytes);
 	if (ret)
 		atomic64_inc(&st->errors);
+	ump_chain_finish(c, ret, ret ? i : c->count);
+}
 
-	if (c->uring_cmd) {
-		io_uring_cmd_complete_in_task(c->uring_cmd, ump_uring_complete);
-	} else {
-		complete_all(&c->done); /* every waiter, not just one */
-		ump_chain_put(c);
-	}
+/*
+ * Stop c: at once if it has not started (-ECANCELED, whatever runs ahead
+ * of it on its worker), else at its next slice.
+ */
+void ump_chain_cancel(struct ump_chain *c)
+{
+	WRITE_ONCE(c->cancel, true);
+	if (ump_worker_dequeue(c))
+		ump_chain_finish(c, -ECANCELED, 0);
 }
 
 /* The chain id names in this file, with a reference; or NULL. */
@@ -483,7 +446,7 @@ int ump_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 		 * next slice; it completes as usual.
 		 */
 		c = *(struct ump_chain **)ioucmd->pdu;
-		WRITE_ONCE(c->cancel, true);
+		ump_chain_cancel(c);
 		return 0;
 	}
 	if (ioucmd->cmd_op != UMP_URING_SUBMIT)
@@ -502,8 +465,8 @@ int ump_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	    memchr_inv((const u8 *)p + sizeof(sub), 0,
 		       UMP_SQE128_CMD_BYTES - sizeof(sub)))
 		return -EINVAL;
-	ret = ump_chain_create(ctx, sub.descs, sub.count, ump_uring_task(ioucmd),
-			       &c);
+	ret = ump_chain_create(ctx, sub.descs, sub.count,
+			       ump_uring_task(ioucmd), &c);
 	if (ret)
 		/* -EAGAIN would make io_uring retry at once, in a loop. */
 		return ret == -EAGAIN ? -EBUSY : ret;

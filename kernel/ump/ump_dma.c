@@ -219,7 +219,7 @@ int ump_dma_copy_one(struct ump_chain *c, const struct ump_copy_desc *d,
 	int ret = 0;
 
 	while (!ret && off < d->length) {
-		if (off && ump_chain_cancelled(c))
+		if (off && ump_chain_checkpoint(c))
 			return -ECANCELED;
 		mutex_lock(&ump_pool.dma_lock);
 		ret = ump_dma_window(c, d, src, dst, &off);

@@ -70,6 +70,7 @@ static int ump_fop_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	kref_init(&ctx->ref);
 	mutex_init(&ctx->workers_lock);
+	INIT_LIST_HEAD(&ctx->workers);
 	xa_init_flags(&ctx->bufs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&ctx->chains, XA_FLAGS_ALLOC1);
 	file->private_data = ctx;
@@ -78,11 +79,13 @@ static int ump_fop_open(struct inode *inode, struct file *file)
 }
 
 /*
- * Drop what the file owns. Its chains stop at their next slice and its
- * workers end here; what waiters still hold of a chain keeps the chain's
- * buffers and the context alive through their own references, so a process
- * killed mid-copy never leaves anything pointing at freed memory. (No
- * io_uring chain is left: each holds the file until its CQE.)
+ * Drop what the file owns. Its queued chains end here with -ECANCELED, a
+ * running one stops at its next slice and is waited for, then the file lets
+ * go of its workers (the last file of a worker stops its thread); what
+ * waiters still hold of a chain keeps the chain's buffers and the context
+ * alive through their own references, so a process killed mid-copy never
+ * leaves anything pointing at freed memory. (No io_uring chain is left:
+ * each holds the file until its CQE.)
  */
 static int ump_fop_release(struct inode *inode, struct file *file)
 {
@@ -92,7 +95,11 @@ static int ump_fop_release(struct inode *inode, struct file *file)
 	unsigned long id;
 
 	WRITE_ONCE(ctx->closing, true);
-	ump_ctx_workers_stop(ctx);
+	xa_for_each(&ctx->chains, id, c) {
+		ump_chain_cancel(c);
+		wait_for_completion(&c->done);
+	}
+	ump_ctx_workers_put(ctx);
 	xa_for_each(&ctx->chains, id, c) {
 		xa_erase(&ctx->chains, id);
 		ump_chain_put(c);
@@ -373,8 +380,8 @@ static void ump_commit_submit(struct ump_ctx *ctx, struct ump_call *k)
 	/* The xarray keeps the first reference; the worker takes its own. */
 	refcount_inc(&c->users);
 	/* A reserved slot, which nothing else stores to or erases. */
-	WARN_ON_ONCE(xa_cmpxchg(&ctx->chains, c->id, XA_ZERO_ENTRY, c,
-				GFP_KERNEL));
+	WARN_ON_ONCE(
+		xa_cmpxchg(&ctx->chains, c->id, XA_ZERO_ENTRY, c, GFP_KERNEL));
 	ump_chain_start(c);
 }
 
@@ -436,7 +443,7 @@ static int ump_ioctl_cancel(struct ump_ctx *ctx, struct ump_call *k)
 	c = ump_ctx_chain_get(ctx, cc->chain);
 	if (!c)
 		return -ENOENT;
-	WRITE_ONCE(c->cancel, true);
+	ump_chain_cancel(c);
 	ump_chain_put(c);
 	return 0;
 }
@@ -569,6 +576,8 @@ static int __init ump_init(void)
 	int ret;
 
 	mutex_init(&ump_pool.import_lock);
+	mutex_init(&ump_pool.workers_lock);
+	INIT_LIST_HEAD(&ump_pool.workers);
 	INIT_LIST_HEAD(&ump_pool.imports);
 	ump_set_caps();
 	ump_fault_init();
@@ -605,8 +614,8 @@ err_fault:
 
 /*
  * No file is open (each holds a module reference, as does each exported
- * dma-buf), and no chain runs: a file's release stopped its workers. The
- * channel goes first, then what user space reaches.
+ * dma-buf), and no chain runs: the last file's release stopped the
+ * workers. The channel goes first, then what user space reaches.
  */
 static void __exit ump_exit(void)
 {
@@ -618,6 +627,7 @@ static void __exit ump_exit(void)
 	/* Every file and exported dma-buf holds a module reference. */
 	WARN_ON(atomic_read(&ump_pool.live_bufs));
 	WARN_ON(atomic_read(&ump_pool.live_chains));
+	WARN_ON(!list_empty(&ump_pool.workers));
 }
 
 module_init(ump_init);

@@ -230,6 +230,48 @@ static inline pid_t t_fork_in_cgroup(const char *cg, void (*body)(int out), int 
 	return c;
 }
 
+/* The first number in a (cgroup, proc or sys) file, or -1. */
+static inline long long t_read_number(const char *path)
+{
+	char buf[64];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return atoll(buf);
+}
+
+/* The ump copy workers ("ump/..." kernel threads) among cgroup cg's processes. */
+static inline int t_cgroup_workers(const char *cg)
+{
+	char path[256], comm[32];
+	int n = 0, fd;
+	long pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%ld", &pid) == 1) {
+		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (read(fd, comm, 4) == 4 && !memcmp(comm, "ump/", 4))
+			n++;
+		close(fd);
+	}
+	fclose(f);
+	return n;
+}
+
 static inline int t_nr_nodes(const struct ump *u)
 {
 	return (int)u->version.nr_nodes;
