@@ -119,6 +119,8 @@ struct ump_ctx {
 	atomic_t nr_descs; /* their descriptors */
 	atomic64_t queued_bytes; /* the bytes those descriptors name */
 	bool closing; /* file released: cancel what has not run */
+	/* Its chains' figures, which UMP_IOC_STATS gives the unprivileged. */
+	struct ump_engine_stats engine[UMP_NR_ENGINES];
 	u32 next_chain;
 	/*
 	 * The copy workers (ump_worker.c) its chains have run on, each held
@@ -170,6 +172,7 @@ static inline struct ump_buf *ump_buf_get(struct ump_buf *buf)
 /* ump_chain.c */
 int ump_chain_create(struct ump_ctx *ctx, u64 descs, u32 count,
 		     struct task_struct *submitter, struct ump_chain **out);
+int ump_chain_bind(struct ump_chain *c, bool may_block);
 void ump_chain_start(struct ump_chain *c);
 void ump_chain_put(struct ump_chain *c);
 void ump_chain_run(struct ump_chain *c);
@@ -183,7 +186,7 @@ int ump_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags);
 
 /* ump_worker.c */
 struct ump_worker;
-int ump_worker_bind(struct ump_chain *c, int node);
+int ump_worker_bind(struct ump_chain *c, int node, bool may_block);
 void ump_worker_queue(struct ump_chain *c);
 bool ump_worker_dequeue(struct ump_chain *c);
 void ump_worker_reap(struct ump_worker *w);
@@ -206,7 +209,7 @@ bool ump_dev_ats(const struct ump_dev *dev);
 int ump_topo_info(struct ump_dev_info *info);
 
 /* ump_stats.c */
-int ump_stats_get(struct ump_stats *s);
+int ump_stats_get(struct ump_ctx *ctx, struct ump_stats *s);
 int ump_proc_init(void);
 void ump_proc_exit(void);
 

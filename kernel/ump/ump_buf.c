@@ -9,6 +9,7 @@
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/nospec.h>
 #include <linux/pci-p2pdma.h>
 #include <linux/sched/signal.h>
 #include <linux/scatterlist.h>
@@ -122,7 +123,11 @@ int ump_buf_alloc_host(int node, u64 size, struct ump_buf **out)
 	unsigned long i, n;
 	int ret;
 
-	if (node < 0 || node >= MAX_NUMNODES || !node_state(node, N_MEMORY))
+	if (node < 0 || node >= MAX_NUMNODES)
+		return -EINVAL;
+	/* node indexes the pool's arrays: no speculation past the check. */
+	node = array_index_nospec(node, MAX_NUMNODES);
+	if (!node_state(node, N_MEMORY))
 		return -EINVAL;
 	if (!size || size > (u64)ump_pool.node_cap[node])
 		return size ? -ENOMEM : -EINVAL;
@@ -254,21 +259,23 @@ static struct ump_buf *ump_import_find(struct dma_buf *dmabuf)
  */
 int ump_buf_import(int fd, struct ump_buf **out)
 {
+	struct ump_buf *buf, *found;
 	struct dma_buf *dmabuf;
-	struct ump_buf *buf;
 	int ret;
 
 	dmabuf = dma_buf_get(fd);
 	if (IS_ERR(dmabuf))
 		return PTR_ERR(dmabuf);
 	mutex_lock(&ump_pool.import_lock);
-	buf = ump_import_find(dmabuf);
-	if (buf) {
-		mutex_unlock(&ump_pool.import_lock);
-		dma_buf_put(dmabuf);
-		*out = buf;
-		return 0;
-	}
+	found = ump_import_find(dmabuf);
+	mutex_unlock(&ump_pool.import_lock);
+	if (found)
+		goto found;
+	/*
+	 * The exporter's vmap may sleep for long (or never return, from a
+	 * hostile exporter): not under the pool-wide lock. Two imports of one
+	 * dma-buf may then race; the second to list its buffer drops it.
+	 */
 	ret = -ENOMEM;
 	buf = ump_buf_new(UMP_BUF_IMPORT, UMP_REGION_IMPORTED, NUMA_NO_NODE);
 	if (!buf)
@@ -285,8 +292,16 @@ int ump_buf_import(int fd, struct ump_buf **out)
 		goto err_vunmap;
 	}
 	buf->vaddr = buf->map.vaddr;
-	list_add(&buf->import_link, &ump_pool.imports);
+	mutex_lock(&ump_pool.import_lock);
+	found = ump_import_find(dmabuf);
+	if (!found)
+		list_add(&buf->import_link, &ump_pool.imports);
 	mutex_unlock(&ump_pool.import_lock);
+	if (found) {
+		ump_dma_buf_vunmap(dmabuf, &buf->map);
+		kfree(buf);
+		goto found;
+	}
 	atomic64_add(buf->size, &ump_pool.import_bytes);
 	atomic_inc(&ump_pool.import_bufs);
 	atomic_inc(&ump_pool.live_bufs);
@@ -298,9 +313,13 @@ err_vunmap:
 err_free:
 	kfree(buf);
 err_put:
-	mutex_unlock(&ump_pool.import_lock);
 	dma_buf_put(dmabuf);
 	return ret;
+
+found:
+	dma_buf_put(dmabuf);
+	*out = found;
+	return 0;
 }
 
 /* ---- export ---------------------------------------------------------- */

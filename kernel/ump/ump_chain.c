@@ -29,13 +29,13 @@
  * holds its first destination (the submitter's node for P2P and imported
  * ones). Chains on one worker run one after another.
  */
-static int ump_chain_bind(struct ump_chain *c)
+int ump_chain_bind(struct ump_chain *c, bool may_block)
 {
 	int node = c->bufs[1]->node;
 
 	if (node == NUMA_NO_NODE)
 		node = numa_node_id();
-	return ump_worker_bind(c, node);
+	return ump_worker_bind(c, node, may_block);
 }
 
 void ump_chain_start(struct ump_chain *c)
@@ -139,10 +139,8 @@ int ump_chain_create(struct ump_ctx *ctx, u64 udescs, u32 count,
 		atomic64_sub(asked, &ctx->queued_bytes);
 		ret = -EAGAIN;
 	}
-	if (!ret) {
+	if (!ret)
 		c->asked = asked;
-		ret = ump_chain_bind(c);
-	}
 	if (ret) {
 		ump_chain_put(c);
 		return ret;
@@ -245,6 +243,7 @@ static int ump_copy_staged(struct ump_chain *c, void *to, const void *from,
 		cond_resched();
 	}
 	atomic64_add(off, &ump_pool.engine[UMP_ENG_CPU].staged);
+	atomic64_add(off, &c->ctx->engine[UMP_ENG_CPU].staged);
 	return off < len ? -ECANCELED : 0;
 }
 
@@ -349,12 +348,21 @@ void ump_chain_finish(struct ump_chain *c, int status, u32 failed_index)
 	}
 }
 
+/* The pool's and the file's figures (UMP_IOC_STATS) of a chain that ran. */
+static void ump_engine_count(struct ump_engine_stats *st,
+			     const struct ump_chain *c, int ret)
+{
+	atomic64_inc(&st->chains);
+	atomic64_add(c->bytes, &st->bytes);
+	if (ret)
+		atomic64_inc(&st->errors);
+}
+
 /* On its worker, once taken off the queue. */
 void ump_chain_run(struct ump_chain *c)
 {
 	bool dma = ump_dma_capable(c);
-	struct ump_engine_stats *st =
-		&ump_pool.engine[dma ? UMP_ENG_DMA : UMP_ENG_CPU];
+	enum ump_engine_id eng = dma ? UMP_ENG_DMA : UMP_ENG_CPU;
 	u32 i;
 	int ret = 0;
 
@@ -377,10 +385,8 @@ void ump_chain_run(struct ump_chain *c)
 		if (ret)
 			break;
 	}
-	atomic64_inc(&st->chains);
-	atomic64_add(c->bytes, &st->bytes);
-	if (ret)
-		atomic64_inc(&st->errors);
+	ump_engine_count(&ump_pool.engine[eng], c, ret);
+	ump_engine_count(&c->ctx->engine[eng], c, ret);
 	ump_chain_finish(c, ret, ret ? i : c->count);
 }
 
@@ -470,6 +476,16 @@ int ump_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	if (ret)
 		/* -EAGAIN would make io_uring retry at once, in a loop. */
 		return ret == -EAGAIN ? -EBUSY : ret;
+	/*
+	 * Issued inline under the ring's lock, a file's first chain for a
+	 * worker must not make a kernel thread or move it between cgroups:
+	 * -EAGAIN has io_uring issue it again from io-wq, where it may block.
+	 */
+	ret = ump_chain_bind(c, !(issue_flags & IO_URING_F_NONBLOCK));
+	if (ret) {
+		ump_chain_put(c);
+		return ret;
+	}
 	c->uring_cmd = ioucmd;
 	*(struct ump_chain **)ioucmd->pdu = c;
 	ump_uring_mark_cancelable(ioucmd, issue_flags);

@@ -218,7 +218,7 @@ static int ump_ioctl_version(struct ump_ctx *ctx, struct ump_call *k)
 	v->abi_minor = UMP_ABI_MINOR;
 	v->features = UMP_FEAT_HOST_NODES | UMP_FEAT_DMABUF_EXPORT |
 		      UMP_FEAT_DMABUF_IMPORT | UMP_FEAT_URING_CMD |
-		      UMP_FEAT_CANCEL | UMP_FEAT_STATS;
+		      UMP_FEAT_CANCEL | UMP_FEAT_STATS | UMP_FEAT_STATS_SCOPED;
 	if (IS_ENABLED(CONFIG_PCI_P2PDMA))
 		v->features |= UMP_FEAT_P2PMEM;
 	if (ump_pool.dma)
@@ -359,6 +359,11 @@ static int ump_ioctl_submit(struct ump_ctx *ctx, struct ump_call *k)
 	ret = ump_chain_create(ctx, sub->descs, sub->count, current, &c);
 	if (ret)
 		return ret;
+	ret = ump_chain_bind(c, true);
+	if (ret) {
+		ump_chain_put(c);
+		return ret;
+	}
 	c->user_data = sub->user_data;
 	/* The id is reserved: no WAIT finds the chain before it starts. */
 	ret = xa_alloc_cyclic(&ctx->chains, &id, NULL, XA_LIMIT(1, U32_MAX),
@@ -450,7 +455,7 @@ static int ump_ioctl_cancel(struct ump_ctx *ctx, struct ump_call *k)
 
 static int ump_ioctl_stats(struct ump_ctx *ctx, struct ump_call *k)
 {
-	return ump_stats_get(&k->a.stats);
+	return ump_stats_get(ctx, &k->a.stats);
 }
 
 static int ump_ioctl_dev_add(struct ump_ctx *ctx, struct ump_call *k)

@@ -6,6 +6,7 @@
  * key value ..." line per fact; not an interface, and readable by root only,
  * since it shows every user's use of the pool).
  */
+#include <linux/capability.h>
 #include <linux/pci-p2pdma.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
@@ -72,16 +73,63 @@ static u32 ump_stats_max_regions(void)
 	return num_node_state(N_MEMORY) + 1 + UMP_MAX_DEVICES;
 }
 
-static void ump_stats_engine(struct ump_stats_engine *e, unsigned int i)
+static void ump_stats_engine(struct ump_stats_engine *e,
+			     const struct ump_engine_stats *st)
 {
-	e->chains = atomic64_read(&ump_pool.engine[i].chains);
-	e->bytes = atomic64_read(&ump_pool.engine[i].bytes);
-	e->errors = atomic64_read(&ump_pool.engine[i].errors);
-	e->staged = atomic64_read(&ump_pool.engine[i].staged);
+	e->chains = atomic64_read(&st->chains);
+	e->bytes = atomic64_read(&st->bytes);
+	e->errors = atomic64_read(&st->errors);
+	e->staged = atomic64_read(&st->staged);
 }
 
-int ump_stats_get(struct ump_stats *s)
+/* Where in r[n] (as ump_stats_regions() ordered it) buf's region is. */
+static struct ump_stats_region *ump_stats_region_of(struct ump_stats_region *r,
+						    u32 n,
+						    const struct ump_buf *buf)
 {
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (r[i].region == buf->region)
+			return &r[i];
+	return NULL;
+}
+
+/*
+ * The calling file's figures in place of the pool's: its buffers and the
+ * bytes they hold per region, its chains, its engines. The xarray's lock
+ * keeps each buffer alive while it is read (FREE erases under it).
+ */
+static void ump_stats_file(struct ump_ctx *ctx, struct ump_stats *s,
+			   struct ump_stats_region *r, u32 n)
+{
+	struct ump_stats_region *at;
+	struct ump_buf *buf;
+	unsigned long id;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		r[i].used = r[i].buffers = 0;
+	s->buffers = 0;
+	xa_lock(&ctx->bufs);
+	xa_for_each(&ctx->bufs, id, buf) {
+		s->buffers++;
+		at = ump_stats_region_of(r, n, buf);
+		if (at) {
+			at->used += buf->size;
+			at->buffers++;
+		}
+	}
+	xa_unlock(&ctx->bufs);
+	s->contexts = 1;
+	s->chains = atomic_read(&ctx->nr_chains);
+	for (i = 0; i < UMP_NR_ENGINES; i++)
+		ump_stats_engine(&s->engine[i], &ctx->engine[i]);
+}
+
+int ump_stats_get(struct ump_ctx *ctx, struct ump_stats *s)
+{
+	bool pool = capable(CAP_SYS_ADMIN);
 	struct ump_stats_region *r = NULL;
 	u32 want = s->nr_regions, n;
 	unsigned int i;
@@ -100,16 +148,19 @@ int ump_stats_get(struct ump_stats *s)
 			return -ENOMEM;
 	}
 	n = ump_stats_regions(r, want);
+	s->flags = pool ? UMP_STATS_POOL : 0;
+	s->contexts = atomic_read(&ump_pool.contexts);
+	s->buffers = atomic_read(&ump_pool.live_bufs);
+	s->chains = atomic_read(&ump_pool.live_chains);
+	for (i = 0; i < UMP_NR_ENGINES; i++)
+		ump_stats_engine(&s->engine[i], &ump_pool.engine[i]);
+	if (!pool)
+		ump_stats_file(ctx, s, r, min(n, want));
 	if (want && copy_to_user(u64_to_user_ptr(s->regions), r,
 				 array_size(min(n, want), sizeof(*r))))
 		ret = -EFAULT;
 	kfree(r);
 	s->nr_regions = n;
-	s->contexts = atomic_read(&ump_pool.contexts);
-	s->buffers = atomic_read(&ump_pool.live_bufs);
-	s->chains = atomic_read(&ump_pool.live_chains);
-	for (i = 0; i < UMP_NR_ENGINES; i++)
-		ump_stats_engine(&s->engine[i], i);
 	return ret;
 }
 
@@ -158,7 +209,7 @@ static int ump_status_show(struct seq_file *m, void *v)
 	}
 	mutex_unlock(&ump_pool.dev_lock);
 	for (i = 0; i < UMP_NR_ENGINES; i++) {
-		ump_stats_engine(&e, i);
+		ump_stats_engine(&e, &ump_pool.engine[i]);
 		seq_printf(
 			m,
 			"engine %s chains %llu bytes %llu errors %llu staged %llu%s\n",

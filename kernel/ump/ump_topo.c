@@ -6,6 +6,7 @@
  */
 #include <linux/device.h>
 #include <linux/module.h>
+#include <linux/nospec.h>
 #include <linux/pci-p2pdma.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -228,7 +229,7 @@ struct ump_dev *ump_dev_get(u32 index)
 
 	mutex_lock(&ump_pool.dev_lock);
 	if (index < ump_pool.nr_devs)
-		dev = ump_pool.devs[index];
+		dev = ump_pool.devs[array_index_nospec(index, ump_pool.nr_devs)];
 	mutex_unlock(&ump_pool.dev_lock);
 	return dev;
 }

@@ -151,9 +151,10 @@ static void ump_worker_put(struct ump_worker *w)
 
 /*
  * Choose the worker a chain will run on: the submitter's cgroup's, for the
- * node of the chain's first destination. Fails before anything is queued.
+ * node of the chain's first destination. Fails before anything is queued;
+ * -EAGAIN where the file has not used that worker yet and may not block.
  */
-int ump_worker_bind(struct ump_chain *c, int node)
+int ump_worker_bind(struct ump_chain *c, int node, bool may_block)
 {
 	struct ump_ctx *ctx = c->ctx;
 	u64 cgroup = ump_current_cgroup();
@@ -167,6 +168,10 @@ int ump_worker_bind(struct ump_chain *c, int node)
 			c->worker = r->w;
 			goto out;
 		}
+	}
+	if (!may_block) {
+		ret = -EAGAIN;
+		goto out;
 	}
 	r = kmalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
 	if (!r) {

@@ -113,8 +113,14 @@ static void status_ump(struct ump *u)
 		       status_bytes(st.engine[e].staged, b, sizeof(b)),
 		       e && !(u->version.features & UMP_FEAT_DMA_ENGINE) ? "  (no memcpy channel)"
 									 : "");
-	printf("ump.ko: %u open files (this one included), %u buffers, %u chains not yet freed\n",
-	       st.contexts, st.buffers, st.chains);
+	/* Before ABI 1.2 every caller had the pool's. */
+	if (st.flags & UMP_STATS_POOL || !(u->version.features & UMP_FEAT_STATS_SCOPED))
+		printf("ump.ko: %u open files (this one included), %u buffers, %u chains not yet "
+		       "freed\n",
+		       st.contexts, st.buffers, st.chains);
+	else
+		printf("ump.ko: the figures above are this command's own file's: the pool's are "
+		       "CAP_SYS_ADMIN's (/proc/ump/status is root's)\n");
 }
 
 int cmd_status(int argc, char **argv)

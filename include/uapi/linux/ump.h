@@ -32,7 +32,7 @@
 #include <linux/types.h>
 
 #define UMP_ABI_MAJOR 1
-#define UMP_ABI_MINOR 1
+#define UMP_ABI_MINOR 2
 
 /* Feature bits of struct ump_version.features. */
 #define UMP_FEAT_HOST_NODES (1ULL << 0) /* allocation on a NUMA node */
@@ -45,6 +45,8 @@
 #define UMP_FEAT_CANCEL \
 	(1ULL << 6) /* UMP_IOC_CANCEL and the per-file bounds (1.1) */
 #define UMP_FEAT_STATS (1ULL << 7) /* UMP_IOC_STATS (1.1) */
+/* UMP_IOC_STATS: the pool's figures to CAP_SYS_ADMIN only (1.2) */
+#define UMP_FEAT_STATS_SCOPED (1ULL << 8)
 
 struct ump_version {
 	__u32 abi_major; /* out */
@@ -207,8 +209,18 @@ struct ump_stats_engine {
 	__u64 staged; /* bytes bounced through host memory */
 };
 
+/*
+ * Whose figures UMP_IOC_STATS gives (1.2): the whole pool's to a caller
+ * with CAP_SYS_ADMIN, as /proc/ump/status, which shows every user's use of
+ * the pool, is root's alone; to anyone else the calling file's (contexts 1,
+ * its buffers, chains and bytes used per region, its engines' figures; the
+ * regions' capacities, which are not anyone's secret, stay the pool's).
+ * ump_stats.flags comes back with UMP_STATS_POOL set for the pool's.
+ */
+#define UMP_STATS_POOL (1u << 0)
+
 struct ump_stats {
-	__u32 flags; /* in: must be zero */
+	__u32 flags; /* in: must be zero; out: UMP_STATS_POOL or 0 */
 	__u32 nr_regions; /* in: entries at regions; out: entries there are */
 	__u64 regions; /* in: pointer to struct ump_stats_region[], or 0 */
 	__u32 contexts; /* out: open files */
