@@ -141,7 +141,9 @@ struct ump_chain {
 	struct ump_copy_desc *descs;
 	struct ump_buf **bufs; /* [2 * i] source, [2 * i + 1] destination */
 	struct completion done; /* completed for all waiters at once */
-	struct completion dma_done; /* the DMA engine's last descriptor */
+	struct completion dma_done; /* every piece of a DMA window ended */
+	atomic_t dma_pending; /* pieces of the window not yet ended */
+	int dma_status; /* -EIO once a piece reported a failed transfer */
 	int status;
 	u32 failed_index;
 	u32 engine;

@@ -10,13 +10,13 @@
  * submitted and unmapped once the window is done. So a bounce buffer
  * (swiotlb, as SEV and TDX guests force) is synced both ways and held only
  * while a window is in flight, an IOMMU may merge a window into one run, and
- * the engine gets descriptors as long as both mapped runs allow. A window
- * ends with an interrupt and its callback; a channel that does not finish
- * one in the timeout, a prep that still fails after the channel drained, or
- * a submit error is terminated and synchronised before anything is unmapped
- * or released, so the engine never writes where a chain's memory used to be.
+ * the engine gets descriptors as long as both mapped runs allow. Each piece
+ * is acked at prep and reports its end (and a failed transfer) through its
+ * callback_result; a channel that does not finish a window in the timeout,
+ * a prep that still fails after the channel drained, or a submit error is
+ * terminated and synchronised before anything is unmapped or released, so
+ * the engine never writes where a chain's memory used to be.
  */
-#include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/dmaengine.h>
 #include <linux/jiffies.h>
@@ -54,24 +54,21 @@ bool ump_dma_capable(const struct ump_chain *c)
 	return true;
 }
 
-static void ump_dma_callback(void *param)
+/*
+ * Every piece reports its own end, as dmatest's do: an engine may fail one
+ * piece of a window (callback_result), and the window then fails rather
+ * than "succeed" with that piece's bytes never written. The window holds
+ * one count of its own while it submits.
+ */
+static void ump_dma_piece_done(void *param,
+			       const struct dmaengine_result *result)
 {
-	complete(param);
-}
+	struct ump_chain *c = param;
 
-/* Wait for cookie without a callback (after a failed prep), sleeping. */
-static int ump_dma_poll(struct dma_chan *chan, dma_cookie_t cookie,
-			unsigned long deadline)
-{
-	enum dma_status st;
-
-	while ((st = dma_async_is_tx_complete(chan, cookie, NULL, NULL)) ==
-	       DMA_IN_PROGRESS) {
-		if (time_after(jiffies, deadline))
-			return -ETIMEDOUT;
-		usleep_range(50, 200);
-	}
-	return st == DMA_COMPLETE ? 0 : -EIO;
+	if (result && result->result != DMA_TRANS_NOERROR)
+		WRITE_ONCE(c->dma_status, -EIO);
+	if (atomic_dec_and_test(&c->dma_pending))
+		complete(&c->dma_done);
 }
 
 /*
@@ -122,14 +119,12 @@ static int ump_dma_window(struct ump_chain *c, const struct ump_copy_desc *d,
 {
 	struct dma_chan *chan = ump_pool.dma;
 	struct device *dev = dmaengine_get_dma_device(chan);
-	unsigned long deadline = jiffies + msecs_to_jiffies(ump_dma_timeout_ms);
 	size_t win = min_t(u64, d->length - *off, UMP_DMA_WINDOW);
 	struct scatterlist *ss, *ds;
 	struct dma_async_tx_descriptor *tx;
 	struct sg_table st, dt;
 	size_t sdone = 0, ddone = 0, moved = 0;
 	dma_cookie_t cookie = 0;
-	bool callback = false;
 	u32 n = 0;
 	int ret;
 
@@ -143,6 +138,8 @@ static int ump_dma_window(struct ump_chain *c, const struct ump_copy_desc *d,
 		goto out_src;
 
 	reinit_completion(&c->dma_done);
+	atomic_set(&c->dma_pending, 1);
+	c->dma_status = 0;
 	ss = st.sgl;
 	ds = dt.sgl;
 	while (moved < win) {
@@ -150,27 +147,31 @@ static int ump_dma_window(struct ump_chain *c, const struct ump_copy_desc *d,
 			min(sg_dma_len(ss) - sdone, sg_dma_len(ds) - ddone);
 		bool last = moved + len == win;
 
+		/*
+		 * Acked at prep: we never chain a descriptor to another, so
+		 * engines that keep unacked ones (fsldma, xgene) free each as
+		 * it completes instead of at the channel's release.
+		 */
 		tx = ump_fault_copy() ?
 			     NULL :
 			     dmaengine_prep_dma_memcpy(
 				     chan, sg_dma_address(ds) + ddone,
 				     sg_dma_address(ss) + sdone, len,
-				     last ? DMA_PREP_INTERRUPT : 0);
+				     DMA_CTRL_ACK | DMA_PREP_INTERRUPT);
 		if (!tx) {
 			/* Out of descriptors: what went out drains, then retry. */
 			ret = n ? 0 : -ENOMEM;
 			break;
 		}
-		if (last) {
-			tx->callback = ump_dma_callback;
-			tx->callback_param = &c->dma_done;
-		}
+		tx->callback_result = ump_dma_piece_done;
+		tx->callback_param = c;
+		atomic_inc(&c->dma_pending);
 		cookie = dmaengine_submit(tx);
 		if (dma_submit_error(cookie)) {
+			atomic_dec(&c->dma_pending); /* never runs */
 			ret = -EIO;
 			break;
 		}
-		callback = last;
 		n++;
 		moved += len;
 		sdone += len;
@@ -187,16 +188,18 @@ static int ump_dma_window(struct ump_chain *c, const struct ump_copy_desc *d,
 	if (n) {
 		/* On an error, ret is set: the pieces in flight are terminated. */
 		dma_async_issue_pending(chan);
-		if (!ret && callback) {
+		if (!ret) {
+			/* The window's own count: the pieces end it. */
+			ump_dma_piece_done(c, NULL);
 			if (!wait_for_completion_timeout(
 				    &c->dma_done,
 				    msecs_to_jiffies(ump_dma_timeout_ms)))
 				ret = -ETIMEDOUT;
+			else if (READ_ONCE(c->dma_status))
+				ret = c->dma_status;
 			else if (dma_async_is_tx_complete(chan, cookie, NULL,
 							  NULL) != DMA_COMPLETE)
 				ret = -EIO;
-		} else if (!ret) {
-			ret = ump_dma_poll(chan, cookie, deadline);
 		}
 		if (ret)
 			/* No piece may run, or call back, once we unmap. */

@@ -12,8 +12,11 @@
  *
  * A test can make it misbehave as hardware does (module parameters, writable
  * at run time): delay_ms stalls each batch it is issued, fail_prep_after
- * fails every prep after that many more. terminate_all drops what has not
- * run and wakes a stalled worker; synchronize waits for the one running.
+ * fails every prep after that many more, fail_transfer_after fails one
+ * transfer (reported only through callback_result, as IOAT reports a
+ * failed write). terminate_all drops what has not run and wakes a stalled
+ * worker; synchronize waits for the one running. Like fsldma, it keeps a
+ * completed descriptor its client did not ack (the count is in unacked).
  */
 #include <linux/dma-mapping.h>
 #include <linux/dmaengine.h>
@@ -36,6 +39,20 @@ MODULE_PARM_DESC(
 	fail_prep_after,
 	"Fail every prep after this many more; -1: never (test faults)");
 
+static int fail_transfer_after = -1;
+module_param(fail_transfer_after, int, 0644);
+MODULE_PARM_DESC(
+	fail_transfer_after,
+	"Fail the transfer of the descriptor after this many more, reported through callback_result only, its bytes not written; -1: never (test faults)");
+
+/*
+ * Like fsldma and xgene, keep a completed descriptor its client has not
+ * acked (DMA_CTRL_ACK) until it is; how many are kept, for the tests.
+ */
+static unsigned long unacked;
+module_param(unacked, ulong, 0444);
+MODULE_PARM_DESC(unacked, "Completed descriptors kept because not acked");
+
 /* What a client asked of the engine, for the tests to see. */
 static unsigned long longest;
 module_param(longest, ulong, 0644);
@@ -56,6 +73,7 @@ struct swdma {
 	spinlock_t lock; /* lists and cookies */
 	struct list_head submitted;
 	struct list_head issued;
+	struct list_head kept; /* completed, not acked */
 	struct work_struct work;
 	wait_queue_head_t stall; /* a stalled worker, woken by terminate_all */
 	atomic_t terminations;
@@ -106,6 +124,20 @@ swdma_prep_memcpy(struct dma_chan *chan, dma_addr_t dst, dma_addr_t src,
 	return &d->tx;
 }
 
+/* Free the kept descriptors acked since (under the lock). */
+static void swdma_reclaim(void)
+{
+	struct swdma_desc *d, *t;
+
+	list_for_each_entry_safe(d, t, &swdma->kept, node) {
+		if (async_tx_test_ack(&d->tx)) {
+			list_del(&d->node);
+			kfree(d);
+			WRITE_ONCE(unacked, unacked - 1);
+		}
+	}
+}
+
 /* One descriptor at a time, yielding between them: a long chain of copies
  * must not hold a CPU for seconds. */
 static void swdma_work(struct work_struct *work)
@@ -123,6 +155,7 @@ static void swdma_work(struct work_struct *work)
 	}
 	for (;; cond_resched()) {
 		struct dmaengine_result res = { .result = DMA_TRANS_NOERROR };
+		int fail;
 		dma_async_tx_callback_result cbr;
 		dma_async_tx_callback cb;
 		void *param;
@@ -135,15 +168,30 @@ static void swdma_work(struct work_struct *work)
 		spin_unlock_irqrestore(&swdma->lock, flags);
 		if (!d)
 			return;
-		memcpy(phys_to_virt(d->dst), phys_to_virt(d->src), d->len);
+		fail = READ_ONCE(fail_transfer_after);
+		if (fail > 0)
+			WRITE_ONCE(fail_transfer_after, fail - 1);
+		if (fail == 0) {
+			WRITE_ONCE(fail_transfer_after, -1);
+			res.result = DMA_TRANS_WRITE_FAILED;
+		} else {
+			memcpy(phys_to_virt(d->dst), phys_to_virt(d->src),
+			       d->len);
+		}
 		atomic64_inc(&swdma->copies);
-		spin_lock_irqsave(&swdma->lock, flags);
-		swdma->chan.completed_cookie = d->tx.cookie;
-		spin_unlock_irqrestore(&swdma->lock, flags);
 		cb = d->tx.callback;
 		cbr = d->tx.callback_result;
 		param = d->tx.callback_param;
-		kfree(d);
+		spin_lock_irqsave(&swdma->lock, flags);
+		swdma->chan.completed_cookie = d->tx.cookie;
+		swdma_reclaim();
+		if (async_tx_test_ack(&d->tx)) {
+			kfree(d);
+		} else {
+			list_add_tail(&d->node, &swdma->kept);
+			WRITE_ONCE(unacked, unacked + 1);
+		}
+		spin_unlock_irqrestore(&swdma->lock, flags);
 		if (cbr)
 			cbr(param, &res);
 		else if (cb)
@@ -209,7 +257,13 @@ static int swdma_alloc_chan(struct dma_chan *chan)
 
 static void swdma_free_chan(struct dma_chan *chan)
 {
+	struct swdma_desc *d, *t;
+
 	flush_work(&swdma->work);
+	list_for_each_entry_safe(d, t, &swdma->kept, node)
+		kfree(d);
+	INIT_LIST_HEAD(&swdma->kept);
+	unacked = 0;
 }
 
 /* The dma_device is freed when its last user lets go, not at unload. */
@@ -229,6 +283,7 @@ static int swdma_probe(struct platform_device *pdev)
 	spin_lock_init(&swdma->lock);
 	INIT_LIST_HEAD(&swdma->submitted);
 	INIT_LIST_HEAD(&swdma->issued);
+	INIT_LIST_HEAD(&swdma->kept);
 	INIT_WORK(&swdma->work, swdma_work);
 	init_waitqueue_head(&swdma->stall);
 	swdma->pdev = pdev;

@@ -4,7 +4,8 @@
  * (tests/kmod/ump_swdma.ko) told to stall or to fail: a chain that times out
  * reports -ETIMEDOUT and the engine never touches its memory afterwards (not
  * the destination, not pages freed and reused), a chain whose descriptors
- * cannot be prepared reports -ENOMEM, and the channel works again after.
+ * cannot be prepared reports -ENOMEM, one whose engine fails a piece's
+ * transfer reports -EIO, and the channel works again after each.
  */
 #include <fcntl.h>
 
@@ -40,6 +41,7 @@ int main(void)
 	struct ump_wait w;
 	uint64_t chain;
 	long timeout_ms = 10000;
+	long long kept;
 	struct ump u;
 	int i;
 
@@ -114,8 +116,35 @@ int main(void)
 	T_OK(ump_wait(&u, chain, UMP_TIMEOUT_INFINITE, &w));
 	if (w.status || first_not(ma, T_SZ, 0x11) >= 0)
 		T_FAIL("after failed preps: status %d", w.status);
+
+	/*
+	 * One piece of a window fails its transfer, reported through
+	 * callback_result alone (the third of the window's 64 KiB pieces):
+	 * the chain fails rather than succeed with those bytes unwritten. And
+	 * every descriptor was acked at prep, so an engine that keeps unacked
+	 * ones until release (as fsldma) kept none.
+	 */
+	memset(ma, 0xee, T_SZ);
+	T_OK(write_param(SWDMA "fail_transfer_after", 2));
+	T_OK(ump_submit(&u, &d, 1, 0, &chain));
+	T_OK(ump_wait(&u, chain, UMP_TIMEOUT_INFINITE, &w));
+	T_OK(write_param(SWDMA "fail_transfer_after", -1));
+	kept = t_read_number(SWDMA "unacked");
+	printf("dma_faults: a failed transfer: status %d, destination %s; %lld completed "
+	       "descriptors kept unacked by the engine\n",
+	       w.status, first_not(ma, T_SZ, 0x11) >= 0 ? "partly unwritten" : "whole", kept);
+	if (w.status != -EIO)
+		T_FAIL("a piece's failed transfer was reported as status %d, not -EIO", w.status);
+	if (kept)
+		T_FAIL("%lld descriptors were prepared without DMA_CTRL_ACK", kept);
+	T_OK(ump_submit(&u, &d, 1, 0, &chain));
+	T_OK(ump_wait(&u, chain, UMP_TIMEOUT_INFINITE, &w));
+	if (w.status || first_not(ma, T_SZ, 0x11) >= 0)
+		T_FAIL("after a failed transfer: status %d", w.status);
 	write_param(UMPP "dma_timeout_ms", 10000);
 	ump_close(&u);
-	printf("dma_faults: timeout (%ld ms) and failed preps leave no late writes\n", timeout_ms);
+	printf("dma_faults: timeout (%ld ms), failed preps and a failed transfer leave no late "
+	       "writes and no wrong answer\n",
+	       timeout_ms);
 	return 0;
 }
