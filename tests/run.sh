@@ -300,7 +300,7 @@ run "kernel/ump_stress_debian_6.1" env UMP_DMA_TESTS= UMP_WORK_SUFFIX=stress sh 
 # Every DMA mapping bounced (as SEV/TDX guests force) and freed memory
 # poisoned, so a missed dma_sync or a use-after-free shows without KASAN.
 run "kernel/ump_swiotlb_debian_6.1" env UMP_QEMU_APPEND="swiotlb=force slub_debug=FZP page_poison=1" \
-	UMP_WORK_SUFFIX=swiotlb UMP_DMA_TESTS="dma dma_faults copy" UMP_UNLOAD_TEST=unload_import \
+	UMP_WORK_SUFFIX=swiotlb UMP_DMA_TESTS="dma dma_faults dmabuf_sync copy" UMP_UNLOAD_TEST=unload_import \
 	sh scripts/qemu/run-tests.sh debian copy dmabuf foreign waiters
 run "kernel/ump_qemu_debug_6.12" sh scripts/qemu/run-tests.sh debug
 # The 1,000,000 verified copies run on 6.1 above; under KASAN and lockdep a
@@ -312,7 +312,7 @@ run "kernel/ump_stress_debug_6.12" env UMP_DMA_TESTS= UMP_WORK_SUFFIX=stress UMP
 # dma-heaps) and faults injected into the workers while every map bounces.
 # copy runs once, with the DMA channel: it then covers both engines.
 run "kernel/ump_swiotlb_debug_6.12" env UMP_QEMU_APPEND="swiotlb=force" \
-	UMP_WORK_SUFFIX=swiotlb UMP_DMA_TESTS="dma dma_faults fault_copy copy" UMP_UNLOAD_TEST=unload_import \
+	UMP_WORK_SUFFIX=swiotlb UMP_DMA_TESTS="dma dma_faults dmabuf_sync fault_copy copy" UMP_UNLOAD_TEST=unload_import \
 	sh scripts/qemu/run-tests.sh debug dmabuf foreign topo
 flush wait
 

@@ -107,6 +107,9 @@ struct ump_buf {
 	struct dma_buf *dmabuf;
 	struct iosys_map map;
 	struct list_head import_link; /* ump_pool.imports */
+	/* exported: the importers' mappings, synced around CPU access */
+	struct mutex attach_lock;
+	struct list_head attachments; /* struct ump_attachment */
 };
 
 struct ump_ctx {
@@ -164,6 +167,7 @@ int ump_buf_alloc_host(int node, u64 size, struct ump_buf **out);
 int ump_buf_alloc_p2p(struct ump_dev *dev, u64 size, struct ump_buf **out);
 int ump_buf_import(int fd, struct ump_buf **out);
 struct dma_buf *ump_buf_dmabuf(struct ump_buf *buf);
+void ump_buf_sync(struct ump_buf *buf, enum dma_data_direction dir, bool end);
 void ump_buf_put(struct ump_buf *buf);
 static inline struct ump_buf *ump_buf_get(struct ump_buf *buf)
 {

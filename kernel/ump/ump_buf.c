@@ -66,6 +66,8 @@ static struct ump_buf *ump_buf_new(u32 kind, u32 region, int node)
 	if (!buf)
 		return NULL;
 	kref_init(&buf->ref);
+	mutex_init(&buf->attach_lock);
+	INIT_LIST_HEAD(&buf->attachments);
 	buf->kind = kind;
 	buf->region = region;
 	buf->node = node;
@@ -324,10 +326,23 @@ found:
 
 /* ---- export ---------------------------------------------------------- */
 
+/*
+ * An importer's attachment, and its mapping while it has one: host pages
+ * mapped for a device may be bounced (swiotlb) or sit behind non-coherent
+ * caches, so CPU access through the exporter is bracketed by syncs of every
+ * mapping, as system_heap does.
+ */
+struct ump_attachment {
+	struct device *dev;
+	struct sg_table *sgt; /* NULL while not mapped */
+	struct list_head link; /* ump_buf.attachments */
+};
+
 static int ump_dmabuf_attach(struct dma_buf *dmabuf,
 			     struct dma_buf_attachment *attach)
 {
 	struct ump_buf *buf = dmabuf->priv;
+	struct ump_attachment *a;
 
 	/*
 	 * P2P memory is useless to an importer that cannot reach a BAR, or
@@ -337,6 +352,62 @@ static int ump_dmabuf_attach(struct dma_buf *dmabuf,
 	    (!attach->peer2peer ||
 	     pci_p2pdma_distance(buf->dev->pdev, attach->dev, true) < 0))
 		return -EOPNOTSUPP;
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	if (!a)
+		return -ENOMEM;
+	a->dev = attach->dev;
+	attach->priv = a;
+	mutex_lock(&buf->attach_lock);
+	list_add(&a->link, &buf->attachments);
+	mutex_unlock(&buf->attach_lock);
+	return 0;
+}
+
+static void ump_dmabuf_detach(struct dma_buf *dmabuf,
+			      struct dma_buf_attachment *attach)
+{
+	struct ump_buf *buf = dmabuf->priv;
+	struct ump_attachment *a = attach->priv;
+
+	mutex_lock(&buf->attach_lock);
+	list_del(&a->link);
+	mutex_unlock(&buf->attach_lock);
+	kfree(a);
+}
+
+/*
+ * Before the CPU touches buf (begin) and after (end): every importer's
+ * mapping synced. P2P memory is a BAR, never bounced: nothing to sync.
+ */
+void ump_buf_sync(struct ump_buf *buf, enum dma_data_direction dir, bool end)
+{
+	struct ump_attachment *a;
+
+	if (buf->kind != UMP_BUF_HOST || list_empty_careful(&buf->attachments))
+		return;
+	mutex_lock(&buf->attach_lock);
+	list_for_each_entry(a, &buf->attachments, link) {
+		if (!a->sgt)
+			continue;
+		if (end)
+			dma_sync_sgtable_for_device(a->dev, a->sgt, dir);
+		else
+			dma_sync_sgtable_for_cpu(a->dev, a->sgt, dir);
+	}
+	mutex_unlock(&buf->attach_lock);
+}
+
+static int ump_dmabuf_begin_cpu(struct dma_buf *dmabuf,
+				enum dma_data_direction dir)
+{
+	ump_buf_sync(dmabuf->priv, dir, false);
+	return 0;
+}
+
+static int ump_dmabuf_end_cpu(struct dma_buf *dmabuf,
+			      enum dma_data_direction dir)
+{
+	ump_buf_sync(dmabuf->priv, dir, true);
 	return 0;
 }
 
@@ -391,6 +462,9 @@ static struct sg_table *ump_dmabuf_map(struct dma_buf_attachment *attach,
 	ret = dma_map_sgtable(attach->dev, sgt, dir, 0);
 	if (ret)
 		goto err_table;
+	mutex_lock(&buf->attach_lock);
+	((struct ump_attachment *)attach->priv)->sgt = sgt;
+	mutex_unlock(&buf->attach_lock);
 	return sgt;
 
 err_table:
@@ -403,6 +477,11 @@ err_free:
 static void ump_dmabuf_unmap(struct dma_buf_attachment *attach,
 			     struct sg_table *sgt, enum dma_data_direction dir)
 {
+	struct ump_buf *buf = attach->dmabuf->priv;
+
+	mutex_lock(&buf->attach_lock);
+	((struct ump_attachment *)attach->priv)->sgt = NULL;
+	mutex_unlock(&buf->attach_lock);
 	dma_unmap_sgtable(attach->dev, sgt, dir, 0);
 	sg_free_table(sgt);
 	kfree(sgt);
@@ -439,10 +518,13 @@ static void ump_dmabuf_release(struct dma_buf *dmabuf)
 
 static const struct dma_buf_ops ump_dmabuf_ops = {
 	.attach = ump_dmabuf_attach,
+	.detach = ump_dmabuf_detach,
 	.map_dma_buf = ump_dmabuf_map,
 	.unmap_dma_buf = ump_dmabuf_unmap,
 	.mmap = ump_dmabuf_mmap,
 	.vmap = ump_dmabuf_vmap,
+	.begin_cpu_access = ump_dmabuf_begin_cpu,
+	.end_cpu_access = ump_dmabuf_end_cpu,
 	.release = ump_dmabuf_release,
 };
 

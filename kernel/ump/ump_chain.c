@@ -251,7 +251,8 @@ static int ump_copy_staged(struct ump_chain *c, void *to, const void *from,
  * The CPU reads an imported source and writes an imported destination
  * through the exporter's vmap: bracket that with begin/end_cpu_access, which
  * waits for the device work fenced on the buffer and lets the exporter sync
- * its caches, as any CPU access to a dma-buf must.
+ * its caches, as any CPU access to a dma-buf must. Our own buffers that we
+ * exported are synced for their importers' mappings the same way.
  */
 static int ump_cpu_access(struct ump_buf *src, struct ump_buf *dst, bool end)
 {
@@ -260,6 +261,10 @@ static int ump_cpu_access(struct ump_buf *src, struct ump_buf *dst, bool end)
 
 	if (src == dst)
 		sdir = ddir = DMA_BIDIRECTIONAL;
+	/* Our own buffers, where an importer has them mapped. */
+	ump_buf_sync(src, sdir, end);
+	if (dst != src)
+		ump_buf_sync(dst, ddir, end);
 	if (!end &&
 	    (src->kind == UMP_BUF_IMPORT || dst->kind == UMP_BUF_IMPORT) &&
 	    ump_fault_copy())

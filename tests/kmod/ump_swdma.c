@@ -17,9 +17,18 @@
  * failed write). terminate_all drops what has not run and wakes a stalled
  * worker; synchronize waits for the one running. Like fsldma, it keeps a
  * completed descriptor its client did not ack (the count is in unacked).
+ *
+ * Its device also imports dma-bufs, as a device driver does
+ * (/dev/ump_swdma_importer): attach and map one, then write or read it as
+ * the device sees it, through the DMA addresses of the mapping (bounce
+ * buffers under swiotlb=force), so a test can tell whether an exporter's
+ * begin/end_cpu_access sync what the CPU and the device see.
  */
+#include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
 #include <linux/dmaengine.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
 #include <linux/io.h>
 #include <linux/module.h>
 #include <linux/platform_device.h>
@@ -335,6 +344,107 @@ static int swdma_remove_int(struct platform_device *pdev)
 #define SWDMA_REMOVE .remove = swdma_remove_int
 #endif
 
+/* ---- the importer ---------------------------------------------------- */
+
+#define SWDMA_IMPORT _IOW('S', 1, int) /* a dma-buf fd: attach and map */
+#define SWDMA_DEV_FILL _IOW('S', 2, int) /* the device writes this byte */
+#define SWDMA_DEV_PEEK _IOR('S', 3, int) /* first byte seen, | 256 if bounced */
+
+struct swdma_import {
+	struct dma_buf *dmabuf;
+	struct dma_buf_attachment *attach;
+	struct sg_table *sgt;
+};
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define swdma_map dma_buf_map_attachment_unlocked
+#define swdma_unmap dma_buf_unmap_attachment_unlocked
+#else
+#define swdma_map dma_buf_map_attachment
+#define swdma_unmap dma_buf_unmap_attachment
+#endif
+
+static int swdma_imp_open(struct inode *inode, struct file *file)
+{
+	file->private_data = kzalloc(sizeof(struct swdma_import), GFP_KERNEL);
+	return file->private_data ? 0 : -ENOMEM;
+}
+
+static int swdma_imp_release(struct inode *inode, struct file *file)
+{
+	struct swdma_import *im = file->private_data;
+
+	if (im->sgt)
+		swdma_unmap(im->attach, im->sgt, DMA_BIDIRECTIONAL);
+	if (im->attach)
+		dma_buf_detach(im->dmabuf, im->attach);
+	if (im->dmabuf)
+		dma_buf_put(im->dmabuf);
+	kfree(im);
+	return 0;
+}
+
+static long swdma_imp_ioctl(struct file *file, unsigned int cmd,
+			    unsigned long arg)
+{
+	struct swdma_import *im = file->private_data;
+	struct scatterlist *sg;
+	int i, v = 0;
+	u8 *p;
+
+	switch (cmd) {
+	case SWDMA_IMPORT:
+		if (im->dmabuf)
+			return -EBUSY;
+		im->dmabuf = dma_buf_get((int)arg);
+		if (IS_ERR(im->dmabuf)) {
+			v = PTR_ERR(im->dmabuf);
+			im->dmabuf = NULL;
+			return v;
+		}
+		im->attach = dma_buf_attach(im->dmabuf, &swdma->pdev->dev);
+		if (IS_ERR(im->attach)) {
+			v = PTR_ERR(im->attach);
+			im->attach = NULL;
+			return v;
+		}
+		im->sgt = swdma_map(im->attach, DMA_BIDIRECTIONAL);
+		if (IS_ERR(im->sgt)) {
+			v = PTR_ERR(im->sgt);
+			im->sgt = NULL;
+		}
+		return v;
+	case SWDMA_DEV_FILL:
+		if (!im->sgt)
+			return -ENXIO;
+		for_each_sgtable_dma_sg(im->sgt, sg, i)
+			memset(phys_to_virt(sg_dma_address(sg)), (int)arg,
+			       sg_dma_len(sg));
+		return 0;
+	case SWDMA_DEV_PEEK:
+		if (!im->sgt)
+			return -ENXIO;
+		sg = im->sgt->sgl;
+		p = phys_to_virt(sg_dma_address(sg));
+		v = p[0] | (sg_dma_address(sg) != sg_phys(sg) ? 256 : 0);
+		return put_user(v, (int __user *)arg);
+	}
+	return -ENOTTY;
+}
+
+static const struct file_operations swdma_imp_fops = {
+	.owner = THIS_MODULE,
+	.open = swdma_imp_open,
+	.release = swdma_imp_release,
+	.unlocked_ioctl = swdma_imp_ioctl,
+};
+
+static struct miscdevice swdma_imp_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "ump_swdma_importer",
+	.fops = &swdma_imp_fops,
+};
+
 static struct platform_driver swdma_driver = {
 	.probe = swdma_probe,
 	SWDMA_REMOVE,
@@ -359,11 +469,17 @@ static int __init swdma_init(void)
 		platform_driver_unregister(&swdma_driver);
 		return -ENODEV;
 	}
-	return 0;
+	ret = misc_register(&swdma_imp_misc);
+	if (ret) {
+		platform_device_unregister(swdma_pdev);
+		platform_driver_unregister(&swdma_driver);
+	}
+	return ret;
 }
 
 static void __exit swdma_exit(void)
 {
+	misc_deregister(&swdma_imp_misc);
 	platform_device_unregister(swdma_pdev);
 	platform_driver_unregister(&swdma_driver);
 }
@@ -372,3 +488,4 @@ module_init(swdma_init);
 module_exit(swdma_exit);
 MODULE_DESCRIPTION("Software DMA_MEMCPY channel for ump.ko tests");
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(DMA_BUF);
