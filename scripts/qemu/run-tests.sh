@@ -14,11 +14,11 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 KIND=${1:?usage: run-tests.sh debian|debug [TEST...]}
 shift
 WORK=$ROOT/build/qemu-$KIND${UMP_WORK_SUFFIX:+-$UMP_WORK_SUFFIX}
-TESTS=${*:-version alloc chain copy dmabuf uring topo badinput waiters copyout free_reserved stats_scope thread_exit limits cancel cancel_staged cancel_queued uring_cancel uring_sqe uring_nonblock p2p_cap p2p_unbind foreign cgroup cgroup_cpu cgroup_pids cgroup_fd free_busy fault_copy test_pool runtime_models probe_copies frame_loop}
+TESTS=${*:-version alloc chain copy dmabuf uring topo badinput waiters wait_signal copyout free_reserved stats_scope thread_exit limits cancel cancel_staged cancel_queued uring_cancel uring_sqe uring_nonblock p2p_cap p2p_unbind p2p_reimport foreign cgroup cgroup_cpu cgroup_pids cgroup_fd free_busy fault_copy test_pool runtime_models probe_copies frame_loop}
 # Run again with a DMA channel present (tests/kmod/ump_swdma.ko).
 DMA_TESTS=${UMP_DMA_TESTS-dma dma_faults dmabuf_sync fault_copy free_busy chain copy uring}
 # Last, in a full run or when asked: rmmod under a running chain (it unloads).
-UNLOAD_TEST=${UMP_UNLOAD_TEST-unload_busy unload_import}
+UNLOAD_TEST=${UMP_UNLOAD_TEST-unload_busy unload_import unload_uring}
 [ $# = 0 ] || UNLOAD_TEST=${UMP_UNLOAD_TEST-}
 # Extra kernel command line, e.g. swiotlb=force (UMP_QEMU_APPEND).
 
