@@ -109,18 +109,13 @@ done:
 int main(void)
 {
 	struct result r;
-	int in, st;
-	pid_t c;
 
 	t_cgroup2();
 	t_write_file(CG "/cgroup.subtree_control", "+cpu");
 	mkdir(T_CG, 0755);
 	if (t_write_file(T_CG "/cpu.max", "1000 100000"))
 		T_SKIPPED("no cpu controller");
-	c = t_fork_in_cgroup(T_CG, child, &in);
-	T_REQUIRE(waitpid(c, &st, 0) == c);
-	T_REQUIRE(WIFEXITED(st) && !WEXITSTATUS(st));
-	T_REQUIRE(read(in, &r, sizeof(r)) == sizeof(r));
+	t_run_in_cgroup(T_CG, child, &r, sizeof(r));
 	t_write_file(T_CG "/cpu.max", "max 100000");
 	if (r.err)
 		T_FAIL("the process in the cgroup failed at step %d", r.err);
@@ -134,7 +129,6 @@ int main(void)
 		T_FAIL("a closed ring's queued chain was still live after %.1f s", r.ring_s);
 	if (r.long_status != -ECANCELED)
 		T_FAIL("the long chain, cancelled: %d", r.long_status);
-	for (int i = 0; i < 100 && rmdir(T_CG); i++)
-		usleep(100000);
+	t_cgroup_remove(T_CG);
 	return 0;
 }

@@ -170,18 +170,13 @@ done:
 int main(void)
 {
 	struct result r;
-	int in, st;
-	pid_t c;
 
 	t_cgroup2();
 	t_write_file(CG "/cgroup.subtree_control", "+cpu"); /* where there is one */
 	mkdir(T_CG, 0755);
 	if (access(T_CG "/cpu.stat", F_OK))
 		T_SKIPPED("no cpu.stat in the cgroup");
-	c = t_fork_in_cgroup(T_CG, child, &in);
-	T_REQUIRE(waitpid(c, &st, 0) == c);
-	T_REQUIRE(WIFEXITED(st) && !WEXITSTATUS(st));
-	T_REQUIRE(read(in, &r, sizeof(r)) == sizeof(r));
+	t_run_in_cgroup(T_CG, child, &r, sizeof(r));
 	if (r.err)
 		T_FAIL("the process in the cgroup failed at step %d", r.err);
 	printf("cgroup_cpu: a chain of %d x 64 MiB took %.3f s; the cgroup's usage grew %.3f s "
@@ -206,10 +201,6 @@ int main(void)
 			       r.throttled_wall_us / 1e6, r.wall_us / 1e6);
 	}
 	/* The workers leave with the file; then the cgroup can go. */
-	for (int i = 0; i < 100 && rmdir(T_CG); i++)
-		usleep(100000);
-	if (!access(T_CG, F_OK))
-		T_FAIL(
-		    "the cgroup is still busy after its process ended: a worker outlived its file");
+	t_cgroup_remove(T_CG);
 	return 0;
 }

@@ -44,8 +44,6 @@ static void child(int out)
 int main(void)
 {
 	long long wall = 0, throttled;
-	int in, st;
-	pid_t c;
 
 	t_cgroup2();
 	t_write_file(CG "/cgroup.subtree_control", "+cpu");
@@ -64,10 +62,7 @@ int main(void)
 	}
 	if (descs > T_MAX_DESCS)
 		descs = T_MAX_DESCS;
-	c = t_fork_in_cgroup(T_CG, child, &in);
-	T_REQUIRE(waitpid(c, &st, 0) == c);
-	T_REQUIRE(WIFEXITED(st) && !WEXITSTATUS(st));
-	T_REQUIRE(read(in, &throttled, sizeof(throttled)) == sizeof(throttled));
+	t_run_in_cgroup(T_CG, child, &throttled, sizeof(throttled));
 	T_REQUIRE(throttled > 0);
 	printf("cgroup_fd: %d x 64 MiB took %.3f s in the parent; %.3f s (%.1fx) through the "
 	       "same file in a child under cpu.max 10%%\n",
@@ -77,10 +72,6 @@ int main(void)
 		       throttled / 1e6, wall / 1e6);
 	ump_close(&u);
 	t_write_file(T_CG "/cpu.max", "max 100000");
-	for (int i = 0; i < 100 && rmdir(T_CG); i++)
-		usleep(100000);
-	if (!access(T_CG, F_OK))
-		T_FAIL(
-		    "the cgroup is still busy after its process ended: a worker outlived its file");
+	t_cgroup_remove(T_CG);
 	return 0;
 }

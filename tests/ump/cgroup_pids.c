@@ -51,18 +51,13 @@ static void child(int out)
 int main(void)
 {
 	struct result r;
-	int in, st;
-	pid_t c;
 
 	t_cgroup2();
 	t_write_file(CG "/cgroup.subtree_control", "+pids");
 	mkdir(T_CG, 0755);
 	if (t_write_file(T_CG "/pids.max", "20"))
 		T_SKIPPED("no pids controller");
-	c = t_fork_in_cgroup(T_CG, child, &in);
-	T_REQUIRE(waitpid(c, &st, 0) == c);
-	T_REQUIRE(WIFEXITED(st) && !WEXITSTATUS(st));
-	T_REQUIRE(read(in, &r, sizeof(r)) == sizeof(r));
+	t_run_in_cgroup(T_CG, child, &r, sizeof(r));
 	if (r.err)
 		T_FAIL("the process in the cgroup failed at step %d", r.err);
 	printf("cgroup_pids: %d files copying: %d copy worker(s) in the cgroup, pids.current %lld "
@@ -75,10 +70,6 @@ int main(void)
 		       r.workers, T_FILES);
 	if (r.pids > T_PIDS_MAX)
 		T_FAIL("pids.current %lld passed pids.max %d", r.pids, T_PIDS_MAX);
-	for (int i = 0; i < 100 && rmdir(T_CG); i++)
-		usleep(100000);
-	if (!access(T_CG, F_OK))
-		T_FAIL("the cgroup is still busy after its process ended: a worker outlived its "
-		       "files");
+	t_cgroup_remove(T_CG);
 	return 0;
 }

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <ump/libump.h>
@@ -247,12 +249,26 @@ static inline long long t_read_number(const char *path)
 	return atoll(buf);
 }
 
+/* Whether the task whose comm file is at path is named prefix... */
+static inline int t_comm_starts(const char *path, const char *prefix)
+{
+	char comm[32];
+	size_t n = strlen(prefix);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), yes;
+
+	if (fd < 0)
+		return 0;
+	yes = n < sizeof(comm) && read(fd, comm, n) == (ssize_t)n && !memcmp(comm, prefix, n);
+	close(fd);
+	return yes;
+}
+
 /* The ump copy workers ("ump/..." kernel threads) among cgroup cg's processes. */
 static inline int t_cgroup_workers(const char *cg)
 {
-	char path[256], comm[32];
-	int n = 0, fd;
+	char path[256];
 	long pid;
+	int n = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
@@ -261,15 +277,34 @@ static inline int t_cgroup_workers(const char *cg)
 		return -1;
 	while (fscanf(f, "%ld", &pid) == 1) {
 		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (read(fd, comm, 4) == 4 && !memcmp(comm, "ump/", 4))
-			n++;
-		close(fd);
+		n += t_comm_starts(path, "ump/");
 	}
 	fclose(f);
 	return n;
+}
+
+/* body(out) in a child in cgroup cg, which must exit 0; what it wrote to out into result. */
+static inline void t_run_in_cgroup(const char *cg, void (*body)(int out), void *result, size_t size)
+{
+	int in, st;
+	pid_t c = t_fork_in_cgroup(cg, body, &in);
+
+	T_REQUIRE(waitpid(c, &st, 0) == c);
+	T_REQUIRE(WIFEXITED(st) && !WEXITSTATUS(st));
+	T_REQUIRE(read(in, result, size) == (ssize_t)size);
+	close(in);
+}
+
+/* Remove cgroup cg once its processes are gone; a copy worker left in it fails the test. */
+static inline void t_cgroup_remove(const char *cg)
+{
+	for (int i = 0; i < 100 && rmdir(cg); i++)
+		usleep(100000);
+	if (!access(cg, F_OK))
+		T_FAIL(
+		    "%s is still busy 10 s after its processes ended: a copy worker outlived its "
+		    "files",
+		    cg);
 }
 
 static inline int t_nr_nodes(const struct ump *u)

@@ -16,22 +16,17 @@
 
 static int iowq_threads(void)
 {
-	char path[300], comm[32];
+	char path[300];
 	struct dirent *e;
 	DIR *d = opendir("/proc/self/task");
-	int n = 0, fd;
+	int n = 0;
 
 	T_REQUIRE(d);
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (read(fd, comm, 8) == 8 && !memcmp(comm, "iou-wrk-", 8))
-			n++;
-		close(fd);
+		n += t_comm_starts(path, "iou-wrk-");
 	}
 	closedir(d);
 	return n;
