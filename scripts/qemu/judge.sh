@@ -29,7 +29,7 @@ for r in insmod devnode $TESTS cli_status cli_write_box rmmod_busy accounting_ze
 	esac
 done
 # Reports the kernel's checkers print, anywhere in the log.
-if grep -nE 'WARNING:|BUG:|BUG kmalloc|KASAN:|UBSAN:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|unreferenced object|general protection fault|Oops|Call Trace' "$LOG" >"$LOG.reports"; then
+if grep -nF -f "$(dirname "$0")/kernel-reports.txt" "$LOG" >"$LOG.reports"; then
 	echo "judge: kernel reports in the guest's log:"
 	head -40 "$LOG.reports"
 	status=1
@@ -40,6 +40,11 @@ HUNG=$(dirname "$RAW")/serial.hung-boot.log
 if [ -f "$HUNG" ]; then
 	echo "judge: a first boot never reached /init and was retried; its last lines:"
 	last_lines "$HUNG"
+fi
+EARLY=$(dirname "$RAW")/serial.early-report.log
+if [ -f "$EARLY" ]; then
+	echo "judge: a first boot printed a kernel report before /init (ump.ko not yet loaded) and was retried; the report:"
+	tr -d '\r' <"$EARLY" | grep -F -f "$(dirname "$0")/kernel-reports.txt" | head -4 | cut -c1-160 | sed 's/^/    /'
 fi
 if ! grep -q '^==END==' "$LOG"; then
 	echo "judge: the guest's last lines:"

@@ -168,31 +168,48 @@ boot_guest() {
 		-nodefaults
 }
 
-# TCG boots of 2-CPU guests are known to hang now and then. A guest that
-# has not reached /init has run nothing of ours, so its boot is retried once,
-# its log kept; a hang after /init is a failure.
-# Returns 2 for a boot that hung, else 0; the judge reads both logs.
+# TCG boots of 2-CPU guests are known to hang now and then, and the debug
+# kernel once printed a KASAN report from start_kernel (an interrupt during
+# identify_cpu, 0.01 s into the boot). A guest that has not reached /init
+# has run nothing of ours, so a boot that hangs or prints a kernel report
+# before /init is retried once, its log kept; anything after /init is a
+# failure, and so is the same on the second boot.
+# Returns 2 for a boot that hung, 3 for a report before /init, else 0; the
+# judge reads every log.
+REPORTS=$ROOT/scripts/qemu/kernel-reports.txt
+early_report() {
+	sed '/guest: /q' "$WORK/serial.log" 2>/dev/null | tr -d '\r' | grep -qF -f "$REPORTS"
+}
 boot_watched() {
 	(boot_guest) &
 	qemu=$!
 	waited=0
 	while kill -0 $qemu 2>/dev/null && ! grep -q 'guest: ' "$WORK/serial.log" 2>/dev/null; do
-		if [ $waited -ge "$BOOT_DEADLINE" ]; then
+		if [ $waited -ge "$BOOT_DEADLINE" ] || early_report; then
 			kill $qemu
 			wait $qemu || :
+			early_report && return 3
 			return 2
 		fi
 		sleep 2
 		waited=$((waited + 2))
 	done
+	if early_report; then
+		kill $qemu 2>/dev/null
+		wait $qemu || :
+		return 3
+	fi
 	rc=0
 	wait $qemu || rc=$?
 	[ $rc = 0 ] || echo "run-tests.sh: qemu exited with $rc" >>"$WORK/serial.log"
 	return 0
 }
-if ! boot_watched; then
-	mv "$WORK/serial.log" "$WORK/serial.hung-boot.log"
-	boot_watched || echo "run-tests.sh: the guest did not reach /init twice" >>"$WORK/serial.log"
-fi
+boot_watched || {
+	case $? in
+	3) mv "$WORK/serial.log" "$WORK/serial.early-report.log" ;;
+	*) mv "$WORK/serial.log" "$WORK/serial.hung-boot.log" ;;
+	esac
+	boot_watched || echo "run-tests.sh: the guest's boot failed twice before /init" >>"$WORK/serial.log"
+}
 
 exec sh "$ROOT/scripts/qemu/judge.sh" "$WORK/serial.log" "$TESTS" "$DMA_TESTS" "$UNLOAD_TEST"
