@@ -120,7 +120,8 @@ static struct ump_worker *ump_worker_get(u64 cgroup, int node)
 		w = ERR_PTR(ret);
 		goto out;
 	}
-	/* After the attach, which resets it to the cpuset's; fails only
+	/*
+	 * After the attach, which resets it to the cpuset's; fails only
 	 * where the cpuset has none of the node's CPUs.
 	 */
 	if (node_state(node, N_CPU))
