@@ -180,10 +180,16 @@ bool ump_chain_cancelled(const struct ump_chain *c)
 	       (c->uring_cmd && ump_uring_orphaned(c->uring_cmd, c->task));
 }
 
-/* Between slices: whether to stop, and the queue behind us reaped. */
+/*
+ * Between slices: whether to stop, and, on kernels that never call us for
+ * a dying ring, the queue behind us reaped. Elsewhere every way a queued
+ * chain is cancelled takes it off the queue itself, and the copy path does
+ * not walk the queue.
+ */
 bool ump_chain_checkpoint(struct ump_chain *c)
 {
-	ump_worker_reap(c->worker);
+	if (UMP_URING_REAP_QUEUED)
+		ump_worker_reap(c->worker);
 	return ump_chain_cancelled(c);
 }
 

@@ -45,7 +45,13 @@ static inline bool ump_uring_sqe_unused_zero(const struct io_uring_cmd *ioucmd)
  * or its submitter is in execve() (whose io_uring_task_cancel() waits for
  * that task's commands). A process that dies stops its chains on both.
  */
+/*
+ * Where the kernel calls us, a queued chain is taken off its worker's queue
+ * by that call; where it does not, the running chain must look for the
+ * queued chains of dead rings (ump_worker_reap()).
+ */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#define UMP_URING_REAP_QUEUED false
 #define ump_uring_cancel_call(issue_flags) ((issue_flags)&IO_URING_F_CANCEL)
 #define ump_uring_mark_cancelable io_uring_cmd_mark_cancelable
 static inline bool ump_uring_orphaned(struct io_uring_cmd *ioucmd,
@@ -55,6 +61,7 @@ static inline bool ump_uring_orphaned(struct io_uring_cmd *ioucmd,
 }
 #else
 #include <linux/io_uring_types.h>
+#define UMP_URING_REAP_QUEUED true
 static inline bool ump_uring_cancel_call(unsigned int issue_flags)
 {
 	return false;

@@ -98,12 +98,10 @@ static int ump_fop_release(struct inode *inode, struct file *file)
 	xa_for_each(&ctx->chains, id, c) {
 		ump_chain_cancel(c);
 		wait_for_completion(&c->done);
-	}
-	ump_ctx_workers_put(ctx);
-	xa_for_each(&ctx->chains, id, c) {
 		xa_erase(&ctx->chains, id);
 		ump_chain_put(c);
 	}
+	ump_ctx_workers_put(ctx);
 	xa_for_each(&ctx->bufs, id, buf) {
 		xa_erase(&ctx->bufs, id);
 		ump_buf_put(buf);

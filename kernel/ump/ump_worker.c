@@ -218,9 +218,9 @@ bool ump_worker_dequeue(struct ump_chain *c)
 }
 
 /*
- * Called by the running chain between slices: complete the queued chains
- * that were cancelled in a way nobody tells us of (a ring dying on kernels
- * without cancelable uring_cmds, an execve, a process killed).
+ * Called by the running chain between slices on kernels without cancelable
+ * uring_cmds: complete the queued chains whose ring died or whose submitter
+ * execs or was killed, which nobody tells us of there.
  */
 void ump_worker_reap(struct ump_worker *w)
 {
