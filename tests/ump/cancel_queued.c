@@ -110,11 +110,7 @@ int main(void)
 {
 	struct result r;
 
-	t_cgroup2();
-	t_write_file(CG "/cgroup.subtree_control", "+cpu");
-	mkdir(T_CG, 0755);
-	if (t_write_file(T_CG "/cpu.max", "1000 100000"))
-		T_SKIPPED("no cpu controller");
+	t_cgroup_limited(T_CG, "cpu", "cpu.max", "1000 100000");
 	t_run_in_cgroup(T_CG, child, &r, sizeof(r));
 	t_write_file(T_CG "/cpu.max", "max 100000");
 	if (r.err)

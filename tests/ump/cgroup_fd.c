@@ -45,11 +45,7 @@ int main(void)
 {
 	long long wall = 0, throttled;
 
-	t_cgroup2();
-	t_write_file(CG "/cgroup.subtree_control", "+cpu");
-	mkdir(T_CG, 0755);
-	if (t_write_file(T_CG "/cpu.max", "10000 100000"))
-		T_SKIPPED("no cpu controller");
+	t_cgroup_limited(T_CG, "cpu", "cpu.max", "10000 100000");
 	t_open(&u);
 	T_OK(ump_alloc(&u, UMP_REGION_HOST(0), T_LEN, &hs));
 	T_OK(ump_alloc(&u, UMP_REGION_HOST(0), T_LEN, &hd));

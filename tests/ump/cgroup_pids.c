@@ -52,11 +52,7 @@ int main(void)
 {
 	struct result r;
 
-	t_cgroup2();
-	t_write_file(CG "/cgroup.subtree_control", "+pids");
-	mkdir(T_CG, 0755);
-	if (t_write_file(T_CG "/pids.max", "20"))
-		T_SKIPPED("no pids controller");
+	t_cgroup_limited(T_CG, "pids", "pids.max", "20");
 	t_run_in_cgroup(T_CG, child, &r, sizeof(r));
 	if (r.err)
 		T_FAIL("the process in the cgroup failed at step %d", r.err);

@@ -283,6 +283,25 @@ static inline int t_cgroup_workers(const char *cg)
 	return n;
 }
 
+/*
+ * Cgroup cg (a child of the v2 root) with controller enabled and limit
+ * (e.g. "cpu.max") set to value; the test is skipped where the kernel has
+ * no such controller.
+ */
+static inline void t_cgroup_limited(const char *cg, const char *controller, const char *limit,
+				    const char *value)
+{
+	char path[256];
+
+	t_cgroup2();
+	snprintf(path, sizeof(path), "+%s", controller);
+	t_write_file("/sys/fs/cgroup/cgroup.subtree_control", path);
+	mkdir(cg, 0755);
+	snprintf(path, sizeof(path), "%s/%s", cg, limit);
+	if (t_write_file(path, value))
+		T_SKIPPED("no %s controller", controller);
+}
+
 /* body(out) in a child in cgroup cg, which must exit 0; what it wrote to out into result. */
 static inline void t_run_in_cgroup(const char *cg, void (*body)(int out), void *result, size_t size)
 {
