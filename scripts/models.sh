@@ -53,12 +53,17 @@ done
 	[ -s "$MODELS/control_refused.onnx" ] &&
 	[ -s "$MODELS/strings.onnx" ] && [ -s "$MODELS/complex.onnx" ] &&
 	[ -s "$MODELS/mobilenet_v3_large_fp16.ref_in.npy" ] || need=1
-# A changed generator, or zoo, regenerates everything it makes.
-stamp=$(cat "$ROOT/tests/models/gen_models.py" "$ROOT/tests/models/zoo.txt" | sha1sum | cut -d' ' -f1)
-[ "$(cat "$MODELS/.generator" 2>/dev/null)" = "$stamp" ] || need=1
-if [ $need = 1 ]; then
+# A changed generator regenerates everything it makes; a changed line of the zoo, only
+# that model (gen_models.py keeps what each zoo model was exported as, NAME.zoo).
+stamp=$(sha1sum <"$ROOT/tests/models/gen_models.py" | cut -d' ' -f1)
+regen=0
+[ "$(cat "$MODELS/.generator" 2>/dev/null)" = "$stamp" ] || regen=1
+zoo_changed=$(sh "$ROOT/tests/models/zoo_list.sh" -o | while read -r name opset; do
+	[ "$(cat "$MODELS/$name.zoo" 2>/dev/null)" = "$name opset $opset" ] || echo "$name"
+done)
+if [ $need = 1 ] || [ $regen = 1 ] || [ -n "$zoo_changed" ]; then
 	echo "models: exporting test models with python3-torch into $MODELS"
-	rm -f "$MODELS"/*.ref.json
+	[ $regen = 0 ] || rm -f "$MODELS"/*.ref.json "$MODELS"/*.zoo
 	/usr/bin/python3 "$ROOT/tests/models/gen_models.py" "$MODELS"
 	echo "$stamp" >"$MODELS/.generator"
 fi

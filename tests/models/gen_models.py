@@ -129,6 +129,42 @@ def dense_out(model):
     return Out()
 
 
+def frame_pair(model):
+    """An optical-flow model taking its two frames stacked on the batch axis ([2, 3, H, W],
+    so that the zoo's one input holds both) and answering its last refinement's flow."""
+    import torch
+
+    class Pair(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, x):
+            return self.model(x[0:1], x[1:2])[-1]
+
+    return Pair()
+
+
+def zoo_stamp(name, opset):
+    """What a zoo model was exported as (NAME.zoo beside it): a line of zoo.txt changed
+    exports that model again, and only that one."""
+    return f"{name} opset {opset}\n"
+
+
+def zoo_done(name, opset):
+    try:
+        with open(os.path.join(OUT, name + ".zoo")) as fh:
+            stamp = fh.read()
+    except OSError:
+        return False
+    return stamp == zoo_stamp(name, opset) and done(name + ".onnx") and done(name + ".ref_out.npy")
+
+
+def zoo_mark(name, opset):
+    with open(os.path.join(OUT, name + ".zoo"), "w") as fh:
+        fh.write(zoo_stamp(name, opset))
+
+
 class Detections:
     """A torchvision detector as one image in, boxes, scores and labels out; and its
     detections as one array, a row each: x1, y1, x2, y2, score, label."""
@@ -265,25 +301,27 @@ def export_extended():
     import torchvision
 
     m = torchvision.models
-    # where torchvision keeps a zoo name, the input its family takes, whether it answers maps
-    families = ((m, [1, 3, 224, 224], False), (m.segmentation, [1, 3, 224, 224], True),
-                (m.video, [1, 3, 8, 112, 112], False))
+    # where torchvision keeps a zoo name, the input its family takes, what it answers
+    # (torchvision's output, a segmentation's "out" map, an optical flow's last flow)
+    families = ((m, [1, 3, 224, 224], None), (m.segmentation, [1, 3, 224, 224], dense_out),
+                (m.video, [1, 3, 8, 112, 112], None), (m.optical_flow, [2, 3, 128, 128], frame_pair))
     for name, opset in read_zoo().items():
-        if done(name + ".onnx") and done(name + ".ref_out.npy"):
+        if zoo_done(name, opset):
             continue
         if hasattr(m.detection, name):
             export_detector(name, opset, [3, 320, 320])
+            zoo_mark(name, opset)
             continue
-        family, shape, dense = next(f for f in families if hasattr(f[0], name))
+        family, shape, answer = next(f for f in families if hasattr(f[0], name))
         gen = torch.Generator().manual_seed(1234)
         torch.manual_seed(1234)
-        kw = {"weights_backbone": None, "aux_loss": False} if dense else {}
+        kw = {"weights_backbone": None, "aux_loss": False} if answer is dense_out else {}
         model = getattr(family, name)(weights=None, **kw)
         randomize_bn(model, gen)
-        for m in model.modules():  # torchvision zeroes some heads: an all-zero answer tests nothing
-            if isinstance(m, torch.nn.Linear) and not m.weight.detach().any():
-                m.weight.data.copy_(torch.randn(m.weight.shape, generator=gen) * 0.02)
-        model = (dense_out(model) if dense else model).eval()
+        for mod in model.modules():  # torchvision zeroes some heads: an all-zero answer tests nothing
+            if isinstance(mod, torch.nn.Linear) and not mod.weight.detach().any():
+                mod.weight.data.copy_(torch.randn(mod.weight.shape, generator=gen) * 0.02)
+        model = (answer(model) if answer else model).eval()
         tmp = os.path.join(OUT, name + ".onnx.tmp")
         torch.onnx.export(model, torch.randn(*shape), tmp, opset_version=opset,
                           input_names=["input"], output_names=["logits"])
@@ -293,6 +331,7 @@ def export_extended():
             yref = model(xin)
         np.save(os.path.join(OUT, name + ".ref_in.npy"), xin.numpy())
         np.save(os.path.join(OUT, name + ".ref_out.npy"), yref.numpy())
+        zoo_mark(name, opset)
         print("exported", name, flush=True)
 
 
@@ -301,7 +340,8 @@ def half_models():
     outputs in float16): NAME_fp16.onnx and its input, the float32 one's rounded."""
     for name in read_zoo("fp16"):
         dst = name + "_fp16.onnx"
-        if done(dst) and done(name + "_fp16.ref_in.npy"):
+        if (done(dst) and done(name + "_fp16.ref_in.npy") and os.path.getmtime(os.path.join(OUT, dst))
+                >= os.path.getmtime(os.path.join(OUT, name + ".onnx"))):
             continue
         m = onnx.load(os.path.join(OUT, name + ".onnx"))
         g = m.graph
