@@ -111,15 +111,17 @@ static int ho_run_concat(const struct ho_kernel *k)
 		row += p[i].bytes;
 	parts = ho_cpu_row_parts(k->outer, row, 1 << 17);
 #pragma omp parallel for num_threads(parts) if (parts > 1)
-	for (int t = 0; t < parts; t++)
-		for (int64_t o = k->outer * t / parts; o < k->outer * (t + 1) / parts; o++) {
-			char *y = (char *)k->dst + o * row;
+	for (int t = 0; t < parts; t++) {
+		int64_t lo = k->outer * t / parts, hi = k->outer * (t + 1) / parts, at = 0;
 
-			for (int64_t i = 0; i < k->n_idx; i++) {
-				memcpy(y, p[i].src + o * p[i].bytes, (size_t)p[i].bytes);
-				y += p[i].bytes;
-			}
+		/* input by input: a slab of a few bytes is a load and a store, not a call */
+		for (int64_t i = 0; i < k->n_idx; i++) {
+			ho_cpu_copy_rows((char *)k->dst + lo * row + at, row,
+					 p[i].src + lo * p[i].bytes, p[i].bytes, hi - lo,
+					 p[i].bytes);
+			at += p[i].bytes;
 		}
+	}
 	return 0;
 }
 

@@ -52,10 +52,9 @@ static int ho_run_split(const struct ho_kernel *k)
 	for (int j = 0; j < m->n_out; j++) {
 		int64_t len = k->typed.in_shape[j].dim[m->axis];
 
-		for (int64_t o = 0; m->outs[j] && o < outer; o++)
-			memcpy((char *)m->outs[j] + o * len * inner,
-			       (const char *)k->src + (o * total + at) * inner,
-			       (size_t)(len * inner));
+		if (m->outs[j])
+			ho_cpu_copy_rows(m->outs[j], len * inner, (const char *)k->src + at * inner,
+					 total * inner, outer, len * inner);
 		at += len;
 	}
 	return 0;
