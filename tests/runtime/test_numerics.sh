@@ -135,7 +135,9 @@ done
 
 # Binary operators whose smaller operand repeats over a middle run of axes (swin_t's
 # window mask: the plane loop where oneDNN has only its reference kernel), either side
-# broadcast, against numpy.
+# broadcast; and both broadcast (raft_small's correlation window, which oneDNN refuses:
+# typed.c's strided loop), one of them large enough to be split over the threads; against
+# numpy.
 [ "$PART" = ort ] || {
 	$PY - "$T" <<'PYEOF'
 import sys
@@ -144,7 +146,9 @@ import onnx
 from onnx import TensorProto, helper
 
 cases = {"mid5": ([1, 4, 3, 5, 6], [1, 4, 1, 5, 6], "Add"), "first": ([1, 4, 1, 5, 6], [1, 4, 3, 5, 6], "Sub"),
-         "lead": ([2, 3, 8], [1, 3, 8], "Div"), "mask": ([64, 49, 49], [64, 1, 49], "Mul")}
+         "lead": ([2, 3, 8], [1, 3, 8], "Div"), "mask": ([64, 49, 49], [64, 1, 49], "Mul"),
+         "both": ([256, 1, 1, 2], [1, 7, 7, 2], "Add"), "both_div": ([1, 7, 7, 2], [256, 1, 1, 2], "Div"),
+         "both_rank": ([3, 1, 5], [4, 1], "Mul"), "both_big": ([64, 1, 256], [1, 300, 256], "Sub")}
 rng = np.random.default_rng(3)
 for name, (sa, sb, op) in cases.items():
     g = helper.make_graph([helper.make_node(op, ["a", "b"], ["y"])], name,
@@ -158,10 +162,34 @@ for name, (sa, sb, op) in cases.items():
     np.save(f"{sys.argv[1]}/{name}.ref.npy", {"Add": np.add, "Sub": np.subtract, "Div": np.divide,
                                                "Mul": np.multiply}[op](a, b))
 PYEOF
-	for c in mid5 first lead mask; do
-		"$HO" run "$T/$c.onnx" --input "a=$T/$c.a.npy" --input "b=$T/$c.b.npy" -o "$T/$c.out" >/dev/null
+	for c in mid5 first lead mask both both_div both_rank both_big; do
+		"$HO" run "$T/$c.onnx" --input "a=$T/$c.a.npy" --input "b=$T/$c.b.npy" -o "$T/$c.out" \
+			--repeat 1 --warmup 1 >/dev/null
 		$PY "$ROOT/tests/runtime/compare.py" "$T/$c.ref.npy" "$T/$c.out/y.npy" "broadcast $c vs numpy"
 	done
+}
+
+# Split and Concat on the last axis, a float or two per row (raft_small's coordinates:
+# rows copied as loads and stores, helpers.c), against numpy.
+[ "$PART" = ort ] || {
+	$PY - "$T" <<'PYEOF'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+x = np.random.default_rng(4).standard_normal((256, 7, 7, 5)).astype(np.float32)
+nodes = [helper.make_node("Split", ["x", "sizes"], ["p", "q", "r"], axis=-1),
+         helper.make_node("Concat", ["r", "p", "q"], ["y"], axis=-1)]
+g = helper.make_graph(nodes, "rows", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                      [helper.make_tensor("sizes", TensorProto.INT64, [3], [1, 2, 2])])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)]), f"{sys.argv[1]}/rows.onnx")
+np.save(f"{sys.argv[1]}/rows.x.npy", x)
+np.save(f"{sys.argv[1]}/rows.ref.npy", np.concatenate([x[..., 3:], x[..., :1], x[..., 1:3]], -1))
+PYEOF
+	"$HO" run "$T/rows.onnx" --input "x=$T/rows.x.npy" -o "$T/rows.out" --repeat 1 --warmup 1 >/dev/null
+	$PY "$ROOT/tests/runtime/compare.py" "$T/rows.ref.npy" "$T/rows.out/y.npy" "Split and Concat of small rows vs numpy"
 }
 
 # ConvTransposes reading the model's plain input, which oneDNN first gives its gemm kernel
