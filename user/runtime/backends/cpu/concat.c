@@ -112,14 +112,19 @@ static int ho_run_concat(const struct ho_kernel *k)
 	parts = ho_cpu_row_parts(k->outer, row, 1 << 17);
 #pragma omp parallel for num_threads(parts) if (parts > 1)
 	for (int t = 0; t < parts; t++) {
-		int64_t lo = k->outer * t / parts, hi = k->outer * (t + 1) / parts, at = 0;
+		int64_t hi = k->outer * (t + 1) / parts;
 
-		/* input by input: a slab of a few bytes is a load and a store, not a call */
-		for (int64_t i = 0; i < k->n_idx; i++) {
-			ho_cpu_copy_rows((char *)k->dst + lo * row + at, row,
-					 p[i].src + lo * p[i].bytes, p[i].bytes, hi - lo,
-					 p[i].bytes);
-			at += p[i].bytes;
+		/* input by input over a block of rows that stays in cache: a slab of a few
+		 * bytes is then a load and a store, not a call */
+		for (int64_t lo = k->outer * t / parts; lo < hi; lo += 256) {
+			int64_t rows = hi - lo < 256 ? hi - lo : 256, at = 0;
+
+			for (int64_t i = 0; i < k->n_idx; i++) {
+				ho_cpu_copy_rows((char *)k->dst + lo * row + at, row,
+						 p[i].src + lo * p[i].bytes, p[i].bytes, rows,
+						 p[i].bytes);
+				at += p[i].bytes;
+			}
 		}
 	}
 	return 0;
