@@ -273,15 +273,23 @@ HO_VECTOR_CLONES static int ho_run_channels(const struct ho_kernel *k)
 	span = reps * c;
 	for (int64_t r = 0; r < reps; r++)
 		memcpy(tile + r * c, ch, (size_t)c * sizeof(float));
-	for (int64_t i = 0; i < n; i += span) {
-		int64_t m = n - i < span ? n - i : span, j = 0;
-		const float *a = x + i;
-		float *o = y + i;
-		ho_v16 va = {0}, vt = {0};
+	/* over the threads that wrote x: read on one core, EfficientNet's excitations ran
+	 * 4x slower at two threads than at one (0.86 against 0.20 ms a run) */
+	int64_t spans = (n + span - 1) / span;
+	int parts = ho_cpu_row_parts(spans, span * (int64_t)sizeof(float), 1 << 17);
 
-		/* whole vectors, loaded before stored (y may be x), then the tail in a part of one
-		 * (a memcpy of a length not fixed at compile time is a call: keep it out of the
-		 * loop) */
+#pragma omp parallel for num_threads(parts) if (parts > 1)
+	for (int p = 0; p < parts; p++)
+		for (int64_t i = spans * p / parts * span;
+		     i < n && i < spans * (p + 1) / parts * span; i += span) {
+			int64_t m = n - i < span ? n - i : span, j = 0;
+			const float *a = x + i;
+			float *o = y + i;
+			ho_v16 va = {0}, vt = {0};
+
+			/* whole vectors, loaded before stored (y may be x), then the tail in a part
+			 * of one (a memcpy of a length not fixed at compile time is a call: keep it
+			 * out of the loop) */
 #define HO_TILE(expr)                                                                              \
 	for (; j + 16 <= m; j += 16) {                                                             \
 		memcpy(&va, a + j, sizeof(va));                                                    \
@@ -296,24 +304,24 @@ HO_VECTOR_CLONES static int ho_run_channels(const struct ho_kernel *k)
 		memcpy(o + j, &va, (size_t)(m - j) * sizeof(float));                               \
 	}                                                                                          \
 	break
-		switch (t->op * 2 + (int)t->iparam[0]) { /* op: ho_cpu_prep_binary's map */
-		case 0:
-		case 1:
-			HO_TILE(va + vt);
-		case 2:
-		case 3:
-			HO_TILE(va * vt);
-		case 4:
-			HO_TILE(va - vt);
-		case 5:
-			HO_TILE(vt - va);
-		case 6:
-			HO_TILE(va / vt);
-		default:
-			HO_TILE(vt / va);
-		}
+			switch (t->op * 2 + (int)t->iparam[0]) { /* op: ho_cpu_prep_binary's map */
+			case 0:
+			case 1:
+				HO_TILE(va + vt);
+			case 2:
+			case 3:
+				HO_TILE(va * vt);
+			case 4:
+				HO_TILE(va - vt);
+			case 5:
+				HO_TILE(vt - va);
+			case 6:
+				HO_TILE(va / vt);
+			default:
+				HO_TILE(vt / va);
+			}
 #undef HO_TILE
-	}
+		}
 	return 0;
 }
 
