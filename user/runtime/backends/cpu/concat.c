@@ -101,32 +101,40 @@ static int ho_run_concat_mixed(const struct ho_kernel *k)
  * outer indices split over the device's threads where there is enough to
  * copy (DenseNet's NHWC concatenations: a slab of channels per pixel).
  */
+struct ho_concat_job {
+	const struct ho_kernel *k;
+	int64_t row;
+};
+
+/* Output rows lo to hi, input by input over blocks of rows that stay in cache: a slab of
+ * a few bytes is then a load and a store, not a call. */
+static void ho_concat_rows(const void *arg, int64_t lo, int64_t hi)
+{
+	const struct ho_concat_job *job = arg;
+	const struct ho_kernel *k = job->k;
+	const struct ho_concat_part *p = (const struct ho_concat_part *)k->fold;
+	int64_t row = job->row;
+
+	for (; lo < hi; lo += 256) {
+		int64_t rows = hi - lo < 256 ? hi - lo : 256, at = 0;
+
+		for (int64_t i = 0; i < k->n_idx; i++) {
+			ho_cpu_copy_rows((char *)k->dst + lo * row + at, row,
+					 p[i].src + lo * p[i].bytes, p[i].bytes, rows, p[i].bytes);
+			at += p[i].bytes;
+		}
+	}
+}
+
 static int ho_run_concat(const struct ho_kernel *k)
 {
 	const struct ho_concat_part *p = (const struct ho_concat_part *)k->fold;
 	int64_t row = 0;
-	int parts;
 
 	for (int64_t i = 0; i < k->n_idx; i++)
 		row += p[i].bytes;
-	parts = ho_cpu_row_parts(k->outer, row, 1 << 17);
-#pragma omp parallel for num_threads(parts) if (parts > 1)
-	for (int t = 0; t < parts; t++) {
-		int64_t hi = k->outer * (t + 1) / parts;
-
-		/* input by input over a block of rows that stays in cache: a slab of a few
-		 * bytes is then a load and a store, not a call */
-		for (int64_t lo = k->outer * t / parts; lo < hi; lo += 256) {
-			int64_t rows = hi - lo < 256 ? hi - lo : 256, at = 0;
-
-			for (int64_t i = 0; i < k->n_idx; i++) {
-				ho_cpu_copy_rows((char *)k->dst + lo * row + at, row,
-						 p[i].src + lo * p[i].bytes, p[i].bytes, rows,
-						 p[i].bytes);
-				at += p[i].bytes;
-			}
-		}
-	}
+	ho_cpu_for_parts(ho_cpu_row_parts(k->outer, row, 1 << 17), k->outer, ho_concat_rows,
+			 &(struct ho_concat_job){k, row});
 	return 0;
 }
 

@@ -205,6 +205,9 @@ extern const int ho_cpu_nhwc[4];
 int ho_cpu_parts(int64_t n, int64_t grain);
 /* The same for a loop over rows of per_row units each: no more parts than rows. */
 int ho_cpu_row_parts(int64_t rows, int64_t per_row, int64_t grain);
+/* fn(arg, lo, hi) over [0, n) cut in parts, one a thread; parts 1: on the caller alone */
+void ho_cpu_for_parts(int parts, int64_t n, void (*fn)(const void *arg, int64_t lo, int64_t hi),
+		      const void *arg);
 /* rows runs of bytes each, from src every src_step bytes to dst every dst_step */
 void ho_cpu_copy_rows(char *dst, int64_t dst_step, const char *src, int64_t src_step, int64_t rows,
 		      int64_t bytes);

@@ -256,40 +256,29 @@ static bool rows_kernel(struct ho_backend *c, const struct ho_graph *g, const st
  * are tiled 16 times over in k->fold, so every stretch of 16 * C elements
  * is one loop over whole vectors (fewer where C has factors of 2).
  */
-HO_VECTOR_CLONES static int ho_run_channels(const struct ho_kernel *k)
+struct ho_channels_job {
+	const struct ho_kernel *k;
+	int64_t span, n;
+};
+
+/* Spans lo to hi of the tiled channels (the last one maybe short). */
+HO_VECTOR_CLONES static void ho_channels_spans(const void *arg, int64_t lo, int64_t hi)
 {
-	const struct ho_typed *t = &k->typed;
-	const float *x = t->in[t->iparam[0] ? 1 : 0], *ch = t->in[t->iparam[0] ? 0 : 1];
-	float *y = t->out, *tile = k->fold;
-	int64_t c = t->inner, reps = 16, n = t->outer * c, span;
+	const struct ho_channels_job *job = arg;
+	const struct ho_typed *t = &job->k->typed;
+	const float *x = t->in[t->iparam[0] ? 1 : 0], *tile = job->k->fold;
+	float *y = t->out;
+	int64_t span = job->span, n = job->n;
 
-	/*
-	 * The fewest copies of the channels that end on a whole vector: one where
-	 * C is a multiple of 16 (16 built with a division per element took 35 us
-	 * of EfficientNet's 1152 x 7 x 7 excitation, 2 us in all now).
-	 */
-	while (reps > 1 && (c * (reps / 2)) % 16 == 0)
-		reps /= 2;
-	span = reps * c;
-	for (int64_t r = 0; r < reps; r++)
-		memcpy(tile + r * c, ch, (size_t)c * sizeof(float));
-	/* over the threads that wrote x: read on one core, EfficientNet's excitations ran
-	 * 4x slower at two threads than at one (0.86 against 0.20 ms a run) */
-	int64_t spans = (n + span - 1) / span;
-	int parts = ho_cpu_row_parts(spans, span * (int64_t)sizeof(float), 1 << 17);
+	for (int64_t i = lo * span; i < n && i < hi * span; i += span) {
+		int64_t m = n - i < span ? n - i : span, j = 0;
+		const float *a = x + i;
+		float *o = y + i;
+		ho_v16 va = {0}, vt = {0};
 
-#pragma omp parallel for num_threads(parts) if (parts > 1)
-	for (int p = 0; p < parts; p++)
-		for (int64_t i = spans * p / parts * span;
-		     i < n && i < spans * (p + 1) / parts * span; i += span) {
-			int64_t m = n - i < span ? n - i : span, j = 0;
-			const float *a = x + i;
-			float *o = y + i;
-			ho_v16 va = {0}, vt = {0};
-
-			/* whole vectors, loaded before stored (y may be x), then the tail in a part
-			 * of one (a memcpy of a length not fixed at compile time is a call: keep it
-			 * out of the loop) */
+		/* whole vectors, loaded before stored (y may be x), then the tail in a part
+		 * of one (a memcpy of a length not fixed at compile time is a call: keep it
+		 * out of the loop) */
 #define HO_TILE(expr)                                                                              \
 	for (; j + 16 <= m; j += 16) {                                                             \
 		memcpy(&va, a + j, sizeof(va));                                                    \
@@ -304,24 +293,47 @@ HO_VECTOR_CLONES static int ho_run_channels(const struct ho_kernel *k)
 		memcpy(o + j, &va, (size_t)(m - j) * sizeof(float));                               \
 	}                                                                                          \
 	break
-			switch (t->op * 2 + (int)t->iparam[0]) { /* op: ho_cpu_prep_binary's map */
-			case 0:
-			case 1:
-				HO_TILE(va + vt);
-			case 2:
-			case 3:
-				HO_TILE(va * vt);
-			case 4:
-				HO_TILE(va - vt);
-			case 5:
-				HO_TILE(vt - va);
-			case 6:
-				HO_TILE(va / vt);
-			default:
-				HO_TILE(vt / va);
-			}
-#undef HO_TILE
+		switch (t->op * 2 + (int)t->iparam[0]) { /* op: ho_cpu_prep_binary's map */
+		case 0:
+		case 1:
+			HO_TILE(va + vt);
+		case 2:
+		case 3:
+			HO_TILE(va * vt);
+		case 4:
+			HO_TILE(va - vt);
+		case 5:
+			HO_TILE(vt - va);
+		case 6:
+			HO_TILE(va / vt);
+		default:
+			HO_TILE(vt / va);
 		}
+#undef HO_TILE
+	}
+}
+
+static int ho_run_channels(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+	const float *ch = t->in[t->iparam[0] ? 0 : 1];
+	int64_t c = t->inner, reps = 16, n = t->outer * c, span, spans;
+
+	/*
+	 * The fewest copies of the channels that end on a whole vector: one where
+	 * C is a multiple of 16 (16 built with a division per element took 35 us
+	 * of EfficientNet's 1152 x 7 x 7 excitation, 2 us in all now).
+	 */
+	while (reps > 1 && (c * (reps / 2)) % 16 == 0)
+		reps /= 2;
+	span = reps * c;
+	for (int64_t r = 0; r < reps; r++)
+		memcpy(k->fold + r * c, ch, (size_t)c * sizeof(float));
+	/* over the threads that wrote x: read on one core, EfficientNet's excitations ran
+	 * 4x slower at two threads than at one (0.86 against 0.20 ms a run) */
+	spans = (n + span - 1) / span;
+	ho_cpu_for_parts(ho_cpu_row_parts(spans, span * (int64_t)sizeof(float), 1 << 17), spans,
+			 ho_channels_spans, &(struct ho_channels_job){k, span, n});
 	return 0;
 }
 

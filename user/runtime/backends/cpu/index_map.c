@@ -387,39 +387,43 @@ static int ho_index_map_next(const struct ho_kernel *k, int64_t *idx, int a)
 }
 
 /*
- * Row by row over the last output axis: the outer axes' offsets summed once
- * a row, then one memcpy, runs of one element, or a gather with a fixed
- * element size.  Where an outer axis' index takes the same source as the
- * index before it (a nearest Resize's repeated rows and pixels), the block
- * under it repeats the block just written: one memcpy.  Gathered, PP-OCRv4's
- * upsampling by 2 of 96x80x80 took 1.56 ms on one core; copied, 0.41.
+ * Rows r0 to r1 of the output, row by row over the last output axis: the outer
+ * axes' offsets summed once a row, then one memcpy, runs of one element, or a
+ * gather with a fixed element size.  Where an outer axis' index takes the same
+ * source as the index before it (a nearest Resize's repeated rows and pixels),
+ * the block under it repeats the block just written: one memcpy, where both
+ * blocks are these rows'.  Gathered, PP-OCRv4's upsampling by 2 of 96x80x80
+ * took 1.56 ms on one core; copied, 0.41.
  */
-void ho_cpu_run_index_map(const struct ho_kernel *k)
-{
-	int last = k->rank - 1, moved = -1;
-	int64_t idx[HO_MAX_RANK] = {0}, block[HO_MAX_RANK], rows = 1;
-	char *dst = k->dst, *end;
+struct ho_map_job {
+	const struct ho_kernel *k;
+	const int64_t *block;
 	size_t row;
+};
 
-	if (k->rank == 0) {
-		memcpy(dst, k->src, k->elem);
-		return;
-	}
-	row = (size_t)(k->dims[last] > 0 ? k->dims[last] : 0) * k->elem;
-	for (int i = last - 1; i >= 0; i--) { /* rows under one index of axis i */
-		block[i] = rows;
-		rows *= k->dims[i];
-	}
-	if (!row)
-		return;
-	for (end = dst + (size_t)rows * row; dst < end;) {
+static void ho_index_map_rows(const void *arg, int64_t r0, int64_t r1)
+{
+	const struct ho_map_job *job = arg;
+	const struct ho_kernel *k = job->k;
+	const int64_t *block = job->block;
+	size_t row = job->row;
+	int last = k->rank - 1, moved = -1;
+	int64_t idx[HO_MAX_RANK] = {0};
+	char *begin = (char *)k->dst + (size_t)r0 * row, *dst = begin,
+	     *end = (char *)k->dst + (size_t)r1 * row;
+
+	for (int i = 0; i < last; i++)
+		idx[i] = r0 / block[i] % k->dims[i];
+	while (dst < end) {
 		if (moved >= 0 && k->map[moved][idx[moved]] == k->map[moved][idx[moved] - 1]) {
 			size_t bytes = (size_t)block[moved] * row;
 
-			memcpy(dst, dst - bytes, bytes);
-			dst += bytes;
-			moved = ho_index_map_next(k, idx, moved);
-			continue;
+			if ((size_t)(dst - begin) >= bytes && (size_t)(end - dst) >= bytes) {
+				memcpy(dst, dst - bytes, bytes);
+				dst += bytes;
+				moved = ho_index_map_next(k, idx, moved);
+				continue;
+			}
 		}
 		const char *src = k->src;
 
@@ -432,6 +436,34 @@ void ho_cpu_run_index_map(const struct ho_kernel *k)
 }
 
 /*
+ * The rows split over the device's threads: on one, swin_t's and convnext_tiny's
+ * Transposes took twice as long at two threads as at one (the next kernel, on two,
+ * read half of what one core had written from the other's cache).
+ */
+void ho_cpu_run_index_map(const struct ho_kernel *k)
+{
+	int last = k->rank - 1;
+	int64_t block[HO_MAX_RANK], rows = 1;
+	size_t row;
+	struct ho_map_job job = {k, block, 0};
+
+	if (k->rank == 0) {
+		memcpy(k->dst, k->src, k->elem);
+		return;
+	}
+	row = (size_t)(k->dims[last] > 0 ? k->dims[last] : 0) * k->elem;
+	for (int i = last - 1; i >= 0; i--) { /* rows under one index of axis i */
+		block[i] = rows;
+		rows *= k->dims[i];
+	}
+	if (!row)
+		return;
+	job.row = row;
+	ho_cpu_for_parts(ho_cpu_row_parts(rows, (int64_t)row, 1 << 17), rows, ho_index_map_rows,
+			 &job);
+}
+
+/*
  * A batched 2-D transpose of 4-byte elements, out[b][j][i] = in[b][i][j]
  * (typed.iparam: m rows, n columns; typed.outer batches), in tiles that stay
  * in cache: each output row of a tile written whole.  Input rows far apart
@@ -441,23 +473,35 @@ void ho_cpu_run_index_map(const struct ho_kernel *k)
  * element), NHWC to NCHW 1.82; in tiles 1.02-1.06 and 1.07-1.18 (registers'
  * 4 x 4 shuffles were no faster: it is the memory's pattern).
  */
+/* Strips lo to hi of tj output rows each (a batch's strips one after another). */
+static void ho_transpose_2d_strips(const void *arg, int64_t lo, int64_t hi)
+{
+	const struct ho_typed *t = arg;
+	int64_t m = t->iparam[0], n = t->iparam[1], ti = n >= m ? 8 : 16, tj = 64,
+		strips = (n + tj - 1) / tj;
+
+	for (int64_t task = lo; task < hi; task++) {
+		int64_t b = task / strips, j0 = task % strips * tj, je = j0 + tj < n ? j0 + tj : n;
+		const uint32_t *x = (const uint32_t *)t->in[0] + b * m * n;
+		uint32_t *y = (uint32_t *)t->out + b * m * n;
+
+		for (int64_t i0 = 0; i0 < m; i0 += ti) {
+			int64_t ie = i0 + ti < m ? i0 + ti : m;
+
+			for (int64_t j = j0; j < je; j++)
+				for (int64_t i = i0; i < ie; i++)
+					y[j * m + i] = x[i * n + j];
+		}
+	}
+}
+
 static int ho_run_transpose_2d(const struct ho_kernel *k)
 {
 	const struct ho_typed *t = &k->typed;
-	int64_t m = t->iparam[0], n = t->iparam[1], ti = n >= m ? 8 : 16, tj = 64;
-	const uint32_t *in = t->in[0];
-	uint32_t *out = t->out;
+	int64_t m = t->iparam[0], tasks = t->outer * ((t->iparam[1] + 63) / 64);
 
-	for (int64_t b = 0; b < t->outer; b++, in += m * n, out += m * n)
-		for (int64_t i0 = 0; i0 < m; i0 += ti)
-			for (int64_t j0 = 0; j0 < n; j0 += tj) {
-				int64_t ie = i0 + ti < m ? i0 + ti : m,
-					je = j0 + tj < n ? j0 + tj : n;
-
-				for (int64_t j = j0; j < je; j++)
-					for (int64_t i = i0; i < ie; i++)
-						out[j * m + i] = in[i * n + j];
-			}
+	ho_cpu_for_parts(ho_cpu_row_parts(tasks, 64 * m * 4, 1 << 17), tasks,
+			 ho_transpose_2d_strips, t);
 	return 0;
 }
 
@@ -762,19 +806,21 @@ static void gs_image(const struct ho_typed *t, int64_t n)
 		}
 }
 
+static void gs_images(const void *arg, int64_t lo, int64_t hi)
+{
+	for (int64_t n = lo; n < hi; n++)
+		gs_image(arg, n);
+}
+
 /* Images over the threads: a sample costs about what 64 bytes copied do (raft_small
  * samples 4 x 256 windows of 7 x 7 an iteration, 9 of its 57 ms on one thread). */
 static int ho_run_grid_sample(const struct ho_kernel *k)
 {
 	const struct ho_typed *t = &k->typed;
-	int64_t N = t->in_shape[0].dim[0];
-	int parts = ho_cpu_row_parts(
-	    N, t->in_shape[0].dim[1] * t->out_shape.dim[2] * t->out_shape.dim[3] * 64, 1 << 17);
+	int64_t N = t->in_shape[0].dim[0],
+		bytes = t->in_shape[0].dim[1] * t->out_shape.dim[2] * t->out_shape.dim[3] * 64;
 
-#pragma omp parallel for num_threads(parts) if (parts > 1)
-	for (int part = 0; part < parts; part++)
-		for (int64_t n = N * part / parts; n < N * (part + 1) / parts; n++)
-			gs_image(t, n);
+	ho_cpu_for_parts(ho_cpu_row_parts(N, bytes, 1 << 17), N, gs_images, t);
 	return 0;
 }
 

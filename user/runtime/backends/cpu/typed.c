@@ -215,42 +215,52 @@ static inline void ho_arith_row(int op, const float *a, int64_t sa, const float 
 }
 #undef HO_ARITH_ROW
 
-HO_VECTOR_CLONES static int ho_run_arith_f32(const struct ho_kernel *k)
+struct ho_arith_job {
+	const struct ho_typed *t;
+	int r;
+	int64_t dim[HO_MAX_RANK], st[2][HO_MAX_RANK];
+};
+
+/* Rows lo to hi of the merged axes (the innermost is a row). */
+HO_VECTOR_CLONES static void ho_arith_rows(const void *arg, int64_t lo, int64_t hi)
 {
-	const struct ho_typed *t = &k->typed;
-	int64_t dim[HO_MAX_RANK], st[2][HO_MAX_RANK], rows = 1;
-	int r = ho_arith_axes(t, dim, st), parts;
-	int64_t n = dim[r - 1];
+	const struct ho_arith_job *j = arg;
+	const struct ho_typed *t = j->t;
+	int r = j->r;
+	int64_t n = j->dim[r - 1], idx[HO_MAX_RANK] = {0}, off[2] = {0, 0};
 
-	for (int ax = 0; ax < r - 1; ax++)
-		rows *= dim[ax];
-	parts = ho_cpu_row_parts(rows, n * (int64_t)sizeof(float), 1 << 17);
-#pragma omp parallel for num_threads(parts) if (parts > 1)
-	for (int p = 0; p < parts; p++) {
-		int64_t lo = rows * p / parts, hi = rows * (p + 1) / parts, idx[HO_MAX_RANK] = {0},
-			off[2] = {0, 0};
-
-		for (int64_t ax = r - 2, rest = lo; ax >= 0; ax--) { /* where row lo starts */
-			idx[ax] = rest % dim[ax];
-			rest /= dim[ax];
-			off[0] += idx[ax] * st[0][ax];
-			off[1] += idx[ax] * st[1][ax];
-		}
-		for (int64_t i = lo; i < hi; i++) {
-			ho_arith_row(t->op, (const float *)t->in[0] + off[0], st[0][r - 1],
-				     (const float *)t->in[1] + off[1], st[1][r - 1],
-				     (float *)t->out + i * n, n);
-			for (int ax = r - 2; ax >= 0; ax--) {
-				off[0] += st[0][ax];
-				off[1] += st[1][ax];
-				if (++idx[ax] < dim[ax])
-					break;
-				off[0] -= st[0][ax] * dim[ax];
-				off[1] -= st[1][ax] * dim[ax];
-				idx[ax] = 0;
-			}
+	for (int64_t ax = r - 2, rest = lo; ax >= 0; ax--) { /* where row lo starts */
+		idx[ax] = rest % j->dim[ax];
+		rest /= j->dim[ax];
+		off[0] += idx[ax] * j->st[0][ax];
+		off[1] += idx[ax] * j->st[1][ax];
+	}
+	for (int64_t i = lo; i < hi; i++) {
+		ho_arith_row(t->op, (const float *)t->in[0] + off[0], j->st[0][r - 1],
+			     (const float *)t->in[1] + off[1], j->st[1][r - 1],
+			     (float *)t->out + i * n, n);
+		for (int ax = r - 2; ax >= 0; ax--) {
+			off[0] += j->st[0][ax];
+			off[1] += j->st[1][ax];
+			if (++idx[ax] < j->dim[ax])
+				break;
+			off[0] -= j->st[0][ax] * j->dim[ax];
+			off[1] -= j->st[1][ax] * j->dim[ax];
+			idx[ax] = 0;
 		}
 	}
+}
+
+static int ho_run_arith_f32(const struct ho_kernel *k)
+{
+	struct ho_arith_job j = {.t = &k->typed};
+	int64_t rows = 1;
+
+	j.r = ho_arith_axes(j.t, j.dim, j.st);
+	for (int ax = 0; ax < j.r - 1; ax++)
+		rows *= j.dim[ax];
+	ho_cpu_for_parts(ho_cpu_row_parts(rows, j.dim[j.r - 1] * (int64_t)sizeof(float), 1 << 17),
+			 rows, ho_arith_rows, &j);
 	return 0;
 }
 
