@@ -174,6 +174,67 @@ PYEOF
 	done
 }
 
+# A Pad of zeros before an AveragePool or a Conv becomes their pads at load (patterns.c:
+# inception's count_include_pad pools); Pads it must leave alone (a value of 1, a channel
+# pad, before a MaxPool, before an AveragePool with pads of its own or ceil_mode) stay.
+# Against PyTorch, and inspect names the two folds.
+[ "$PART" = ort ] || {
+	$PY - "$T" <<'PYEOF'
+import sys
+import numpy as np
+import onnx
+import torch
+import torch.nn.functional as F
+from onnx import TensorProto, helper, numpy_helper
+
+rng = np.random.default_rng(9)
+x = rng.standard_normal((1, 8, 13, 11)).astype(np.float32)
+w = (rng.standard_normal((6, 8, 3, 3)) * 0.2).astype(np.float32)
+pads = lambda *p: numpy_helper.from_array(np.array(p, np.int64), "p%d" % len(inits))
+inits, nodes, outs, refs = [numpy_helper.from_array(w, "w")], [], [], []
+t = torch.from_numpy(x)
+
+def case(name, pad, after, ref, value=None, **attrs):
+    inits.append(numpy_helper.from_array(np.array(pad, np.int64), name + "_pads"))
+    ins = ["x", name + "_pads"]
+    if value is not None:
+        inits.append(numpy_helper.from_array(np.array(value, np.float32), name + "_value"))
+        ins.append(name + "_value")
+    nodes.append(helper.make_node("Pad", ins, [name + "_padded"]))
+    nodes.append(helper.make_node(after, [name + "_padded"] + (["w"] if after == "Conv" else []),
+                                  [name], **attrs))
+    outs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
+    refs.append(ref.numpy())
+
+case("avg", [0, 0, 1, 2, 0, 0, 1, 0], "AveragePool", F.avg_pool2d(F.pad(t, (2, 0, 1, 1)), 3, 1),
+     kernel_shape=[3, 3])
+case("conv", [0, 0, 1, 1, 0, 0, 2, 1], "Conv", F.conv2d(F.pad(t, (1, 1, 1, 2)), torch.from_numpy(w), padding=1),
+     kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+case("one", [0, 0, 1, 1, 0, 0, 1, 1], "AveragePool", F.avg_pool2d(F.pad(t, (1, 1, 1, 1), value=1.0), 3, 1),
+     value=1.0, kernel_shape=[3, 3])
+case("chan", [0, 1, 1, 1, 0, 0, 1, 1], "AveragePool", F.avg_pool2d(F.pad(t, (1, 1, 1, 1, 1, 0)), 3, 1),
+     kernel_shape=[3, 3])
+case("max", [0, 0, 1, 1, 0, 0, 1, 1], "MaxPool", F.max_pool2d(F.pad(t, (1, 1, 1, 1)), 3, 1),
+     kernel_shape=[3, 3])
+case("own", [0, 0, 1, 1, 0, 0, 1, 1], "AveragePool",
+     F.avg_pool2d(F.pad(t, (1, 1, 1, 1)), 3, 1, padding=1, count_include_pad=False),
+     kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+case("ceil", [0, 0, 1, 1, 0, 0, 1, 1], "AveragePool", F.avg_pool2d(F.pad(t, (1, 1, 1, 1)), 3, 2, ceil_mode=True),
+     kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)
+g = helper.make_graph(nodes, "pads", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)], outs, inits)
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), f"{sys.argv[1]}/pads.onnx")
+np.save(f"{sys.argv[1]}/pads.x.npy", x)
+for o, r in zip(outs, refs):
+    np.save(f"{sys.argv[1]}/pads.{o.name}.npy", r)
+PYEOF
+	"$HO" inspect "$T/pads.onnx" | grep -q "14, 4 fused at load into 2 (AveragePool, Conv)" ||
+		{ echo "pads: not the two folds expected"; "$HO" inspect "$T/pads.onnx"; exit 1; }
+	"$HO" run "$T/pads.onnx" --input "x=$T/pads.x.npy" -o "$T/pads.out" $ONCE >/dev/null
+	for c in avg conv one chan max own ceil; do
+		$PY "$ROOT/tests/runtime/compare.py" "$T/pads.$c.npy" "$T/pads.out/$c.npy" "Pad then $c vs PyTorch"
+	done
+}
+
 # Split and Concat on the last axis, a float or two per row (raft_small's coordinates:
 # rows copied as loads and stores, helpers.c), against numpy.
 [ "$PART" = ort ] || {

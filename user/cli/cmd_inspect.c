@@ -316,10 +316,21 @@ static void print_text(const char *path, const struct ho_graph *g, int top, cons
 		printf("output     %s %s %s\n", t->name, ho_dtype_name(t->dtype), s1);
 	}
 	printf("nodes      %u (%u folded at load time)\n", g->n_nodes, folded);
-	if (into)
-		printf("           of the model's %u, %u fused at load into %u (Gelu, "
-		       "LayerNormalization)\n",
+	if (into) {
+		printf("           of the model's %u, %u fused at load into %u (",
 		       g->n_nodes + absorbed, absorbed + into, into);
+		/* the operators they became, each once, in the graph's order */
+		for (uint32_t i = 0, shown = 0; i < g->n_nodes; i++) {
+			bool seen = !g->nodes[i].n_absorbed;
+
+			for (uint32_t j = 0; j < i && !seen; j++)
+				seen = g->nodes[j].n_absorbed &&
+				       !strcmp(g->nodes[j].op_type, g->nodes[i].op_type);
+			if (!seen)
+				printf("%s%s", shown++ ? ", " : "", g->nodes[i].op_type);
+		}
+		printf(")\n");
+	}
 	size_t nh = histogram(g, h);
 
 	printf("ops       ");
