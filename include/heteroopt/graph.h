@@ -303,6 +303,8 @@ const char **ho_strings_copy(const char *const *s, size_t n, size_t *bytes);
 int64_t ho_shape_numel(const struct ho_shape *s); /* -1 if not fully known */
 /* a and b are one fully known shape. */
 bool ho_shape_same(const struct ho_shape *a, const struct ho_shape *b);
+/* A 4-D shape whose NCHW and NHWC orders are the same bytes: H and W of 1. */
+bool ho_shape_layout_free(const struct ho_shape *s);
 const struct ho_attr *ho_node_attr(const struct ho_node *n, const char *name);
 /* Attribute name of its type, or def where absent (or of another type). */
 int64_t ho_node_attr_i(const struct ho_node *n, const char *name, int64_t def);

@@ -133,8 +133,9 @@ struct ho_problem {
 #define HO_NO_ITEM UINT32_MAX
 #define HO_ITEM_4D 0x1u /* a 4-D float tensor */
 #define HO_ITEM_MAY_NHWC                                                                           \
-	0x2u /* an activation (no graph input or output) kept channels-last                        \
-	      * where its writer and readers allow */
+	0x2u			 /* an activation (no graph input or output) kept channels-last    \
+				  * where its writer and readers allow */
+#define HO_ITEM_LAYOUT_FREE 0x4u /* its two layouts are the same bytes (ho_shape_layout_free) */
 
 /* What the runtime answers of a box's backends for one graph (ho_rt_box_takes,
  * ho_rt_box_layouts); NULL members: not asked. */

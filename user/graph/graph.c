@@ -74,6 +74,11 @@ bool ho_shape_same(const struct ho_shape *a, const struct ho_shape *b)
 	return true;
 }
 
+bool ho_shape_layout_free(const struct ho_shape *s)
+{
+	return s->rank == 4 && s->dim[2] == 1 && s->dim[3] == 1;
+}
+
 int64_t ho_shape_numel(const struct ho_shape *s)
 {
 	int64_t n = 1;

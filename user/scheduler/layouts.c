@@ -33,7 +33,9 @@ void ho_layouts_under(const struct ho_problem *p, const uint16_t *assign, uint8_
 		bool ok = (p->item_layout[k] & HO_ITEM_MAY_NHWC) && prod != HO_EXTERNAL &&
 			  cls[prod * d + assign[prod]] != HO_LAYOUT_PLAIN;
 
-		for (uint32_t c = p->cons_off[k]; ok && c < p->cons_off[k + 1]; c++)
+		for (uint32_t c = p->cons_off[k];
+		     ok && !(p->item_layout[k] & HO_ITEM_LAYOUT_FREE) && c < p->cons_off[k + 1];
+		     c++)
 			ok = cls[p->cons[c] * d + assign[p->cons[c]]] != HO_LAYOUT_PLAIN;
 		nhwc[k] = ok;
 	}
@@ -199,6 +201,8 @@ int ho_problem_layouts(const struct ho_graph *g, const struct ho_profile *prof,
 		p->item_layout[k] = HO_ITEM_4D;
 		if (!(t->flags & (HO_T_INPUT | HO_T_OUTPUT)))
 			p->item_layout[k] |= HO_ITEM_MAY_NHWC;
+		if (ho_shape_layout_free(&t->shape))
+			p->item_layout[k] |= HO_ITEM_LAYOUT_FREE;
 		for (uint32_t j = 0; j < d; j++) {
 			double bw = ho_profile_relayout_bw(prof, (int)j);
 

@@ -352,7 +352,8 @@ int cu_prepare(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
 			continue;
 		if (g->tensors[t].dtype != HO_DT_FLOAT)
 			return cu_refuse(&c, "computes on float32 tensors only");
-		if (channels_last && channels_last[t])
+		if (channels_last && channels_last[t] &&
+		    !ho_shape_layout_free(&g->tensors[t].shape)) /* 1 x 1: the same bytes */
 			return cu_refuse(&c, "reads and writes row-major (NCHW) tensors only");
 		if (b && g->tensors[t].bytes && mem[t].host && !mem[t].block)
 			return ho_err(err, -EFAULT, "internal: node '%s': tensor '%s' has no block",

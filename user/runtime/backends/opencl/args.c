@@ -12,10 +12,11 @@
 
 #include "ocl.h"
 
+/* Channels-last in memory: a map of 1 x 1 (a global pool's) is the same bytes either way. */
 bool ocl_is_nhwc(const struct ocl_ctx *c, int32_t t)
 {
 	return c->channels_last && t >= 0 && c->channels_last[t] &&
-	       c->g->tensors[t].shape.rank == 4;
+	       c->g->tensors[t].shape.rank == 4 && !ho_shape_layout_free(&c->g->tensors[t].shape);
 }
 
 int ocl_refuse(const struct ocl_ctx *c, const char *why)
