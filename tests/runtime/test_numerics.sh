@@ -235,6 +235,32 @@ PYEOF
 	done
 }
 
+# Empty tensors (a detector's image with no box left makes them) through the loops that
+# split rows over the threads: a Transpose's index map and two broadcast inputs, where an
+# extent of 0 is no divisor.
+[ "$PART" = ort ] || {
+	$PY - "$T" <<'PYEOF'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0, 2]), helper.make_node("Add", ["x", "b"], ["s"])]
+g = helper.make_graph(nodes, "empty", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 1, 4]),
+                                       helper.make_tensor_value_info("b", TensorProto.FLOAT, [1, 3, 4])],
+                      [helper.make_tensor_value_info(y, TensorProto.FLOAT, None) for y in "ts"])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), f"{sys.argv[1]}/empty.onnx")
+np.save(f"{sys.argv[1]}/empty.x.npy", np.zeros((0, 1, 4), np.float32))
+np.save(f"{sys.argv[1]}/empty.b.npy", np.ones((1, 3, 4), np.float32))
+PYEOF
+	"$HO" run "$T/empty.onnx" --input "x=$T/empty.x.npy" --input "b=$T/empty.b.npy" -o "$T/empty.out" $ONCE >/dev/null
+	$PY -c "
+import numpy as np
+t, s = (np.load('$T/empty.out/%s.npy' % y) for y in 'ts')
+assert t.shape == (1, 0, 4) and s.shape == (0, 3, 4), (t.shape, s.shape)
+print('empty Transpose and broadcast Add: shapes', t.shape, s.shape)"
+}
+
 # Split and Concat on the last axis, a float or two per row (raft_small's coordinates:
 # rows copied as loads and stores, helpers.c), against numpy.
 [ "$PART" = ort ] || {

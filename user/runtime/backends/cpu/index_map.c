@@ -413,6 +413,8 @@ static void ho_index_map_rows(const void *arg, int64_t r0, int64_t r1)
 	char *begin = (char *)k->dst + (size_t)r0 * row, *dst = begin,
 	     *end = (char *)k->dst + (size_t)r1 * row;
 
+	if (r0 >= r1) /* no rows: an extent may be 0, which no index divides by */
+		return;
 	for (int i = 0; i < last; i++)
 		idx[i] = r0 / block[i] % k->dims[i];
 	while (dst < end) {

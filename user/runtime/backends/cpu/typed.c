@@ -229,6 +229,8 @@ HO_VECTOR_CLONES static void ho_arith_rows(const void *arg, int64_t lo, int64_t 
 	int r = j->r;
 	int64_t n = j->dim[r - 1], idx[HO_MAX_RANK] = {0}, off[2] = {0, 0};
 
+	if (lo >= hi) /* no rows: an extent may be 0, which no index divides by */
+		return;
 	for (int64_t ax = r - 2, rest = lo; ax >= 0; ax--) { /* where row lo starts */
 		idx[ax] = rest % j->dim[ax];
 		rest /= j->dim[ax];
