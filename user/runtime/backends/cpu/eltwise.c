@@ -150,50 +150,6 @@ struct ho_shape ho_cpu_lift(const struct ho_shape *s, int r)
 	return o;
 }
 
-/*
- * One operand per row of the other (x - mean(x, -1), x / std: a LayerNorm spelled out):
- * y[i][j] = a[i][j] op b[i], or a[i] op b[i][j] (iparam[0] says which is the row one), for
- * Add, Mul, Sub and Div.
- * oneDNN 2.6 has only its reference kernel for that broadcast (18 ms for convnext_tiny's
- * [1,56,56,96] - [1,56,56,1]), and the typed loop's per-element index walk is no faster.
- */
-static int ho_run_rows(const struct ho_kernel *k)
-{
-	const struct ho_typed *t = &k->typed;
-	const float *full = t->in[t->iparam[0] ? 1 : 0], *row = t->in[t->iparam[0] ? 0 : 1];
-	float *y = t->out;
-
-	for (int64_t i = 0; i < t->outer; i++) {
-		const float *x = full + i * t->inner;
-		float r = row[i], *o = y + i * t->inner;
-
-#define HO_ROWS(expr)                                                                              \
-	for (int64_t j = 0; j < t->inner; j++)                                                     \
-		o[j] = expr;                                                                       \
-	break
-		switch (t->op * 2 + (int)t->iparam[0]) { /* op: ho_cpu_prep_binary's map */
-		case 0:
-			HO_ROWS(x[j] + r);
-		case 1:
-			HO_ROWS(r + x[j]);
-		case 2:
-			HO_ROWS(x[j] * r);
-		case 3:
-			HO_ROWS(r * x[j]);
-		case 4:
-			HO_ROWS(x[j] - r);
-		case 5:
-			HO_ROWS(r - x[j]);
-		case 6:
-			HO_ROWS(x[j] / r);
-		default:
-			HO_ROWS(r / x[j]);
-		}
-#undef HO_ROWS
-	}
-	return 0;
-}
-
 /* A loop kernel over n's two inputs: which says which one is broadcast over the other. */
 static void binary_loop(struct ho_kernel *k, const struct ho_node *n, void *const *buf,
 			int (*run)(const struct ho_kernel *k), int op, int which, int64_t outer,
@@ -208,43 +164,6 @@ static void binary_loop(struct ho_kernel *k, const struct ho_node *n, void *cons
 	k->typed.out = buf[n->outputs[0]];
 	k->typed.outer = outer;
 	k->typed.inner = inner;
-}
-
-/* The row kernel, where one input is y's shape and the other y's leading axes only. */
-static bool rows_kernel(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
-			int op, void *const *buf, struct ho_kernel *k)
-{
-	const struct ho_tensor *y = &g->tensors[n->outputs[0]];
-	int r = y->shape.rank;
-
-	for (int which = 0; which < 2 && r > 0; which++) {
-		const struct ho_tensor *f = ho_node_input(g, n, which ? 1 : 0),
-				       *b = ho_node_input(g, n, which ? 0 : 1);
-		struct ho_shape sb = ho_cpu_lift(&b->shape, r);
-		int64_t outer = 1, inner = 1;
-		int p = r;
-
-		if (f->shape.rank != r || memcmp(f->shape.dim, y->shape.dim, (size_t)r * 8))
-			continue;
-		while (p > 0 && sb.dim[p - 1] == 1)
-			p--;
-		for (int i = 0; i < r; i++) {
-			if (i < p && sb.dim[i] != y->shape.dim[i])
-				p = -1;
-			if (p < 0)
-				break;
-			*(i < p ? &outer : &inner) *= y->shape.dim[i];
-		}
-		/* a suffix broadcast of a plain layout (channels-last would interleave the rows) */
-		if (p <= 0 || inner < 2 ||
-		    (c->channels_last &&
-		     (c->channels_last[n->inputs[0]] || c->channels_last[n->inputs[1]] ||
-		      c->channels_last[n->outputs[0]])))
-			continue;
-		binary_loop(k, n, buf, ho_run_rows, op, which, outer, inner);
-		return true;
-	}
-	return false;
 }
 
 /*
@@ -337,90 +256,12 @@ static int ho_run_channels(const struct ho_kernel *k)
 	return 0;
 }
 
-/*
- * y[o][m][i] = a[o][m][i] op b[o][i], or b op a (iparam[0]: b is the first;
- * iparam[1]: m): one operand repeated over a middle axis, for Add, Mul, Sub
- * and Div.  swin_t adds its window mask so, [1,64,3,49,49] + [1,64,1,49,49]:
- * oneDNN 2.6's reference kernel took 18 ms of its 130 ms run at one thread.
- */
-HO_VECTOR_CLONES static int ho_run_planes(const struct ho_kernel *k)
+/* Whether any of n's tensors is stored channels-last (of any rank: the flag is the plan's). */
+static bool binary_any_cl(const struct ho_backend *c, const struct ho_node *n)
 {
-	const struct ho_typed *t = &k->typed;
-	const float *full = t->in[t->iparam[0] ? 1 : 0], *part = t->in[t->iparam[0] ? 0 : 1];
-	float *out = t->out;
-	int64_t mid = t->iparam[1], n = t->inner;
-
-	for (int64_t o = 0; o < t->outer; o++)
-		for (int64_t m = 0; m < mid; m++) {
-			const float *x = full + (o * mid + m) * n, *b = part + o * n;
-			float *y = out + (o * mid + m) * n;
-
-#define HO_PLANE(expr)                                                                             \
-	for (int64_t j = 0; j < n; j++)                                                            \
-		y[j] = expr;                                                                       \
-	break
-			switch (t->op * 2 + (int)t->iparam[0]) { /* op: ho_cpu_prep_binary's map */
-			case 0:
-			case 1:
-				HO_PLANE(x[j] + b[j]);
-			case 2:
-			case 3:
-				HO_PLANE(x[j] * b[j]);
-			case 4:
-				HO_PLANE(x[j] - b[j]);
-			case 5:
-				HO_PLANE(b[j] - x[j]);
-			case 6:
-				HO_PLANE(x[j] / b[j]);
-			default:
-				HO_PLANE(b[j] / x[j]);
-			}
-#undef HO_PLANE
-		}
-	return 0;
-}
-
-/* The plane kernel, where one input is y's shape and the other y's but for ones on a middle
- * run of axes (none of the three channels-last). */
-static bool planes_kernel(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
-			  int op, void *const *buf, struct ho_kernel *k)
-{
-	const struct ho_tensor *y = &g->tensors[n->outputs[0]];
-	int r = y->shape.rank;
-
-	for (int i = 0; i < 2 && c->channels_last; i++)
-		if (c->channels_last[n->inputs[i]])
-			return false;
-	if (r < 2 || (c->channels_last && c->channels_last[n->outputs[0]]))
-		return false;
-	for (int which = 0; which < 2; which++) {
-		const struct ho_tensor *f = ho_node_input(g, n, which ? 1 : 0),
-				       *b = ho_node_input(g, n, which ? 0 : 1);
-		struct ho_shape sb = ho_cpu_lift(&b->shape, r);
-		int64_t part[3] = {1, 1, 1}; /* outer, middle, inner */
-		int at = 0;
-
-		if (f->shape.rank != r || memcmp(f->shape.dim, y->shape.dim, (size_t)r * 8))
-			continue;
-		for (int a = 0; a < r && at < 3; a++) {
-			bool ones = sb.dim[a] == 1 && y->shape.dim[a] != 1;
-
-			if (y->shape.dim[a] == 1)
-				continue;
-			if (ones != (at == 1)) /* outer and inner b has, the middle it repeats */
-				at++;
-			if (at < 3 && ones == (at == 1) && (ones || sb.dim[a] == y->shape.dim[a]))
-				part[at] *= y->shape.dim[a];
-			else
-				at = 3;
-		}
-		if (at != 2 || part[1] < 2 || part[2] < 2)
-			continue;
-		binary_loop(k, n, buf, ho_run_planes, op, which, part[0], part[2]);
-		k->typed.iparam[1] = part[1];
-		return true;
-	}
-	return false;
+	return c->channels_last &&
+	       (c->channels_last[n->inputs[0]] || c->channels_last[n->inputs[1]] ||
+		c->channels_last[n->outputs[0]]);
 }
 
 /* Whether tensor t is stored channels-last. */
@@ -522,9 +363,7 @@ int ho_cpu_prep_binary(struct ho_backend *c, const struct ho_graph *g, const str
 
 		/* oneDNN broadcasts one source only: both, or a first one, take a loop */
 		if (!map[i].commutes || memcmp(sb.dim, sy.dim, (size_t)r * sizeof(int64_t)))
-			return i < 4 && planes_kernel(c, g, n, (int)i, buf, k)
-				   ? 0
-				   : ho_cpu_prep_typed(g, n, buf, k, err);
+			return ho_cpu_prep_typed(g, n, buf, k, err);
 		sa = sb;
 		sb = t;
 		ia = n->inputs[1];
@@ -537,11 +376,15 @@ int ho_cpu_prep_binary(struct ho_backend *c, const struct ho_graph *g, const str
 	if (dnnl_binary_desc_init(&d, map[i].alg, &ma, &mb, &my) != dnnl_success ||
 	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
 		return ho_cpu_unsupported(err, n, "(oneDNN) has no binary kernel for these shapes");
-	/* oneDNN's reference kernel only: the row loop where it fits (Add, Mul, Sub, Div) */
-	if (i < 4 && ho_cpu_is_reference(pd) &&
-	    (rows_kernel(c, g, n, (int)i, buf, k) || planes_kernel(c, g, n, (int)i, buf, k))) {
+	/*
+	 * oneDNN 2.6's reference kernel only (one operand per row of the other, or repeated
+	 * over a middle axis: convnext_tiny's [1,56,56,96] - [1,56,56,1] took 18 ms, swin_t's
+	 * window mask 18 of its 130): typed.c's strided loop (Add, Sub, Mul, Div), which walks
+	 * row-major tensors, so not where one is channels-last.
+	 */
+	if (i < 4 && ho_cpu_is_reference(pd) && !binary_any_cl(c, n)) {
 		dnnl_primitive_desc_destroy(pd);
-		return 0;
+		return ho_cpu_prep_typed(g, n, buf, k, err);
 	}
 
 	ret = ho_cpu_mem(c, k, &ma, buf[ia], DNNL_ARG_SRC_0) ||
