@@ -476,11 +476,14 @@ void ho_cpu_run_index_map(const struct ho_kernel *k)
  * element), NHWC to NCHW 1.82; in tiles 1.02-1.06 and 1.07-1.18 (registers'
  * 4 x 4 shuffles were no faster: it is the memory's pattern).
  */
-/* Strips lo to hi of tj output rows each (a batch's strips one after another). */
+/* Output rows a strip holds: a tile's width, the unit split over the threads. */
+#define HO_T2D_STRIP 64
+
+/* Strips lo to hi of HO_T2D_STRIP output rows each (a batch's strips one after another). */
 static void ho_transpose_2d_strips(const void *arg, int64_t lo, int64_t hi)
 {
 	const struct ho_typed *t = arg;
-	int64_t m = t->iparam[0], n = t->iparam[1], ti = n >= m ? 8 : 16, tj = 64,
+	int64_t m = t->iparam[0], n = t->iparam[1], ti = n >= m ? 8 : 16, tj = HO_T2D_STRIP,
 		strips = (n + tj - 1) / tj;
 
 	for (int64_t task = lo; task < hi; task++) {
@@ -501,9 +504,10 @@ static void ho_transpose_2d_strips(const void *arg, int64_t lo, int64_t hi)
 static int ho_run_transpose_2d(const struct ho_kernel *k)
 {
 	const struct ho_typed *t = &k->typed;
-	int64_t m = t->iparam[0], tasks = t->outer * ((t->iparam[1] + 63) / 64);
+	int64_t m = t->iparam[0],
+		tasks = t->outer * ((t->iparam[1] + HO_T2D_STRIP - 1) / HO_T2D_STRIP);
 
-	ho_cpu_for_parts(ho_cpu_row_parts(tasks, 64 * m * 4, 1 << 17), tasks,
+	ho_cpu_for_parts(ho_cpu_row_parts(tasks, HO_T2D_STRIP * m * 4, 1 << 17), tasks,
 			 ho_transpose_2d_strips, t);
 	return 0;
 }
