@@ -235,6 +235,49 @@ PYEOF
 	done
 }
 
+# Weights a run computes (graph inputs here): the kernel reads them as they are.  A Conv's
+# weights reordered once at prepare into the layout oneDNN picks, and a batch norm folded
+# into them there, read buffers no run had filled yet: every output wrong.  Against PyTorch,
+# big enough that oneDNN picks a blocked layout; a ConvTranspose and a MatMul with a bias too.
+[ "$PART" = ort ] || {
+	$PY - "$T" <<'PYEOF'
+import sys
+import numpy as np
+import onnx
+import torch
+import torch.nn.functional as F
+from onnx import TensorProto, helper, numpy_helper
+
+rng = np.random.default_rng(11)
+arr = lambda *s: rng.standard_normal(s).astype(np.float32)
+x, w, wt, a, b = arr(1, 64, 20, 20), arr(64, 64, 3, 3) * 0.1, arr(64, 32, 2, 2) * 0.1, arr(50, 96), arr(96, 128)
+bn, bias = [np.abs(arr(64)) + 0.5, arr(64), arr(64), np.abs(arr(64)) + 0.5], arr(128)
+inits = [numpy_helper.from_array(v, n) for v, n in zip(bn + [bias], ["s", "o", "m", "v", "bias"])]
+nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+         helper.make_node("Conv", ["x", "w"], ["cb"], pads=[1, 1, 1, 1]),
+         helper.make_node("BatchNormalization", ["cb", "s", "o", "m", "v"], ["bn"]),
+         helper.make_node("ConvTranspose", ["x", "wt"], ["ct"], strides=[2, 2]),
+         helper.make_node("MatMul", ["a", "b"], ["ab"]), helper.make_node("Add", ["ab", "bias"], ["mm"])]
+ins = [helper.make_tensor_value_info(n, TensorProto.FLOAT, v.shape) for n, v in zip("x w wt a b".split(), (x, w, wt, a, b))]
+outs = [helper.make_tensor_value_info(y, TensorProto.FLOAT, None) for y in ("c", "bn", "ct", "mm")]
+onnx.save(helper.make_model(helper.make_graph(nodes, "dynw", ins, outs, inits),
+                            opset_imports=[helper.make_opsetid("", 13)]), f"{sys.argv[1]}/dynw.onnx")
+t = {n: torch.from_numpy(v) for n, v in zip("x w wt a b".split(), (x, w, wt, a, b))}
+c = F.conv2d(t["x"], t["w"], padding=1)
+refs = {"c": c, "bn": F.batch_norm(c, *(torch.from_numpy(p) for p in (bn[2], bn[3], bn[0], bn[1]))),
+        "ct": F.conv_transpose2d(t["x"], t["wt"], stride=2), "mm": t["a"] @ t["b"] + torch.from_numpy(bias)}
+for n, v in zip("x w wt a b".split(), (x, w, wt, a, b)):
+    np.save(f"{sys.argv[1]}/dynw.{n}.npy", v)
+for n, r in refs.items():
+    np.save(f"{sys.argv[1]}/dynw.ref_{n}.npy", r.numpy())
+PYEOF
+	"$HO" run "$T/dynw.onnx" $(for i in x w wt a b; do echo "--input $i=$T/dynw.$i.npy"; done) \
+		-o "$T/dynw.out" $ONCE >/dev/null
+	for y in c bn ct mm; do
+		$PY "$ROOT/tests/runtime/compare.py" "$T/dynw.ref_$y.npy" "$T/dynw.out/$y.npy" "$y with weights a run gives vs PyTorch"
+	done
+}
+
 # Empty tensors (a detector's image with no box left makes them) through the loops that
 # split rows over the threads: a Transpose's index map and two broadcast inputs, where an
 # extent of 0 is no divisor.

@@ -196,7 +196,11 @@ void ho_conv_chain(const struct ho_graph *g, uint32_t conv, int32_t *bn, int32_t
 		return;
 	t = n->outputs[0];
 	b = ho_sole_reader(g, t);
-	if (b >= 0 && !strcmp(n->op_type, "Conv") && ho_constant_bn(g, b)) {
+	/* the fold rewrites the weights and bias once, before any run: they must be known */
+	if (b >= 0 && !strcmp(n->op_type, "Conv") && ho_constant_bn(g, b) && n->n_inputs > 1 &&
+	    n->inputs[1] >= 0 && ho_is_constant(&g->tensors[ho_view_root(g, n->inputs[1])]) &&
+	    (n->n_inputs < 3 || n->inputs[2] < 0 ||
+	     ho_is_constant(&g->tensors[ho_view_root(g, n->inputs[2])]))) {
 		*bn = b;
 		t = g->nodes[b].outputs[0];
 		b = ho_sole_reader(g, t);

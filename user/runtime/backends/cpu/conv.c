@@ -281,7 +281,11 @@ int ho_cpu_prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 	for (int i = 0; i < sp; i++)
 		wd[2 + g1 + i] = w->shape.dim[2 + i];
 	dnnl_memory_desc_init_by_tag(&wuser, wr, wd, dnnl_f32, wtag[g1][deconv][sp - 1]);
-	dnnl_memory_desc_init_by_tag(&wm, wr, wd, dnnl_f32, dnnl_format_tag_any);
+	/* weights a run computes are read as they are: no reorder at prepare could see them */
+	if (bnn || ho_cpu_known(g, n->inputs[1]))
+		dnnl_memory_desc_init_by_tag(&wm, wr, wd, dnnl_f32, dnnl_format_tag_any);
+	else
+		wm = wuser;
 	if (bptr) {
 		dnnl_dims_t bd = {oc};
 

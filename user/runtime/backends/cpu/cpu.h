@@ -179,6 +179,7 @@ int ho_cpu_convert(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_
 /* A destination the kernel adds into (a sum post-op): the tensor's bytes are in it first. */
 int ho_cpu_convert_sum(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc_t *tmd,
 		       void *ptr, const dnnl_memory_desc_t *kmd);
+bool ho_cpu_known(const struct ho_graph *g, int32_t t);
 int ho_cpu_weights(struct ho_backend *c, struct ho_kernel *k, const_dnnl_primitive_desc_t pd,
 		   const dnnl_memory_desc_t *user, void *ptr);
 float ho_cpu_scalar_input(const struct ho_graph *g, const struct ho_node *n, uint32_t i,

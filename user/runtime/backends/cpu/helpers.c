@@ -314,8 +314,19 @@ int ho_cpu_convert_sum(struct ho_backend *c, struct ho_kernel *k, const dnnl_mem
 }
 
 /*
+ * Tensor t's values are known when kernels are prepared (a weight, a constant, a
+ * value folded or bound at load, or a view of one): only then may they be
+ * reordered once, at prepare (ho_cpu_weights) or folded (a batch norm).
+ */
+bool ho_cpu_known(const struct ho_graph *g, int32_t t)
+{
+	return t >= 0 && (g->tensors[ho_view_root(g, t)].flags & HO_T_KNOWN);
+}
+
+/*
  * Weights in the layout pd's kernel wants: used in place when the model's
- * layout already is that, else reordered once into memory the kernel owns.
+ * layout already is that, else reordered once into memory the kernel owns
+ * (so only weights ho_cpu_known; a kernel for others is made for their layout).
  */
 int ho_cpu_weights(struct ho_backend *c, struct ho_kernel *k, const_dnnl_primitive_desc_t pd,
 		   const dnnl_memory_desc_t *user, void *ptr)
