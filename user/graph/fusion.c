@@ -196,11 +196,13 @@ void ho_conv_chain(const struct ho_graph *g, uint32_t conv, int32_t *bn, int32_t
 		return;
 	t = n->outputs[0];
 	b = ho_sole_reader(g, t);
-	/* the fold rewrites the weights and bias once, before any run: they must be known */
+	/*
+	 * The fold rewrites the weights and bias once, before any run: they must be known
+	 * then, themselves (a view of them on another device is a copy a run makes).
+	 */
 	if (b >= 0 && !strcmp(n->op_type, "Conv") && ho_constant_bn(g, b) && n->n_inputs > 1 &&
-	    n->inputs[1] >= 0 && ho_is_constant(&g->tensors[ho_view_root(g, n->inputs[1])]) &&
-	    (n->n_inputs < 3 || n->inputs[2] < 0 ||
-	     ho_is_constant(&g->tensors[ho_view_root(g, n->inputs[2])]))) {
+	    n->inputs[1] >= 0 && ho_is_constant(&g->tensors[n->inputs[1]]) &&
+	    (n->n_inputs < 3 || n->inputs[2] < 0 || ho_is_constant(&g->tensors[n->inputs[2]]))) {
 		*bn = b;
 		t = g->nodes[b].outputs[0];
 		b = ho_sole_reader(g, t);

@@ -228,9 +228,11 @@ int ho_cpu_prep_resize(struct ho_backend *c, const struct ho_graph *g, const str
 void ho_cpu_run_index_map(const struct ho_kernel *k);
 int ho_cpu_prep_gemm(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		     struct ho_kernel *k, struct ho_error *err);
-int ho_cpu_prep_matmul_bias(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
-			    const struct ho_node *add, const struct ho_node *post, void *const *buf,
-			    struct ho_kernel *k, struct ho_error *err);
+bool ho_cpu_matmul_packs(const struct ho_graph *g, const struct ho_node *n);
+int ho_cpu_prep_matmul_weights(struct ho_backend *c, const struct ho_graph *g,
+			       const struct ho_node *n, const struct ho_node *add,
+			       const struct ho_node *post, void *const *buf, struct ho_kernel *k,
+			       struct ho_error *err);
 int ho_cpu_run_gemm(struct ho_kernel *k);
 int ho_cpu_prep_transpose(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 			  struct ho_kernel *k, struct ho_error *err);

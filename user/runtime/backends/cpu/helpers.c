@@ -314,13 +314,15 @@ int ho_cpu_convert_sum(struct ho_backend *c, struct ho_kernel *k, const dnnl_mem
 }
 
 /*
- * Tensor t's values are known when kernels are prepared (a weight, a constant, a
- * value folded or bound at load, or a view of one): only then may they be
- * reordered once, at prepare (ho_cpu_weights) or folded (a batch norm).
+ * Tensor t's values are in its buffer when kernels are prepared: a weight, a constant,
+ * or a value folded or bound at load, which the plan writes into every replica first.
+ * Only such may be reordered once, at prepare (ho_cpu_weights), or folded (a batch
+ * norm).  Not a view of one: on another device than its source it is a copy a run
+ * makes (the transformer's weights shared through Identity, on the emulator).
  */
 bool ho_cpu_known(const struct ho_graph *g, int32_t t)
 {
-	return t >= 0 && (g->tensors[ho_view_root(g, t)].flags & HO_T_KNOWN);
+	return t >= 0 && (g->tensors[t].flags & HO_T_KNOWN);
 }
 
 /*

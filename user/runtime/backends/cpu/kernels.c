@@ -19,14 +19,17 @@ static int k_conv(struct ho_backend *c, const struct ho_graph *g, const struct h
 				HO_FUSED(fuse, post), buf, k, err);
 }
 
-/* MatMul with its bias Add folded in runs on oneDNN matmul, alone on sgemm. */
+/*
+ * MatMul by known weights runs on oneDNN matmul, its weights packed once (and its bias Add
+ * folded in, where fused; the fusion asks for known weights), any other on sgemm.
+ */
 static int k_matmul(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 		    const struct ho_fusion *fuse, void *const *buf, struct ho_kernel *k,
 		    struct ho_error *err)
 {
-	if (fuse && fuse->bn >= 0)
-		return ho_cpu_prep_matmul_bias(c, g, n, &g->nodes[fuse->bn], HO_FUSED(fuse, post),
-					       buf, k, err);
+	if ((fuse && fuse->bn >= 0) || ho_cpu_matmul_packs(g, n))
+		return ho_cpu_prep_matmul_weights(c, g, n, HO_FUSED(fuse, bn), HO_FUSED(fuse, post),
+						  buf, k, err);
 	return ho_cpu_prep_gemm(g, n, buf, k, err);
 }
 
