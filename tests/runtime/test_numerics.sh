@@ -278,6 +278,46 @@ PYEOF
 	done
 }
 
+# Linear layers on oneDNN's matmul, their known weights packed once: Gemm with transB and a
+# bias of [N] or [1, N], and MatMul with its bias Add; Gemms it leaves to sgemm (alpha 0.5,
+# beta 2).  Five rows, and none (a detector's box head with no box left: oneDNN 2.6's matmul
+# divided by the 0 rows, SIGFPE), against numpy.
+[ "$PART" = ort ] || {
+	$PY - "$T" <<'PYEOF'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+rng = np.random.default_rng(12)
+arr = lambda *s: rng.standard_normal(s).astype(np.float32)
+w, b, w2, c2 = arr(32, 64), arr(32), arr(64, 32), arr(1, 32)
+nodes = [helper.make_node("Gemm", ["x", "w", "b"], ["lin"], transB=1),
+         helper.make_node("Gemm", ["x", "w2", "c2"], ["row"]),
+         helper.make_node("Gemm", ["x", "w2"], ["half"], alpha=0.5),
+         helper.make_node("Gemm", ["x", "w", "b"], ["beta"], transB=1, beta=2.0),
+         helper.make_node("MatMul", ["x", "w2"], ["m"]), helper.make_node("Add", ["m", "b"], ["mm"])]
+inits = [numpy_helper.from_array(v, n) for v, n in zip((w, b, w2, c2), ("w", "b", "w2", "c2"))]
+g = helper.make_graph(nodes, "linear", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 64])],
+                      [helper.make_tensor_value_info(y, TensorProto.FLOAT, None)
+                       for y in ("lin", "row", "half", "beta", "mm")], inits)
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), f"{sys.argv[1]}/linear.onnx")
+for n in (5, 0):
+    x = arr(n, 64)
+    np.save(f"{sys.argv[1]}/linear.x{n}.npy", x)
+    for y, r in (("lin", x @ w.T + b), ("row", x @ w2 + c2), ("half", 0.5 * x @ w2),
+                 ("beta", x @ w.T + 2 * b), ("mm", x @ w2 + b)):
+        np.save(f"{sys.argv[1]}/linear.ref{n}_{y}.npy", r)
+PYEOF
+	for n in 5 0; do
+		"$HO" run "$T/linear.onnx" --input "x=$T/linear.x$n.npy" -o "$T/linear.out$n" $ONCE >/dev/null
+		for y in lin row half beta mm; do
+			$PY "$ROOT/tests/runtime/compare.py" "$T/linear.ref${n}_$y.npy" "$T/linear.out$n/$y.npy" \
+				"$y ($n rows) vs numpy"
+		done
+	done
+}
+
 # Empty tensors (a detector's image with no box left makes them) through the loops that
 # split rows over the threads: a Transpose's index map and two broadcast inputs, where an
 # extent of 0 is no divisor.

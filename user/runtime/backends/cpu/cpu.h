@@ -229,6 +229,10 @@ void ho_cpu_run_index_map(const struct ho_kernel *k);
 int ho_cpu_prep_gemm(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		     struct ho_kernel *k, struct ho_error *err);
 bool ho_cpu_matmul_packs(const struct ho_graph *g, const struct ho_node *n);
+bool ho_cpu_gemm_packs(const struct ho_graph *g, const struct ho_node *n);
+int ho_cpu_prep_gemm_weights(struct ho_backend *c, const struct ho_graph *g,
+			     const struct ho_node *n, void *const *buf, struct ho_kernel *k,
+			     struct ho_error *err);
 int ho_cpu_prep_matmul_weights(struct ho_backend *c, const struct ho_graph *g,
 			       const struct ho_node *n, const struct ho_node *add,
 			       const struct ho_node *post, void *const *buf, struct ho_kernel *k,

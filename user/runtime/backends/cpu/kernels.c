@@ -33,6 +33,17 @@ static int k_matmul(struct ho_backend *c, const struct ho_graph *g, const struct
 	return ho_cpu_prep_gemm(g, n, buf, k, err);
 }
 
+/* Gemm as a MatMul by known weights and a bias where it is one (a Linear), else on sgemm. */
+static int k_gemm(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		  const struct ho_fusion *fuse, void *const *buf, struct ho_kernel *k,
+		  struct ho_error *err)
+{
+	(void)fuse;
+	if (ho_cpu_gemm_packs(g, n))
+		return ho_cpu_prep_gemm_weights(c, g, n, buf, k, err);
+	return ho_cpu_prep_gemm(g, n, buf, k, err);
+}
+
 /* The families whose prepare takes neither fused nodes nor (some) the backend. */
 #define HO_PLAIN(name, call)                                                                       \
 	static int name(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,   \
@@ -51,7 +62,6 @@ HO_PLAIN(k_eltwise, ho_cpu_prep_eltwise(c, g, n, buf, k, err))
 HO_PLAIN(k_binary, ho_cpu_prep_binary(c, g, n, buf, k, err))
 HO_PLAIN(k_concat, ho_cpu_prep_concat(c, g, n, buf, k, err))
 HO_PLAIN(k_softmax, ho_cpu_prep_softmax(c, g, n, buf, k, err))
-HO_PLAIN(k_gemm, ho_cpu_prep_gemm(g, n, buf, k, err))
 HO_PLAIN(k_transpose, ho_cpu_prep_transpose(g, n, buf, k, err))
 HO_PLAIN(k_slice, ho_cpu_prep_slice(g, n, buf, k, err))
 HO_PLAIN(k_gather, ho_cpu_prep_gather(g, n, buf, k, err))
