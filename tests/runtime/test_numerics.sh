@@ -318,6 +318,42 @@ PYEOF
 	done
 }
 
+# ScatterElements along the first axis with an index per row (fasterrcnn's box pooling, runs
+# along the last axis), and with reduction add along a middle axis onto repeated indices;
+# against numpy.
+[ "$PART" = ort ] || {
+	$PY - "$T" <<'PYEOF'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+rng = np.random.default_rng(13)
+x, u = rng.standard_normal((30, 16, 5, 7)).astype(np.float32), rng.standard_normal((20, 16, 5, 7)).astype(np.float32)
+rows = np.broadcast_to(rng.permutation(30)[:20, None, None, None], u.shape).astype(np.int64)
+mid = rng.integers(-16, 16, u.shape).astype(np.int64)
+nodes = [helper.make_node("ScatterElements", ["x", "rows", "u"], ["byrow"], axis=0),
+         helper.make_node("ScatterElements", ["x", "mid", "u"], ["added"], axis=1, reduction="add")]
+ins = [helper.make_tensor_value_info(n, t, v.shape) for n, t, v in
+       (("x", TensorProto.FLOAT, x), ("rows", TensorProto.INT64, rows), ("mid", TensorProto.INT64, mid),
+        ("u", TensorProto.FLOAT, u))]
+g = helper.make_graph(nodes, "scatter", ins, [helper.make_tensor_value_info(y, TensorProto.FLOAT, None)
+                                             for y in ("byrow", "added")])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 16)]), f"{sys.argv[1]}/scatter.onnx")
+byrow = x.copy()
+np.put_along_axis(byrow, rows, u, axis=0)
+added = x.copy()
+idx = np.indices(u.shape)
+np.add.at(added, (idx[0], np.where(mid < 0, mid + 16, mid), idx[2], idx[3]), u)
+for n, v in (("x", x), ("rows", rows), ("mid", mid), ("u", u), ("ref_byrow", byrow), ("ref_added", added)):
+    np.save(f"{sys.argv[1]}/scatter.{n}.npy", v)
+PYEOF
+	"$HO" run "$T/scatter.onnx" $(for i in x rows mid u; do echo "--input $i=$T/scatter.$i.npy"; done) \
+		-o "$T/scatter.out" $ONCE >/dev/null
+	$PY "$ROOT/tests/runtime/compare.py" "$T/scatter.ref_byrow.npy" "$T/scatter.out/byrow.npy" "ScatterElements by row vs numpy" 0
+	$PY "$ROOT/tests/runtime/compare.py" "$T/scatter.ref_added.npy" "$T/scatter.out/added.npy" "ScatterElements add vs numpy"
+}
+
 # Empty tensors (a detector's image with no box left makes them) through the loops that
 # split rows over the threads: a Transpose's index map and two broadcast inputs, where an
 # extent of 0 is no divisor.

@@ -231,37 +231,60 @@ static int ho_run_expand(const struct ho_kernel *k)
 	return 0;
 }
 
-static int ho_run_scatter(const struct ho_kernel *k)
+/*
+ * Updates along the last axis (when it is not the scatter's) as a run: per index row one
+ * offset, then each element its index's row of the output.  Element by element, its
+ * position carried over every axis, fasterrcnn's box pooling ([140, 256, 7, 7] rows of one
+ * index each) took 5.8 ms.
+ */
+static int ho_scatter_row(const struct ho_kernel *k, int64_t i0, int64_t run, int64_t base,
+			  int64_t step)
 {
 	const struct ho_move *m = k->move;
 	const struct ho_typed *t = &k->typed;
-	int64_t n = ho_shape_numel(&t->in_shape[1]), c[HO_MAX_RANK] = {0}, ost[HO_MAX_RANK];
-	int dt = t->out_dt;
+	int64_t d = m->out.dim[m->axis];
 
-	int64_t base = 0; /* the offset of c's position but for the axis */
-	const struct ho_shape *ix = &t->in_shape[1];
+	for (int64_t e = 0; e < run; e++) {
+		int64_t j = ho_cpu_index(t->in[1], t->in_dt[1], i0 + e), dst;
 
-	memcpy(k->dst, k->src, (size_t)(ho_shape_numel(&m->out) * m->es));
-	ho_strides(&m->out, ost);
-	for (int64_t i = 0; i < n; i++) {
-		int64_t j = ho_cpu_index(t->in[1], t->in_dt[1], i), dst;
-
-		j += j < 0 ? m->out.dim[m->axis] : 0;
-		if (j < 0 || j >= m->out.dim[m->axis])
+		j += j < 0 ? d : 0;
+		if (j < 0 || j >= d)
 			return -EINVAL; /* an index from the data: checked at run time */
-		dst = base + j * ost[m->axis];
+		dst = base + j * step + e;
 		if (m->mode == 0 && m->es == 4) {
-			((uint32_t *)k->dst)[dst] = ((const uint32_t *)t->in[2])[i];
+			((uint32_t *)k->dst)[dst] = ((const uint32_t *)t->in[2])[i0 + e];
 		} else if (m->mode == 0) {
-			memcpy((char *)k->dst + dst * m->es, (const char *)t->in[2] + i * m->es,
-			       (size_t)m->es);
-		} else if (dt == HO_DT_FLOAT) { /* add or mul */
-			float *yv = (float *)k->dst + dst, u = ((const float *)t->in[2])[i];
+			memcpy((char *)k->dst + dst * m->es,
+			       (const char *)t->in[2] + (i0 + e) * m->es, (size_t)m->es);
+		} else if (t->out_dt == HO_DT_FLOAT) { /* add or mul */
+			float *yv = (float *)k->dst + dst, u = ((const float *)t->in[2])[i0 + e];
 
 			*yv = m->mode == 1 ? *yv + u : *yv * u;
 		}
-		/* the next position, its offset kept as it goes (not summed over the axes) */
-		for (int a = ix->rank - 1; a >= 0; a--) {
+	}
+	return 0;
+}
+
+static int ho_run_scatter(const struct ho_kernel *k)
+{
+	const struct ho_move *m = k->move;
+	const struct ho_shape *ix = &k->typed.in_shape[1];
+	int r = ix->rank, last = r - 1;
+	/* a run: the last axis, unless it is the scatter's (then each element alone) */
+	int64_t run = r && m->axis != last ? ix->dim[last] : 1, c[HO_MAX_RANK] = {0},
+		ost[HO_MAX_RANK], base = 0; /* the offset of c's position but for the axis */
+	int64_t rows = run ? ho_shape_numel(ix) / run : 0;
+	int outer = run > 1 ? last : r; /* the axes rows step over */
+
+	memcpy(k->dst, k->src, (size_t)(ho_shape_numel(&m->out) * m->es));
+	ho_strides(&m->out, ost);
+	for (int64_t row = 0; row < rows; row++) {
+		int ret = ho_scatter_row(k, row * run, run, base, ost[m->axis]);
+
+		if (ret)
+			return ret;
+		/* the next row, its offset kept as it goes (not summed over the axes) */
+		for (int a = outer - 1; a >= 0; a--) {
 			if (++c[a] < ix->dim[a]) {
 				base += a == m->axis ? 0 : ost[a];
 				break;
