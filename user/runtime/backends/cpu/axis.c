@@ -621,18 +621,39 @@ static int64_t ho_nonzero_scan(const struct ho_typed *t, int64_t lo, int64_t hi,
 
 #define HO_NONZERO_MAX_PARTS 64
 
+/* Parts [lo, hi) of n's elements (parts in all): counted (at NULL), else written from count. */
+struct ho_nonzero_parts {
+	const struct ho_typed *t;
+	int64_t n, *count;
+	int parts;
+	bool write;
+};
+
+static void ho_nonzero_parts(const void *arg, int64_t lo, int64_t hi)
+{
+	const struct ho_nonzero_parts *z = arg;
+
+	for (int64_t p = lo; p < hi; p++) {
+		int64_t from = z->n * p / z->parts, to = z->n * (p + 1) / z->parts;
+
+		if (z->write)
+			ho_nonzero_scan(z->t, from, to, z->t->out, z->count[p]);
+		else
+			z->count[p] = ho_nonzero_scan(z->t, from, to, NULL, 0);
+	}
+}
+
 /* Counted in parts over the threads, then each part writes from its count's prefix. */
 static int ho_run_nonzero(const struct ho_kernel *k)
 {
 	const struct ho_typed *t = &k->typed;
-	int64_t n = ho_shape_numel(&t->in_shape[0]), count[HO_NONZERO_MAX_PARTS], at = 0;
-	int parts = ho_cpu_parts(n, 1 << 16);
+	int64_t count[HO_NONZERO_MAX_PARTS], at = 0;
+	struct ho_nonzero_parts z = {t, ho_shape_numel(&t->in_shape[0]), count, 1, false};
 
-	parts = parts > HO_NONZERO_MAX_PARTS ? HO_NONZERO_MAX_PARTS : parts;
-#pragma omp parallel for num_threads(parts) if (parts > 1)
-	for (int p = 0; p < parts; p++)
-		count[p] = ho_nonzero_scan(t, n * p / parts, n * (p + 1) / parts, NULL, 0);
-	for (int p = 0; p < parts; p++) {
+	z.parts = ho_cpu_parts(z.n, 1 << 16);
+	z.parts = z.parts > HO_NONZERO_MAX_PARTS ? HO_NONZERO_MAX_PARTS : z.parts;
+	ho_cpu_for_parts(z.parts, z.parts, ho_nonzero_parts, &z);
+	for (int p = 0; p < z.parts; p++) {
 		int64_t c = count[p];
 
 		count[p] = at;
@@ -640,9 +661,8 @@ static int ho_run_nonzero(const struct ho_kernel *k)
 	}
 	if (at != t->out_shape.dim[1])
 		return -ERANGE;
-#pragma omp parallel for num_threads(parts) if (parts > 1)
-	for (int p = 0; p < parts; p++)
-		ho_nonzero_scan(t, n * p / parts, n * (p + 1) / parts, t->out, count[p]);
+	z.write = true;
+	ho_cpu_for_parts(z.parts, z.parts, ho_nonzero_parts, &z);
 	return 0;
 }
 

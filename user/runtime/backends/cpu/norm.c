@@ -412,17 +412,15 @@ static int ho_run_bn_train(const struct ho_kernel *k)
  * its case of a group per channel.  Rows over the threads: GroupNorm exported as
  * InstanceNormalization (fcos's heads) took 53 ms a frame on one thread of two.
  */
-static int ho_run_group_norm(const struct ho_kernel *k)
+static void ho_group_norm_rows(const void *arg, int64_t lo, int64_t hi)
 {
+	const struct ho_kernel *k = arg;
 	const struct ho_typed *t = &k->typed;
 	const float *x = t->in[0], *sc = t->in[1], *b = t->in[2];
 	float *y = t->out;
 	int64_t per = t->axis_dim ? t->axis_dim : 1, sp = t->inner / per;
-	int parts = ho_cpu_row_parts(t->outer, t->inner, 1 << 14);
 
-	(void)parts; /* without OpenMP (the fuzzers) only the pragma reads it */
-#pragma omp parallel for num_threads(parts) if (parts > 1)
-	for (int64_t o = 0; o < t->outer; o++) {
+	for (int64_t o = lo; o < hi; o++) {
 		const float *xr = x + o * t->inner;
 		float *yr = y + o * t->inner;
 		int64_t grp = o % t->iparam[0];
@@ -436,20 +434,26 @@ static int ho_run_group_norm(const struct ho_kernel *k)
 				yr[i] = (float)((xr[i] - mean) * inv * sc[p] + b[p]);
 		}
 	}
+}
+
+static int ho_run_group_norm(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+
+	ho_cpu_for_parts(ho_cpu_row_parts(t->outer, t->inner, 1 << 14), t->outer,
+			 ho_group_norm_rows, k);
 	return 0;
 }
 
 /* RMSNormalization: each row over its root mean square (in double), times the scale. */
-static int ho_run_rms_norm(const struct ho_kernel *k)
+static void ho_rms_norm_rows(const void *arg, int64_t lo, int64_t hi)
 {
+	const struct ho_kernel *k = arg;
 	const struct ho_typed *t = &k->typed;
 	const float *x = t->in[0], *sc = t->in[1];
 	float *y = t->out;
-	int parts = ho_cpu_row_parts(t->outer, t->inner, 1 << 14);
 
-	(void)parts; /* without OpenMP (the fuzzers) only the pragma reads it */
-#pragma omp parallel for num_threads(parts) if (parts > 1)
-	for (int64_t o = 0; o < t->outer; o++) {
+	for (int64_t o = lo; o < hi; o++) {
 		const float *xr = x + o * t->inner;
 		float *yr = y + o * t->inner;
 		double ss = 0, inv;
@@ -460,6 +464,14 @@ static int ho_run_rms_norm(const struct ho_kernel *k)
 		for (int64_t i = 0; i < t->inner; i++)
 			yr[i] = (float)(xr[i] * inv) * sc[t->axis_dim == 1 ? 0 : i];
 	}
+}
+
+static int ho_run_rms_norm(const struct ho_kernel *k)
+{
+	const struct ho_typed *t = &k->typed;
+
+	ho_cpu_for_parts(ho_cpu_row_parts(t->outer, t->inner, 1 << 14), t->outer, ho_rms_norm_rows,
+			 k);
 	return 0;
 }
 
