@@ -90,17 +90,9 @@ static void ho_attention_row(const struct ho_attention *a, int64_t b, int64_t h,
 	}
 }
 
-/* A run's heads over the threads; failed set where an sgemm fails. */
-struct ho_attention_run {
-	const struct ho_attention *a;
-	int *failed;
-};
-
-/* Heads [lo, hi) of the batch's query heads: scores, their rows, the values' sum. */
-static void ho_attention_heads(const void *arg, int64_t lo, int64_t hi)
+static int ho_attention_heads(const void *arg, int64_t lo, int64_t hi)
 {
-	const struct ho_attention_run *run = arg;
-	const struct ho_attention *a = run->a;
+	const struct ho_attention *a = arg;
 	int64_t per = a->qh / a->kvh;
 	int64_t ldq = a->rank == 4 ? a->hs : a->qh * a->hs,
 		ldy = a->rank == 4 ? a->vhs : a->qh * a->vhs;
@@ -115,31 +107,28 @@ static void ho_attention_heads(const void *arg, int64_t lo, int64_t hi)
 
 		if (dnnl_sgemm('N', 'T', a->qs, a->total, a->hs, a->scale, q, ldq,
 			       a->keys + kh * a->total * a->hs, a->hs, 0, s,
-			       a->total) != dnnl_success) {
-			__atomic_store_n(run->failed, 1, __ATOMIC_RELAXED);
-			continue;
-		}
+			       a->total) != dnnl_success)
+			return -EIO;
 		for (int64_t i = 0; i < a->qs; i++)
 			ho_attention_row(a, b, h, i, s + i * a->total,
 					 a->qk ? a->qk + (bh * a->qs + i) * a->total : NULL);
 		if (dnnl_sgemm('N', 'N', a->qs, a->vhs, a->total, 1, s, a->total,
 			       a->vals + kh * a->total * a->vhs, a->vhs, 0, y, ldy) != dnnl_success)
-			__atomic_store_n(run->failed, 1, __ATOMIC_RELAXED);
+			return -EIO;
 	}
+	return 0;
 }
 
 static int ho_run_attention(const struct ho_kernel *k)
 {
 	const struct ho_attention *a = k->attn;
 	int64_t heads = a->b * a->qh;
-	int failed = 0;
-	struct ho_attention_run run = {a, &failed};
 
 	ho_attention_join(a, a->pk, a->k, a->hs, a->keys);
 	ho_attention_join(a, a->pv, a->v, a->vhs, a->vals);
-	ho_cpu_for_parts(ho_cpu_row_parts(heads, a->qs * a->total * (a->hs + a->vhs), 1 << 16),
-			 heads, ho_attention_heads, &run);
-	return failed ? -EIO : 0;
+	return ho_cpu_for_parts_err(
+	    ho_cpu_row_parts(heads, a->qs * a->total * (a->hs + a->vhs), 1 << 16), heads,
+	    ho_attention_heads, a);
 }
 
 /* The mask's steps over [B, qh, qs, keys] (0 where it broadcasts), or a refusal. */

@@ -209,6 +209,9 @@ int ho_cpu_row_parts(int64_t rows, int64_t per_row, int64_t grain);
 /* fn(arg, lo, hi) over [0, n) cut in parts, one a thread; parts 1: on the caller alone */
 void ho_cpu_for_parts(int parts, int64_t n, void (*fn)(const void *arg, int64_t lo, int64_t hi),
 		      const void *arg);
+/* the same for a loop that can fail: fn returns 0 or -errno; the lowest of them */
+int ho_cpu_for_parts_err(int parts, int64_t n, int (*fn)(const void *arg, int64_t lo, int64_t hi),
+			 const void *arg);
 /* rows runs of bytes each, from src every src_step bytes to dst every dst_step */
 void ho_cpu_copy_rows(char *dst, int64_t dst_step, const char *src, int64_t src_step, int64_t rows,
 		      int64_t bytes);

@@ -43,6 +43,23 @@ void ho_cpu_for_parts(int parts, int64_t n, void (*fn)(const void *arg, int64_t 
 		fn(arg, n * p / parts, n * (p + 1) / parts);
 }
 
+/* The same for a loop that can fail: fn returns 0 or -errno; the run's is the lowest. */
+int ho_cpu_for_parts_err(int parts, int64_t n, int (*fn)(const void *arg, int64_t lo, int64_t hi),
+			 const void *arg)
+{
+	int ret = 0;
+
+	if (parts <= 1)
+		return fn(arg, 0, n);
+#pragma omp parallel for num_threads(parts) reduction(min : ret)
+	for (int p = 0; p < parts; p++) {
+		int r = fn(arg, n * p / parts, n * (p + 1) / parts);
+
+		ret = r < ret ? r : ret;
+	}
+	return ret;
+}
+
 /*
  * Rows of a few bytes (a Split or Concat on the last axis of raft_small's [256,7,7,2]
  * coordinates: a float each) as one load and store apiece: memcpy of a length not

@@ -205,16 +205,10 @@ int ho_cpu_prep_gemm_weights(struct ho_backend *c, const struct ho_graph *g,
 	return ho_matmul_packed_err(ret, n, err);
 }
 
-/* Batches [lo, hi) of k's product, each on sgemm; failed set where one fails. */
-struct ho_gemm_batches {
-	const struct ho_kernel *k;
-	int *failed;
-};
-
-static void ho_gemm_batches(const void *arg, int64_t lo, int64_t hi)
+/* Batches [lo, hi) of k's product, each on sgemm. */
+static int ho_gemm_batches(const void *arg, int64_t lo, int64_t hi)
 {
-	const struct ho_gemm_batches *gb = arg;
-	const struct ho_kernel *k = gb->k;
+	const struct ho_kernel *k = arg;
 
 	for (int64_t bt = lo; bt < hi; bt++) {
 		float *y = k->y + bt * k->y_step;
@@ -229,8 +223,9 @@ static void ho_gemm_batches(const void *arg, int64_t lo, int64_t hi)
 			       k->ta == 'T' ? k->m : k->k, k->b + bt * k->b_step,
 			       k->tb == 'T' ? k->k : k->n, k->bias ? k->beta : 0.0f, y,
 			       k->n) != dnnl_success)
-			__atomic_store_n(gb->failed, 1, __ATOMIC_RELAXED);
+			return -EIO;
 	}
+	return 0;
 }
 
 /*
@@ -242,12 +237,10 @@ static void ho_gemm_batches(const void *arg, int64_t lo, int64_t hi)
  */
 int ho_cpu_run_gemm(struct ho_kernel *k)
 {
-	int failed = 0, t = omp_get_max_threads(),
+	int t = omp_get_max_threads(),
 	    parts = k->batch >= t ? ho_cpu_row_parts(k->batch, k->m * k->n * k->k, 1 << 16) : 1;
-	struct ho_gemm_batches gb = {k, &failed};
 
-	ho_cpu_for_parts(parts, k->batch, ho_gemm_batches, &gb);
-	return failed ? -EIO : 0;
+	return ho_cpu_for_parts_err(parts, k->batch, ho_gemm_batches, k);
 }
 
 /* Det: each matrix's determinant by LU with partial pivoting, in double. */
