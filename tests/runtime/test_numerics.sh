@@ -281,7 +281,9 @@ PYEOF
 # Linear layers on oneDNN's matmul, their known weights packed once: Gemm with transB and a
 # bias of [N] or [1, N], and MatMul with its bias Add; Gemms it leaves to sgemm (alpha 0.5,
 # beta 2).  Five rows, and none (a detector's box head with no box left: oneDNN 2.6's matmul
-# divided by the 0 rows, SIGFPE), against numpy.
+# divided by the 0 rows, SIGFPE), against numpy.  And weights of no rows (K = 0: the bias
+# alone; oneDNN's matmul divides by K, sgemm refuses its leading dimension), a batched
+# MatMul's too.
 [ "$PART" = ort ] || {
 	$PY - "$T" <<'PYEOF'
 import sys
@@ -293,25 +295,39 @@ rng = np.random.default_rng(12)
 arr = lambda *s: rng.standard_normal(s).astype(np.float32)
 w, b, w2, c2 = arr(32, 64), arr(32), arr(64, 32), arr(1, 32)
 nodes = [helper.make_node("Gemm", ["x", "w", "b"], ["lin"], transB=1),
+         helper.make_node("MatMul", ["z", "w0"], ["m0"]), helper.make_node("Add", ["m0", "b"], ["k0mm"]),
+         helper.make_node("Gemm", ["z", "w0t", "b"], ["k0gemm"], transB=1),
+         helper.make_node("MatMul", ["ba", "bb"], ["k0batch"]),
          helper.make_node("Gemm", ["x", "w2", "c2"], ["row"]),
          helper.make_node("Gemm", ["x", "w2"], ["half"], alpha=0.5),
          helper.make_node("Gemm", ["x", "w", "b"], ["beta"], transB=1, beta=2.0),
          helper.make_node("MatMul", ["x", "w2"], ["m"]), helper.make_node("Add", ["m", "b"], ["mm"])]
-inits = [numpy_helper.from_array(v, n) for v, n in zip((w, b, w2, c2), ("w", "b", "w2", "c2"))]
-g = helper.make_graph(nodes, "linear", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 64])],
+inits = [numpy_helper.from_array(v, n) for v, n in zip((w, b, w2, c2, np.zeros((0, 32), np.float32),
+                                                       np.zeros((32, 0), np.float32)),
+                                                      ("w", "b", "w2", "c2", "w0", "w0t"))]
+g = helper.make_graph(nodes, "linear", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 64]),
+                                        helper.make_tensor_value_info("z", TensorProto.FLOAT, ["N", 0]),
+                                        helper.make_tensor_value_info("ba", TensorProto.FLOAT, [3, 4, 0]),
+                                        helper.make_tensor_value_info("bb", TensorProto.FLOAT, [3, 0, 5])],
                       [helper.make_tensor_value_info(y, TensorProto.FLOAT, None)
-                       for y in ("lin", "row", "half", "beta", "mm")], inits)
+                       for y in ("lin", "row", "half", "beta", "mm", "k0mm", "k0gemm", "k0batch")], inits)
+np.save(f"{sys.argv[1]}/linear.ba.npy", np.zeros((3, 4, 0), np.float32))
+np.save(f"{sys.argv[1]}/linear.bb.npy", np.zeros((3, 0, 5), np.float32))
 onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), f"{sys.argv[1]}/linear.onnx")
 for n in (5, 0):
     x = arr(n, 64)
     np.save(f"{sys.argv[1]}/linear.x{n}.npy", x)
+    np.save(f"{sys.argv[1]}/linear.z{n}.npy", np.zeros((n, 0), np.float32))
     for y, r in (("lin", x @ w.T + b), ("row", x @ w2 + c2), ("half", 0.5 * x @ w2),
-                 ("beta", x @ w.T + 2 * b), ("mm", x @ w2 + b)):
+                 ("beta", x @ w.T + 2 * b), ("mm", x @ w2 + b),
+                 ("k0mm", np.broadcast_to(b, (n, 32))), ("k0gemm", np.broadcast_to(b, (n, 32))),
+                 ("k0batch", np.zeros((3, 4, 5), np.float32))):
         np.save(f"{sys.argv[1]}/linear.ref{n}_{y}.npy", r)
 PYEOF
 	for n in 5 0; do
-		"$HO" run "$T/linear.onnx" --input "x=$T/linear.x$n.npy" -o "$T/linear.out$n" $ONCE >/dev/null
-		for y in lin row half beta mm; do
+		"$HO" run "$T/linear.onnx" --input "x=$T/linear.x$n.npy" --input "z=$T/linear.z$n.npy" \
+			--input "ba=$T/linear.ba.npy" --input "bb=$T/linear.bb.npy" -o "$T/linear.out$n" $ONCE >/dev/null
+		for y in lin row half beta mm k0mm k0gemm k0batch; do
 			$PY "$ROOT/tests/runtime/compare.py" "$T/linear.ref${n}_$y.npy" "$T/linear.out$n/$y.npy" \
 				"$y ($n rows) vs numpy"
 		done

@@ -107,9 +107,11 @@ void ho_matmul_chain(const struct ho_graph *g, uint32_t mm, int32_t *add, int32_
 		return;
 	w = &g->tensors[ho_view_root(g, n->inputs[1])];
 	b = g->tensors[t].consumers[0];
+	/* weights of no rows: a sum of nothing, which oneDNN's matmul cannot make (it divides
+	 * by K); the MatMul and the Add then run apart */
 	if (!ho_is_constant(w) || w->shape.rank != 2 || w->dtype != HO_DT_FLOAT ||
-	    strcmp(g->nodes[b].op_type, "Add") || g->nodes[b].n_inputs != 2 ||
-	    !g->nodes[b].n_outputs || g->nodes[b].outputs[0] < 0)
+	    w->shape.dim[0] < 1 || strcmp(g->nodes[b].op_type, "Add") ||
+	    g->nodes[b].n_inputs != 2 || !g->nodes[b].n_outputs || g->nodes[b].outputs[0] < 0)
 		return;
 	other = ho_other_input(g, b, t);
 	if (other < 0 || other == t ||

@@ -10,6 +10,16 @@
 
 #include "cpu.h"
 
+/* The rows of [..., K]: every extent but the last (so K may be 0). */
+static int64_t ho_matmul_rows(const struct ho_tensor *a)
+{
+	int64_t rows = 1;
+
+	for (int i = 0; i < a->shape.rank - 1; i++)
+		rows *= a->shape.dim[i];
+	return rows;
+}
+
 /* Gemm: Y = alpha * A' B' + beta * C.  MatMul: batched A B, B shared or per batch. */
 int ho_cpu_prep_gemm(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
 		     struct ho_kernel *k, struct ho_error *err)
@@ -59,7 +69,7 @@ int ho_cpu_prep_gemm(const struct ho_graph *g, const struct ho_node *n, void *co
 	k->k = a->shape.dim[ra - 1];
 	k->n = b->shape.dim[rb - 1];
 	if (rb == 2) {
-		k->m = ho_shape_numel(&a->shape) / k->k;
+		k->m = ho_matmul_rows(a);
 		return 0;
 	}
 	if (ra != rb)
@@ -69,7 +79,7 @@ int ho_cpu_prep_gemm(const struct ho_graph *g, const struct ho_node *n, void *co
 			return ho_cpu_unsupported(err, n,
 						  "runs batched MatMul without broadcasting only");
 	k->m = a->shape.dim[ra - 2];
-	k->batch = ho_shape_numel(&a->shape) / (k->m * k->k);
+	k->batch = k->m ? ho_matmul_rows(a) / k->m : 0; /* no extent divides: any may be 0 */
 	k->a_step = k->m * k->k;
 	k->b_step = k->k * k->n;
 	k->y_step = k->m * k->n;
@@ -88,7 +98,7 @@ bool ho_cpu_matmul_packs(const struct ho_graph *g, const struct ho_node *n)
 
 	return a && w && a->dtype == HO_DT_FLOAT && w->dtype == HO_DT_FLOAT && a->shape.rank >= 2 &&
 	       w->shape.rank == 2 && ho_cpu_known(g, n->inputs[1]) && w->shape.dim[0] > 0 &&
-	       ho_shape_numel(&a->shape) / w->shape.dim[0] > 1;
+	       ho_matmul_rows(a) > 1;
 }
 
 /* A Gemm that is such a MatMul (A not transposed, alpha 1, more than one row) with, if any, a
@@ -114,9 +124,9 @@ bool ho_cpu_gemm_packs(const struct ho_graph *g, const struct ho_node *n)
 /*
  * rows x kk by kk x nn weights (stored transposed, [nn, kk], for trans_b) on one oneDNN
  * matmul, its bias (NULL: none) and post-ops (attr) applied as it writes.  Known weights
- * (all that come here but a MatMul's fused through a view) in the layout the kernel picks,
- * reordered once here: given them plain, oneDNN's brgemm copies them into that layout at
- * every run (vit_b_16's 768 x 3072 MLP weights, 9.4 MB read and written a run).
+ * (all that come here but a MatMul's fused through a view) in the layout the kernel picks
+ * (BA16a64b for brgemm on AVX-512), reordered once here: read plain, vit_b_16 took 4% longer
+ * at one thread and at two.
  */
 static int ho_matmul_packed(struct ho_backend *c, struct ho_kernel *k,
 			    const_dnnl_primitive_attr_t attr, int64_t rows, int64_t kk, int64_t nn,
@@ -177,14 +187,15 @@ int ho_cpu_prep_matmul_weights(struct ho_backend *c, const struct ho_graph *g,
 	kk = w->shape.dim[0];
 	/* oneDNN 2.6's brgemm matmul divides by M at creation: an empty product has no work to do
 	 * (a detector's box head with no box left), and sgemm does none */
-	if (!ho_shape_numel(&a->shape) || !kk || !w->shape.dim[1])
+	if (!ho_matmul_rows(a) || !w->shape.dim[1])
 		return ho_cpu_prep_gemm(g, n, buf, k, err);
+	if (!kk) /* the fusion leaves such a MatMul alone, and ho_cpu_matmul_packs too */
+		return ho_cpu_unsupported(err, n, "multiplies by weights of no rows");
 	if (post && ho_cpu_eltwise_attr(c, g, post, buf, false, &attr))
 		return ho_err(err, -ENOMEM, "node '%s': oneDNN post-ops failed", n->name);
-	ret =
-	    ho_matmul_packed(c, k, attr ? attr : c->attr, ho_shape_numel(&a->shape) / kk, kk,
-			     w->shape.dim[1], false, ho_cpu_known(g, n->inputs[1]),
-			     buf[n->inputs[0]], buf[n->inputs[1]], add ? buf[bias] : NULL, buf[y]);
+	ret = ho_matmul_packed(c, k, attr ? attr : c->attr, ho_matmul_rows(a), kk, w->shape.dim[1],
+			       false, ho_cpu_known(g, n->inputs[1]), buf[n->inputs[0]],
+			       buf[n->inputs[1]], add ? buf[bias] : NULL, buf[y]);
 	if (attr)
 		dnnl_primitive_attr_destroy(attr);
 	return ho_matmul_packed_err(ret, n, err);
@@ -205,6 +216,9 @@ int ho_cpu_prep_gemm_weights(struct ho_backend *c, const struct ho_graph *g,
 	return ho_matmul_packed_err(ret, n, err);
 }
 
+/* A leading dimension sgemm takes: at least 1, even for an extent of 0. */
+#define HO_LD(x) ((x) > 0 ? (x) : 1)
+
 /* Batches [lo, hi) of k's product, each on sgemm. */
 static int ho_gemm_batches(const void *arg, int64_t lo, int64_t hi)
 {
@@ -219,10 +233,15 @@ static int ho_gemm_batches(const void *arg, int64_t lo, int64_t hi)
 					y[i * k->n + j] =
 					    k->bias[(k->bias_rows == 1 ? 0 : i) * k->bias_cols +
 						    (k->bias_cols == 1 ? 0 : j)];
+		if (!k->k) { /* a sum of nothing (sgemm refuses a leading dimension of 0) */
+			for (int64_t i = 0; i < k->m * k->n; i++)
+				y[i] = k->bias ? k->beta * y[i] : 0.0f;
+			continue;
+		}
 		if (dnnl_sgemm(k->ta, k->tb, k->m, k->n, k->k, k->alpha, k->a + bt * k->a_step,
-			       k->ta == 'T' ? k->m : k->k, k->b + bt * k->b_step,
-			       k->tb == 'T' ? k->k : k->n, k->bias ? k->beta : 0.0f, y,
-			       k->n) != dnnl_success)
+			       k->ta == 'T' ? HO_LD(k->m) : k->k, k->b + bt * k->b_step,
+			       k->tb == 'T' ? k->k : HO_LD(k->n), k->bias ? k->beta : 0.0f, y,
+			       HO_LD(k->n)) != dnnl_success)
 			return -EIO;
 	}
 	return 0;
