@@ -77,6 +77,10 @@ struct ho_problem {
 	uint32_t n_weights;
 	double *weight_bytes;
 	uint32_t *wcons_off, *wcons;
+	/* per wcons entry: the devices on which that consumer's kernel holds the weight in its
+	 * own layout (kernel_mem's taken), so that the device holds no other copy for it;
+	 * NULL: none */
+	uint64_t *wcons_taken;
 	/* t * d: the memory task t's kernel has of its own on device j (of a device's
 	 * scratch, the largest counts: its kernels share one workspace); NULL: none */
 	struct ho_kernel_memory *kernel_mem;
@@ -144,6 +148,8 @@ struct ho_problem {
 struct ho_kernel_memory {
 	uint64_t held;	  /* kept while the plan lives: weights in the kernel's own layout */
 	uint64_t scratch; /* needed while it runs, from a workspace the device's kernels share */
+	uint32_t taken;	  /* its inputs (bit k: input k) it holds in its layout alone: weights
+			   * the device need not hold as well (ho_backend_ops.takes_over) */
 };
 
 struct ho_backend_view {

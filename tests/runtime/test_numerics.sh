@@ -48,10 +48,11 @@ ways() { # ways MODEL INPUT_NAME SHAPE FILE OUTDIR [OP]: the four ways into OUTD
 	grep "copies:" "$5.4.log"
 }
 # Every device's planned memory, with what its kernels hold and their workspace, within
-# the simulator's predicted peak, and the prediction no further above the plan.  The slack (3% + 0.02 MB) covers
-# the printed rounding, 64-byte alignment per buffer and small Constant
-# outputs the simulator does not count: the classifier's and recogniser's
-# hundreds of tiny tensors need up to 3%.  Before the plan followed the
+# the simulator's predicted peak, and the prediction no further above the plan.  The slack (3% + 0.1 MB) covers
+# the printed rounding, 64-byte alignment per buffer, small Constant
+# outputs the simulator does not count and the offsets' fragmentation: the classifier's and recogniser's
+# hundreds of tiny tensors need up to 3%, and the classifier's region, once its
+# weights are its kernels' alone (0.64 MB), packs 0.06 MB above the peak of its live bytes.  Before the plan followed the
 # timeline the detector on two CPU devices planned 45% over.  The simulator
 # must know what the runtime never writes: views read in place (the
 # transformer's 39 Identity and 20 Reshape nodes) hold no bytes of their own,
@@ -62,8 +63,8 @@ ways() { # ways MODEL INPUT_NAME SHAPE FILE OUTDIR [OP]: the four ways into OUTD
 memory_matches() { # memory_matches RUN_LOG WHAT
 	awk -v what="$2" 'function check() {
 		printf "%s: %s %.2f MB planned, %.2f MB predicted\n", what, dev, plan, pred
-		if (plan > pred * 1.03 + 0.02) { print what ": planned memory over the predicted peak"; bad = 1 }
-		if (pred > plan * 1.03 + 0.02) { print what ": predicted peak over the planned memory"; bad = 1 }
+		if (plan > pred * 1.03 + 0.1) { print what ": planned memory over the predicted peak"; bad = 1 }
+		if (pred > plan * 1.03 + 0.1) { print what ": predicted peak over the planned memory"; bad = 1 }
 		dev = ""
 	}
 	/MB planned/ {
@@ -97,6 +98,20 @@ four_ways_vs_pytorch() {
 	squeezenet1_1 efficientnet_b0 $(sh "$ROOT/tests/models/zoo_list.sh" four-ways); do
 	four_ways_vs_pytorch $m input 1x3x224x224 logits
 done
+# Weights held once: a Conv's kernel keeps its weights in its own layout, so the plan gives
+# them no bytes of any device's region (the scheduler counts the same: memory_matches above).
+# ResNet-18's 46.7 MB of parameters are all but its classifier's in Convs; on a CPU and the
+# emulator its regions planned 50.7 + 1.9 MB before (the weights twice over: 55.3 MB in
+# the kernels' layout beside them), 6.7 + 1.2 MB now.
+if [ "$PART" != ort ] && [ "${HO_TEST_QUICK:-0}" != 1 ]; then
+	params=$("$HO" inspect "$M/resnet18.onnx" --shape input=1x3x224x224 | sed -n 's/^parameters.*(\([0-9.]*\) MB)$/\1/p')
+	for i in 2 3 4; do
+		awk -v p="$params" -v way="$i" '/MB planned/ { for (f = 1; f <= NF; f++) if ($f == "planned") r += $(f - 2) }
+			END { printf "resnet18 way %s: regions %.2f MB for %s MB of parameters\n", way, r, p
+			      if (p == "" || r > p / 4) { print "resnet18: its weights held in the regions as well"; exit 1 } }' \
+			"$T/resnet18.$i.log" || exit 1
+	done
+fi
 
 # A sequence model: two bidirectional GRU layers (linear_before_reset), an LSTM, a Linear;
 # its GRUs on the emulator in the fourth way.

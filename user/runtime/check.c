@@ -158,6 +158,8 @@ static int ho_prepared_nodes(const struct ho_backend_ops *ops, const struct ho_g
 		} else if (!ops->prepare(be, g, id, NULL, s.mem, nhwc, &k, &e)) {
 			if (k && km && ops->kernel_memory)
 				ops->kernel_memory(k, &km[id].held, &km[id].scratch);
+			if (km && ops->takes_over)
+				km[id].taken = ops->takes_over(g, id);
 			if (k)
 				ops->kernel_free(k);
 			continue;

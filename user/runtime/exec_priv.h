@@ -117,6 +117,8 @@ struct ho_rt {
 	int32_t *home;	  /* per tensor: device holding it */
 	void **buf;	  /* per tensor x device: its data there, NULL if absent */
 	uint8_t *is_copy; /* per tensor x device: a replica filled by a pool copy */
+	uint8_t *taken;	  /* per tensor x device: a constant its kernels there took over
+			   * (ho_backend_ops.takes_over), read from the graph's bytes */
 	uint64_t *offset; /* per tensor x device: offset in the device's region */
 	uint8_t *is_set;  /* per graph input: fed since the plan was made */
 	uint8_t *nhwc;	  /* per tensor: stored channels-last */

@@ -140,6 +140,7 @@ void ho_rt_free(struct ho_rt *rt)
 	free(rt->home);
 	free(rt->buf);
 	free(rt->is_copy);
+	free(rt->taken);
 	free(rt->offset);
 	free(rt->is_set);
 	free(rt->nhwc);
@@ -266,6 +267,40 @@ static void ho_rt_output_copies(struct ho_rt *rt)
 	}
 }
 
+/*
+ * Constant t is read on device d by kernels alone, each of which takes it over at prepare
+ * (ops.takes_over: weights reordered into its own layout): d then holds no bytes of it,
+ * and they prepare from the graph's.  The scheduler counts the same (ho_kernel_memory).
+ */
+static bool ho_rt_all_take(const struct ho_rt *rt, int32_t t, uint32_t d)
+{
+	const struct ho_graph *g = rt->g;
+	const struct ho_tensor *tt = &g->tensors[t];
+	uint32_t (*takes_over)(const struct ho_graph *, uint32_t) = rt->dev[d].ops->takes_over;
+	uint32_t readers = 0;
+
+	if (!takes_over || !ho_is_data(tt) || (tt->flags & (HO_T_INPUT | HO_T_OUTPUT)) ||
+	    !tt->data || tt->data_len < tt->bytes || (rt->keep && rt->keep[t]))
+		return false;
+	for (uint32_t c = 0; c < tt->n_consumers; c++) {
+		int32_t id = tt->consumers[c];
+		const struct ho_node *n = &g->nodes[id];
+		uint32_t taken;
+
+		if (rt->node_dev[id] != (int32_t)d)
+			continue;
+		if (rt->folded[id] >= 0) /* read by the kernel it is in, as it prepares */
+			return false;
+		taken = takes_over(g, (uint32_t)id);
+		for (uint32_t k = 0; k < n->n_inputs + n->n_implicit; k++)
+			if ((k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs]) == t &&
+			    !(k < n->n_inputs && k < 32 && (taken >> k & 1)))
+				return false;
+		readers++;
+	}
+	return readers > 0;
+}
+
 static int ho_rt_layout(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_error *err)
 {
 	const struct ho_graph *g = rt->g;
@@ -311,6 +346,11 @@ static int ho_rt_layout(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_
 			if (d >= 0 && !ho_shares_memory(rt, h, d))
 				rt->is_copy[AT(rt, t, d)] = 1;
 		}
+		for (uint32_t d = 0; d < rt->n_dev; d++)
+			if (ho_rt_all_take(rt, (int32_t)t, d)) {
+				rt->taken[AT(rt, t, d)] = 1;
+				rt->is_copy[AT(rt, t, d)] = 0;
+			}
 	}
 	ret = ho_rt_ext_plan(rt, o, err);
 	if (!ret)
@@ -344,6 +384,10 @@ static int ho_rt_layout(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_
 	ret = ho_rt_ext_alloc(rt, err); /* pages of their own, outside the regions */
 	if (ret)
 		return ret;
+	/* taken over with no bytes here (a home others read in place has them): the graph's */
+	for (size_t i = 0; i < (size_t)g->n_tensors * rt->n_dev; i++)
+		if (rt->taken[i] && !rt->buf[i])
+			rt->buf[i] = (void *)g->tensors[i / rt->n_dev].data;
 	/* A chain that adds into a residual writes its result in the residual's bytes. */
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		int32_t h = g->topo[i], y;
@@ -374,7 +418,7 @@ static int ho_rt_layout(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_
 		if (!ho_is_data(tt) || ho_is_fed(tt) || rt->home[t] < 0)
 			continue;
 		for (uint32_t d = 0; d < rt->n_dev; d++) {
-			void *p = rt->buf[AT(rt, t, d)];
+			void *p = rt->buf[AT(rt, t, d)] != tt->data ? rt->buf[AT(rt, t, d)] : NULL;
 
 			/* a folded tensor with no value is one nothing that runs reads */
 			if (p && (d == (uint32_t)rt->home[t] || rt->is_copy[AT(rt, t, d)]) &&
@@ -499,12 +543,13 @@ int ho_rt_plan(const struct ho_graph *g, const struct ho_rt_opts *o, int depth, 
 	td = (size_t)g->n_tensors * rt->n_dev + 1;
 	rt->buf = calloc(td, sizeof(void *));
 	rt->is_copy = calloc(td, 1);
+	rt->taken = calloc(td, 1);
 	rt->copied = calloc(td, 1);
 	rt->offset = calloc(td, sizeof(uint64_t));
 	rt->copy_start = calloc(td, sizeof(double));
 	rt->copy_end = calloc(td, sizeof(double));
-	if (!rt->buf || !rt->is_copy || !rt->copied || !rt->offset || !rt->copy_start ||
-	    !rt->copy_end)
+	if (!rt->buf || !rt->is_copy || !rt->taken || !rt->copied || !rt->offset ||
+	    !rt->copy_start || !rt->copy_end)
 		goto nomem;
 	for (uint32_t i = 0; i < g->n_nodes; i++)
 		if (!ho_node_is_task(&g->nodes[i]))

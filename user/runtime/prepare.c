@@ -93,6 +93,10 @@ struct ho_dev_block *ho_rt_block_at(const struct ho_rt_dev *dv, const void *p, u
 static int ho_rt_see(struct ho_rt *rt, uint32_t d, int32_t t, void *p, struct ho_mem *mem,
 		     struct ho_error *err)
 {
+	if (rt->taken[AT(rt, t, d)] && p == rt->g->tensors[t].data) { /* read as it prepares */
+		mem[t] = (struct ho_mem){.host = p};
+		return 0;
+	}
 	return ho_rt_mem(rt, d, p, &mem[t], err);
 }
 

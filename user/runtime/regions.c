@@ -12,7 +12,8 @@
 #include "common.h"
 #include "exec_priv.h"
 
-/* A constant every consumer of which reads its own replica: no home bytes needed. */
+/* A constant every consumer of which reads its own replica, or took it over (its
+ * kernel's own layout): no home bytes needed. */
 bool ho_rt_home_unread(const struct ho_rt *rt, int32_t t)
 {
 	const struct ho_tensor *tt = &rt->g->tensors[t];
@@ -22,6 +23,8 @@ bool ho_rt_home_unread(const struct ho_rt *rt, int32_t t)
 	for (uint32_t c = 0; c < tt->n_consumers; c++) {
 		int32_t d = rt->node_dev[tt->consumers[c]];
 
+		if (d >= 0 && rt->taken[AT(rt, t, d)])
+			continue;
 		if (d < 0 || d == rt->home[t] || !rt->is_copy[AT(rt, t, d)])
 			return false;
 	}

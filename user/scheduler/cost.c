@@ -259,6 +259,29 @@ static double ho_fused_cost(const struct ho_graph *g, const struct ho_profile *p
 }
 
 /*
+ * The devices on which node i's kernel holds weight tid in its own layout alone
+ * (ho_kernel_memory.taken), wherever the node reads it.
+ */
+static uint64_t ho_weight_taken(const struct ho_graph *g, const struct ho_backend_view *bv,
+				uint32_t i, int32_t tid, uint32_t d)
+{
+	const struct ho_node *nd = &g->nodes[i];
+	uint64_t mask = 0;
+
+	for (uint32_t dev = 0; dev < d; dev++) {
+		uint32_t taken = bv->memory[(size_t)i * d + dev].taken;
+		bool all = true;
+
+		for (uint32_t k = 0; k < nd->n_inputs + nd->n_implicit && all; k++)
+			if ((k < nd->n_inputs ? nd->inputs[k] : nd->implicit[k - nd->n_inputs]) ==
+			    tid)
+				all = k < nd->n_inputs && k < 32 && (taken >> k & 1);
+		mask |= (uint64_t)all << dev;
+	}
+	return mask;
+}
+
+/*
  * Each Conv's and MatMul's chain (fusion.c) as links from a task to the one
  * before it, and what each link costs fused; made at the first chain, NULL
  * without any, like the views.
@@ -440,6 +463,8 @@ int ho_problem_from_graph_on(const struct ho_graph *g, const struct ho_box *box,
 	wfill = calloc(nw + 1, sizeof(uint32_t));
 	if (!ei || !et || !p->wcons_off || !p->weight_bytes || !p->wcons || !wfill)
 		goto nomem;
+	if (bv && bv->memory && !(p->wcons_taken = calloc(ne + 1, sizeof(uint64_t))))
+		goto nomem;
 	p->n_weights = nw;
 	ne = 0;
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
@@ -511,9 +536,13 @@ int ho_problem_from_graph_on(const struct ho_graph *g, const struct ho_box *box,
 			for (uint32_t j = 0; j < k && !dup; j++)
 				dup = (j < nd->n_inputs ? nd->inputs[j]
 							: nd->implicit[j - nd->n_inputs]) == tid;
-			if (!dup)
-				p->wcons[p->wcons_off[weight_of[tid] + 1] +
-					 wfill[weight_of[tid]]++] = (uint32_t)task_of[i];
+			if (dup)
+				continue;
+			uint32_t at = p->wcons_off[weight_of[tid] + 1] + wfill[weight_of[tid]]++;
+
+			p->wcons[at] = (uint32_t)task_of[i];
+			if (p->wcons_taken)
+				p->wcons_taken[at] = ho_weight_taken(g, bv, i, tid, d);
 		}
 	}
 	memmove(p->wcons_off, p->wcons_off + 1, (nw + 1) * sizeof(uint32_t));

@@ -48,6 +48,7 @@ void ho_problem_free(struct ho_problem *p)
 	free(p->kernel_mem);
 	free(p->wcons_off);
 	free(p->wcons);
+	free(p->wcons_taken);
 	free(p->link_lat);
 	free(p->link_bw);
 	free(p->link_epb);

@@ -422,8 +422,9 @@ static void ho_kernels_resident(const struct ho_problem *p, const uint16_t *assi
 
 /*
  * Weights live on every device that runs one of their consumers, or in the
- * host's memory when that device reads it in place; beside them, the
- * kernels' own memory (kmem, filled).
+ * host's memory when that device reads it in place, but for consumers whose
+ * kernels hold them in their own layout alone; beside them, the kernels' own
+ * memory (kmem, filled).
  */
 static void ho_weights_resident(const struct ho_problem *p, const uint16_t *assign,
 				const uint8_t *how, double *mem, double *kmem)
@@ -437,6 +438,10 @@ static void ho_weights_resident(const struct ho_problem *p, const uint16_t *assi
 		for (uint32_t c = p->wcons_off[w]; c < p->wcons_off[w + 1]; c++) {
 			int j = assign[p->wcons[c]];
 
+			/* a kernel that ran holds it in its own layout (kmem) alone */
+			if (p->wcons_taken && (p->wcons_taken[c] >> j & 1) &&
+			    how[p->wcons[c]] == HO_TASK_RAN)
+				continue;
 			if (ho_reads_in_place(p, p->default_device, j))
 				j = p->default_device;
 			mask |= 1ull << j;

@@ -341,7 +341,9 @@ int ho_cpu_prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 		 : ho_cpu_convert(c, k, &ym, buf[yid], &conv_out, DNNL_ARG_DST, false)) ||
 	    (kbias && ho_cpu_mem(c, k, &bm, (void *)bptr, DNNL_ARG_BIAS)))
 		goto out;
-	ret = ho_cpu_weights(c, k, pd, &wuser, (void *)wptr);
+	/* folded, they are the kernel's already */
+	ret = ho_cpu_weights(c, k, pd, &wuser, (void *)wptr,
+			     !bnn && ho_cpu_takes_over(g, (uint32_t)(n - g->nodes)));
 	if (!ret)
 		ret = ho_cpu_prim(c, k, pd);
 	if (!ret && then)

@@ -181,7 +181,9 @@ int ho_cpu_convert_sum(struct ho_backend *c, struct ho_kernel *k, const dnnl_mem
 		       void *ptr, const dnnl_memory_desc_t *kmd);
 bool ho_cpu_known(const struct ho_graph *g, int32_t t);
 int ho_cpu_weights(struct ho_backend *c, struct ho_kernel *k, const_dnnl_primitive_desc_t pd,
-		   const dnnl_memory_desc_t *user, void *ptr);
+		   const dnnl_memory_desc_t *user, void *ptr, bool own);
+/* The inputs node's kernel takes over (ho_backend_ops.takes_over). */
+uint32_t ho_cpu_takes_over(const struct ho_graph *g, uint32_t node);
 float ho_cpu_scalar_input(const struct ho_graph *g, const struct ho_node *n, uint32_t i,
 			  void *const *buf, float def);
 int ho_cpu_eltwise_attr(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
@@ -402,8 +404,8 @@ int ho_cpu_sync(struct ho_backend *c);
 		.name = name_str, .open = open_fn, .close = ho_cpu_close, .query = ho_cpu_query,   \
 		.runs = ho_cpu_runs, .layout = ho_cpu_layout, .prepare = ho_cpu_prepare,           \
 		.thread_init = ho_cpu_thread_init, .launch = ho_cpu_launch,                        \
-		.kernel_memory = ho_cpu_kernel_memory, .kernel_free = ho_cpu_kernel_free,          \
-		.sync = ho_cpu_sync,                                                               \
+		.kernel_memory = ho_cpu_kernel_memory, .takes_over = ho_cpu_takes_over,            \
+		.kernel_free = ho_cpu_kernel_free, .sync = ho_cpu_sync,                            \
 	}
 
 #endif

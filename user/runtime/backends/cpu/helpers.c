@@ -343,21 +343,31 @@ bool ho_cpu_known(const struct ho_graph *g, int32_t t)
 }
 
 /*
- * Weights in the layout pd's kernel wants: used in place when the model's
- * layout already is that, else reordered once into memory the kernel owns
- * (so only weights ho_cpu_known; a kernel for others is made for their layout).
+ * Weights in the layout pd's kernel wants: reordered once into memory the
+ * kernel owns (so only weights ho_cpu_known; a kernel for others is made for
+ * their layout), or used in place when the model's layout already is that,
+ * but copied all the same where own: the kernel took them over
+ * (ho_cpu_takes_over), and the plan keeps no bytes of them it could read.
  */
 int ho_cpu_weights(struct ho_backend *c, struct ho_kernel *k, const_dnnl_primitive_desc_t pd,
-		   const dnnl_memory_desc_t *user, void *ptr)
+		   const dnnl_memory_desc_t *user, void *ptr, bool own)
 {
 	const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
 	dnnl_primitive_desc_t rpd = NULL;
 	dnnl_primitive_t r = NULL;
 	dnnl_exec_arg_t ra[2];
+	void *to;
 	int ret = -EINVAL;
 
-	if (dnnl_memory_desc_equal(want, user))
+	if (dnnl_memory_desc_equal(want, user) && !own)
 		return ho_cpu_mem(c, k, user, ptr, DNNL_ARG_WEIGHTS);
+	if (dnnl_memory_desc_equal(want, user)) {
+		if (ho_cpu_mem(c, k, user, NULL, DNNL_ARG_WEIGHTS) ||
+		    dnnl_memory_get_data_handle(k->owned[k->n_owned - 1], &to) != dnnl_success)
+			return -ENOMEM;
+		memcpy(to, ptr, dnnl_memory_desc_get_size(user));
+		return 0;
+	}
 	if (ho_cpu_mem(c, k, user, ptr, -1) || ho_cpu_mem(c, k, want, NULL, DNNL_ARG_WEIGHTS))
 		return -ENOMEM;
 	ra[0] = (dnnl_exec_arg_t){DNNL_ARG_FROM, k->owned[k->n_owned - 2]};

@@ -44,6 +44,35 @@ static int k_gemm(struct ho_backend *c, const struct ho_graph *g, const struct h
 	return ho_cpu_prep_gemm(g, n, buf, k, err);
 }
 
+/* A weight the graph holds the bytes of, which a kernel may take over at prepare. */
+static bool ho_weight_in_graph(const struct ho_graph *g, int32_t t)
+{
+	const struct ho_tensor *w = t >= 0 ? &g->tensors[t] : NULL;
+
+	return w && ho_cpu_known(g, t) && w->bytes && w->data && w->data_len >= w->bytes;
+}
+
+/*
+ * The weights a kernel reorders or packs once into its own layout and never reads again:
+ * a float Conv's (copied even where oneDNN wants the model's layout), a MatMul's and a
+ * Linear Gemm's that are packed.  Their bytes are then the kernel's alone.
+ */
+uint32_t ho_cpu_takes_over(const struct ho_graph *g, uint32_t node)
+{
+	const struct ho_node *n = &g->nodes[node];
+	const struct ho_tensor *x = ho_node_input(g, n, 0);
+	const char *op = n->op_type;
+
+	if (*n->domain || n->n_inputs < 2 || !x || !ho_weight_in_graph(g, n->inputs[1]))
+		return 0;
+	if ((!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose")) && x->dtype == HO_DT_FLOAT)
+		return 1u << 1;
+	if ((!strcmp(op, "MatMul") && ho_cpu_matmul_packs(g, n)) ||
+	    (!strcmp(op, "Gemm") && ho_cpu_gemm_packs(g, n)))
+		return 1u << 1;
+	return 0;
+}
+
 /* The families whose prepare takes neither fused nodes nor (some) the backend. */
 #define HO_PLAIN(name, call)                                                                       \
 	static int name(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,   \

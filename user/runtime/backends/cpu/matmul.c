@@ -131,7 +131,8 @@ bool ho_cpu_gemm_packs(const struct ho_graph *g, const struct ho_node *n)
  */
 static int ho_matmul_packed(struct ho_backend *c, struct ho_kernel *k,
 			    const_dnnl_primitive_attr_t attr, int64_t rows, int64_t kk, int64_t nn,
-			    bool trans_b, bool known, void *a, void *w, void *bias, void *y)
+			    bool trans_b, bool known, bool own, void *a, void *w, void *bias,
+			    void *y)
 {
 	dnnl_matmul_desc_t d;
 	dnnl_primitive_desc_t pd = NULL;
@@ -149,7 +150,7 @@ static int ho_matmul_packed(struct ho_backend *c, struct ho_kernel *k,
 		dnnl_success ||
 	    dnnl_primitive_desc_create(&pd, &d, attr, c->eng, NULL) != dnnl_success)
 		return -EOPNOTSUPP;
-	if (!ho_cpu_mem(c, k, &am, a, DNNL_ARG_SRC) && !ho_cpu_weights(c, k, pd, &wm, w) &&
+	if (!ho_cpu_mem(c, k, &am, a, DNNL_ARG_SRC) && !ho_cpu_weights(c, k, pd, &wm, w, own) &&
 	    !(bias && ho_cpu_mem(c, k, &bm, bias, DNNL_ARG_BIAS)) &&
 	    !ho_cpu_mem(c, k, &ym, y, DNNL_ARG_DST) && !ho_cpu_prim(c, k, pd))
 		ret = 0;
@@ -194,9 +195,10 @@ int ho_cpu_prep_matmul_weights(struct ho_backend *c, const struct ho_graph *g,
 		return ho_cpu_unsupported(err, n, "multiplies by weights of no rows");
 	if (post && ho_cpu_eltwise_attr(c, g, post, buf, false, &attr))
 		return ho_err(err, -ENOMEM, "node '%s': oneDNN post-ops failed", n->name);
-	ret = ho_matmul_packed(c, k, attr ? attr : c->attr, ho_matmul_rows(a), kk, w->shape.dim[1],
-			       false, ho_cpu_known(g, n->inputs[1]), buf[n->inputs[0]],
-			       buf[n->inputs[1]], add ? buf[bias] : NULL, buf[y]);
+	ret = ho_matmul_packed(
+	    c, k, attr ? attr : c->attr, ho_matmul_rows(a), kk, w->shape.dim[1], false,
+	    ho_cpu_known(g, n->inputs[1]), ho_cpu_takes_over(g, (uint32_t)(n - g->nodes)) != 0,
+	    buf[n->inputs[0]], buf[n->inputs[1]], add ? buf[bias] : NULL, buf[y]);
 	if (attr)
 		dnnl_primitive_attr_destroy(attr);
 	return ho_matmul_packed_err(ret, n, err);
@@ -211,7 +213,8 @@ int ho_cpu_prep_gemm_weights(struct ho_backend *c, const struct ho_graph *g,
 	bool tb = ho_node_attr_i(n, "transB", 0) != 0;
 	int ret = ho_matmul_packed(
 	    c, k, c->attr, a->shape.dim[0], a->shape.dim[1], w->shape.dim[tb ? 0 : 1], tb, true,
-	    buf[n->inputs[0]], buf[n->inputs[1]], ho_node_input(g, n, 2) ? buf[n->inputs[2]] : NULL,
+	    ho_cpu_takes_over(g, (uint32_t)(n - g->nodes)) != 0, buf[n->inputs[0]],
+	    buf[n->inputs[1]], ho_node_input(g, n, 2) ? buf[n->inputs[2]] : NULL,
 	    buf[n->outputs[0]]);
 
 	return ho_matmul_packed_err(ret, n, err);

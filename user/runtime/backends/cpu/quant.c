@@ -688,7 +688,7 @@ static int q_prep_conv_dnnl(struct ho_backend *c, const struct ho_graph *g, cons
 			     dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), DNNL_ARG_SRC,
 			     true) &&
 	     (sw = f32 ? q_float_weights(c, k, &wm) : q_signed_weights(c, k, &wm)) &&
-	     !ho_cpu_weights(c, k, pd, &wm, sw) &&
+	     !ho_cpu_weights(c, k, pd, &wm, sw, false) &&
 	     !ho_cpu_convert(c, k, &ym, f32 ? (void *)q->yf : (void *)q->acc,
 			     dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), DNNL_ARG_DST,
 			     false);
@@ -721,7 +721,7 @@ static int q_prep_matmul_dnnl(struct ho_backend *c, const struct ho_node *n, str
 		return 0; /* no fast int8 kernel: the loop's */
 	ok = !ho_cpu_mem(c, k, &am, f32 ? (void *)q->xf : (void *)q->x, DNNL_ARG_SRC) &&
 	     (sw = f32 ? q_float_weights(c, k, &bm) : q_signed_weights(c, k, &bm)) &&
-	     !ho_cpu_weights(c, k, pd, &bm, sw) &&
+	     !ho_cpu_weights(c, k, pd, &bm, sw, false) &&
 	     !ho_cpu_mem(c, k, &ym, f32 ? (void *)q->yf : (void *)q->acc, DNNL_ARG_DST);
 	return q_dnnl_finish(c, k, pd, ok, n, err);
 }

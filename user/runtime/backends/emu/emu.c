@@ -143,6 +143,7 @@ const struct ho_backend_ops ho_backend_emu_discrete = {
     .thread_init = ho_cpu_thread_init,
     .launch = ho_cpu_launch,
     .kernel_memory = ho_cpu_kernel_memory,
+    .takes_over = ho_cpu_takes_over,
     .kernel_free = ho_cpu_kernel_free,
     .sync = ho_cpu_sync,
 };
