@@ -84,6 +84,9 @@ struct ho_problem {
 	/* t * d: the memory task t's kernel has of its own on device j (of a device's
 	 * scratch, the largest counts: its kernels share one workspace); NULL: none */
 	struct ho_kernel_memory *kernel_mem;
+	/* t * d: the group of kernels sharing the copy of one weight in one layout
+	 * (kernel_mem's packed_sig), held once per device; NULL: none */
+	uint32_t *packed_group, n_packed_groups;
 	/* box mode */
 	const struct ho_box *box;
 	uint32_t n_links;
@@ -150,6 +153,9 @@ struct ho_kernel_memory {
 	uint64_t scratch; /* needed while it runs, from a workspace the device's kernels share */
 	uint32_t taken;	  /* its inputs (bit k: input k) it holds in its layout alone: weights
 			   * the device need not hold as well (ho_backend_ops.takes_over) */
+	/* the copy of those weights in its layout, apart from held: one per device for all
+	 * the kernels there that read one weight in one layout (packed_sig says which) */
+	uint64_t packed, packed_sig;
 };
 
 struct ho_backend_view {

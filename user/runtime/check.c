@@ -157,7 +157,7 @@ static int ho_prepared_nodes(const struct ho_backend_ops *ops, const struct ho_g
 			}
 		} else if (!ops->prepare(be, g, id, NULL, s.mem, nhwc, &k, &e)) {
 			if (k && km && ops->kernel_memory)
-				ops->kernel_memory(k, &km[id].held, &km[id].scratch);
+				ops->kernel_memory(k, &km[id]);
 			if (km && ops->takes_over)
 				km[id].taken = ops->takes_over(g, id);
 			if (k)

@@ -10,6 +10,7 @@
 
 #include "common.h"
 #include "exec_priv.h"
+#include "heteroopt/sched.h"
 
 void ho_rt_blocks_free(struct ho_rt_dev *dv)
 {
@@ -166,11 +167,34 @@ static int ho_rt_kernel(struct ho_rt *rt, uint32_t id, uint32_t d, struct ho_mem
 				       mem, rt->nhwc, &rt->k[id], err);
 }
 
+/* The memory node id's kernel on device d has of its own, into the report: weights in
+ * one layout shared by several of d's kernels counted once (seen: the sigs counted). */
+static void ho_rt_kernel_memory(struct ho_rt *rt, uint32_t id, uint32_t d, uint64_t *seen,
+				uint32_t *n_seen)
+{
+	struct ho_kernel_memory m = {0};
+	bool again = false;
+
+	rt->dev[d].ops->kernel_memory(rt->k[id], &m);
+	rt->report.kernel_held_bytes[d] += m.held;
+	if (m.scratch > rt->report.workspace_bytes[d])
+		rt->report.workspace_bytes[d] = m.scratch;
+	for (uint32_t i = 0; i < *n_seen && m.packed && !again; i++)
+		again = seen[2 * i] == d && seen[2 * i + 1] == m.packed_sig;
+	if (!m.packed || again)
+		return;
+	rt->report.kernel_held_bytes[d] += m.packed;
+	seen[2 * *n_seen] = d;
+	seen[2 * (*n_seen)++ + 1] = m.packed_sig;
+}
+
 int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
 {
 	const struct ho_graph *g = rt->g;
 	struct ho_mem *mem = calloc(g->n_tensors + 1, sizeof(*mem));
-	int ret = mem ? 0 : ho_err(err, -ENOMEM, "out of memory");
+	uint64_t *seen = calloc(2 * (size_t)g->n_nodes + 1, sizeof(uint64_t));
+	uint32_t n_seen = 0;
+	int ret = mem && seen ? 0 : ho_err(err, -ENOMEM, "out of memory");
 
 	for (uint32_t i = 0; i < g->n_nodes && !ret; i++) {
 		uint32_t id = (uint32_t)g->topo[i];
@@ -179,15 +203,10 @@ int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
 		if (d < 0 || rt->folded[id] >= 0)
 			continue;
 		ret = ho_rt_kernel(rt, id, (uint32_t)d, mem, err);
-		if (!ret && rt->k[id] && rt->dev[d].ops->kernel_memory) {
-			uint64_t held, scratch;
-
-			rt->dev[d].ops->kernel_memory(rt->k[id], &held, &scratch);
-			rt->report.kernel_held_bytes[d] += held;
-			if (scratch > rt->report.workspace_bytes[d])
-				rt->report.workspace_bytes[d] = scratch;
-		}
+		if (!ret && rt->k[id] && rt->dev[d].ops->kernel_memory)
+			ho_rt_kernel_memory(rt, id, (uint32_t)d, seen, &n_seen);
 	}
+	free(seen);
 	free(mem);
 	return ret;
 }

@@ -258,6 +258,42 @@ static double ho_fused_cost(const struct ho_graph *g, const struct ho_profile *p
 	return per * (double)ho_shape_numel(&g->tensors[nd->outputs[0]].shape);
 }
 
+struct ho_sig_at {
+	uint64_t sig;
+	uint32_t at; /* task * devices + device */
+};
+
+static int ho_sig_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct ho_sig_at *)a)->sig, y = ((const struct ho_sig_at *)b)->sig;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The kernels that share one copy of a weight in one layout (packed_sig): one group each. */
+static int ho_problem_packed_groups(struct ho_problem *p)
+{
+	size_t nd = (size_t)p->n * p->d, m = 0;
+	struct ho_sig_at *v = malloc((nd + 1) * sizeof(*v));
+
+	if (!v || !(p->packed_group = calloc(nd + 1, sizeof(uint32_t)))) {
+		free(v);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nd; i++)
+		if (p->kernel_mem[i].packed)
+			v[m++] = (struct ho_sig_at){p->kernel_mem[i].packed_sig, (uint32_t)i};
+	qsort(v, m, sizeof(*v), ho_sig_cmp);
+	for (size_t i = 0; i < m; i++) {
+		if (i && v[i].sig != v[i - 1].sig)
+			p->n_packed_groups++;
+		p->packed_group[v[i].at] = p->n_packed_groups;
+	}
+	p->n_packed_groups += m > 0;
+	free(v);
+	return 0;
+}
+
 /*
  * The devices on which node i's kernel holds weight tid in its own layout alone
  * (ho_kernel_memory.taken), wherever the node reads it.
@@ -401,6 +437,8 @@ int ho_problem_from_graph_on(const struct ho_graph *g, const struct ho_box *box,
 			if (task_of[i] >= 0)
 				memcpy(&p->kernel_mem[(size_t)task_of[i] * d],
 				       &bv->memory[(size_t)i * d], d * sizeof(*p->kernel_mem));
+		if (ho_problem_packed_groups(p))
+			goto nomem;
 	}
 	if (ho_profile_interferes(prof)) {
 		p->slowdown = malloc(2 * (size_t)d * d * sizeof(double));

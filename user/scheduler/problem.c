@@ -46,6 +46,7 @@ void ho_problem_free(struct ho_problem *p)
 	free(p->view_out);
 	free(p->weight_bytes);
 	free(p->kernel_mem);
+	free(p->packed_group);
 	free(p->wcons_off);
 	free(p->wcons);
 	free(p->wcons_taken);

@@ -54,6 +54,7 @@ struct ho_sim {
 	double *static_mem; /* d: weights and kernels' own memory resident (ho_weights_resident) */
 	size_t *use_idx;    /* per input of the task being placed: the m*d entry it keeps alive */
 	uint64_t *wmask;    /* n_weights device masks */
+	uint64_t *pmask;    /* n_packed_groups device masks: where each copy is counted */
 	uint8_t *nhwc;	    /* m: each item's layout under the plan evaluated (layouts.c) */
 	bool lazy_memory;   /* skip the exact sweep when a bound proves feasibility */
 	double idle_power;  /* the box's, summed: the decoder's exchange rate for energy */
@@ -92,6 +93,7 @@ void ho_sim_free(struct ho_sim *s)
 	free(s->ev_tmp);
 	free(s->static_mem);
 	free(s->wmask);
+	free(s->pmask);
 	free(s->nhwc);
 	ho_slots_free(s->slots, s->p->d);
 	free(s);
@@ -128,6 +130,7 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 	s->ev_tmp = malloc(s->cap_ev * sizeof(*s->ev));
 	s->static_mem = calloc(p->d, sizeof(double));
 	s->wmask = calloc(p->n_weights + 1, sizeof(uint64_t));
+	s->pmask = calloc(p->n_packed_groups + 1, sizeof(uint64_t));
 	for (uint32_t v = 0; v < p->n; v++)
 		if (p->in_off[v + 1] - p->in_off[v] > max_in)
 			max_in = p->in_off[v + 1] - p->in_off[v];
@@ -135,7 +138,8 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 	if (!s->use_idx || !s->busy || !s->arr_stamp || !s->lu_stamp || !s->link_free ||
 	    !s->link_busy || !s->start || !s->end || !s->done || !s->arrival || !s->alloc_at ||
 	    !s->last_use || !s->out_end || !s->ev || !s->ev_tmp || !s->static_mem || !s->wmask ||
-	    !s->dies || !s->home || !s->outs || !s->how || ho_slots_init(s->slots, p->d, p->n)) {
+	    !s->pmask || !s->dies || !s->home || !s->outs || !s->how ||
+	    ho_slots_init(s->slots, p->d, p->n)) {
 		ho_sim_free(s);
 		return NULL;
 	}
@@ -397,22 +401,30 @@ static bool ho_view_in_place(const struct ho_sim *s, const uint16_t *assign, uin
 }
 
 /*
- * What each device's kernels keep of their own (weights in their layout) and
- * the workspace they share, as large as the largest one's need: into kmem.
+ * What each device's kernels keep of their own (weights in their layout: one
+ * copy of a weight in a layout for all that share it, pmask saying where each
+ * is counted) and the workspace they share, as large as the largest one's
+ * need: into kmem.
  */
 static void ho_kernels_resident(const struct ho_problem *p, const uint16_t *assign,
-				const uint8_t *how, double *kmem)
+				const uint8_t *how, uint64_t *pmask, double *kmem)
 {
 	double ws[HO_MAX_DEVICES] = {0};
 
 	for (uint32_t j = 0; j < p->d; j++)
 		kmem[j] = 0;
+	memset(pmask, 0, p->n_packed_groups * sizeof(*pmask));
 	for (uint32_t t = 0; p->kernel_mem && t < p->n; t++) {
-		const struct ho_kernel_memory *km = &p->kernel_mem[(size_t)t * p->d + assign[t]];
+		size_t at = (size_t)t * p->d + assign[t];
+		const struct ho_kernel_memory *km = &p->kernel_mem[at];
 
 		if (how[t] != HO_TASK_RAN) /* no kernel of its own: a view, or inside its head's */
 			continue;
 		kmem[assign[t]] += (double)km->held;
+		if (km->packed && !(pmask[p->packed_group[at]] >> assign[t] & 1)) {
+			pmask[p->packed_group[at]] |= 1ull << assign[t];
+			kmem[assign[t]] += (double)km->packed;
+		}
 		if ((double)km->scratch > ws[assign[t]])
 			ws[assign[t]] = (double)km->scratch;
 	}
@@ -427,9 +439,9 @@ static void ho_kernels_resident(const struct ho_problem *p, const uint16_t *assi
  * memory (kmem, filled).
  */
 static void ho_weights_resident(const struct ho_problem *p, const uint16_t *assign,
-				const uint8_t *how, double *mem, double *kmem)
+				const uint8_t *how, uint64_t *pmask, double *mem, double *kmem)
 {
-	ho_kernels_resident(p, assign, how, kmem);
+	ho_kernels_resident(p, assign, how, pmask, kmem);
 	for (uint32_t j = 0; j < p->d; j++)
 		mem[j] = kmem[j];
 	for (uint32_t w = 0; w < p->n_weights; w++) {
@@ -840,7 +852,7 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 			exact = c->max_mem[j] > 0;
 		/* What is held all run long, once for both: the bound fills peak_mem; it
 		 * is replaced by the sweep unless it proves feasibility. */
-		ho_weights_resident(p, assign, s->how, s->static_mem, ev->kernel_mem);
+		ho_weights_resident(p, assign, s->how, s->pmask, s->static_mem, ev->kernel_mem);
 		if (exact || !ho_memory_bound_fits(s, assign, ev))
 			ho_memory(s, assign, makespan, ev);
 		else

@@ -140,12 +140,14 @@ struct ho_backend_ops {
 	 */
 	bool (*done)(struct ho_backend *b, const struct ho_kernel *k);
 	/*
-	 * Memory k has of its own: *held, bytes it keeps while the plan lives (weights in
-	 * its kernel's layout), and *scratch, bytes it needs only while it runs, from a
-	 * workspace the device's kernels share (the device holds its largest kernel's).
-	 * NULL: none beyond the plan's tensors.
+	 * Memory k has of its own, into m: held, bytes it keeps while the plan lives;
+	 * packed, the weights it took over in its layout (packed_sig: shared by every
+	 * kernel of the device that reads the same weight in the same layout, as a
+	 * detector's heads read theirs at each pyramid level); scratch, bytes it needs
+	 * only while it runs, from a workspace the device's kernels share (the device
+	 * holds its largest kernel's).  NULL: none beyond the plan's tensors.
 	 */
-	void (*kernel_memory)(const struct ho_kernel *k, uint64_t *held, uint64_t *scratch);
+	void (*kernel_memory)(const struct ho_kernel *k, struct ho_kernel_memory *m);
 	/*
 	 * The inputs of node (bit k: input k) its kernel copies at prepare into memory of
 	 * its own and never reads again: weights reordered into the kernel's layout.  For

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "heteroopt/sched.h"
 
 /* How the CPU backend treats layouts is the operator table's layout class. */
 enum ho_be_layout ho_cpu_layout(const char *op, bool *binary)
@@ -77,10 +78,13 @@ void ho_cpu_close(struct ho_backend *c)
 	free(c);
 }
 
-void ho_cpu_kernel_memory(const struct ho_kernel *k, uint64_t *held, uint64_t *scratch)
+void ho_cpu_kernel_memory(const struct ho_kernel *k, struct ho_kernel_memory *m)
 {
-	*held = k->held_bytes;
-	*scratch = k->temp_bytes;
+	m->held = k->held_bytes;
+	m->scratch = k->temp_bytes;
+	m->packed = m->packed_sig = 0;
+	if (k->weights)
+		ho_cpu_packed_size(k->weights, &m->packed, &m->packed_sig);
 }
 
 void ho_cpu_kernel_free(struct ho_kernel *k)
@@ -89,6 +93,7 @@ void ho_cpu_kernel_free(struct ho_kernel *k)
 		return;
 	if (k->prim)
 		dnnl_primitive_destroy(k->prim);
+	ho_cpu_packed_put(k->weights);
 	free(k->fold);
 	free(k->move);
 	free(k->rnn);

@@ -17,7 +17,10 @@
 #include "heteroopt/opsem.h"
 #define HO_CPU_MAX_ARGS 16
 
+struct ho_cpu_packed;
+
 struct ho_backend {
+	struct ho_cpu_packed *packed; /* weights taken over, in a layout, shared (packed.c) */
 	dnnl_engine_t eng;
 	dnnl_stream_t stream;
 	/*
@@ -93,6 +96,7 @@ struct ho_kernel {
 	dnnl_memory_t temp[HO_CPU_MAX_ARGS];
 	size_t temp_off[HO_CPU_MAX_ARGS], temp_bytes;
 	size_t held_bytes; /* of owned, what the library allocated for it (ho_cpu_mem) */
+	struct ho_cpu_packed *weights; /* its weights taken over, shared (packed.c), or NULL */
 	int n_temp;
 	int n_owned;
 	/* HO_K_GEMM: batch x (M x K) . (K x N) (+ bias broadcast) */
@@ -151,7 +155,20 @@ struct ho_kernel {
 
 int ho_cpu_open(int threads, struct ho_backend **out, struct ho_error *err);
 void ho_cpu_close(struct ho_backend *c);
-void ho_cpu_kernel_memory(const struct ho_kernel *k, uint64_t *held, uint64_t *scratch);
+void ho_cpu_kernel_memory(const struct ho_kernel *k, struct ho_kernel_memory *m);
+/*
+ * Weights taken over (ho_cpu_takes_over) in layout want, from the constant at src (in
+ * layout user): the device's one copy of them in that layout, made at the first kernel
+ * that asks and held while any holds it (a detector's heads read theirs at every pyramid
+ * level).  Returns a counted reference, or NULL.  ho_cpu_packed_put drops it.
+ */
+struct ho_cpu_packed *ho_cpu_packed_get(struct ho_backend *c, const dnnl_memory_desc_t *user,
+					const void *src, const dnnl_memory_desc_t *want);
+void ho_cpu_packed_put(struct ho_cpu_packed *w);
+/* Its bytes (in the library's memory) and the signature of (src, want) the scheduler keys
+ * its sharing by. */
+void *ho_cpu_packed_bytes(const struct ho_cpu_packed *w);
+void ho_cpu_packed_size(const struct ho_cpu_packed *w, uint64_t *size, uint64_t *sig);
 void ho_cpu_kernel_free(struct ho_kernel *k);
 void ho_cpu_plain_md(dnnl_memory_desc_t *md, const struct ho_shape *s);
 void ho_cpu_t_md(const struct ho_backend *c, dnnl_memory_desc_t *md, int32_t t,

@@ -345,9 +345,10 @@ bool ho_cpu_known(const struct ho_graph *g, int32_t t)
 /*
  * Weights in the layout pd's kernel wants: reordered once into memory the
  * kernel owns (so only weights ho_cpu_known; a kernel for others is made for
- * their layout), or used in place when the model's layout already is that,
- * but copied all the same where own: the kernel took them over
- * (ho_cpu_takes_over), and the plan keeps no bytes of them it could read.
+ * their layout), or used in place when the model's layout already is that.
+ * Where own (the kernel took them over, ho_cpu_takes_over: the plan keeps no
+ * bytes of them it could read), the device's one copy in that layout, which
+ * every kernel reading the same constant in that layout shares (packed.c).
  */
 int ho_cpu_weights(struct ho_backend *c, struct ho_kernel *k, const_dnnl_primitive_desc_t pd,
 		   const dnnl_memory_desc_t *user, void *ptr, bool own)
@@ -359,15 +360,14 @@ int ho_cpu_weights(struct ho_backend *c, struct ho_kernel *k, const_dnnl_primiti
 	void *to;
 	int ret = -EINVAL;
 
-	if (dnnl_memory_desc_equal(want, user) && !own)
-		return ho_cpu_mem(c, k, user, ptr, DNNL_ARG_WEIGHTS);
-	if (dnnl_memory_desc_equal(want, user)) {
-		if (ho_cpu_mem(c, k, user, NULL, DNNL_ARG_WEIGHTS) ||
-		    dnnl_memory_get_data_handle(k->owned[k->n_owned - 1], &to) != dnnl_success)
+	if (own) { /* the device's one copy in that layout (packed.c) */
+		if (k->weights || !(k->weights = ho_cpu_packed_get(c, user, ptr, want)) ||
+		    !(to = ho_cpu_packed_bytes(k->weights)))
 			return -ENOMEM;
-		memcpy(to, ptr, dnnl_memory_desc_get_size(user));
-		return 0;
+		return ho_cpu_mem(c, k, want, to, DNNL_ARG_WEIGHTS);
 	}
+	if (dnnl_memory_desc_equal(want, user))
+		return ho_cpu_mem(c, k, user, ptr, DNNL_ARG_WEIGHTS);
 	if (ho_cpu_mem(c, k, user, ptr, -1) || ho_cpu_mem(c, k, want, NULL, DNNL_ARG_WEIGHTS))
 		return -ENOMEM;
 	ra[0] = (dnnl_exec_arg_t){DNNL_ARG_FROM, k->owned[k->n_owned - 2]};
