@@ -199,6 +199,9 @@ int ho_cpu_convert_sum(struct ho_backend *c, struct ho_kernel *k, const dnnl_mem
 bool ho_cpu_known(const struct ho_graph *g, int32_t t);
 int ho_cpu_weights(struct ho_backend *c, struct ho_kernel *k, const_dnnl_primitive_desc_t pd,
 		   const dnnl_memory_desc_t *user, void *ptr, bool own);
+/* from (layout from_md) reordered into to (to_md) on c's stream, at once: 0 or -EINVAL. */
+int ho_cpu_reorder_now(struct ho_backend *c, const dnnl_memory_desc_t *from_md, dnnl_memory_t from,
+		       const dnnl_memory_desc_t *to_md, dnnl_memory_t to);
 /* The inputs node's kernel takes over (ho_backend_ops.takes_over). */
 uint32_t ho_cpu_takes_over(const struct ho_graph *g, uint32_t node);
 float ho_cpu_scalar_input(const struct ho_graph *g, const struct ho_node *n, uint32_t i,

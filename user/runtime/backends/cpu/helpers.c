@@ -354,11 +354,7 @@ int ho_cpu_weights(struct ho_backend *c, struct ho_kernel *k, const_dnnl_primiti
 		   const dnnl_memory_desc_t *user, void *ptr, bool own)
 {
 	const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-	dnnl_primitive_desc_t rpd = NULL;
-	dnnl_primitive_t r = NULL;
-	dnnl_exec_arg_t ra[2];
 	void *to;
-	int ret = -EINVAL;
 
 	if (own) { /* the device's one copy in that layout (packed.c) */
 		if (k->weights || !(k->weights = ho_cpu_packed_get(c, user, ptr, want)) ||
@@ -370,12 +366,23 @@ int ho_cpu_weights(struct ho_backend *c, struct ho_kernel *k, const_dnnl_primiti
 		return ho_cpu_mem(c, k, user, ptr, DNNL_ARG_WEIGHTS);
 	if (ho_cpu_mem(c, k, user, ptr, -1) || ho_cpu_mem(c, k, want, NULL, DNNL_ARG_WEIGHTS))
 		return -ENOMEM;
-	ra[0] = (dnnl_exec_arg_t){DNNL_ARG_FROM, k->owned[k->n_owned - 2]};
-	ra[1] = (dnnl_exec_arg_t){DNNL_ARG_TO, k->owned[k->n_owned - 1]};
-	if (dnnl_reorder_primitive_desc_create(&rpd, user, c->eng, want, c->eng, NULL) ==
+	return ho_cpu_reorder_now(c, user, k->owned[k->n_owned - 2], want,
+				  k->owned[k->n_owned - 1]);
+}
+
+int ho_cpu_reorder_now(struct ho_backend *c, const dnnl_memory_desc_t *from_md, dnnl_memory_t from,
+		       const dnnl_memory_desc_t *to_md, dnnl_memory_t to)
+{
+	dnnl_primitive_desc_t rpd = NULL;
+	dnnl_primitive_t r = NULL;
+	int ret = -EINVAL;
+
+	if (dnnl_reorder_primitive_desc_create(&rpd, from_md, c->eng, to_md, c->eng, NULL) ==
 		dnnl_success &&
 	    dnnl_primitive_create(&r, rpd) == dnnl_success &&
-	    dnnl_primitive_execute(r, c->stream, 2, ra) == dnnl_success &&
+	    dnnl_primitive_execute(r, c->stream, 2,
+				   (dnnl_exec_arg_t[]){{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}}) ==
+		dnnl_success &&
 	    dnnl_stream_wait(c->stream) == dnnl_success)
 		ret = 0;
 	if (r)

@@ -66,10 +66,8 @@ static int ho_packed_fill(struct ho_backend *c, struct ho_cpu_packed *w,
 			  const dnnl_memory_desc_t *user)
 {
 	dnnl_memory_t from = NULL;
-	dnnl_primitive_desc_t rpd = NULL;
-	dnnl_primitive_t r = NULL;
 	void *to;
-	int ret = -1;
+	int ret;
 
 	if (dnnl_memory_create(&w->mem, &w->md, c->eng, DNNL_MEMORY_ALLOCATE) != dnnl_success)
 		return -1;
@@ -79,21 +77,10 @@ static int ho_packed_fill(struct ho_backend *c, struct ho_cpu_packed *w,
 		memcpy(to, w->src, dnnl_memory_desc_get_size(user));
 		return 0;
 	}
-	if (dnnl_memory_create(&from, user, c->eng, (void *)w->src) == dnnl_success &&
-	    dnnl_reorder_primitive_desc_create(&rpd, user, c->eng, &w->md, c->eng, NULL) ==
-		dnnl_success &&
-	    dnnl_primitive_create(&r, rpd) == dnnl_success &&
-	    dnnl_primitive_execute(r, c->stream, 2,
-				   (dnnl_exec_arg_t[]){{DNNL_ARG_FROM, from},
-						       {DNNL_ARG_TO, w->mem}}) == dnnl_success &&
-	    dnnl_stream_wait(c->stream) == dnnl_success)
-		ret = 0;
-	if (r)
-		dnnl_primitive_destroy(r);
-	if (rpd)
-		dnnl_primitive_desc_destroy(rpd);
-	if (from)
-		dnnl_memory_destroy(from);
+	if (dnnl_memory_create(&from, user, c->eng, (void *)w->src) != dnnl_success)
+		return -1;
+	ret = ho_cpu_reorder_now(c, user, from, &w->md, w->mem);
+	dnnl_memory_destroy(from);
 	return ret;
 }
 
