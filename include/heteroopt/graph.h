@@ -452,6 +452,12 @@ int32_t ho_sole_reader(const struct ho_graph *g, int32_t t);
  */
 void ho_conv_chain(const struct ho_graph *g, uint32_t conv, int32_t *bn, int32_t *post);
 /*
+ * An inference BatchNormalization no Conv's chain takes in (a pre-activation
+ * block's, after a Concat: DenseNet's 58) and the Relu that is the sole reader
+ * of its output (post), or -1: the two one kernel, one pass over memory.
+ */
+void ho_bn_chain(const struct ho_graph *g, uint32_t bn, int32_t *post);
+/*
  * Where ho_conv_chain finds no post: a residual connection, the Add of the
  * Conv's (or its batch norm's) output and another tensor of its shape that
  * is not a constant, the Add the sole reader of that output; and after it

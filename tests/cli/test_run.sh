@@ -179,7 +179,7 @@ assert abs(float(m.group(3)) - float(m.group(1)) / float(m.group(2))) < 0.006, m
 assert float(m.group(1)) <= float(m.group(4)) <= float(m.group(5)), m.groups()
 \""
 # What the plan does by default, undone for comparison: the same answer either way.
-check "--no-fusion: every node its own kernel" 0 "0 nodes folded into the Conv or MatMul before them" -- \
+check "--no-fusion: every node its own kernel" 0 "0 nodes folded into the Conv, MatMul or batch norm before them" -- \
 	$EXE run "$M/squeezenet1_1.onnx" --input "input=$tmp/x2.npy" --schedule "$tmp/sq.json" --no-fusion -o "$tmp/nofuse"
 check "--plain-layout and --no-fusion give the default's outputs" 0 "" -- sh -c "$EXE run '$M/squeezenet1_1.onnx' --input 'input=$tmp/x2.npy' --plain-layout -o '$tmp/plain' >/dev/null && $EXE run '$M/squeezenet1_1.onnx' --input 'input=$tmp/x2.npy' -o '$tmp/dflt' >/dev/null && $PY -c \"
 import numpy as np

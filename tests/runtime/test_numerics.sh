@@ -113,6 +113,8 @@ if [ "$PART" != ort ] && [ "${HO_TEST_QUICK:-0}" != 1 ]; then
 	done
 fi
 
+# Pre-activation batch norms (DenseNet's, after a Concat) take their Relu into one kernel,
+# one that two nodes read does not; the runtime's folds the simulator's (the four ways).
 # One weight read by several Conv nodes (a detector's heads at each level of its feature
 # pyramid: retinanet_resnet50_fpn's kernels held 607 MB of their own, its heads' weights once
 # per level): each device holds one copy of it per layout, its kernels sharing it
@@ -141,11 +143,44 @@ x = rng.standard_normal((1, 512, 7, 7)).astype(np.float32)
 conv = lambda t: torch.nn.functional.conv2d(t, torch.from_numpy(w), torch.from_numpy(b))
 np.save(f"{sys.argv[1]}/shared.x.npy", x)
 np.save(f"{sys.argv[1]}/shared.ref.npy", conv(torch.tanh(conv(torch.relu(conv(torch.from_numpy(x)))))).numpy())
+
+# DenseNet's pre-activation: a batch norm after a Concat, no Conv before it to fold into,
+# and its Relu, one kernel (ho_bn_chain); and one whose output two nodes read, apart
+c = 48
+wc = (rng.standard_normal((16, c, 3, 3)) * 0.1).astype(np.float32)
+w2 = (rng.standard_normal((32, c + 16, 1, 1)) * 0.1).astype(np.float32)
+bn = [rng.random(c + 16, dtype=np.float32) + 0.5, rng.standard_normal(c + 16).astype(np.float32),
+      rng.standard_normal(c + 16).astype(np.float32), rng.random(c + 16, dtype=np.float32) + 0.5]
+names = ["s", "b", "m", "v"]
+nodes = [helper.make_node("Conv", ["x", "wc"], ["c0"], pads=[1, 1, 1, 1]),
+         helper.make_node("Concat", ["x", "c0"], ["cat"], axis=1),
+         helper.make_node("BatchNormalization", ["cat"] + names, ["n0"], epsilon=1e-5),
+         helper.make_node("Relu", ["n0"], ["r0"]),
+         helper.make_node("Conv", ["r0", "w2"], ["y"]),
+         helper.make_node("BatchNormalization", ["cat"] + names, ["n1"], epsilon=1e-5),
+         helper.make_node("Relu", ["n1"], ["r1"]), helper.make_node("Sigmoid", ["n1"], ["z"])]
+g = helper.make_graph(nodes, "preact", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, 14, 14])],
+                      [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in ("y", "r1", "z")],
+                      [numpy_helper.from_array(a, n) for a, n in zip([wc, w2] + bn, ["wc", "w2"] + names)])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), f"{sys.argv[1]}/preact.onnx")
+x = torch.from_numpy(rng.standard_normal((1, c, 14, 14)).astype(np.float32))
+cat = torch.cat([x, torch.nn.functional.conv2d(x, torch.from_numpy(wc), padding=1)], 1)
+n = torch.nn.functional.batch_norm(cat, torch.from_numpy(bn[2]), torch.from_numpy(bn[3]),
+                                   torch.from_numpy(bn[0]), torch.from_numpy(bn[1]), eps=1e-5)
+np.save(f"{sys.argv[1]}/preact.x.npy", x.numpy())
+for name, v in (("y", torch.nn.functional.conv2d(torch.relu(n), torch.from_numpy(w2))), ("r1", torch.relu(n)),
+                ("z", torch.sigmoid(n))):
+    np.save(f"{sys.argv[1]}/preact.{name}.npy", v.numpy())
 PYEOF
 	ways "$T/shared.onnx" x 1x512x7x7 "$T/shared.x.npy" "$T/shared" Conv
+	ways "$T/preact.onnx" x 1x48x14x14 "$T/preact.x.npy" "$T/preact" BatchNormalization
 	for i in 1 2 3 4; do
 		$PY "$ROOT/tests/runtime/compare.py" "$T/shared.ref.npy" "$T/shared.$i/y.npy" "shared weights way $i vs PyTorch"
+		for o in y r1 z; do
+			$PY "$ROOT/tests/runtime/compare.py" "$T/preact.$o.npy" "$T/preact.$i/$o.npy" "pre-activation $o way $i vs PyTorch"
+		done
 	done
+	grep -q "^ *1 nodes folded" "$T/preact.4.log" || { echo "pre-activation: its Relu not folded into the batch norm"; cat "$T/preact.4.log"; exit 1; }
 	held=$(sed -n '/^  emu0 /,/^  [a-z]/s/.*its kernels: \([0-9.]*\) MB.*/\1/p' "$T/shared.4.log")
 	echo "shared weights: the emulator's kernels hold $held MB for three Convs of 1.05 MB weights"
 	awk -v h="$held" 'BEGIN { exit !(h != "" && h < 1.5) }' || { echo "shared weights held more than once"; exit 1; }

@@ -220,8 +220,8 @@ static void print_report(const struct ho_graph *g, const struct ho_rt_placement 
 	       "ms\n",
 	       timed ? start_abs / timed * 1e3 : 0, start_max * 1e3);
 	if (r->fused || pl->pred_fused)
-		printf("  %u nodes folded into the Conv or MatMul before them (batch norm, bias, "
-		       "residual Add, element-wise), schedule predicts %u\n",
+		printf("  %u nodes folded into the Conv, MatMul or batch norm before them (batch "
+		       "norm, bias, residual Add, element-wise), schedule predicts %u\n",
 		       r->fused, pl->pred_fused);
 	if (r->memory_waits)
 		printf("  %u waits added so that buffers are reused as the timeline allows\n",
@@ -433,8 +433,8 @@ int cmd_run(int argc, char **argv)
 		print_kernel_memory(ho_rt_last_report(rt), 0);
 		if (ho_rt_last_report(rt)->fused)
 			printf(
-			    "run: %u nodes folded into the Conv or MatMul before them (batch norm, "
-			    "bias, residual Add, element-wise)\n",
+			    "run: %u nodes folded into the Conv, MatMul or batch norm before them "
+			    "(batch norm, bias, residual Add, element-wise)\n",
 			    ho_rt_last_report(rt)->fused);
 	}
 	if (ho_rt_last_report(rt)->deferred)

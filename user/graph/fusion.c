@@ -225,6 +225,24 @@ void ho_conv_chain(const struct ho_graph *g, uint32_t conv, int32_t *bn, int32_t
 		*post = b;
 }
 
+void ho_bn_chain(const struct ho_graph *g, uint32_t bn, int32_t *post)
+{
+	const struct ho_node *n = &g->nodes[bn];
+	int32_t p = n->n_inputs && n->inputs[0] >= 0 ? g->tensors[n->inputs[0]].producer : -1, b, r;
+
+	*post = -1;
+	if (!ho_constant_bn(g, (int32_t)bn) || !n->n_outputs || n->outputs[0] < 0)
+		return;
+	if (p >= 0) { /* in its Conv's chain already */
+		ho_conv_chain(g, (uint32_t)p, &b, &r);
+		if (b == (int32_t)bn)
+			return;
+	}
+	r = ho_sole_reader(g, n->outputs[0]);
+	if (r >= 0 && !strcmp(g->nodes[r].op_type, "Relu") && !*g->nodes[r].domain)
+		*post = r;
+}
+
 /* How far back from a Conv its residual's writer and readers are looked for: a
  * residual block's nodes, with room (the walk ends after 6 nodes from resnet50's and
  * regnet_x_400mf's last 1x1 convolutions, after 10 from mobilenet_v2's). */

@@ -177,7 +177,8 @@ static void ho_rt_residual(struct ho_rt *rt, struct ho_scratch_mem *s, uint32_t 
  * element-wise, each the only consumer of the one before, on the same
  * device: the batch norm goes into the weights, the bias into the matmul,
  * and the element-wise node runs as a post-op, one pass over memory instead
- * of three, wherever the device's backend takes the fused kernel.  The
+ * of three, wherever the device's backend takes the fused kernel.  A batch
+ * norm no Conv takes in takes its Relu (ho_bn_chain).  The
  * middle node sits in bn[], the last in post[].  What runs is still the
  * schedule: every node, on the device it chose, in its order.
  */
@@ -191,8 +192,18 @@ void ho_rt_fuse(struct ho_rt *rt)
 		bool matmul = !strcmp(op, "MatMul");
 		int32_t mid, b;
 
-		if (rt->node_dev[i] < 0 || !g->nodes[i].n_outputs || g->nodes[i].outputs[0] < 0 ||
-		    (!matmul && strcmp(op, "Conv") && strcmp(op, "ConvTranspose")))
+		if (rt->node_dev[i] < 0 || !g->nodes[i].n_outputs || g->nodes[i].outputs[0] < 0)
+			continue;
+		if (!strcmp(op, "BatchNormalization")) { /* its Relu, where no Conv took it */
+			ho_bn_chain(g, i, &b);
+			if (rt->folded[i] < 0 && ho_rt_can_fold(rt, i, g->nodes[i].outputs[0], b) &&
+			    ho_rt_takes_fused(rt, &s, i, -1, b, -1)) {
+				rt->post[i] = b;
+				ho_rt_fold(rt, i, b);
+			}
+			continue;
+		}
+		if (!matmul && strcmp(op, "Conv") && strcmp(op, "ConvTranspose"))
 			continue;
 		if (matmul) {
 			/* the matmul kernel folds an element-wise node after a bias only */

@@ -318,9 +318,9 @@ static uint64_t ho_weight_taken(const struct ho_graph *g, const struct ho_backen
 }
 
 /*
- * Each Conv's and MatMul's chain (fusion.c) as links from a task to the one
- * before it, and what each link costs fused; made at the first chain, NULL
- * without any, like the views.
+ * Each Conv's, MatMul's and lone batch norm's chain (fusion.c) as links from a
+ * task to the one before it, and what each link costs fused; made at the first
+ * chain, NULL without any, like the views.
  */
 static int ho_problem_chains(const struct ho_graph *g, const struct ho_profile *prof,
 			     struct ho_problem *p, const int32_t *task_of, const int32_t *item_of)
@@ -335,6 +335,9 @@ static int ho_problem_chains(const struct ho_graph *g, const struct ho_profile *
 		link[1] = link[2] = -1;
 		if (!strcmp(g->nodes[i].op_type, "MatMul")) {
 			ho_matmul_chain(g, i, &link[0], &link[3]);
+		} else if (!strcmp(g->nodes[i].op_type, "BatchNormalization")) {
+			link[0] = -1;
+			ho_bn_chain(g, i, &link[3]);
 		} else {
 			ho_conv_chain(g, i, &link[0], &link[3]);
 			/* a swish or HardSwish post-op: its gate is a link of the chain too */

@@ -213,7 +213,8 @@ int ho_cpu_prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 		     const struct ho_node *post, void *const *buf, struct ho_kernel *k,
 		     struct ho_error *err);
 int ho_cpu_prep_bnorm(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
-		      void *const *buf, struct ho_kernel *k, struct ho_error *err);
+		      const struct ho_node *relu, void *const *buf, struct ho_kernel *k,
+		      struct ho_error *err);
 int ho_cpu_prep_pool(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 		     void *const *buf, struct ho_kernel *k, struct ho_error *err);
 int ho_cpu_prep_eltwise(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,

@@ -73,6 +73,14 @@ uint32_t ho_cpu_takes_over(const struct ho_graph *g, uint32_t node)
 	return 0;
 }
 
+/* BatchNormalization, with the Relu after it where the fusion found one (ho_bn_chain). */
+static int k_bnorm(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
+		   const struct ho_fusion *fuse, void *const *buf, struct ho_kernel *k,
+		   struct ho_error *err)
+{
+	return ho_cpu_prep_bnorm(c, g, n, HO_FUSED(fuse, post), buf, k, err);
+}
+
 /* The families whose prepare takes neither fused nodes nor (some) the backend. */
 #define HO_PLAIN(name, call)                                                                       \
 	static int name(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,   \
@@ -83,7 +91,6 @@ uint32_t ho_cpu_takes_over(const struct ho_graph *g, uint32_t node)
 		(void)fuse;                                                                        \
 		return call;                                                                       \
 	}
-HO_PLAIN(k_bnorm, ho_cpu_prep_bnorm(c, g, n, buf, k, err))
 HO_PLAIN(k_lrn, ho_cpu_prep_lrn(c, g, n, buf, k, err))
 HO_PLAIN(k_resize, ho_cpu_prep_resize(c, g, n, buf, k, err))
 HO_PLAIN(k_pool, ho_cpu_prep_pool(c, g, n, buf, k, err))

@@ -10,7 +10,8 @@
 
 /* Inference batch normalization: per-channel mean, variance, scale and shift. */
 int ho_cpu_prep_bnorm(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
-		      void *const *buf, struct ho_kernel *k, struct ho_error *err)
+		      const struct ho_node *relu, void *const *buf, struct ho_kernel *k,
+		      struct ho_error *err)
 {
 	const struct ho_tensor *x = ho_node_input(g, n, 0);
 	dnnl_batch_normalization_desc_t d;
@@ -39,13 +40,15 @@ int ho_cpu_prep_bnorm(struct ho_backend *c, const struct ho_graph *g, const stru
 
 		dnnl_memory_desc_init_by_tag(&cm, 1, cd, dnnl_f32, dnnl_a);
 	}
+	/* a Relu folded in (ho_bn_chain) is oneDNN's own flag, and writes its output */
 	if (dnnl_batch_normalization_forward_desc_init(
 		&d, dnnl_forward_inference, &md, ho_node_attr_f(n, "epsilon", 1e-5f),
-		dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift) != dnnl_success ||
+		dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift |
+		    (relu ? dnnl_fuse_norm_relu : 0)) != dnnl_success ||
 	    dnnl_primitive_desc_create(&pd, &d, c->attr, c->eng, NULL) != dnnl_success)
 		return ho_cpu_unsupported(err, n, "(oneDNN) has no batch normalization for this");
 	ret = ho_cpu_mem(c, k, &md, buf[n->inputs[0]], DNNL_ARG_SRC) ||
-	      ho_cpu_mem(c, k, &md, buf[n->outputs[0]], DNNL_ARG_DST);
+	      ho_cpu_mem(c, k, &md, buf[(relu ? relu : n)->outputs[0]], DNNL_ARG_DST);
 	for (uint32_t i = 0; i < 4 && !ret; i++)
 		ret = ho_cpu_mem(c, k, &cm, buf[n->inputs[1 + i]], arg[i]);
 	if (ret || ho_cpu_prim(c, k, pd))
