@@ -491,6 +491,17 @@ bool ho_gate_is_sigmoid(const struct ho_graph *g, int32_t gate);
  * come through views (which the kernel reads as they are placed).
  */
 void ho_matmul_chain(const struct ho_graph *g, uint32_t mm, int32_t *add, int32_t *post);
+/* t's bytes are in the graph (an initializer's, a Constant's), all of them. */
+static inline bool ho_tensor_holds_bytes(const struct ho_tensor *t)
+{
+	return t->data && t->data_len >= t->bytes;
+}
+/*
+ * Node n reads tensor t only through inputs whose bit is set in inputs (bit k: input k),
+ * never through an implicit input (a subgraph's): what a kernel that takes those inputs
+ * over (ho_backend_ops.takes_over) leaves to read of t.
+ */
+bool ho_reads_only_through(const struct ho_node *n, int32_t t, uint32_t inputs);
 /* The tensor t shows through views (ho_op_is_view) run at run time; t if none. */
 int32_t ho_view_root(const struct ho_graph *g, int32_t t);
 

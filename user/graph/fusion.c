@@ -225,6 +225,15 @@ void ho_conv_chain(const struct ho_graph *g, uint32_t conv, int32_t *bn, int32_t
 		*post = b;
 }
 
+bool ho_reads_only_through(const struct ho_node *n, int32_t t, uint32_t inputs)
+{
+	for (uint32_t k = 0; k < n->n_inputs + n->n_implicit; k++)
+		if ((k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs]) == t &&
+		    !(k < n->n_inputs && k < 32 && (inputs >> k & 1)))
+			return false;
+	return true;
+}
+
 void ho_bn_chain(const struct ho_graph *g, uint32_t bn, int32_t *post)
 {
 	const struct ho_node *n = &g->nodes[bn];

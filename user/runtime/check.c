@@ -47,7 +47,7 @@ int ho_scratch_new(struct ho_scratch_mem *s, const struct ho_graph *g, bool copy
 		if (!(tt->flags & (HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED | HO_T_BOUND)) ||
 		    !tt->bytes)
 			continue;
-		if (!copy && tt->data && tt->data_len >= tt->bytes) { /* a check only reads */
+		if (!copy && ho_tensor_holds_bytes(tt)) { /* a check only reads */
 			s->mem[t].host = (void *)tt->data;
 			continue;
 		}

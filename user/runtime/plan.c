@@ -280,22 +280,17 @@ static bool ho_rt_all_take(const struct ho_rt *rt, int32_t t, uint32_t d)
 	uint32_t readers = 0;
 
 	if (!takes_over || !ho_is_data(tt) || (tt->flags & (HO_T_INPUT | HO_T_OUTPUT)) ||
-	    !tt->data || tt->data_len < tt->bytes || (rt->keep && rt->keep[t]))
+	    !ho_tensor_holds_bytes(tt))
 		return false;
 	for (uint32_t c = 0; c < tt->n_consumers; c++) {
 		int32_t id = tt->consumers[c];
-		const struct ho_node *n = &g->nodes[id];
-		uint32_t taken;
 
 		if (rt->node_dev[id] != (int32_t)d)
 			continue;
-		if (rt->folded[id] >= 0) /* read by the kernel it is in, as it prepares */
+		/* a folded node's inputs are read by the kernel it is in, as it prepares */
+		if (rt->folded[id] >= 0 ||
+		    !ho_reads_only_through(&g->nodes[id], t, takes_over(g, (uint32_t)id)))
 			return false;
-		taken = takes_over(g, (uint32_t)id);
-		for (uint32_t k = 0; k < n->n_inputs + n->n_implicit; k++)
-			if ((k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs]) == t &&
-			    !(k < n->n_inputs && k < 32 && (taken >> k & 1)))
-				return false;
 		readers++;
 	}
 	return readers > 0;

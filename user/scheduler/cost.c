@@ -301,19 +301,12 @@ static int ho_problem_packed_groups(struct ho_problem *p)
 static uint64_t ho_weight_taken(const struct ho_graph *g, const struct ho_backend_view *bv,
 				uint32_t i, int32_t tid, uint32_t d)
 {
-	const struct ho_node *nd = &g->nodes[i];
 	uint64_t mask = 0;
 
-	for (uint32_t dev = 0; dev < d; dev++) {
-		uint32_t taken = bv->memory[(size_t)i * d + dev].taken;
-		bool all = true;
-
-		for (uint32_t k = 0; k < nd->n_inputs + nd->n_implicit && all; k++)
-			if ((k < nd->n_inputs ? nd->inputs[k] : nd->implicit[k - nd->n_inputs]) ==
-			    tid)
-				all = k < nd->n_inputs && k < 32 && (taken >> k & 1);
-		mask |= (uint64_t)all << dev;
-	}
+	for (uint32_t dev = 0; dev < d; dev++)
+		mask |= (uint64_t)ho_reads_only_through(&g->nodes[i], tid,
+							bv->memory[(size_t)i * d + dev].taken)
+			<< dev;
 	return mask;
 }
 

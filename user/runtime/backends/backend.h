@@ -150,11 +150,11 @@ struct ho_backend_ops {
 	void (*kernel_memory)(const struct ho_kernel *k, struct ho_kernel_memory *m);
 	/*
 	 * The inputs of node (bit k: input k) its kernel copies at prepare into memory of
-	 * its own and never reads again: weights reordered into the kernel's layout.  For
-	 * those of them that are constants holding their bytes, the plan gives them no
-	 * memory on the device and prepare reads the graph's own bytes (host, no block):
-	 * a model's weights are then held once, in the kernel's layout, not twice.  NULL:
-	 * none.  What the scheduler counts too (ho_kernel_memory.taken).
+	 * its own and never reads again: weights reordered into the kernel's layout, only
+	 * constants whose bytes the graph holds (ho_tensor_holds_bytes).  The plan gives
+	 * them no memory on the device and prepare reads the graph's own bytes (host, no
+	 * block): a model's weights are then held once, in the kernel's layout, not twice.
+	 * NULL: none.  What the scheduler counts too (ho_kernel_memory.taken).
 	 */
 	uint32_t (*takes_over)(const struct ho_graph *g, uint32_t node);
 	void (*kernel_free)(struct ho_kernel *k);

@@ -49,7 +49,7 @@ static bool ho_weight_in_graph(const struct ho_graph *g, int32_t t)
 {
 	const struct ho_tensor *w = t >= 0 ? &g->tensors[t] : NULL;
 
-	return w && ho_cpu_known(g, t) && w->bytes && w->data && w->data_len >= w->bytes;
+	return w && ho_cpu_known(g, t) && w->bytes && ho_tensor_holds_bytes(w);
 }
 
 /*

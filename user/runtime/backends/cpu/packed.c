@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "heteroopt/fingerprint.h"
 
 struct ho_cpu_packed {
 	struct ho_cpu_packed *next;
@@ -26,39 +27,33 @@ struct ho_cpu_packed {
 	int refs;
 };
 
-static uint64_t ho_fnv(uint64_t h, const void *p, size_t len)
-{
-	const unsigned char *b = p;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ b[i]) * 1099511628211ull;
-	return h;
-}
-
 /* (src, md) as a number: the layout's documented fields only (the rest may be padding). */
 static uint64_t ho_packed_sig(const void *src, const dnnl_memory_desc_t *md)
 {
-	uint64_t h = ho_fnv(14695981039346656037ull, &src, sizeof(src));
+	uint64_t h = ho_fingerprint_bytes(0xcbf29ce484222325ull, &src, sizeof(src));
 	const dnnl_blocking_desc_t *b = &md->format_desc.blocking;
 	const dnnl_wino_desc_t *w = &md->format_desc.wino_desc;
 
-	h = ho_fnv(h, &md->ndims, sizeof(md->ndims));
-	h = ho_fnv(h, md->dims, sizeof(md->dims[0]) * (size_t)md->ndims);
-	h = ho_fnv(h, &md->data_type, sizeof(md->data_type));
-	h = ho_fnv(h, &md->format_kind, sizeof(md->format_kind));
+	h = ho_fingerprint_bytes(h, &md->ndims, sizeof(md->ndims));
+	h = ho_fingerprint_bytes(h, md->dims, sizeof(md->dims[0]) * (size_t)md->ndims);
+	h = ho_fingerprint_bytes(h, &md->data_type, sizeof(md->data_type));
+	h = ho_fingerprint_bytes(h, &md->format_kind, sizeof(md->format_kind));
 	if (md->format_kind == dnnl_blocked) {
-		h = ho_fnv(h, b->strides, sizeof(b->strides[0]) * (size_t)md->ndims);
-		h = ho_fnv(h, &b->inner_nblks, sizeof(b->inner_nblks));
-		h = ho_fnv(h, b->inner_blks, sizeof(b->inner_blks[0]) * (size_t)b->inner_nblks);
-		h = ho_fnv(h, b->inner_idxs, sizeof(b->inner_idxs[0]) * (size_t)b->inner_nblks);
+		h = ho_fingerprint_bytes(h, b->strides, sizeof(b->strides[0]) * (size_t)md->ndims);
+		h = ho_fingerprint_bytes(h, &b->inner_nblks, sizeof(b->inner_nblks));
+		h = ho_fingerprint_bytes(h, b->inner_blks,
+					 sizeof(b->inner_blks[0]) * (size_t)b->inner_nblks);
+		h = ho_fingerprint_bytes(h, b->inner_idxs,
+					 sizeof(b->inner_idxs[0]) * (size_t)b->inner_nblks);
 	} else if (md->format_kind == dnnl_format_kind_wino) {
 		const int f[] = {(int)w->wino_format, w->r,	   w->alpha,	 w->ic,	      w->oc,
 				 w->ic_block,	      w->oc_block, w->ic2_block, w->oc2_block};
 
-		h = ho_fnv(h, f, sizeof(f));
-		h = ho_fnv(h, &w->size, sizeof(w->size));
+		h = ho_fingerprint_bytes(h, f, sizeof(f));
+		h = ho_fingerprint_bytes(h, &w->size, sizeof(w->size));
 	}
-	return ho_fnv(h, &(uint64_t){dnnl_memory_desc_get_size(md)}, sizeof(uint64_t));
+	return ho_fingerprint_bytes(h, &(uint64_t){dnnl_memory_desc_get_size(md)},
+				    sizeof(uint64_t));
 }
 
 /* The copy made: src reordered (or copied, where the layouts agree) into memory of its own. */
