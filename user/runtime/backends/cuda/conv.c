@@ -406,6 +406,8 @@ int cu_prep_batchnorm(const struct cu_ctx *c)
 
 	if (!x || x->shape.rank < 2 || c->n->n_inputs < 5)
 		return cu_refuse(c, "needs an input of at least two axes");
+	if (c->fuse && c->fuse->post >= 0) /* ho_bn_chain's Relu: it runs on its own here */
+		return cu_refuse(c, "folds no Relu into its kernel");
 	if (ho_node_attr_i(c->n, "training_mode", 0) ||
 	    (c->n->n_outputs > 1 && c->n->outputs[1] >= 0))
 		return cu_refuse(c, "normalises by its running statistics only (no training mode)");

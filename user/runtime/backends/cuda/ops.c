@@ -335,10 +335,6 @@ int cu_prepare(struct ho_backend *b, const struct ho_graph *g, uint32_t node,
 		return cu_refuse(&c, "runs the default ONNX domain only");
 	if (fuse && fuse->sum >= 0) /* the executor runs the Add on its own then */
 		return cu_refuse(&c, "adds no residual into its output");
-	/* a batch norm's Relu (ho_bn_chain): its kernel here writes its own output */
-	if (fuse && (fuse->bn >= 0 || fuse->post >= 0) && strcmp(n->op_type, "Conv") &&
-	    strcmp(n->op_type, "ConvTranspose") && strcmp(n->op_type, "MatMul"))
-		return cu_refuse(&c, "folds no node after it into its kernel");
 	if (!strcmp(n->op_type, "Constant"))
 		return 0;
 	for (uint32_t o = 1; o < n->n_outputs; o++)

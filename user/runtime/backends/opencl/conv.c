@@ -247,6 +247,8 @@ int ocl_prep_batchnorm(const struct ocl_ctx *c)
 
 	if (!x || x->shape.rank < 2 || c->n->n_inputs < 5)
 		return ocl_refuse(c, "needs an input of at least two axes");
+	if (c->fuse && c->fuse->post >= 0) /* ho_bn_chain's Relu: it runs on its own here */
+		return ocl_refuse(c, "folds no Relu into its kernel");
 	if (ho_node_attr_i(c->n, "training_mode", 0) ||
 	    (c->n->n_outputs > 1 && c->n->outputs[1] >= 0))
 		return ocl_refuse(c,
