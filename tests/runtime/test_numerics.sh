@@ -119,7 +119,7 @@ fi
 # pyramid: retinanet_resnet50_fpn's kernels held 607 MB of their own, its heads' weights once
 # per level): each device holds one copy of it per layout, its kernels sharing it
 # (cpu/packed.c), and the scheduler counts the same (memory_matches in the four ways, all
-# the Convs on the emulator in the fourth).  Three 1 x 1 512 ->
+# the Convs on the emulator in the fourth, and split: one copy on each device).  Three 1 x 1 512 ->
 # 512 convolutions at 7 x 7 share one layout: 1.05 MB held once on the emulator, not 3.15.
 [ "$PART" = ort ] || {
 	$PY - "$T" <<'PYEOF'
@@ -132,9 +132,9 @@ from onnx import TensorProto, helper, numpy_helper
 rng = np.random.default_rng(5)
 w = (rng.standard_normal((512, 512, 1, 1)) * 0.05).astype(np.float32)
 b = rng.standard_normal(512).astype(np.float32)
-nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c0"]), helper.make_node("Relu", ["c0"], ["r0"]),
-         helper.make_node("Conv", ["r0", "w", "b"], ["c1"]), helper.make_node("Tanh", ["c1"], ["r1"]),
-         helper.make_node("Conv", ["r1", "w", "b"], ["y"])]
+nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c0"], name="conv0"), helper.make_node("Relu", ["c0"], ["r0"]),
+         helper.make_node("Conv", ["r0", "w", "b"], ["c1"], name="conv1"), helper.make_node("Tanh", ["c1"], ["r1"]),
+         helper.make_node("Conv", ["r1", "w", "b"], ["y"], name="conv2")]
 g = helper.make_graph(nodes, "shared_weights", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 512, 7, 7])],
                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
                       [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
@@ -184,6 +184,17 @@ PYEOF
 	held=$(sed -n '/^  emu0 /,/^  [a-z]/s/.*its kernels: \([0-9.]*\) MB.*/\1/p' "$T/shared.4.log")
 	echo "shared weights: the emulator's kernels hold $held MB for three Convs of 1.05 MB weights"
 	awk -v h="$held" 'BEGIN { exit !(h != "" && h < 1.5) }' || { echo "shared weights held more than once"; exit 1; }
+	# split: the first Conv on the CPU, the other two on the emulator: one copy on each
+	"$HO" schedule --quiet --objectives latency --seed 1 "$T/shared.onnx" \
+		--box "$ROOT/boxes/this-machine-cpu-emu.json" --pin conv0=cpu0 --pin conv1=emu0 \
+		--pin conv2=emu0 -o "$T/shared.s5.json" >/dev/null
+	"$HO" run "$T/shared.onnx" --input "x=$T/shared.x.npy" --schedule "$T/shared.s5.json" --pick 0 \
+		-o "$T/shared.5" $ONCE >"$T/shared.5.log"
+	memory_matches "$T/shared.5.log" "shared weights split"
+	$PY "$ROOT/tests/runtime/compare.py" "$T/shared.ref.npy" "$T/shared.5/y.npy" "shared weights split vs PyTorch"
+	awk '/MB planned/ { dev = $1 } /its kernels:/ { printf "shared weights split: %s holds %s MB\n", dev, $3
+		if ($3 < 1 || $3 > 1.5) bad = 1; n++ } END { exit bad || n != 2 }' "$T/shared.5.log" ||
+		{ echo "shared weights split: not one copy on each device"; cat "$T/shared.5.log"; exit 1; }
 }
 
 # A sequence model: two bidirectional GRU layers (linear_before_reset), an LSTM, a Linear;
