@@ -453,7 +453,7 @@ int32_t ho_sole_reader(const struct ho_graph *g, int32_t t);
 void ho_conv_chain(const struct ho_graph *g, uint32_t conv, int32_t *bn, int32_t *post);
 /*
  * An inference BatchNormalization no Conv's chain takes in (a pre-activation
- * block's, after a Concat: DenseNet's 58) and the Relu that is the sole reader
+ * block's, after a Concat: densenet121's 62) and the Relu that is the sole reader
  * of its output (post), or -1: the two one kernel, one pass over memory.
  */
 void ho_bn_chain(const struct ho_graph *g, uint32_t bn, int32_t *post);
