@@ -352,8 +352,9 @@ const char *ho_op_class_name(int op_class);
  * can read the source.
  */
 bool ho_op_is_view(const char *op_type);
-/* Whether node n of g runs as a view: a view operator, and a Dropout only where it is the
- * identity (in inference, or in training at a known ratio of 0). */
+/* Whether node n of g runs as a view: a view operator, a Dropout only where it is the
+ * identity (in inference, or in training at a known ratio of 0), and a Transpose that
+ * moves only axes of extent 1, whose bytes stay in their order. */
 bool ho_node_is_view(const struct ho_graph *g, const struct ho_node *n);
 
 /* What the operator table (user/graph/ops.c) knows of one operator. */

@@ -326,10 +326,46 @@ static bool ho_known_scalar(const struct ho_tensor *t, double *v)
 	}
 }
 
+/*
+ * Transpose n keeps its input's bytes in their order: the axes of extent other than 1
+ * come out in the order they went in ([1, 197, 768] to [197, 1, 768], twice in each
+ * layer of a vision transformer).
+ */
+static bool ho_transpose_keeps_order(const struct ho_graph *g, const struct ho_node *n)
+{
+	const struct ho_shape *s;
+	int64_t perm[HO_MAX_RANK], last = -1;
+	unsigned seen = 0;
+	int r;
+
+	if (n->n_inputs != 1 || n->inputs[0] < 0 || !n->n_outputs || n->outputs[0] < 0)
+		return false;
+	s = &g->tensors[n->inputs[0]].shape;
+	r = s->rank;
+	if (r < 1 || r > HO_MAX_RANK || !ho_node_attr_ints(n, "perm", perm, (size_t)r, 0))
+		return false;
+	if (!ho_node_attr(n, "perm")) /* the default reverses every axis */
+		for (int i = 0; i < r; i++)
+			perm[i] = r - 1 - i;
+	for (int i = 0; i < r; i++) {
+		if (perm[i] < 0 || perm[i] >= r || seen >> perm[i] & 1 || s->dim[perm[i]] < 0)
+			return false;
+		seen |= 1u << perm[i];
+		if (s->dim[perm[i]] == 1)
+			continue;
+		if (perm[i] < last)
+			return false;
+		last = perm[i];
+	}
+	return true;
+}
+
 bool ho_node_is_view(const struct ho_graph *g, const struct ho_node *n)
 {
 	double training = 0, ratio = 0.5;
 
+	if (!strcmp(n->op_type, "Transpose") && !*n->domain)
+		return ho_transpose_keeps_order(g, n);
 	if (!ho_op_is_view(n->op_type))
 		return false;
 	if (strcmp(n->op_type, "Dropout") || n->n_inputs < 3 || n->inputs[2] < 0)
