@@ -159,6 +159,7 @@ struct ho_rt_report {
 	double bytes_moved;
 	uint32_t zero_copy; /* cross-device edges served in place */
 	uint32_t fused;	    /* batch norm, bias and element-wise nodes folded into a Conv/MatMul */
+	uint32_t through;   /* Transposes a MatMul reads through: each output its input's bytes */
 	uint32_t memory_waits; /* node pairs ordered so that one reuses the other's bytes */
 	/* Nodes whose shapes only the run decides (a NonZero's output and all after it):
 	 * planned once the others have run, as the values came (user/runtime/tail.c). */

@@ -60,6 +60,14 @@ struct ho_problem {
 	 */
 	uint32_t *view_src, *view_out;
 	/*
+	 * A Transpose a MatMul reads through (ho_matmul_through) is a view only where
+	 * it and that MatMul (view_reader[t]) run on one device of view_devs[t] (whose
+	 * kernel reads so: kernel_mem's through); HO_NOT_VIEW for other views.  NULL
+	 * without such a Transpose.
+	 */
+	uint32_t *view_reader;
+	uint64_t *view_devs;
+	/*
 	 * Fusion (ho_conv_chain, ho_matmul_chain): the task before t in a Conv's
 	 * or MatMul's chain, whose output item t reads (fuse_in), and the chain's
 	 * head (fuse_head); HO_NOT_FUSED for tasks in no chain.  On the device of
@@ -156,6 +164,8 @@ struct ho_kernel_memory {
 	/* the copy of those weights in its layout, apart from held: one per device for all
 	 * the kernels there that read one weight in one layout (packed_sig says which) */
 	uint64_t packed, packed_sig;
+	uint32_t through; /* its inputs (bit k) it reads through the strides of the Transpose
+			   * that makes them, on its device (ho_backend_ops.reads_transposed) */
 };
 
 struct ho_backend_view {

@@ -197,6 +197,67 @@ PYEOF
 		{ echo "shared weights split: not one copy on each device"; cat "$T/shared.5.log"; exit 1; }
 }
 
+# Batched MatMuls reading their operands through the Transposes before them (ho_matmul_through):
+# the Transpose runs nothing and its output shares its input's bytes.  Rows or columns of
+# stride 1 ('N' and 'T' to sgemm), batch axes permuted, ranks 3 and 4; and two the kernel
+# cannot read so: no axis of stride 1 among the last two, and a Transpose two nodes read;
+# and a Transpose that moves an axis of extent 1 only, a view.
+# Five ways (the fourth: MatMuls on the emulator; the fifth: MatMuls and Transposes there),
+# against numpy, memory as predicted.
+[ "$PART" = ort ] || {
+	$PY - "$T" <<'PYEOF'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+rng = np.random.default_rng(9)
+x = rng.standard_normal((2, 6, 5, 8)).astype(np.float32)
+T = lambda i, o, p: helper.make_node("Transpose", [i], [o], perm=p)
+nodes = [T("x", "a1", [0, 2, 1, 3]), helper.make_node("Relu", ["x"], ["r"]), T("r", "b1", [0, 2, 3, 1]),
+         helper.make_node("MatMul", ["a1", "b1"], ["y1"]),
+         helper.make_node("Reshape", ["x", "s3"], ["x3"]), helper.make_node("Tanh", ["x3"], ["t3"]),
+         T("x3", "a2", [1, 0, 2]), T("t3", "b2", [1, 2, 0]), helper.make_node("MatMul", ["a2", "b2"], ["y2"]),
+         helper.make_node("Sigmoid", ["x"], ["g"]), T("x", "a3", [0, 3, 2, 1]), T("g", "b3", [0, 3, 1, 2]),
+         helper.make_node("MatMul", ["a3", "b3"], ["y3"]),
+         T("x", "a4", [0, 1, 3, 2]), helper.make_node("MatMul", ["a4", "x"], ["y4"]),
+         helper.make_node("Abs", ["a4"], ["y5"]),
+         helper.make_node("Reshape", ["x", "s6"], ["x6"]), T("x6", "a6", [1, 0, 2]), helper.make_node("Abs", ["a6"], ["y6"])]
+g = helper.make_graph(nodes, "through", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                      [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in ("y1", "y2", "y3", "y4", "y5", "y6")],
+                      [numpy_helper.from_array(np.array([12, 5, 8], np.int64), "s3"),
+                       numpy_helper.from_array(np.array([2, 1, 240], np.int64), "s6")])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), f"{sys.argv[1]}/through.onnx")
+np.save(f"{sys.argv[1]}/through.x.npy", x)
+x3 = x.reshape(12, 5, 8)
+refs = {"y1": x.transpose(0, 2, 1, 3) @ np.maximum(x, 0).transpose(0, 2, 3, 1),
+        "y2": x3.transpose(1, 0, 2) @ np.tanh(x3).transpose(1, 2, 0),
+        "y3": x.transpose(0, 3, 2, 1) @ (1 / (1 + np.exp(-x))).transpose(0, 3, 1, 2),
+        "y4": x.transpose(0, 1, 3, 2) @ x, "y5": np.abs(x.transpose(0, 1, 3, 2)),
+        "y6": np.abs(x.reshape(2, 1, 240).transpose(1, 0, 2))}
+for k, v in refs.items():
+    np.save(f"{sys.argv[1]}/through.{k}.npy", v.astype(np.float32))
+PYEOF
+	ways "$T/through.onnx" x 2x6x5x8 "$T/through.x.npy" "$T/through" MatMul
+	"$HO" schedule --quiet --objectives latency --seed 1 "$T/through.onnx" \
+		--box "$ROOT/boxes/this-machine-cpu-emu.json" --pin MatMul=emu0 --pin Transpose=emu0 \
+		-o "$T/through.s5.json" >/dev/null
+	"$HO" run "$T/through.onnx" --input "x=$T/through.x.npy" --schedule "$T/through.s5.json" \
+		--pick 0 -o "$T/through.5" $ONCE --report >"$T/through.5.log"
+	memory_matches "$T/through.5.log" "Transposes read through on emu0"
+	"$HO" run "$T/through.onnx" --input "x=$T/through.x.npy" -o "$T/through.6" $ONCE >"$T/through.6.log"
+	for i in 5 6; do
+		grep -q "4 Transposes read in place by the MatMul after them" "$T/through.$i.log" ||
+			{ echo "Transposes: not the four a MatMul can read through ($i)"; cat "$T/through.$i.log"; exit 1; }
+	done
+	for i in 1 2 3 4 5; do
+		for o in y1 y2 y3 y4 y5 y6; do
+			$PY "$ROOT/tests/runtime/compare.py" "$T/through.$o.npy" "$T/through.$i/$o.npy" \
+				"Transposes read through, $o way $i vs numpy" 1e-6
+		done
+	done
+}
+
 # A sequence model: two bidirectional GRU layers (linear_before_reset), an LSTM, a Linear;
 # its GRUs on the emulator in the fourth way.
 [ "$PART" = ort ] || four_ways_vs_pytorch seq_rnn x 3x20x16 y GRU
@@ -247,7 +308,7 @@ done
 import sys
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 cases = {"mid5": ([1, 4, 3, 5, 6], [1, 4, 1, 5, 6], "Add"), "first": ([1, 4, 1, 5, 6], [1, 4, 3, 5, 6], "Sub"),
          "lead": ([2, 3, 8], [1, 3, 8], "Div"), "mask": ([64, 49, 49], [64, 1, 49], "Mul"),
@@ -441,7 +502,7 @@ PYEOF
 import sys
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 rng = np.random.default_rng(13)
 x, u = rng.standard_normal((30, 16, 5, 7)).astype(np.float32), rng.standard_normal((20, 16, 5, 7)).astype(np.float32)
@@ -477,7 +538,7 @@ PYEOF
 import sys
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0, 2]), helper.make_node("Add", ["x", "b"], ["s"])]
 g = helper.make_graph(nodes, "empty", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 1, 4]),
@@ -502,7 +563,7 @@ print('empty Transpose and broadcast Add: shapes', t.shape, s.shape)"
 import sys
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 x = np.random.default_rng(4).standard_normal((256, 7, 7, 5)).astype(np.float32)
 nodes = [helper.make_node("Split", ["x", "sizes"], ["p", "q", "r"], axis=-1),

@@ -223,6 +223,8 @@ static void print_report(const struct ho_graph *g, const struct ho_rt_placement 
 		printf("  %u nodes folded into the Conv, MatMul or batch norm before them (batch "
 		       "norm, bias, residual Add, element-wise), schedule predicts %u\n",
 		       r->fused, pl->pred_fused);
+	if (r->through)
+		printf("  %u Transposes read in place by the MatMul after them\n", r->through);
 	if (r->memory_waits)
 		printf("  %u waits added so that buffers are reused as the timeline allows\n",
 		       r->memory_waits);
@@ -436,6 +438,9 @@ int cmd_run(int argc, char **argv)
 			    "run: %u nodes folded into the Conv, MatMul or batch norm before them "
 			    "(batch norm, bias, residual Add, element-wise)\n",
 			    ho_rt_last_report(rt)->fused);
+		if (ho_rt_last_report(rt)->through)
+			printf("run: %u Transposes read in place by the MatMul after them\n",
+			       ho_rt_last_report(rt)->through);
 	}
 	if (ho_rt_last_report(rt)->deferred)
 		printf(

@@ -261,6 +261,19 @@ void ho_bn_chain(const struct ho_graph *g, uint32_t bn, int32_t *post)
  * Every node of want[0..n) (n <= 8) is an ancestor of node v, found walking
  * back from v over at most HO_RESIDUAL_REACH nodes; false if not found there.
  */
+/* Node u is a Transpose a MatMul may read through (ho_matmul_through): a view then. */
+static bool ho_read_through(const struct ho_graph *g, int32_t u)
+{
+	const struct ho_node *n = &g->nodes[u];
+	int32_t t = n->n_outputs ? n->outputs[0] : -1, c;
+
+	if (strcmp(n->op_type, "Transpose") || t < 0 || g->tensors[t].n_consumers != 1)
+		return false;
+	c = g->tensors[t].consumers[0];
+	return ho_matmul_through(g, (uint32_t)c, 0) == u ||
+	       ho_matmul_through(g, (uint32_t)c, 1) == u;
+}
+
 static bool ho_reaches_back(const struct ho_graph *g, uint32_t v, const int32_t *want, uint32_t n)
 {
 	int32_t seen[HO_RESIDUAL_REACH];
@@ -337,7 +350,8 @@ int32_t ho_conv_residual(const struct ho_graph *g, uint32_t conv, int32_t bn, in
 
 		if (u == tt->consumers[0])
 			continue;
-		if (ho_node_is_view(g, &g->nodes[u])) /* its readers see r's bytes too */
+		/* its readers see r's bytes too */
+		if (ho_node_is_view(g, &g->nodes[u]) || ho_read_through(g, u))
 			return -1;
 		for (j = 0; j < n_want && want[j] != u; j++)
 			;
@@ -350,4 +364,65 @@ int32_t ho_conv_residual(const struct ho_graph *g, uint32_t conv, int32_t bn, in
 	if (b >= 0 && ho_post_op(g, b))
 		*post = b;
 	return tt->consumers[0];
+}
+
+bool ho_transpose_perm(const struct ho_node *n, int r, int64_t *perm)
+{
+	unsigned seen = 0;
+
+	if (r < 0 || r > HO_MAX_RANK || !ho_node_attr_ints(n, "perm", perm, (size_t)r, 0))
+		return false;
+	if (!ho_node_attr(n, "perm"))
+		for (int i = 0; i < r; i++)
+			perm[i] = r - 1 - i;
+	for (int i = 0; i < r; i++) {
+		if (perm[i] < 0 || perm[i] >= r || seen >> perm[i] & 1)
+			return false;
+		seen |= 1u << perm[i];
+	}
+	return true;
+}
+
+void ho_transpose_strides(const struct ho_graph *g, uint32_t tr, int64_t *stride)
+{
+	const struct ho_node *n = &g->nodes[tr];
+	const struct ho_shape *in = &g->tensors[n->inputs[0]].shape;
+	int64_t perm[HO_MAX_RANK], s[HO_MAX_RANK], acc = 1;
+	int r = in->rank;
+
+	for (int i = r - 1; i >= 0; i--) {
+		s[i] = acc;
+		acc *= in->dim[i];
+	}
+	if (!ho_transpose_perm(n, r, perm)) /* ho_matmul_through said it is one */
+		return;
+	for (int i = 0; i < r; i++)
+		stride[i] = s[perm[i]];
+}
+
+int32_t ho_matmul_through(const struct ho_graph *g, uint32_t mm, uint32_t k)
+{
+	const struct ho_node *n = &g->nodes[mm];
+	const struct ho_tensor *a, *b, *t;
+	int64_t stride[HO_MAX_RANK];
+	int32_t p;
+	int r;
+
+	if (strcmp(n->op_type, "MatMul") || *n->domain || n->n_inputs != 2 || k > 1 ||
+	    n->inputs[0] < 0 || n->inputs[1] < 0 || n->inputs[0] == n->inputs[1])
+		return -1;
+	a = &g->tensors[n->inputs[0]];
+	b = &g->tensors[n->inputs[1]];
+	t = k ? b : a;
+	r = a->shape.rank;
+	if (r < 3 || b->shape.rank != r || a->dtype != HO_DT_FLOAT || b->dtype != HO_DT_FLOAT ||
+	    memcmp(a->shape.dim, b->shape.dim, (size_t)(r - 2) * sizeof(a->shape.dim[0])) ||
+	    t->n_consumers != 1 || (t->flags & HO_T_OUTPUT) || (p = t->producer) < 0 ||
+	    strcmp(g->nodes[p].op_type, "Transpose") || *g->nodes[p].domain ||
+	    g->nodes[p].n_inputs != 1 || g->nodes[p].inputs[0] < 0 ||
+	    g->tensors[g->nodes[p].inputs[0]].shape.rank != r ||
+	    !ho_transpose_perm(&g->nodes[p], r, stride))
+		return -1;
+	ho_transpose_strides(g, (uint32_t)p, stride);
+	return stride[r - 1] == 1 || stride[r - 2] == 1 ? p : -1;
 }

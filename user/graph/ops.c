@@ -335,22 +335,15 @@ static bool ho_transpose_keeps_order(const struct ho_graph *g, const struct ho_n
 {
 	const struct ho_shape *s;
 	int64_t perm[HO_MAX_RANK], last = -1;
-	unsigned seen = 0;
-	int r;
 
 	if (n->n_inputs != 1 || n->inputs[0] < 0 || !n->n_outputs || n->outputs[0] < 0)
 		return false;
 	s = &g->tensors[n->inputs[0]].shape;
-	r = s->rank;
-	if (r < 1 || r > HO_MAX_RANK || !ho_node_attr_ints(n, "perm", perm, (size_t)r, 0))
+	if (s->rank < 1 || !ho_transpose_perm(n, s->rank, perm))
 		return false;
-	if (!ho_node_attr(n, "perm")) /* the default reverses every axis */
-		for (int i = 0; i < r; i++)
-			perm[i] = r - 1 - i;
-	for (int i = 0; i < r; i++) {
-		if (perm[i] < 0 || perm[i] >= r || seen >> perm[i] & 1 || s->dim[perm[i]] < 0)
+	for (int i = 0; i < s->rank; i++) {
+		if (s->dim[perm[i]] < 0)
 			return false;
-		seen |= 1u << perm[i];
 		if (s->dim[perm[i]] == 1)
 			continue;
 		if (perm[i] < last)

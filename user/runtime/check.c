@@ -309,6 +309,9 @@ int ho_rt_box_takes(const struct ho_box *box, const struct ho_graph *g, uint64_t
 				/* what this machine's kernels hold: devices that prepare them */
 				if (km && ops && !ops->check)
 					km[(size_t)i * box->n_devices + e] = own[i];
+				if (km && ops && ops->reads_transposed)
+					km[(size_t)i * box->n_devices + e].through =
+					    ops->reads_transposed(g, i);
 			}
 		}
 	}
@@ -355,5 +358,5 @@ bool ho_rt_takes_fused(const struct ho_rt *rt, struct ho_scratch_mem *s, uint32_
 		return true;
 	if (!s->mem && ho_scratch_new(s, rt->g, false, &e))
 		return false;
-	return !ops->check(rt->g, i, &(struct ho_fusion){bn, post, sum}, s->mem, &e);
+	return !ops->check(rt->g, i, &(struct ho_fusion){bn, post, sum, 0}, s->mem, &e);
 }

@@ -173,6 +173,29 @@ static void ho_rt_residual(struct ho_rt *rt, struct ho_scratch_mem *s, uint32_t 
 }
 
 /*
+ * A batched MatMul reads an operand through the strides of the Transpose that makes
+ * it, where both run on one device whose kernel can (ops.reads_transposed): the
+ * Transpose runs nothing, its output an alias of its input (ho_rt_is_alias).  Not for
+ * a tensor a user keeps, whose bytes must be the transposed ones.
+ */
+static void ho_rt_through(struct ho_rt *rt, uint32_t i)
+{
+	const struct ho_graph *g = rt->g;
+	const struct ho_backend_ops *ops = rt->dev[rt->node_dev[i]].ops;
+	uint32_t can = ops->reads_transposed ? ops->reads_transposed(g, i) : 0;
+
+	for (uint32_t k = 0; k < 2; k++) {
+		int32_t tr = can >> k & 1 ? ho_matmul_through(g, i, k) : -1;
+
+		if (tr < 0 || rt->node_dev[tr] != rt->node_dev[i] || rt->folded[tr] >= 0 ||
+		    (rt->keep && rt->keep[g->nodes[tr].outputs[0]]))
+			continue;
+		rt->folded[tr] = (int32_t)i;
+		rt->report.through++;
+	}
+}
+
+/*
  * Conv + BatchNormalization + element-wise, and MatMul + bias Add +
  * element-wise, each the only consumer of the one before, on the same
  * device: the batch norm goes into the weights, the bias into the matmul,
@@ -205,6 +228,8 @@ void ho_rt_fuse(struct ho_rt *rt)
 		}
 		if (!matmul && strcmp(op, "Conv") && strcmp(op, "ConvTranspose"))
 			continue;
+		if (matmul)
+			ho_rt_through(rt, i);
 		if (matmul) {
 			/* the matmul kernel folds an element-wise node after a bias only */
 			mid = ho_rt_matmul_bias(rt, i, &b);
@@ -253,8 +278,11 @@ bool ho_rt_unwritten(const struct ho_rt *rt, int32_t t)
 	if (rt->post[p] >= 0 || rt->bn[p] >= 0 || rt->sum[p] >= 0)
 		return true; /* the Conv's own output */
 	/* a folded node's output (a batch norm's, a swish's gate, a residual Add's) when
-	 * the chain's last node writes instead */
+	 * the chain's last node writes instead; a Transpose read through is its input */
 	int32_t h = rt->folded[p], last = h < 0 ? -1 : ho_rt_chain_end(rt, (uint32_t)h);
+
+	if (ho_rt_is_alias(rt, (uint32_t)p))
+		return false;
 
 	return last >= 0 && last != p;
 }

@@ -219,6 +219,14 @@ static int32_t ho_rt_summed_into(const struct ho_rt *rt, int32_t t)
 	return ho_other_input(g, rt->sum[h], g->nodes[rt->bn[h] >= 0 ? rt->bn[h] : h].outputs[0]);
 }
 
+bool ho_rt_is_alias(const struct ho_rt *rt, uint32_t i)
+{
+	const struct ho_node *n = &rt->g->nodes[i];
+
+	return ho_node_is_view(rt->g, n) ||
+	       (rt->folded[i] >= 0 && !strcmp(n->op_type, "Transpose"));
+}
+
 /* The tensor an alias output shares bytes with (its first input, through chains of
  * aliases), or a Conv's chain that adds into a residual, that residual's. */
 int32_t ho_rt_root(const struct ho_rt *rt, int32_t t)
@@ -233,7 +241,7 @@ int32_t ho_rt_root(const struct ho_rt *rt, int32_t t)
 			continue;
 		}
 
-		if (p < 0 || rt->node_dev[p] < 0 || !ho_node_is_view(g, &g->nodes[p]) ||
+		if (p < 0 || rt->node_dev[p] < 0 || !ho_rt_is_alias(rt, (uint32_t)p) ||
 		    !g->nodes[p].n_inputs || g->nodes[p].inputs[0] < 0 || rt->moves[p] ||
 		    g->nodes[p].outputs[0] != t)
 			return t;
@@ -318,7 +326,7 @@ static int ho_rt_layout(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_
 		const struct ho_node *n = &g->nodes[id];
 		int32_t d = rt->node_dev[id];
 
-		if (d < 0 || !ho_node_is_view(g, n) || !n->n_inputs || n->inputs[0] < 0 ||
+		if (d < 0 || !ho_rt_is_alias(rt, id) || !n->n_inputs || n->inputs[0] < 0 ||
 		    n->outputs[0] < 0)
 			continue;
 		if (rt->home[n->inputs[0]] < 0 || ho_shares_memory(rt, rt->home[n->inputs[0]], d))
@@ -396,8 +404,8 @@ static int ho_rt_layout(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		const struct ho_node *n = &g->nodes[g->topo[i]];
 
-		if (rt->node_dev[g->topo[i]] < 0 || !ho_node_is_view(g, n) || !n->n_inputs ||
-		    n->inputs[0] < 0 || n->outputs[0] < 0 || rt->moves[g->topo[i]])
+		if (rt->node_dev[g->topo[i]] < 0 || !ho_rt_is_alias(rt, (uint32_t)g->topo[i]) ||
+		    !n->n_inputs || n->inputs[0] < 0 || n->outputs[0] < 0 || rt->moves[g->topo[i]])
 			continue;
 		/* a replica of the alias itself (its source has none there) keeps its own bytes */
 		for (uint32_t d = 0; d < rt->n_dev; d++)

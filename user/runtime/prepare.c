@@ -162,9 +162,19 @@ static int ho_rt_kernel(struct ho_rt *rt, uint32_t id, uint32_t d, struct ho_mem
 		return ret;
 	if (ho_rt_is_control(n->op_type))
 		return ho_rt_control_prepare(g, n, mem, rt->dev[d].threads, &rt->ctl[id], err);
-	return rt->dev[d].ops->prepare(rt->dev[d].be, g, id,
-				       &(struct ho_fusion){rt->bn[id], rt->post[id], rt->sum[id]},
-				       mem, rt->nhwc, &rt->k[id], err);
+	uint32_t through = 0; /* inputs made by a Transpose folded in (ho_rt_fuse) */
+
+	for (uint32_t k = 0; k < n->n_inputs && k < 32; k++) {
+		int32_t p = n->inputs[k] >= 0 ? g->tensors[n->inputs[k]].producer : -1;
+
+		through |= (uint32_t)(p >= 0 && rt->folded[p] == (int32_t)id &&
+				      ho_rt_is_alias(rt, (uint32_t)p))
+			   << k;
+	}
+	return rt->dev[d].ops->prepare(
+	    rt->dev[d].be, g, id,
+	    &(struct ho_fusion){rt->bn[id], rt->post[id], rt->sum[id], through}, mem, rt->nhwc,
+	    &rt->k[id], err);
 }
 
 /* The memory node id's kernel on device d has of its own, into the report: weights in

@@ -38,7 +38,8 @@ static int32_t ho_rt_writer(const struct ho_rt *rt, int32_t t)
 
 	if (p < 0 || rt->node_dev[p] < 0)
 		return -1;
-	return rt->folded[p] >= 0 ? rt->folded[p] : p;
+	/* a Transpose read through writes its output only where it moves it */
+	return rt->folded[p] >= 0 && !ho_rt_is_alias(rt, (uint32_t)p) ? rt->folded[p] : p;
 }
 
 /* A reuse the timeline allows: its writer waits for the earlier occupant's readers. */

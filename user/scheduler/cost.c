@@ -218,17 +218,47 @@ static uint32_t *ho_task_array(uint32_t n)
 }
 
 /*
- * Each view task's source and item (ho_node_is_view).  The arrays are made at
- * the first view: without any they stay NULL, and the simulator skips them.
+ * The devices on which Transpose node i is read through by the MatMul after it (its
+ * kernel there reads that input so: kernel_mem's through), and that MatMul; 0 if none.
+ */
+static uint64_t ho_through_devices(const struct ho_graph *g, const struct ho_problem *p,
+				   const int32_t *task_of, uint32_t i, int32_t *reader)
+{
+	const struct ho_node *nd = &g->nodes[i];
+	int32_t t = nd->n_outputs ? nd->outputs[0] : -1, mm;
+	uint64_t mask = 0;
+
+	if (!p->kernel_mem || strcmp(nd->op_type, "Transpose") || t < 0 ||
+	    g->tensors[t].n_consumers != 1 || task_of[mm = g->tensors[t].consumers[0]] < 0)
+		return 0;
+	for (uint32_t k = 0; k < 2; k++) {
+		if (ho_matmul_through(g, (uint32_t)mm, k) != (int32_t)i)
+			continue;
+		for (uint32_t dev = 0; dev < p->d; dev++)
+			mask |=
+			    (uint64_t)(p->kernel_mem[(size_t)task_of[mm] * p->d + dev].through >>
+					   k &
+				       1)
+			    << dev;
+	}
+	*reader = task_of[mm];
+	return mask;
+}
+
+/*
+ * Each view task's source and item (ho_node_is_view), and each Transpose a MatMul
+ * reads through, where (ho_through_devices).  The arrays are made at the first
+ * view: without any they stay NULL, and the simulator skips them.
  */
 static int ho_problem_views(const struct ho_graph *g, struct ho_problem *p, const int32_t *task_of,
 			    const int32_t *item_of, const int32_t *weight_of)
 {
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		const struct ho_node *nd = &g->nodes[i];
-		int32_t t = task_of[i], in = nd->n_inputs ? nd->inputs[0] : -1;
+		int32_t t = task_of[i], in = nd->n_inputs ? nd->inputs[0] : -1, reader = -1;
+		uint64_t through = t < 0 ? 0 : ho_through_devices(g, p, task_of, i, &reader);
 
-		if (t < 0 || !ho_node_is_view(g, nd) || in < 0 || !nd->n_outputs ||
+		if (t < 0 || (!ho_node_is_view(g, nd) && !through) || in < 0 || !nd->n_outputs ||
 		    nd->outputs[0] < 0 || item_of[nd->outputs[0]] < 0 ||
 		    (item_of[in] < 0 && weight_of[in] < 0))
 			continue;
@@ -237,6 +267,13 @@ static int ho_problem_views(const struct ho_graph *g, struct ho_problem *p, cons
 			return -ENOMEM;
 		p->view_src[t] = item_of[in] >= 0 ? (uint32_t)item_of[in] : HO_VIEW_OF_WEIGHT;
 		p->view_out[t] = (uint32_t)item_of[nd->outputs[0]];
+		if (!through)
+			continue;
+		if (!p->view_reader && (!(p->view_reader = ho_task_array(p->n)) ||
+					!(p->view_devs = calloc(p->n + 1, sizeof(uint64_t)))))
+			return -ENOMEM;
+		p->view_reader[t] = (uint32_t)reader;
+		p->view_devs[t] = through;
 	}
 	return 0;
 }

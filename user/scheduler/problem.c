@@ -44,6 +44,8 @@ void ho_problem_free(struct ho_problem *p)
 	free(p->fused_comp);
 	free(p->view_src);
 	free(p->view_out);
+	free(p->view_reader);
+	free(p->view_devs);
 	free(p->weight_bytes);
 	free(p->kernel_mem);
 	free(p->packed_group);

@@ -395,6 +395,10 @@ static bool ho_view_in_place(const struct ho_sim *s, const uint16_t *assign, uin
 
 	if (!p->view_src || p->view_src[v] == HO_NOT_VIEW)
 		return false;
+	/* a Transpose read through: beside its MatMul, on a device whose kernel reads so */
+	if (p->view_reader && p->view_reader[v] != HO_NOT_VIEW &&
+	    (assign[p->view_reader[v]] != dev || !(p->view_devs[v] >> dev & 1)))
+		return false;
 	k = p->view_src[v];
 	*home = k == HO_VIEW_OF_WEIGHT ? p->default_device : ho_item_home(s, assign, k);
 	return *home == dev || ho_reads_in_place(p, *home, dev);

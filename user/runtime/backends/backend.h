@@ -22,9 +22,12 @@ struct ho_dev_block; /* a backend's handle on a block of memory it addresses */
 
 /* Nodes folded into a kernel: a Conv's batch norm or a MatMul's bias Add, a Conv's
  * residual Add (sum: its result added into the other operand's bytes, which are
- * also the chain's output's), then an element-wise node; -1 none. */
+ * also the chain's output's), then an element-wise node; -1 none.  through: the
+ * inputs (bit k: input k) it reads through the strides of the Transpose that made
+ * them, whose output shares its input's bytes (ho_matmul_through). */
 struct ho_fusion {
 	int32_t bn, post, sum;
+	uint32_t through;
 };
 
 /*
@@ -157,6 +160,13 @@ struct ho_backend_ops {
 	 * NULL: none.  What the scheduler counts too (ho_kernel_memory.taken).
 	 */
 	uint32_t (*takes_over)(const struct ho_graph *g, uint32_t node);
+	/*
+	 * The inputs of node (bit k: input k) its kernel can read through the strides of
+	 * the Transpose that makes them (ho_matmul_through), where both run on this
+	 * device: that Transpose then runs nothing and its output holds no bytes of its
+	 * own.  NULL: none.  What the scheduler counts too (ho_kernel_memory.through).
+	 */
+	uint32_t (*reads_transposed)(const struct ho_graph *g, uint32_t node);
 	void (*kernel_free)(struct ho_kernel *k);
 	/* Wait for everything launched: on an error, before the plan's memory is reused. */
 	int (*sync)(struct ho_backend *b);

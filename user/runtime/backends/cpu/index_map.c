@@ -555,22 +555,14 @@ int ho_cpu_prep_transpose(const struct ho_graph *g, const struct ho_node *n, voi
 			  struct ho_kernel *k, struct ho_error *err)
 {
 	const struct ho_tensor *x = ho_node_input(g, n, 0);
-	unsigned seen = 0;
 	int r;
 
 	if (!x || !ho_dtype_size(x->dtype))
 		return ho_cpu_unsupported(err, n, "transposes fixed-size elements only");
 	r = x->shape.rank;
-	if (!ho_node_attr_ints(n, "perm", k->perm, (size_t)r, 0))
-		return ho_cpu_unsupported(err, n, "needs a perm of the input's rank");
-	if (!ho_node_attr(n, "perm"))
-		for (int i = 0; i < r; i++)
-			k->perm[i] = r - 1 - i;
-	for (int i = 0; i < r; i++) {
-		if (k->perm[i] < 0 || k->perm[i] >= r || seen >> k->perm[i] & 1)
-			return ho_cpu_unsupported(err, n, "needs a perm that is a permutation");
-		seen |= 1u << k->perm[i];
-	}
+	if (!ho_transpose_perm(n, r, k->perm))
+		return ho_cpu_unsupported(err, n,
+					  "needs a perm that is a permutation of the input's axes");
 	if (ho_dtype_size(x->dtype) == 4 &&
 	    ho_transpose_is_2d(x->shape.dim, k->perm, r, &k->typed.outer, &k->typed.iparam[0],
 			       &k->typed.iparam[1])) {

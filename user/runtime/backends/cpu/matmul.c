@@ -20,13 +20,62 @@ static int64_t ho_matmul_rows(const struct ho_tensor *a)
 	return rows;
 }
 
-/* Gemm: Y = alpha * A' B' + beta * C.  MatMul: batched A B, B shared or per batch. */
-int ho_cpu_prep_gemm(const struct ho_graph *g, const struct ho_node *n, void *const *buf,
-		     struct ho_kernel *k, struct ho_error *err)
+/* A leading dimension sgemm takes: at least 1, even for an extent of 0. */
+#define HO_LD(x) ((x) > 0 ? (x) : 1)
+
+/*
+ * An operand of rows x cols whose row and column strides are sr and sc (in elements),
+ * one of them 1, as sgemm reads it: row-major ('N') or its transpose ('T'), and the
+ * leading dimension.  A stride next to an extent of 1 is any: it never steps.
+ */
+static bool ho_gemm_operand(int64_t rows, int64_t cols, int64_t sr, int64_t sc, char *trans,
+			    int64_t *ld)
+{
+	bool empty = !rows || !cols;
+
+	if (sc == 1 || cols <= 1) {
+		*trans = 'N';
+		*ld = rows <= 1 || empty ? HO_LD(cols) : sr;
+		return *ld >= HO_LD(cols);
+	}
+	if (sr == 1 || rows <= 1) {
+		*trans = 'T';
+		*ld = cols <= 1 || empty ? HO_LD(rows) : sc;
+		return *ld >= HO_LD(rows);
+	}
+	return false;
+}
+
+/* The element strides of input i of n: where the Transpose making it reads, if through
+ * (bit i) says the kernel reads it so, else its own row-major ones. */
+static void ho_gemm_strides(const struct ho_graph *g, const struct ho_node *n, uint32_t i,
+			    uint32_t through, int64_t *st)
+{
+	const struct ho_shape *s = &g->tensors[n->inputs[i]].shape;
+	int64_t acc = 1;
+
+	if (through >> i & 1) {
+		ho_transpose_strides(g, (uint32_t)g->tensors[n->inputs[i]].producer, st);
+		return;
+	}
+	for (int d = s->rank - 1; d >= 0; d--) {
+		st[d] = acc;
+		acc *= s->dim[d];
+	}
+}
+
+/*
+ * Gemm: Y = alpha * A' B' + beta * C.  MatMul: batched A B, B shared or per batch; an
+ * operand through a Transpose (through, bit i: input i) read where the Transpose's
+ * input lies, with its strides, so that the Transpose has nothing to do.
+ */
+int ho_cpu_prep_gemm(const struct ho_graph *g, const struct ho_node *n, uint32_t through,
+		     void *const *buf, struct ho_kernel *k, struct ho_error *err)
 {
 	const struct ho_tensor *a = ho_node_input(g, n, 0), *b = ho_node_input(g, n, 1),
 			       *cc = ho_node_input(g, n, 2), *y = &g->tensors[n->outputs[0]];
 	bool gemm = !strcmp(n->op_type, "Gemm");
+	int64_t sa[HO_MAX_RANK], sb[HO_MAX_RANK];
 	int ra, rb;
 
 	if (!a || !b || a->dtype != HO_DT_FLOAT || b->dtype != HO_DT_FLOAT)
@@ -41,6 +90,7 @@ int ho_cpu_prep_gemm(const struct ho_graph *g, const struct ho_node *n, void *co
 	k->beta = 0;
 	k->ta = k->tb = 'N';
 	k->batch = 1;
+	k->n_bdims = 0;
 	if (gemm) {
 		if (ra != 2 || rb != 2)
 			return ho_cpu_unsupported(err, n, "runs Gemm on 2-D inputs only");
@@ -50,6 +100,8 @@ int ho_cpu_prep_gemm(const struct ho_graph *g, const struct ho_node *n, void *co
 		k->m = y->shape.dim[0];
 		k->n = y->shape.dim[1];
 		k->k = k->ta == 'T' ? a->shape.dim[0] : a->shape.dim[1];
+		k->lda = k->ta == 'T' ? HO_LD(k->m) : k->k;
+		k->ldb = k->tb == 'T' ? k->k : HO_LD(k->n);
 		if (cc) {
 			struct ho_shape s = ho_cpu_lift(&cc->shape, 2);
 
@@ -68,8 +120,10 @@ int ho_cpu_prep_gemm(const struct ho_graph *g, const struct ho_node *n, void *co
 		return ho_cpu_unsupported(err, n, "runs MatMul on inputs of rank 2 or more only");
 	k->k = a->shape.dim[ra - 1];
 	k->n = b->shape.dim[rb - 1];
-	if (rb == 2) {
+	k->ldb = HO_LD(k->n);
+	if (rb == 2 && !through) {
 		k->m = ho_matmul_rows(a);
+		k->lda = k->k;
 		return 0;
 	}
 	if (ra != rb)
@@ -80,9 +134,18 @@ int ho_cpu_prep_gemm(const struct ho_graph *g, const struct ho_node *n, void *co
 						  "runs batched MatMul without broadcasting only");
 	k->m = a->shape.dim[ra - 2];
 	k->batch = k->m ? ho_matmul_rows(a) / k->m : 0; /* no extent divides: any may be 0 */
-	k->a_step = k->m * k->k;
-	k->b_step = k->k * k->n;
 	k->y_step = k->m * k->n;
+	ho_gemm_strides(g, n, 0, through, sa);
+	ho_gemm_strides(g, n, 1, through, sb);
+	if (!ho_gemm_operand(k->m, k->k, sa[ra - 2], sa[ra - 1], &k->ta, &k->lda) ||
+	    !ho_gemm_operand(k->k, k->n, sb[rb - 2], sb[rb - 1], &k->tb, &k->ldb))
+		return ho_cpu_unsupported(err, n, "reads a Transpose with no axis of stride 1");
+	k->n_bdims = ra - 2;
+	for (int i = 0; i < ra - 2; i++) {
+		k->bdim[i] = a->shape.dim[i];
+		k->a_bst[i] = sa[i];
+		k->b_bst[i] = sb[i];
+	}
 	return 0;
 }
 
@@ -190,7 +253,7 @@ int ho_cpu_prep_matmul_weights(struct ho_backend *c, const struct ho_graph *g,
 	/* oneDNN 2.6's brgemm matmul divides by M at creation: an empty product has no work to do
 	 * (a detector's box head with no box left), and sgemm does none */
 	if (!ho_matmul_rows(a) || !w->shape.dim[1])
-		return ho_cpu_prep_gemm(g, n, buf, k, err);
+		return ho_cpu_prep_gemm(g, n, 0, buf, k, err);
 	if (!kk) /* the fusion leaves such a MatMul alone, and ho_cpu_matmul_packs too */
 		return ho_cpu_unsupported(err, n, "multiplies by weights of no rows");
 	if (post && ho_cpu_eltwise_attr(c, g, post, buf, false, &attr))
@@ -220,9 +283,6 @@ int ho_cpu_prep_gemm_weights(struct ho_backend *c, const struct ho_graph *g,
 	return ho_matmul_packed_err(ret, n, err);
 }
 
-/* A leading dimension sgemm takes: at least 1, even for an extent of 0. */
-#define HO_LD(x) ((x) > 0 ? (x) : 1)
-
 /* Batches [lo, hi) of k's product, each on sgemm. */
 static int ho_gemm_batches(const void *arg, int64_t lo, int64_t hi)
 {
@@ -230,6 +290,13 @@ static int ho_gemm_batches(const void *arg, int64_t lo, int64_t hi)
 
 	for (int64_t bt = lo; bt < hi; bt++) {
 		float *y = k->y + bt * k->y_step;
+		int64_t at = 0, bo = 0, rest = bt;
+
+		for (int i = k->n_bdims - 1; i >= 0; i--) {
+			at += rest % k->bdim[i] * k->a_bst[i];
+			bo += rest % k->bdim[i] * k->b_bst[i];
+			rest /= k->bdim[i];
+		}
 
 		if (k->bias)
 			for (int64_t i = 0; i < k->m; i++)
@@ -242,9 +309,8 @@ static int ho_gemm_batches(const void *arg, int64_t lo, int64_t hi)
 				y[i] = k->bias ? k->beta * y[i] : 0.0f;
 			continue;
 		}
-		if (dnnl_sgemm(k->ta, k->tb, k->m, k->n, k->k, k->alpha, k->a + bt * k->a_step,
-			       k->ta == 'T' ? HO_LD(k->m) : k->k, k->b + bt * k->b_step,
-			       k->tb == 'T' ? k->k : HO_LD(k->n), k->bias ? k->beta : 0.0f, y,
+		if (dnnl_sgemm(k->ta, k->tb, k->m, k->n, k->k, k->alpha, k->a + at, k->lda,
+			       k->b + bo, k->ldb, k->bias ? k->beta : 0.0f, y,
 			       HO_LD(k->n)) != dnnl_success)
 			return -EIO;
 	}
