@@ -7,6 +7,7 @@
  * Before opset 17 it exports nn.LayerNorm as nine nodes (ho_layer_norm_chain),
  * one LayerNormalization kernel here.
  * A zero Pad before a Conv or an AveragePool becomes their pads (ho_pad_consumer).
+ * A Transpose then a scaling by a scalar swap places before a MatMul (ho_scaled_transpose).
  * Only a chain whose every link is read by the next alone, and none is a
  * graph output, is folded; the constants must be the formula's.  The chain's
  * last node becomes the Gelu, the others leave the graph (their tensors stay,
@@ -329,6 +330,47 @@ static int ho_take_pad(struct ho_graph *g, int32_t p, int32_t c, const int64_t *
 	return ho_absorb(g, cn, &p, 1, err);
 }
 
+/*
+ * A Transpose read only by a Mul or Div by a scalar constant whose result only a MatMul
+ * reads (the query of torch's multi-head attention, scaled after its Transpose): the
+ * two swap, the scaling first, so that the Transpose is the MatMul's operand and may be
+ * read through its strides (ho_matmul_through).  The same work in the other order: a
+ * scalar scales every element alike.
+ */
+static bool ho_scaled_transpose(const struct ho_graph *g, int32_t tr)
+{
+	int32_t d, t, other;
+	float v;
+
+	if (!ho_is(g, tr, "Transpose", 1) || (t = g->nodes[tr].outputs[0]) < 0 ||
+	    (d = ho_only_reader(g, t)) < 0 || (!ho_is(g, d, "Mul", 2) && !ho_is(g, d, "Div", 2)))
+		return false;
+	other = ho_other_input(g, d, t);
+	if (other < 0 || other == t || !ho_scalar(g, other, &v) ||
+	    (!strcmp(g->nodes[d].op_type, "Div") && g->nodes[d].inputs[0] != t))
+		return false;
+	return ho_is(g, ho_only_reader(g, g->nodes[d].outputs[0]), "MatMul", 2);
+}
+
+/* The Transpose tr and the scaling d after it change places (ho_scaled_transpose): the
+ * scaling reads the Transpose's input and writes the tensor between them, which shape
+ * inference sizes anew. */
+static void ho_swap_scaled(struct ho_graph *g, int32_t tr, int32_t d)
+{
+	struct ho_node tn = g->nodes[tr], dn = g->nodes[d];
+	int32_t t = tn.outputs[0];
+
+	for (uint32_t k = 0; k < dn.n_inputs; k++)
+		if (dn.inputs[k] == t)
+			dn.inputs[k] = tn.inputs[0];
+	tn.inputs[0] = t;
+	tn.outputs[0] = dn.outputs[0];
+	dn.outputs[0] = t;
+	g->nodes[tr] = dn; /* producers stay: t's is tr, the result's d */
+	g->nodes[d] = tn;
+	g->tensors[t].flags &= ~HO_T_DECLARED;
+}
+
 /* Drop the nodes gone marks, the rest keeping their order; producers follow. */
 static int ho_drop_nodes(struct ho_graph *g, const bool *gone, struct ho_error *err)
 {
@@ -358,6 +400,14 @@ int ho_graph_fold_patterns(struct ho_graph *g, struct ho_error *err)
 
 	if (!gone)
 		return ho_err(err, -ENOMEM, "out of memory");
+	/* first, while every consumer list is as imported: in place, the swap leaves them
+	 * right but for the scalar's, which the folds below never ask for */
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		if (!ho_scaled_transpose(g, (int32_t)i))
+			continue;
+		ho_swap_scaled(g, (int32_t)i, ho_only_reader(g, g->nodes[i].outputs[0]));
+		folded++; /* not a fold, but a consumer changed: validated anew below */
+	}
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		int32_t chain[5], x = ho_gelu_chain(g, (int32_t)i, chain);
 		struct ho_node *last;
