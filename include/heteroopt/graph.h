@@ -497,14 +497,24 @@ void ho_matmul_chain(const struct ho_graph *g, uint32_t mm, int32_t *add, int32_
  * nothing else, that a matrix product can read where the Transpose's input lies:
  * its last two axes, there, have one of stride 1 (ho_transpose_strides).  Equal
  * ranks of 3 or more, equal batch extents, float.  A kernel that reads it so
- * (ho_backend_ops.reads_transposed) leaves the Transpose nothing to do: -1 if none.
+ * (ho_backend_ops.folds_transposes) leaves the Transpose nothing to do: -1 if none.
  */
 int32_t ho_matmul_through(const struct ho_graph *g, uint32_t mm, uint32_t k);
+/*
+ * The Transpose that alone reads the output of batched MatMul mm (as ho_matmul_through)
+ * and keeps its last axis last: the product can write its rows where the Transpose
+ * would put them (ho_transpose_out_strides), and the Transpose has nothing to do: -1 if
+ * none.  HO_THROUGH_OUTPUT marks it among the inputs' bits of folds_transposes.
+ */
+int32_t ho_matmul_out_through(const struct ho_graph *g, uint32_t mm);
+#define HO_THROUGH_OUTPUT (1u << 31)
 /* Transpose n's perm over r axes (ONNX's default: reversed): false where it is no
  * permutation of 0..r-1. */
 bool ho_transpose_perm(const struct ho_node *n, int r, int64_t *perm);
 /* The element strides of Transpose tr's output axes in its input's bytes. */
 void ho_transpose_strides(const struct ho_graph *g, uint32_t tr, int64_t *stride);
+/* The element strides of Transpose tr's input axes in its output's bytes. */
+void ho_transpose_out_strides(const struct ho_graph *g, uint32_t tr, int64_t *stride);
 /* t's bytes are in the graph (an initializer's, a Constant's), all of them. */
 static inline bool ho_tensor_holds_bytes(const struct ho_tensor *t)
 {

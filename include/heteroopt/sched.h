@@ -80,6 +80,9 @@ struct ho_problem {
 	 * must be made and read on that device alone (else t runs apart).
 	 */
 	uint32_t *fuse_prev, *fuse_in, *fuse_head, *fuse_res;
+	/* fuse_devs[t]: the devices on which t folds so (a MatMul's Transpose: where its
+	 * kernel writes through it, kernel_mem's through); NULL: any device */
+	uint64_t *fuse_devs;
 	double *fused_comp;
 	/* weights resident on each device that runs a consumer */
 	uint32_t n_weights;
@@ -165,7 +168,7 @@ struct ho_kernel_memory {
 	 * the kernels there that read one weight in one layout (packed_sig says which) */
 	uint64_t packed, packed_sig;
 	uint32_t through; /* its inputs (bit k) it reads through the strides of the Transpose
-			   * that makes them, on its device (ho_backend_ops.reads_transposed) */
+			   * that makes them, on its device (ho_backend_ops.folds_transposes) */
 };
 
 struct ho_backend_view {

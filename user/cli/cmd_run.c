@@ -221,7 +221,7 @@ static void print_report(const struct ho_graph *g, const struct ho_rt_placement 
 	       timed ? start_abs / timed * 1e3 : 0, start_max * 1e3);
 	if (r->fused || pl->pred_fused)
 		printf("  %u nodes folded into the Conv, MatMul or batch norm before them (batch "
-		       "norm, bias, residual Add, element-wise), schedule predicts %u\n",
+		       "norm, bias, residual Add, element-wise, Transpose), schedule predicts %u\n",
 		       r->fused, pl->pred_fused);
 	if (r->through)
 		printf("  %u Transposes read in place by the MatMul after them\n", r->through);
@@ -436,7 +436,7 @@ int cmd_run(int argc, char **argv)
 		if (ho_rt_last_report(rt)->fused)
 			printf(
 			    "run: %u nodes folded into the Conv, MatMul or batch norm before them "
-			    "(batch norm, bias, residual Add, element-wise)\n",
+			    "(batch norm, bias, residual Add, element-wise, Transpose)\n",
 			    ho_rt_last_report(rt)->fused);
 		if (ho_rt_last_report(rt)->through)
 			printf("run: %u Transposes read in place by the MatMul after them\n",

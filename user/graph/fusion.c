@@ -400,29 +400,80 @@ void ho_transpose_strides(const struct ho_graph *g, uint32_t tr, int64_t *stride
 		stride[i] = s[perm[i]];
 }
 
+void ho_transpose_out_strides(const struct ho_graph *g, uint32_t tr, int64_t *stride)
+{
+	const struct ho_node *n = &g->nodes[tr];
+	const struct ho_shape *out = &g->tensors[n->outputs[0]].shape;
+	int64_t perm[HO_MAX_RANK], acc = 1;
+	int r = out->rank;
+
+	if (!ho_transpose_perm(n, r, perm)) /* ho_matmul_out_through said it is one */
+		return;
+	for (int i = r - 1; i >= 0; i--) {
+		stride[perm[i]] = acc;
+		acc *= out->dim[i];
+	}
+}
+
+/* Node mm is a MatMul of float operands of equal ranks of 3 or more and equal batches. */
+static bool ho_batched_matmul(const struct ho_graph *g, const struct ho_node *n)
+{
+	const struct ho_tensor *a, *b;
+	int r;
+
+	if (strcmp(n->op_type, "MatMul") || *n->domain || n->n_inputs != 2 || n->inputs[0] < 0 ||
+	    n->inputs[1] < 0 || !n->n_outputs || n->outputs[0] < 0)
+		return false;
+	a = &g->tensors[n->inputs[0]];
+	b = &g->tensors[n->inputs[1]];
+	r = a->shape.rank;
+	return r >= 3 && b->shape.rank == r && a->dtype == HO_DT_FLOAT && b->dtype == HO_DT_FLOAT &&
+	       !memcmp(a->shape.dim, b->shape.dim, (size_t)(r - 2) * sizeof(a->shape.dim[0]));
+}
+
+/* Transpose node p of rank r: one input, no other domain, a permutation into perm. */
+static bool ho_plain_transpose(const struct ho_graph *g, int32_t p, int r, int64_t *perm)
+{
+	const struct ho_node *n = &g->nodes[p];
+
+	return !strcmp(n->op_type, "Transpose") && !*n->domain && n->n_inputs == 1 &&
+	       n->inputs[0] >= 0 && n->n_outputs && n->outputs[0] >= 0 &&
+	       g->tensors[n->inputs[0]].shape.rank == r && ho_transpose_perm(n, r, perm);
+}
+
 int32_t ho_matmul_through(const struct ho_graph *g, uint32_t mm, uint32_t k)
 {
 	const struct ho_node *n = &g->nodes[mm];
-	const struct ho_tensor *a, *b, *t;
+	const struct ho_tensor *t;
 	int64_t stride[HO_MAX_RANK];
 	int32_t p;
 	int r;
 
-	if (strcmp(n->op_type, "MatMul") || *n->domain || n->n_inputs != 2 || k > 1 ||
-	    n->inputs[0] < 0 || n->inputs[1] < 0 || n->inputs[0] == n->inputs[1])
+	if (k > 1 || !ho_batched_matmul(g, n) || n->inputs[0] == n->inputs[1])
 		return -1;
-	a = &g->tensors[n->inputs[0]];
-	b = &g->tensors[n->inputs[1]];
-	t = k ? b : a;
-	r = a->shape.rank;
-	if (r < 3 || b->shape.rank != r || a->dtype != HO_DT_FLOAT || b->dtype != HO_DT_FLOAT ||
-	    memcmp(a->shape.dim, b->shape.dim, (size_t)(r - 2) * sizeof(a->shape.dim[0])) ||
-	    t->n_consumers != 1 || (t->flags & HO_T_OUTPUT) || (p = t->producer) < 0 ||
-	    strcmp(g->nodes[p].op_type, "Transpose") || *g->nodes[p].domain ||
-	    g->nodes[p].n_inputs != 1 || g->nodes[p].inputs[0] < 0 ||
-	    g->tensors[g->nodes[p].inputs[0]].shape.rank != r ||
-	    !ho_transpose_perm(&g->nodes[p], r, stride))
+	t = &g->tensors[n->inputs[k]];
+	r = t->shape.rank;
+	if (t->n_consumers != 1 || (t->flags & HO_T_OUTPUT) || (p = t->producer) < 0 ||
+	    !ho_plain_transpose(g, p, r, stride))
 		return -1;
 	ho_transpose_strides(g, (uint32_t)p, stride);
 	return stride[r - 1] == 1 || stride[r - 2] == 1 ? p : -1;
+}
+
+int32_t ho_matmul_out_through(const struct ho_graph *g, uint32_t mm)
+{
+	const struct ho_node *n = &g->nodes[mm];
+	int64_t perm[HO_MAX_RANK];
+	const struct ho_tensor *y;
+	int32_t p;
+	int r;
+
+	if (!ho_batched_matmul(g, n))
+		return -1;
+	y = &g->tensors[n->outputs[0]];
+	r = y->shape.rank;
+	if (y->n_consumers != 1 || (y->flags & HO_T_OUTPUT) ||
+	    !ho_plain_transpose(g, p = y->consumers[0], r, perm) || perm[r - 1] != r - 1)
+		return -1;
+	return p;
 }

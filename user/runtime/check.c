@@ -309,9 +309,9 @@ int ho_rt_box_takes(const struct ho_box *box, const struct ho_graph *g, uint64_t
 				/* what this machine's kernels hold: devices that prepare them */
 				if (km && ops && !ops->check)
 					km[(size_t)i * box->n_devices + e] = own[i];
-				if (km && ops && ops->reads_transposed)
+				if (km && ops && ops->folds_transposes)
 					km[(size_t)i * box->n_devices + e].through =
-					    ops->reads_transposed(g, i);
+					    ops->folds_transposes(g, i);
 			}
 		}
 	}

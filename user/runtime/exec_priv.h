@@ -223,7 +223,7 @@ void ho_rt_layouts_over(const struct ho_graph *g, const struct ho_backend_ops *c
 			uint8_t *nhwc);
 void ho_rt_fuse(struct ho_rt *rt);
 /* Node i's output shares its first input's bytes: a view (Reshape, ...), or a
- * Transpose its MatMul reads through (ho_rt_fuse folded it into that MatMul). */
+ * Transpose the MatMul after it reads through (ho_rt_fuse folded it into that one). */
 bool ho_rt_is_alias(const struct ho_rt *rt, uint32_t i);
 /* A tensor a fused kernel skips: a Conv's output (or its folded batch norm's) that
  * the chain's last node writes instead. */

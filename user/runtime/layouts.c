@@ -174,7 +174,7 @@ static void ho_rt_residual(struct ho_rt *rt, struct ho_scratch_mem *s, uint32_t 
 
 /*
  * A batched MatMul reads an operand through the strides of the Transpose that makes
- * it, where both run on one device whose kernel can (ops.reads_transposed): the
+ * it, where both run on one device whose kernel can (ops.folds_transposes): the
  * Transpose runs nothing, its output an alias of its input (ho_rt_is_alias).  Not for
  * a tensor a user keeps, whose bytes must be the transposed ones.
  */
@@ -182,7 +182,7 @@ static void ho_rt_through(struct ho_rt *rt, uint32_t i)
 {
 	const struct ho_graph *g = rt->g;
 	const struct ho_backend_ops *ops = rt->dev[rt->node_dev[i]].ops;
-	uint32_t can = ops->reads_transposed ? ops->reads_transposed(g, i) : 0;
+	uint32_t can = ops->folds_transposes ? ops->folds_transposes(g, i) : 0;
 
 	for (uint32_t k = 0; k < 2; k++) {
 		int32_t tr = can >> k & 1 ? ho_matmul_through(g, i, k) : -1;
@@ -193,6 +193,26 @@ static void ho_rt_through(struct ho_rt *rt, uint32_t i)
 		rt->folded[tr] = (int32_t)i;
 		rt->report.through++;
 	}
+}
+
+/*
+ * The same for the Transpose after a batched MatMul (ho_matmul_out_through): the
+ * kernel writes its rows where the Transpose would put them, the Transpose folded in as
+ * its post-op, the MatMul's own output never written.  Not where a user keeps that one.
+ */
+static void ho_rt_out_through(struct ho_rt *rt, uint32_t i)
+{
+	const struct ho_graph *g = rt->g;
+	const struct ho_backend_ops *ops = rt->dev[rt->node_dev[i]].ops;
+	int32_t tr = ho_matmul_out_through(g, i);
+
+	if (tr < 0 || !ops->folds_transposes ||
+	    !(ops->folds_transposes(g, i) & HO_THROUGH_OUTPUT) ||
+	    rt->node_dev[tr] != rt->node_dev[i] || rt->folded[tr] >= 0 ||
+	    (rt->keep && rt->keep[g->nodes[i].outputs[0]]))
+		return;
+	rt->post[i] = tr;
+	ho_rt_fold(rt, i, tr);
 }
 
 /*
@@ -233,6 +253,8 @@ void ho_rt_fuse(struct ho_rt *rt)
 		if (matmul) {
 			/* the matmul kernel folds an element-wise node after a bias only */
 			mid = ho_rt_matmul_bias(rt, i, &b);
+			if (mid < 0)
+				ho_rt_out_through(rt, i);
 			if (mid < 0 || !ho_rt_takes_fused(rt, &s, i, mid, -1, -1))
 				continue;
 		} else {

@@ -223,8 +223,10 @@ bool ho_rt_is_alias(const struct ho_rt *rt, uint32_t i)
 {
 	const struct ho_node *n = &rt->g->nodes[i];
 
+	/* a Transpose folded into the MatMul after it; into the one before, it is written */
 	return ho_node_is_view(rt->g, n) ||
-	       (rt->folded[i] >= 0 && !strcmp(n->op_type, "Transpose"));
+	       (rt->folded[i] >= 0 && !strcmp(n->op_type, "Transpose") &&
+		rt->post[rt->folded[i]] != (int32_t)i);
 }
 
 /* The tensor an alias output shares bytes with (its first input, through chains of

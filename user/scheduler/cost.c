@@ -347,6 +347,18 @@ static uint64_t ho_weight_taken(const struct ho_graph *g, const struct ho_backen
 	return mask;
 }
 
+/* The devices on which MatMul task t's kernel writes through the Transpose after it. */
+static uint64_t ho_out_through_devices(const struct ho_problem *p, int32_t t)
+{
+	uint64_t mask = 0;
+
+	for (uint32_t dev = 0; p->kernel_mem && dev < p->d; dev++)
+		mask |=
+		    (uint64_t) !!(p->kernel_mem[(size_t)t * p->d + dev].through & HO_THROUGH_OUTPUT)
+		    << dev;
+	return mask;
+}
+
 /*
  * Each Conv's, MatMul's and lone batch norm's chain (fusion.c) as links from a
  * task to the one before it, and what each link costs fused; made at the first
@@ -357,14 +369,20 @@ static int ho_problem_chains(const struct ho_graph *g, const struct ho_profile *
 {
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		int32_t chain[5], link[4], len = 1;
+		uint64_t devs; /* where the chain's links fold: its kernel there can */
 
 		if (task_of[i] < 0)
 			continue;
 		chain[0] = (int32_t)i;
 		/* links: batch norm or bias, residual Add, a swish's gate, element-wise */
 		link[1] = link[2] = -1;
+		devs = ~0ull;
 		if (!strcmp(g->nodes[i].op_type, "MatMul")) {
 			ho_matmul_chain(g, i, &link[0], &link[3]);
+			/* the Transpose after it, where its kernel writes through it */
+			if (link[0] < 0 && link[3] < 0 &&
+			    (devs = ho_out_through_devices(p, task_of[i])))
+				link[3] = ho_matmul_out_through(g, i);
 		} else if (!strcmp(g->nodes[i].op_type, "BatchNormalization")) {
 			link[0] = -1;
 			ho_bn_chain(g, i, &link[3]);
@@ -396,6 +414,13 @@ static int ho_problem_chains(const struct ho_graph *g, const struct ho_profile *
 					break;
 				p->fuse_res[t] = (uint32_t)item_of[r];
 			}
+			if (devs != ~0ull && !p->fuse_devs) {
+				if (!(p->fuse_devs = malloc((p->n + 1) * sizeof(uint64_t))))
+					return -ENOMEM;
+				memset(p->fuse_devs, 0xff, (p->n + 1) * sizeof(uint64_t));
+			}
+			if (p->fuse_devs)
+				p->fuse_devs[t] = devs;
 			p->fuse_prev[t] = (uint32_t)task_of[prev];
 			p->fuse_in[t] = (uint32_t)in;
 			p->fuse_head[t] = (uint32_t)task_of[i];

@@ -41,6 +41,7 @@ void ho_problem_free(struct ho_problem *p)
 	free(p->fuse_in);
 	free(p->fuse_head);
 	free(p->fuse_res);
+	free(p->fuse_devs);
 	free(p->fused_comp);
 	free(p->view_src);
 	free(p->view_out);

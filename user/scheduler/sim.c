@@ -368,7 +368,8 @@ static bool ho_fuses(const struct ho_sim *s, const uint16_t *assign, uint32_t v,
 	uint32_t u;
 
 	if (!p->fuse_prev || (u = p->fuse_prev[v]) == HO_NOT_FUSED || assign[u] != dev ||
-	    (p->fuse_prev[u] != HO_NOT_FUSED && s->how[u] != HO_TASK_FUSED))
+	    (p->fuse_prev[u] != HO_NOT_FUSED && s->how[u] != HO_TASK_FUSED) ||
+	    (p->fuse_devs && !(p->fuse_devs[v] >> dev & 1)))
 		return false;
 	/* a residual is added into where it lies: made and read here alone */
 	if (p->fuse_res[v] != HO_NOT_FUSED) {

@@ -166,7 +166,7 @@ struct ho_backend_ops {
 	 * device: that Transpose then runs nothing and its output holds no bytes of its
 	 * own.  NULL: none.  What the scheduler counts too (ho_kernel_memory.through).
 	 */
-	uint32_t (*reads_transposed)(const struct ho_graph *g, uint32_t node);
+	uint32_t (*folds_transposes)(const struct ho_graph *g, uint32_t node);
 	void (*kernel_free)(struct ho_kernel *k);
 	/* Wait for everything launched: on an error, before the plan's memory is reused. */
 	int (*sync)(struct ho_backend *b);

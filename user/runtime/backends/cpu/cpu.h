@@ -99,13 +99,13 @@ struct ho_kernel {
 	struct ho_cpu_packed *weights; /* its weights taken over, shared (packed.c), or NULL */
 	int n_temp;
 	int n_owned;
-	/* HO_K_GEMM: batch x (M x K) . (K x N) (+ bias broadcast); batch b's operands at
-	 * the sum over batch axes i of index_i(b) * a_bst[i] (b_bst[i]), each leading
-	 * dimension lda (ldb); the output is contiguous */
+	/* HO_K_GEMM: batch x (M x K) . (K x N) (+ bias broadcast); batch b's operands and
+	 * output at the sum over batch axes i of index_i(b) * a_bst[i] (b_bst[i], y_bst[i]),
+	 * each with its leading dimension */
 	char ta, tb;
-	int64_t batch, m, n, k, lda, ldb, y_step;
+	int64_t batch, m, n, k, lda, ldb, ldy;
 	int n_bdims;
-	int64_t bdim[HO_MAX_RANK], a_bst[HO_MAX_RANK], b_bst[HO_MAX_RANK];
+	int64_t bdim[HO_MAX_RANK], a_bst[HO_MAX_RANK], b_bst[HO_MAX_RANK], y_bst[HO_MAX_RANK];
 	float alpha, beta;
 	const float *a, *b, *bias;
 	int64_t bias_rows, bias_cols; /* the bias's extent, each 1 or the full one */
@@ -208,8 +208,8 @@ int ho_cpu_reorder_now(struct ho_backend *c, const dnnl_memory_desc_t *from_md, 
 		       const dnnl_memory_desc_t *to_md, dnnl_memory_t to);
 /* The inputs node's kernel takes over (ho_backend_ops.takes_over). */
 uint32_t ho_cpu_takes_over(const struct ho_graph *g, uint32_t node);
-/* The inputs it reads through a Transpose's strides (ho_backend_ops.reads_transposed). */
-uint32_t ho_cpu_reads_transposed(const struct ho_graph *g, uint32_t node);
+/* The inputs it reads through a Transpose's strides (ho_backend_ops.folds_transposes). */
+uint32_t ho_cpu_folds_transposes(const struct ho_graph *g, uint32_t node);
 float ho_cpu_scalar_input(const struct ho_graph *g, const struct ho_node *n, uint32_t i,
 			  void *const *buf, float def);
 int ho_cpu_eltwise_attr(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
@@ -258,9 +258,10 @@ int ho_cpu_prep_softmax(struct ho_backend *c, const struct ho_graph *g, const st
 int ho_cpu_prep_resize(struct ho_backend *c, const struct ho_graph *g, const struct ho_node *n,
 		       void *const *buf, struct ho_kernel *k, struct ho_error *err);
 void ho_cpu_run_index_map(const struct ho_kernel *k);
-/* through: the inputs a MatMul reads through the Transpose before them (ho_fusion) */
-int ho_cpu_prep_gemm(const struct ho_graph *g, const struct ho_node *n, uint32_t through,
-		     void *const *buf, struct ho_kernel *k, struct ho_error *err);
+/* fuse: the Transposes a MatMul reads through, and writes through (its post), or NULL */
+int ho_cpu_prep_gemm(const struct ho_graph *g, const struct ho_node *n,
+		     const struct ho_fusion *fuse, void *const *buf, struct ho_kernel *k,
+		     struct ho_error *err);
 bool ho_cpu_matmul_packs(const struct ho_graph *g, const struct ho_node *n);
 bool ho_cpu_gemm_packs(const struct ho_graph *g, const struct ho_node *n);
 int ho_cpu_prep_gemm_weights(struct ho_backend *c, const struct ho_graph *g,
@@ -433,7 +434,7 @@ int ho_cpu_sync(struct ho_backend *c);
 		.runs = ho_cpu_runs, .layout = ho_cpu_layout, .prepare = ho_cpu_prepare,           \
 		.thread_init = ho_cpu_thread_init, .launch = ho_cpu_launch,                        \
 		.kernel_memory = ho_cpu_kernel_memory, .takes_over = ho_cpu_takes_over,            \
-		.reads_transposed = ho_cpu_reads_transposed, .kernel_free = ho_cpu_kernel_free,    \
+		.folds_transposes = ho_cpu_folds_transposes, .kernel_free = ho_cpu_kernel_free,    \
 		.sync = ho_cpu_sync,                                                               \
 	}
 

@@ -30,7 +30,7 @@ static int k_matmul(struct ho_backend *c, const struct ho_graph *g, const struct
 	if ((fuse && fuse->bn >= 0) || ho_cpu_matmul_packs(g, n))
 		return ho_cpu_prep_matmul_weights(c, g, n, HO_FUSED(fuse, bn), HO_FUSED(fuse, post),
 						  buf, k, err);
-	return ho_cpu_prep_gemm(g, n, fuse ? fuse->through : 0, buf, k, err);
+	return ho_cpu_prep_gemm(g, n, fuse, buf, k, err);
 }
 
 /* Gemm as a MatMul by known weights and a bias where it is one (a Linear), else on sgemm. */
@@ -41,7 +41,7 @@ static int k_gemm(struct ho_backend *c, const struct ho_graph *g, const struct h
 	(void)fuse;
 	if (ho_cpu_gemm_packs(g, n))
 		return ho_cpu_prep_gemm_weights(c, g, n, buf, k, err);
-	return ho_cpu_prep_gemm(g, n, 0, buf, k, err);
+	return ho_cpu_prep_gemm(g, n, NULL, buf, k, err);
 }
 
 /* A weight the graph holds the bytes of, which a kernel may take over at prepare. */
@@ -73,13 +73,15 @@ uint32_t ho_cpu_takes_over(const struct ho_graph *g, uint32_t node)
 	return 0;
 }
 
-/* A batched MatMul on sgemm reads either operand through a Transpose's strides. */
-uint32_t ho_cpu_reads_transposed(const struct ho_graph *g, uint32_t node)
+/* A batched MatMul on sgemm reads either operand through a Transpose's strides, and
+ * writes its output where the Transpose after it would put it. */
+uint32_t ho_cpu_folds_transposes(const struct ho_graph *g, uint32_t node)
 {
 	if (strcmp(g->nodes[node].op_type, "MatMul") || ho_cpu_matmul_packs(g, &g->nodes[node]))
 		return 0;
 	return (uint32_t)(ho_matmul_through(g, node, 0) >= 0) |
-	       (uint32_t)(ho_matmul_through(g, node, 1) >= 0) << 1;
+	       (uint32_t)(ho_matmul_through(g, node, 1) >= 0) << 1 |
+	       (ho_matmul_out_through(g, node) >= 0 ? HO_THROUGH_OUTPUT : 0);
 }
 
 /* BatchNormalization, with the Relu after it where the fusion found one (ho_bn_chain). */

@@ -46,18 +46,11 @@ static bool ho_gemm_operand(int64_t rows, int64_t cols, int64_t sr, int64_t sc, 
 	return false;
 }
 
-/* The element strides of input i of n: where the Transpose making it reads, if through
- * (bit i) says the kernel reads it so, else its own row-major ones. */
-static void ho_gemm_strides(const struct ho_graph *g, const struct ho_node *n, uint32_t i,
-			    uint32_t through, int64_t *st)
+/* A tensor of shape s's row-major element strides. */
+static void ho_row_major(const struct ho_shape *s, int64_t *st)
 {
-	const struct ho_shape *s = &g->tensors[n->inputs[i]].shape;
 	int64_t acc = 1;
 
-	if (through >> i & 1) {
-		ho_transpose_strides(g, (uint32_t)g->tensors[n->inputs[i]].producer, st);
-		return;
-	}
 	for (int d = s->rank - 1; d >= 0; d--) {
 		st[d] = acc;
 		acc *= s->dim[d];
@@ -66,16 +59,21 @@ static void ho_gemm_strides(const struct ho_graph *g, const struct ho_node *n, u
 
 /*
  * Gemm: Y = alpha * A' B' + beta * C.  MatMul: batched A B, B shared or per batch; an
- * operand through a Transpose (through, bit i: input i) read where the Transpose's
- * input lies, with its strides, so that the Transpose has nothing to do.
+ * operand through a Transpose (fuse's through, bit i: input i) read where the
+ * Transpose's input lies, with its strides, and the output through the Transpose
+ * after it (fuse's post) written where that one would put it, so that neither
+ * Transpose has anything to do.
  */
-int ho_cpu_prep_gemm(const struct ho_graph *g, const struct ho_node *n, uint32_t through,
-		     void *const *buf, struct ho_kernel *k, struct ho_error *err)
+int ho_cpu_prep_gemm(const struct ho_graph *g, const struct ho_node *n,
+		     const struct ho_fusion *fuse, void *const *buf, struct ho_kernel *k,
+		     struct ho_error *err)
 {
 	const struct ho_tensor *a = ho_node_input(g, n, 0), *b = ho_node_input(g, n, 1),
 			       *cc = ho_node_input(g, n, 2), *y = &g->tensors[n->outputs[0]];
 	bool gemm = !strcmp(n->op_type, "Gemm");
-	int64_t sa[HO_MAX_RANK], sb[HO_MAX_RANK];
+	uint32_t through = fuse ? fuse->through : 0;
+	int32_t out = fuse ? fuse->post : -1; /* the Transpose it writes through */
+	int64_t sa[HO_MAX_RANK], sb[HO_MAX_RANK], sy[HO_MAX_RANK];
 	int ra, rb;
 
 	if (!a || !b || a->dtype != HO_DT_FLOAT || b->dtype != HO_DT_FLOAT)
@@ -85,7 +83,7 @@ int ho_cpu_prep_gemm(const struct ho_graph *g, const struct ho_node *n, uint32_t
 	k->kind = HO_K_GEMM;
 	k->a = buf[n->inputs[0]];
 	k->b = buf[n->inputs[1]];
-	k->y = buf[n->outputs[0]];
+	k->y = buf[out >= 0 ? g->nodes[out].outputs[0] : n->outputs[0]];
 	k->alpha = 1;
 	k->beta = 0;
 	k->ta = k->tb = 'N';
@@ -102,6 +100,7 @@ int ho_cpu_prep_gemm(const struct ho_graph *g, const struct ho_node *n, uint32_t
 		k->k = k->ta == 'T' ? a->shape.dim[0] : a->shape.dim[1];
 		k->lda = k->ta == 'T' ? HO_LD(k->m) : k->k;
 		k->ldb = k->tb == 'T' ? k->k : HO_LD(k->n);
+		k->ldy = HO_LD(k->n);
 		if (cc) {
 			struct ho_shape s = ho_cpu_lift(&cc->shape, 2);
 
@@ -120,8 +119,8 @@ int ho_cpu_prep_gemm(const struct ho_graph *g, const struct ho_node *n, uint32_t
 		return ho_cpu_unsupported(err, n, "runs MatMul on inputs of rank 2 or more only");
 	k->k = a->shape.dim[ra - 1];
 	k->n = b->shape.dim[rb - 1];
-	k->ldb = HO_LD(k->n);
-	if (rb == 2 && !through) {
+	k->ldb = k->ldy = HO_LD(k->n);
+	if (rb == 2 && !through && out < 0) {
 		k->m = ho_matmul_rows(a);
 		k->lda = k->k;
 		return 0;
@@ -134,17 +133,32 @@ int ho_cpu_prep_gemm(const struct ho_graph *g, const struct ho_node *n, uint32_t
 						  "runs batched MatMul without broadcasting only");
 	k->m = a->shape.dim[ra - 2];
 	k->batch = k->m ? ho_matmul_rows(a) / k->m : 0; /* no extent divides: any may be 0 */
-	k->y_step = k->m * k->n;
-	ho_gemm_strides(g, n, 0, through, sa);
-	ho_gemm_strides(g, n, 1, through, sb);
+	/* each operand where the Transpose making it reads, its output where the one after
+	 * it writes: strides of the bytes they lie in */
+	if (through & 1)
+		ho_transpose_strides(g, (uint32_t)a->producer, sa);
+	else
+		ho_row_major(&a->shape, sa);
+	if (through & 2)
+		ho_transpose_strides(g, (uint32_t)b->producer, sb);
+	else
+		ho_row_major(&b->shape, sb);
+	if (out >= 0)
+		ho_transpose_out_strides(g, (uint32_t)out, sy);
+	else
+		ho_row_major(&y->shape, sy);
 	if (!ho_gemm_operand(k->m, k->k, sa[ra - 2], sa[ra - 1], &k->ta, &k->lda) ||
-	    !ho_gemm_operand(k->k, k->n, sb[rb - 2], sb[rb - 1], &k->tb, &k->ldb))
-		return ho_cpu_unsupported(err, n, "reads a Transpose with no axis of stride 1");
+	    !ho_gemm_operand(k->k, k->n, sb[rb - 2], sb[rb - 1], &k->tb, &k->ldb) ||
+	    (k->n > 1 && sy[ra - 1] != 1))
+		return ho_cpu_unsupported(err, n,
+					  "reads or writes a Transpose with no axis of stride 1");
+	k->ldy = k->m > 1 && k->n ? sy[ra - 2] : HO_LD(k->n);
 	k->n_bdims = ra - 2;
 	for (int i = 0; i < ra - 2; i++) {
 		k->bdim[i] = a->shape.dim[i];
 		k->a_bst[i] = sa[i];
 		k->b_bst[i] = sb[i];
+		k->y_bst[i] = sy[i];
 	}
 	return 0;
 }
@@ -253,7 +267,7 @@ int ho_cpu_prep_matmul_weights(struct ho_backend *c, const struct ho_graph *g,
 	/* oneDNN 2.6's brgemm matmul divides by M at creation: an empty product has no work to do
 	 * (a detector's box head with no box left), and sgemm does none */
 	if (!ho_matmul_rows(a) || !w->shape.dim[1])
-		return ho_cpu_prep_gemm(g, n, 0, buf, k, err);
+		return ho_cpu_prep_gemm(g, n, NULL, buf, k, err);
 	if (!kk) /* the fusion leaves such a MatMul alone, and ho_cpu_matmul_packs too */
 		return ho_cpu_unsupported(err, n, "multiplies by weights of no rows");
 	if (post && ho_cpu_eltwise_attr(c, g, post, buf, false, &attr))
@@ -289,29 +303,32 @@ static int ho_gemm_batches(const void *arg, int64_t lo, int64_t hi)
 	const struct ho_kernel *k = arg;
 
 	for (int64_t bt = lo; bt < hi; bt++) {
-		float *y = k->y + bt * k->y_step;
-		int64_t at = 0, bo = 0, rest = bt;
+		int64_t at = 0, bo = 0, yo = 0, rest = bt;
 
 		for (int i = k->n_bdims - 1; i >= 0; i--) {
 			at += rest % k->bdim[i] * k->a_bst[i];
 			bo += rest % k->bdim[i] * k->b_bst[i];
+			yo += rest % k->bdim[i] * k->y_bst[i];
 			rest /= k->bdim[i];
 		}
+		float *y = k->y + yo;
 
 		if (k->bias)
 			for (int64_t i = 0; i < k->m; i++)
 				for (int64_t j = 0; j < k->n; j++)
-					y[i * k->n + j] =
+					y[i * k->ldy + j] =
 					    k->bias[(k->bias_rows == 1 ? 0 : i) * k->bias_cols +
 						    (k->bias_cols == 1 ? 0 : j)];
 		if (!k->k) { /* a sum of nothing (sgemm refuses a leading dimension of 0) */
-			for (int64_t i = 0; i < k->m * k->n; i++)
-				y[i] = k->bias ? k->beta * y[i] : 0.0f;
+			for (int64_t i = 0; i < k->m; i++)
+				for (int64_t j = 0; j < k->n; j++)
+					y[i * k->ldy + j] =
+					    k->bias ? k->beta * y[i * k->ldy + j] : 0.0f;
 			continue;
 		}
 		if (dnnl_sgemm(k->ta, k->tb, k->m, k->n, k->k, k->alpha, k->a + at, k->lda,
 			       k->b + bo, k->ldb, k->bias ? k->beta : 0.0f, y,
-			       HO_LD(k->n)) != dnnl_success)
+			       k->ldy) != dnnl_success)
 			return -EIO;
 	}
 	return 0;
