@@ -352,10 +352,13 @@ const char *ho_op_class_name(int op_class);
  * can read the source.
  */
 bool ho_op_is_view(const char *op_type);
-/* Whether node n of g runs as a view: a view operator, a Dropout only where it is the
- * identity (in inference, or in training at a known ratio of 0), and a Transpose that
- * moves only axes of extent 1, whose bytes stay in their order. */
+/* Whether node n of g runs as a view (graph/views.c): a view operator, a Dropout only
+ * where it is the identity (in inference, or in training at a known ratio of 0), a
+ * Transpose that moves only axes of extent 1, whose bytes stay in their order, and a
+ * Gather or Slice whose output is one run of its input's bytes (not a graph output). */
 bool ho_node_is_view(const struct ho_graph *g, const struct ho_node *n);
+/* Where view n's output starts in its input's bytes: 0 but for a Gather's or a Slice's. */
+uint64_t ho_view_offset(const struct ho_graph *g, const struct ho_node *n);
 
 /* What the operator table (user/graph/ops.c) knows of one operator. */
 #define HO_OP_VIEW 0x1u	  /* output: the first input's bytes under another shape */

@@ -275,6 +275,52 @@ PYEOF
 	done
 }
 
+# Gathers and Slices whose output is one run of their input's bytes run as views at an
+# offset (graph/views.c): a Gather of one index (scalar, [-1], on an inner axis after axes
+# of extent 1), a Slice of one index then a range then whole axes, a Slice of everything;
+# not a Slice with a gap, nor a Gather or a Reshape of one that the graph gives out.  Their
+# readers (Tanh) on the emulator in the fourth way, so that runs cross devices.
+[ "$PART" = ort ] || {
+	$PY - "$T" <<'PYEOF'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+x = np.random.default_rng(10).standard_normal((3, 1, 4, 6)).astype(np.float32)
+I = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)
+N = helper.make_node
+nodes = [N("Sigmoid", ["x"], ["s"]),
+         N("Gather", ["s", "i1"], ["g0"], axis=0), N("Tanh", ["g0"], ["y0"]),
+         N("Gather", ["s", "im1"], ["g1"], axis=0), N("Tanh", ["g1"], ["y1"]),
+         N("Reshape", ["s", "r2"], ["s1"]), N("Gather", ["s1", "i5"], ["g2"], axis=2), N("Tanh", ["g2"], ["y2"]),
+         N("Slice", ["s", "st3", "en3"], ["g3"]), N("Tanh", ["g3"], ["y3"]),
+         N("Slice", ["s", "z1", "e4", "a4"], ["g4"]), N("Tanh", ["g4"], ["y4"]),
+         N("Gather", ["s", "i0"], ["y5"], axis=0),
+         N("Gather", ["s", "i2"], ["g6"], axis=0), N("Reshape", ["g6", "r6"], ["y6"]),
+         N("Slice", ["s", "z1", "e7", "z1"], ["g7"]), N("Tanh", ["g7"], ["y7"])]
+inits = [I("i1", 1), I("im1", [-1]), I("r2", [1, 1, 12, 6]), I("i5", 5), I("st3", [1, 0, 1, 0]), I("en3", [2, 1, 3, 6]),
+         I("z1", [0]), I("e4", [3]), I("a4", [3]), I("i0", 0), I("i2", 2), I("r6", [24]), I("e7", [3])]
+outs = ["y%d" % i for i in range(8)]
+g = helper.make_graph(nodes, "runs", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                      [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outs], inits)
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), f"{sys.argv[1]}/runs.onnx")
+np.save(f"{sys.argv[1]}/runs.x.npy", x)
+s = 1 / (1 + np.exp(-x))
+refs = [np.tanh(s[1]), np.tanh(s[[-1]]), np.tanh(s.reshape(1, 1, 12, 6)[:, :, 5]), np.tanh(s[1:2, 0:1, 1:3, :]),
+        np.tanh(s[:, :, :, :3]), s[0], s[2].reshape(24), np.tanh(s)]
+for o, v in zip(outs, refs):
+    np.save(f"{sys.argv[1]}/runs.{o}.npy", v.astype(np.float32))
+PYEOF
+	ways "$T/runs.onnx" x 3x1x4x6 "$T/runs.x.npy" "$T/runs" Tanh
+	for i in 1 2 3 4; do
+		for o in y0 y1 y2 y3 y4 y5 y6 y7; do
+			$PY "$ROOT/tests/runtime/compare.py" "$T/runs.$o.npy" "$T/runs.$i/$o.npy" \
+				"Gathers and Slices as views, $o way $i vs numpy" 1e-6
+		done
+	done
+}
+
 # A sequence model: two bidirectional GRU layers (linear_before_reset), an LSTM, a Linear;
 # its GRUs on the emulator in the fourth way.
 [ "$PART" = ort ] || four_ways_vs_pytorch seq_rnn x 3x20x16 y GRU

@@ -409,11 +409,15 @@ static int ho_rt_layout(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_
 		if (rt->node_dev[g->topo[i]] < 0 || !ho_rt_is_alias(rt, (uint32_t)g->topo[i]) ||
 		    !n->n_inputs || n->inputs[0] < 0 || n->outputs[0] < 0 || rt->moves[g->topo[i]])
 			continue;
-		/* a replica of the alias itself (its source has none there) keeps its own bytes */
+		/* a replica of the alias itself (its source has none there) keeps its own
+		 * bytes; a Gather's or Slice's run starts off bytes into its source's */
+		uint64_t off = ho_view_offset(g, n);
+
 		for (uint32_t d = 0; d < rt->n_dev; d++)
-			if (!rt->is_copy[AT(rt, n->outputs[0], d)])
+			if (!rt->is_copy[AT(rt, n->outputs[0], d)] &&
+			    rt->buf[AT(rt, n->inputs[0], d)])
 				rt->buf[AT(rt, n->outputs[0], d)] =
-				    rt->buf[AT(rt, n->inputs[0], d)];
+				    (char *)rt->buf[AT(rt, n->inputs[0], d)] + off;
 	}
 	/* Constants: their bytes at home, and already in every replica. */
 	for (uint32_t t = 0; t < g->n_tensors; t++) {
@@ -452,13 +456,14 @@ int ho_rt_move(struct ho_rt *rt, uint32_t id, uint32_t d, struct ho_error *err)
 {
 	const struct ho_node *n = &rt->g->nodes[id];
 	struct ho_pool_copy c = {.len = (size_t)rt->g->tensors[n->outputs[0]].bytes};
+	char *src = (char *)ho_rt_view(rt, n->inputs[0], d) + ho_view_offset(rt->g, n);
 	int ret;
 
 	if (rt->dev[d].info.own_memory)
-		return ho_rt_copy_between(rt, d, ho_rt_view(rt, n->inputs[0], d), d,
-					  rt->buf[AT(rt, n->outputs[0], d)], c.len, err);
+		return ho_rt_copy_between(rt, d, src, d, rt->buf[AT(rt, n->outputs[0], d)], c.len,
+					  err);
 	/* in d's region, or the output in pages of its own (outside memory, bound) */
-	c.src = ho_rt_buf_of(rt, d, ho_rt_view(rt, n->inputs[0], d), &c.src_off);
+	c.src = ho_rt_buf_of(rt, d, src, &c.src_off);
 	c.dst = ho_rt_buf_of(rt, d, rt->buf[AT(rt, n->outputs[0], d)], &c.dst_off);
 	ret = ho_pool_queue_copy(rt->dev[d].syncq, &c, 1);
 
