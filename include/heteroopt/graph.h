@@ -518,6 +518,15 @@ bool ho_transpose_perm(const struct ho_node *n, int r, int64_t *perm);
 void ho_transpose_strides(const struct ho_graph *g, uint32_t tr, int64_t *stride);
 /* The element strides of Transpose tr's input axes in its output's bytes. */
 void ho_transpose_out_strides(const struct ho_graph *g, uint32_t tr, int64_t *stride);
+/*
+ * The nodes the kernel of head (a Conv, ConvTranspose, MatMul or lone BatchNormalization)
+ * may take in, each the only reader of the one before: link[0] its batch norm or bias
+ * Add, link[1] a residual Add (ho_conv_residual), link[2] a swish's gate, link[3] its
+ * element-wise node, or the Transpose after a batched MatMul (ho_matmul_out_through);
+ * -1 where none.  The one list the simulator charges as one kernel and the backends are
+ * asked about.
+ */
+void ho_chain_links(const struct ho_graph *g, uint32_t head, int32_t link[4]);
 /* t's bytes are in the graph (an initializer's, a Constant's), all of them. */
 static inline bool ho_tensor_holds_bytes(const struct ho_tensor *t)
 {

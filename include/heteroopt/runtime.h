@@ -247,6 +247,15 @@ int ho_rt_box_takes(const struct ho_box *box, const struct ho_graph *g, uint64_t
  * channels-last between their convolutions (their Conv takes either layout).
  */
 uint64_t ho_rt_box_layouts(const struct ho_box *box, const struct ho_graph *g, uint8_t *layout);
+/*
+ * Which devices of box fold each link of a chain (ho_chain_links) into its head's kernel:
+ * folds[node] has bit d where device d's backend takes the fused kernel with that link
+ * and those before it (its check; a backend with none, or not built here, takes every
+ * chain); every bit for a node that is no link.  A MatMul's Transpose is the kernel's own
+ * answer (ho_kernel_memory.through), not asked here.
+ */
+int ho_rt_box_folds(const struct ho_box *box, const struct ho_graph *g, uint64_t *folds,
+		    struct ho_error *err);
 
 /* Copy an input in: float32 data of exactly the bound shape's element count. */
 int ho_rt_set_input(struct ho_rt *rt, const char *name, const int64_t *shape, int rank,

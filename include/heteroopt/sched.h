@@ -80,8 +80,9 @@ struct ho_problem {
 	 * must be made and read on that device alone (else t runs apart).
 	 */
 	uint32_t *fuse_prev, *fuse_in, *fuse_head, *fuse_res;
-	/* fuse_devs[t]: the devices on which t folds so (a MatMul's Transpose: where its
-	 * kernel writes through it, kernel_mem's through); NULL: any device */
+	/* fuse_devs[t]: the devices on which t folds so (whose backend takes the fused
+	 * kernel; a MatMul's Transpose: where its kernel writes through it, kernel_mem's
+	 * through); NULL: any device */
 	uint64_t *fuse_devs;
 	double *fused_comp;
 	/* weights resident on each device that runs a consumer */
@@ -176,6 +177,9 @@ struct ho_backend_view {
 	const uint8_t *layout;	/* node * devices: the HO_LAYOUT_* of its kernel there */
 	uint64_t channels_last; /* the devices that keep activations channels-last */
 	const struct ho_kernel_memory *memory; /* node * devices (NULL: none known) */
+	/* per node that is a link of a chain (ho_chain_links): the devices whose backend
+	 * folds it into its head's kernel (NULL: every device) */
+	const uint64_t *folds;
 };
 
 void ho_problem_free(struct ho_problem *p);

@@ -125,6 +125,45 @@ check "run over ocl0 and cpu0" 0 "output y" -- $EXE run "$CBN" \
 	--input x="${CBN%.onnx}.ref_in.npy" --schedule "$tmp/cbn.json" --pick 0 -o "$tmp/cbn"
 check "... as PyTorch computed it" 0 "" -- $PY "$(dirname "$0")/../runtime/compare.py" \
 	"${CBN%.onnx}.ref_out.npy" "$tmp/cbn/y.npy" "conv_bn_training over ocl0 and cpu0"
+# A batch norm's Relu folds into its kernel on cpu0, not on ocl0 (OpenCL's batch norm runs
+# it apart): the scheduler asks each device's backend (ho_rt_box_folds), so the schedule's
+# folds are the run's, where it once charged the Relu as fused on ocl0 too.
+$PY - "$tmp/preact.onnx" <<'PYEOF'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+rng = np.random.default_rng(3)
+p = [numpy_helper.from_array((rng.random(24) + 0.5).astype(np.float32), n) for n in ("s", "v")] + \
+    [numpy_helper.from_array(rng.standard_normal(24).astype(np.float32), n) for n in ("b", "m")]
+w = numpy_helper.from_array((rng.standard_normal((16, 8, 3, 3)) * 0.1).astype(np.float32), "w")
+nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+         helper.make_node("Concat", ["x", "c"], ["cat"], axis=1, name="cat"),
+         helper.make_node("BatchNormalization", ["cat", "s", "b", "m", "v"], ["n"], name="bn"),
+         helper.make_node("Relu", ["n"], ["y"], name="relu")]
+g = helper.make_graph(nodes, "preact", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 16, 16])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], p + [w])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+np.save(sys.argv[1].replace(".onnx", ".x.npy"), rng.standard_normal((1, 8, 16, 16)).astype(np.float32))
+PYEOF
+for dev in cpu0 ocl0; do
+	check "the batch norm and its Relu pinned on $dev: a schedule" 0 "wrote $tmp/pre.$dev.json" -- \
+		$EXE schedule "$tmp/preact.onnx" --box "$tmp/box.json" --pin bn=$dev --pin relu=$dev \
+		--seed 1 --quiet -o "$tmp/pre.$dev.json"
+	$EXE run "$tmp/preact.onnx" --input x="$tmp/preact.x.npy" --schedule "$tmp/pre.$dev.json" \
+		--pick 0 --report >"$tmp/pre.$dev.log" 2>&1
+	check "... the run folds as many nodes as the schedule predicts ($dev)" 0 "" -- \
+		awk '/schedule front member/ { s = 1 } / nodes folded / { n++; if ($1 != $NF) bad = 1 }
+		END { exit !s || bad }' "$tmp/pre.$dev.log"
+done
+check "the Relu runs inside the batch norm's kernel on cpu0, on its own on ocl0" 0 "" -- \
+	$PY - "$tmp/pre.cpu0.json" "$tmp/pre.ocl0.json" <<'PYEOF'
+import json, sys
+for path, want in zip(sys.argv[1:], ("fused", "kernel")):
+    s = json.load(open(path))
+    relu = [t["name"] for t in s["tasks"]].index("relu")
+    assert s["front"][0]["runs_as"][relu] == want, (path, s["front"][0]["runs_as"][relu])
+PYEOF
 # a convolution whose columns (64 x 3 x 3 x 362^2 floats, 302 MB) pass the 256 MiB a band of
 # outputs may take: done in two bands on ocl0, held to the cpu backend's answer
 $PY - "$tmp" <<'PYEOF'

@@ -114,7 +114,7 @@ static void stem_pays_its_input(const struct ho_graph *g, const char *box_text, 
 
 	T_REQUIRE(layout && ho_box_parse(box_text, &box, &err) == 0);
 	T_REQUIRE(t_profile_text(profile_json, box, &prof, &err) == 0);
-	struct ho_backend_view bv = {NULL, layout, ho_rt_box_layouts(box, g, layout), NULL};
+	struct ho_backend_view bv = {NULL, layout, ho_rt_box_layouts(box, g, layout), NULL, NULL};
 
 	T_REQUIRE(ho_problem_from_graph_on(g, box, prof, &bv, &p, &err) == 0);
 	T_CHECK(!p->relayout == all_cl, "per-plan layouts: %s", p->relayout ? "yes" : "no");
@@ -166,7 +166,7 @@ int main(void)
 	T_REQUIRE(t_profile_text(profile_json, box, &prof, &err) == 0);
 	layout = malloc((size_t)g->n_nodes * 2);
 	T_REQUIRE(layout);
-	struct ho_backend_view bv = {NULL, layout, ho_rt_box_layouts(box, g, layout), NULL};
+	struct ho_backend_view bv = {NULL, layout, ho_rt_box_layouts(box, g, layout), NULL, NULL};
 
 	/* cpu0 keeps activations channels-last, the OpenCL device not */
 	T_CHECK(bv.channels_last == 1, "channels-last devices 0x%llx",

@@ -57,6 +57,10 @@ static void item_homes(const struct ho_problem *p, const uint16_t *assign, int *
 		if (src == HO_NOT_VIEW)
 			continue;
 		h = src == HO_VIEW_OF_WEIGHT ? p->default_device : home[src];
+		/* a Transpose read through: beside its MatMul, where the kernel reads so */
+		if (p->view_reader && p->view_reader[t] != HO_NOT_VIEW &&
+		    (assign[p->view_reader[t]] != assign[t] || !(p->view_devs[t] >> assign[t] & 1)))
+			continue;
 		if (h == assign[t] || in_place(p, h, assign[t])) {
 			home[p->view_out[t]] = h;
 			is_view[p->view_out[t]] = 1;
@@ -132,7 +136,8 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 		uint32_t t = p->topo[i], u = p->fuse_prev[t];
 
 		fused[t] = u != HO_NOT_FUSED && assign[u] == assign[t] &&
-			   (p->fuse_prev[u] == HO_NOT_FUSED || fused[u]);
+			   (p->fuse_prev[u] == HO_NOT_FUSED || fused[u]) &&
+			   (!p->fuse_devs || (p->fuse_devs[t] >> assign[t] & 1));
 		/* a residual Add: the residual made and read on that device alone */
 		if (fused[t] && p->fuse_res[t] != HO_NOT_FUSED) {
 			uint32_t k = p->fuse_res[t];

@@ -56,14 +56,19 @@ int cli_problem(const struct ho_graph *g, const struct ho_box *box, const struct
 			     "(heteroopt inspect lists every one)",
 			     r.n, box->name, r.first);
 	uint8_t *layout = ret ? NULL : malloc((size_t)g->n_nodes * box->n_devices + 1);
+	uint64_t *folds = ret ? NULL : malloc((g->n_nodes + 1) * sizeof(uint64_t));
 
-	if (!ret && !layout)
+	if (!ret && (!layout || !folds))
 		ret = ho_err(err, -ENOMEM, "out of memory");
+	if (!ret)
+		ret = ho_rt_box_folds(box, g, folds, err);
 	if (!ret) {
-		struct ho_backend_view bv = {takes, layout, ho_rt_box_layouts(box, g, layout), km};
+		struct ho_backend_view bv = {takes, layout, ho_rt_box_layouts(box, g, layout), km,
+					     folds};
 
 		ret = ho_problem_from_graph_on(g, box, prof, &bv, out, err);
 	}
+	free(folds);
 	free(layout);
 	free(km);
 	free(takes);

@@ -477,3 +477,23 @@ int32_t ho_matmul_out_through(const struct ho_graph *g, uint32_t mm)
 		return -1;
 	return p;
 }
+
+void ho_chain_links(const struct ho_graph *g, uint32_t head, int32_t link[4])
+{
+	const char *op = g->nodes[head].op_type;
+
+	link[0] = link[1] = link[2] = link[3] = -1;
+	if (!strcmp(op, "MatMul")) {
+		ho_matmul_chain(g, head, &link[0], &link[3]);
+		if (link[0] < 0 && link[3] < 0)
+			link[3] = ho_matmul_out_through(g, head);
+	} else if (!strcmp(op, "BatchNormalization")) {
+		ho_bn_chain(g, head, &link[3]);
+	} else {
+		ho_conv_chain(g, head, &link[0], &link[3]);
+		/* a swish or HardSwish post-op: its gate is a link of the chain too */
+		link[2] = link[3] >= 0 ? ho_gate_of_mul(g, link[3]) : -1;
+		if (link[3] < 0)
+			link[1] = ho_conv_residual(g, head, link[0], &link[3]);
+	}
+}

@@ -348,6 +348,54 @@ uint64_t ho_rt_box_layouts(const struct ho_box *box, const struct ho_graph *g, u
 	return mask;
 }
 
+/* Device d's backend ops takes head's kernel with the links up to upto (ho_chain_links). */
+static bool ho_box_fuses(const struct ho_backend_ops *ops, const struct ho_graph *g, uint32_t head,
+			 const int32_t link[4], int upto, struct ho_scratch_mem *s)
+{
+	struct ho_error e;
+
+	return !ops->check(
+	    g, head, &(struct ho_fusion){link[0], upto ? link[3] : -1, upto ? link[1] : -1, 0},
+	    s->mem, &e);
+}
+
+int ho_rt_box_folds(const struct ho_box *box, const struct ho_graph *g, uint64_t *folds,
+		    struct ho_error *err)
+{
+	struct ho_scratch_mem s = {0};
+	int ret = 0;
+
+	memset(folds, 0xff, g->n_nodes * sizeof(*folds));
+	for (uint32_t d = 0; d < box->n_devices && !ret; d++) {
+		const struct ho_backend_ops *ops = ho_box_backend(box, d);
+
+		if (!ops || !ops->check)
+			continue;
+		if (!s.mem && (ret = ho_scratch_new(&s, g, false, err)))
+			break;
+		for (uint32_t h = 0; h < g->n_nodes; h++) {
+			int32_t link[4];
+			bool first, rest;
+
+			ho_chain_links(g, h, link);
+			/* a MatMul's Transpose: its kernel's own answer (folds_transposes) */
+			if (!strcmp(g->nodes[h].op_type, "MatMul") && link[0] < 0)
+				continue;
+			first = link[0] < 0 || ho_box_fuses(ops, g, h, link, 0, &s);
+			rest = first && (link[1] >= 0 || link[3] >= 0) &&
+			       ho_box_fuses(ops, g, h, link, 1, &s);
+			if (link[0] >= 0 && !first)
+				folds[link[0]] &= ~(1ull << d);
+			for (int k = 1; k < 4; k++)
+				if (link[k] >= 0 && !rest)
+					folds[link[k]] &= ~(1ull << d);
+		}
+	}
+	if (s.mem)
+		ho_scratch_free(&s, g);
+	return ret;
+}
+
 bool ho_rt_takes_fused(const struct ho_rt *rt, struct ho_scratch_mem *s, uint32_t i, int32_t bn,
 		       int32_t post, int32_t sum)
 {

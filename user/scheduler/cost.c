@@ -365,34 +365,21 @@ static uint64_t ho_out_through_devices(const struct ho_problem *p, int32_t t)
  * chain, NULL without any, like the views.
  */
 static int ho_problem_chains(const struct ho_graph *g, const struct ho_profile *prof,
-			     struct ho_problem *p, const int32_t *task_of, const int32_t *item_of)
+			     const struct ho_backend_view *bv, struct ho_problem *p,
+			     const int32_t *task_of, const int32_t *item_of)
 {
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		int32_t chain[5], link[4], len = 1;
-		uint64_t devs; /* where the chain's links fold: its kernel there can */
+		uint64_t out; /* where a MatMul's Transpose folds */
 
 		if (task_of[i] < 0)
 			continue;
 		chain[0] = (int32_t)i;
-		/* links: batch norm or bias, residual Add, a swish's gate, element-wise */
-		link[1] = link[2] = -1;
-		devs = ~0ull;
-		if (!strcmp(g->nodes[i].op_type, "MatMul")) {
-			ho_matmul_chain(g, i, &link[0], &link[3]);
-			/* the Transpose after it, where its kernel writes through it */
-			if (link[0] < 0 && link[3] < 0 &&
-			    (devs = ho_out_through_devices(p, task_of[i])))
-				link[3] = ho_matmul_out_through(g, i);
-		} else if (!strcmp(g->nodes[i].op_type, "BatchNormalization")) {
-			link[0] = -1;
-			ho_bn_chain(g, i, &link[3]);
-		} else {
-			ho_conv_chain(g, i, &link[0], &link[3]);
-			/* a swish or HardSwish post-op: its gate is a link of the chain too */
-			link[2] = link[3] >= 0 ? ho_gate_of_mul(g, link[3]) : -1;
-			if (link[3] < 0)
-				link[1] = ho_conv_residual(g, i, link[0], &link[3]);
-		}
+		ho_chain_links(g, i, link);
+		/* a MatMul's Transpose: where its kernel writes through it */
+		out = link[0] < 0 && link[3] >= 0 && !strcmp(g->nodes[i].op_type, "MatMul")
+			  ? ho_out_through_devices(p, task_of[i])
+			  : ~0ull;
 		for (int k = 0; k < 4; k++)
 			if (link[k] >= 0)
 				chain[len++] = link[k];
@@ -414,6 +401,10 @@ static int ho_problem_chains(const struct ho_graph *g, const struct ho_profile *
 					break;
 				p->fuse_res[t] = (uint32_t)item_of[r];
 			}
+			/* where the link folds: the devices whose backend takes it in (bv) */
+			uint64_t devs = (k == len - 1 ? out : ~0ull) &
+					(bv && bv->folds ? bv->folds[chain[k]] : ~0ull);
+
 			if (devs != ~0ull && !p->fuse_devs) {
 				if (!(p->fuse_devs = malloc((p->n + 1) * sizeof(uint64_t))))
 					return -ENOMEM;
@@ -643,7 +634,7 @@ int ho_problem_from_graph_on(const struct ho_graph *g, const struct ho_box *box,
 	}
 	memmove(p->wcons_off, p->wcons_off + 1, (nw + 1) * sizeof(uint32_t));
 	if (ho_problem_views(g, p, task_of, item_of, weight_of) ||
-	    ho_problem_chains(g, prof, p, task_of, item_of))
+	    ho_problem_chains(g, prof, bv, p, task_of, item_of))
 		goto nomem;
 	ret = ho_problem_link(p, ne, ei, et, err);
 	if (!ret && bv && bv->layout && ho_problem_layouts(g, prof, bv, task_of, item_of, p))
