@@ -248,9 +248,8 @@ void ho_rt_fuse(struct ho_rt *rt)
 		}
 		if (!matmul && strcmp(op, "Conv") && strcmp(op, "ConvTranspose"))
 			continue;
-		if (matmul)
-			ho_rt_through(rt, i);
 		if (matmul) {
+			ho_rt_through(rt, i);
 			/* the matmul kernel folds an element-wise node after a bias only */
 			mid = ho_rt_matmul_bias(rt, i, &b);
 			if (mid < 0)
@@ -298,13 +297,12 @@ bool ho_rt_unwritten(const struct ho_rt *rt, int32_t t)
 	if (p < 0 || rt->g->nodes[p].outputs[0] != t)
 		return false;
 	if (rt->post[p] >= 0 || rt->bn[p] >= 0 || rt->sum[p] >= 0)
-		return true; /* the Conv's own output */
-	/* a folded node's output (a batch norm's, a swish's gate, a residual Add's) when
-	 * the chain's last node writes instead; a Transpose read through is its input */
-	int32_t h = rt->folded[p], last = h < 0 ? -1 : ho_rt_chain_end(rt, (uint32_t)h);
-
-	if (ho_rt_is_alias(rt, (uint32_t)p))
+		return true;		     /* the Conv's own output */
+	if (ho_rt_is_alias(rt, (uint32_t)p)) /* a Transpose read through: its input's bytes */
 		return false;
+	/* a folded node's output (a batch norm's, a swish's gate, a residual Add's) when
+	 * the chain's last node writes instead */
+	int32_t h = rt->folded[p], last = h < 0 ? -1 : ho_rt_chain_end(rt, (uint32_t)h);
 
 	return last >= 0 && last != p;
 }
