@@ -368,8 +368,12 @@ int ho_rt_box_folds(const struct ho_box *box, const struct ho_graph *g, uint64_t
 	memset(folds, 0xff, g->n_nodes * sizeof(*folds));
 	for (uint32_t d = 0; d < box->n_devices && !ret; d++) {
 		const struct ho_backend_ops *ops = ho_box_backend(box, d);
+		uint64_t same = 0; /* the devices on this backend: one question for all */
 
-		if (!ops || !ops->check)
+		for (uint32_t e = 0; e < box->n_devices; e++)
+			same |= (uint64_t)(ho_box_backend(box, e) == ops) << e;
+		/* asked already (a device before d on it), or nothing to ask */
+		if (!ops || !ops->check || (same & ((1ull << d) - 1)))
 			continue;
 		if (!s.mem && (ret = ho_scratch_new(&s, g, false, err)))
 			break;
@@ -385,10 +389,10 @@ int ho_rt_box_folds(const struct ho_box *box, const struct ho_graph *g, uint64_t
 			rest = first && (link[1] >= 0 || link[3] >= 0) &&
 			       ho_box_fuses(ops, g, h, link, 1, &s);
 			if (link[0] >= 0 && !first)
-				folds[link[0]] &= ~(1ull << d);
+				folds[link[0]] &= ~same;
 			for (int k = 1; k < 4; k++)
 				if (link[k] >= 0 && !rest)
-					folds[link[k]] &= ~(1ull << d);
+					folds[link[k]] &= ~same;
 		}
 	}
 	if (s.mem)
