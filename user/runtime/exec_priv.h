@@ -133,6 +133,9 @@ struct ho_rt {
 	 * tensor there, filled by a copy within the device's region.
 	 */
 	uint8_t *moves;
+	/* per alias node: where its output starts in its source's bytes (ho_view_offset),
+	 * worked out once at plan time, not at each move */
+	uint64_t *view_off;
 	struct ho_kernel **k;
 	struct ho_control **ctl; /* per node: If, Loop and Scan, the executor's own (control.c) */
 	/* run state, under lock */

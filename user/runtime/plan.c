@@ -149,6 +149,7 @@ void ho_rt_free(struct ho_rt *rt)
 	free(rt->bn);
 	free(rt->folded);
 	free(rt->moves);
+	free(rt->view_off);
 	free(rt->waiting);
 	free(rt->mem_off);
 	free(rt->mem_succ);
@@ -331,6 +332,7 @@ static int ho_rt_layout(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_
 		if (d < 0 || !ho_rt_is_alias(rt, id) || !n->n_inputs || n->inputs[0] < 0 ||
 		    n->outputs[0] < 0)
 			continue;
+		rt->view_off[id] = ho_view_offset(g, n);
 		if (rt->home[n->inputs[0]] < 0 || ho_shares_memory(rt, rt->home[n->inputs[0]], d))
 			rt->home[n->outputs[0]] = rt->home[n->inputs[0]];
 		else
@@ -410,8 +412,8 @@ static int ho_rt_layout(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_
 		    !n->n_inputs || n->inputs[0] < 0 || n->outputs[0] < 0 || rt->moves[g->topo[i]])
 			continue;
 		/* a replica of the alias itself (its source has none there) keeps its own
-		 * bytes; a Gather's or Slice's run starts off bytes into its source's */
-		uint64_t off = ho_view_offset(g, n);
+		 * bytes; a Gather's or Slice's run starts view_off bytes into its source's */
+		uint64_t off = rt->view_off[g->topo[i]];
 
 		for (uint32_t d = 0; d < rt->n_dev; d++)
 			if (!rt->is_copy[AT(rt, n->outputs[0], d)] &&
@@ -456,7 +458,7 @@ int ho_rt_move(struct ho_rt *rt, uint32_t id, uint32_t d, struct ho_error *err)
 {
 	const struct ho_node *n = &rt->g->nodes[id];
 	struct ho_pool_copy c = {.len = (size_t)rt->g->tensors[n->outputs[0]].bytes};
-	char *src = (char *)ho_rt_view(rt, n->inputs[0], d) + ho_view_offset(rt->g, n);
+	char *src = (char *)ho_rt_view(rt, n->inputs[0], d) + rt->view_off[id];
 	int ret;
 
 	if (rt->dev[d].info.own_memory)
@@ -543,9 +545,10 @@ int ho_rt_plan(const struct ho_graph *g, const struct ho_rt_opts *o, int depth, 
 	rt->bn = calloc(g->n_nodes + 1, sizeof(int32_t));
 	rt->folded = calloc(g->n_nodes + 1, sizeof(int32_t));
 	rt->moves = calloc(g->n_nodes + 1, 1);
+	rt->view_off = calloc(g->n_nodes + 1, sizeof(uint64_t));
 	if (!rt->node_dev || !rt->prio || !rt->k || !rt->ctl || !rt->waiting || !rt->done ||
 	    !rt->start || !rt->end || !rt->is_set || !rt->home || !rt->nhwc || !rt->post ||
-	    !rt->sum || !rt->bn || !rt->folded || !rt->moves)
+	    !rt->sum || !rt->bn || !rt->folded || !rt->moves || !rt->view_off)
 		goto nomem;
 	ret = ho_rt_place(rt, o, err);
 	if (ret)
