@@ -383,7 +383,7 @@ int ho_rt_box_folds(const struct ho_box *box, const struct ho_graph *g, uint64_t
 
 			ho_chain_links(g, h, link);
 			/* a MatMul's Transpose: its kernel's own answer (folds_transposes) */
-			if (!strcmp(g->nodes[h].op_type, "MatMul") && link[0] < 0)
+			if (link[3] >= 0 && link[3] == ho_matmul_out_through(g, h))
 				continue;
 			first = link[0] < 0 || ho_box_fuses(ops, g, h, link, 0, &s);
 			rest = first && (link[1] >= 0 || link[3] >= 0) &&

@@ -217,9 +217,20 @@ static uint32_t *ho_task_array(uint32_t n)
 	return a;
 }
 
+/* The devices on which task t's kernel folds the Transposes bits names (kernel_mem's
+ * through: bit k for input k, HO_THROUGH_OUTPUT for the one after it). */
+static uint64_t ho_through_mask(const struct ho_problem *p, int32_t t, uint32_t bits)
+{
+	uint64_t mask = 0;
+
+	for (uint32_t dev = 0; p->kernel_mem && dev < p->d; dev++)
+		mask |= (uint64_t) !!(p->kernel_mem[(size_t)t * p->d + dev].through & bits) << dev;
+	return mask;
+}
+
 /*
  * The devices on which Transpose node i is read through by the MatMul after it (its
- * kernel there reads that input so: kernel_mem's through), and that MatMul; 0 if none.
+ * kernel there reads that input so), and that MatMul; 0 if none.
  */
 static uint64_t ho_through_devices(const struct ho_graph *g, const struct ho_problem *p,
 				   const int32_t *task_of, uint32_t i, int32_t *reader)
@@ -231,16 +242,9 @@ static uint64_t ho_through_devices(const struct ho_graph *g, const struct ho_pro
 	if (!p->kernel_mem || strcmp(nd->op_type, "Transpose") || t < 0 ||
 	    g->tensors[t].n_consumers != 1 || task_of[mm = g->tensors[t].consumers[0]] < 0)
 		return 0;
-	for (uint32_t k = 0; k < 2; k++) {
-		if (ho_matmul_through(g, (uint32_t)mm, k) != (int32_t)i)
-			continue;
-		for (uint32_t dev = 0; dev < p->d; dev++)
-			mask |=
-			    (uint64_t)(p->kernel_mem[(size_t)task_of[mm] * p->d + dev].through >>
-					   k &
-				       1)
-			    << dev;
-	}
+	for (uint32_t k = 0; k < 2; k++)
+		if (ho_matmul_through(g, (uint32_t)mm, k) == (int32_t)i)
+			mask |= ho_through_mask(p, task_of[mm], 1u << k);
 	*reader = task_of[mm];
 	return mask;
 }
@@ -347,18 +351,6 @@ static uint64_t ho_weight_taken(const struct ho_graph *g, const struct ho_backen
 	return mask;
 }
 
-/* The devices on which MatMul task t's kernel writes through the Transpose after it. */
-static uint64_t ho_out_through_devices(const struct ho_problem *p, int32_t t)
-{
-	uint64_t mask = 0;
-
-	for (uint32_t dev = 0; p->kernel_mem && dev < p->d; dev++)
-		mask |=
-		    (uint64_t) !!(p->kernel_mem[(size_t)t * p->d + dev].through & HO_THROUGH_OUTPUT)
-		    << dev;
-	return mask;
-}
-
 /*
  * Each Conv's, MatMul's and lone batch norm's chain (fusion.c) as links from a
  * task to the one before it, and what each link costs fused; made at the first
@@ -377,8 +369,8 @@ static int ho_problem_chains(const struct ho_graph *g, const struct ho_profile *
 		chain[0] = (int32_t)i;
 		ho_chain_links(g, i, link);
 		/* a MatMul's Transpose: where its kernel writes through it */
-		out = link[0] < 0 && link[3] >= 0 && !strcmp(g->nodes[i].op_type, "MatMul")
-			  ? ho_out_through_devices(p, task_of[i])
+		out = link[3] >= 0 && link[3] == ho_matmul_out_through(g, i)
+			  ? ho_through_mask(p, task_of[i], HO_THROUGH_OUTPUT)
 			  : ~0ull;
 		for (int k = 0; k < 4; k++)
 			if (link[k] >= 0)
