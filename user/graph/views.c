@@ -80,9 +80,9 @@ static bool ho_shown_as_output(const struct ho_graph *g, int32_t t, int depth)
 {
 	const struct ho_tensor *tt = &g->tensors[t];
 
-	if (tt->flags & HO_T_OUTPUT)
+	if ((tt->flags & HO_T_OUTPUT) || depth >= 64) /* deeper than that: assume it is */
 		return true;
-	for (uint32_t c = 0; c < tt->n_consumers && depth < 64; c++) {
+	for (uint32_t c = 0; c < tt->n_consumers; c++) {
 		const struct ho_node *u = &g->nodes[tt->consumers[c]];
 
 		/* any node that may run as a view, without asking where its output goes */
