@@ -360,8 +360,12 @@ int32_t ho_conv_residual(const struct ho_graph *g, uint32_t conv, int32_t bn, in
 	}
 	if (!ho_reaches_back(g, conv, want, n_want))
 		return -1;
+	/* the sum lands in r's bytes: not for a graph output, which the caller's memory holds */
+	if (g->tensors[a->outputs[0]].flags & HO_T_OUTPUT)
+		return -1;
 	b = ho_sole_reader(g, a->outputs[0]);
-	if (b >= 0 && ho_post_op(g, b))
+	if (b >= 0 && ho_post_op(g, b) && g->nodes[b].n_outputs && g->nodes[b].outputs[0] >= 0 &&
+	    !(g->tensors[g->nodes[b].outputs[0]].flags & HO_T_OUTPUT))
 		*post = b;
 	return tt->consumers[0];
 }
