@@ -29,6 +29,8 @@ struct mp_case {
 		int32_t writer;
 		uint32_t readers[4], n_readers;
 		bool permanent, to_end;
+		int32_t also[3]; /* other writers (a Concat's output its inputs are written into) */
+		uint32_t n_also;
 	} items[MAX_ITEMS];
 	bool no_reuse;				 /* no ancestors: every tensor its own bytes */
 	bool timeline;				 /* start/end below are the schedule's */
@@ -100,6 +102,31 @@ static const struct mp_case cases[] = {
      .n_items = 4,
      .items = {{1024, 0, {1, 2}, 2}, {1024, 1, {3}, 1}, {1024, 2, {3}, 1}, {1024, 3, {0}, 0}},
      .want_total = 3072},
+    {.name = "a Concat's output two nodes write: not over what the second runs beside",
+     .n_nodes = 5,
+     .edges = {{0, 1}, {1, 2}, {0, 3}, {2, 4}, {3, 4}, {-1, -1}},
+     .n_items = 2,
+     .items = {{2048, 0, {1}, 1}, {4096, 2, {4}, 1, .also = {3}, .n_also = 1}},
+     .want_total = 2048 + 4096},
+    {.name = "... the timeline runs the second after the first's reader: shared, with a wait",
+     .n_nodes = 5,
+     .edges = {{0, 1}, {1, 2}, {0, 3}, {2, 4}, {3, 4}, {-1, -1}},
+     .n_items = 2,
+     .items = {{2048, 0, {1}, 1}, {4096, 2, {4}, 1, .also = {3}, .n_also = 1}},
+     .timeline = true,
+     .start = {0, 1, 2, 3, 4},
+     .end = {1, 2, 3, 4, 5},
+     .want_total = 4096,
+     .want_waits = 1},
+    {.name = "... written first by the second (it runs before the first's reader): apart",
+     .n_nodes = 5,
+     .edges = {{0, 1}, {1, 2}, {0, 3}, {2, 4}, {3, 4}, {-1, -1}},
+     .n_items = 2,
+     .items = {{2048, 0, {1}, 1}, {4096, 2, {4}, 1, .also = {3}, .n_also = 1}},
+     .timeline = true,
+     .start = {0, 2, 3, 1, 4},
+     .end = {1, 3, 4, 2, 5},
+     .want_total = 2048 + 4096},
     {.name = "nothing to place", .n_nodes = 1, .edges = {{-1, -1}}, .n_items = 0, .want_total = 0},
 };
 
@@ -108,16 +135,23 @@ static bool is_anc(const uint64_t *anc, uint32_t words, uint32_t a, uint32_t of)
 	return anc[(size_t)of * words + a / 64] >> (a % 64) & 1;
 }
 
-/* Every reader of y (and its writer) is an ancestor of x's writer. */
+/* Every reader of y (and each of its writers) is an ancestor of each of x's writers. */
 static bool graph_orders(const struct ho_mp_item *y, const struct ho_mp_item *x,
 			 const uint64_t *anc, uint32_t words)
 {
 	if (y->permanent || y->to_end || x->permanent || x->writer < 0 || y->writer < 0)
 		return false;
-	for (uint32_t k = 0; k < y->n_readers; k++)
-		if (!is_anc(anc, words, y->readers[k], (uint32_t)x->writer))
-			return false;
-	return is_anc(anc, words, (uint32_t)y->writer, (uint32_t)x->writer);
+	for (uint32_t w = 0; w <= x->n_also; w++) {
+		uint32_t xw = (uint32_t)(w ? x->also[w - 1] : x->writer);
+
+		for (uint32_t k = 0; k < y->n_readers; k++)
+			if (!is_anc(anc, words, y->readers[k], xw))
+				return false;
+		for (uint32_t k = 0; k <= y->n_also; k++)
+			if (!is_anc(anc, words, (uint32_t)(k ? y->also[k - 1] : y->writer), xw))
+				return false;
+	}
+	return true;
 }
 
 static void run_case(const struct mp_case *c)
@@ -149,6 +183,8 @@ static void run_case(const struct mp_case *c)
 		items[i].prio = c->items[i].writer < 0 ? 0 : (uint32_t)c->items[i].writer;
 		items[i].readers = c->items[i].readers;
 		items[i].n_readers = c->items[i].n_readers;
+		items[i].also = c->items[i].also;
+		items[i].n_also = c->items[i].n_also;
 		items[i].tensor = i;
 	}
 	T_REQUIRE(ho_memplan(items, c->n_items, &o, &pl) == 0);

@@ -57,19 +57,24 @@ uint64_t *ho_memplan_ancestors(const struct ho_graph *g, uint32_t *words)
  * schedule's transfer start (never before its producer is done). */
 static double ho_written_at(const struct ho_mp_item *x, const struct ho_mp_order *o)
 {
-	if (!x->copy)
-		return o->start[x->writer];
-	return x->copy_start > o->end[x->writer] ? x->copy_start : o->end[x->writer];
+	double at;
+
+	if (x->copy)
+		return x->copy_start > o->end[x->writer] ? x->copy_start : o->end[x->writer];
+	at = o->start[x->writer];
+	for (uint32_t i = 0; i < x->n_also; i++) /* a Concat's inputs written in place */
+		if (o->start[x->also[i]] < at)
+			at = o->start[x->also[i]];
+	return at;
 }
 
 /*
  * Reader r (a node, or from n_nodes up a copy out of these bytes) is done
- * before x is written: by the graph (*wait untouched) or by the timeline.
+ * before w writes x: by the graph (*wait untouched) or by the timeline.
  */
-static bool ho_before(const struct ho_mp_order *o, int32_t r, const struct ho_mp_item *x,
-		      bool *wait)
+static bool ho_before_writer(const struct ho_mp_order *o, int32_t r, int32_t w,
+			     const struct ho_mp_item *x, bool *wait)
 {
-	int32_t w = x->writer;
 	bool copy_reader = r >= (int32_t)o->n_nodes;
 	double r_end;
 
@@ -95,6 +100,18 @@ static bool ho_before(const struct ho_mp_order *o, int32_t r, const struct ho_mp
 	return true;
 }
 
+/* ... before every node that writes x. */
+static bool ho_before(const struct ho_mp_order *o, int32_t r, const struct ho_mp_item *x,
+		      bool *wait)
+{
+	if (!ho_before_writer(o, r, x->writer, x, wait))
+		return false;
+	for (uint32_t i = 0; i < x->n_also; i++)
+		if (!ho_before_writer(o, r, x->also[i], x, wait))
+			return false;
+	return true;
+}
+
 static bool ho_list_before(const uint32_t *r, uint32_t n, const struct ho_mp_item *y,
 			   const struct ho_mp_item *x, const struct ho_mp_order *o, bool *wait)
 {
@@ -103,7 +120,12 @@ static bool ho_list_before(const uint32_t *r, uint32_t n, const struct ho_mp_ite
 		if (!ho_before(o, (int32_t)r[i], x, wait))
 			return false;
 	/* no writer: a graph input's replica, copied in before its readers run */
-	return y->writer < 0 || ho_before(o, y->writer, x, wait);
+	if (y->writer < 0)
+		return true;
+	for (uint32_t i = 0; i < y->n_also; i++)
+		if (!ho_before(o, y->also[i], x, wait))
+			return false;
+	return ho_before(o, y->writer, x, wait);
 }
 
 /*
@@ -227,6 +249,9 @@ static void ho_lifetime(const struct ho_mp_item *x, const struct ho_mp_order *o,
 	}
 	*born = ho_written_at(x, o);
 	*dies = x->to_end ? 1e300 : o->end[x->writer];
+	for (uint32_t k = 0; k < x->n_also; k++)
+		if (o->end[x->also[k]] > *dies)
+			*dies = o->end[x->also[k]];
 	for (uint32_t k = 0; k < x->n_direct && !x->to_end; k++) {
 		uint32_t r = x->direct[k];
 		double e = r >= o->n_nodes ? (o->copy_end ? o->copy_end[r - o->n_nodes] : 1e300)

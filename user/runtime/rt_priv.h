@@ -22,6 +22,8 @@ void *ho_rt_tensor_data(struct ho_rt *rt, int32_t t);
 struct ho_mp_item {
 	uint64_t size;
 	int32_t writer;		 /* node that writes it (-1: written before the run) */
+	const int32_t *also;	 /* other nodes that write parts of it (a Concat's inputs */
+	uint32_t n_also;	 /* written in its output), none for a copy */
 	bool copy;		 /* written by a copy that starts once writer is done */
 	double copy_start;	 /* a copy: when the schedule starts it (s), or -1 */
 	bool permanent;		 /* inputs, constants: held from before the run, never shared */
