@@ -359,6 +359,16 @@ bool ho_op_is_view(const char *op_type);
 bool ho_node_is_view(const struct ho_graph *g, const struct ho_node *n);
 /* Where view n's output starts in its input's bytes: 0 but for a Gather's or a Slice's. */
 uint64_t ho_view_offset(const struct ho_graph *g, const struct ho_node *n);
+/*
+ * Concat in place (graph/views.c): per tensor, the Concat whose output it may be written
+ * straight into (its run of the output starting off[t] bytes in), or -1: each input's
+ * ho_written_source, for every input of such a Concat, which runs nothing where the
+ * executor takes them all in place.
+ */
+void ho_concat_in_place(const struct ho_graph *g, int32_t *by, uint64_t *off);
+/* The tensor a node writes whose bytes t is: t, or the source of the views t is of all of
+ * (a Reshape's); -1 where t is part of it (a Slice's run). */
+int32_t ho_written_source(const struct ho_graph *g, int32_t t);
 
 /* What the operator table (user/graph/ops.c) knows of one operator. */
 #define HO_OP_VIEW 0x1u	  /* output: the first input's bytes under another shape */

@@ -102,6 +102,7 @@ struct ho_rt_placement {
 	double pred_makespan;	 /* s */
 	uint32_t pred_transfers; /* copies the schedule makes (in-place reads are none) */
 	uint32_t pred_fused;	 /* nodes the schedule runs inside the kernel before them */
+	uint32_t pred_gathered;	 /* Concats whose inputs it writes into their output */
 	double pred_bytes;
 	double pred_peak[HO_RT_MAX_DEVICES];	   /* bytes, the simulator's peak per device */
 	double pred_kernel_mem[HO_RT_MAX_DEVICES]; /* of it, the kernels' own (not the region's) */
@@ -160,6 +161,7 @@ struct ho_rt_report {
 	uint32_t zero_copy; /* cross-device edges served in place */
 	uint32_t fused;	    /* batch norm, bias and element-wise nodes folded into a Conv/MatMul */
 	uint32_t through;   /* Transposes a MatMul reads through: each output its input's bytes */
+	uint32_t gathered;  /* Concats whose inputs were written straight into their output */
 	uint32_t memory_waits; /* node pairs ordered so that one reuses the other's bytes */
 	/* Nodes whose shapes only the run decides (a NonZero's output and all after it):
 	 * planned once the others have run, as the values came (user/runtime/tail.c). */

@@ -68,6 +68,13 @@ struct ho_problem {
 	uint32_t *view_reader;
 	uint64_t *view_devs;
 	/*
+	 * Concat in place (ho_concat_in_place): gather_out[t], the output item of a Concat
+	 * whose inputs may be written straight into it; gather_by[k], for the item an
+	 * input of it shows (its written source), that Concat.  It runs nothing where all
+	 * are written on its device, plain.  HO_NOT_VIEW otherwise; NULL without any.
+	 */
+	uint32_t *gather_out, *gather_by;
+	/*
 	 * Fusion (ho_conv_chain, ho_matmul_chain): the task before t in a Conv's
 	 * or MatMul's chain, whose output item t reads (fuse_in), and the chain's
 	 * head (fuse_head); HO_NOT_FUSED for tasks in no chain.  On the device of
@@ -142,10 +149,12 @@ struct ho_problem {
 	 * HO_LAYOUT_SAME kernel's).  relayout[k * d + j]: seconds channels-last
 	 * device j takes to turn item k to the other layout (0: unmeasured);
 	 * relayout_alone[t * d + j], what t pays so with every task on j, as
-	 * the probe measured it.  relayout NULL: none of it.
+	 * the probe measured it.  relayout NULL: none of it.  item_nhwc[k]: item k
+	 * channels-last under every plan, where the layouts do not depend on the plan
+	 * (every device channels-last alike, relayout NULL); NULL: none is.
 	 */
 	uint64_t channels_last;
-	uint8_t *task_layout, *item_layout, *in_tied;
+	uint8_t *task_layout, *item_layout, *in_tied, *item_nhwc;
 	uint32_t *task_out;
 	double *relayout, *relayout_alone;
 };
@@ -245,6 +254,7 @@ struct ho_transfer {
 #define HO_TASK_RAN 0
 #define HO_TASK_VIEW 1
 #define HO_TASK_FUSED 2
+#define HO_TASK_GATHERED 3 /* a Concat whose inputs were written into its output */
 
 struct ho_timeline {
 	double *start, *end; /* n */

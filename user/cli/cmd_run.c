@@ -225,6 +225,10 @@ static void print_report(const struct ho_graph *g, const struct ho_rt_placement 
 		       r->fused, pl->pred_fused);
 	if (r->through)
 		printf("  %u Transposes read in place by the MatMul after them\n", r->through);
+	if (r->gathered || pl->pred_gathered)
+		printf("  %u Concats whose inputs were written straight into their output, "
+		       "schedule predicts %u\n",
+		       r->gathered, pl->pred_gathered);
 	if (r->memory_waits)
 		printf("  %u waits added so that buffers are reused as the timeline allows\n",
 		       r->memory_waits);
@@ -441,6 +445,10 @@ int cmd_run(int argc, char **argv)
 		if (ho_rt_last_report(rt)->through)
 			printf("run: %u Transposes read in place by the MatMul after them\n",
 			       ho_rt_last_report(rt)->through);
+		if (ho_rt_last_report(rt)->gathered)
+			printf("run: %u Concats whose inputs were written straight into their "
+			       "output\n",
+			       ho_rt_last_report(rt)->gathered);
 	}
 	if (ho_rt_last_report(rt)->deferred)
 		printf(

@@ -193,3 +193,121 @@ bool ho_node_is_view(const struct ho_graph *g, const struct ho_node *n)
 		return !training;
 	return !training || ratio == 0;
 }
+
+/*
+ * Concat in place, the other way round: each input of a Concat written straight into
+ * its run of the output, the Concat then running nothing.  Its output's axes before the
+ * one it joins on are all of extent 1, so that each input is one run of the output's
+ * bytes (a channel Concat of one image, a detector's per-level boxes).  An input is
+ * written there by the node that writes it or the tensor it is a view of, whole (a
+ * detector head's Transpose before its Reshape), if that node runs and writes bytes of
+ * its own: not a
+ * constant, a graph input or output (they live in the caller's memory), nor a view's
+ * (its bytes are its source's); and if no Conv's chain adds its result over it
+ * (ho_conv_residual), which would change the Concat's bytes after it ran.
+ */
+#define HO_T_HELD                                                                                  \
+	(HO_T_INITIALIZER | HO_T_CONSTANT | HO_T_FOLDED | HO_T_KNOWN | HO_T_INPUT | HO_T_OUTER |   \
+	 HO_T_OUTPUT)
+
+static bool ho_may_write_into(const struct ho_graph *g, int32_t t)
+{
+	const struct ho_tensor *tt = &g->tensors[t];
+	int32_t p = tt->producer, post;
+
+	if (p < 0 || !tt->bytes || (tt->flags & HO_T_HELD) || !ho_node_is_task(&g->nodes[p]) ||
+	    ho_node_is_view(g, &g->nodes[p]) || ho_shown_as_output(g, t, 0))
+		return false;
+	for (uint32_t c = 0; c < tt->n_consumers; c++) {
+		int32_t a = tt->consumers[c], other = ho_other_input(g, a, t), q;
+
+		if (strcmp(g->nodes[a].op_type, "Add") || other < 0 ||
+		    (q = g->tensors[other].producer) < 0)
+			continue;
+		/* the Add reading t is the residual Add of the Conv that made its other operand */
+		if (ho_conv_residual(g, (uint32_t)q, -1, &post) == a)
+			return false;
+		/* a batch norm folded into the Conv before it */
+		if (!strcmp(g->nodes[q].op_type, "BatchNormalization") && g->nodes[q].n_inputs &&
+		    g->nodes[q].inputs[0] >= 0 &&
+		    (p = g->tensors[g->nodes[q].inputs[0]].producer) >= 0 &&
+		    ho_conv_residual(g, (uint32_t)p, q, &post) == a)
+			return false;
+	}
+	return true;
+}
+
+int32_t ho_written_source(const struct ho_graph *g, int32_t t)
+{
+	for (int depth = 0; depth < 64; depth++) {
+		int32_t p = g->tensors[t].producer;
+		const struct ho_node *n = p >= 0 ? &g->nodes[p] : NULL;
+
+		if (!n || !ho_node_is_view(g, n) || !n->n_inputs || n->inputs[0] < 0)
+			return t;
+		/* a run of part of its source (a Slice's) would put the rest in its neighbours' */
+		if (g->tensors[n->inputs[0]].bytes != g->tensors[t].bytes || ho_view_offset(g, n))
+			return -1;
+		t = n->inputs[0];
+	}
+	return -1;
+}
+
+/* Concat n's inputs are runs of its output: each one's offset into off[] (bytes). */
+static bool ho_concat_runs(const struct ho_graph *g, const struct ho_node *n, uint64_t *off)
+{
+	const struct ho_tensor *y;
+	int64_t axis = ho_node_attr_i(n, "axis", 0);
+	uint64_t at = 0;
+
+	if (*n->domain || strcmp(n->op_type, "Concat") || n->n_inputs < 2 || n->n_outputs != 1 ||
+	    n->outputs[0] < 0 || !ho_node_is_task(n))
+		return false;
+	y = &g->tensors[n->outputs[0]];
+	axis += axis < 0 ? y->shape.rank : 0;
+	if (!y->bytes || (y->flags & HO_T_HELD) || axis < 0 || axis >= y->shape.rank ||
+	    ho_shown_as_output(g, n->outputs[0], 0))
+		return false;
+	for (int64_t a = 0; a < axis; a++)
+		if (y->shape.dim[a] != 1)
+			return false;
+	for (uint32_t k = 0; k < n->n_inputs; k++) {
+		int32_t t = n->inputs[k], s = t >= 0 ? ho_written_source(g, t) : -1;
+
+		if (s < 0 || g->tensors[t].dtype != y->dtype)
+			return false;
+		for (uint32_t j = 0; j < k; j++) /* one tensor cannot lie in two places */
+			if (ho_written_source(g, n->inputs[j]) == s)
+				return false;
+		off[k] = at;
+		at += g->tensors[t].bytes;
+	}
+	return at == y->bytes;
+}
+
+void ho_concat_in_place(const struct ho_graph *g, int32_t *by, uint64_t *off)
+{
+	uint64_t at[64];
+
+	for (uint32_t t = 0; t < g->n_tensors; t++) {
+		by[t] = -1;
+		off[t] = 0;
+	}
+	/* the last Concat first: an input two Concats read lies in the later one's output
+	 * (DenseNet's features, each read by every later layer's Concat) */
+	for (uint32_t i = g->n_nodes; i-- > 0;) {
+		int32_t id = g->topo[i];
+		const struct ho_node *n = &g->nodes[id];
+		bool ok = n->n_inputs <= 64 && ho_concat_runs(g, n, at);
+
+		for (uint32_t k = 0; ok && k < n->n_inputs; k++) {
+			int32_t s = ho_written_source(g, n->inputs[k]);
+
+			ok = by[s] < 0 && ho_may_write_into(g, s);
+		}
+		for (uint32_t k = 0; ok && k < n->n_inputs; k++) {
+			by[ho_written_source(g, n->inputs[k])] = id;
+			off[ho_written_source(g, n->inputs[k])] = at[k];
+		}
+	}
+}

@@ -136,6 +136,11 @@ struct ho_rt {
 	/* per alias node: where its output starts in its source's bytes (ho_view_offset),
 	 * worked out once at plan time, not at each move */
 	uint64_t *view_off;
+	/* per tensor: the Concat output it is written straight into (ho_concat_in_place),
+	 * into_off bytes in, or -1; per node: a Concat so gathered, running nothing */
+	int32_t *into;
+	uint64_t *into_off;
+	uint8_t *gathers;
 	struct ho_kernel **k;
 	struct ho_control **ctl; /* per node: If, Loop and Scan, the executor's own (control.c) */
 	/* run state, under lock */

@@ -150,6 +150,9 @@ void ho_rt_free(struct ho_rt *rt)
 	free(rt->folded);
 	free(rt->moves);
 	free(rt->view_off);
+	free(rt->into);
+	free(rt->into_off);
+	free(rt->gathers);
 	free(rt->waiting);
 	free(rt->mem_off);
 	free(rt->mem_succ);
@@ -231,7 +234,8 @@ bool ho_rt_is_alias(const struct ho_rt *rt, uint32_t i)
 }
 
 /* The tensor an alias output shares bytes with (its first input, through chains of
- * aliases), or a Conv's chain that adds into a residual, that residual's. */
+ * aliases), a Conv's chain that adds into a residual, that residual's, and a Concat's
+ * input written in place, the Concat's output's. */
 int32_t ho_rt_root(const struct ho_rt *rt, int32_t t)
 {
 	const struct ho_graph *g = rt->g;
@@ -239,6 +243,10 @@ int32_t ho_rt_root(const struct ho_rt *rt, int32_t t)
 	for (;;) {
 		int32_t p = g->tensors[t].producer, r = ho_rt_summed_into(rt, t);
 
+		if (rt->into[t] >= 0) { /* written into a Concat's output */
+			t = rt->into[t];
+			continue;
+		}
 		if (r >= 0) {
 			t = r;
 			continue;
@@ -307,6 +315,74 @@ static bool ho_rt_all_take(const struct ho_rt *rt, int32_t t, uint32_t d)
 	return readers > 0;
 }
 
+/* Concat input t on device d: the tensor its writer writes (t, or the source of the views
+ * t is of, all on d: ho_written_source), where that writer writes it on d, plainly, into
+ * bytes of its own; else -1. */
+static int32_t ho_rt_gather_source(const struct ho_rt *rt, int32_t t, int32_t d)
+{
+	const struct ho_graph *g = rt->g;
+	int32_t p, h;
+
+	for (int depth = 0;; depth++) {
+		p = g->tensors[t].producer;
+		if (depth == 64 || rt->nhwc[t] || rt->home[t] != d || p < 0 ||
+		    rt->node_dev[p] != d || rt->moves[p])
+			return -1;
+		if (!ho_node_is_view(g, &g->nodes[p]))
+			break;
+		t = g->nodes[p].inputs[0];
+	}
+	h = rt->folded[p] >= 0 ? rt->folded[p] : p;
+	if (rt->node_dev[h] != d || ho_rt_is_alias(rt, (uint32_t)p) ||
+	    ho_rt_summed_into(rt, t) >= 0 || ho_rt_unwritten(rt, t))
+		return -1;
+	return t;
+}
+
+/*
+ * The Concats whose inputs are written straight into their output, of those the graph
+ * allows (ho_concat_in_place): where every input's writer runs on the Concat's device,
+ * into bytes of its own, and all are plain (a channels-last input's channels are no run
+ * of the output).  The simulator decides alike (sim.c, ho_gathers).
+ */
+static int ho_rt_gather(struct ho_rt *rt)
+{
+	const struct ho_graph *g = rt->g;
+	int32_t *by = malloc((g->n_tensors + 1) * sizeof(int32_t));
+
+	if (!by)
+		return -ENOMEM;
+	ho_concat_in_place(g, by, rt->into_off);
+	for (uint32_t t = 0; t < g->n_tensors; t++)
+		rt->into[t] = -1;
+	for (uint32_t id = 0; id < g->n_nodes; id++) {
+		const struct ho_node *n = &g->nodes[id];
+		int32_t d = rt->node_dev[id];
+		bool ok = !strcmp(n->op_type, "Concat") && d >= 0 && n->n_outputs == 1 &&
+			  n->outputs[0] >= 0 && !rt->nhwc[n->outputs[0]];
+
+		for (uint32_t k = 0; ok && k < n->n_inputs; k++) {
+			int32_t s = ho_rt_gather_source(rt, n->inputs[k], d);
+
+			ok = s >= 0 && by[s] == (int32_t)id;
+		}
+		for (uint32_t k = 0; ok && k < n->n_inputs; k++)
+			rt->into[ho_rt_gather_source(rt, n->inputs[k], d)] = n->outputs[0];
+		rt->gathers[id] = ok;
+		rt->report.gathered += ok;
+	}
+	free(by);
+	return 0;
+}
+
+/* Where a Concat's input written in place lies on d: its run of the output. */
+static char *ho_rt_into_buf(const struct ho_rt *rt, int32_t t, uint32_t d)
+{
+	if (rt->into[t] < 0)
+		return rt->buf[AT(rt, t, d)];
+	return ho_rt_into_buf(rt, rt->into[t], d) + rt->into_off[t];
+}
+
 static int ho_rt_layout(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_error *err)
 {
 	const struct ho_graph *g = rt->g;
@@ -338,6 +414,8 @@ static int ho_rt_layout(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_
 		else
 			rt->moves[id] = 1;
 	}
+	if (ho_rt_gather(rt))
+		return ho_err(err, -ENOMEM, "out of memory");
 	/* Replicas where a consumer cannot read the home. */
 	for (uint32_t t = 0; t < g->n_tensors; t++) {
 		const struct ho_tensor *tt = &g->tensors[t];
@@ -395,6 +473,11 @@ static int ho_rt_layout(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_
 	for (size_t i = 0; i < (size_t)g->n_tensors * rt->n_dev; i++)
 		if (rt->taken[i] && !rt->buf[i])
 			rt->buf[i] = (void *)g->tensors[i / rt->n_dev].data;
+	/* A Concat's inputs written in place: in their runs of its output. */
+	for (uint32_t t = 0; t < g->n_tensors; t++)
+		if (rt->into[t] >= 0)
+			rt->buf[AT(rt, t, rt->home[t])] =
+			    ho_rt_into_buf(rt, (int32_t)t, (uint32_t)rt->home[t]);
 	/* A chain that adds into a residual writes its result in the residual's bytes. */
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		int32_t h = g->topo[i], y;
@@ -546,9 +629,13 @@ int ho_rt_plan(const struct ho_graph *g, const struct ho_rt_opts *o, int depth, 
 	rt->folded = calloc(g->n_nodes + 1, sizeof(int32_t));
 	rt->moves = calloc(g->n_nodes + 1, 1);
 	rt->view_off = calloc(g->n_nodes + 1, sizeof(uint64_t));
+	rt->into = calloc(g->n_tensors + 1, sizeof(int32_t));
+	rt->into_off = calloc(g->n_tensors + 1, sizeof(uint64_t));
+	rt->gathers = calloc(g->n_nodes + 1, 1);
 	if (!rt->node_dev || !rt->prio || !rt->k || !rt->ctl || !rt->waiting || !rt->done ||
 	    !rt->start || !rt->end || !rt->is_set || !rt->home || !rt->nhwc || !rt->post ||
-	    !rt->sum || !rt->bn || !rt->folded || !rt->moves || !rt->view_off)
+	    !rt->sum || !rt->bn || !rt->folded || !rt->moves || !rt->view_off || !rt->into ||
+	    !rt->into_off || !rt->gathers)
 		goto nomem;
 	ret = ho_rt_place(rt, o, err);
 	if (ret)

@@ -210,7 +210,7 @@ int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
 		uint32_t id = (uint32_t)g->topo[i];
 		int32_t d = rt->node_dev[id];
 
-		if (d < 0 || rt->folded[id] >= 0)
+		if (d < 0 || rt->folded[id] >= 0 || rt->gathers[id])
 			continue;
 		ret = ho_rt_kernel(rt, id, (uint32_t)d, mem, err);
 		if (!ret && rt->k[id] && rt->dev[d].ops->kernel_memory)

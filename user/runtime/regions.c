@@ -31,18 +31,38 @@ bool ho_rt_home_unread(const struct ho_rt *rt, int32_t t)
 	return true;
 }
 
-/* The node whose kernel writes t: its producer, or the Conv that folded it in. */
+/* The node whose kernel writes t: its producer, or the Conv that folded it in; none for a
+ * Concat that takes its inputs in place. */
 static int32_t ho_rt_writer(const struct ho_rt *rt, int32_t t)
 {
 	int32_t p = rt->g->tensors[t].producer;
 
-	if (p < 0 || rt->node_dev[p] < 0)
+	if (p < 0 || rt->node_dev[p] < 0 || rt->gathers[p])
 		return -1;
 	/* a Transpose read through writes its output only where it moves it */
 	return rt->folded[p] >= 0 && !ho_rt_is_alias(rt, (uint32_t)p) ? rt->folded[p] : p;
 }
 
-/* A reuse the timeline allows: its writer waits for the earlier occupant's readers. */
+/* Edge r -> w (w a node, or from n_nodes up a copy): w waits for r. */
+static int ho_rt_add_edge(uint32_t (**edges)[2], uint32_t *n_edges, uint32_t *cap, uint32_t r,
+			  uint32_t w)
+{
+	if (*n_edges == *cap) {
+		uint32_t c = *cap ? 2 * *cap : 256;
+		void *p = realloc(*edges, (size_t)c * sizeof(**edges));
+
+		if (!p)
+			return -ENOMEM;
+		*edges = p;
+		*cap = c;
+	}
+	(*edges)[*n_edges][0] = r;
+	(*edges)[(*n_edges)++][1] = w;
+	return 0;
+}
+
+/* A reuse the timeline allows: x's writers wait for the earlier occupant's readers and
+ * writers. */
 static int ho_rt_memory_waits(const struct ho_rt *rt, uint32_t d, const struct ho_mp_item *items,
 			      const struct ho_mp_plan *pl, uint32_t (**edges)[2], uint32_t *n_edges,
 			      uint32_t *cap)
@@ -54,26 +74,24 @@ static int ho_rt_memory_waits(const struct ho_rt *rt, uint32_t d, const struct h
 		const uint32_t *rd = pl->waits[i].direct ? y->direct : y->readers;
 		uint32_t n_rd = pl->waits[i].direct ? y->n_direct : y->n_readers;
 
-		for (uint32_t k = 0; k <= n_rd; k++) {
-			int32_t r = k < n_rd ? (int32_t)rd[k] : y->writer;
+		for (uint32_t k = 0; k <= n_rd + y->n_also; k++) {
+			int32_t r = k < n_rd	? (int32_t)rd[k]
+				    : k == n_rd ? y->writer
+						: y->also[k - n_rd - 1];
 
 			/* nodes that never run (folded shape arithmetic) release nothing */
-			if (r < 0 || r == x->writer ||
-			    (r < (int32_t)rt->g->n_nodes && rt->node_dev[r] < 0))
+			if (r < 0 || (r < (int32_t)rt->g->n_nodes && rt->node_dev[r] < 0))
 				continue;
-			if (*n_edges == *cap) {
-				uint32_t c = *cap ? 2 * *cap : 256;
-				void *p = realloc(*edges, (size_t)c * sizeof(**edges));
+			for (uint32_t j = 0; j <= x->n_also; j++) {
+				int32_t w = j ? x->also[j - 1] : x->writer;
 
-				if (!p)
+				if (r != w &&
+				    ho_rt_add_edge(edges, n_edges, cap, (uint32_t)r,
+						   x->copy ? rt->g->n_nodes +
+								 (uint32_t)AT(rt, x->tensor, d)
+							   : (uint32_t)w))
 					return -ENOMEM;
-				*edges = p;
-				*cap = c;
 			}
-			(*edges)[*n_edges][0] = (uint32_t)r;
-			(*edges)[(*n_edges)++][1] =
-			    x->copy ? rt->g->n_nodes + (uint32_t)AT(rt, x->tensor, d)
-				    : (uint32_t)x->writer;
 		}
 	}
 	return 0;
@@ -99,6 +117,25 @@ static int ho_rt_memory_waits_index(struct ho_rt *rt, uint32_t (*edges)[2], uint
 	return 0;
 }
 
+/* An item several nodes write (a Concat's output its inputs are written into): written
+ * first by the one the schedule runs first, and no longer held from before the run. */
+static void ho_rt_first_writer(const struct ho_rt *rt, struct ho_mp_item *it)
+{
+	int32_t *also = (int32_t *)it->also;
+
+	if (it->writer < 0)
+		return;
+	for (uint32_t k = 0; k < it->n_also; k++)
+		if (rt->prio[also[k]] < rt->prio[it->writer]) {
+			int32_t w = it->writer;
+
+			it->writer = also[k];
+			also[k] = w;
+		}
+	it->prio = rt->prio[it->writer];
+	it->permanent = false;
+}
+
 /*
  * Offsets of every home and replica in its device's region (memplan.c):
  * a tensor and the aliases that share its bytes are one item, read by all
@@ -109,7 +146,9 @@ int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 	const struct ho_graph *g = rt->g;
 	size_t n_items = 0, n_refs = 0, n_drefs = 0;
 	struct ho_mp_item *items = NULL;
-	uint32_t *refs = NULL, *drefs = NULL, words = 0, *item_t = NULL, *item_d = NULL;
+	uint32_t *refs = NULL, *drefs = NULL, words = 0, *item_t = NULL, *item_d = NULL,
+		 n_wrefs = 0;
+	int32_t *wrefs = calloc(g->n_tensors + 1, sizeof(int32_t)); /* items' other writers */
 	uint64_t *anc = ho_memplan_ancestors(g, &words);
 	double *seq = NULL;
 	struct ho_mp_order order = {anc,      words,	  rt->pred_start,   rt->pred_end,
@@ -120,7 +159,7 @@ int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 	uint32_t *n_alias = calloc(g->n_tensors + 1, sizeof(uint32_t));
 	int ret = -ENOMEM;
 
-	if (!root || !n_alias)
+	if (!root || !n_alias || !wrefs)
 		goto out;
 	for (uint32_t t = 0; t < g->n_tensors; t++) {
 		root[t] = ho_rt_root(rt, (int32_t)t);
@@ -167,6 +206,7 @@ int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 			it->to_end = ho_rt_kept(rt, (int32_t)t);
 			it->readers = &refs[n_refs];
 			it->direct = &drefs[n_drefs];
+			it->also = &wrefs[n_wrefs];
 			/*
 			 * readers: t's consumers (on d, for a replica), and for a home the
 			 * consumers of every alias of t, anywhere.  A home's direct readers
@@ -180,6 +220,14 @@ int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 					continue;
 				if (ho_rt_kept(rt, (int32_t)a))
 					it->to_end = true;
+				/* a Concat's input written in place: its writer writes here too */
+				int32_t w =
+				    a != t && rt->into[a] >= 0 ? ho_rt_writer(rt, (int32_t)a) : -1;
+
+				if (w >= 0 && it->writer < 0)
+					it->writer = w;
+				else if (w >= 0)
+					wrefs[n_wrefs + it->n_also++] = w;
 				for (uint32_t e = 0; home && e < rt->n_dev; e++)
 					if (rt->is_copy[AT(rt, a, e)])
 						drefs[n_drefs + it->n_direct++] =
@@ -196,6 +244,8 @@ int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 			}
 			n_refs += it->n_readers;
 			n_drefs += it->n_direct;
+			ho_rt_first_writer(rt, it);
+			n_wrefs += it->n_also;
 			if (!home || !rt->pred_copy_end) { /* no copy ends to go by */
 				it->direct = it->readers;
 				it->n_direct = it->n_readers;
@@ -260,6 +310,7 @@ out:
 	free(seq);
 	free(root);
 	free(n_alias);
+	free(wrefs);
 	free(anc);
 	free(items);
 	free(refs);

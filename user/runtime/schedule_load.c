@@ -262,6 +262,7 @@ static int ho_sched_member(struct ho_rt_placement *pl, const struct ho_graph *g,
 	json_array_foreach(json_object_get(m, "runs_as"), i, v)
 	{
 		pl->pred_fused += json_is_string(v) && !strcmp(json_string_value(v), "fused");
+		pl->pred_gathered += json_is_string(v) && !strcmp(json_string_value(v), "gathered");
 	}
 	pl->pred_makespan = json_number_value(json_object_get(obj, "latency_s"));
 	for (uint32_t d = 0; d < pl->n_devices; d++) {

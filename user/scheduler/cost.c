@@ -283,6 +283,38 @@ static int ho_problem_views(const struct ho_graph *g, struct ho_problem *p, cons
 }
 
 /*
+ * The Concats whose inputs may be written straight into their output, their output items,
+ * and the items those inputs show (ho_concat_in_place); NULL without any.
+ */
+static int ho_problem_gathers(const struct ho_graph *g, struct ho_problem *p,
+			      const int32_t *task_of, const int32_t *item_of)
+{
+	int32_t *by = malloc((g->n_tensors + 1) * sizeof(int32_t));
+	uint64_t *off = malloc((g->n_tensors + 1) * sizeof(uint64_t));
+	int ret = -ENOMEM;
+
+	if (!by || !off)
+		goto out;
+	ho_concat_in_place(g, by, off);
+	for (uint32_t t = 0; t < g->n_tensors; t++) {
+		int32_t c = by[t], y = c >= 0 ? g->nodes[c].outputs[0] : -1;
+
+		if (y < 0 || task_of[c] < 0 || item_of[t] < 0 || item_of[y] < 0)
+			continue;
+		if (!p->gather_by && (!(p->gather_by = ho_task_array(p->m)) ||
+				      !(p->gather_out = ho_task_array(p->n))))
+			goto out;
+		p->gather_by[item_of[t]] = (uint32_t)task_of[c];
+		p->gather_out[task_of[c]] = (uint32_t)item_of[y];
+	}
+	ret = 0;
+out:
+	free(by);
+	free(off);
+	return ret;
+}
+
+/*
  * What link node l adds fused into the kernel of chain head h on device k:
  * nothing where h's time was measured (its family held the post-op then),
  * else the post-op's work per output element as the probe measured it.
@@ -626,6 +658,7 @@ int ho_problem_from_graph_on(const struct ho_graph *g, const struct ho_box *box,
 	}
 	memmove(p->wcons_off, p->wcons_off + 1, (nw + 1) * sizeof(uint32_t));
 	if (ho_problem_views(g, p, task_of, item_of, weight_of) ||
+	    ho_problem_gathers(g, p, task_of, item_of) ||
 	    ho_problem_chains(g, prof, bv, p, task_of, item_of))
 		goto nomem;
 	ret = ho_problem_link(p, ne, ei, et, err);

@@ -62,6 +62,11 @@ void ho_explain(const struct ho_problem *p, const uint16_t *assign, const struct
 		snprintf(buf, n, "a view of its input, read where that lives: no time, no bytes");
 		return;
 	}
+	if (tl && tl->how[t] == HO_TASK_GATHERED) {
+		snprintf(buf, n,
+			 "its inputs are written straight into its output: no time, no bytes");
+		return;
+	}
 	for (uint32_t j = 0; j < d; j++)
 		if ((p->allowed[t] >> j & 1) && isfinite(p->comp[t * d + j]) &&
 		    (fastest < 0 || p->comp[t * d + j] < p->comp[t * d + fastest]))

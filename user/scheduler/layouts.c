@@ -177,7 +177,9 @@ int ho_problem_layouts(const struct ho_graph *g, const struct ho_profile *prof,
 	for (uint32_t j = 0; j < d; j++)
 		measured |=
 		    (bv->channels_last >> j & 1) && ho_profile_relayout_bw(prof, (int)j) > 0;
-	if (!measured)
+	/* unmeasured, turning costs nothing, but which tensors are channels-last still
+	 * decides which Concats take their inputs in place */
+	if (!(bv->channels_last & all))
 		return 0;
 	p->channels_last = bv->channels_last;
 	p->task_layout = malloc((size_t)n * d + 1);
@@ -227,11 +229,21 @@ int ho_problem_layouts(const struct ho_graph *g, const struct ho_profile *prof,
 	for (uint32_t j = 0; j < d; j++)
 		if ((p->channels_last >> j & 1) && ho_relayout_alone(p, j))
 			goto nomem;
-	ho_charge_alone(g, prof, task_of, p);
+	if (measured)
+		ho_charge_alone(g, prof, task_of, p);
 	/* every device channels-last (the two-CPU box): a plan keeps the layouts each
 	 * device alone keeps, and the simulator has nothing to work out per plan */
-	if ((bv->channels_last & all) == all)
+	if ((bv->channels_last & all) == all) {
+		uint16_t *first = calloc(n + 1, sizeof(uint16_t));
+
+		if (!first || !(p->item_nhwc = calloc(m + 1, 1))) {
+			free(first);
+			goto nomem;
+		}
+		ho_layouts_under(p, first, p->item_nhwc);
+		free(first);
 		ho_layouts_drop(p);
+	}
 	free(tensor_of);
 	return 0;
 nomem:

@@ -44,6 +44,8 @@ void ho_problem_free(struct ho_problem *p)
 	free(p->fuse_devs);
 	free(p->fused_comp);
 	free(p->view_src);
+	free(p->gather_out);
+	free(p->gather_by);
 	free(p->view_out);
 	free(p->view_reader);
 	free(p->view_devs);
@@ -67,6 +69,7 @@ void ho_problem_free(struct ho_problem *p)
 	free(p->slowdown);
 	free(p->task_compute);
 	ho_layouts_drop(p);
+	free(p->item_nhwc);
 	free(p);
 }
 

@@ -61,7 +61,12 @@ static json_t *solution_json(const struct ho_problem *p, struct ho_sim *sim, str
 {
 	json_t *s = json_object(), *a = json_array(), *ord = json_array(), *st = json_array();
 	json_t *en = json_array(), *xf = json_array(), *how = json_array();
-	static const char *const runs_as[] = {"kernel", "view", "fused"};
+	static const char *const runs_as[] = {
+	    [HO_TASK_RAN] = "kernel",
+	    [HO_TASK_VIEW] = "view",
+	    [HO_TASK_FUSED] = "fused",
+	    [HO_TASK_GATHERED] = "gathered",
+	};
 	struct ho_eval ev;
 
 	ho_sim_eval(sim, assign, order, c, &ev, tl);

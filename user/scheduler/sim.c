@@ -47,7 +47,7 @@ struct ho_sim {
 	 * a task fused into its chain's head); the counts let graphs without
 	 * either skip every test */
 	uint8_t *how;
-	uint32_t n_viewed, n_fused;
+	uint32_t n_viewed, n_fused, n_gathered;
 	struct ho_mem_event *ev, *ev_tmp; /* frees, then allocations; sort scratch */
 	uint32_t cap_ev;
 	uint32_t n_ev;	    /* events of the last exact memory evaluation: ho_sim_memory_curve's */
@@ -56,8 +56,12 @@ struct ho_sim {
 	uint64_t *wmask;    /* n_weights device masks */
 	uint64_t *pmask;    /* n_packed_groups device masks: where each copy is counted */
 	uint8_t *nhwc;	    /* m: each item's layout under the plan evaluated (layouts.c) */
-	bool lazy_memory;   /* skip the exact sweep when a bound proves feasibility */
-	double idle_power;  /* the box's, summed: the decoder's exchange rate for energy */
+	/* m: an item written into a gathered Concat's output (no bytes of its own), and a
+	 * gathered output's first write; only with p->gather_by */
+	uint8_t *gathered;
+	double *born;
+	bool lazy_memory;  /* skip the exact sweep when a bound proves feasibility */
+	double idle_power; /* the box's, summed: the decoder's exchange rate for energy */
 	/* Each device's busy intervals: a task takes the earliest idle gap after its
 	 * inputs arrive (insertion, as HEFT does), through the same helpers. */
 	struct ho_slots slots[HO_MAX_DEVICES];
@@ -95,6 +99,8 @@ void ho_sim_free(struct ho_sim *s)
 	free(s->wmask);
 	free(s->pmask);
 	free(s->nhwc);
+	free(s->gathered);
+	free(s->born);
 	ho_slots_free(s->slots, s->p->d);
 	free(s);
 }
@@ -143,7 +149,9 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 		ho_sim_free(s);
 		return NULL;
 	}
-	if (p->relayout && !(s->nhwc = calloc(p->m + 1, 1))) {
+	if ((p->relayout && !(s->nhwc = calloc(p->m + 1, 1))) ||
+	    (p->gather_by && (!(s->gathered = calloc(p->m + 1, 1)) ||
+			      !(s->born = calloc(p->m + 1, sizeof(double)))))) {
 		ho_sim_free(s);
 		return NULL;
 	}
@@ -406,6 +414,55 @@ static bool ho_view_in_place(const struct ho_sim *s, const uint16_t *assign, uin
 }
 
 /*
+ * The item input k of a gathered Concat on dev is written as (its written source,
+ * through the views in place it is of), or HO_NO_ITEM where it cannot be written into
+ * the Concat's output there: made on another device, channels-last, or by a chain that
+ * adds its result into a residual's bytes (the runtime's ho_rt_gather_source).
+ */
+static uint32_t ho_gather_source(const struct ho_sim *s, const uint16_t *assign, uint32_t k,
+				 int dev)
+{
+	const struct ho_problem *p = s->p;
+	const uint8_t *nhwc = s->nhwc ? s->nhwc : p->item_nhwc;
+	uint32_t prod;
+
+	for (;;) {
+		prod = p->item_prod[k];
+		if (prod == HO_EXTERNAL || assign[prod] != dev || (nhwc && nhwc[k]))
+			return HO_NO_ITEM;
+		if (s->how[prod] != HO_TASK_VIEW || p->view_out[prod] != k)
+			break;
+		k = p->view_src[prod];
+		if (k == HO_VIEW_OF_WEIGHT)
+			return HO_NO_ITEM;
+	}
+	for (uint32_t u = prod; p->fuse_prev && u != HO_NOT_FUSED && s->how[u] == HO_TASK_FUSED;
+	     u = p->fuse_prev[u])
+		if (p->fuse_res[u] != HO_NOT_FUSED)
+			return HO_NO_ITEM;
+	return k;
+}
+
+/* Concat v on dev runs nothing: each of its inputs is written into its output (sim.c's
+ * ho_memory counts them there). */
+static bool ho_gathers(const struct ho_sim *s, const uint16_t *assign, uint32_t v, int dev)
+{
+	const struct ho_problem *p = s->p;
+	const uint8_t *nhwc = s->nhwc ? s->nhwc : p->item_nhwc;
+	uint32_t y = p->gather_out[v];
+
+	if (y == HO_NOT_VIEW || (nhwc && nhwc[y]))
+		return false;
+	for (uint32_t e = p->in_off[v]; e < p->in_off[v + 1]; e++) {
+		uint32_t k = ho_gather_source(s, assign, p->in_items[e], dev);
+
+		if (k == HO_NO_ITEM || p->gather_by[k] != v)
+			return false;
+	}
+	return true;
+}
+
+/*
  * What each device's kernels keep of their own (weights in their layout: one
  * copy of a weight in a layout for all that share it, pmask saying where each
  * is counted) and the workspace they share, as large as the largest one's
@@ -499,6 +556,46 @@ static bool ho_memory_bound_fits(struct ho_sim *s, const uint16_t *assign, struc
 	return fits;
 }
 
+/* When item k's bytes are first written: by its producer, or the head of the chain it is
+ * fused into; a gathered Concat's output, by the first of its inputs. */
+static double ho_written_at(const struct ho_sim *s, uint32_t k)
+{
+	uint32_t prod = s->p->item_prod[k];
+
+	if (prod == HO_EXTERNAL)
+		return 0;
+	if (s->how[prod] == HO_TASK_FUSED)
+		return s->start[s->p->fuse_head[prod]];
+	return s->how[prod] == HO_TASK_GATHERED ? s->born[k] : s->start[prod];
+}
+
+/*
+ * Gathered Concats, in topological order (one gathered into a later one is done first):
+ * their inputs' items hold no bytes, their output holds them from the first input's write
+ * to the last read of any.
+ */
+static void ho_gathered_memory(struct ho_sim *s, const uint16_t *assign)
+{
+	const struct ho_problem *p = s->p;
+
+	memset(s->gathered, 0, p->m);
+	for (uint32_t i = 0; i < p->n; i++) {
+		uint32_t v = p->topo[i], y = p->gather_out ? p->gather_out[v] : HO_NOT_VIEW;
+
+		if (s->how[v] != HO_TASK_GATHERED)
+			continue;
+		s->born[y] = INFINITY;
+		for (uint32_t e = p->in_off[v]; e < p->in_off[v + 1]; e++) {
+			uint32_t k = ho_gather_source(s, assign, p->in_items[e], assign[v]);
+
+			s->gathered[k] = 1;
+			s->born[y] = fmin(s->born[y], ho_written_at(s, k));
+			if (s->dies[k] > s->dies[y])
+				s->dies[y] = s->dies[k];
+		}
+	}
+}
+
 static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan, struct ho_eval *ev)
 {
 	const struct ho_problem *p = s->p;
@@ -539,15 +636,14 @@ static void ho_memory(struct ho_sim *s, const uint16_t *assign, double makespan,
 		    s->dies[p->view_out[v]] > s->dies[src])
 			s->dies[src] = s->dies[p->view_out[v]];
 	}
+	if (s->n_gathered)
+		ho_gathered_memory(s, assign);
 	for (uint32_t k = 0; k < p->m; k++) {
-		uint32_t prod = p->item_prod[k];
-		double born = prod == HO_EXTERNAL ? 0 : s->start[prod];
+		double born = ho_written_at(s, k);
 
-		if (ho_is_view_item(s, k) || ho_is_unwritten_item(s, k))
+		if (ho_is_view_item(s, k) || ho_is_unwritten_item(s, k) ||
+		    (s->n_gathered && s->gathered[k]))
 			continue;
-		/* a fused chain's result is written by its head's kernel */
-		if (prod != HO_EXTERNAL && s->how[prod] == HO_TASK_FUSED)
-			born = s->start[p->fuse_head[prod]];
 		ho_push(s, &n_ev, (uint32_t)ho_item_home(s, assign, k), born, s->dies[k],
 			p->item_bytes[k]);
 	}
@@ -733,7 +829,7 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 	memset(s->link_busy, 0, (p->n_links + 1) * sizeof(double));
 	memset(s->done, 0, p->n);
 	memset(s->out_end, 0, p->m * sizeof(double));
-	s->n_viewed = s->n_fused = 0;
+	s->n_viewed = s->n_fused = s->n_gathered = 0;
 	if (++s->gen == 0) { /* wrapped after 2^32 evaluations: clear once */
 		memset(s->arr_stamp, 0, (size_t)p->m * d * sizeof(uint32_t));
 		memset(s->lu_stamp, 0, (size_t)p->m * d * sizeof(uint32_t));
@@ -753,7 +849,7 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 		uint32_t v = order[i];
 		int dev, home;
 		double ready = 0, cost;
-		bool view, fused;
+		bool view, fused, gathered;
 
 		if (v >= p->n || s->done[v] || assign[v] >= d)
 			return -EINVAL;
@@ -763,11 +859,18 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 		/* tested here: graphs without views or chains make no call */
 		view = p->view_src && ho_view_in_place(s, assign, v, dev, &home);
 		fused = !view && p->fuse_prev && ho_fuses(s, assign, v, dev);
+		gathered = !view && !fused && p->gather_out && ho_gathers(s, assign, v, dev);
 		if (view)
 			s->home[v] = (uint16_t)home;
-		s->how[v] = view ? HO_TASK_VIEW : fused ? HO_TASK_FUSED : HO_TASK_RAN;
+		s->how[v] = view       ? HO_TASK_VIEW
+			    : fused    ? HO_TASK_FUSED
+			    : gathered ? HO_TASK_GATHERED
+				       : HO_TASK_RAN;
 		s->n_viewed += view;
 		s->n_fused += fused;
+		s->n_gathered += gathered;
+		/* a gathered Concat is a view of its inputs written in place, no time */
+		view |= gathered;
 		for (uint32_t e = p->in_off[v]; e < p->in_off[v + 1]; e++) {
 			uint32_t k = p->in_items[e], prod = p->item_prod[k];
 			int src = ho_item_home(s, assign, k);
