@@ -133,6 +133,10 @@ void ho_rt_copy(struct ho_rt *rt, struct ho_rt_dev *dv, uint32_t t)
 	struct ho_pool_copy c = ho_rt_copy_of(rt, dv->idx, t);
 	int ret;
 
+	if (!c.len) { /* an empty tensor (a detector's level with no boxes): nothing to move */
+		ho_rt_copied(rt, dv->idx, t);
+		return;
+	}
 	pthread_mutex_unlock(&rt->lock);
 	if (ho_rt_by_backend(rt, dv->idx, t)) {
 		ret = ho_rt_copy_by_backend(rt, dv->idx, t);
@@ -164,6 +168,10 @@ static bool ho_rt_copy_batch(struct ho_rt *rt, struct ho_rt_dev *dv)
 		struct ho_pool_copy c = ho_rt_copy_of(rt, dv->idx, t);
 		int ret;
 
+		if (!c.len) { /* empty: nothing to move */
+			ho_rt_copied(rt, dv->idx, t);
+			continue;
+		}
 		if (ho_rt_by_backend(rt, dv->idx, t)) { /* done when it returns */
 			pthread_mutex_unlock(&rt->lock);
 			ret = ho_rt_copy_by_backend(rt, dv->idx, t);

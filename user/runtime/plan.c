@@ -544,6 +544,8 @@ int ho_rt_move(struct ho_rt *rt, uint32_t id, uint32_t d, struct ho_error *err)
 	char *src = (char *)ho_rt_view(rt, n->inputs[0], d) + rt->view_off[id];
 	int ret;
 
+	if (!c.len) /* empty: nothing to move */
+		return 0;
 	if (rt->dev[d].info.own_memory)
 		return ho_rt_copy_between(rt, d, src, d, rt->buf[AT(rt, n->outputs[0], d)], c.len,
 					  err);

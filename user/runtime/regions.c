@@ -201,8 +201,11 @@ int ho_rt_memplan(struct ho_rt *rt, uint64_t *need, struct ho_error *err)
 					     ? rt->pred_copy_start[AT(rt, t, d)]
 					     : -1;
 			it->prio = it->writer >= 0 ? rt->prio[it->writer] : 0;
-			/* a graph input's replica is copied in at the start, then free after use */
-			it->permanent = it->writer < 0 && !(it->copy && (tt->flags & HO_T_INPUT));
+			/* a graph input's replica is copied in at the start, then free after use;
+			 * one bound by value is filled once, at plan time, and kept */
+			it->permanent =
+			    it->writer < 0 &&
+			    !(it->copy && (tt->flags & (HO_T_INPUT | HO_T_BOUND)) == HO_T_INPUT);
 			it->to_end = ho_rt_kept(rt, (int32_t)t);
 			it->readers = &refs[n_refs];
 			it->direct = &drefs[n_drefs];
