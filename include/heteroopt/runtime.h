@@ -54,8 +54,14 @@ struct ho_rt_device {
 	int numa_node;			  /* where its region lives; -1 = anywhere */
 	uint64_t cores[HO_RT_CORE_WORDS]; /* CPU ids its worker is pinned to; none: any */
 	char numa_from[32];		  /* how numa_node was found: box, cores, pci ... */
-	char p2p_pci[16]; /* its region in this PCI device's P2P memory; "": host memory */
+	char p2p_pci[16];  /* its region in this PCI device's P2P memory; "": host memory */
+	char precision[8]; /* its kernels' arithmetic (ho_rt_precisions); "": float32 */
 };
+
+/* The precisions a device's kernels may compute in, the first the graph's own (float32):
+ * "bf16" rounds a convolution's inputs and weights to bfloat16 on a CPU that has it
+ * natively (AVX512-BF16, AMX), accumulating and writing float32.  NULL-terminated. */
+extern const char *const ho_rt_precisions[];
 
 /*
  * The backend a box device of this kind runs on: the one it names (named, ""
@@ -135,7 +141,9 @@ int ho_rt_schedule_parse(const char *text, size_t len, const struct ho_rt_schedu
 void ho_rt_placement_free(struct ho_rt_placement *pl);
 
 struct ho_rt_opts {
-	int threads; /* single-device plans: oneDNN threads; 0 = OpenMP's choice */
+	int threads;	       /* single-device plans: oneDNN threads; 0 = OpenMP's choice */
+	const char *precision; /* single-device plans: its kernels' (ho_rt_precisions); NULL:
+				* float32 */
 	const struct ho_rt_placement *placement; /* NULL: every node on one CPU device */
 	int pace; /* emu nodes start no earlier and last no shorter than predicted */
 	const char *inject_failure; /* tests: the node of this name fails in the next run */
@@ -162,6 +170,10 @@ struct ho_rt_report {
 	uint32_t fused;	    /* batch norm, bias and element-wise nodes folded into a Conv/MatMul */
 	uint32_t through;   /* Transposes a MatMul reads through: each output its input's bytes */
 	uint32_t gathered;  /* Concats whose inputs were written straight into their output */
+	/* per node: the arithmetic its kernel computes in where not the graph's float32
+	 * ("bf16"), else NULL; and how many so */
+	const char *const *node_precision;
+	uint32_t reduced;
 	uint32_t memory_waits; /* node pairs ordered so that one reuses the other's bytes */
 	/* Nodes whose shapes only the run decides (a NonZero's output and all after it):
 	 * planned once the others have run, as the values came (user/runtime/tail.c). */

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Sourced by the runtime tests: a model run four ways, and each way's memory plan
 # against the simulator's peak.  Needs HO, ROOT, T and ONCE set.
 # as_scheduled RUN_LOG WHAT PHRASE: the report's "N PHRASE ..., schedule predicts N"

@@ -19,7 +19,7 @@
 #include "cli.h"
 
 struct run_args {
-	const char *model, *outdir, *schedule, *box, *inject_failure, *save_run, *trace;
+	const char *model, *outdir, *schedule, *box, *inject_failure, *save_run, *trace, *precision;
 	struct cli_list inputs, bind, bounds;
 	unsigned long long repeat, warmup, threads, pick;
 	bool report, pace, plain_layout, no_fusion, copy_ioctl;
@@ -49,6 +49,11 @@ static const struct cli_opt run_opts[] = {
      "without --schedule: oneDNN threads of the CPU device\n"
      "(default: OpenMP's choice, one per core)",
      RA(threads), 1, 1024},
+    {"--precision", NULL, CLI_TEXT, "fp32|bf16",
+     "without --schedule: the CPU device's arithmetic; bf16 rounds\n"
+     "convolutions' inputs and weights to bfloat16 (float32 sums and\n"
+     "outputs), on a CPU with AVX512-BF16 or AMX (default fp32)",
+     RA(precision), 0, 0},
     {"--schedule", NULL, CLI_TEXT, "S.json",
      "run a schedule from heteroopt schedule over its box's\n"
      "devices: each on the backend it names (opencl), else cpu\n"
@@ -274,6 +279,8 @@ static int print_nodes(const struct ho_graph *g, const struct ho_rt_placement *p
 		       r->start_s[i] * 1e3, r->end_s[i] * 1e3);
 		if (pl)
 			printf(" %10.3f-%10.3f", pl->pred_start[i] * 1e3, pl->pred_end[i] * 1e3);
+		if (r->node_precision && r->node_precision[i])
+			printf(" %s", r->node_precision[i]);
 		printf("\n");
 	}
 	free(ids);
@@ -332,6 +339,7 @@ int cmd_run(int argc, char **argv)
 	ro.pace = a.pace;
 	ro.plain_layout = a.plain_layout;
 	ro.no_fusion = a.no_fusion;
+	ro.precision = a.precision;
 	ro.copy_ioctl = a.copy_ioctl;
 	ro.inject_failure = a.inject_failure;
 	/* where the results go, before the work: a typo there must not throw it away */
@@ -445,6 +453,10 @@ int cmd_run(int argc, char **argv)
 		if (ho_rt_last_report(rt)->through)
 			printf("run: %u Transposes read in place by the MatMul after them\n",
 			       ho_rt_last_report(rt)->through);
+		if (ho_rt_last_report(rt)->reduced)
+			printf("run: %u nodes computed in %s (inputs and weights rounded; float32 "
+			       "sums and outputs), the others in float32\n",
+			       ho_rt_last_report(rt)->reduced, a.precision);
 		if (ho_rt_last_report(rt)->gathered)
 			printf("run: %u Concats whose inputs were written straight into their "
 			       "output\n",

@@ -141,6 +141,7 @@ struct ho_rt {
 	int32_t *into;
 	uint64_t *into_off;
 	uint8_t *gathers;
+	const char **node_precision; /* per node: its kernel's arithmetic, NULL: float32 */
 	struct ho_kernel **k;
 	struct ho_control **ctl; /* per node: If, Loop and Scan, the executor's own (control.c) */
 	/* run state, under lock */

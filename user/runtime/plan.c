@@ -153,6 +153,7 @@ void ho_rt_free(struct ho_rt *rt)
 	free(rt->into);
 	free(rt->into_off);
 	free(rt->gathers);
+	free(rt->node_precision);
 	free(rt->waiting);
 	free(rt->mem_off);
 	free(rt->mem_succ);
@@ -168,15 +169,41 @@ void ho_rt_free(struct ho_rt *rt)
 	free(rt);
 }
 
+const char *const ho_rt_precisions[] = {"fp32", "bf16", NULL};
+
+/* prec is one of ho_rt_precisions (or "": float32). */
+static int ho_rt_precision_known(const char *prec, struct ho_error *err)
+{
+	char known[64] = "";
+
+	for (uint32_t i = 0; *prec && ho_rt_precisions[i]; i++)
+		if (!strcmp(prec, ho_rt_precisions[i]))
+			return 0;
+	if (!*prec)
+		return 0;
+	for (uint32_t i = 0; ho_rt_precisions[i]; i++)
+		snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s",
+			 i ? ", " : "", ho_rt_precisions[i]);
+	return ho_err(err, -EINVAL, "precision '%s': not one of %s", prec, known);
+}
+
 /* Devices, node placement and priorities: the schedule's, or all on one CPU. */
 static int ho_rt_place(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_error *err)
 {
 	const struct ho_graph *g = rt->g;
 	const struct ho_rt_placement *pl = o ? o->placement : NULL;
+	const char *prec = o && o->precision ? o->precision : "";
 
+	if (ho_rt_precision_known(prec, err))
+		return -EINVAL;
+	if (*prec && pl)
+		return ho_err(err, -EINVAL,
+			      "precision '%s': a schedule's devices compute as it planned them",
+			      prec);
 	if (!pl) {
 		rt->n_dev = 1;
 		snprintf(rt->desc[0].name, sizeof(rt->desc[0].name), "cpu0");
+		snprintf(rt->desc[0].precision, sizeof(rt->desc[0].precision), "%s", prec);
 		rt->desc[0].threads = o ? o->threads : 0;
 		rt->desc[0].numa_node = -1;
 		for (uint32_t i = 0; i < g->n_nodes; i++) {
@@ -634,10 +661,11 @@ int ho_rt_plan(const struct ho_graph *g, const struct ho_rt_opts *o, int depth, 
 	rt->into = calloc(g->n_tensors + 1, sizeof(int32_t));
 	rt->into_off = calloc(g->n_tensors + 1, sizeof(uint64_t));
 	rt->gathers = calloc(g->n_nodes + 1, 1);
+	rt->node_precision = calloc(g->n_nodes + 1, sizeof(*rt->node_precision));
 	if (!rt->node_dev || !rt->prio || !rt->k || !rt->ctl || !rt->waiting || !rt->done ||
 	    !rt->start || !rt->end || !rt->is_set || !rt->home || !rt->nhwc || !rt->post ||
 	    !rt->sum || !rt->bn || !rt->folded || !rt->moves || !rt->view_off || !rt->into ||
-	    !rt->into_off || !rt->gathers)
+	    !rt->into_off || !rt->gathers || !rt->node_precision)
 		goto nomem;
 	ret = ho_rt_place(rt, o, err);
 	if (ret)
@@ -748,6 +776,7 @@ int ho_rt_plan(const struct ho_graph *g, const struct ho_rt_opts *o, int depth, 
 		dv->nodes[j] = (uint32_t)g->topo[i];
 	}
 	rt->report.start_s = rt->start;
+	rt->report.node_precision = rt->node_precision;
 	rt->report.end_s = rt->end;
 	rt->report.copy_start_s = rt->copy_start;
 	rt->report.copy_end_s = rt->copy_end;

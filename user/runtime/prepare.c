@@ -215,6 +215,9 @@ int ho_rt_kernels(struct ho_rt *rt, struct ho_error *err)
 		ret = ho_rt_kernel(rt, id, (uint32_t)d, mem, err);
 		if (!ret && rt->k[id] && rt->dev[d].ops->kernel_memory)
 			ho_rt_kernel_memory(rt, id, (uint32_t)d, seen, &n_seen);
+		if (!ret && rt->k[id] && rt->dev[d].ops->precision &&
+		    (rt->node_precision[id] = rt->dev[d].ops->precision(rt->k[id])))
+			rt->report.reduced++;
 	}
 	free(seen);
 	free(mem);

@@ -151,6 +151,9 @@ struct ho_backend_ops {
 	 * holds its largest kernel's).  NULL: none beyond the plan's tensors.
 	 */
 	void (*kernel_memory)(const struct ho_kernel *k, struct ho_kernel_memory *m);
+	/* The arithmetic k computes in where it is not its tensors' own ("bf16": a
+	 * convolution on a device opened for bf16), else NULL.  NULL: always theirs. */
+	const char *(*precision)(const struct ho_kernel *k);
 	/*
 	 * The inputs of node (bit k: input k) its kernel copies at prepare into memory of
 	 * its own and never reads again: weights reordered into the kernel's layout, only

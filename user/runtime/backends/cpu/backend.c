@@ -42,13 +42,45 @@ void ho_cpu_thread_init(struct ho_backend *c)
 		omp_set_num_threads(c->threads);
 }
 
-int ho_cpu_open(int threads, struct ho_backend **out, struct ho_error *err)
+/*
+ * bfloat16 where the CPU computes it natively (AVX512-BF16, AMX), as oneDNN finds it
+ * (ONEDNN_MAX_CPU_ISA may hold it back): elsewhere oneDNN emulates it, slower than float32.
+ */
+static int ho_cpu_precision_open(struct ho_backend *c, const struct ho_rt_device *dev,
+				 struct ho_error *err)
+{
+	const char *p = dev ? dev->precision : "";
+	dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+
+	if (!*p || !strcmp(p, ho_rt_precisions[0]))
+		return 0;
+	if (strcmp(p, "bf16"))
+		return ho_err(err, -EINVAL,
+			      "device %s: the cpu backend computes in fp32 or bf16, not %s",
+			      dev->name, p);
+	if (isa != dnnl_cpu_isa_avx512_core_bf16 && isa != dnnl_cpu_isa_avx512_core_amx)
+		return ho_err(err, -EOPNOTSUPP,
+			      "device %s: bf16 needs a CPU with AVX512-BF16 or AMX, and oneDNN "
+			      "finds neither here%s",
+			      dev->name,
+			      getenv("ONEDNN_MAX_CPU_ISA") ? " (ONEDNN_MAX_CPU_ISA is set)" : "");
+	c->bf16 = true;
+	return 0;
+}
+
+int ho_cpu_open(const struct ho_rt_device *dev, int threads, struct ho_backend **out,
+		struct ho_error *err)
 {
 	struct ho_backend *c = calloc(1, sizeof(*c));
+	int ret;
 
 	*out = NULL;
 	if (!c)
 		return ho_err(err, -ENOMEM, "out of memory");
+	if ((ret = ho_cpu_precision_open(c, dev, err))) {
+		free(c);
+		return ret;
+	}
 	c->threads = threads;
 	if (threads > 0)
 		omp_set_num_threads(threads);
@@ -276,8 +308,12 @@ int ho_cpu_launch(struct ho_backend *c, struct ho_kernel *k, struct ho_error *er
 static int cpu_open_dev(const struct ho_rt_device *dev, int threads, struct ho_backend **out,
 			struct ho_error *err)
 {
-	(void)dev;
-	return ho_cpu_open(threads, out, err);
+	return ho_cpu_open(dev, threads, out, err);
+}
+
+const char *ho_cpu_precision(const struct ho_kernel *k)
+{
+	return k->precision;
 }
 
 void ho_cpu_query(const struct ho_backend *c, struct ho_backend_info *info)

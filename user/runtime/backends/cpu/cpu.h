@@ -35,7 +35,8 @@ struct ho_backend {
 	size_t ws_size;
 	const uint8_t *channels_last; /* per tensor, from the executor's layout plan */
 	bool emulated;		      /* emu: the same kernels, standing in for an accelerator */
-	int threads;		      /* OpenMP threads its kernels are made for; 0: OpenMP's */
+	bool bf16;   /* convolutions round their inputs and weights to bfloat16 (opened so) */
+	int threads; /* OpenMP threads its kernels are made for; 0: OpenMP's */
 };
 
 enum ho_cpu_kind {
@@ -78,6 +79,7 @@ struct ho_typed {
 struct ho_kernel {
 	int kind;
 	const char *name, *op;
+	const char *precision; /* "bf16" where it computes so, else NULL (float32) */
 	dnnl_primitive_t prim;
 	float *fold; /* a Conv's weights and bias with its batch norm folded in */
 	/* layout conversions around it (a convolution between NCHW and NHWC), and for a
@@ -157,7 +159,9 @@ struct ho_kernel {
 	struct ho_text *text;	       /* text.c's string kernels: their plan and strings */
 };
 
-int ho_cpu_open(int threads, struct ho_backend **out, struct ho_error *err);
+int ho_cpu_open(const struct ho_rt_device *dev, int threads, struct ho_backend **out,
+		struct ho_error *err);
+const char *ho_cpu_precision(const struct ho_kernel *k);
 void ho_cpu_close(struct ho_backend *c);
 void ho_cpu_kernel_memory(const struct ho_kernel *k, struct ho_kernel_memory *m);
 /*
@@ -433,9 +437,9 @@ int ho_cpu_sync(struct ho_backend *c);
 		.name = name_str, .open = open_fn, .close = ho_cpu_close, .query = ho_cpu_query,   \
 		.runs = ho_cpu_runs, .layout = ho_cpu_layout, .prepare = ho_cpu_prepare,           \
 		.thread_init = ho_cpu_thread_init, .launch = ho_cpu_launch,                        \
-		.kernel_memory = ho_cpu_kernel_memory, .takes_over = ho_cpu_takes_over,            \
-		.folds_transposes = ho_cpu_folds_transposes, .kernel_free = ho_cpu_kernel_free,    \
-		.sync = ho_cpu_sync,                                                               \
+		.kernel_memory = ho_cpu_kernel_memory, .precision = ho_cpu_precision,              \
+		.takes_over = ho_cpu_takes_over, .folds_transposes = ho_cpu_folds_transposes,      \
+		.kernel_free = ho_cpu_kernel_free, .sync = ho_cpu_sync,                            \
 	}
 
 #endif

@@ -20,11 +20,10 @@
 static int emu_open_dev(const struct ho_rt_device *dev, int threads, struct ho_backend **out,
 			struct ho_error *err)
 {
-	int ret = ho_cpu_open(threads, out, err);
+	int ret = ho_cpu_open(dev, threads, out, err);
 
 	if (!ret)
 		(*out)->emulated = true;
-	(void)dev;
 	return ret;
 }
 
@@ -143,6 +142,7 @@ const struct ho_backend_ops ho_backend_emu_discrete = {
     .thread_init = ho_cpu_thread_init,
     .launch = ho_cpu_launch,
     .kernel_memory = ho_cpu_kernel_memory,
+    .precision = ho_cpu_precision,
     .takes_over = ho_cpu_takes_over,
     .kernel_free = ho_cpu_kernel_free,
     .sync = ho_cpu_sync,
