@@ -5,7 +5,8 @@
 # native bf16 (ONEDNN_MAX_CPU_ISA holds it back here).  Then, where the CPU has it:
 # resnet18, mobilenet_v2 and a U-Net (ConvTranspose, which stays float32) against
 # PyTorch within 1% of the output's largest magnitude, the same top-1, and the report
-# naming each Conv and only those as bf16.
+# naming each Conv as bf16, and beside them only products by weights; a transformer
+# encoder (its MatMuls by weights on oneDNN's matmul) against its own float32 run.
 # usage: test_precision.sh HETEROOPT MODELS_DIR
 set -eu
 HO=$1 M=$2
@@ -54,7 +55,9 @@ import numpy as np
 import onnx
 model, log, ref, got = sys.argv[1:]
 # the report cuts names at 44 characters
-convs = {n.name[:44].strip() for n in onnx.load(model).graph.node if n.op_type == "Conv"}
+nodes = onnx.load(model).graph.node
+convs = {n.name[:44].strip() for n in nodes if n.op_type == "Conv"}
+products = {n.name[:44].strip() for n in nodes if n.op_type in ("MatMul", "Gemm")}
 rows = {}
 for line in open(log):
     m = re.match(r"^(\S.{43})\s(\S+)\s+\S+\s+[0-9.]+-\s*[0-9.]+(.*)$", line)
@@ -62,12 +65,23 @@ for line in open(log):
         rows[m.group(1).strip()] = m.group(3).split()
 said = re.search(r"run: (\d+) nodes computed in bf16", open(log).read())
 bf16 = {n for n, rest in rows.items() if "bf16" in rest}
-# a Conv whose batch norm or activation folded in keeps its own name; nothing else is bf16
-assert bf16 == {n for n in convs if n in rows}, (sorted(bf16 ^ convs)[:5], len(bf16), len(convs))
+# every Conv (its batch norm or activation folded in keeps its name), and beside them only
+# products by weights (a MatMul's or Gemm's on oneDNN's matmul)
+assert {n for n in convs if n in rows} <= bf16 <= convs | products, (sorted(bf16 ^ convs)[:5])
 assert said and int(said.group(1)) == len(bf16), (said and said.group(1), len(bf16))
 r, g = np.load(ref), np.load(got)
 if r.ndim == 2:
     assert r.argmax() == g.argmax(), ("top-1", r.argmax(), g.argmax())
-print(f"{model.split('/')[-1]}: {len(bf16)} Convs in bf16, every other node float32")
+print(f"{model.split('/')[-1]}: {len(bf16 & convs)} Convs and {len(bf16 & products)} products in bf16")
 PYEOF
 done
+$PY -c "import numpy as np, sys
+np.save(sys.argv[1], np.random.default_rng(3).standard_normal((1, 32, 256)).astype(np.float32))" "$T/src.npy"
+for p in fp32 bf16; do
+	"$HO" run "$M/transformer_encoder.onnx" --input "src=$T/src.npy" -o "$T/tr.$p" --repeat 1 \
+		--warmup 1 --precision $p >"$T/tr.$p.log"
+done
+grep -Eq "^run: [1-9][0-9]* nodes computed in bf16" "$T/tr.bf16.log" ||
+	{ echo "transformer_encoder: no MatMul in bf16"; cat "$T/tr.bf16.log"; exit 1; }
+$PY "$ROOT/tests/runtime/compare.py" "$T/tr.fp32/out.npy" "$T/tr.bf16/out.npy" \
+	"transformer_encoder bf16 vs float32" 1e-2

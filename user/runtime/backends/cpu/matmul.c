@@ -213,21 +213,36 @@ static int ho_matmul_packed(struct ho_backend *c, struct ho_kernel *k,
 {
 	dnnl_matmul_desc_t d;
 	dnnl_primitive_desc_t pd = NULL;
-	dnnl_memory_desc_t am, wm, wany, bm, ym;
+	dnnl_memory_desc_t am, ak, wm, wany, bm, ym;
 	int ret = -EINVAL;
 
 	dnnl_memory_desc_init_by_tag(&am, 2, (dnnl_dims_t){rows, kk}, dnnl_f32, dnnl_ab);
 	dnnl_memory_desc_init_by_tag(&wm, 2, (dnnl_dims_t){kk, nn}, dnnl_f32,
 				     trans_b ? dnnl_ba : dnnl_ab);
-	dnnl_memory_desc_init_by_tag(&wany, 2, (dnnl_dims_t){kk, nn}, dnnl_f32,
-				     dnnl_format_tag_any);
 	dnnl_memory_desc_init_by_tag(&bm, 2, (dnnl_dims_t){1, nn}, dnnl_f32, dnnl_ab);
 	dnnl_memory_desc_init_by_tag(&ym, 2, (dnnl_dims_t){rows, nn}, dnnl_f32, dnnl_ab);
-	if (dnnl_matmul_desc_init(&d, &am, known ? &wany : &wm, bias ? &bm : NULL, &ym) !=
-		dnnl_success ||
-	    dnnl_primitive_desc_create(&pd, &d, attr, c->eng, NULL) != dnnl_success)
+	/* bf16 (a device opened so, as conv.c's): its input converted on the way in, the
+	 * weights once, float32 sums and output; float32 where that has no fast kernel */
+	for (int bf16 = c->bf16 && known; bf16 >= 0 && !pd; bf16--) {
+		dnnl_data_type_t t = bf16 ? dnnl_bf16 : dnnl_f32;
+
+		dnnl_memory_desc_init_by_tag(&ak, 2, (dnnl_dims_t){rows, kk}, t, dnnl_ab);
+		dnnl_memory_desc_init_by_tag(&wany, 2, (dnnl_dims_t){kk, nn}, t,
+					     dnnl_format_tag_any);
+		if (dnnl_matmul_desc_init(&d, &ak, known ? &wany : &wm, bias ? &bm : NULL, &ym) !=
+			dnnl_success ||
+		    dnnl_primitive_desc_create(&pd, &d, attr, c->eng, NULL) != dnnl_success)
+			pd = NULL;
+		else if (bf16 && ho_cpu_is_slow(pd)) {
+			dnnl_primitive_desc_destroy(pd);
+			pd = NULL;
+		}
+		k->precision = pd && bf16 ? "bf16" : NULL;
+	}
+	if (!pd)
 		return -EOPNOTSUPP;
-	if (!ho_cpu_mem(c, k, &am, a, DNNL_ARG_SRC) && !ho_cpu_weights(c, k, pd, &wm, w, own) &&
+	if (!ho_cpu_convert(c, k, &am, a, &ak, DNNL_ARG_SRC, true) &&
+	    !ho_cpu_weights(c, k, pd, &wm, w, own) &&
 	    !(bias && ho_cpu_mem(c, k, &bm, bias, DNNL_ARG_BIAS)) &&
 	    !ho_cpu_mem(c, k, &ym, y, DNNL_ARG_DST) && !ho_cpu_prim(c, k, pd))
 		ret = 0;
