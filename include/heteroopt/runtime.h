@@ -144,6 +144,9 @@ struct ho_rt_opts {
 	int threads;	       /* single-device plans: oneDNN threads; 0 = OpenMP's choice */
 	const char *precision; /* single-device plans: its kernels' (ho_rt_precisions); NULL:
 				* float32 */
+	/* per graph node: the precision asked of its kernel, over the device's (NULL array or
+	 * entry: the device's); a kernel without it computes float32 and the report says so */
+	const char *const *node_precision;
 	const struct ho_rt_placement *placement; /* NULL: every node on one CPU device */
 	int pace; /* emu nodes start no earlier and last no shorter than predicted */
 	const char *inject_failure; /* tests: the node of this name fails in the next run */

@@ -6,7 +6,8 @@
 # resnet18, mobilenet_v2 and a U-Net (ConvTranspose, which stays float32) against
 # PyTorch within 1% of the output's largest magnitude, the same top-1, and the report
 # naming each Conv as bf16, and beside them only products by weights; a transformer
-# encoder (its MatMuls by weights on oneDNN's matmul) against its own float32 run.
+# encoder (its MatMuls by weights on oneDNN's matmul) against its own float32 run; and
+# run --sensitivity bf16 on resnet18 against those runs.
 # usage: test_precision.sh HETEROOPT MODELS_DIR
 set -eu
 HO=$1 M=$2
@@ -85,3 +86,25 @@ grep -Eq "^run: [1-9][0-9]* nodes computed in bf16" "$T/tr.bf16.log" ||
 	{ echo "transformer_encoder: no MatMul in bf16"; cat "$T/tr.bf16.log"; exit 1; }
 $PY "$ROOT/tests/runtime/compare.py" "$T/tr.fp32/out.npy" "$T/tr.bf16/out.npy" \
 	"transformer_encoder bf16 vs float32" 1e-2
+# --sensitivity: each Conv of resnet18 alone in bf16, worst first; the whole model's error
+# as a bf16 run's against a float32 run's, each node's between 0 and 10 times that.
+"$HO" run "$M/resnet18.onnx" --input "input=$M/resnet18.ref_in.npy" -o "$T/sens" \
+	--sensitivity bf16 >"$T/sens.log"
+for p in fp32 bf16; do
+	"$HO" run "$M/resnet18.onnx" --input "input=$M/resnet18.ref_in.npy" -o "$T/r18.$p" \
+		--repeat 1 --warmup 1 --precision $p >/dev/null
+done
+$PY - "$T/sens/sensitivity.json" "$T/r18.fp32/logits.npy" "$T/r18.bf16/logits.npy" "$T/sens.log" <<'PYEOF'
+import json, sys
+import numpy as np
+s = json.load(open(sys.argv[1]))
+a, b = np.load(sys.argv[2]), np.load(sys.argv[3])
+whole = float(np.abs(a - b).max() / np.abs(a).max())
+errs = [n["error"] for n in s["nodes"]]
+assert s["precision"] == "bf16" and len(errs) == 20 and all(n["op"] == "Conv" for n in s["nodes"]), s
+assert abs(s["all_nodes_error"] - whole) <= 1e-6 * max(whole, 1e-30) + 1e-9, (s["all_nodes_error"], whole)
+assert errs == sorted(errs, reverse=True), errs
+assert all(0 < e < 10 * whole for e in errs), (min(errs), max(errs), whole)
+assert "sensitivity: 20 nodes can compute in bf16" in open(sys.argv[4]).read()
+print(f"sensitivity: 20 Convs, {errs[-1]:.1e} to {errs[0]:.1e} alone, {whole:.1e} all together")
+PYEOF

@@ -19,6 +19,19 @@ int cmd_serve(int argc, char **argv);
 int cmd_feed(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
+struct ho_npy;
+struct ho_rt_opts;
+/* A run's inputs as given (--input NAME=FILE.npy). */
+struct cli_inputs {
+	const char (*name)[256];
+	const struct ho_npy *npy;
+	int n;
+};
+/* run --sensitivity (sensitivity.c): each node alone in precision, its outputs' error
+ * against float32 on these inputs, printed and written as outdir/sensitivity.json. */
+int cli_sensitivity(const struct ho_graph *g, const struct ho_rt_opts *base,
+		    const struct cli_inputs *in, const char *precision, const char *outdir);
+
 /* Seconds on the monotonic clock: what every command times with. */
 double cli_clock_s(void);
 /*

@@ -19,7 +19,8 @@
 #include "cli.h"
 
 struct run_args {
-	const char *model, *outdir, *schedule, *box, *inject_failure, *save_run, *trace, *precision;
+	const char *model, *outdir, *schedule, *box, *inject_failure, *save_run, *trace, *precision,
+	    *sensitivity;
 	struct cli_list inputs, bind, bounds;
 	unsigned long long repeat, warmup, threads, pick;
 	bool report, pace, plain_layout, no_fusion, copy_ioctl;
@@ -54,6 +55,11 @@ static const struct cli_opt run_opts[] = {
      "convolutions' inputs and weights to bfloat16 (float32 sums and\n"
      "outputs), on a CPU with AVX512-BF16 or AMX (default fp32)",
      RA(precision), 0, 0},
+    {"--sensitivity", NULL, CLI_TEXT, "bf16",
+     "instead of timed runs: each node that can compute in this\n"
+     "precision alone so, its outputs' error against float32's on\n"
+     "the inputs given, worst first, and DIR/sensitivity.json",
+     RA(sensitivity), 0, 0},
     {"--schedule", NULL, CLI_TEXT, "S.json",
      "run a schedule from heteroopt schedule over its box's\n"
      "devices: each on the backend it names (opencl), else cpu\n"
@@ -419,6 +425,18 @@ int cmd_run(int argc, char **argv)
 		if (cli_placement(a.schedule, a.box, a.pick, a.model, g, &pl, &err))
 			goto fail;
 		ro.placement = pl;
+	}
+	if (a.sensitivity) {
+		struct cli_inputs ci = {(const char(*)[256])in_name, in, n_in};
+
+		if (a.schedule || a.precision) {
+			cli_error("run: --sensitivity runs on one CPU device, each node in turn: "
+				  "without --schedule or --precision");
+			rc = 2;
+			goto out;
+		}
+		rc = cli_sensitivity(g, &ro, &ci, a.sensitivity, a.outdir);
+		goto out;
 	}
 	if (ho_rt_new(g, &ro, &rt, &err))
 		goto fail;

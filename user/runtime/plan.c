@@ -154,6 +154,7 @@ void ho_rt_free(struct ho_rt *rt)
 	free(rt->into_off);
 	free(rt->gathers);
 	free(rt->node_precision);
+	free(rt->want_precision);
 	free(rt->waiting);
 	free(rt->mem_off);
 	free(rt->mem_succ);
@@ -185,6 +186,22 @@ static int ho_rt_precision_known(const char *prec, struct ho_error *err)
 		snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s",
 			 i ? ", " : "", ho_rt_precisions[i]);
 	return ho_err(err, -EINVAL, "precision '%s': not one of %s", prec, known);
+}
+
+/* What each node's kernel is asked to compute in: the node's own, else its device's. */
+static int ho_rt_want_precision(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_error *err)
+{
+	for (uint32_t i = 0; i < rt->g->n_nodes; i++) {
+		const char *p = o && o->node_precision && o->node_precision[i]
+				    ? o->node_precision[i]
+				: rt->node_dev[i] >= 0 ? rt->desc[rt->node_dev[i]].precision
+						       : "";
+
+		if (ho_rt_precision_known(p, err))
+			return -EINVAL;
+		rt->want_precision[i] = *p && strcmp(p, ho_rt_precisions[0]) ? p : NULL;
+	}
+	return 0;
 }
 
 /* Devices, node placement and priorities: the schedule's, or all on one CPU. */
@@ -662,12 +679,15 @@ int ho_rt_plan(const struct ho_graph *g, const struct ho_rt_opts *o, int depth, 
 	rt->into_off = calloc(g->n_tensors + 1, sizeof(uint64_t));
 	rt->gathers = calloc(g->n_nodes + 1, 1);
 	rt->node_precision = calloc(g->n_nodes + 1, sizeof(*rt->node_precision));
+	rt->want_precision = calloc(g->n_nodes + 1, sizeof(*rt->want_precision));
 	if (!rt->node_dev || !rt->prio || !rt->k || !rt->ctl || !rt->waiting || !rt->done ||
 	    !rt->start || !rt->end || !rt->is_set || !rt->home || !rt->nhwc || !rt->post ||
 	    !rt->sum || !rt->bn || !rt->folded || !rt->moves || !rt->view_off || !rt->into ||
-	    !rt->into_off || !rt->gathers || !rt->node_precision)
+	    !rt->into_off || !rt->gathers || !rt->node_precision || !rt->want_precision)
 		goto nomem;
 	ret = ho_rt_place(rt, o, err);
+	if (!ret)
+		ret = ho_rt_want_precision(rt, o, err);
 	if (ret)
 		goto fail;
 	td = (size_t)g->n_tensors * rt->n_dev + 1;

@@ -171,10 +171,10 @@ static int ho_rt_kernel(struct ho_rt *rt, uint32_t id, uint32_t d, struct ho_mem
 				      ho_rt_is_alias(rt, (uint32_t)p))
 			   << k;
 	}
-	return rt->dev[d].ops->prepare(
-	    rt->dev[d].be, g, id,
-	    &(struct ho_fusion){rt->bn[id], rt->post[id], rt->sum[id], through}, mem, rt->nhwc,
-	    &rt->k[id], err);
+	return rt->dev[d].ops->prepare(rt->dev[d].be, g, id,
+				       &(struct ho_fusion){rt->bn[id], rt->post[id], rt->sum[id],
+							   through, rt->want_precision[id]},
+				       mem, rt->nhwc, &rt->k[id], err);
 }
 
 /* The memory node id's kernel on device d has of its own, into the report: weights in

@@ -283,6 +283,7 @@ static int ho_tail_plan(struct ho_rt *rt, struct ho_error *err)
 	struct ho_tail *tl = rt->tail;
 	struct ho_rt_placement pl = {0};
 	struct ho_rt_opts o = {0};
+	const char **precision = NULL; /* per node of the tail: as asked of it in the plan */
 	struct ho_graph *sg;
 	size_t len = 0;
 	int ret;
@@ -320,14 +321,17 @@ static int ho_tail_plan(struct ho_rt *rt, struct ho_error *err)
 	/* its nodes where the schedule put them (an inlined branch's: where its If was) */
 	pl.node_device = calloc(sg->n_nodes + 1, sizeof(int32_t));
 	pl.node_prio = calloc(sg->n_nodes + 1, sizeof(uint32_t));
-	if (!pl.node_device || !pl.node_prio) {
+	precision = calloc(sg->n_nodes + 1, sizeof(*precision));
+	if (!pl.node_device || !pl.node_prio || !precision) {
 		ret = ho_err(err, -ENOMEM, "out of memory");
 		goto out;
 	}
 	for (uint32_t j = 0; j < sg->n_nodes; j++) {
 		pl.node_device[j] = tl->dev_of[tl->node_of[j]];
 		pl.node_prio[j] = rt->prio[tl->node_of[j]];
+		precision[j] = rt->want_precision[tl->node_of[j]];
 	}
+	o.node_precision = precision;
 	pl.n_devices = rt->n_dev;
 	memcpy(pl.dev, rt->desc, sizeof(pl.dev));
 	pl.host = rt->host;
@@ -340,6 +344,7 @@ static int ho_tail_plan(struct ho_rt *rt, struct ho_error *err)
 out:
 	free(pl.node_device);
 	free(pl.node_prio);
+	free(precision);
 	return ret;
 }
 

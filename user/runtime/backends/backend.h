@@ -24,10 +24,13 @@ struct ho_dev_block; /* a backend's handle on a block of memory it addresses */
  * residual Add (sum: its result added into the other operand's bytes, which are
  * also the chain's output's), then an element-wise node; -1 none.  through: the
  * inputs (bit k: input k) it reads through the strides of the Transpose that made
- * them, whose output shares its input's bytes (ho_matmul_through). */
+ * them, whose output shares its input's bytes (ho_matmul_through).  precision: the
+ * arithmetic asked of the kernel (ho_rt_precisions: "bf16"), NULL float32; a kernel
+ * that has none such computes float32 and says so (ops.precision). */
 struct ho_fusion {
 	int32_t bn, post, sum;
 	uint32_t through;
+	const char *precision;
 };
 
 /*

@@ -46,6 +46,13 @@ void ho_cpu_thread_init(struct ho_backend *c)
  * bfloat16 where the CPU computes it natively (AVX512-BF16, AMX), as oneDNN finds it
  * (ONEDNN_MAX_CPU_ISA may hold it back): elsewhere oneDNN emulates it, slower than float32.
  */
+static int ho_cpu_bf16_native(dnnl_cpu_isa_t isa)
+{
+	return isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx
+		   ? 0
+		   : -EOPNOTSUPP;
+}
+
 static int ho_cpu_precision_open(struct ho_backend *c, const struct ho_rt_device *dev,
 				 struct ho_error *err)
 {
@@ -58,7 +65,7 @@ static int ho_cpu_precision_open(struct ho_backend *c, const struct ho_rt_device
 		return ho_err(err, -EINVAL,
 			      "device %s: the cpu backend computes in fp32 or bf16, not %s",
 			      dev->name, p);
-	if (isa != dnnl_cpu_isa_avx512_core_bf16 && isa != dnnl_cpu_isa_avx512_core_amx)
+	if (ho_cpu_bf16_native(isa))
 		return ho_err(err, -EOPNOTSUPP,
 			      "device %s: bf16 needs a CPU with AVX512-BF16 or AMX, and oneDNN "
 			      "finds neither here%s",
@@ -218,6 +225,14 @@ static int cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t 
 		return ho_err(err, -ENOMEM, "out of memory");
 	k->name = n->name;
 	k->op = op;
+	k->want_bf16 = fuse && fuse->precision && !strcmp(fuse->precision, "bf16");
+	if (k->want_bf16 && !c->bf16 && (ret = ho_cpu_bf16_native(dnnl_get_effective_cpu_isa()))) {
+		ho_cpu_kernel_free(k);
+		return ho_err(err, ret,
+			      "node '%s': bf16 needs a CPU with AVX512-BF16 or AMX, and "
+			      "oneDNN finds neither here",
+			      n->name);
+	}
 
 	ret = reg ? reg->prepare(c, g, n, fuse, buf, k, err)
 		  : ho_cpu_unsupported(err, n, "has no kernel for this operator yet");

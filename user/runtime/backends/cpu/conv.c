@@ -369,7 +369,7 @@ int ho_cpu_prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 		}
 	}
 	/* weights a run computes stay float32: they are read as they come */
-	bool bf16 = c->bf16 && !deconv && wm.format_kind == dnnl_format_kind_any &&
+	bool bf16 = k->want_bf16 && !deconv && wm.format_kind == dnnl_format_kind_any &&
 		    conv_bf16(c, kbias, strides, dil, pl, pr, kattr, &conv_in, &conv_out, &wm, &pd);
 
 	if (!deconv && !sum && !bf16 &&

@@ -35,7 +35,7 @@ struct ho_backend {
 	size_t ws_size;
 	const uint8_t *channels_last; /* per tensor, from the executor's layout plan */
 	bool emulated;		      /* emu: the same kernels, standing in for an accelerator */
-	bool bf16;   /* convolutions round their inputs and weights to bfloat16 (opened so) */
+	bool bf16;   /* opened for bfloat16 (its kernels' default): the CPU has it natively */
 	int threads; /* OpenMP threads its kernels are made for; 0: OpenMP's */
 };
 
@@ -80,6 +80,7 @@ struct ho_kernel {
 	int kind;
 	const char *name, *op;
 	const char *precision; /* "bf16" where it computes so, else NULL (float32) */
+	bool want_bf16;	       /* asked to (ho_fusion.precision): conv.c's, matmul.c's */
 	dnnl_primitive_t prim;
 	float *fold; /* a Conv's weights and bias with its batch norm folded in */
 	/* layout conversions around it (a convolution between NCHW and NHWC), and for a
