@@ -31,6 +31,10 @@ struct cli_inputs {
  * against float32 on these inputs, printed and written as outdir/sensitivity.json. */
 int cli_sensitivity(const struct ho_graph *g, const struct ho_rt_opts *base,
 		    const struct cli_inputs *in, const char *precision, const char *outdir);
+/* run --precision auto --accuracy BUDGET (sensitivity.c): per node "bf16" or NULL into
+ * want, the least sensitive nodes whose measured error stays within the budget. */
+int cli_precision_auto(const struct ho_graph *g, const struct ho_rt_opts *base,
+		       const struct cli_inputs *in, double budget, const char **want);
 
 /* Seconds on the monotonic clock: what every command times with. */
 double cli_clock_s(void);

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -20,7 +21,7 @@
 
 struct run_args {
 	const char *model, *outdir, *schedule, *box, *inject_failure, *save_run, *trace, *precision,
-	    *sensitivity;
+	    *sensitivity, *accuracy;
 	struct cli_list inputs, bind, bounds;
 	unsigned long long repeat, warmup, threads, pick;
 	bool report, pace, plain_layout, no_fusion, copy_ioctl;
@@ -50,11 +51,17 @@ static const struct cli_opt run_opts[] = {
      "without --schedule: oneDNN threads of the CPU device\n"
      "(default: OpenMP's choice, one per core)",
      RA(threads), 1, 1024},
-    {"--precision", NULL, CLI_TEXT, "fp32|bf16",
+    {"--precision", NULL, CLI_TEXT, "fp32|bf16|auto",
      "without --schedule: the CPU device's arithmetic; bf16 rounds\n"
-     "convolutions' inputs and weights to bfloat16 (float32 sums and\n"
-     "outputs), on a CPU with AVX512-BF16 or AMX (default fp32)",
+     "convolutions' and weight products' inputs and weights to\n"
+     "bfloat16 (float32 sums and outputs), on a CPU with AVX512-BF16\n"
+     "or AMX; auto: bf16 for the nodes least sensitive to it, as many\n"
+     "as --accuracy allows, measured on the inputs given (default fp32)",
      RA(precision), 0, 0},
+    {"--accuracy", NULL, CLI_TEXT, "BUDGET",
+     "with --precision auto: the largest error allowed, as a fraction\n"
+     "of float32's largest output (1e-3)",
+     RA(accuracy), 0, 0},
     {"--sensitivity", NULL, CLI_TEXT, "bf16",
      "instead of timed runs: each node that can compute in this\n"
      "precision alone so, its outputs' error against float32's on\n"
@@ -314,6 +321,45 @@ static int timed_runs(struct ho_rt *rt, int warmup, int repeat, double *times, s
 	return ret;
 }
 
+/* The arithmetic the report's nodes were reduced to (one kind so far: bf16). */
+static const char *reduced_to(const struct ho_graph *g, const struct ho_rt_report *r)
+{
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		if (r->node_precision[i])
+			return r->node_precision[i];
+	return "float32";
+}
+
+/* --precision auto: the budget parsed, each node's precision picked (ro->node_precision). */
+static int cli_auto_precision(const struct ho_graph *g, const struct run_args *a,
+			      struct ho_rt_opts *ro, const struct cli_inputs *in,
+			      const char ***want)
+{
+	char *end = NULL;
+	double budget = a->accuracy ? strtod(a->accuracy, &end) : -1;
+
+	if (!a->accuracy || end == a->accuracy || *end || !(budget >= 0) || !isfinite(budget)) {
+		cli_error("run: --precision auto needs --accuracy BUDGET, a fraction of float32's "
+			  "largest output such as 1e-3%s%s%s",
+			  a->accuracy ? " ('" : "", a->accuracy ? a->accuracy : "",
+			  a->accuracy ? "' is none)" : "");
+		return -EINVAL;
+	}
+	if (a->schedule) {
+		cli_error("run: --precision auto: a schedule's devices compute as it planned them");
+		return -EINVAL;
+	}
+	if (!(*want = calloc(g->n_nodes + 1, sizeof(**want)))) {
+		cli_error("run: out of memory");
+		return -ENOMEM;
+	}
+	ro->precision = NULL;
+	if (cli_precision_auto(g, ro, in, budget, *want))
+		return -EIO;
+	ro->node_precision = *want;
+	return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_args a = {.outdir = ".", .repeat = 10, .warmup = 2};
@@ -326,6 +372,7 @@ int cmd_run(int argc, char **argv)
 	struct ho_error err = {0};
 	double *times = NULL;
 	struct ho_extent_bound *bounds = NULL;
+	const char **auto_want = NULL; /* --precision auto: per node */
 	int n_in, repeat, rc = 1;
 
 	a.pick = ~0ull; /* none given: the schedule's own */
@@ -426,9 +473,17 @@ int cmd_run(int argc, char **argv)
 			goto fail;
 		ro.placement = pl;
 	}
-	if (a.sensitivity) {
-		struct cli_inputs ci = {(const char(*)[256])in_name, in, n_in};
+	struct cli_inputs ci = {(const char(*)[256])in_name, in, n_in};
 
+	if (a.precision && !strcmp(a.precision, "auto")) {
+		if (cli_auto_precision(g, &a, &ro, &ci, &auto_want))
+			goto out;
+	} else if (a.accuracy) {
+		cli_error("run: --accuracy: it is the budget of --precision auto");
+		rc = 2;
+		goto out;
+	}
+	if (a.sensitivity) {
 		if (a.schedule || a.precision) {
 			cli_error("run: --sensitivity runs on one CPU device, each node in turn: "
 				  "without --schedule or --precision");
@@ -474,7 +529,8 @@ int cmd_run(int argc, char **argv)
 		if (ho_rt_last_report(rt)->reduced)
 			printf("run: %u nodes computed in %s (inputs and weights rounded; float32 "
 			       "sums and outputs), the others in float32\n",
-			       ho_rt_last_report(rt)->reduced, a.precision);
+			       ho_rt_last_report(rt)->reduced,
+			       reduced_to(g, ho_rt_last_report(rt)));
 		if (ho_rt_last_report(rt)->gathered)
 			printf("run: %u Concats whose inputs were written straight into their "
 			       "output\n",
@@ -537,6 +593,7 @@ fail:
 	cli_error("run: %s", err.msg);
 out:
 	free(times);
+	free(auto_want);
 	ho_rt_placement_free(pl);
 	for (int i = 0; i < n_in; i++)
 		ho_npy_free(&in[i]);
