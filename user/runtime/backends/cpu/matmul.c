@@ -221,7 +221,7 @@ static int ho_matmul_packed(struct ho_backend *c, struct ho_kernel *k,
 				     trans_b ? dnnl_ba : dnnl_ab);
 	dnnl_memory_desc_init_by_tag(&bm, 2, (dnnl_dims_t){1, nn}, dnnl_f32, dnnl_ab);
 	dnnl_memory_desc_init_by_tag(&ym, 2, (dnnl_dims_t){rows, nn}, dnnl_f32, dnnl_ab);
-	/* bf16 (a device opened so, as conv.c's): its input converted on the way in, the
+	/* bf16 (asked of the node, as conv.c's): its input converted on the way in, the
 	 * weights once, float32 sums and output; float32 where that has no fast kernel */
 	for (int bf16 = k->want_bf16 && known; bf16 >= 0 && !pd; bf16--) {
 		dnnl_data_type_t t = bf16 ? dnnl_bf16 : dnnl_f32;
