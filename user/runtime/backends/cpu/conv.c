@@ -130,9 +130,9 @@ static void conv_winograd(struct ho_backend *c, const dnnl_memory_desc_t *wm,
 }
 
 /*
- * bf16 (asked of the node: ho_fusion.precision): the kernel reads its input and weights rounded to
- * bfloat16, its input converted on the way in (1-2% of its time), and accumulates
- * and writes float32, post-ops included: oneDNN's brgconv runs twice as fast on
+ * bf16 (asked of the node: ho_fusion.precision): the kernel reads its input and
+ * weights rounded to bfloat16, its input converted on the way in (1-2% of its time),
+ * and accumulates and writes float32, post-ops included: oneDNN's brgconv runs twice as fast on
  * AVX512-BF16 (64>64 3x3 at 56x56 on one core: 0.98 against 1.99 ms).  oneDNN 2.6's
  * fpmath_mode does not do it: its float32 kernels stay.  Its input keeps its layout
  * (channels-last, or the blocked one picked above); where oneDNN has no fast bf16
