@@ -22,6 +22,7 @@ for m in resnet50:input:ref mobilenet_v2:input:ref ch_PP-OCRv4_det_infer:x:x640 
 	in=$M/$model.ref_in.npy
 	[ "$x" = ref ] || in=$T/$x.npy
 	for t in 1 2; do
+		rm -rf "$T/f" "$T/b" # this model's outputs alone
 		for _ in 1 2 3; do
 			f=$("$HO" run "$M/$model.onnx" --input "$name=$in" -o "$T/f" --repeat 11 --threads $t | med)
 			b=$("$HO" run "$M/$model.onnx" --input "$name=$in" -o "$T/b" --repeat 11 --threads $t \
