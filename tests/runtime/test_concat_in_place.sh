@@ -7,7 +7,8 @@
 # chain adds its result over (the Concat read after that sum: DenseNet's shape with a
 # residual), the Concat of one tensor twice, and one that joins on an axis after one of
 # extent 2.  The four ways (the fourth:
-# Tanh on the emulator; a fifth with Sigmoid kept on the CPU), against
+# Tanh on the emulator; a fifth with Sigmoid kept on the CPU; where PoCL is, the Concats
+# and their inputs' writers on an OpenCL device), against
 # numpy; the memory plan as the simulator predicted, as many Concats gathered as it said.
 # usage: test_concat_in_place.sh HETEROOPT
 set -eu
@@ -80,4 +81,22 @@ done
 grep -q "^run: 2 Concats whose inputs were written straight into their output" "$T/gather.5.log" ||
 	{ echo "one cpu: not the two Concats written in place"; cat "$T/gather.5.log"; exit 1; }
 grep "Concats whose inputs" "$T/gather.2.log" "$T/gather.3.log" "$T/gather.4.log"
+# On an OpenCL device (PoCL here), where one shares host memory: the Concats and what makes
+# their inputs pinned there, each input written at its offset into the output's buffer.
+if "$HO" probe --write-box --split 2 --opencl -o "$T/ocl.json" >"$T/ocl.log" 2>&1; then
+	"$HO" schedule --quiet --objectives latency --seed 1 "$T/gather.onnx" --box "$T/ocl.json" \
+		--pin Concat=ocl0 --pin Tanh=ocl0 --pin Sigmoid=ocl0 --pin MatMul=ocl0 \
+		--pin Reshape=ocl0 -o "$T/gather.s7.json" >/dev/null
+	"$HO" run "$T/gather.onnx" --input "x=$T/gather.x.npy" --schedule "$T/gather.s7.json" \
+		--pick 0 -o "$T/gather.7" $ONCE >"$T/gather.7.log"
+	memory_matches "$T/gather.7.log" "on ocl0"
+	as_scheduled "$T/gather.7.log" "on ocl0" "Concats whose inputs"
+	grep -q "^ *[1-9][0-9]* Concats whose inputs" "$T/gather.7.log" ||
+		{ echo "on ocl0: no Concat written in place"; cat "$T/gather.7.log"; exit 1; }
+	for o in y1 y2 y3 y4 y5; do
+		$PY "$ROOT/tests/runtime/compare.py" "$T/gather.$o.npy" "$T/gather.7/$o.npy" "$o on ocl0 vs numpy"
+	done
+else
+	echo "no OpenCL device sharing host memory here: $(tail -1 "$T/ocl.log")"
+fi
 echo "concat in place: 2 Concats gathered on one CPU; outputs match numpy four ways"
