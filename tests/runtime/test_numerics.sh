@@ -286,26 +286,24 @@ done
 # decides): one CPU device, and the fastest schedule over two CPU devices, each against
 # PyTorch's detections matched after sorting by score.  Not in the quick loop.
 # Under a sanitizer (HO_SANITIZED) only the small ones.
+detect_scheduled() { # detect_scheduled MODEL BOX WAY DEVICE REPEAT: the fastest schedule over BOX, run
+	"$HO" schedule --quiet --population 16 --generations 10 --objectives latency --seed 1 "$M/$1.onnx" \
+		--shape input=3x320x320 --box "$ROOT/boxes/$2.json" -o "$T/$1.$3.json" >/dev/null
+	"$HO" run "$M/$1.onnx" --input "input=$M/$1.ref_in.npy" --schedule "$T/$1.$3.json" --pick 0 \
+		-o "$T/$1.$3" --repeat "$5" --warmup 1 >"$T/$1.$3.log"
+	grep -q "$4" "$T/$1.$3.log" || { echo "$1: the $2 schedule left $4 idle"; cat "$T/$1.$3.log"; exit 1; }
+	$PY "$ROOT/tests/runtime/compare_detections.py" "$M/$1.ref_out.npy" "$T/$1.$3" "$1 $2 vs PyTorch"
+}
 [ "$PART" = ort ] || [ "${HO_TEST_QUICK:-0}" = 1 ] ||
 	for m in $(sh "$ROOT/tests/models/zoo_list.sh" "$([ -n "${HO_SANITIZED:-}" ] && echo asan || echo detect)"); do
 	"$HO" run "$M/$m.onnx" --input "input=$M/$m.ref_in.npy" -o "$T/$m.1" --repeat 1 --warmup 1 >/dev/null
 	$PY "$ROOT/tests/runtime/compare_detections.py" "$M/$m.ref_out.npy" "$T/$m.1" "$m one-cpu vs PyTorch"
-	"$HO" schedule --quiet --population 16 --generations 10 --objectives latency --seed 1 "$M/$m.onnx" \
-		--shape input=3x320x320 --box "$ROOT/boxes/this-machine-2cpu.json" -o "$T/$m.s.json" >/dev/null
-	"$HO" run "$M/$m.onnx" --input "input=$M/$m.ref_in.npy" --schedule "$T/$m.s.json" --pick 0 \
-		-o "$T/$m.2" --repeat 1 --warmup 1 >"$T/$m.2.log"
-	grep -q "cpu1" "$T/$m.2.log" || { echo "$m: the two-CPU schedule left cpu1 idle"; cat "$T/$m.2.log"; exit 1; }
-	$PY "$ROOT/tests/runtime/compare_detections.py" "$M/$m.ref_out.npy" "$T/$m.2" "$m two-cpu vs PyTorch"
-	# the small ones over a CPU and the emulator: the tail planned for the values of an
-	# input replica on emu0 (its bytes, filled once, were reused: ssdlite's NonZero met
-	# another extent), and empty tensors copied between them (fasterrcnn's)
+	detect_scheduled "$m" this-machine-2cpu 2 cpu1 1
+	# the small ones over a CPU and the emulator, two runs: the tail planned for the values
+	# of an input replica on emu0 (its bytes, filled once, were reused: ssdlite's NonZero
+	# met another extent in the second), and empty tensors copied (fasterrcnn's)
 	sh "$ROOT/tests/models/zoo_list.sh" asan | grep -qx "$m" || continue
-	"$HO" schedule --quiet --population 16 --generations 10 --objectives latency --seed 1 "$M/$m.onnx" \
-		--shape input=3x320x320 --box "$ROOT/boxes/this-machine-cpu-emu.json" -o "$T/$m.e.json" >/dev/null
-	"$HO" run "$M/$m.onnx" --input "input=$M/$m.ref_in.npy" --schedule "$T/$m.e.json" --pick 0 \
-		-o "$T/$m.3" --repeat 2 --warmup 1 >"$T/$m.3.log"
-	grep -q "emu0" "$T/$m.3.log" || { echo "$m: the CPU + emulator schedule left emu0 idle"; cat "$T/$m.3.log"; exit 1; }
-	$PY "$ROOT/tests/runtime/compare_detections.py" "$M/$m.ref_out.npy" "$T/$m.3" "$m cpu+emu vs PyTorch"
+	detect_scheduled "$m" this-machine-cpu-emu 3 emu0 2
 done
 
 # Binary operators whose smaller operand repeats over a middle run of axes (swin_t's
