@@ -60,7 +60,10 @@ struct ho_rt_device {
 
 /* The precisions a device's kernels may compute in, the first the graph's own (float32):
  * "bf16" rounds a convolution's inputs and weights to bfloat16 on a CPU that has it
- * natively (AVX512-BF16, AMX), accumulating and writing float32.  NULL-terminated. */
+ * natively (AVX512-BF16, AMX), accumulating and writing float32; "int8" quantizes them
+ * (the input by its calibrated range, ho_rt_opts.node_range; the weights per output
+ * channel) on a CPU with VNNI or AMX, int32 sums scaled back to float32.
+ * NULL-terminated. */
 extern const char *const ho_rt_precisions[];
 
 /*
@@ -147,6 +150,10 @@ struct ho_rt_opts {
 	/* per graph node: the precision asked of its kernel, over the device's (NULL array or
 	 * entry: the device's); a kernel without it computes float32 and the report says so */
 	const char *const *node_precision;
+	/* per graph node, two floats: the range [lo, hi] its first input takes, calibrated,
+	 * which an int8 kernel quantizes it to; NaN (or a NULL array): not calibrated, and a
+	 * kernel asked int8 then computes float32 and observes the range (ho_rt_observed) */
+	const float *node_range;
 	const struct ho_rt_placement *placement; /* NULL: every node on one CPU device */
 	int pace; /* emu nodes start no earlier and last no shorter than predicted */
 	const char *inject_failure; /* tests: the node of this name fails in the next run */
@@ -308,6 +315,13 @@ const float *ho_rt_output(const struct ho_rt *rt, uint32_t i, const struct ho_te
 /* The same for an output of any type: (*t)->dtype says which. */
 const void *ho_rt_output_data(const struct ho_rt *rt, uint32_t i, const struct ho_tensor **t);
 const struct ho_rt_report *ho_rt_last_report(const struct ho_rt *rt);
+/*
+ * The range node's first input took over the runs so far, as its kernel (asked int8, not
+ * calibrated) observed it, by rule: "max", lowest to highest; "mse", clipped where the
+ * int8 values' squared error (rounding inside, clipping outside) is least; "pNN.NN", at
+ * that percentile of |x|.  -ENOENT: none observed; -EINVAL: an unknown rule.
+ */
+int ho_rt_observed(const struct ho_rt *rt, uint32_t node, const char *rule, float range[2]);
 /*
  * How far the run in progress is: nodes finished of those it runs.  Safe from
  * another thread while ho_rt_run runs (a progress line for a long run).

@@ -36,6 +36,14 @@ int cli_sensitivity(const struct ho_graph *g, const struct ho_rt_opts *base,
 int cli_precision_auto(const struct ho_graph *g, const struct ho_rt_opts *base,
 		       const struct cli_inputs *in, double budget, const char **want);
 
+/* run --precision int8 (quantize.c): per node two floats into *ranges (malloc'd), its
+ * first input's range over the calibration samples (files: --calibrate NAME=FILE.npy;
+ * none: the run's inputs), NaN where no int8 kernel observed one.  0, or -errno printed. */
+struct cli_list;
+int cli_int8_ranges(const struct ho_graph *g, const struct ho_rt_opts *base,
+		    const struct cli_inputs *in, const struct cli_list *files, const char *rule,
+		    float **ranges);
+
 /* Seconds on the monotonic clock: what every command times with. */
 double cli_clock_s(void);
 /*

@@ -21,8 +21,8 @@
 
 struct run_args {
 	const char *model, *outdir, *schedule, *box, *inject_failure, *save_run, *trace, *precision,
-	    *sensitivity, *accuracy;
-	struct cli_list inputs, bind, bounds;
+	    *sensitivity, *accuracy, *int8_range;
+	struct cli_list inputs, bind, bounds, calibrate;
 	unsigned long long repeat, warmup, threads, pick;
 	bool report, pace, plain_layout, no_fusion, copy_ioctl;
 };
@@ -51,18 +51,30 @@ static const struct cli_opt run_opts[] = {
      "without --schedule: oneDNN threads of the CPU device\n"
      "(default: OpenMP's choice, one per core)",
      RA(threads), 1, 1024},
-    {"--precision", NULL, CLI_TEXT, "fp32|bf16|auto",
+    {"--precision", NULL, CLI_TEXT, "fp32|bf16|int8|auto",
      "without --schedule: the CPU device's arithmetic; bf16 rounds\n"
      "convolutions' and weight products' inputs and weights to\n"
      "bfloat16 (float32 sums and outputs), on a CPU with AVX512-BF16\n"
-     "or AMX; auto: bf16 for the nodes least sensitive to it, as many\n"
+     "or AMX; int8 quantizes convolutions' (input by its range on\n"
+     "--calibrate, weights per channel), on a CPU with VNNI or AMX;\n"
+     "auto: bf16 for the nodes least sensitive to it, as many\n"
      "as --accuracy allows, measured on the inputs given (default fp32)",
      RA(precision), 0, 0},
+    {"--calibrate", NULL, CLI_LIST, "NAME=FILE.npy",
+     "with --precision int8: samples of input NAME to calibrate on,\n"
+     "its shape with a leading axis of samples; inputs not named\n"
+     "keep --input's (default: the run's inputs, one sample)",
+     RA(calibrate), 0, 0},
+    {"--int8-range", NULL, CLI_TEXT, "max|mse|pNN",
+     "with int8: each input's range from what calibration saw: its\n"
+     "lowest to highest (max), clipped where the int8 values' squared\n"
+     "error is least (mse), or at a percentile of |x| (default p99.99)",
+     RA(int8_range), 0, 0},
     {"--accuracy", NULL, CLI_TEXT, "BUDGET",
      "with --precision auto: the largest error allowed, as a fraction\n"
      "of float32's largest output (1e-3)",
      RA(accuracy), 0, 0},
-    {"--sensitivity", NULL, CLI_TEXT, "bf16",
+    {"--sensitivity", NULL, CLI_TEXT, "bf16|int8",
      "instead of timed runs: each node that can compute in this\n"
      "precision alone so, its outputs' error against float32's on\n"
      "the inputs given, worst first, and DIR/sensitivity.json",
@@ -321,13 +333,25 @@ static int timed_runs(struct ho_rt *rt, int warmup, int repeat, double *times, s
 	return ret;
 }
 
-/* The arithmetic the report's nodes were reduced to (one kind so far: bf16). */
-static const char *reduced_to(const struct ho_graph *g, const struct ho_rt_report *r)
+/* "int8" or "int8 and 3 in bf16": how many nodes in each reduced precision, the first
+ * count printed before. */
+static void print_reduced(const struct ho_graph *g, const struct ho_rt_report *r)
 {
-	for (uint32_t i = 0; i < g->n_nodes; i++)
-		if (r->node_precision[i])
-			return r->node_precision[i];
-	return "float32";
+	bool first = true;
+
+	for (uint32_t p = 1; ho_rt_precisions[p]; p++) {
+		uint32_t n = 0;
+
+		for (uint32_t i = 0; i < g->n_nodes; i++)
+			n += r->node_precision[i] &&
+			     !strcmp(r->node_precision[i], ho_rt_precisions[p]);
+		if (n)
+			printf(first ? "run: %u nodes computed in %s" : " and %u in %s", n,
+			       ho_rt_precisions[p]);
+		first &= !n;
+	}
+	printf(" (inputs and weights rounded or quantized; float32 outputs), the others in "
+	       "float32\n");
 }
 
 /* --precision auto: the budget parsed, each node's precision picked (ro->node_precision). */
@@ -373,6 +397,7 @@ int cmd_run(int argc, char **argv)
 	double *times = NULL;
 	struct ho_extent_bound *bounds = NULL;
 	const char **auto_want = NULL; /* --precision auto: per node */
+	float *ranges = NULL;	       /* --precision int8: per node, calibrated */
 	int n_in, repeat, rc = 1;
 
 	a.pick = ~0ull; /* none given: the schedule's own */
@@ -483,6 +508,21 @@ int cmd_run(int argc, char **argv)
 		rc = 2;
 		goto out;
 	}
+	bool int8 = (a.precision && !strcmp(a.precision, "int8")) ||
+		    (a.sensitivity && !strcmp(a.sensitivity, "int8"));
+
+	if ((a.calibrate.n || a.int8_range) && !int8) {
+		cli_error("run: --%s: it is for --precision int8 (or --sensitivity int8)",
+			  a.calibrate.n ? "calibrate" : "int8-range");
+		rc = 2;
+		goto out;
+	}
+	if (int8 && !a.schedule) {
+		if (cli_int8_ranges(g, &ro, &ci, &a.calibrate,
+				    a.int8_range ? a.int8_range : "p99.99", &ranges))
+			goto out;
+		ro.node_range = ranges;
+	}
 	if (a.sensitivity) {
 		if (a.schedule || a.precision) {
 			cli_error("run: --sensitivity runs on one CPU device, each node in turn: "
@@ -527,10 +567,7 @@ int cmd_run(int argc, char **argv)
 			printf("run: %u Transposes read in place by the MatMul after them\n",
 			       ho_rt_last_report(rt)->through);
 		if (ho_rt_last_report(rt)->reduced)
-			printf("run: %u nodes computed in %s (inputs and weights rounded; float32 "
-			       "sums and outputs), the others in float32\n",
-			       ho_rt_last_report(rt)->reduced,
-			       reduced_to(g, ho_rt_last_report(rt)));
+			print_reduced(g, ho_rt_last_report(rt));
 		if (ho_rt_last_report(rt)->gathered)
 			printf("run: %u Concats whose inputs were written straight into their "
 			       "output\n",
@@ -594,6 +631,7 @@ fail:
 out:
 	free(times);
 	free(auto_want);
+	free(ranges);
 	ho_rt_placement_free(pl);
 	for (int i = 0; i < n_in; i++)
 		ho_npy_free(&in[i]);

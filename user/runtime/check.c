@@ -356,8 +356,8 @@ static bool ho_box_fuses(const struct ho_backend_ops *ops, const struct ho_graph
 
 	return !ops->check(
 	    g, head,
-	    &(struct ho_fusion){link[0], upto ? link[3] : -1, upto ? link[1] : -1, 0, NULL}, s->mem,
-	    &e);
+	    &(struct ho_fusion){link[0], upto ? link[3] : -1, upto ? link[1] : -1, 0, NULL, NULL},
+	    s->mem, &e);
 }
 
 int ho_rt_box_folds(const struct ho_box *box, const struct ho_graph *g, uint64_t *folds,
@@ -411,5 +411,5 @@ bool ho_rt_takes_fused(const struct ho_rt *rt, struct ho_scratch_mem *s, uint32_
 		return true;
 	if (!s->mem && ho_scratch_new(s, rt->g, false, &e))
 		return false;
-	return !ops->check(rt->g, i, &(struct ho_fusion){bn, post, sum, 0, NULL}, s->mem, &e);
+	return !ops->check(rt->g, i, &(struct ho_fusion){bn, post, sum, 0, NULL, NULL}, s->mem, &e);
 }

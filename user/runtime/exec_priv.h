@@ -143,6 +143,7 @@ struct ho_rt {
 	uint8_t *gathers;
 	const char **node_precision; /* per node: its kernel's arithmetic, NULL: float32 */
 	const char **want_precision; /* per node: the arithmetic asked of it (ho_fusion) */
+	float *node_range;	     /* ho_rt_opts.node_range, kept for tails; NULL: none */
 	struct ho_kernel **k;
 	struct ho_control **ctl; /* per node: If, Loop and Scan, the executor's own (control.c) */
 	/* run state, under lock */

@@ -155,6 +155,7 @@ void ho_rt_free(struct ho_rt *rt)
 	free(rt->gathers);
 	free(rt->node_precision);
 	free(rt->want_precision);
+	free(rt->node_range);
 	free(rt->waiting);
 	free(rt->mem_off);
 	free(rt->mem_succ);
@@ -170,7 +171,7 @@ void ho_rt_free(struct ho_rt *rt)
 	free(rt);
 }
 
-const char *const ho_rt_precisions[] = {"fp32", "bf16", NULL};
+const char *const ho_rt_precisions[] = {"fp32", "bf16", "int8", NULL};
 
 /* prec is one of ho_rt_precisions (or "": float32). */
 static int ho_rt_precision_known(const char *prec, struct ho_error *err)
@@ -200,6 +201,13 @@ static int ho_rt_want_precision(struct ho_rt *rt, const struct ho_rt_opts *o, st
 		if (ho_rt_precision_known(p, err))
 			return -EINVAL;
 		rt->want_precision[i] = *p && strcmp(p, ho_rt_precisions[0]) ? p : NULL;
+	}
+	if (o && o->node_range) {
+		size_t bytes = 2 * sizeof(float) * rt->g->n_nodes;
+
+		if (!(rt->node_range = malloc(bytes + 1)))
+			return ho_err(err, -ENOMEM, "out of memory");
+		memcpy(rt->node_range, o->node_range, bytes);
 	}
 	return 0;
 }

@@ -5,6 +5,7 @@
  * through blocks it wrapped once per region or external span.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,6 +102,21 @@ static int ho_rt_see(struct ho_rt *rt, uint32_t d, int32_t t, void *p, struct ho
 	return ho_rt_mem(rt, d, p, &mem[t], err);
 }
 
+/* Node id's first input's calibrated range (int8's), or NULL. */
+static const float *ho_rt_range(const struct ho_rt *rt, uint32_t id)
+{
+	return rt->node_range && !isnan(rt->node_range[2 * id]) ? &rt->node_range[2 * id] : NULL;
+}
+
+int ho_rt_observed(const struct ho_rt *rt, uint32_t node, const char *rule, float range[2])
+{
+	int32_t d = node < rt->g->n_nodes ? rt->node_dev[node] : -1;
+
+	if (d < 0 || !rt->k[node] || !rt->dev[d].ops->observed)
+		return -ENOENT;
+	return rt->dev[d].ops->observed(rt->k[node], rule, range);
+}
+
 /* Node id's kernel on device d: the executor's own for control flow, else d's backend's. */
 static int ho_rt_kernel(struct ho_rt *rt, uint32_t id, uint32_t d, struct ho_mem *mem,
 			struct ho_error *err)
@@ -173,7 +189,8 @@ static int ho_rt_kernel(struct ho_rt *rt, uint32_t id, uint32_t d, struct ho_mem
 	}
 	return rt->dev[d].ops->prepare(rt->dev[d].be, g, id,
 				       &(struct ho_fusion){rt->bn[id], rt->post[id], rt->sum[id],
-							   through, rt->want_precision[id]},
+							   through, rt->want_precision[id],
+							   ho_rt_range(rt, id)},
 				       mem, rt->nhwc, &rt->k[id], err);
 }
 

@@ -284,6 +284,7 @@ static int ho_tail_plan(struct ho_rt *rt, struct ho_error *err)
 	struct ho_rt_placement pl = {0};
 	struct ho_rt_opts o = {0};
 	const char **precision = NULL; /* per node of the tail: as asked of it in the plan */
+	float *range = NULL;	       /* ... and its input's calibrated range */
 	struct ho_graph *sg;
 	size_t len = 0;
 	int ret;
@@ -322,7 +323,8 @@ static int ho_tail_plan(struct ho_rt *rt, struct ho_error *err)
 	pl.node_device = calloc(sg->n_nodes + 1, sizeof(int32_t));
 	pl.node_prio = calloc(sg->n_nodes + 1, sizeof(uint32_t));
 	precision = calloc(sg->n_nodes + 1, sizeof(*precision));
-	if (!pl.node_device || !pl.node_prio || !precision) {
+	range = rt->node_range ? calloc(2 * (size_t)sg->n_nodes + 1, sizeof(float)) : NULL;
+	if (!pl.node_device || !pl.node_prio || !precision || (rt->node_range && !range)) {
 		ret = ho_err(err, -ENOMEM, "out of memory");
 		goto out;
 	}
@@ -330,8 +332,12 @@ static int ho_tail_plan(struct ho_rt *rt, struct ho_error *err)
 		pl.node_device[j] = tl->dev_of[tl->node_of[j]];
 		pl.node_prio[j] = rt->prio[tl->node_of[j]];
 		precision[j] = rt->want_precision[tl->node_of[j]];
+		if (range)
+			memcpy(&range[2 * j], &rt->node_range[2 * tl->node_of[j]],
+			       2 * sizeof(float));
 	}
 	o.node_precision = precision;
+	o.node_range = range;
 	pl.n_devices = rt->n_dev;
 	memcpy(pl.dev, rt->desc, sizeof(pl.dev));
 	pl.host = rt->host;
@@ -345,6 +351,7 @@ out:
 	free(pl.node_device);
 	free(pl.node_prio);
 	free(precision);
+	free(range);
 	return ret;
 }
 

@@ -26,11 +26,13 @@ struct ho_dev_block; /* a backend's handle on a block of memory it addresses */
  * inputs (bit k: input k) it reads through the strides of the Transpose that made
  * them, whose output shares its input's bytes (ho_matmul_through).  precision: the
  * arithmetic asked of the kernel (ho_rt_precisions: "bf16"), NULL float32; a kernel
- * that has none such computes float32 and says so (ops.precision). */
+ * that has none such computes float32 and says so (ops.precision).  range: its
+ * first input's calibrated [lo, hi] (int8), NULL none. */
 struct ho_fusion {
 	int32_t bn, post, sum;
 	uint32_t through;
 	const char *precision;
+	const float *range;
 };
 
 /*
@@ -157,6 +159,10 @@ struct ho_backend_ops {
 	/* The arithmetic k computes in where it is not its tensors' own ("bf16": a
 	 * convolution on a device opened for bf16), else NULL.  NULL: always theirs. */
 	const char *(*precision)(const struct ho_kernel *k);
+	/* The range k's first input took in its runs so far, where k was asked a precision
+	 * that quantizes it and given no range (ho_fusion.range), by rule (ho_rt_observed):
+	 * 0, -ENOENT (none), or -EINVAL (an unknown rule).  NULL: none. */
+	int (*observed)(const struct ho_kernel *k, const char *rule, float range[2]);
 	/*
 	 * The inputs of node (bit k: input k) its kernel copies at prepare into memory of
 	 * its own and never reads again: weights reordered into the kernel's layout, only

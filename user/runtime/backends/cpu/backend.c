@@ -61,9 +61,19 @@ static int ho_cpu_precision_open(struct ho_backend *c, const struct ho_rt_device
 
 	if (!*p || !strcmp(p, ho_rt_precisions[0]))
 		return 0;
+	if (!strcmp(p, "int8")) {
+		if (!ho_cpu_int8_native(isa))
+			return ho_err(err, -EOPNOTSUPP,
+				      "device %s: int8 needs a CPU with AVX512-VNNI, AVX-VNNI or "
+				      "AMX, and oneDNN finds none here%s",
+				      dev->name,
+				      getenv("ONEDNN_MAX_CPU_ISA") ? " (ONEDNN_MAX_CPU_ISA is set)"
+								   : "");
+		return 0;
+	}
 	if (strcmp(p, "bf16"))
 		return ho_err(err, -EINVAL,
-			      "device %s: the cpu backend computes in fp32 or bf16, not %s",
+			      "device %s: the cpu backend computes in fp32, bf16 or int8, not %s",
 			      dev->name, p);
 	if (ho_cpu_bf16_native(isa))
 		return ho_err(err, -EOPNOTSUPP,
@@ -134,6 +144,7 @@ void ho_cpu_kernel_free(struct ho_kernel *k)
 		dnnl_primitive_destroy(k->prim);
 	ho_cpu_packed_put(k->weights);
 	free(k->fold);
+	ho_cpu_int8_free(k->int8);
 	free(k->move);
 	free(k->rnn);
 	free(k->quant);
@@ -234,6 +245,19 @@ static int cpu_prepare(struct ho_backend *c, const struct ho_graph *g, uint32_t 
 			      n->name);
 	}
 
+	if (fuse && fuse->precision && !strcmp(fuse->precision, "int8")) {
+		if (!ho_cpu_int8_native(dnnl_get_effective_cpu_isa())) {
+			ho_cpu_kernel_free(k);
+			return ho_err(err, -EOPNOTSUPP,
+				      "node '%s': int8 needs a CPU with AVX512-VNNI, AVX-VNNI or "
+				      "AMX, and oneDNN finds none here",
+				      n->name);
+		}
+		if (ho_cpu_int8_new(k, fuse->range)) {
+			ho_cpu_kernel_free(k);
+			return ho_err(err, -ENOMEM, "out of memory");
+		}
+	}
 	ret = reg ? reg->prepare(c, g, n, fuse, buf, k, err)
 		  : ho_cpu_unsupported(err, n, "has no kernel for this operator yet");
 	if (ret) {

@@ -79,8 +79,9 @@ struct ho_typed {
 struct ho_kernel {
 	int kind;
 	const char *name, *op;
-	const char *precision; /* "bf16" where it computes so, else NULL (float32) */
-	bool want_bf16;	       /* asked to (ho_fusion.precision): conv.c's, matmul.c's */
+	const char *precision;	  /* "bf16" where it computes so, else NULL (float32) */
+	bool want_bf16;		  /* asked to (ho_fusion.precision): conv.c's, matmul.c's */
+	struct ho_cpu_int8 *int8; /* asked int8: its state (int8.c), else NULL */
 	dnnl_primitive_t prim;
 	float *fold; /* a Conv's weights and bias with its batch norm folded in */
 	/* layout conversions around it (a convolution between NCHW and NHWC), and for a
@@ -202,15 +203,62 @@ int ho_cpu_src_dst_kernel(struct ho_backend *c, struct ho_kernel *k, dnnl_status
 			  struct ho_error *err);
 int ho_cpu_convert(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc_t *tmd,
 		   void *ptr, const dnnl_memory_desc_t *kmd, int arg, bool input);
+/* ... its reorder made with attr (NULL: the device's): an int8 input's scale */
+int ho_cpu_convert_attr(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc_t *tmd,
+			void *ptr, const dnnl_memory_desc_t *kmd, int arg, bool input,
+			const_dnnl_primitive_attr_t attr);
 /* A destination the kernel adds into (a sum post-op): the tensor's bytes are in it first. */
 int ho_cpu_convert_sum(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc_t *tmd,
 		       void *ptr, const dnnl_memory_desc_t *kmd);
 bool ho_cpu_known(const struct ho_graph *g, int32_t t);
 int ho_cpu_weights(struct ho_backend *c, struct ho_kernel *k, const_dnnl_primitive_desc_t pd,
 		   const dnnl_memory_desc_t *user, void *ptr, bool own);
-/* from (layout from_md) reordered into to (to_md) on c's stream, at once: 0 or -EINVAL. */
+/* from (layout from_md) reordered into to (to_md) on c's stream, at once, with attr (NULL:
+ * none; int8 weights' scales): 0 or -EINVAL. */
 int ho_cpu_reorder_now(struct ho_backend *c, const dnnl_memory_desc_t *from_md, dnnl_memory_t from,
-		       const dnnl_memory_desc_t *to_md, dnnl_memory_t to);
+		       const dnnl_memory_desc_t *to_md, dnnl_memory_t to,
+		       const_dnnl_primitive_attr_t attr);
+
+/*
+ * int8 (int8.c): what a kernel asked to quantize its input and weights keeps, its
+ * input's calibrated range, or (not calibrated: it computes float32) the range it
+ * observes that input take, over n floats at src, at each run.
+ */
+#define HO_CPU_INT8_BINS 4096 /* |x| by its float bits' top 12: 1/16 of an octave each */
+struct ho_cpu_int8 {
+	bool calibrated, observing, seen;
+	float lo, hi;
+	const float *src;
+	int64_t n;
+	uint64_t *hist; /* observing: HO_CPU_INT8_BINS counts of |x| */
+	/* what its prepare made: the bias divided by the output scales, the attributes of
+	 * the input's quantizing reorder and of the kernel (output scales, post-ops) */
+	float *bias;
+	dnnl_primitive_attr_t src_attr, attr;
+};
+bool ho_cpu_int8_native(dnnl_cpu_isa_t isa);
+/* k's int8 state, range its input's calibrated one (NULL: to observe): 0 or -ENOMEM. */
+int ho_cpu_int8_new(struct ho_kernel *k, const float *range);
+void ho_cpu_int8_free(struct ho_cpu_int8 *q);
+/* A kernel asked int8 that computes float32 all the same observes its input (src, n). */
+void ho_cpu_int8_observe_at(struct ho_kernel *k, const float *src, int64_t n);
+void ho_cpu_int8_observe(const struct ho_cpu_int8 *q);
+int ho_cpu_observed(const struct ho_kernel *k, const char *rule, float range[2]);
+/*
+ * The quantization of a kernel whose float32 weights w are rows (output channels) of
+ * per values: the input's type and scale from its range (*xs; x ~ xs * q), each row's
+ * weight scale into ws, the kernel's attribute (base's post-ops, output scales xs * ws
+ * over dst axis 1) and the input reorder's into q.  0, or -ENOMEM.
+ */
+int ho_cpu_int8_scales(struct ho_backend *c, struct ho_cpu_int8 *q, const float *w, int64_t rows,
+		       int64_t per, const_dnnl_primitive_attr_t base, int out_mask,
+		       dnnl_data_type_t *xdt, float *xs, float *ws);
+/* Weights w (layout user, float32) into pd's int8 weights, each row scaled by 1 / ws[row]
+ * (mask: the rows' axes of user), in memory the kernel owns. */
+int ho_cpu_int8_weights(struct ho_backend *c, struct ho_kernel *k, const_dnnl_primitive_desc_t pd,
+			const dnnl_memory_desc_t *user, const float *w, int mask, int64_t rows,
+			const float *ws);
+
 /* The inputs node's kernel takes over (ho_backend_ops.takes_over). */
 uint32_t ho_cpu_takes_over(const struct ho_graph *g, uint32_t node);
 /* The inputs it reads through a Transpose's strides (ho_backend_ops.folds_transposes). */
@@ -439,8 +487,9 @@ int ho_cpu_sync(struct ho_backend *c);
 		.runs = ho_cpu_runs, .layout = ho_cpu_layout, .prepare = ho_cpu_prepare,           \
 		.thread_init = ho_cpu_thread_init, .launch = ho_cpu_launch,                        \
 		.kernel_memory = ho_cpu_kernel_memory, .precision = ho_cpu_precision,              \
-		.takes_over = ho_cpu_takes_over, .folds_transposes = ho_cpu_folds_transposes,      \
-		.kernel_free = ho_cpu_kernel_free, .sync = ho_cpu_sync,                            \
+		.observed = ho_cpu_observed, .takes_over = ho_cpu_takes_over,                      \
+		.folds_transposes = ho_cpu_folds_transposes, .kernel_free = ho_cpu_kernel_free,    \
+		.sync = ho_cpu_sync,                                                               \
 	}
 
 #endif

@@ -180,6 +180,8 @@ static int ho_cpu_temps_bind(const struct ho_backend *c, const struct ho_kernel 
 
 int ho_cpu_execute(const struct ho_backend *c, const struct ho_kernel *k)
 {
+	if (k->int8 && k->int8->observing)
+		ho_cpu_int8_observe(k->int8);
 	if (ho_cpu_temps_bind(c, k) ||
 	    (k->pre && dnnl_primitive_execute(k->pre, c->stream, k->n_pre_args, k->pre_args) !=
 			   dnnl_success) ||
@@ -258,11 +260,12 @@ int ho_cpu_src_dst_kernel(struct ho_backend *c, struct ho_kernel *k, dnnl_status
 }
 
 /* A reorder from memory `from` to `to` into slot r (its arguments a, *na), its scratchpad
- * in the workspace. */
+ * in the workspace; attr (NULL: the device's) may scale it (int8.c). */
 static int ho_cpu_reorder(struct ho_backend *c, struct ho_kernel *k,
 			  const dnnl_memory_desc_t *from_md, dnnl_memory_t from,
-			  const dnnl_memory_desc_t *to_md, dnnl_memory_t to, dnnl_primitive_t *r,
-			  dnnl_exec_arg_t *a, int *na)
+			  const dnnl_memory_desc_t *to_md, dnnl_memory_t to,
+			  const_dnnl_primitive_attr_t attr, dnnl_primitive_t *r, dnnl_exec_arg_t *a,
+			  int *na)
 {
 	dnnl_primitive_desc_t rpd = NULL;
 	const dnnl_memory_desc_t *sp;
@@ -271,8 +274,8 @@ static int ho_cpu_reorder(struct ho_backend *c, struct ho_kernel *k,
 	a[0] = (dnnl_exec_arg_t){DNNL_ARG_FROM, from};
 	a[1] = (dnnl_exec_arg_t){DNNL_ARG_TO, to};
 	*na = 2;
-	if (dnnl_reorder_primitive_desc_create(&rpd, from_md, c->eng, to_md, c->eng, c->attr) !=
-	    dnnl_success)
+	if (dnnl_reorder_primitive_desc_create(&rpd, from_md, c->eng, to_md, c->eng,
+					       attr ? attr : c->attr) != dnnl_success)
 		return -EINVAL;
 	sp = dnnl_primitive_desc_query_md(rpd, dnnl_query_scratchpad_md, 0);
 	if (sp && dnnl_memory_desc_get_size(sp)) {
@@ -293,6 +296,13 @@ static int ho_cpu_reorder(struct ho_backend *c, struct ho_kernel *k,
 int ho_cpu_convert(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc_t *tmd,
 		   void *ptr, const dnnl_memory_desc_t *kmd, int arg, bool input)
 {
+	return ho_cpu_convert_attr(c, k, tmd, ptr, kmd, arg, input, NULL);
+}
+
+int ho_cpu_convert_attr(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_desc_t *tmd,
+			void *ptr, const dnnl_memory_desc_t *kmd, int arg, bool input,
+			const_dnnl_primitive_attr_t attr)
+{
 	dnnl_memory_t user, own;
 
 	if (dnnl_memory_desc_equal(tmd, kmd))
@@ -301,10 +311,10 @@ int ho_cpu_convert(struct ho_backend *c, struct ho_kernel *k, const dnnl_memory_
 		return -ENOMEM;
 	user = k->owned[k->n_owned - 2];
 	own = k->owned[k->n_owned - 1];
-	return input
-		   ? ho_cpu_reorder(c, k, tmd, user, kmd, own, &k->pre, k->pre_args, &k->n_pre_args)
-		   : ho_cpu_reorder(c, k, kmd, own, tmd, user, &k->post, k->post_args,
-				    &k->n_post_args);
+	return input ? ho_cpu_reorder(c, k, tmd, user, kmd, own, attr, &k->pre, k->pre_args,
+				      &k->n_pre_args)
+		     : ho_cpu_reorder(c, k, kmd, own, tmd, user, attr, &k->post, k->post_args,
+				      &k->n_post_args);
 }
 
 /*
@@ -327,7 +337,7 @@ int ho_cpu_convert_sum(struct ho_backend *c, struct ho_kernel *k, const dnnl_mem
 	/* the output reorder's two buffers (kernel's, tensor's), the other way round */
 	return ret ? ret
 		   : ho_cpu_reorder(c, k, tmd, k->post_args[1].memory, kmd, k->post_args[0].memory,
-				    &k->fill, k->fill_args, &k->n_fill_args);
+				    NULL, &k->fill, k->fill_args, &k->n_fill_args);
 }
 
 /*
@@ -366,18 +376,19 @@ int ho_cpu_weights(struct ho_backend *c, struct ho_kernel *k, const_dnnl_primiti
 		return ho_cpu_mem(c, k, user, ptr, DNNL_ARG_WEIGHTS);
 	if (ho_cpu_mem(c, k, user, ptr, -1) || ho_cpu_mem(c, k, want, NULL, DNNL_ARG_WEIGHTS))
 		return -ENOMEM;
-	return ho_cpu_reorder_now(c, user, k->owned[k->n_owned - 2], want,
-				  k->owned[k->n_owned - 1]);
+	return ho_cpu_reorder_now(c, user, k->owned[k->n_owned - 2], want, k->owned[k->n_owned - 1],
+				  NULL);
 }
 
 int ho_cpu_reorder_now(struct ho_backend *c, const dnnl_memory_desc_t *from_md, dnnl_memory_t from,
-		       const dnnl_memory_desc_t *to_md, dnnl_memory_t to)
+		       const dnnl_memory_desc_t *to_md, dnnl_memory_t to,
+		       const_dnnl_primitive_attr_t attr)
 {
 	dnnl_primitive_desc_t rpd = NULL;
 	dnnl_primitive_t r = NULL;
 	int ret = -EINVAL;
 
-	if (dnnl_reorder_primitive_desc_create(&rpd, from_md, c->eng, to_md, c->eng, NULL) ==
+	if (dnnl_reorder_primitive_desc_create(&rpd, from_md, c->eng, to_md, c->eng, attr) ==
 		dnnl_success &&
 	    dnnl_primitive_create(&r, rpd) == dnnl_success &&
 	    dnnl_primitive_execute(r, c->stream, 2,

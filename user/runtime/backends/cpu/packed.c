@@ -74,7 +74,7 @@ static int ho_packed_fill(struct ho_backend *c, struct ho_cpu_packed *w,
 	}
 	if (dnnl_memory_create(&from, user, c->eng, (void *)w->src) != dnnl_success)
 		return -1;
-	ret = ho_cpu_reorder_now(c, user, from, &w->md, w->mem);
+	ret = ho_cpu_reorder_now(c, user, from, &w->md, w->mem, NULL);
 	dnnl_memory_destroy(from);
 	return ret;
 }
