@@ -40,6 +40,22 @@ g = helper.make_graph(nodes, "int8", [helper.make_tensor_value_info("x", TensorP
                       [numpy_helper.from_array(v.astype(np.float32), k) for k, v in w.items()])
 onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), d + "/three.onnx")
 np.save(d + "/x.npy", r.standard_normal((1, 8, 20, 20)).astype(np.float32))
+# two products by weights: a MatMul with its bias Add (s8 input), Relu, a Gemm of
+# transposed weights and a bias (u8 input)
+lw = {"w1": r.standard_normal((24, 32)) * 0.3, "b1": r.standard_normal(32) * 0.5,
+      "w2": r.standard_normal((16, 32)) * 0.3, "b2": r.standard_normal(16) * 0.5}
+lw["w1"][:, 5] *= 30
+nodes = [
+    helper.make_node("MatMul", ["v", "w1"], ["m"], name="P"),
+    helper.make_node("Add", ["m", "b1"], ["mb"], name="P_bias"),
+    helper.make_node("Relu", ["mb"], ["mr"], name="P_relu"),
+    helper.make_node("Gemm", ["mr", "w2", "b2"], ["z"], name="Q", transB=1),
+]
+g = helper.make_graph(nodes, "int8_products", [helper.make_tensor_value_info("v", TensorProto.FLOAT, [6, 24])],
+                      [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+                      [numpy_helper.from_array(v.astype(np.float32), k) for k, v in lw.items()])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), d + "/products.onnx")
+np.save(d + "/v.npy", r.standard_normal((6, 24)).astype(np.float32))
 np.save(d + "/cal.npy", (r.standard_normal((3, 8, 20, 20)) * [[[[1.5]]], [[[0.7]]], [[[1.1]]]]).astype(np.float32))
 np.save(d + "/bad_shape.npy", np.zeros((3, 8, 20, 21), np.float32))
 np.save(d + "/bad_type.npy", np.zeros((1, 8, 20, 20), np.float64))
@@ -81,8 +97,12 @@ if ! "$HO" $RUN -o "$T/probe" --precision int8 >"$T/probe.log" 2>&1; then
 	exit 77
 fi
 
-# The model in int8, its ranges by max (lowest to highest): on its own input, then on the
-# three calibration samples; each against NumPy quantizing the same way.
+# The models in int8, their ranges by max (lowest to highest): on their own input, the
+# convolutions' on three calibration samples too; each against NumPy quantizing the same way.
+"$HO" run "$T/products.onnx" --input "v=$T/v.npy" --repeat 1 --warmup 1 -o "$T/p8" \
+	--precision int8 --int8-range max >"$T/p8.log"
+"$HO" run "$T/products.onnx" --input "v=$T/v.npy" --repeat 1 --warmup 1 -o "$T/p32" >/dev/null
+grep -q "^run: 2 nodes computed in int8" "$T/p8.log" || { echo "products: not int8"; cat "$T/p8.log"; exit 1; }
 # shellcheck disable=SC2086
 "$HO" $RUN -o "$T/own" --precision int8 --int8-range max >"$T/own.log"
 # shellcheck disable=SC2086
@@ -143,6 +163,27 @@ for case, samples in (("own", [x]), ("cal", list(np.load(d + "/cal.npy")[:, None
     # far below what quantizing costs, which a wrong scale, zero point or bias exceeds
     assert diff < 2e-3 and diff < quant / 5, (case, diff, quant)
     print(f"{case}: int8 run vs NumPy's int8 {diff:.1e}, int8 vs float32 {quant:.1e} of the largest output")
+
+def qmm(x, k, b, lo, hi):
+    """The same for x [rows, K] by k [K, N]: a scale per output column."""
+    u8 = lo >= 0
+    xs = F((hi if u8 else max(-lo, hi)) / (255 if u8 else 127))
+    xq = np.clip(np.rint(x * F(1 / xs)), 0 if u8 else -128, 255 if u8 else 127)
+    ws = (np.abs(k).max(0) / F(127)).astype(F)
+    kq = np.clip(np.rint(k * (F(1) / ws)[None, :]), -128, 127)
+    os = (xs * ws).astype(F)
+    return ((xq.astype(np.float64) @ kq + (b / os).astype(np.float64)) * os).astype(F)
+
+lw = {t.name: numpy_helper.to_array(t) for t in onnx.load(d + "/products.onnx").graph.initializer}
+v = np.load(d + "/v.npy")
+mid = np.maximum(v.astype(np.float64) @ lw["w1"] + lw["b1"], 0)
+m = np.maximum(qmm(v, lw["w1"], lw["b1"], float(v.min()), float(v.max())), 0)
+want = qmm(m, lw["w2"].T, lw["b2"], float(mid.min()), float(mid.max()))
+got, f32 = np.load(d + "/p8/z.npy"), np.load(d + "/p32/z.npy")
+mag = float(np.abs(f32).max())
+diff, quant = float(np.abs(got - want).max()) / mag, float(np.abs(f32 - want).max()) / mag
+assert diff < 2e-3 and diff < quant / 5, ("products", diff, quant)
+print(f"products: int8 run vs NumPy's int8 {diff:.1e}, int8 vs float32 {quant:.1e} of the largest output")
 PYEOF
 
 # resnet18 against PyTorch: within 5% of its largest logit and the same top-1, every Conv

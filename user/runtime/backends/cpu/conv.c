@@ -187,7 +187,7 @@ static bool conv_int8(struct ho_backend *c, struct ho_cpu_int8 *q, const float *
 	dnnl_primitive_desc_t p = NULL;
 
 	if (!(*ws = malloc(sizeof(float) * (size_t)rows)) ||
-	    ho_cpu_int8_scales(c, q, w, rows, per, kattr, 1 << 1, &xdt, &xs, *ws) ||
+	    ho_cpu_int8_scales(c, q, w, rows, per, per, 1, kattr, 1 << 1, &xdt, &xs, *ws) ||
 	    (b && !(q->bias = malloc(sizeof(float) * (size_t)rows))))
 		return false;
 	for (int64_t r = 0; b && r < rows; r++)
@@ -448,7 +448,7 @@ int ho_cpu_prep_conv(struct ho_backend *c, const struct ho_graph *g, const struc
 	    (kbias && ho_cpu_mem(c, k, &bm, int8 && bptr ? q8->bias : (void *)bptr, DNNL_ARG_BIAS)))
 		goto out;
 	/* folded, they are the kernel's already */
-	ret = int8 ? ho_cpu_int8_weights(c, k, pd, &wuser, wptr, g1 ? 3 : 1, oc, ws)
+	ret = int8 ? ho_cpu_int8_weights(c, k, pd, &wuser, wptr, oc, wn / oc, wn / oc, 1, ws)
 		   : ho_cpu_weights(c, k, pd, &wuser, (void *)wptr,
 				    !bnn && ho_cpu_takes_over(g, (uint32_t)(n - g->nodes)));
 	if (!ret)

@@ -246,18 +246,20 @@ void ho_cpu_int8_observe(const struct ho_cpu_int8 *q);
 int ho_cpu_observed(const struct ho_kernel *k, const char *rule, float range[2]);
 /*
  * The quantization of a kernel whose float32 weights w are rows (output channels) of
- * per values: the input's type and scale from its range (*xs; x ~ xs * q), each row's
- * weight scale into ws, the kernel's attribute (base's post-ops, output scales xs * ws
- * over dst axis 1) and the input reorder's into q.  0, or -ENOMEM.
+ * per values, row r's i-th at w[r * row_step + i * step]: the input's type and scale
+ * from its range (*xs; x ~ xs * q), each row's weight scale into ws, the kernel's
+ * attribute (base's post-ops, output scales xs * ws over the dst axes out_mask) and the
+ * input reorder's into q.  0, or -ENOMEM.
  */
 int ho_cpu_int8_scales(struct ho_backend *c, struct ho_cpu_int8 *q, const float *w, int64_t rows,
-		       int64_t per, const_dnnl_primitive_attr_t base, int out_mask,
-		       dnnl_data_type_t *xdt, float *xs, float *ws);
-/* Weights w (layout user, float32) into pd's int8 weights, each row scaled by 1 / ws[row]
- * (mask: the rows' axes of user), in memory the kernel owns. */
+		       int64_t per, int64_t row_step, int64_t step,
+		       const_dnnl_primitive_attr_t base, int out_mask, dnnl_data_type_t *xdt,
+		       float *xs, float *ws);
+/* Weights w (layout user, float32; rows as ho_cpu_int8_scales's) into pd's int8 weights,
+ * each row scaled by 1 / ws[row], in memory the kernel owns. */
 int ho_cpu_int8_weights(struct ho_backend *c, struct ho_kernel *k, const_dnnl_primitive_desc_t pd,
-			const dnnl_memory_desc_t *user, const float *w, int mask, int64_t rows,
-			const float *ws);
+			const dnnl_memory_desc_t *user, const float *w, int64_t rows, int64_t per,
+			int64_t row_step, int64_t step, const float *ws);
 
 /* The inputs node's kernel takes over (ho_backend_ops.takes_over). */
 uint32_t ho_cpu_takes_over(const struct ho_graph *g, uint32_t node);

@@ -178,8 +178,7 @@ int ho_cpu_observed(const struct ho_kernel *k, const char *rule, float range[2])
 static int int8_attr(const_dnnl_primitive_attr_t base, int64_t count, int mask, const float *scales,
 		     dnnl_primitive_attr_t *out)
 {
-	if ((base ? dnnl_primitive_attr_clone(out, base) : dnnl_primitive_attr_create(out)) !=
-	    dnnl_success)
+	if (dnnl_primitive_attr_clone(out, base) != dnnl_success)
 		return -ENOMEM;
 	if (dnnl_primitive_attr_set_output_scales(*out, count, mask, scales) != dnnl_success) {
 		dnnl_primitive_attr_destroy(*out);
@@ -190,8 +189,9 @@ static int int8_attr(const_dnnl_primitive_attr_t base, int64_t count, int mask, 
 }
 
 int ho_cpu_int8_scales(struct ho_backend *c, struct ho_cpu_int8 *q, const float *w, int64_t rows,
-		       int64_t per, const_dnnl_primitive_attr_t base, int out_mask,
-		       dnnl_data_type_t *xdt, float *xsp, float *ws)
+		       int64_t per, int64_t row_step, int64_t step,
+		       const_dnnl_primitive_attr_t base, int out_mask, dnnl_data_type_t *xdt,
+		       float *xsp, float *ws)
 {
 	/* u8 spends all 256 steps on [0, hi]; s8 is symmetric about zero (oneDNN's int8
 	 * convolutions take no input zero point on every kernel) */
@@ -207,7 +207,7 @@ int ho_cpu_int8_scales(struct ho_backend *c, struct ho_cpu_int8 *q, const float 
 		float m = 0;
 
 		for (int64_t i = 0; i < per; i++)
-			m = fmaxf(m, fabsf(w[r * per + i]));
+			m = fmaxf(m, fabsf(w[r * row_step + i * step]));
 		ws[r] = m > 0 ? m / 127.f : 1;
 		os[r] = xs * ws[r];
 	}
@@ -221,26 +221,28 @@ int ho_cpu_int8_scales(struct ho_backend *c, struct ho_cpu_int8 *q, const float 
 }
 
 int ho_cpu_int8_weights(struct ho_backend *c, struct ho_kernel *k, const_dnnl_primitive_desc_t pd,
-			const dnnl_memory_desc_t *user, const float *w, int mask, int64_t rows,
-			const float *ws)
+			const dnnl_memory_desc_t *user, const float *w, int64_t rows, int64_t per,
+			int64_t row_step, int64_t step, const float *ws)
 {
-	const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-	float *inv = malloc(sizeof(float) * (size_t)(rows ? rows : 1));
-	dnnl_primitive_attr_t a = NULL;
-	int ret = -ENOMEM;
+	dnnl_memory_desc_t s8 = *user;
+	int8_t *q;
 
-	if (!inv)
+	/* s8 in the model's layout first, rounded to nearest even as oneDNN's reorders
+	 * round; then into the kernel's (which with an s8 input adds the compensation for
+	 * oneDNN's shift of it to u8: a reorder oneDNN 2.6 has from s8, not from f32
+	 * with scales, for a matmul's weights) */
+	s8.data_type = dnnl_s8;
+	if (ho_cpu_mem(c, k, &s8, NULL, -1) ||
+	    dnnl_memory_get_data_handle(k->owned[k->n_owned - 1], (void **)&q) != dnnl_success)
 		return -ENOMEM;
-	for (int64_t r = 0; r < rows; r++)
-		inv[r] = 1 / ws[r];
-	/* rounds to nearest and saturates; with an s8 input oneDNN's weights carry the
-	 * compensation for its shift to u8, which this reorder works out too */
-	if (!int8_attr(NULL, rows, mask, inv, &a) && !ho_cpu_mem(c, k, user, (void *)w, -1) &&
-	    !ho_cpu_mem(c, k, want, NULL, DNNL_ARG_WEIGHTS))
-		ret = ho_cpu_reorder_now(c, user, k->owned[k->n_owned - 2], want,
-					 k->owned[k->n_owned - 1], a);
-	if (a)
-		dnnl_primitive_attr_destroy(a);
-	free(inv);
-	return ret;
+	for (int64_t r = 0; r < rows; r++) {
+		float inv = 1 / ws[r];
+
+		for (int64_t i = 0; i < per; i++) {
+			int64_t at = r * row_step + i * step;
+
+			q[at] = (int8_t)fminf(fmaxf(nearbyintf(w[at] * inv), -128.f), 127.f);
+		}
+	}
+	return ho_cpu_weights(c, k, pd, &s8, q, false);
 }

@@ -200,6 +200,44 @@ bool ho_cpu_gemm_packs(const struct ho_graph *g, const struct ho_node *n)
 }
 
 /*
+ * int8 (asked of the node, with its input's range: int8.c), as conv.c's: the input
+ * quantized on the way in, the known weights once per output column, the bias divided
+ * by the output scales.  Into *pd, ak, wany; false where oneDNN has no fast kernel.
+ */
+static bool matmul_int8(struct ho_backend *c, struct ho_cpu_int8 *q,
+			const_dnnl_primitive_attr_t attr, int64_t rows, int64_t kk, int64_t nn,
+			bool trans_b, const float *w, const float *bias,
+			const dnnl_memory_desc_t *bm, const dnnl_memory_desc_t *ym,
+			dnnl_memory_desc_t *ak, dnnl_memory_desc_t *wany, dnnl_primitive_desc_t *pd,
+			float **ws)
+{
+	dnnl_matmul_desc_t d;
+	dnnl_data_type_t xdt;
+	float xs;
+
+	if (!(*ws = malloc(sizeof(float) * (size_t)nn)) ||
+	    ho_cpu_int8_scales(c, q, w, nn, kk, trans_b ? kk : 1, trans_b ? 1 : nn, attr, 1 << 1,
+			       &xdt, &xs, *ws) ||
+	    (bias && !(q->bias = malloc(sizeof(float) * (size_t)nn))))
+		return false;
+	for (int64_t j = 0; bias && j < nn; j++)
+		q->bias[j] = bias[j] / (xs * (*ws)[j]);
+	dnnl_memory_desc_init_by_tag(ak, 2, (dnnl_dims_t){rows, kk}, xdt, dnnl_ab);
+	dnnl_memory_desc_init_by_tag(wany, 2, (dnnl_dims_t){kk, nn}, dnnl_s8, dnnl_format_tag_any);
+	if (dnnl_matmul_desc_init(&d, ak, wany, bias ? bm : NULL, ym) != dnnl_success ||
+	    dnnl_primitive_desc_create(pd, &d, q->attr, c->eng, NULL) != dnnl_success) {
+		*pd = NULL;
+		return false;
+	}
+	if (ho_cpu_is_slow(*pd)) {
+		dnnl_primitive_desc_destroy(*pd);
+		*pd = NULL;
+		return false;
+	}
+	return true;
+}
+
+/*
  * rows x kk by kk x nn weights (stored transposed, [nn, kk], for trans_b) on one oneDNN
  * matmul, its bias (NULL: none) and post-ops (attr) applied as it writes.  Known weights
  * (all that come here but a MatMul's fused through a view) in the layout the kernel picks
@@ -214,6 +252,8 @@ static int ho_matmul_packed(struct ho_backend *c, struct ho_kernel *k,
 	dnnl_matmul_desc_t d;
 	dnnl_primitive_desc_t pd = NULL;
 	dnnl_memory_desc_t am, ak, wm, wany, bm, ym;
+	struct ho_cpu_int8 *q = k->int8;
+	float *ws = NULL;
 	int ret = -EINVAL;
 
 	dnnl_memory_desc_init_by_tag(&am, 2, (dnnl_dims_t){rows, kk}, dnnl_f32, dnnl_ab);
@@ -221,6 +261,14 @@ static int ho_matmul_packed(struct ho_backend *c, struct ho_kernel *k,
 				     trans_b ? dnnl_ba : dnnl_ab);
 	dnnl_memory_desc_init_by_tag(&bm, 2, (dnnl_dims_t){1, nn}, dnnl_f32, dnnl_ab);
 	dnnl_memory_desc_init_by_tag(&ym, 2, (dnnl_dims_t){rows, nn}, dnnl_f32, dnnl_ab);
+	bool int8 =
+	    q && q->calibrated && known &&
+	    matmul_int8(c, q, attr, rows, kk, nn, trans_b, w, bias, &bm, &ym, &ak, &wany, &pd, &ws);
+
+	if (int8)
+		k->precision = "int8";
+	else /* asked int8, not calibrated: observe the input's range */
+		ho_cpu_int8_observe_at(k, a, rows * kk);
 	/* bf16 (asked of the node, as conv.c's): its input converted on the way in, the
 	 * weights once, float32 sums and output; float32 where that has no fast kernel */
 	for (int bf16 = k->want_bf16 && known; bf16 >= 0 && !pd; bf16--) {
@@ -239,13 +287,19 @@ static int ho_matmul_packed(struct ho_backend *c, struct ho_kernel *k,
 		}
 		k->precision = pd && bf16 ? "bf16" : NULL;
 	}
-	if (!pd)
+	if (!pd) {
+		free(ws);
 		return -EOPNOTSUPP;
-	if (!ho_cpu_convert(c, k, &am, a, &ak, DNNL_ARG_SRC, true) &&
-	    !ho_cpu_weights(c, k, pd, &wm, w, own) &&
-	    !(bias && ho_cpu_mem(c, k, &bm, bias, DNNL_ARG_BIAS)) &&
+	}
+	if (!ho_cpu_convert_attr(c, k, &am, a, &ak, DNNL_ARG_SRC, true,
+				 int8 ? q->src_attr : NULL) &&
+	    !(int8 ? ho_cpu_int8_weights(c, k, pd, &wm, w, nn, kk, trans_b ? kk : 1,
+					 trans_b ? 1 : nn, ws)
+		   : ho_cpu_weights(c, k, pd, &wm, w, own)) &&
+	    !(bias && ho_cpu_mem(c, k, &bm, int8 && q->bias ? q->bias : bias, DNNL_ARG_BIAS)) &&
 	    !ho_cpu_mem(c, k, &ym, y, DNNL_ARG_DST) && !ho_cpu_prim(c, k, pd))
 		ret = 0;
+	free(ws);
 	dnnl_primitive_desc_destroy(pd);
 	return ret;
 }
