@@ -43,7 +43,7 @@ for threads in 1 2; do
 done
 rm -rf "$T"
 echo
-echo "== run --precision bf16 against float32, one CPU device, 1 and 2 threads"
+echo "== run --precision bf16 and int8 against float32, one CPU device, 1 and 2 threads"
 sh "$ROOT/bench/precision.sh" "$ROOT/build/heteroopt" "$M"
 echo
 echo "== the zoo (torchvision, random weights) on one CPU device vs ONNX Runtime, 1 and 2 threads (Documentation/zoo.md)"
