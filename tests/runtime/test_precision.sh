@@ -7,8 +7,9 @@
 # PyTorch within 1% of the output's largest magnitude, the same top-1, and the report
 # naming each Conv as bf16, and beside them only products by weights; a transformer
 # encoder (its MatMuls by weights on oneDNN's matmul) against its own float32 run; and
-# run --sensitivity bf16 on resnet18 against those runs, and --precision auto within two
-# budgets (and float32 where the CPU has no bf16).
+# run --sensitivity bf16 on resnet18 against those runs, and --precision auto within three
+# budgets, int8 and bf16 mixed (int8 alone where oneDNN is held to VNNI, and float32 where
+# the CPU has neither).
 # usage: test_precision.sh HETEROOPT MODELS_DIR
 set -eu
 HO=$1 M=$2
@@ -44,11 +45,17 @@ refused "auto without a budget" "precision auto needs --accuracy BUDGET" "$HO" r
 # shellcheck disable=SC2086
 refused "a budget without auto" "accuracy: it is the budget of --precision auto" \
 	"$HO" run $R18 --accuracy 1e-3
+# shellcheck disable=SC2086
+refused "an unknown metric" "accuracy-metric 'psnr': one of max, top1, ctc or iou@T" \
+	"$HO" run $R18 --precision auto --accuracy 1e-3 --accuracy-metric psnr
+# shellcheck disable=SC2086
+refused "a metric alone" "accuracy-metric: it judges --precision auto and --sensitivity" \
+	"$HO" run $R18 --accuracy-metric top1
 # auto where the CPU has no bf16: float32, saying why
 # shellcheck disable=SC2086
 env ONEDNN_MAX_CPU_ISA=AVX512_CORE "$HO" run $R18 --precision auto --accuracy 1 >"$T/auto0.log"
-if ! grep -q "^precision auto: float32 (.*bf16 needs a CPU with AVX512-BF16 or AMX" "$T/auto0.log" ||
-	grep -q "computed in bf16" "$T/auto0.log"; then
+if ! grep -q "^precision auto: float32 (.*int8 needs a CPU with AVX512-VNNI.*bf16 needs a CPU with AVX512-BF16 or AMX" "$T/auto0.log" ||
+	grep -q "nodes computed in" "$T/auto0.log"; then
 	echo "auto without bf16: not float32"; cat "$T/auto0.log"; exit 1
 fi
 # shellcheck disable=SC2086
@@ -121,24 +128,37 @@ assert all(0 < e < 10 * whole for e in errs), (min(errs), max(errs), whole)
 assert "sensitivity: 20 nodes can compute in bf16" in open(sys.argv[4]).read()
 print(f"sensitivity: 20 Convs, {errs[-1]:.1e} to {errs[0]:.1e} alone, {whole:.1e} all together")
 PYEOF
-# --precision auto --accuracy: within the budget by a float32 run made apart, and the nodes
-# it says it put in bf16 those the report marks; a budget of 1 takes every node bf16 helps.
-for b in 5e-4 1; do
-	"$HO" run "$M/resnet18.onnx" --input "input=$M/resnet18.ref_in.npy" -o "$T/auto.$b" \
-		--repeat 1 --warmup 1 --precision auto --accuracy $b >"$T/auto.$b.log"
-	$PY - "$T/r18.fp32/logits.npy" "$T/auto.$b/logits.npy" "$T/auto.$b.log" "$b" <<'PYEOF'
+# --precision auto --accuracy: per node int8, bf16 or float32 (each where the CPU has it:
+# ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI leaves int8 alone), within the budget by a float32
+# run made apart, and the nodes it says it put in each precision those the report marks;
+# a budget of 1 takes every node int8 helps.
+for b in 5e-4 1e-2 1 vnni; do
+	isa="" budget=$b
+	[ $b = vnni ] && isa=AVX512_CORE_VNNI budget=1e-2
+	env ${isa:+ONEDNN_MAX_CPU_ISA=$isa} "$HO" run "$M/resnet18.onnx" \
+		--input "input=$M/resnet18.ref_in.npy" -o "$T/auto.$b" --repeat 1 --warmup 1 \
+		--precision auto --accuracy $budget >"$T/auto.$b.log"
+	$PY - "$T/r18.fp32/logits.npy" "$T/auto.$b/logits.npy" "$T/auto.$b.log" "$budget" "$b" <<'PYEOF'
 import re, sys
 import numpy as np
 a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
-log, budget = open(sys.argv[3]).read(), float(sys.argv[4])
+log, budget, case = open(sys.argv[3]).read(), float(sys.argv[4]), sys.argv[5]
 err = float(np.abs(a - b).max() / np.abs(a).max())
-m = re.search(r"precision auto: (\d+) of 20 nodes in bf16 \(of (\d+) it speeds up.*measured error (\S+)", log)
-assert m, log
-took, useful, said = int(m.group(1)), int(m.group(2)), float(m.group(3))
-ran = re.search(r"run: (\d+) nodes computed in bf16", log)
-assert took == (int(ran.group(1)) if ran else 0), (took, ran and ran.group(1))
-assert err <= budget and abs(err - said) <= 6e-3 * err + 1e-12, (err, said, budget)  # said: 3 digits
-assert budget < 1 or took == useful, (took, useful)
-print(f"auto within {budget:g}: {took} of 20 Convs in bf16 ({useful} sped up), error {err:.1e}")
+took = {p: (int(n), int(u)) for n, p, u in re.findall(r"(\d+) nodes in (\w+) \(of (\d+) it speeds up\)", log)}
+said = re.search(r"precision auto: .*measured error (\S+) \(max\) within the budget", log)
+assert took and said, log
+line = re.search(r"^run: (\d+) nodes computed in (\w+)(?: and (\d+) in (\w+))?", log, re.M)
+ran = {line.group(2): int(line.group(1))} if line else {}
+if line and line.group(3):
+    ran[line.group(4)] = int(line.group(3))
+assert {p: n for p, (n, u) in took.items() if n} == ran, (took, ran)
+assert sum(n for n, u in took.values()) <= 20
+assert err <= budget and abs(err - float(said.group(1))) <= 6e-3 * err + 1e-12, (err, said.group(1), budget)
+if case == "1":
+    assert took["int8"][0] == took["int8"][1] > 0, took
+if case == "vnni":  # int8 alone: the CPU has no bf16 as oneDNN is held
+    assert set(took) == {"int8"} and "precision auto: no bf16 (" in log, log
+print(f"auto within {budget:g}{' (no bf16)' if case == 'vnni' else ''}: "
+      f"{', '.join(f'{n} of {u} Convs in {p}' for p, (n, u) in took.items())}, error {err:.1e}")
 PYEOF
 done

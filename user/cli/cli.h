@@ -27,22 +27,42 @@ struct cli_inputs {
 	const struct ho_npy *npy;
 	int n;
 };
+/* --accuracy-metric (accuracy.c): how far a run's outputs are from float32's. */
+enum cli_acc_metric { CLI_ACC_MAX, CLI_ACC_TOP1, CLI_ACC_CTC, CLI_ACC_IOU };
+struct cli_accuracy {
+	enum cli_acc_metric metric;
+	double threshold; /* iou@T's T */
+};
+/* text (NULL: max) into m; -EINVAL printed for an unknown one. */
+int cli_accuracy_parse(const char *text, struct cli_accuracy *m);
+/* rt's outputs' error against ref's (float32's), a fraction. */
+struct ho_rt;
+double cli_accuracy_error(const struct ho_graph *g, const struct cli_accuracy *m,
+			  const struct ho_rt *ref, const struct ho_rt *rt);
+const char *cli_accuracy_name(const struct cli_accuracy *m, char *buf, size_t len);
+
 /* run --sensitivity (sensitivity.c): each node alone in precision, its outputs' error
- * against float32 on these inputs, printed and written as outdir/sensitivity.json. */
+ * (metric m) against float32 on these inputs, printed and written as
+ * outdir/sensitivity.json. */
 int cli_sensitivity(const struct ho_graph *g, const struct ho_rt_opts *base,
-		    const struct cli_inputs *in, const char *precision, const char *outdir);
-/* run --precision auto --accuracy BUDGET (sensitivity.c): per node "bf16" or NULL into
- * want, the least sensitive nodes whose measured error stays within the budget. */
+		    const struct cli_inputs *in, const char *precision,
+		    const struct cli_accuracy *m, const char *outdir);
+/* run --precision auto --accuracy BUDGET (sensitivity.c): per node "int8", "bf16" or NULL
+ * into want, the least sensitive nodes whose measured error (metric m) stays within the
+ * budget; int8 only where base->node_range has its calibration (else no_int8 says why). */
 int cli_precision_auto(const struct ho_graph *g, const struct ho_rt_opts *base,
-		       const struct cli_inputs *in, double budget, const char **want);
+		       const struct cli_inputs *in, double budget, const struct cli_accuracy *m,
+		       const char *no_int8, const char **want);
 
 /* run --precision int8 (quantize.c): per node two floats into *ranges (malloc'd), its
  * first input's range over the calibration samples (files: --calibrate NAME=FILE.npy;
- * none: the run's inputs), NaN where no int8 kernel observed one.  0, or -errno printed. */
+ * none: the run's inputs) by rule, NaN where no int8 kernel observed one.  0, or -errno
+ * printed; where the CPU has no int8 and unsupported is not NULL, -EOPNOTSUPP with the
+ * reason there, not printed. */
 struct cli_list;
 int cli_int8_ranges(const struct ho_graph *g, const struct ho_rt_opts *base,
 		    const struct cli_inputs *in, const struct cli_list *files, const char *rule,
-		    float **ranges);
+		    float **ranges, struct ho_error *unsupported);
 
 /* Seconds on the monotonic clock: what every command times with. */
 double cli_clock_s(void);

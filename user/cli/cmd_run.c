@@ -21,7 +21,7 @@
 
 struct run_args {
 	const char *model, *outdir, *schedule, *box, *inject_failure, *save_run, *trace, *precision,
-	    *sensitivity, *accuracy, *int8_range;
+	    *sensitivity, *accuracy, *int8_range, *accuracy_metric;
 	struct cli_list inputs, bind, bounds, calibrate;
 	unsigned long long repeat, warmup, threads, pick;
 	bool report, pace, plain_layout, no_fusion, copy_ioctl;
@@ -57,8 +57,9 @@ static const struct cli_opt run_opts[] = {
      "bfloat16 (float32 sums and outputs), on a CPU with AVX512-BF16\n"
      "or AMX; int8 quantizes convolutions' (input by its range on\n"
      "--calibrate, weights per channel), on a CPU with VNNI or AMX;\n"
-     "auto: bf16 for the nodes least sensitive to it, as many\n"
-     "as --accuracy allows, measured on the inputs given (default fp32)",
+     "auto: per node int8, bf16 or fp32, the least sensitive nodes\n"
+     "reduced, as many as --accuracy allows, measured on the inputs\n"
+     "given (default fp32)",
      RA(precision), 0, 0},
     {"--calibrate", NULL, CLI_LIST, "NAME=FILE.npy",
      "with --precision int8: samples of input NAME to calibrate on,\n"
@@ -71,9 +72,17 @@ static const struct cli_opt run_opts[] = {
      "error is least (mse), or at a percentile of |x| (default p99.99)",
      RA(int8_range), 0, 0},
     {"--accuracy", NULL, CLI_TEXT, "BUDGET",
-     "with --precision auto: the largest error allowed, as a fraction\n"
-     "of float32's largest output (1e-3)",
+     "with --precision auto: the largest error allowed, a fraction\n"
+     "by --accuracy-metric (1e-3)",
      RA(accuracy), 0, 0},
+    {"--accuracy-metric", NULL, CLI_TEXT, "max|top1|ctc|iou@T",
+     "what --accuracy and --sensitivity judge, over every row of\n"
+     "the outputs: max, the largest difference over float32's\n"
+     "largest value (default); top1, the rows whose best class\n"
+     "moved; ctc, those whose greedy CTC decoding changed (a\n"
+     "recogniser's strings); iou@T, 1 - IoU of the outputs\n"
+     "binarised at T (a segmentation map's)",
+     RA(accuracy_metric), 0, 0},
     {"--sensitivity", NULL, CLI_TEXT, "bf16|int8",
      "instead of timed runs: each node that can compute in this\n"
      "precision alone so, its outputs' error against float32's on\n"
@@ -355,16 +364,15 @@ static void print_reduced(const struct ho_graph *g, const struct ho_rt_report *r
 }
 
 /* --precision auto: the budget parsed, each node's precision picked (ro->node_precision). */
-static int cli_auto_precision(const struct ho_graph *g, const struct run_args *a,
-			      struct ho_rt_opts *ro, const struct cli_inputs *in,
-			      const char ***want)
+/* --precision auto's budget, before any work: -EINVAL printed where it has none. */
+static int auto_budget(const struct run_args *a, double *budget)
 {
 	char *end = NULL;
-	double budget = a->accuracy ? strtod(a->accuracy, &end) : -1;
 
-	if (!a->accuracy || end == a->accuracy || *end || !(budget >= 0) || !isfinite(budget)) {
-		cli_error("run: --precision auto needs --accuracy BUDGET, a fraction of float32's "
-			  "largest output such as 1e-3%s%s%s",
+	*budget = a->accuracy ? strtod(a->accuracy, &end) : -1;
+	if (!a->accuracy || end == a->accuracy || *end || !(*budget >= 0) || !isfinite(*budget)) {
+		cli_error("run: --precision auto needs --accuracy BUDGET, a fraction (of float32's "
+			  "largest output, or by --accuracy-metric) such as 1e-3%s%s%s",
 			  a->accuracy ? " ('" : "", a->accuracy ? a->accuracy : "",
 			  a->accuracy ? "' is none)" : "");
 		return -EINVAL;
@@ -373,12 +381,19 @@ static int cli_auto_precision(const struct ho_graph *g, const struct run_args *a
 		cli_error("run: --precision auto: a schedule's devices compute as it planned them");
 		return -EINVAL;
 	}
+	return 0;
+}
+
+static int cli_auto_precision(const struct ho_graph *g, double budget, struct ho_rt_opts *ro,
+			      const struct cli_inputs *in, const struct cli_accuracy *acc,
+			      const char *no_int8, const char ***want)
+{
 	if (!(*want = calloc(g->n_nodes + 1, sizeof(**want)))) {
 		cli_error("run: out of memory");
 		return -ENOMEM;
 	}
 	ro->precision = NULL;
-	if (cli_precision_auto(g, ro, in, budget, *want))
+	if (cli_precision_auto(g, ro, in, budget, acc, no_int8, *want))
 		return -EIO;
 	ro->node_precision = *want;
 	return 0;
@@ -500,29 +515,44 @@ int cmd_run(int argc, char **argv)
 	}
 	struct cli_inputs ci = {(const char(*)[256])in_name, in, n_in};
 
-	if (a.precision && !strcmp(a.precision, "auto")) {
-		if (cli_auto_precision(g, &a, &ro, &ci, &auto_want))
-			goto out;
-	} else if (a.accuracy) {
+	bool is_auto = a.precision && !strcmp(a.precision, "auto"),
+	     int8 = (a.precision && !strcmp(a.precision, "int8")) ||
+		    (a.sensitivity && !strcmp(a.sensitivity, "int8")) || is_auto;
+	struct cli_accuracy acc;
+	struct ho_error no_int8 = {0};
+	double budget = 0;
+
+	if (a.accuracy && !is_auto) {
 		cli_error("run: --accuracy: it is the budget of --precision auto");
 		rc = 2;
 		goto out;
 	}
-	bool int8 = (a.precision && !strcmp(a.precision, "int8")) ||
-		    (a.sensitivity && !strcmp(a.sensitivity, "int8"));
-
+	if ((is_auto && auto_budget(&a, &budget)) || cli_accuracy_parse(a.accuracy_metric, &acc) ||
+	    (a.accuracy_metric && !is_auto && !a.sensitivity)) {
+		if (a.accuracy_metric && !is_auto && !a.sensitivity)
+			cli_error("run: --accuracy-metric: it judges --precision auto and "
+				  "--sensitivity");
+		rc = 2;
+		goto out;
+	}
 	if ((a.calibrate.n || a.int8_range) && !int8) {
-		cli_error("run: --%s: it is for --precision int8 (or --sensitivity int8)",
+		cli_error("run: --%s: it is for --precision int8 or auto (or --sensitivity int8)",
 			  a.calibrate.n ? "calibrate" : "int8-range");
 		rc = 2;
 		goto out;
 	}
-	if (int8 && !a.schedule) {
-		if (cli_int8_ranges(g, &ro, &ci, &a.calibrate,
-				    a.int8_range ? a.int8_range : "p99.99", &ranges))
+	if (int8 && !a.schedule) { /* auto goes on without int8 where the CPU has none */
+		int r = cli_int8_ranges(g, &ro, &ci, &a.calibrate,
+					a.int8_range ? a.int8_range : "p99.99", &ranges,
+					is_auto ? &no_int8 : NULL);
+
+		if (r && !(is_auto && r == -EOPNOTSUPP))
 			goto out;
 		ro.node_range = ranges;
 	}
+	if (is_auto && cli_auto_precision(g, budget, &ro, &ci, &acc,
+					  no_int8.msg[0] ? no_int8.msg : NULL, &auto_want))
+		goto out;
 	if (a.sensitivity) {
 		if (a.schedule || a.precision) {
 			cli_error("run: --sensitivity runs on one CPU device, each node in turn: "
@@ -530,7 +560,7 @@ int cmd_run(int argc, char **argv)
 			rc = 2;
 			goto out;
 		}
-		rc = cli_sensitivity(g, &ro, &ci, a.sensitivity, a.outdir);
+		rc = cli_sensitivity(g, &ro, &ci, a.sensitivity, &acc, a.outdir);
 		goto out;
 	}
 	if (ho_rt_new(g, &ro, &rt, &err))

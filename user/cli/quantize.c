@@ -119,7 +119,7 @@ static int calib_set(struct ho_rt *rt, const struct ho_graph *g, const struct cl
 
 int cli_int8_ranges(const struct ho_graph *g, const struct ho_rt_opts *base,
 		    const struct cli_inputs *in, const struct cli_list *files, const char *rule,
-		    float **ranges)
+		    float **ranges, struct ho_error *unsupported)
 {
 	struct calib c[CLI_LIST_MAX] = {0};
 	struct ho_rt_opts o = *base;
@@ -149,6 +149,10 @@ int cli_int8_ranges(const struct ho_graph *g, const struct ho_rt_opts *base,
 		goto out;
 	}
 	ret = ho_rt_new(g, &o, &rt, &err);
+	if (ret == -EOPNOTSUPP && unsupported) { /* no int8 on this CPU: the caller says so */
+		*unsupported = err;
+		goto out;
+	}
 	for (int64_t s = 0; !ret && s < samples; s++) {
 		ret = calib_set(rt, g, in, c, nc, s, &err);
 		if (!ret)

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * run --sensitivity bf16: how far a model's outputs move when one node alone computes
- * in bf16, on the inputs given (calibration inputs): a plan and run in float32, one
- * with every node asked bf16 (those whose kernels take it are the candidates, and the
- * whole model's error), then one per candidate with it alone.  The error of a run: its
- * largest |difference| from float32's outputs over their largest magnitude, over the
- * model's float outputs.  Printed worst first, and written as DIR/sensitivity.json:
- * what a schedule that picks each node's precision under an accuracy budget reads.
+ * run --sensitivity bf16|int8: how far a model's outputs move when one node alone
+ * computes in a reduced precision, on the inputs given (calibration inputs; a batch of
+ * samples in one input is judged over every row): a plan and run in float32, one with
+ * every node asked the precision (those whose kernels take it are the candidates, and
+ * the whole model's error), then one per candidate with it alone.  The error of a run is
+ * --accuracy-metric's (accuracy.c).  Printed worst first, and written as
+ * DIR/sensitivity.json: what a schedule that picks each node's precision under an
+ * accuracy budget reads.  run --precision auto picks from it (below).
  */
 #include <errno.h>
 #include <jansson.h>
@@ -47,25 +48,6 @@ static double sens_time(const struct ho_rt *rt, uint32_t i)
 	return r->start_s[i] >= 0 ? r->end_s[i] - r->start_s[i] : 0;
 }
 
-/* rt's float outputs against ref's: the largest |difference| over the largest |ref|. */
-static double sens_error(const struct ho_graph *g, const struct ho_rt *ref, const struct ho_rt *rt)
-{
-	double diff = 0, mag = 0;
-
-	for (uint32_t i = 0; i < g->n_outputs; i++) {
-		const struct ho_tensor *t;
-		const float *a = ho_rt_output(ref, i, &t), *b = ho_rt_output(rt, i, &t);
-
-		if (!a || !b || t->dtype != HO_DT_FLOAT)
-			continue;
-		for (int64_t e = 0; e < ho_shape_numel(&t->shape); e++) {
-			diff = fmax(diff, fabs((double)a[e] - b[e]));
-			mag = fmax(mag, fabs((double)a[e]));
-		}
-	}
-	return mag > 0 ? diff / mag : diff;
-}
-
 static int by_error(const void *x, const void *y)
 {
 	const struct sens_node *a = x, *b = y;
@@ -75,8 +57,8 @@ static int by_error(const void *x, const void *y)
 				     : (a->id > b->id) - (a->id < b->id);
 }
 
-static int sens_write(const struct ho_graph *g, const char *precision, double all,
-		      const struct sens_node *nodes, uint32_t n, const char *path)
+static int sens_write(const struct ho_graph *g, const char *precision, const char *metric,
+		      double all, const struct sens_node *nodes, uint32_t n, const char *path)
 {
 	json_t *o = json_object(), *a = json_array();
 
@@ -85,6 +67,7 @@ static int sens_write(const struct ho_graph *g, const char *precision, double al
 		    a, json_pack("{s:s, s:s, s:f}", "node", g->nodes[nodes[k].id].name, "op",
 				 g->nodes[nodes[k].id].op_type, "error", nodes[k].error));
 	json_object_set_new(o, "precision", json_string(precision));
+	json_object_set_new(o, "metric", json_string(metric));
 	json_object_set_new(o, "all_nodes_error", json_real(all));
 	json_object_set_new(o, "nodes", a);
 	int ret = json_dump_file(o, path, JSON_INDENT(1)) ? -EIO : 0;
@@ -110,8 +93,8 @@ static void sens_free(struct sens *m)
 
 /* The model in float32, with every node asked precision, then each candidate alone. */
 static int sens_measure(const struct ho_graph *g, const struct ho_rt_opts *base,
-			const struct cli_inputs *in, const char *precision, struct sens *m,
-			struct ho_error *err)
+			const struct cli_inputs *in, const char *precision,
+			const struct cli_accuracy *acc, struct sens *m, struct ho_error *err)
 {
 	struct ho_rt_opts o = *base;
 	struct ho_rt *rt = NULL;
@@ -129,7 +112,7 @@ static int sens_measure(const struct ho_graph *g, const struct ho_rt_opts *base,
 	o.precision = precision;
 	if ((ret = sens_run(g, &o, in, 2, &rt, err)))
 		goto out;
-	m->all = sens_error(g, m->ref, rt);
+	m->all = cli_accuracy_error(g, acc, m->ref, rt);
 	for (uint32_t i = 0; i < g->n_nodes; i++)
 		if (ho_rt_last_report(rt)->node_precision[i])
 			m->nodes[m->n++] = (struct sens_node){
@@ -143,7 +126,7 @@ static int sens_measure(const struct ho_graph *g, const struct ho_rt_opts *base,
 		ret = sens_run(g, &o, in, 1, &rt, err);
 		want[m->nodes[k].id] = NULL;
 		if (!ret)
-			m->nodes[k].error = sens_error(g, m->ref, rt);
+			m->nodes[k].error = cli_accuracy_error(g, acc, m->ref, rt);
 	}
 	qsort(m->nodes, m->n, sizeof(*m->nodes), by_error);
 out:
@@ -153,26 +136,27 @@ out:
 }
 
 int cli_sensitivity(const struct ho_graph *g, const struct ho_rt_opts *base,
-		    const struct cli_inputs *in, const char *precision, const char *outdir)
+		    const struct cli_inputs *in, const char *precision,
+		    const struct cli_accuracy *acc, const char *outdir)
 {
 	struct ho_error err = {0};
 	struct sens m;
-	char path[4096];
-	int ret = sens_measure(g, base, in, precision, &m, &err);
+	char path[4096], metric[32];
+	int ret = sens_measure(g, base, in, precision, acc, &m, &err);
 
+	cli_accuracy_name(acc, metric, sizeof(metric));
 	if (ret) {
 		cli_error("run: --sensitivity %s: %s", precision, err.msg);
 		goto out;
 	}
-	printf("sensitivity: %u nodes can compute in %s; all of them: error %.2e of the largest "
-	       "output (float32's)\n",
-	       m.n, precision, m.all);
+	printf("sensitivity: %u nodes can compute in %s; all of them: error %.2e (%s)\n", m.n,
+	       precision, m.all, metric);
 	printf("  %-44s %-16s %s\n", "node (alone in the precision, worst first)", "op", "error");
 	for (uint32_t k = 0; k < m.n; k++)
 		printf("  %-44.44s %-16.16s %.2e\n", g->nodes[m.nodes[k].id].name,
 		       g->nodes[m.nodes[k].id].op_type, m.nodes[k].error);
 	snprintf(path, sizeof(path), "%s/sensitivity.json", outdir);
-	if ((ret = sens_write(g, precision, m.all, m.nodes, m.n, path)))
+	if ((ret = sens_write(g, precision, metric, m.all, m.nodes, m.n, path)))
 		cli_error("run: --sensitivity: cannot write %s", path);
 	else
 		printf("sensitivity: %s\n", path);
@@ -191,79 +175,198 @@ static int by_gain(const void *x, const void *y)
 	return ga < gb ? 1 : ga > gb ? -1 : (a->id > b->id) - (a->id < b->id);
 }
 
-/* The first take nodes of m in prec, the rest float32: its error against float32. */
-static int sens_prefix(const struct ho_graph *g, struct ho_rt_opts *o, const struct cli_inputs *in,
-		       const struct sens *m, uint32_t take, const char *prec, const char **want,
-		       double *error, struct ho_error *err)
+/* A run of want's precisions: its error against ref. */
+static int auto_error(const struct ho_graph *g, const struct ho_rt_opts *o,
+		      const struct cli_inputs *in, const struct cli_accuracy *acc,
+		      const struct ho_rt *ref, double *error, struct ho_error *err)
 {
 	struct ho_rt *rt = NULL;
-	int ret = 0;
+	int ret = sens_run(g, o, in, 1, &rt, err);
 
-	for (uint32_t i = 0; i < g->n_nodes; i++)
-		want[i] = NULL;
-	for (uint32_t k = 0; k < take; k++)
-		want[m->nodes[k].id] = prec;
-	*error = 0;
-	if (take && !(ret = sens_run(g, o, in, 1, &rt, err)))
-		*error = sens_error(g, m->ref, rt);
+	*error = ret ? 0 : cli_accuracy_error(g, acc, ref, rt);
 	ho_rt_free(rt);
 	return ret;
 }
 
-/*
- * --precision auto --accuracy BUDGET: the nodes that save the most time per unit of error
- * (each alone, as measured) first, and of them the longest run whose error, measured for
- * real with them all in bf16, stays within the budget (a binary search: errors of nodes
- * together partly cancel, so their sum would take too few).  Nodes bf16 does not speed
- * up stay float32; all do where the CPU has no bf16 (said why).  Into want (per node:
- * "bf16" or NULL); 0, or 1 with the error printed.
- */
-int cli_precision_auto(const struct ho_graph *g, const struct ho_rt_opts *base,
-		       const struct cli_inputs *in, double budget, const char **want)
-{
-	static const char *const prec = "bf16";
-	struct ho_rt_opts o = *base;
-	struct ho_error err = {0};
-	struct sens m;
-	double error = 0, saved = 0;
-	uint32_t lo = 0, hi, useful = 0;
-	int ret = sens_measure(g, base, in, prec, &m, &err);
+/* The precisions auto tries, the one that saves the most first. */
+static const char *const auto_precisions[] = {"int8", "bf16"};
+#define AUTO_N (sizeof(auto_precisions) / sizeof(auto_precisions[0]))
 
-	if (ret == -EOPNOTSUPP) { /* no native bf16: float32 */
-		printf("precision auto: float32 (%s)\n", err.msg);
-		ret = 0;
-		goto out;
-	}
-	if (ret)
-		goto fail;
-	qsort(m.nodes, m.n, sizeof(*m.nodes), by_gain);
-	while (useful < m.n && m.nodes[useful].saved > 0)
-		useful++;
-	o.precision = NULL;
-	o.node_precision = want;
-	/* the longest prefix within the budget: lo fits (none: error 0), hi + 1 does not */
-	for (hi = useful; lo < hi;) {
+/* What auto measured and picks: per precision its sensitivity (have: measured; why not,
+ * else) and how many nodes it speeds up, and the pick's error. */
+struct auto_state {
+	const struct ho_graph *g;
+	struct ho_rt_opts o; /* node_precision: want */
+	const struct cli_inputs *in;
+	const struct cli_accuracy *acc;
+	const char **want;
+	double budget, error;
+	struct sens m[AUTO_N];
+	bool have[AUTO_N];
+	char why[AUTO_N][600];
+	uint32_t useful[AUTO_N], took[AUTO_N];
+	const struct ho_rt *ref;
+};
+
+/*
+ * Precision p for the nodes that save the most time per unit of error (each alone, as
+ * measured) of those no earlier precision took, as many as keep the error, measured for
+ * real with them all, within the budget: a binary search on how many (errors of nodes
+ * together partly cancel, so their sum would take too few).
+ */
+static int auto_take(struct auto_state *s, uint32_t p, struct ho_error *err)
+{
+	struct sens *m = &s->m[p];
+	uint32_t *ids = calloc(m->n + 1, sizeof(*ids)), n = 0, lo = 0, hi;
+	double error = 0;
+	int ret = 0;
+
+	if (!ids)
+		return ho_err(err, -ENOMEM, "out of memory");
+	qsort(m->nodes, m->n, sizeof(*m->nodes), by_gain);
+	for (uint32_t k = 0; k < m->n; k++)
+		if (m->nodes[k].saved > 0 && !s->want[m->nodes[k].id])
+			ids[n++] = m->nodes[k].id;
+	s->useful[p] = n;
+	/* the most that fit: lo does (none: the error so far), hi + 1 does not */
+	for (hi = n; lo < hi;) {
 		uint32_t mid = lo + (hi - lo + 1) / 2;
 
-		if ((ret = sens_prefix(g, &o, in, &m, mid, prec, want, &error, &err)))
-			goto fail;
-		if (error <= budget)
+		for (uint32_t k = 0; k < n; k++)
+			s->want[ids[k]] = k < mid ? auto_precisions[p] : NULL;
+		if ((ret = auto_error(s->g, &s->o, s->in, s->acc, s->ref, &error, err)))
+			break;
+		if (error <= s->budget)
 			lo = mid;
 		else
 			hi = mid - 1;
 	}
-	if ((ret = sens_prefix(g, &o, in, &m, lo, prec, want, &error, &err)))
-		goto fail;
-	for (uint32_t k = 0; k < lo; k++)
-		saved += m.nodes[k].saved;
-	printf("precision auto: %u of %u nodes in bf16 (of %u it speeds up, most time saved per "
-	       "error first), measured error %.2e within the budget %.2e (all %u: %.2e); "
-	       "%.2f ms less as measured alone\n",
-	       lo, m.n, useful, error, budget, m.n, m.all, saved * 1e3);
-	goto out;
-fail:
-	cli_error("run: --precision auto: %s", err.msg);
+	for (uint32_t k = 0; k < n; k++)
+		s->want[ids[k]] = k < lo ? auto_precisions[p] : NULL;
+	s->took[p] = lo;
+	free(ids);
+	return ret;
+}
+
+/* The time the nodes want puts in a precision save, as measured alone. */
+static double auto_saved(const struct auto_state *s)
+{
+	double saved = 0;
+
+	for (uint32_t p = 0; p < AUTO_N; p++)
+		for (uint32_t k = 0; s->have[p] && k < s->m[p].n; k++)
+			if (s->want[s->m[p].nodes[k].id] == auto_precisions[p])
+				saved += s->m[p].nodes[k].saved;
+	return saved;
+}
+
+/*
+ * Mixed, each precision in turn (int8 first); then each precision alone over every node
+ * it speeds up where that, measured, fits too, and saves more as measured node by node:
+ * the pick is never slower, so measured, than the best single precision in the budget.
+ */
+static int auto_pick(struct auto_state *s, struct ho_error *err)
+{
+	double saved;
+	int ret = 0;
+
+	for (uint32_t p = 0; p < AUTO_N && !ret; p++)
+		if (s->have[p])
+			ret = auto_take(s, p, err);
+	saved = auto_saved(s);
+	for (uint32_t p = 0; p < AUTO_N && !ret; p++) {
+		const char **mixed = malloc(sizeof(*mixed) * (s->g->n_nodes + 1));
+		double alone, error = 0;
+
+		if (!mixed)
+			return ho_err(err, -ENOMEM, "out of memory");
+		memcpy(mixed, s->want, sizeof(*mixed) * s->g->n_nodes);
+		for (uint32_t i = 0; i < s->g->n_nodes; i++)
+			s->want[i] = NULL;
+		for (uint32_t k = 0; s->have[p] && k < s->m[p].n; k++)
+			if (s->m[p].nodes[k].saved > 0)
+				s->want[s->m[p].nodes[k].id] = auto_precisions[p];
+		alone = auto_saved(s);
+		if (!s->have[p] || alone <= saved ||
+		    (ret = auto_error(s->g, &s->o, s->in, s->acc, s->ref, &error, err)) ||
+		    error > s->budget) {
+			memcpy(s->want, mixed, sizeof(*mixed) * s->g->n_nodes);
+		} else {
+			saved = alone;
+			for (uint32_t q = 0; q < AUTO_N; q++)
+				s->took[q] = q == p ? s->useful[p] : 0;
+		}
+		free(mixed);
+	}
+	return ret ? ret : auto_error(s->g, &s->o, s->in, s->acc, s->ref, &s->error, err);
+}
+
+static void auto_print(const struct auto_state *s)
+{
+	char metric[32];
+	uint32_t reduced = 0;
+
+	printf("precision auto:");
+	for (uint32_t p = 0; p < AUTO_N; p++)
+		if (s->have[p]) {
+			printf("%s %u nodes in %s (of %u it speeds up)", reduced ? "," : "",
+			       s->took[p], auto_precisions[p], s->useful[p]);
+			reduced++;
+		}
+	printf(", measured error %.2e (%s) within the budget %.2e; all in one:", s->error,
+	       cli_accuracy_name(s->acc, metric, sizeof(metric)), s->budget);
+	for (uint32_t p = 0; p < AUTO_N; p++)
+		if (s->have[p])
+			printf(" %s %.2e", auto_precisions[p], s->m[p].all);
+	printf("; %.2f ms less as measured alone\n", auto_saved(s) * 1e3);
+	for (uint32_t p = 0; p < AUTO_N; p++)
+		if (!s->have[p])
+			printf("precision auto: no %s (%s)\n", auto_precisions[p], s->why[p]);
+}
+
+/*
+ * --precision auto --accuracy BUDGET: per node int8, bf16 or float32, as auto_pick says;
+ * a precision the CPU lacks (or int8 with no calibration) is left out, saying why, and
+ * with neither every node stays float32.  Into want; 0, or 1 with the error printed.
+ */
+int cli_precision_auto(const struct ho_graph *g, const struct ho_rt_opts *base,
+		       const struct cli_inputs *in, double budget, const struct cli_accuracy *acc,
+		       const char *no_int8, const char **want)
+{
+	struct auto_state s = {
+	    .g = g, .o = *base, .in = in, .acc = acc, .want = want, .budget = budget};
+	struct ho_error err = {0};
+	int ret = 0;
+
+	s.o.precision = NULL;
+	s.o.node_precision = want;
+	for (uint32_t p = 0; p < AUTO_N && !ret; p++) {
+		if (!strcmp(auto_precisions[p], "int8") && !base->node_range) {
+			snprintf(s.why[p], sizeof(s.why[p]), "%s",
+				 no_int8 ? no_int8 : "not calibrated");
+			continue;
+		}
+		ret = sens_measure(g, base, in, auto_precisions[p], acc, &s.m[p], &err);
+		if (ret == -EOPNOTSUPP) { /* not on this CPU */
+			snprintf(s.why[p], sizeof(s.why[p]), "%s", err.msg);
+			ret = 0;
+			continue;
+		}
+		s.have[p] = !ret;
+		s.ref = s.ref ? s.ref : s.m[p].ref;
+	}
+	if (!ret && !s.ref) {
+		printf("precision auto: float32 (%s; %s)\n", s.why[0], s.why[1]);
+		goto out;
+	}
+	if (!ret)
+		ret = auto_pick(&s, &err);
+	if (ret)
+		cli_error("run: --precision auto: %s", err.msg);
+	else
+		auto_print(&s);
 out:
-	sens_free(&m);
+	for (uint32_t p = 0; p < AUTO_N; p++)
+		sens_free(&s.m[p]);
 	return ret ? 1 : 0;
 }
