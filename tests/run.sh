@@ -214,6 +214,12 @@ asan_suite() {
 	rc=0
 	sh tests/runtime/test_numerics.sh "$ROOT/build-asan/heteroopt" "$M" ort || rc=$?
 	[ $rc = 0 ] || [ $rc = 77 ] || return 1
+	# int8 and bf16: calibration, plans, sensitivity and auto (27 s)
+	for t in int8 precision; do
+		rc=0
+		sh tests/runtime/test_$t.sh "$ROOT/build-asan/heteroopt" "$M" || rc=$?
+		[ $rc = 0 ] || [ $rc = 77 ] || return 1
+	done
 	for m in resnet50 mobilenet_v2 efficientnet_b0 squeezenet1_1; do
 		build-asan/heteroopt inspect "$M/$m.onnx" --shape input=1x3x224x224 --json >/dev/null || return 1
 	done

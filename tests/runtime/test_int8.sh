@@ -6,7 +6,9 @@
 # wrong shape or type or for no input, --calibrate without int8.  Then, where the CPU has
 # it: a model of three convolutions (s8 and u8 inputs, a grouped one, biases, padding,
 # stride) against the same quantization done exactly in NumPy, on its own input and on
-# three calibration samples; resnet18 against PyTorch; --sensitivity int8.
+# three calibration samples, and two products by weights the same way; resnet18 against
+# PyTorch; --sensitivity int8; the plan int8 writes (DIR/precision.json) run again, the
+# same bytes with no calibration, and plans for another model or not plans refused.
 # usage: test_int8.sh HETEROOPT MODELS_DIR
 set -eu
 HO=$1 M=$2
@@ -211,3 +213,41 @@ assert "int8: 3 kernels' input ranges calibrated on 3 samples" in open(sys.argv[
 names = ", ".join(n["node"] for n in s["nodes"])
 print(f"sensitivity int8: {names}: {errs[0]:.1e} to {errs[-1]:.1e}")
 PYEOF
+
+# The plan int8 wrote (DIR/precision.json), run again: the same outputs, byte for byte,
+# with no calibration; plans that are not for this model, or not plans, refused by name.
+# shellcheck disable=SC2086
+"$HO" $RUN -o "$T/again" --precision "$T/cal/precision.json" >"$T/again.log"
+cmp "$T/cal/y.npy" "$T/again/y.npy" || { echo "plan: another answer"; exit 1; }
+! grep -q "calibrated" "$T/again.log" || { echo "plan: calibrated again"; exit 1; }
+grep -q "^run: 3 nodes computed in int8" "$T/again.log" || { echo "plan: not int8"; cat "$T/again.log"; exit 1; }
+$PY - "$T" <<'PYEOF'
+import json, sys
+d = sys.argv[1]
+p = json.load(open(d + "/cal/precision.json"))
+assert [n["node"] for n in p["nodes"]] == ["A", "B", "C"] and all(n["precision"] == "int8" for n in p["nodes"]), p
+def save(name, q):
+    json.dump(q, open(f"{d}/{name}.json", "w"))
+save("odd_key", dict(p, schedule=1))
+save("other_model", dict(p, nodes=[dict(p["nodes"][0], node="conv1")]))
+save("fp8", dict(p, nodes=[dict(p["nodes"][0], precision="fp8")]))
+save("bad_range", dict(p, nodes=[dict(p["nodes"][0], range=[3, 1])]))
+save("node_key", dict(p, nodes=[dict(p["nodes"][0], scale=2)]))
+open(d + "/not_json.json", "w").write("{\"nodes\": [")
+PYEOF
+# shellcheck disable=SC2086
+refused "plan: unknown key" "odd_key.json: unknown key 'schedule'" "$HO" $RUN -o "$T/o" --precision "$T/odd_key.json"
+# shellcheck disable=SC2086
+refused "plan: another model" "other_model.json: node 0 is 'A' in this model, not 'conv1'" \
+	"$HO" $RUN -o "$T/o" --precision "$T/other_model.json"
+# shellcheck disable=SC2086
+refused "plan: precision" "fp8.json: node 'A': precision 'fp8' is not a reduced one" \
+	"$HO" $RUN -o "$T/o" --precision "$T/fp8.json"
+# shellcheck disable=SC2086
+refused "plan: range" "bad_range.json: node 'A': range is not \[lowest, highest\]" \
+	"$HO" $RUN -o "$T/o" --precision "$T/bad_range.json"
+# shellcheck disable=SC2086
+refused "plan: node key" "node_key.json: a node entry has an unknown key 'scale'" \
+	"$HO" $RUN -o "$T/o" --precision "$T/node_key.json"
+# shellcheck disable=SC2086
+refused "plan: not JSON" "not_json.json: .*line 1" "$HO" $RUN -o "$T/o" --precision "$T/not_json.json"

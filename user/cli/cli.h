@@ -52,7 +52,7 @@ int cli_sensitivity(const struct ho_graph *g, const struct ho_rt_opts *base,
  * budget; int8 only where base->node_range has its calibration (else no_int8 says why). */
 int cli_precision_auto(const struct ho_graph *g, const struct ho_rt_opts *base,
 		       const struct cli_inputs *in, double budget, const struct cli_accuracy *m,
-		       const char *no_int8, const char **want);
+		       const char *no_int8, const char **want, double *error);
 
 /* run --precision int8 (quantize.c): per node two floats into *ranges (malloc'd), its
  * first input's range over the calibration samples (files: --calibrate NAME=FILE.npy;
@@ -63,6 +63,25 @@ struct cli_list;
 int cli_int8_ranges(const struct ho_graph *g, const struct ho_rt_opts *base,
 		    const struct cli_inputs *in, const struct cli_list *files, const char *rule,
 		    float **ranges, struct ho_error *unsupported);
+
+/* run's precision options (run_precision.c): checked, calibrated, picked or read into ro
+ * (node_precision, node_range: *want, *ranges, the caller frees); 0, 1 (failed) or 2 (a
+ * usage error), printed. */
+struct cli_precision_args {
+	const char *precision, *sensitivity, *accuracy, *accuracy_metric, *int8_range, *outdir;
+	const struct cli_list *calibrate;
+	bool schedule;
+};
+int cli_run_precision(const struct ho_graph *g, const struct cli_precision_args *a,
+		      struct ho_rt_opts *ro, const struct cli_inputs *in, struct cli_accuracy *acc,
+		      const char ***want, float **ranges);
+
+/* Precision plans (precision_plan.c): per node the precision want says (NULL: float32)
+ * and range its int8 input range (NULL, NaN: none), written to path with what picked it
+ * (metric NULL: none); read back for --precision PLAN.json.  0, or -errno printed. */
+int cli_plan_write(const char *path, const struct ho_graph *g, const char *const *want,
+		   const float *range, const char *metric, double budget, double error);
+int cli_plan_read(const char *path, const struct ho_graph *g, const char ***want, float **range);
 
 /* Seconds on the monotonic clock: what every command times with. */
 double cli_clock_s(void);

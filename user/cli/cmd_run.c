@@ -51,7 +51,7 @@ static const struct cli_opt run_opts[] = {
      "without --schedule: oneDNN threads of the CPU device\n"
      "(default: OpenMP's choice, one per core)",
      RA(threads), 1, 1024},
-    {"--precision", NULL, CLI_TEXT, "fp32|bf16|int8|auto",
+    {"--precision", NULL, CLI_TEXT, "fp32|bf16|int8|auto|PLAN.json",
      "without --schedule: the CPU device's arithmetic; bf16 rounds\n"
      "convolutions' and weight products' inputs and weights to\n"
      "bfloat16 (float32 sums and outputs), on a CPU with AVX512-BF16\n"
@@ -59,7 +59,8 @@ static const struct cli_opt run_opts[] = {
      "--calibrate, weights per channel), on a CPU with VNNI or AMX;\n"
      "auto: per node int8, bf16 or fp32, the least sensitive nodes\n"
      "reduced, as many as --accuracy allows, measured on the inputs\n"
-     "given (default fp32)",
+     "given; int8 and auto write DIR/precision.json, a plan that\n"
+     "--precision PLAN.json runs again as it is (default fp32)",
      RA(precision), 0, 0},
     {"--calibrate", NULL, CLI_LIST, "NAME=FILE.npy",
      "with --precision int8: samples of input NAME to calibrate on,\n"
@@ -364,41 +365,6 @@ static void print_reduced(const struct ho_graph *g, const struct ho_rt_report *r
 }
 
 /* --precision auto: the budget parsed, each node's precision picked (ro->node_precision). */
-/* --precision auto's budget, before any work: -EINVAL printed where it has none. */
-static int auto_budget(const struct run_args *a, double *budget)
-{
-	char *end = NULL;
-
-	*budget = a->accuracy ? strtod(a->accuracy, &end) : -1;
-	if (!a->accuracy || end == a->accuracy || *end || !(*budget >= 0) || !isfinite(*budget)) {
-		cli_error("run: --precision auto needs --accuracy BUDGET, a fraction (of float32's "
-			  "largest output, or by --accuracy-metric) such as 1e-3%s%s%s",
-			  a->accuracy ? " ('" : "", a->accuracy ? a->accuracy : "",
-			  a->accuracy ? "' is none)" : "");
-		return -EINVAL;
-	}
-	if (a->schedule) {
-		cli_error("run: --precision auto: a schedule's devices compute as it planned them");
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int cli_auto_precision(const struct ho_graph *g, double budget, struct ho_rt_opts *ro,
-			      const struct cli_inputs *in, const struct cli_accuracy *acc,
-			      const char *no_int8, const char ***want)
-{
-	if (!(*want = calloc(g->n_nodes + 1, sizeof(**want)))) {
-		cli_error("run: out of memory");
-		return -ENOMEM;
-	}
-	ro->precision = NULL;
-	if (cli_precision_auto(g, ro, in, budget, acc, no_int8, *want))
-		return -EIO;
-	ro->node_precision = *want;
-	return 0;
-}
-
 int cmd_run(int argc, char **argv)
 {
 	struct run_args a = {.outdir = ".", .repeat = 10, .warmup = 2};
@@ -515,44 +481,14 @@ int cmd_run(int argc, char **argv)
 	}
 	struct cli_inputs ci = {(const char(*)[256])in_name, in, n_in};
 
-	bool is_auto = a.precision && !strcmp(a.precision, "auto"),
-	     int8 = (a.precision && !strcmp(a.precision, "int8")) ||
-		    (a.sensitivity && !strcmp(a.sensitivity, "int8")) || is_auto;
 	struct cli_accuracy acc;
-	struct ho_error no_int8 = {0};
-	double budget = 0;
+	const struct cli_precision_args pa = {a.precision,	 a.sensitivity,	    a.accuracy,
+					      a.accuracy_metric, a.int8_range,	    a.outdir,
+					      &a.calibrate,	 a.schedule != NULL};
 
-	if (a.accuracy && !is_auto) {
-		cli_error("run: --accuracy: it is the budget of --precision auto");
-		rc = 2;
+	if ((rc = cli_run_precision(g, &pa, &ro, &ci, &acc, &auto_want, &ranges)))
 		goto out;
-	}
-	if ((is_auto && auto_budget(&a, &budget)) || cli_accuracy_parse(a.accuracy_metric, &acc) ||
-	    (a.accuracy_metric && !is_auto && !a.sensitivity)) {
-		if (a.accuracy_metric && !is_auto && !a.sensitivity)
-			cli_error("run: --accuracy-metric: it judges --precision auto and "
-				  "--sensitivity");
-		rc = 2;
-		goto out;
-	}
-	if ((a.calibrate.n || a.int8_range) && !int8) {
-		cli_error("run: --%s: it is for --precision int8 or auto (or --sensitivity int8)",
-			  a.calibrate.n ? "calibrate" : "int8-range");
-		rc = 2;
-		goto out;
-	}
-	if (int8 && !a.schedule) { /* auto goes on without int8 where the CPU has none */
-		int r = cli_int8_ranges(g, &ro, &ci, &a.calibrate,
-					a.int8_range ? a.int8_range : "p99.99", &ranges,
-					is_auto ? &no_int8 : NULL);
-
-		if (r && !(is_auto && r == -EOPNOTSUPP))
-			goto out;
-		ro.node_range = ranges;
-	}
-	if (is_auto && cli_auto_precision(g, budget, &ro, &ci, &acc,
-					  no_int8.msg[0] ? no_int8.msg : NULL, &auto_want))
-		goto out;
+	rc = 1;
 	if (a.sensitivity) {
 		if (a.schedule || a.precision) {
 			cli_error("run: --sensitivity runs on one CPU device, each node in turn: "

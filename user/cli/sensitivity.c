@@ -331,7 +331,7 @@ static void auto_print(const struct auto_state *s)
  */
 int cli_precision_auto(const struct ho_graph *g, const struct ho_rt_opts *base,
 		       const struct cli_inputs *in, double budget, const struct cli_accuracy *acc,
-		       const char *no_int8, const char **want)
+		       const char *no_int8, const char **want, double *error)
 {
 	struct auto_state s = {
 	    .g = g, .o = *base, .in = in, .acc = acc, .want = want, .budget = budget};
@@ -365,6 +365,7 @@ int cli_precision_auto(const struct ho_graph *g, const struct ho_rt_opts *base,
 		cli_error("run: --precision auto: %s", err.msg);
 	else
 		auto_print(&s);
+	*error = s.error;
 out:
 	for (uint32_t p = 0; p < AUTO_N; p++)
 		sens_free(&s.m[p]);
