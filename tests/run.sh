@@ -140,6 +140,8 @@ run "install/prefix_pkgconfig_embed" sh tests/install/test_install.sh "$ROOT" "$
 run "runtime/concat_in_place" sh tests/runtime/test_concat_in_place.sh "$ROOT/build/heteroopt"
 run "runtime/precision" sh tests/runtime/test_precision.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
 run "runtime/int8" sh tests/runtime/test_int8.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
+# auto's picks judged on PaddleOCR's models and rendered text (78 s): make check's
+[ $QUICK = 1 ] || run "runtime/precision_judged" sh tests/runtime/test_judged.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
 run "runtime/numerics_cpu_vs_pytorch" env HO_TEST_QUICK=$QUICK \
 	sh tests/runtime/test_numerics.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS" pytorch
 run "runtime/numerics_cpu_vs_ort" env HO_TEST_QUICK=$QUICK \
