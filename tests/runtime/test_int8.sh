@@ -3,10 +3,11 @@
 # calibrated range, u8 or s8; the weights per output channel, s8), int32 sums scaled back
 # to float32.  What is refused, each in one line: int8 where oneDNN finds no VNNI or AMX
 # (ONEDNN_MAX_CPU_ISA holds it back), an unknown range rule, calibration files of the
-# wrong shape or type or for no input, --calibrate without int8.  Then, where the CPU has
-# it: a model of three convolutions (s8 and u8 inputs, a grouped one, biases, padding,
-# stride) against the same quantization done exactly in NumPy, on its own input and on
-# three calibration samples, and two products by weights the same way; resnet18 against
+# wrong shape or type or for no input, --calibrate without int8; a model already
+# quantized with a scale of 0 or NaN, at load.  Then, where the CPU has it: a model of
+# three convolutions (s8 and u8 inputs, a grouped one, biases, padding, stride) against
+# the same quantization done exactly in NumPy, on its own input and on three
+# calibration samples, and two products by weights the same way; resnet18 against
 # PyTorch; --sensitivity int8; the plan int8 writes (DIR/precision.json) run again, the
 # same bytes with no calibration, and plans for another model or not plans refused.
 # usage: test_int8.sh HETEROOPT MODELS_DIR
@@ -60,6 +61,19 @@ onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), d +
 np.save(d + "/v.npy", r.standard_normal((6, 24)).astype(np.float32))
 np.save(d + "/cal.npy", (r.standard_normal((3, 8, 20, 20)) * [[[[1.5]]], [[[0.7]]], [[[1.1]]]]).astype(np.float32))
 np.save(d + "/bad_shape.npy", np.zeros((3, 8, 20, 21), np.float32))
+# models already quantized keep their scales: one of 0 and one NaN, to be refused at load
+for scale, name in ((0.0, "zero"), (float("nan"), "nan")):
+    q = [numpy_helper.from_array(np.array(v, t), k) for k, v, t in (
+        ("xs", 0.1, np.float32), ("xz", 0, np.uint8), ("ws", [0.05, scale, 0.05, 0.05], np.float32),
+        ("wz", [0, 0, 0, 0], np.int8), ("ys", 0.2, np.float32), ("yz", 0, np.uint8))]
+    q.append(numpy_helper.from_array(np.ones((4, 8, 3, 3), np.int8), "wq"))
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="quantize"),
+             helper.make_node("QLinearConv", ["xq", "xs", "xz", "wq", "ws", "wz", "ys", "yz"], ["yq"],
+                              name="conv_q", pads=[1, 1, 1, 1]),
+             helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"], name="dequantize")]
+    g = helper.make_graph(nodes, "q", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 20, 20])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], q)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), f"{d}/scale_{name}.onnx")
 np.save(d + "/bad_type.npy", np.zeros((1, 8, 20, 20), np.float64))
 PYEOF
 RUN="run $T/three.onnx --input x=$T/x.npy --repeat 1 --warmup 1"
@@ -92,6 +106,11 @@ refused "calibration input" "calibrate .*cal.npy: the model has no input 'z'" \
 # shellcheck disable=SC2086
 refused "calibrate without int8" "calibrate: it is for --precision int8" \
 	"$HO" $RUN -o "$T/o" --calibrate "x=$T/cal.npy"
+for s in zero:0 nan:nan; do
+	refused "a quantized model's scale ${s#*:}" \
+		"node 'conv_q' (QLinearConv): scale 'ws' is ${s#*:}: a quantization scale must be a finite number other than 0" \
+		"$HO" run "$T/scale_${s%%:*}.onnx" --input "x=$T/x.npy" -o "$T/o" --repeat 1
+done
 # shellcheck disable=SC2086
 if ! "$HO" $RUN -o "$T/probe" --precision int8 >"$T/probe.log" 2>&1; then
 	grep -q "int8 needs a CPU with AVX512-VNNI, AVX-VNNI or AMX" "$T/probe.log" || { cat "$T/probe.log"; exit 1; }

@@ -56,4 +56,8 @@ struct ho_value *ho_value_from_data(struct ho_arena *a, int dtype, const void *d
  * runtime reads in place, decoded only for a fold that asks. */
 #define HO_FOLD_SMALL_ELEMS 4096
 
+/* A quantized model's scales that it holds, each finite and not 0 (quant_scales.c):
+ * else -EINVAL naming the node and scale.  At load. */
+int ho_check_quant_scales(const struct ho_graph *g, struct ho_error *err);
+
 #endif

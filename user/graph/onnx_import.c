@@ -1047,6 +1047,8 @@ static int ho_import_graph(struct ho_import *im, const Onnx__GraphProto *gp,
 	}
 
 	ret = ho_graph_validate(g, im->err);
+	if (!ret)
+		ret = ho_check_quant_scales(g, im->err);
 	if (ret)
 		return ret;
 	*out = g;
