@@ -255,6 +255,9 @@ int ho_cpu_int8_scales(struct ho_backend *c, struct ho_cpu_int8 *q, const float 
 		       int64_t per, int64_t row_step, int64_t step,
 		       const_dnnl_primitive_attr_t base, int out_mask, dnnl_data_type_t *xdt,
 		       float *xs, float *ws);
+bool ho_cpu_int8_reorders(struct ho_backend *c, const struct ho_cpu_int8 *q,
+			  const dnnl_memory_desc_t *xm, const dnnl_memory_desc_t *wm,
+			  const_dnnl_primitive_desc_t pd);
 /* Weights w (layout user, float32; rows as ho_cpu_int8_scales's) into pd's int8 weights,
  * each row scaled by 1 / ws[row], in memory the kernel owns. */
 int ho_cpu_int8_weights(struct ho_backend *c, struct ho_kernel *k, const_dnnl_primitive_desc_t pd,

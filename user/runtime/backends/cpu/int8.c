@@ -220,6 +220,33 @@ int ho_cpu_int8_scales(struct ho_backend *c, struct ho_cpu_int8 *q, const float 
 	return ret;
 }
 
+/* Whether oneDNN has the two reorders an int8 kernel pd needs: its input x (layout xm)
+ * quantized into pd's, and its weights (float32 layout wm, rounded to s8 first) into
+ * pd's.  Asked before the kernel takes any memory, so that without them it stays
+ * float32 rather than failing. */
+bool ho_cpu_int8_reorders(struct ho_backend *c, const struct ho_cpu_int8 *q,
+			  const dnnl_memory_desc_t *xm, const dnnl_memory_desc_t *wm,
+			  const_dnnl_primitive_desc_t pd)
+{
+	dnnl_memory_desc_t s8 = *wm;
+	dnnl_primitive_desc_t r = NULL;
+	bool ok;
+
+	s8.data_type = dnnl_s8;
+	ok = dnnl_reorder_primitive_desc_create(
+		 &r, xm, c->eng, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), c->eng,
+		 q->src_attr) == dnnl_success;
+	if (r)
+		dnnl_primitive_desc_destroy(r);
+	r = NULL;
+	ok = ok && dnnl_reorder_primitive_desc_create(
+		       &r, &s8, c->eng, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
+		       c->eng, NULL) == dnnl_success;
+	if (r)
+		dnnl_primitive_desc_destroy(r);
+	return ok;
+}
+
 int ho_cpu_int8_weights(struct ho_backend *c, struct ho_kernel *k, const_dnnl_primitive_desc_t pd,
 			const dnnl_memory_desc_t *user, const float *w, int64_t rows, int64_t per,
 			int64_t row_step, int64_t step, const float *ws)

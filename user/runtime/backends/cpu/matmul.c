@@ -208,6 +208,7 @@ static bool matmul_int8(struct ho_backend *c, struct ho_cpu_int8 *q,
 			const_dnnl_primitive_attr_t attr, int64_t rows, int64_t kk, int64_t nn,
 			bool trans_b, const float *w, const float *bias,
 			const dnnl_memory_desc_t *bm, const dnnl_memory_desc_t *ym,
+			const dnnl_memory_desc_t *am, const dnnl_memory_desc_t *wm,
 			dnnl_memory_desc_t *ak, dnnl_memory_desc_t *wany, dnnl_primitive_desc_t *pd,
 			float **ws)
 {
@@ -229,7 +230,7 @@ static bool matmul_int8(struct ho_backend *c, struct ho_cpu_int8 *q,
 		*pd = NULL;
 		return false;
 	}
-	if (ho_cpu_is_slow(*pd)) {
+	if (ho_cpu_is_slow(*pd) || !ho_cpu_int8_reorders(c, q, am, wm, *pd)) {
 		dnnl_primitive_desc_destroy(*pd);
 		*pd = NULL;
 		return false;
@@ -261,9 +262,9 @@ static int ho_matmul_packed(struct ho_backend *c, struct ho_kernel *k,
 				     trans_b ? dnnl_ba : dnnl_ab);
 	dnnl_memory_desc_init_by_tag(&bm, 2, (dnnl_dims_t){1, nn}, dnnl_f32, dnnl_ab);
 	dnnl_memory_desc_init_by_tag(&ym, 2, (dnnl_dims_t){rows, nn}, dnnl_f32, dnnl_ab);
-	bool int8 =
-	    q && q->calibrated && known &&
-	    matmul_int8(c, q, attr, rows, kk, nn, trans_b, w, bias, &bm, &ym, &ak, &wany, &pd, &ws);
+	bool int8 = q && q->calibrated && known &&
+		    matmul_int8(c, q, attr, rows, kk, nn, trans_b, w, bias, &bm, &ym, &am, &wm, &ak,
+				&wany, &pd, &ws);
 
 	if (int8)
 		k->precision = "int8";
