@@ -627,10 +627,12 @@ PYEOF
 # LayerNorm over the last axis (its scale and bias shared through Identity nodes, as the
 # exporter shares equal weights), a MatMul, its bias and an exact Gelu (folded, then a post-op
 # of the MatMul), a 1x1 Conv and a Gelu (a post-op of the Conv), a second LayerNorm (its scale
-# and bias Constant nodes, as paddle2onnx writes them: PP-OCRv4's recogniser); and two
-# near misses that stay as they are: a mean over a middle axis, and a LayerNorm whose
-# difference x - mean is a graph output too.  inspect counts what folded; the outputs
-# against PyTorch's own layer_norm and gelu.
+# and bias Constant nodes, as paddle2onnx writes them: PP-OCRv4's recogniser), a 1x1 Conv
+# and a hard-swish as paddle2onnx spells it (Add 3, Clip [0, 6], Mul x, Div 6: a post-op of
+# the Conv once folded); and three near misses that stay as they are: a mean over a middle
+# axis, a LayerNorm whose difference x - mean is a graph output too, and a clip to [0, 5].
+# inspect counts what folded; the outputs against PyTorch's own layer_norm, gelu and
+# hardswish.
 [ "$PART" = ort ] || {
 	$PY - "$T" <<'PYEOF'
 import sys
@@ -656,11 +658,16 @@ def ln(x, y, g, b, axis=-1, d_out=None):
     n("Div", [d, y + "s"], [y + "n"])
     n("Mul", [y + "n", g], [y + "g"])
     n("Add", [y + "g", b], [y])
+def hardswish(x, y, top="six"):
+    nodes.extend([helper.make_node("Add", [x, "three"], [y + "a"]),
+                  helper.make_node("Clip", [y + "a", "zero", top], [y + "c"]),
+                  helper.make_node("Mul", [x, y + "c"], [y + "m"]), helper.make_node("Div", [y + "m", "six"], [y])])
 def gelu(x, y):
     nodes.extend([helper.make_node("Div", [x, "sqrt2"], [y + "a"]), helper.make_node("Erf", [y + "a"], [y + "e"]),
                   helper.make_node("Add", [y + "e", "one"], [y + "b"]), helper.make_node("Mul", [x, y + "b"], [y + "c"]),
                   helper.make_node("Mul", [y + "c", "half"], [y])])
-for name, v in (("two", 2.0), ("eps", 1e-5), ("sqrt2", np.sqrt(2.0)), ("one", 1.0), ("half", 0.5)):
+for name, v in (("two", 2.0), ("eps", 1e-5), ("sqrt2", np.sqrt(2.0)), ("one", 1.0), ("half", 0.5),
+                ("three", 3.0), ("zero", 0.0), ("six", 6.0), ("five", 5.0)):
     const(name, v)
 C = 24
 g1, b1 = rng.standard_normal(C).astype(np.float32), rng.standard_normal(C).astype(np.float32)
@@ -679,11 +686,16 @@ ln("h2", "y", "g1c", "b1c")
 nodes += [helper.make_node("Transpose", ["y"], ["yt"], perm=[0, 3, 1, 2]),
           helper.make_node("Conv", ["yt", "wc"], ["cv"])]
 gelu("cv", "z")
+wh = (rng.standard_normal((C, C, 1, 1)) * 0.8).astype(np.float32)
+inits.append(numpy_helper.from_array(wh, "wh"))
+nodes.append(helper.make_node("Conv", ["yt", "wh"], ["ch"]))
+hardswish("ch", "hs")
+hardswish("x", "hs5", top="five")
 ln("x", "mid", "g5", "b5", axis=1)
 ln("x", "kept", "g1", "b1", d_out="diff")
 g5, b5 = rng.standard_normal((2, 5, 1, 1)).astype(np.float32)
 inits += [numpy_helper.from_array(g5, "g5"), numpy_helper.from_array(b5, "b5")]
-outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("y", "z", "mid", "kept", "diff")]
+outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("y", "z", "mid", "kept", "diff", "hs", "hs5")]
 gr = helper.make_graph(nodes, "folds", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 7, C])], outs, inits)
 onnx.save(helper.make_model(gr, opset_imports=[helper.make_opsetid("", 13)]), f"{sys.argv[1]}/folds.onnx")
 x = rng.standard_normal((2, 5, 7, C)).astype(np.float32)
@@ -695,18 +707,36 @@ h2 = torch.nn.functional.gelu(L(X, t(g1), t(b1)) @ t(w) + t(bias))
 Y = L(h2, t(g1), t(b1))
 Z = torch.nn.functional.gelu(torch.nn.functional.conv2d(Y.permute(0, 3, 1, 2), t(wc)))
 MID = (X - X.mean(1, keepdim=True)) / torch.sqrt(X.var(1, unbiased=False, keepdim=True) + 1e-5) * t(g5) + t(b5)
-for n, v in (("y", Y), ("z", Z), ("mid", MID), ("kept", L(X, t(g1), t(b1))), ("diff", X - X.mean(-1, keepdim=True))):
+HS = torch.nn.functional.hardswish(torch.nn.functional.conv2d(Y.permute(0, 3, 1, 2), t(wh)))
+HS5 = X * torch.clamp(X + 3, 0, 5) / 6
+for n, v in (("y", Y), ("z", Z), ("mid", MID), ("kept", L(X, t(g1), t(b1))), ("diff", X - X.mean(-1, keepdim=True)),
+             ("hs", HS), ("hs5", HS5)):
     np.save(f"{sys.argv[1]}/folds.{n}.npy", v.numpy())
+# the same hard-swish before opset 11, its Clip's bounds attributes (PP-OCRv4's recogniser)
+nodes = [helper.make_node("Constant", [], [k], value=F(v)) for k, v in (("three", 3.0), ("six", 6.0))]
+nodes += [helper.make_node("Conv", ["x9", "wh"], ["c9"]), helper.make_node("Add", ["c9", "three"], ["a9"]),
+          helper.make_node("Clip", ["a9"], ["k9"], min=0.0, max=6.0), helper.make_node("Mul", ["c9", "k9"], ["m9"]),
+          helper.make_node("Div", ["m9", "six"], ["hs9"])]
+gr = helper.make_graph(nodes, "hs9", [helper.make_tensor_value_info("x9", TensorProto.FLOAT, [2, C, 5, 7])],
+                       [helper.make_tensor_value_info("hs9", TensorProto.FLOAT, None)], [numpy_helper.from_array(wh, "wh")])
+onnx.save(helper.make_model(gr, opset_imports=[helper.make_opsetid("", 9)]), f"{sys.argv[1]}/hs9.onnx")
+x9 = rng.standard_normal((2, C, 5, 7)).astype(np.float32)
+np.save(f"{sys.argv[1]}/hs9.x.npy", x9)
+np.save(f"{sys.argv[1]}/hs9.ref.npy", torch.nn.functional.hardswish(torch.nn.functional.conv2d(t(x9), t(wh))).numpy())
 PYEOF
 	"$HO" inspect "$T/folds.onnx" >"$T/folds.txt"
-	grep -q "LayerNormalization:2 " "$T/folds.txt" && grep -q "Gelu:2 " "$T/folds.txt" ||
-		{ echo "folds: not the two LayerNorms and two Gelus expected"; grep "^ops" "$T/folds.txt"; exit 1; }
+	grep -q "LayerNormalization:2 " "$T/folds.txt" && grep -q "Gelu:2 " "$T/folds.txt" &&
+		grep -q "HardSwish:1 " "$T/folds.txt" && grep -q "Clip:1 " "$T/folds.txt" ||
+		{ echo "folds: not the two LayerNorms, two Gelus and one HardSwish expected"; grep "^ops" "$T/folds.txt"; exit 1; }
 	"$HO" run "$T/folds.onnx" --input "x=$T/folds.x.npy" -o "$T/folds.out" >"$T/folds.log"
-	grep -q "run: 3 nodes folded" "$T/folds.log" ||
-		{ echo "folds: the bias and the Gelus are not in their kernels"; cat "$T/folds.log"; exit 1; }
-	for o in y z mid kept diff; do
+	grep -q "run: 4 nodes folded" "$T/folds.log" ||
+		{ echo "folds: the bias, the Gelus and the HardSwish are not in their kernels"; cat "$T/folds.log"; exit 1; }
+	for o in y z mid kept diff hs hs5; do
 		$PY "$ROOT/tests/runtime/compare.py" "$T/folds.$o.npy" "$T/folds.out/$o.npy" "folded $o vs PyTorch"
 	done
+	"$HO" inspect "$T/hs9.onnx" | grep -Eq "HardSwish:1( |$)" || { echo "folds: opset 9's hard-swish not folded"; exit 1; }
+	"$HO" run "$T/hs9.onnx" --input "x9=$T/hs9.x.npy" -o "$T/hs9.out" $ONCE >/dev/null
+	$PY "$ROOT/tests/runtime/compare.py" "$T/hs9.ref.npy" "$T/hs9.out/hs9.npy" "folded opset 9 hard-swish vs PyTorch"
 }
 
 # Residual Adds folded into the Conv before them (oneDNN's sum: the result added into the

@@ -6,6 +6,9 @@
  * convnext_tiny and maxvit_t those four extra passes were a sixth of the time.
  * Before opset 17 it exports nn.LayerNorm as nine nodes (ho_layer_norm_chain),
  * one LayerNormalization kernel here.
+ * PaddlePaddle's exports spell hard-swish as Add 3 -> Clip [0, 6] -> Mul x -> Div 6
+ * (ho_hardswish_chain): four passes where HardSwish is one, and one a Conv before it can
+ * take as a post-op.
  * A zero Pad before a Conv or an AveragePool becomes their pads (ho_pad_consumer).
  * A Transpose then a scaling by a scalar swap places before a MatMul (ho_scaled_transpose).
  * Only a chain whose every link is read by the next alone, and none is a
@@ -108,6 +111,50 @@ static int32_t ho_gelu_chain(const struct ho_graph *g, int32_t e, int32_t chain[
 	chain[0] = scale;
 	chain[1] = e;
 	chain[2] = add;
+	return x;
+}
+
+/*
+ * The hard-swish chain through the Clip node c: x + 3, clipped to [0, 6] (opset 11's
+ * inputs, or before it its attributes: PP-OCRv4's recogniser is opset 9), times x, then
+ * / 6 or * (1 / 6).  Fills the chain's four nodes, its last one last; x.
+ */
+static int32_t ho_hardswish_chain(const struct ho_graph *g, int32_t c, int32_t chain[4])
+{
+	const struct ho_node *cn = &g->nodes[c];
+	int32_t add, x, m, d, at;
+	float v, lo, hi;
+
+	if (ho_is(g, c, "Clip", 1)) {
+		lo = ho_node_attr_f(cn, "min", -INFINITY);
+		hi = ho_node_attr_f(cn, "max", INFINITY);
+	} else if (!ho_is(g, c, "Clip", 3) || !ho_scalar(g, cn->inputs[1], &lo) ||
+		   !ho_scalar(g, cn->inputs[2], &hi)) {
+		return -1;
+	}
+	if (cn->inputs[0] < 0 || lo != 0 || hi != 6)
+		return -1;
+	add = g->tensors[cn->inputs[0]].producer;
+	if (!ho_is(g, add, "Add", 2) || ho_only_reader(g, cn->inputs[0]) != c)
+		return -1;
+	at = ho_scalar(g, g->nodes[add].inputs[1], &v) ? 1 : 0;
+	if ((!at && !ho_scalar(g, g->nodes[add].inputs[0], &v)) || v != 3)
+		return -1;
+	x = g->nodes[add].inputs[1 - at];
+	m = ho_only_reader(g, cn->outputs[0]);
+	if (x < 0 || !ho_is(g, m, "Mul", 2) || ho_other_input(g, m, cn->outputs[0]) != x)
+		return -1;
+	d = ho_only_reader(g, g->nodes[m].outputs[0]);
+	if (!(ho_is(g, d, "Div", 2) && g->nodes[d].inputs[0] == g->nodes[m].outputs[0] &&
+	      ho_scalar(g, g->nodes[d].inputs[1], &v) && v == 6) &&
+	    !(ho_is(g, d, "Mul", 2) &&
+	      ho_scalar(g, ho_other_input(g, d, g->nodes[m].outputs[0]), &v) &&
+	      ho_near(v, 1.0 / 6)))
+		return -1;
+	chain[0] = add;
+	chain[1] = c;
+	chain[2] = m;
+	chain[3] = d;
 	return x;
 }
 
@@ -423,6 +470,23 @@ int ho_graph_fold_patterns(struct ho_graph *g, struct ho_error *err)
 		last->inputs[0] = x;
 		last->n_inputs = 1;
 		last->n_attrs = 0; /* approximate: "none", the erf form */
+		folded++;
+	}
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		int32_t chain[4], x = ho_hardswish_chain(g, (int32_t)i, chain);
+		struct ho_node *last;
+
+		if (x < 0 || gone[chain[0]])
+			continue;
+		last = &g->nodes[chain[3]];
+		if ((ret = ho_absorb(g, last, chain, 3, err)))
+			goto out;
+		for (int k = 0; k < 3; k++)
+			gone[chain[k]] = true;
+		last->op_type = "HardSwish";
+		last->inputs[0] = x;
+		last->n_inputs = 1;
+		last->n_attrs = 0;
 		folded++;
 	}
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
