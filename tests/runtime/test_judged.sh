@@ -65,7 +65,8 @@ print(f"cls: float32 {(a == truth).mean():.0%} right; the plan's classes as floa
 # the detector: the map's IoU on the calibration page as auto measured it, and on two others
 iou = lambda x, y: ((x > 0.3) & (y > 0.3)).sum() / max(((x > 0.3) | (y > 0.3)).sum(), 1)
 cal = 1 - iou(out("det.cal32"), out("det.auto"))
-assert abs(cal - said("det")) <= 1e-3 * max(cal, 1e-6) + 1e-6 and cal <= 0.003, (cal, said("det"))
+close = lambda a, b: abs(a - b) <= 6e-3 * abs(a) + 1e-9  # auto prints 3 digits
+assert close(cal, said("det")) and cal <= 0.003, (cal, said("det"))
 j = iou(out("det.f32"), out("det.plan"))
 assert j >= 0.99, ("map moved", j)
 print(f"det: IoU {1 - cal:.4f} on the calibration page (auto said {1 - said('det'):.4f}), {j:.4f} on two others")
@@ -88,7 +89,7 @@ right = np.mean([x.strip() == t for x, t in zip(f32, text)])
 assert right >= 0.7, ("float32 misreads", right, list(zip(f32, text))[:5])
 cal32, cal = strings(out("rec.cal32")), strings(out("rec.auto"))
 moved = np.mean([x != y for x, y in zip(cal32, cal)])
-assert moved == said("rec") and moved <= 0.05, (moved, said("rec"))
+assert close(moved, said("rec")) and moved <= 0.05, (moved, said("rec"))
 same = np.mean([x == y for x, y in zip(f32, picked)])
 print(f"rec: float32 reads {right:.0%} of 200 lines as rendered; the plan's strings as float32's on "
       f"{1 - moved:.0%} of the 20 calibration lines (auto counted {1 - said('rec'):.0%}) and {same:.1%} of 200 others")
