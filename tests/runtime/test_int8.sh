@@ -78,16 +78,7 @@ np.save(d + "/bad_type.npy", np.zeros((1, 8, 20, 20), np.float64))
 PYEOF
 RUN="run $T/three.onnx --input x=$T/x.npy --repeat 1 --warmup 1"
 
-refused() { # refused WHAT MESSAGE COMMAND...: the command fails, saying MESSAGE in one line
-	what=$1 msg=$2
-	shift 2
-	if "$@" >"$T/out" 2>&1; then
-		echo "$what: accepted"; cat "$T/out"; exit 1
-	fi
-	grep -q "$msg" "$T/out" || { echo "$what: not '$msg'"; cat "$T/out"; exit 1; }
-	[ "$(grep -c . "$T/out")" -le 2 ] || { echo "$what: more than a line"; cat "$T/out"; exit 1; }
-	echo "$what: $(tail -1 "$T/out")"
-}
+. "$ROOT/tests/runtime/refused.sh"
 # shellcheck disable=SC2086
 refused "int8 held back" "int8 needs a CPU with AVX512-VNNI, AVX-VNNI or AMX.*ONEDNN_MAX_CPU_ISA is set" \
 	env ONEDNN_MAX_CPU_ISA=AVX512_CORE "$HO" $RUN -o "$T/o" --precision int8

@@ -21,15 +21,7 @@ trap 'rm -rf "$T"' EXIT
 [ -f "$M/resnet18.onnx" ] || { echo "skipped: $M/resnet18.onnx missing (sh scripts/models.sh)"; exit 77; }
 R18="$M/resnet18.onnx --input input=$M/resnet18.ref_in.npy -o $T/o --repeat 1 --warmup 1"
 
-refused() { # refused WHAT MESSAGE COMMAND...: the command fails, saying MESSAGE
-	what=$1 msg=$2
-	shift 2
-	if "$@" >"$T/out" 2>&1; then
-		echo "$what: accepted"; cat "$T/out"; exit 1
-	fi
-	grep -q "$msg" "$T/out" || { echo "$what: not '$msg'"; cat "$T/out"; exit 1; }
-	echo "$what: $(tail -1 "$T/out")"
-}
+. "$ROOT/tests/runtime/refused.sh"
 # shellcheck disable=SC2086
 refused "fp8" "precision 'fp8': not one of fp32, bf16" "$HO" run $R18 --precision fp8
 "$HO" schedule --quiet --objectives latency --seed 1 --population 8 --generations 2 \
