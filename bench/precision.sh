@@ -35,7 +35,7 @@ for m in resnet50:input:ref mobilenet_v2:input:ref ch_PP-OCRv4_det_infer:x:x640 
 				f=$("$HO" run "$M/$model.onnx" --input "$name=$in" -o "$T/f" --repeat 11 \
 					--threads $t | med)
 				b=$("$HO" run "$M/$model.onnx" --input "$name=$in" -o "$T/b" --repeat 11 \
-					--threads $t --precision $p | med)
+					--threads "$t" --precision "$p" | med)
 				echo "$f $b"
 			done >"$T/rounds"
 			err=$(/usr/bin/python3 -c "import numpy as np, glob, os, sys
@@ -45,7 +45,7 @@ for f in glob.glob(sys.argv[1] + '/*.npy'):
     if a.dtype.kind == 'f' and a.size:
         e = max(e, float(np.abs(a - b).max() / max(np.abs(a).max(), 1e-30)))
 print(f'{e:.1e}')" "$T/f" "$T/b")
-			awk -v m="$model" -v t=$t -v e="$err" -v p=$p '
+			awk -v m="$model" -v t="$t" -v e="$err" -v p="$p" '
 				{ f[NR] = $1; b[NR] = $2; s[NR] = $1 / $2 }
 				END {
 					for (i = 1; i <= NR; i++)
