@@ -183,16 +183,12 @@ static bool conv_int8(struct ho_backend *c, struct ho_cpu_int8 *q, const float *
 {
 	dnnl_memory_desc_t in, wq, out = *conv_out;
 	dnnl_data_type_t xdt;
-	float xs;
 	union conv_desc d;
 	dnnl_primitive_desc_t p = NULL;
 
 	if (!(*ws = malloc(sizeof(float) * (size_t)rows)) ||
-	    ho_cpu_int8_scales(c, q, w, rows, per, per, 1, kattr, 1 << 1, &xdt, &xs, *ws) ||
-	    (b && !(q->bias = malloc(sizeof(float) * (size_t)rows))))
+	    ho_cpu_int8_scales(c, q, w, rows, per, per, 1, kattr, 1 << 1, b, &xdt, *ws))
 		return false;
-	for (int64_t r = 0; b && r < rows; r++)
-		q->bias[r] = b[r] / (xs * (*ws)[r]);
 	dnnl_memory_desc_init_by_tag(&in, conv_in->ndims, conv_in->dims, xdt, dnnl_format_tag_any);
 	dnnl_memory_desc_init_by_tag(&wq, wm->ndims, wm->dims, dnnl_s8, dnnl_format_tag_any);
 	/* its destination as the float32 kernel's, else where oneDNN wants it */

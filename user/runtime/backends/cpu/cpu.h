@@ -246,15 +246,15 @@ void ho_cpu_int8_observe(const struct ho_cpu_int8 *q);
 int ho_cpu_observed(const struct ho_kernel *k, const char *rule, float range[2]);
 /*
  * The quantization of a kernel whose float32 weights w are rows (output channels) of
- * per values, row r's i-th at w[r * row_step + i * step]: the input's type and scale
- * from its range (*xs; x ~ xs * q), each row's weight scale into ws, the kernel's
- * attribute (base's post-ops, output scales xs * ws over the dst axes out_mask) and the
- * input reorder's into q.  0, or -ENOMEM.
+ * per values, row r's i-th at w[r * row_step + i * step]: the input's type from its
+ * range (x ~ xs * q), each row's weight scale into ws, the bias (NULL: none) over the
+ * output scales xs * ws into q->bias, the kernel's attribute (base's post-ops, those
+ * scales over the dst axes out_mask) and the input reorder's into q.  0, or -ENOMEM.
  */
 int ho_cpu_int8_scales(struct ho_backend *c, struct ho_cpu_int8 *q, const float *w, int64_t rows,
 		       int64_t per, int64_t row_step, int64_t step,
-		       const_dnnl_primitive_attr_t base, int out_mask, dnnl_data_type_t *xdt,
-		       float *xs, float *ws);
+		       const_dnnl_primitive_attr_t base, int out_mask, const float *bias,
+		       dnnl_data_type_t *xdt, float *ws);
 bool ho_cpu_int8_reorders(struct ho_backend *c, const struct ho_cpu_int8 *q,
 			  const dnnl_memory_desc_t *xm, const dnnl_memory_desc_t *wm,
 			  const_dnnl_primitive_desc_t pd);

@@ -190,8 +190,8 @@ static int int8_attr(const_dnnl_primitive_attr_t base, int64_t count, int mask, 
 
 int ho_cpu_int8_scales(struct ho_backend *c, struct ho_cpu_int8 *q, const float *w, int64_t rows,
 		       int64_t per, int64_t row_step, int64_t step,
-		       const_dnnl_primitive_attr_t base, int out_mask, dnnl_data_type_t *xdt,
-		       float *xsp, float *ws)
+		       const_dnnl_primitive_attr_t base, int out_mask, const float *bias,
+		       dnnl_data_type_t *xdt, float *ws)
 {
 	/* u8 spends all 256 steps on [0, hi]; s8 is symmetric about zero (oneDNN's int8
 	 * convolutions take no input zero point on every kernel) */
@@ -201,8 +201,10 @@ int ho_cpu_int8_scales(struct ho_backend *c, struct ho_cpu_int8 *q, const float 
 	float inv = 1 / xs, *os = malloc(sizeof(float) * (size_t)(rows ? rows : 1));
 	int ret;
 
-	if (!os)
+	if (!os || (bias && !(q->bias = malloc(sizeof(float) * (size_t)rows)))) {
+		free(os);
 		return -ENOMEM;
+	}
 	for (int64_t r = 0; r < rows; r++) {
 		float m = 0;
 
@@ -210,9 +212,10 @@ int ho_cpu_int8_scales(struct ho_backend *c, struct ho_cpu_int8 *q, const float 
 			m = fmaxf(m, fabsf(w[r * row_step + i * step]));
 		ws[r] = m > 0 ? m / 127.f : 1;
 		os[r] = xs * ws[r];
+		if (bias) /* oneDNN 2.x adds it to the int32 sums before scaling them */
+			q->bias[r] = bias[r] / os[r];
 	}
 	*xdt = u8 ? dnnl_u8 : dnnl_s8;
-	*xsp = xs;
 	ret = int8_attr(base, rows, out_mask, os, &q->attr);
 	if (!ret)
 		ret = int8_attr(c->attr, 1, 0, &inv, &q->src_attr);

@@ -214,15 +214,11 @@ static bool matmul_int8(struct ho_backend *c, struct ho_cpu_int8 *q,
 {
 	dnnl_matmul_desc_t d;
 	dnnl_data_type_t xdt;
-	float xs;
 
 	if (!(*ws = malloc(sizeof(float) * (size_t)nn)) ||
 	    ho_cpu_int8_scales(c, q, w, nn, kk, trans_b ? kk : 1, trans_b ? 1 : nn, attr, 1 << 1,
-			       &xdt, &xs, *ws) ||
-	    (bias && !(q->bias = malloc(sizeof(float) * (size_t)nn))))
+			       bias, &xdt, *ws))
 		return false;
-	for (int64_t j = 0; bias && j < nn; j++)
-		q->bias[j] = bias[j] / (xs * (*ws)[j]);
 	dnnl_memory_desc_init_by_tag(ak, 2, (dnnl_dims_t){rows, kk}, xdt, dnnl_ab);
 	dnnl_memory_desc_init_by_tag(wany, 2, (dnnl_dims_t){kk, nn}, dnnl_s8, dnnl_format_tag_any);
 	if (dnnl_matmul_desc_init(&d, ak, wany, bias ? bm : NULL, ym) != dnnl_success ||
