@@ -21,9 +21,9 @@
 #include "probe_priv.h"
 
 /* The flags that select different kernels; others (sse2, fpu) never differ. */
-static const char *const machine_isa[] = {"avx2",	 "fma",		"avx512f",     "avx512bw",
-					  "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile",
-					  "amx_bf16",	 "amx_int8",	NULL};
+static const char *const machine_isa[] = {"avx2",	 "fma",	     "avx512f",	    "avx512bw",
+					  "avx512_vnni", "avx_vnni", "avx512_bf16", "avx512_fp16",
+					  "amx_tile",	 "amx_bf16", "amx_int8",    NULL};
 
 static void machine_cpuinfo(struct ho_machine *m)
 {

@@ -118,7 +118,8 @@ struct probe_dev_out {
 	uint32_t model_nodes;
 	struct ho_run_point runs[CLI_MODELS_MAX]; /* per model: its run beyond the kernels */
 	uint32_t n_runs;
-	double interfere_alone[2]; /* memory, compute rows alone: seconds */
+	double interfere_alone[2];	    /* memory, compute rows alone: seconds */
+	struct ho_probe_speedups *speedups; /* the reduced precisions' rows (precision.c) */
 };
 
 /*
@@ -166,6 +167,8 @@ static int probe_sweep(struct probe *pr, int d, struct probe_points *pp, struct 
 {
 	const char *dev = pr->box->dev[d].name;
 	double last_conv_s = -1, swish_ns = -1;
+	const struct ho_probe_method prec_method = {
+	    .warmup = 1, .repeats = 5, .rounds = 2, .max_spread = 0.10, .min_seconds = 0.02};
 
 	for (const struct ho_probe_case *c = ho_probe_cases; c->what; c++) {
 		struct ho_probe_run r;
@@ -200,6 +203,18 @@ static int probe_sweep(struct probe *pr, int d, struct probe_points *pp, struct 
 					    json_real(nd->feat.flops / st.median / 1e9));
 		json_object_set_new(row, "gbps", json_real(bytes / st.median / 1e9));
 		json_array_append_new(po->sweep, row);
+		/* a kernel by weights again in each reduced precision it takes there: the
+		 * rows of --quick, which span each class's sizes, timed as --quick times (a
+		 * ratio within a few percent; all rows as the sweep's took the full probe
+		 * from 57 to 94 s here) */
+		if ((ho_kernel_class_convolves(kc) || kc == HO_KC_MATMUL) && c->quick &&
+		    c->role != HO_PROBE_SWISH && nd->n_inputs > 1 &&
+		    (g->tensors[nd->inputs[1]].flags & HO_T_INITIALIZER) &&
+		    (ret = ho_probe_precisions(pr->box, c, d, kc, st.median, &prec_method,
+					       pr->o->stop, po->speedups, row, pr->err))) {
+			ho_probe_run_close(&r);
+			return ret;
+		}
 		/* a family holds kernels timed in place: the sandwiched convolutions and
 		 * pools here, every node of a model; a lone streaming kernel only informs
 		 * its class */
@@ -514,7 +529,12 @@ static int probe_device(struct probe *pr, int d, json_t *devices, double *alone)
 	po.models = json_array();
 	po.post_op = json_object();
 	po.post_op_elems = json_object();
+	po.speedups = calloc(1, sizeof(*po.speedups));
 	json_object_set_new(devices, pr->box->dev[d].name, po.dev);
+	if (!po.speedups) {
+		ret = ho_err(pr->err, -ENOMEM, "probe: out of memory");
+		goto out;
+	}
 	if ((ret = probe_sweep(pr, d, &pp, &po)) || (ret = probe_dispatch(pr, d, &po)) ||
 	    (ret = probe_models(pr, d, &pp, &po)))
 		goto out;
@@ -566,6 +586,10 @@ static int probe_device(struct probe *pr, int d, json_t *devices, double *alone)
 	json_object_set_new(po.dev, "post_op_ns", po.post_op);
 	if (po.relayout_gbps > 0)
 		json_object_set_new(po.dev, "relayout_gbps", json_real(po.relayout_gbps));
+	json_t *speedups = ho_probe_speedups_json(po.speedups);
+
+	if (speedups)
+		json_object_set_new(po.dev, "precision_speedup", speedups);
 	po.families = po.sweep = po.by_size = po.by_stride = po.models = po.post_op = NULL;
 	alone[0] = po.interfere_alone[0];
 	alone[1] = po.interfere_alone[1];
@@ -578,6 +602,7 @@ out:
 	json_decref(po.models);
 	json_decref(po.post_op);
 	json_decref(po.post_op_elems);
+	free(po.speedups);
 	for (int kc = 0; kc < HO_KC_COUNT; kc++)
 		free(pp.v[kc]);
 	return ret;

@@ -89,6 +89,24 @@ extern const struct ho_probe_case ho_probe_cases[];
 /* Row c's graph, planned on box device d. */
 int ho_probe_case_open(const struct ho_box *box, const struct ho_probe_case *c, int d,
 		       struct ho_probe_run *r, struct ho_error *err);
+/* The same with its main node asked precision (one of ho_rt_precisions; NULL: float32). */
+int ho_probe_case_open_in(const struct ho_box *box, const struct ho_probe_case *c, int d,
+			  const char *precision, struct ho_probe_run *r, struct ho_error *err);
+
+/* precision.c: the speed-ups of the reduced precisions, per kernel class. */
+#define HO_PROBE_PREC_ROWS 64
+struct ho_probe_speedups {
+	double r[4][HO_KC_COUNT][HO_PROBE_PREC_ROWS];	 /* precision (ho_rt_precisions) */
+	double work[4][HO_KC_COUNT][HO_PROBE_PREC_ROWS]; /* each row's (ho_node_work) */
+	uint32_t n[4][HO_KC_COUNT];
+};
+/* Row c (class kc, f32_s in float32) timed again on box device d in each reduced precision
+ * its kernel takes there; each speed-up into sp and onto the sweep's row. */
+int ho_probe_precisions(const struct ho_box *box, const struct ho_probe_case *c, int d, int kc,
+			double f32_s, const struct ho_probe_method *m, volatile sig_atomic_t *stop,
+			struct ho_probe_speedups *sp, json_t *row, struct ho_error *err);
+/* {precision: {class: [[work, speed-up], ...]}}; NULL where none was measured. */
+json_t *ho_probe_speedups_json(const struct ho_probe_speedups *sp);
 int ho_probe_build_chain(struct ho_pb *pb, uint32_t n, int64_t elems); /* n Relus on elems floats */
 
 #endif

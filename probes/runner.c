@@ -40,12 +40,18 @@ int ho_probe_set_inputs(const struct ho_graph *g, struct ho_rt *rt, struct ho_er
 	return 0;
 }
 
-int ho_probe_run_open(struct ho_probe_run *r, struct ho_graph *g, const struct ho_box *box,
-		      const int *devs, uint32_t n_devs, const uint8_t *node_dev,
-		      struct ho_error *err)
+/* As ho_probe_run_open, with the precision and input ranges of o (NULL: float32). */
+static int probe_run_start(struct ho_probe_run *r, struct ho_graph *g, const struct ho_box *box,
+			   const int *devs, uint32_t n_devs, const uint8_t *node_dev,
+			   const struct ho_rt_opts *as, struct ho_error *err)
 {
 	struct ho_rt_opts o = {0};
 	int ret;
+
+	if (as) {
+		o.node_precision = as->node_precision;
+		o.node_range = as->node_range;
+	}
 
 	memset(r, 0, sizeof(*r));
 	r->g = g;
@@ -79,6 +85,13 @@ int ho_probe_run_open(struct ho_probe_run *r, struct ho_graph *g, const struct h
 	if ((ret = ho_rt_new(g, &o, &r->rt, err)))
 		return ret;
 	return ho_probe_set_inputs(g, r->rt, err);
+}
+
+int ho_probe_run_open(struct ho_probe_run *r, struct ho_graph *g, const struct ho_box *box,
+		      const int *devs, uint32_t n_devs, const uint8_t *node_dev,
+		      struct ho_error *err)
+{
+	return probe_run_start(r, g, box, devs, n_devs, node_dev, NULL, err);
 }
 
 double ho_probe_run_once(void *run)
@@ -115,6 +128,12 @@ void ho_probe_run_close(struct ho_probe_run *r)
 int ho_probe_case_open(const struct ho_box *box, const struct ho_probe_case *c, int d,
 		       struct ho_probe_run *r, struct ho_error *err)
 {
+	return ho_probe_case_open_in(box, c, d, NULL, r, err);
+}
+
+int ho_probe_case_open_in(const struct ho_box *box, const struct ho_probe_case *c, int d,
+			  const char *precision, struct ho_probe_run *r, struct ho_error *err)
+{
 	struct ho_graph *g = NULL;
 	struct ho_pb *pb = ho_pb_new(0x9e3779b97f4a7c15ull);
 	int ret;
@@ -130,9 +149,32 @@ int ho_probe_case_open(const struct ho_box *box, const struct ho_probe_case *c, 
 		ho_graph_free(g);
 		return ret;
 	}
-	if ((ret = ho_probe_run_open(r, g, box, &d, 1, NULL, err)))
+	uint32_t main = ho_probe_main_node(g);
+	const char **want = precision ? calloc(g->n_nodes + 1, sizeof(*want)) : NULL;
+	float *range = precision ? malloc((2 * (size_t)g->n_nodes + 1) * sizeof(float)) : NULL;
+	struct ho_rt_opts as = {.node_precision = want, .node_range = range};
+
+	if (precision && (!want || !range)) {
+		free(want);
+		free(range);
+		ho_graph_free(g);
+		return ho_err(err, -ENOMEM, "probe: out of memory");
+	}
+	for (uint32_t i = 0; range && i < 2 * g->n_nodes; i++)
+		range[i] = NAN;
+	if (precision) {
+		/* the main node alone asked it, its input quantized to a range wide enough for
+		 * any of the sweep's: what is timed is the kernel, not how it rounds */
+		want[main] = precision;
+		range[2 * main] = -8;
+		range[2 * main + 1] = 8;
+	}
+	ret = probe_run_start(r, g, box, &d, 1, NULL, precision ? &as : NULL, err);
+	free(want);
+	free(range);
+	if (ret)
 		return ret;
-	r->main = (int32_t)ho_probe_main_node(g);
+	r->main = (int32_t)main;
 	return 0;
 }
 

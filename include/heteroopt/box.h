@@ -135,6 +135,11 @@ bool ho_profile_node_measured(const struct ho_profile *prof, const struct ho_gra
 			      const struct ho_node *nd, int dev);
 /* s per element that a post-op of op_type adds fused into a kernel on dev; 0: unmeasured. */
 double ho_profile_post_op(const struct ho_profile *prof, int dev, const char *op_type);
+/* How many times faster than float32 device dev's kernel of class kc and work (ho_node_work)
+ * computes in precision (the runtime's name), as the probes measured its class's kernels
+ * (between the two nearest in work); 0: not measured, or it has none. */
+double ho_profile_speedup(const struct ho_profile *prof, int dev, const char *precision, int kc,
+			  double work);
 /* Bytes/s at which device dev turns a tensor from NCHW to channels-last or back
  * (the probe's relayout row); 0: not measured. */
 double ho_profile_relayout_bw(const struct ho_profile *prof, int dev);

@@ -80,6 +80,21 @@ for name, d in p["devices"].items():
     # a Sigmoid costs more than its bytes; the block is one the fit tries
     assert d["post_op_ns"]["Sigmoid"] > 0, d["post_op_ns"]
     assert d["kernel_models"]["conv"]["block"] in (1, 4, 8, 16, 32), d["kernel_models"]["conv"]
+    # the reduced precisions where this CPU computes them natively (as oneDNN finds them):
+    # convolutions and products by weights again, their speed-ups by work; a depthwise
+    # convolution (which stays float32) and products of two activations never
+    flags = set(p["machine"]["flags"].split())
+    want = {"bf16": bool(flags & {"avx512_bf16", "amx_bf16"}),
+            "int8": bool(flags & {"avx512_vnni", "avx_vnni", "amx_int8"})}
+    sp = d.get("precision_speedup", {})
+    assert sorted(sp) == sorted(q for q in want if want[q]), (name, sorted(sp), want)
+    for q, by in sp.items():
+        assert set(by) <= {"conv", "conv3x3", "matmul"} and "conv" in by and "matmul" in by, (q, by)
+        assert all(w > 0 and 0.1 < s < 50 for pts in by.values() for w, s in pts), by
+        rows = [r for r in d["sweep"] if q + "_speedup" in r]
+        assert sum(len(pts) for pts in by.values()) == len(rows), (q, rows)
+        assert not any(r["class"] == "conv_depthwise" or r["kernel"].startswith("attention")
+                       for r in rows), rows
 (l,) = p["links"]
 assert l["a"] == "cpu0" and l["b"] == "cpu1" and l["latency_us"] >= 0 and l["gbps"] > 0, l
 assert l.get("handoff_gbps", 1) > 0, l  # absent only where the 256 KiB chain showed no cost
@@ -196,6 +211,8 @@ edit bw "p['devices']['cpu1']['bandwidth_by_size'][0]['gbps'] = 0"
 edit copies "p['links'][0]['copies'] = {'path': 'io_uring'}"
 edit block "p['devices']['cpu0']['kernel_models']['conv']['block'] = 0"
 edit postop "p['devices']['cpu1']['post_op_ns'] = {'Add': 1}"
+edit speedup "p['devices']['cpu0']['precision_speedup'] = {'bf16': {'conv': [[1e6, 0]]}}"
+edit spclass "p['devices']['cpu0']['precision_speedup'] = {'int8': {'fft': [[1e6, 2]]}}"
 head -c 3000 "$tmp/p.json" >"$tmp/cut.json"
 for c in "neg:kernel_models.conv.gbps must be a number >= 0" "key:devices.cpu1.launch_uss: unknown key" \
 	"order:in increasing work" "slow:interference[0].memory must be a slowdown" \
@@ -203,6 +220,8 @@ for c in "neg:kernel_models.conv.gbps must be a number >= 0" "key:devices.cpu1.l
 	"bw:devices.cpu1.bandwidth_by_size[0] must be" "copies:links[0].copies must be a list" \
 	"block:kernel_models.conv.block must be a whole number" \
 	"postop:devices.cpu1.post_op_ns.Add: not an operator fused as a post-op" \
+	"speedup:precision_speedup.bf16.conv: must be [[work, speed-up], ...]" \
+	"spclass:precision_speedup.int8.fft: not a kernel class" \
 	"cut:$tmp/cut.json:"; do
 	check "profile ${c%%:*}: refused" 1 "${c#*:}" -- \
 		$EXE schedule "$SQ" --shape input=1x3x224x224 --box "$tmp/box.json" --profile "$tmp/${c%%:*}.json" --quiet -o "$tmp/nope.json"

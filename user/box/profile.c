@@ -42,6 +42,7 @@ struct ho_profile_dev {
 	double cold_bw;	    /* bytes/s at its largest working set, past the peak (0: none) */
 	json_t *post_op;    /* op type: ns per element it adds fused into a kernel */
 	double relayout_bw; /* a tensor's bytes/s turned channels-last or back (0: unmeasured) */
+	json_t *speedup;    /* precision: kernel class: how many times faster than float32 */
 	struct ho_class_model model[HO_KC_COUNT]; /* kernel_models */
 };
 
@@ -79,6 +80,49 @@ static int ho_profile_number(const char *path, const char *dev, const char *key,
 	return 0;
 }
 
+/* precision_speedup: {precision: {kernel class: [[work, times faster than float32], ...]}},
+ * each number > 0. */
+static int ho_profile_speedups(const char *path, const char *dev, json_t *v, struct ho_error *err)
+{
+	const char *prec, *cls;
+	json_t *m, *x;
+
+	if (v && !json_is_object(v))
+		return ho_err(err, -EINVAL,
+			      "%s: devices.%s.precision_speedup must map precisions to classes",
+			      path, dev);
+	json_object_foreach(v, prec, m)
+	{
+		if (!json_is_object(m))
+			return ho_err(err, -EINVAL,
+				      "%s: devices.%s.precision_speedup.%s must map kernel classes "
+				      "to speed-ups",
+				      path, dev, prec);
+		json_object_foreach(m, cls, x)
+		{
+			int kc = ho_kernel_class_find(cls);
+			bool ok = json_is_array(x) && json_array_size(x);
+			size_t i;
+			json_t *pt;
+
+			json_array_foreach(x, i, pt) for (size_t k = 0; k < 2; k++)
+			{
+				double n = json_number_value(json_array_get(pt, k));
+
+				ok &= json_array_size(pt) == 2 &&
+				      json_is_number(json_array_get(pt, k)) && n > 0 && isfinite(n);
+			}
+			if (kc < 0 || !ok)
+				return ho_err(err, -EINVAL,
+					      "%s: devices.%s.precision_speedup.%s.%s: %s", path,
+					      dev, prec, cls,
+					      kc < 0 ? "not a kernel class"
+						     : "must be [[work, speed-up], ...], each > 0");
+		}
+	}
+	return 0;
+}
+
 /*
  * One device's entry.  Every figure is checked: a profile replaces the box's
  * figures, and a negative time or a zero rate would give schedules that
@@ -103,6 +147,7 @@ static const char *const ho_profile_dev_keys[] = {"peak_gflops",
 						  "kernel_scale",
 						  "post_op_ns",
 						  "relayout_gbps",
+						  "precision_speedup",
 						  NULL};
 static const char *const ho_profile_model_keys[] = {"fixed_us", "gflops",    "gbps", "block",
 						    "points",	"fit_error", NULL};
@@ -251,6 +296,7 @@ static int ho_profile_device(const char *path, const char *dev, json_t *v,
 	const char *key;
 	char what[320];
 	double val;
+	int ret;
 
 	snprintf(what, sizeof(what), "%s: devices.%s", path, dev);
 	if (ho_json_known_keys(v, what, ho_profile_dev_keys, err))
@@ -367,6 +413,9 @@ static int ho_profile_device(const char *path, const char *dev, json_t *v,
 		if (ho_profile_number(path, dev, what, x, true, &val, err))
 			return err->code;
 	}
+	if ((ret = ho_profile_speedups(path, dev, json_object_get(v, "precision_speedup"), err)))
+		return ret;
+	pd->speedup = json_object_get(v, "precision_speedup");
 	pd->node_time = json_object_get(v, "node_us");
 	if (pd->node_time && !json_is_object(pd->node_time))
 		return ho_err(err, -EINVAL, "%s: devices.%s.node_us must map node names to times",
@@ -873,6 +922,33 @@ double ho_profile_post_op(const struct ho_profile *prof, int dev, const char *op
 			: NULL;
 
 	return x ? json_number_value(x) * 1e-9 : 0;
+}
+
+double ho_profile_speedup(const struct ho_profile *prof, int dev, const char *precision, int kc,
+			  double work)
+{
+	json_t *pts = prof && dev >= 0 && (uint32_t)dev < prof->n
+			  ? json_object_get(json_object_get(prof->dev[dev].speedup, precision),
+					    ho_kernel_class_name(kc))
+			  : NULL;
+	double lo_w = 0, lo_s = 0, hi_w = INFINITY, hi_s = 0;
+	size_t i;
+	json_t *pt;
+
+	/* the rows either side of work, between them by log(work); past the ends, the end's */
+	json_array_foreach(pts, i, pt)
+	{
+		double w = json_number_value(json_array_get(pt, 0)),
+		       s = json_number_value(json_array_get(pt, 1));
+
+		if (w <= work && w >= lo_w)
+			lo_w = w, lo_s = s;
+		if (w >= work && w < hi_w)
+			hi_w = w, hi_s = s;
+	}
+	if (!(lo_s > 0) || !(hi_s > 0) || !(hi_w > lo_w))
+		return lo_s > 0 ? lo_s : hi_s;
+	return lo_s + (hi_s - lo_s) * (log(work) - log(lo_w)) / (log(hi_w) - log(lo_w));
 }
 
 double ho_profile_relayout_bw(const struct ho_profile *prof, int dev)
