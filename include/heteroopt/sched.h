@@ -157,6 +157,19 @@ struct ho_problem {
 	uint8_t *task_layout, *item_layout, *in_tied, *item_nhwc;
 	uint32_t *task_out;
 	double *relayout, *relayout_alone;
+	/*
+	 * Precisions (ho_problem_set_precisions): n_prec of them, named as the runtime names
+	 * them, the first the graph's float32.  prec_comp[(t * d + j) * n_prec + q]: the
+	 * seconds t takes on device j computing in q; 0 where j's kernel for t has no q (it
+	 * then computes float32).  prec_error[t * n_prec + q]: the error the model's outputs
+	 * show with t alone in q, measured (its sensitivity); a plan's error is estimated as
+	 * their sum.  n_prec 0 or 1, NULLs: float32 alone.
+	 */
+	uint32_t n_prec;
+	char (*prec_name)[16];
+	double *prec_comp, *prec_error;
+	/* (t * n_prec + q) * 2: the input range t's kernel quantizes to in q; NaN: none */
+	float *prec_range;
 };
 #define HO_NO_ITEM UINT32_MAX
 #define HO_ITEM_4D 0x1u /* a 4-D float tensor */
@@ -192,6 +205,34 @@ struct ho_backend_view {
 };
 
 void ho_problem_free(struct ho_problem *p);
+/*
+ * Precision as a decision (user/scheduler/precision.c): names[0..n_prec), the first
+ * float32; speedup[(t * d + j) * n_prec + q], how many times faster t runs on j in q
+ * (0: j has no q for t); error[t * n_prec + q], t's sensitivity in q; range (NULL, or two
+ * floats at (t * n_prec + q) * 2): the input range t's kernel quantizes to in q (int8's
+ * calibration), which a plan carries to the runtime.  Copied.
+ */
+int ho_problem_set_precisions(struct ho_problem *p, uint32_t n_prec, const char *const *names,
+			      const double *speedup, const double *error, const float *range,
+			      struct ho_error *err);
+/* The precision t computes in on device j where its gene asks q: q where j offers it,
+ * else float32 (0). */
+static inline uint32_t ho_task_precision(const struct ho_problem *p, const uint8_t *prec,
+					 uint32_t t, uint32_t j)
+{
+	uint32_t q = prec && p->n_prec > 1 ? prec[t] : 0;
+
+	return q && p->prec_comp[((size_t)t * p->d + j) * p->n_prec + q] > 0 ? q : 0;
+}
+/* Seconds t takes on j computing as its gene asks (p->comp's where float32). */
+static inline double ho_task_comp(const struct ho_problem *p, const uint8_t *prec, uint32_t t,
+				  uint32_t j)
+{
+	uint32_t q = ho_task_precision(p, prec, t, j);
+
+	return q ? p->prec_comp[((size_t)t * p->d + j) * p->n_prec + q]
+		 : p->comp[(size_t)t * p->d + j];
+}
 
 /* Build from a graph with inferred shapes, a box and an optional profile. */
 struct ho_profile;
@@ -228,6 +269,7 @@ enum ho_objective {
 	HO_OBJ_ENERGY = 2,     /* J */
 	HO_OBJ_THROUGHPUT = 3, /* steady-state period, s (1 / inferences per s) */
 	HO_OBJ_BALANCE = 4,    /* max device busy time / mean busy time */
+	HO_OBJ_ERROR = 5,      /* the outputs' error estimated from the sensitivities */
 	HO_OBJ_COUNT
 };
 
@@ -266,11 +308,14 @@ struct ho_timeline {
 struct ho_constraints {
 	double max_latency;		/* 0 = none */
 	double max_mem[HO_MAX_DEVICES]; /* bytes, 0 = none */
+	double max_error;		/* the accuracy budget (HO_OBJ_ERROR), 0 = none */
 };
 
 struct ho_sim;
 struct ho_sim *ho_sim_new(const struct ho_problem *p);
 void ho_sim_free(struct ho_sim *s);
+/* The precision genes the next evaluations read (n, borrowed; NULL: float32 alone). */
+void ho_sim_precision(struct ho_sim *s, const uint8_t *prec);
 /*
  * List-schedule tasks in the order given (a topological order) on the
  * devices given; tl may be NULL.  Returns 0, or -EINVAL if order is not
@@ -385,6 +430,7 @@ struct ho_search_opts {
 struct ho_solution {
 	uint16_t *assign;
 	uint32_t *order;
+	uint8_t *prec; /* n precision genes (ho_task_precision); NULL: float32 alone */
 	struct ho_eval ev;
 };
 
@@ -446,6 +492,10 @@ struct ho_schedule_doc {
 	/* What the loader checks the files against; 0: ho_schedule_write reads the file at
 	 * model, box or profile (none there: 0 is written, and nothing can be checked). */
 	uint64_t fp_model, fp_box, fp_profile, fp_settings;
+	/* Precisions: the metric the errors are in, the budget, and the pick's error as measured
+	 * on real inputs (NaN: not measured); metric NULL: none of it. */
+	const char *metric;
+	double budget, measured;
 };
 
 const char *ho_objective_name(int obj);

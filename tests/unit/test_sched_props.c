@@ -11,6 +11,7 @@
  *  - the same seed gives the same front, whatever the thread count;
  *  - impossible constraints leave only violating schedules.
  */
+#include <errno.h>
 #include <math.h>
 
 #include "heteroopt/graph.h"
@@ -345,6 +346,7 @@ static void check_front(const struct ho_problem *p, const struct ho_front *f, ui
 	for (uint32_t i = 0; i < f->n; i++) {
 		struct ho_eval ev;
 
+		ho_sim_precision(s, f->sol[i].prec);
 		T_CHECK(ho_sim_eval(s, f->sol[i].assign, f->sol[i].order, NULL, &ev, tl) == 0,
 			"%s: re-evaluation", what);
 		T_CHECK(ev.obj[HO_OBJ_LATENCY] == f->sol[i].ev.obj[HO_OBJ_LATENCY],
@@ -623,10 +625,167 @@ static void real_models(void)
 	}
 }
 
+/* Member sol's error as the sum of the sensitivities of its tasks that ran their own kernel
+ * in a reduced precision on a device that offers it; and how many did. */
+static double plan_error(const struct ho_problem *p, const struct ho_solution *sol,
+			 uint32_t *reduced)
+{
+	struct ho_sim *s = ho_sim_new(p);
+	struct ho_timeline *tl = ho_timeline_new(p);
+	struct ho_eval ev;
+	double sum = 0;
+
+	*reduced = 0;
+	ho_sim_precision(s, sol->prec);
+	ho_sim_eval(s, sol->assign, sol->order, NULL, &ev, tl);
+	for (uint32_t t = 0; t < p->n; t++) {
+		uint32_t q = sol->prec[t], j = sol->assign[t];
+		bool offered = q && p->prec_comp[((size_t)t * p->d + j) * p->n_prec + q] > 0;
+
+		if (offered && tl->how[t] == HO_TASK_RAN) {
+			sum += p->prec_error[(size_t)t * p->n_prec + q];
+			(*reduced)++;
+		}
+	}
+	ho_timeline_free(tl);
+	ho_sim_free(s);
+	return sum;
+}
+
+/*
+ * Precision as a decision: resnet18 on a CPU and an emulated accelerator, the CPU's
+ * convolutions 1.5x faster in bf16 and 2.5x in int8, each with a sensitivity of its own,
+ * the accelerator offering neither.  Every member of the front keeps the estimated error
+ * within the budget, and that error is the sum of the reduced tasks' sensitivities; the
+ * fastest is at least as fast as HEFT's plan in float32 and in each single precision that
+ * fits; a budget below every sensitivity leaves every task in float32.
+ */
+static void precisions(void)
+{
+	static const char *const names[] = {"fp32", "bf16", "int8"};
+	char path[4096], in[64];
+	struct ho_graph *g = NULL;
+	struct ho_box *box = NULL;
+	struct ho_problem *p = NULL;
+	struct ho_error err;
+	int64_t dims[HO_MAX_RANK];
+	int rank;
+
+	if (t_model_path(path, sizeof(path), "resnet18.onnx")) {
+		t_model_skipped("resnet18.onnx");
+		return;
+	}
+	if (ho_onnx_load(path, NULL, &g, &err) ||
+	    ho_parse_shape_arg("input=1x3x224x224", in, sizeof(in), dims, &rank, &err) ||
+	    ho_graph_bind_input(g, in, dims, rank, &err) || ho_shape_infer(g, &err) ||
+	    (ho_features_compute(g), ho_box_load("boxes/this-machine-cpu-emu.json", &box, &err)) ||
+	    ho_problem_from_graph(g, box, NULL, &p, &err)) {
+		T_CHECK(0, "precisions: %s", err.msg);
+		goto out;
+	}
+	double *speedup = calloc((size_t)p->n * p->d * 3, sizeof(double)),
+	       *error = calloc((size_t)p->n * 3, sizeof(double));
+
+	for (uint32_t t = 0; t < p->n; t++) {
+		bool conv = !strcmp(p->task_op[t], "Conv");
+
+		speedup[((size_t)t * p->d + 0) * 3 + 1] = conv ? 1.5 : 0;
+		speedup[((size_t)t * p->d + 0) * 3 + 2] = conv ? 2.5 : 0;
+		error[t * 3 + 1] = conv ? 1e-4 * (1 + t % 5) : -1;
+		error[t * 3 + 2] = conv ? 1e-3 * (1 + t % 3) : -1;
+	}
+	T_CHECK(ho_problem_set_precisions(p, 1, names, speedup, error, NULL, &err) == -EINVAL,
+		"precisions: float32 alone accepted as a choice");
+	T_CHECK(ho_problem_set_precisions(p, 3, names, speedup, error, NULL, &err) == 0,
+		"precisions: %s", err.msg);
+	T_CHECK(ho_problem_set_precisions(p, 3, names, speedup, error, NULL, &err) == -EEXIST,
+		"precisions: set twice");
+	struct ho_plan *h = ho_plan_new(p->n);
+	struct ho_sim *s = ho_sim_new(p);
+	uint8_t *uniform = calloc(p->n, 1);
+	uint32_t obj = 1u << HO_OBJ_LATENCY | 1u << HO_OBJ_ERROR;
+	const double budget = 5e-3;
+	struct ho_eval base[3];
+
+	ho_plan_heft(p, h, NULL);
+	for (uint32_t q = 0; q < 3; q++) { /* HEFT's plan with every CPU convolution in q */
+		for (uint32_t t = 0; t < p->n; t++)
+			uniform[t] = error[t * 3 + q] >= 0 ? (uint8_t)q : 0;
+		ho_sim_precision(s, uniform);
+		ho_sim_eval(s, h->assign, h->order, NULL, &base[q], NULL);
+	}
+	for (int tight = 0; tight < 2; tight++) {
+		struct ho_search_opts o;
+		struct ho_front *f = NULL;
+		const struct ho_plan *seeds[1] = {h};
+		uint32_t most = 0;
+
+		ho_search_defaults(&o);
+		o.population = 48;
+		o.generations = 30;
+		o.threads = 2;
+		o.objectives = obj;
+		o.seeds = seeds;
+		o.n_seeds = 1;
+		o.constraints.max_error = tight ? 5e-5 : budget;
+		T_CHECK(ho_search(p, &o, &f, &err) == 0, "precisions: %s", err.msg);
+		if (!f)
+			continue;
+		check_front(p, f, obj, "precisions");
+		for (uint32_t i = 0; i < f->n; i++) {
+			uint32_t reduced;
+			double e = plan_error(p, &f->sol[i], &reduced);
+
+			T_CHECK(f->sol[i].ev.violation == 0 &&
+				    f->sol[i].ev.obj[HO_OBJ_ERROR] <= o.constraints.max_error,
+				"precisions: member %u error %g over %g", i,
+				f->sol[i].ev.obj[HO_OBJ_ERROR], o.constraints.max_error);
+			T_CHECK(fabs(e - f->sol[i].ev.obj[HO_OBJ_ERROR]) < 1e-12,
+				"precisions: member %u error %g, its tasks' sum %g", i,
+				f->sol[i].ev.obj[HO_OBJ_ERROR], e);
+			most = reduced > most ? reduced : most;
+		}
+		if (tight) {
+			T_CHECK(most == 0, "precisions: %u tasks reduced under a budget below each",
+				most);
+		} else {
+			T_CHECK(most > 0, "precisions: the search reduced no task");
+			for (uint32_t q = 0; q < 3; q++)
+				T_CHECK(
+				    base[q].obj[HO_OBJ_ERROR] > budget ||
+					f->sol[0].ev.obj[HO_OBJ_LATENCY] <=
+					    base[q].obj[HO_OBJ_LATENCY],
+				    "precisions: fastest %g ms, HEFT all %s %g ms within budget",
+				    f->sol[0].ev.obj[HO_OBJ_LATENCY] * 1e3, names[q],
+				    base[q].obj[HO_OBJ_LATENCY] * 1e3);
+			printf(
+			    "  precisions: HEFT float32 %.3f ms, bf16 %.3f ms (error %.1e), int8 "
+			    "%.3f ms (%.1e); front of %u, fastest %.3f ms (error %.1e, %u tasks "
+			    "reduced at most)\n",
+			    base[0].obj[HO_OBJ_LATENCY] * 1e3, base[1].obj[HO_OBJ_LATENCY] * 1e3,
+			    base[1].obj[HO_OBJ_ERROR], base[2].obj[HO_OBJ_LATENCY] * 1e3,
+			    base[2].obj[HO_OBJ_ERROR], f->n, f->sol[0].ev.obj[HO_OBJ_LATENCY] * 1e3,
+			    f->sol[0].ev.obj[HO_OBJ_ERROR], most);
+		}
+		ho_front_free(f);
+	}
+	free(uniform);
+	ho_sim_free(s);
+	ho_plan_free(h);
+	free(speedup);
+	free(error);
+out:
+	ho_problem_free(p);
+	ho_box_free(box);
+	ho_graph_free(g);
+}
+
 int main(void)
 {
 	random_dags();
-	if (t_models_dir())
+	if (t_models_dir()) {
 		real_models();
+		precisions();
+	}
 	return t_failures ? 1 : 0;
 }

@@ -33,7 +33,8 @@
 struct ho_ind {
 	uint16_t *assign;
 	uint32_t *order;
-	int8_t ext; /* index of the extreme it is a small move of, -1 none */
+	uint8_t *prec; /* precision genes (ho_task_precision): all 0 without precisions */
+	int8_t ext;    /* index of the extreme it is a small move of, -1 none */
 	uint8_t order_moved;
 	/* Devices to re-choose by contention-aware EFT while evaluating: none if dec.to is 0. */
 	struct ho_decode dec;
@@ -156,6 +157,7 @@ static void *ho_eval_worker(void *arg)
 	for (uint32_t i = 0; i < j->count && !j->ret; i++) {
 		struct ho_ind *c = &j->ind[i];
 
+		ho_sim_precision(j->sim, j->ga->p->n_prec > 1 ? c->prec : NULL);
 		if (c->dec.to) {
 			struct ho_decode how = c->dec;
 
@@ -371,6 +373,7 @@ static void ho_mutate(struct ho_ga *ga, struct ho_ind *c)
 		}
 	}
 	ho_apply_groups(ga, c->assign);
+	ho_precision_mutate(p, &ga->rng, c->prec, rate);
 	if (ho_rng_unit(&ga->rng) < 0.5)
 		ho_order_mutation(ga, c->order);
 }
@@ -397,6 +400,7 @@ static uint32_t ho_critical_path(struct ho_ga *ga, const struct ho_ind *b, struc
 	uint32_t n = p->n, *byst = ga->heap, *prev = ga->indeg, cnt = 0, v = 0;
 	struct ho_eval ev;
 
+	ho_sim_precision(sim, ga->p->n_prec > 1 ? b->prec : NULL);
 	if (ho_sim_eval(sim, b->assign, b->order, &ga->o->constraints, &ev, tl))
 		return 0;
 	for (uint32_t t = 0; t < n; t++) {
@@ -462,7 +466,7 @@ static uint16_t ho_eft_device(struct ho_ga *ga, const struct ho_ind *b,
 	uint16_t dev = b->assign[t];
 
 	for (uint32_t j = 0; j < p->d; j++) {
-		double ready, w = p->comp[t * p->d + j];
+		double ready, w = ho_task_comp(p, b->prec, t, j);
 
 		if (!(ho_list_devices(p, t) >> j & 1) || !isfinite(w))
 			continue;
@@ -481,6 +485,7 @@ static void ho_cp_mutant(struct ho_ga *ga, const struct ho_ind *b, const struct 
 	uint32_t moves = 1 + ho_rng_below(&ga->rng, 3);
 
 	memcpy(c->assign, b->assign, ga->n * sizeof(uint16_t));
+	memcpy(c->prec, b->prec, ga->n);
 	memcpy(c->order, b->order, ga->n * sizeof(uint32_t));
 	c->order_moved = 0;
 	for (uint32_t m = 0; m < moves; m++) {
@@ -512,6 +517,7 @@ static void ho_window_mutant(struct ho_ga *ga, const struct ho_ind *b, struct ho
 
 	w = w < ga->n ? w : ga->n;
 	memcpy(c->assign, b->assign, ga->n * sizeof(uint16_t));
+	memcpy(c->prec, b->prec, ga->n);
 	memcpy(c->order, b->order, ga->n * sizeof(uint32_t));
 	while (b->order[at] != t)
 		at++;
@@ -543,6 +549,7 @@ static void ho_extreme_mutant(struct ho_ga *ga, const struct ho_ind *b, int obj,
 	uint32_t moves = 1 + ho_rng_below(&ga->rng, 3), hot = 0;
 
 	memcpy(c->assign, b->assign, ga->n * sizeof(uint16_t));
+	memcpy(c->prec, b->prec, ga->n);
 	memcpy(c->order, b->order, ga->n * sizeof(uint32_t));
 	c->order_moved = 0;
 	for (uint32_t j = 1; j < p->d; j++)
@@ -597,6 +604,7 @@ static bool ho_combine_moves(struct ho_ga *ga, const struct ho_ind *b, int obj, 
 	uint32_t used = 0;
 
 	memcpy(c->assign, b->assign, ga->n * sizeof(uint16_t));
+	memcpy(c->prec, b->prec, ga->n);
 	memcpy(c->order, b->order, ga->n * sizeof(uint32_t));
 	for (uint32_t i = 0; i < count; i++) {
 		const struct ho_ind *x = &from[i];
@@ -605,8 +613,10 @@ static bool ho_combine_moves(struct ho_ga *ga, const struct ho_ind *b, int obj, 
 		    x->ev.obj[obj] >= b->ev.obj[obj])
 			continue;
 		for (uint32_t t = 0; t < ga->n; t++)
-			if (x->assign[t] != b->assign[t])
+			if (x->assign[t] != b->assign[t] || x->prec[t] != b->prec[t]) {
 				c->assign[t] = x->assign[t];
+				c->prec[t] = x->prec[t];
+			}
 		used++;
 	}
 	c->ext = -1;
@@ -896,6 +906,7 @@ void ho_front_free(struct ho_front *f)
 	for (uint32_t i = 0; i < f->n; i++) {
 		free(f->sol[i].assign);
 		free(f->sol[i].order);
+		free(f->sol[i].prec);
 	}
 	free(f->sol);
 	free(f);
@@ -906,6 +917,7 @@ static void ho_ga_free(struct ho_ga *ga, uint32_t total)
 	for (uint32_t i = 0; ga->pool && i < total; i++) {
 		free(ga->pool[i].assign);
 		free(ga->pool[i].order);
+		free(ga->pool[i].prec);
 	}
 	free(ga->pool);
 	free(ga->sorted);
@@ -949,12 +961,16 @@ static int ho_make_front(struct ho_ga *ga, uint32_t count, double hv, uint32_t g
 
 		s->assign = malloc(ga->n * sizeof(uint16_t));
 		s->order = malloc(ga->n * sizeof(uint32_t));
-		if (!s->assign || !s->order) {
+		s->prec = ga->p->n_prec > 1 ? malloc(ga->n + 1) : NULL;
+		if (!s->assign || !s->order || (ga->p->n_prec > 1 && !s->prec)) {
 			free(s->assign);
 			free(s->order);
+			free(s->prec);
 			ho_front_free(f);
 			return -ENOMEM;
 		}
+		if (s->prec)
+			memcpy(s->prec, c->prec, ga->n);
 		memcpy(s->assign, c->assign, ga->n * sizeof(uint16_t));
 		memcpy(s->order, c->order, ga->n * sizeof(uint32_t));
 		s->ev = c->ev;
@@ -1070,12 +1086,16 @@ static void ho_make_offspring(struct ho_ga *ga, uint32_t np, struct ho_timeline 
 			for (uint32_t t = 0; t < ga->p->n; t++) {
 				c1->assign[t] = t < cut ? a->assign[t] : b->assign[t];
 				c2->assign[t] = t < cut ? b->assign[t] : a->assign[t];
+				c1->prec[t] = t < cut ? a->prec[t] : b->prec[t];
+				c2->prec[t] = t < cut ? b->prec[t] : a->prec[t];
 			}
 			ho_order_crossover(ga, a->order, b->order, c1->order);
 			ho_order_crossover(ga, b->order, a->order, c2->order);
 		} else {
 			memcpy(c1->assign, a->assign, ga->p->n * sizeof(uint16_t));
 			memcpy(c2->assign, b->assign, ga->p->n * sizeof(uint16_t));
+			memcpy(c1->prec, a->prec, ga->p->n);
+			memcpy(c2->prec, b->prec, ga->p->n);
 			memcpy(c1->order, a->order, ga->p->n * sizeof(uint32_t));
 			memcpy(c2->order, b->order, ga->p->n * sizeof(uint32_t));
 		}
@@ -1122,6 +1142,7 @@ static void ho_local_search(struct ho_ga *ga, uint32_t np, uint32_t total, struc
 			struct ho_ind *a = &ga->pool[ho_tournament(ga, np)];
 
 			memcpy(ga->pool[i].assign, a->assign, ga->p->n * sizeof(uint16_t));
+			memcpy(ga->pool[i].prec, a->prec, ga->p->n);
 			memcpy(ga->pool[i].order, a->order, ga->p->n * sizeof(uint32_t));
 			ho_mutate(ga, &ga->pool[i]);
 			ga->pool[i].ext = -1;
@@ -1190,7 +1211,8 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 	for (uint32_t i = 0; i < total + HO_OBJ_COUNT; i++) {
 		ga.pool[i].assign = calloc(p->n + 1, sizeof(uint16_t));
 		ga.pool[i].order = calloc(p->n + 1, sizeof(uint32_t));
-		if (!ga.pool[i].assign || !ga.pool[i].order)
+		ga.pool[i].prec = calloc(p->n + 1, 1);
+		if (!ga.pool[i].assign || !ga.pool[i].order || !ga.pool[i].prec)
 			goto nomem;
 	}
 	for (uint32_t t = 0; t < threads; t++) {
@@ -1227,7 +1249,13 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 
 			memcpy(c->assign, s->assign, p->n * sizeof(uint16_t));
 			memcpy(c->order, s->order, p->n * sizeof(uint32_t));
-			ho_mutate(&ga, c);
+			/* with precisions: each seed in one reduced precision wherever it can be,
+			 * the single-precision plans a mix must beat */
+			if (p->n_prec > 1)
+				ho_precision_uniform(p, 1 + (i - 2 * o->n_seeds) % (p->n_prec - 1),
+						     c->prec);
+			else
+				ho_mutate(&ga, c);
 		} else if (ga.trade && o->n_seeds && i < np * HO_TRADE_FIRST_SHARE) {
 			/* the seeds' orders decoded at a point of the trade-off */
 			const struct ho_plan *s = o->seeds[i % o->n_seeds];
@@ -1239,6 +1267,7 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 		} else {
 			/* Random orders: a few keep random devices, most get EFT-decoded ones. */
 			ho_random_individual(&ga, c, i % 4 == 0);
+			ho_precision_mutate(p, &ga.rng, c->prec, 0.5);
 			c->dec = ho_whole_order(&ga, i % 4 != 0 && i % 8 != 1);
 		}
 	}
@@ -1320,10 +1349,13 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 	}
 	/* Exact peaks for what the user sees. */
 	ho_sim_lazy_memory(sims[0], false);
-	for (uint32_t i = 0; i < np; i++)
-		if (ga.pool[i].ev.peak_is_bound)
-			ho_sim_eval(sims[0], ga.pool[i].assign, ga.pool[i].order, &o->constraints,
-				    &ga.pool[i].ev, NULL);
+	for (uint32_t i = 0; i < np; i++) {
+		if (!ga.pool[i].ev.peak_is_bound)
+			continue;
+		ho_sim_precision(sims[0], p->n_prec > 1 ? ga.pool[i].prec : NULL);
+		ho_sim_eval(sims[0], ga.pool[i].assign, ga.pool[i].order, &o->constraints,
+			    &ga.pool[i].ev, NULL);
+	}
 	ho_nondominated_sort(&ga, ga.pool, np);
 	ret = ho_make_front(&ga, np, ho_front_hv(&ga, np), gen, out);
 	if (ret)

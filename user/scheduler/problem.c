@@ -23,6 +23,10 @@ void ho_problem_free(struct ho_problem *p)
 	free(p->dev_name);
 	free(p->comp);
 	free(p->energy);
+	free(p->prec_name);
+	free(p->prec_comp);
+	free(p->prec_error);
+	free(p->prec_range);
 	free(p->allowed);
 	free(p->exclusive);
 	free(p->item_prod);

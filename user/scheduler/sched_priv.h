@@ -40,6 +40,16 @@ static inline int ho_problem_publish(struct ho_problem *p, int ret, struct ho_pr
 	return 0;
 }
 
+/* ---- precisions (precision.c) ---- */
+/* The precisions task t may be given (float32 first): those some device it is allowed
+ * offers for it, where its sensitivity was measured; how many, into q. */
+uint32_t ho_precision_choices(const struct ho_problem *p, uint32_t t, uint32_t *q);
+/* Each task's gene, at rate, to a random one of its choices. */
+void ho_precision_mutate(const struct ho_problem *p, struct ho_rng *rng, uint8_t *prec,
+			 double rate);
+/* Every task that may be given precision k given it; the others float32. */
+void ho_precision_uniform(const struct ho_problem *p, uint32_t k, uint8_t *prec);
+
 /* ---- layouts (layouts.c) ---- */
 /* Fill p's layout members from the backends' answers (ho_problem_from_graph_on, after
  * ho_problem_link): nothing where no channels-last device has a measured relayout rate. */

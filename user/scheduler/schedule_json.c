@@ -10,14 +10,15 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sched_priv.h"
 
-static const char *const ho_obj_names[HO_OBJ_COUNT] = {"latency", "memory", "energy", "throughput",
-						       "balance"};
+static const char *const ho_obj_names[HO_OBJ_COUNT] = {"latency",    "memory",	"energy",
+						       "throughput", "balance", "error"};
 
 const char *ho_objective_name(int obj)
 {
@@ -43,6 +44,8 @@ static json_t *objectives_json(const struct ho_eval *ev, const struct ho_problem
 	    o, "throughput_per_s",
 	    json_real(ev->obj[HO_OBJ_THROUGHPUT] > 0 ? 1 / ev->obj[HO_OBJ_THROUGHPUT] : 0));
 	json_object_set_new(o, "balance", json_real(ev->obj[HO_OBJ_BALANCE]));
+	if (p->n_prec > 1) /* estimated from the sensitivities */
+		json_object_set_new(o, "error", json_real(ev->obj[HO_OBJ_ERROR]));
 	json_object_set_new(o, "violation", json_real(ev->violation));
 	json_object_set_new(o, "transfers", json_integer(ev->n_transfers));
 	json_object_set_new(o, "bytes_moved", json_real(ev->bytes_moved));
@@ -55,8 +58,28 @@ static json_t *objectives_json(const struct ho_eval *ev, const struct ho_problem
 	return o;
 }
 
+/* Each task's precision as the runtime names it, and the input range of those that
+ * quantize (null for the others), where the plan has precisions. */
+static void precision_json(const struct ho_problem *p, const struct ho_timeline *tl,
+			   const uint16_t *assign, const uint8_t *prec, json_t *s)
+{
+	json_t *names = json_array(), *ranges = json_array();
+
+	for (uint32_t t = 0; t < p->n; t++) {
+		uint32_t q =
+		    tl->how[t] == HO_TASK_RAN ? ho_task_precision(p, prec, t, assign[t]) : 0;
+		const float *r = &p->prec_range[((size_t)t * p->n_prec + q) * 2];
+
+		json_array_append_new(names, json_string(p->prec_name[q]));
+		json_array_append_new(ranges, q && !isnan(r[0]) ? json_pack("[f, f]", r[0], r[1])
+								: json_null());
+	}
+	json_object_set_new(s, "precision", names);
+	json_object_set_new(s, "input_range", ranges);
+}
+
 static json_t *solution_json(const struct ho_problem *p, struct ho_sim *sim, struct ho_timeline *tl,
-			     const uint16_t *assign, const uint32_t *order,
+			     const uint16_t *assign, const uint32_t *order, const uint8_t *prec,
 			     const struct ho_constraints *c)
 {
 	json_t *s = json_object(), *a = json_array(), *ord = json_array(), *st = json_array();
@@ -69,7 +92,10 @@ static json_t *solution_json(const struct ho_problem *p, struct ho_sim *sim, str
 	};
 	struct ho_eval ev;
 
+	ho_sim_precision(sim, prec);
 	ho_sim_eval(sim, assign, order, c, &ev, tl);
+	if (p->n_prec > 1)
+		precision_json(p, tl, assign, prec, s);
 	for (uint32_t t = 0; t < p->n; t++) {
 		json_array_append_new(a, json_integer(assign[t]));
 		json_array_append_new(ord, json_integer(order[t]));
@@ -208,7 +234,7 @@ int ho_schedule_write(const char *path, const struct ho_schedule_doc *doc, struc
 	}
 	for (uint32_t b = 0; b < doc->n_baselines; b++) {
 		json_t *o = solution_json(p, sim, tl, doc->baselines[b].plan->assign,
-					  doc->baselines[b].plan->order, c);
+					  doc->baselines[b].plan->order, NULL, c);
 
 		json_object_set_new(o, "name", json_string(doc->baselines[b].name));
 		json_array_append_new(base, o);
@@ -216,7 +242,8 @@ int ho_schedule_write(const char *path, const struct ho_schedule_doc *doc, struc
 	json_object_set_new(root, "baselines", base);
 	for (uint32_t i = 0; i < doc->front->n; i++)
 		json_array_append_new(front, solution_json(p, sim, tl, doc->front->sol[i].assign,
-							   doc->front->sol[i].order, c));
+							   doc->front->sol[i].order,
+							   doc->front->sol[i].prec, c));
 	json_object_set_new(root, "front", front);
 	json_object_set_new(root, "picked", json_integer(doc->picked));
 	json_object_set_new(root, "pick_method",
@@ -226,6 +253,7 @@ int ho_schedule_write(const char *path, const struct ho_schedule_doc *doc, struc
 		const struct ho_timeline *ran = tl; /* the picked schedule's: how each task ran */
 		struct ho_eval ev;
 
+		ho_sim_precision(sim, s->prec);
 		if (ho_sim_eval(sim, s->assign, s->order, c, &ev, tl))
 			ran = NULL;
 		for (uint32_t t = 0; t < p->n; t++) {
@@ -236,10 +264,28 @@ int ho_schedule_write(const char *path, const struct ho_schedule_doc *doc, struc
 			json_object_set_new(o, "task", json_string(p->task_name[t]));
 			json_object_set_new(o, "device", json_string(p->dev_name[s->assign[t]]));
 			json_object_set_new(o, "why", json_string(buf));
+			if (p->n_prec > 1 && ran) {
+				uint32_t q = ran->how[t] == HO_TASK_RAN
+						 ? ho_task_precision(p, s->prec, t, s->assign[t])
+						 : 0;
+
+				json_object_set_new(o, "precision", json_string(p->prec_name[q]));
+				if (q)
+					json_object_set_new(
+					    o, "sensitivity",
+					    json_real(p->prec_error[(size_t)t * p->n_prec + q]));
+			}
 			json_array_append_new(why, o);
 		}
 	}
 	json_object_set_new(root, "explanations", why);
+	if (doc->metric && doc->picked >= 0)
+		json_object_set_new(
+		    root, "accuracy",
+		    json_pack("{s:s, s:f, s:f, s:o}", "metric", doc->metric, "budget", doc->budget,
+			      "estimated", doc->front->sol[doc->picked].ev.obj[HO_OBJ_ERROR],
+			      "measured",
+			      isnan(doc->measured) ? json_null() : json_real(doc->measured)));
 	if (json_dump_file(root, path,
 			   JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)))
 		ret = ho_err(err, -EIO, "%s: cannot write the schedule", path);

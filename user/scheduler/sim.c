@@ -30,6 +30,7 @@ struct ho_mem_event {
 
 struct ho_sim {
 	const struct ho_problem *p;
+	const uint8_t *prec; /* n precision genes (ho_sim_precision); NULL: float32 */
 	double *busy, *link_free, *link_busy;
 	double *start, *end;
 	uint8_t *done;
@@ -165,11 +166,21 @@ struct ho_sim *ho_sim_new(const struct ho_problem *p)
 		double shortest = INFINITY;
 
 		for (uint32_t v = 0; v < p->n; v++)
-			if (isfinite(p->comp[v * p->d + j]))
-				shortest = fmin(shortest, p->comp[v * p->d + j]);
+			for (uint32_t q = 0; q < (p->n_prec > 1 ? p->n_prec : 1); q++) {
+				double c = q ? p->prec_comp[((size_t)v * p->d + j) * p->n_prec + q]
+					     : p->comp[v * p->d + j];
+
+				if (isfinite(c) && (c > 0 || !q))
+					shortest = fmin(shortest, c);
+			}
 		s->slots[j].min_gap = isfinite(shortest) ? shortest : 0;
 	}
 	return s;
+}
+
+void ho_sim_precision(struct ho_sim *s, const uint8_t *prec)
+{
+	s->prec = prec;
 }
 
 struct ho_timeline *ho_timeline_new(const struct ho_problem *p)
@@ -688,6 +699,33 @@ static double ho_handoff_ready(const struct ho_sim *s, const uint16_t *assign, u
 	return ready;
 }
 
+/* Task v's dynamic energy on dev: a reduced precision's by its share of float32's time. */
+static double ho_task_energy(const struct ho_sim *s, uint32_t v, uint32_t dev)
+{
+	const struct ho_problem *p = s->p;
+	double e = p->energy[(size_t)v * p->d + dev], f32 = p->comp[(size_t)v * p->d + dev];
+
+	if (!ho_task_precision(p, s->prec, v, dev) || !(f32 > 0))
+		return e;
+	return e * ho_task_comp(p, s->prec, v, dev) / f32;
+}
+
+/* The plan's error, estimated: the sum of the sensitivities of the kernels that compute in a
+ * reduced precision (a node run inside another's kernel computes as that one does). */
+static double ho_plan_error(const struct ho_sim *s, const uint16_t *assign)
+{
+	const struct ho_problem *p = s->p;
+	double sum = 0;
+
+	for (uint32_t t = 0; s->prec && p->n_prec > 1 && t < p->n; t++) {
+		uint32_t q = ho_task_precision(p, s->prec, t, assign[t]);
+
+		if (q && s->how[t] == HO_TASK_RAN)
+			sum += p->prec_error[(size_t)t * p->n_prec + q];
+	}
+	return sum;
+}
+
 /*
  * When task v, its producers already placed, would finish on each device
  * given the links' queues as they stand: the device it finishes first on.
@@ -703,7 +741,7 @@ static int ho_eft_choice(const struct ho_sim *s, const uint16_t *assign, uint32_
 	double best = INFINITY;
 
 	for (uint32_t j = 0; j < d; j++) {
-		double cost = p->comp[v * d + j], ready = 0, fin;
+		double cost = ho_task_comp(p, s->prec, v, j), ready = 0, fin;
 		int home;
 
 		if (!(ho_list_devices(p, v) >> j & 1) || !isfinite(cost))
@@ -740,7 +778,7 @@ static int ho_eft_choice(const struct ho_sim *s, const uint16_t *assign, uint32_
 		if (p->handoff)
 			ready = ho_handoff_ready(s, assign, v, (int)j, ready);
 		fin = cost ? ho_slots_earliest_bounded(&s->slots[j], ready, cost, 32) + cost +
-				 energy_s * p->energy[v * d + j]
+				 energy_s * ho_task_energy(s, v, j)
 			   : ready;
 		if (fin < best || (fin == best && (int)j == assign[v])) {
 			best = fin;
@@ -899,7 +937,7 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 		}
 		if (handoff)
 			ready = ho_handoff_ready(s, assign, v, dev, ready);
-		cost = p->comp[v * d + dev];
+		cost = ho_task_comp(p, s->prec, v, dev);
 		if (!(p->allowed[v] >> dev & 1) || !isfinite(cost)) {
 			ev->n_infeasible++;
 			if (!isfinite(cost))
@@ -920,7 +958,7 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 		s->end[v] = s->start[v] + cost;
 		s->busy[dev] += cost;
 		s->done[v] = 1;
-		ev->obj[HO_OBJ_ENERGY] += view || fused ? 0 : p->energy[v * d + dev];
+		ev->obj[HO_OBJ_ENERGY] += view || fused ? 0 : ho_task_energy(s, v, dev);
 		if (s->end[v] > makespan)
 			makespan = s->end[v];
 		for (uint32_t e = 0; e < p->in_off[v + 1] - p->in_off[v]; e++) {
@@ -952,6 +990,7 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 	ev->obj[HO_OBJ_LATENCY] = makespan;
 	ev->obj[HO_OBJ_THROUGHPUT] = period;
 	ev->obj[HO_OBJ_BALANCE] = sum_busy > 0 ? max_busy / (sum_busy / d) : 1;
+	ev->obj[HO_OBJ_ERROR] = ho_plan_error(s, assign);
 
 	if (!p->item_comm) {
 		bool exact = !s->lazy_memory || tl;
@@ -986,6 +1025,8 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 	if (c) {
 		if (c->max_latency > 0 && makespan > c->max_latency)
 			ev->violation += (makespan - c->max_latency) / c->max_latency;
+		if (c->max_error > 0 && ev->obj[HO_OBJ_ERROR] > c->max_error)
+			ev->violation += (ev->obj[HO_OBJ_ERROR] - c->max_error) / c->max_error;
 		for (uint32_t j = 0; j < d; j++)
 			if (c->max_mem[j] > 0 && ev->peak_mem[j] > c->max_mem[j])
 				ev->violation += (ev->peak_mem[j] - c->max_mem[j]) / c->max_mem[j];
