@@ -104,7 +104,12 @@ struct ho_rt_placement {
 						* alternative_to): a schedule uses one side */
 	int32_t *node_device; /* per graph node; -1: not a task (folded, Constant) */
 	uint32_t *node_prio;  /* per graph node: its place in the schedule's order */
-	double *pred_start;   /* per graph node, seconds: the schedule's timeline */
+	/* per graph node: the precision the schedule gave it, an index into ho_rt_precisions
+	 * (0: its device's), and two floats, the input range its int8 kernel quantizes to
+	 * (NaN: none); NULL: the schedule gave none */
+	uint8_t *node_precision;
+	float *node_range;
+	double *pred_start; /* per graph node, seconds: the schedule's timeline */
 	double *pred_end;
 	double *pred_copy_start; /* per tensor x device: when the schedule starts its copy, or -1 */
 	double *pred_copy_end;	 /* ... and when it is done reading the source (its first hop) */

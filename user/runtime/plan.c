@@ -189,12 +189,19 @@ static int ho_rt_precision_known(const char *prec, struct ho_error *err)
 	return ho_err(err, -EINVAL, "precision '%s': not one of %s", prec, known);
 }
 
-/* What each node's kernel is asked to compute in: the node's own, else its device's. */
+/* What each node's kernel is asked to compute in: the node's own, else the schedule's for
+ * it, else its device's; and the ranges its int8 kernel quantizes to, the options' else the
+ * schedule's. */
 static int ho_rt_want_precision(struct ho_rt *rt, const struct ho_rt_opts *o, struct ho_error *err)
 {
+	const struct ho_rt_placement *pl = o ? o->placement : NULL;
+	const float *range = o && o->node_range ? o->node_range : pl ? pl->node_range : NULL;
+
 	for (uint32_t i = 0; i < rt->g->n_nodes; i++) {
 		const char *p = o && o->node_precision && o->node_precision[i]
 				    ? o->node_precision[i]
+				: pl && pl->node_precision && pl->node_precision[i]
+				    ? ho_rt_precisions[pl->node_precision[i]]
 				: rt->node_dev[i] >= 0 ? rt->desc[rt->node_dev[i]].precision
 						       : "";
 
@@ -202,12 +209,12 @@ static int ho_rt_want_precision(struct ho_rt *rt, const struct ho_rt_opts *o, st
 			return -EINVAL;
 		rt->want_precision[i] = *p && strcmp(p, ho_rt_precisions[0]) ? p : NULL;
 	}
-	if (o && o->node_range) {
+	if (range) {
 		size_t bytes = 2 * sizeof(float) * rt->g->n_nodes;
 
 		if (!(rt->node_range = malloc(bytes + 1)))
 			return ho_err(err, -ENOMEM, "out of memory");
-		memcpy(rt->node_range, o->node_range, bytes);
+		memcpy(rt->node_range, range, bytes);
 	}
 	return 0;
 }

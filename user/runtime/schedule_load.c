@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <numa.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,8 @@ void ho_rt_placement_free(struct ho_rt_placement *pl)
 		return;
 	free(pl->node_device);
 	free(pl->node_prio);
+	free(pl->node_precision);
+	free(pl->node_range);
 	free(pl->pred_start);
 	free(pl->pred_end);
 	free(pl->pred_copy_start);
@@ -177,6 +180,55 @@ static void ho_sched_copy_at(struct ho_rt_placement *pl, int32_t t, int32_t cons
 		*cs = start;
 		*ce = end;
 	}
+}
+
+/* A member's optional precision per task (runtime names) and int8 input ranges. */
+static int ho_sched_precisions(struct ho_rt_placement *pl, const struct ho_graph *g, json_t *m,
+			       const int32_t *task_node, uint32_t n_tasks, struct ho_error *err)
+{
+	json_t *prec = json_object_get(m, "precision"), *range = json_object_get(m, "input_range");
+
+	if (!prec && !range)
+		return 0;
+	if (!json_is_array(prec) || json_array_size(prec) != n_tasks || !json_is_array(range) ||
+	    json_array_size(range) != n_tasks)
+		return ho_err(err, -EINVAL,
+			      "schedule: a member's precision and input_range go together, one "
+			      "entry per task (%u)",
+			      n_tasks);
+	pl->node_precision = calloc(g->n_nodes + 1, 1);
+	pl->node_range = malloc((2 * (size_t)g->n_nodes + 1) * sizeof(float));
+	if (!pl->node_precision || !pl->node_range)
+		return ho_err(err, -ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < 2 * g->n_nodes; i++)
+		pl->node_range[i] = NAN;
+	for (uint32_t t = 0; t < n_tasks; t++) {
+		const char *name = json_string_value(json_array_get(prec, t));
+		json_t *r = json_array_get(range, t);
+		double lo = json_number_value(json_array_get(r, 0)),
+		       hi = json_number_value(json_array_get(r, 1));
+		uint32_t k = 0;
+
+		while (name && ho_rt_precisions[k] && strcmp(name, ho_rt_precisions[k]))
+			k++;
+		if (!name || !ho_rt_precisions[k])
+			return ho_err(err, -EINVAL, "schedule: task '%s' has precision %s%s%s",
+				      g->nodes[task_node[t]].name, name ? "'" : "",
+				      name ? name : "that is no string", name ? "'" : "");
+		pl->node_precision[task_node[t]] = (uint8_t)k;
+		if (json_is_null(r))
+			continue;
+		if (!json_is_array(r) || json_array_size(r) != 2 || !isfinite(lo) ||
+		    !isfinite(hi) || !(lo <= hi) || !json_is_number(json_array_get(r, 0)) ||
+		    !json_is_number(json_array_get(r, 1)))
+			return ho_err(err, -EINVAL,
+				      "schedule: task '%s' has an input_range that is not "
+				      "[lo, hi] with lo <= hi",
+				      g->nodes[task_node[t]].name);
+		pl->node_range[2 * task_node[t]] = (float)lo;
+		pl->node_range[2 * task_node[t] + 1] = (float)hi;
+	}
+	return 0;
 }
 
 static int ho_sched_member(struct ho_rt_placement *pl, const struct ho_graph *g, json_t *m,
@@ -492,6 +544,9 @@ static int ho_sched_from_json(json_t *root, const char *name, const char *dir,
 		goto out;
 	ret = ho_sched_member(pl, g, json_array_get(front, (size_t)pick), tasks, task_node, n_tasks,
 			      err);
+	if (!ret)
+		ret = ho_sched_precisions(pl, g, json_array_get(front, (size_t)pick), task_node,
+					  n_tasks, err);
 out:
 	free(task_node);
 	return ret;
