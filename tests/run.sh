@@ -142,6 +142,8 @@ run "runtime/precision" sh tests/runtime/test_precision.sh "$ROOT/build/heteroop
 run "runtime/int8" sh tests/runtime/test_int8.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
 # auto's picks judged on PaddleOCR's models and rendered text (78 s): make check's
 [ $QUICK = 1 ] || run "runtime/precision_judged" sh tests/runtime/test_judged.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
+# each node's precision chosen with its device by schedule, measured (41 s with a probe): make check's
+[ $QUICK = 1 ] || run "runtime/precision_scheduled" sh tests/runtime/test_sched_precision.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS"
 run "runtime/numerics_cpu_vs_pytorch" env HO_TEST_QUICK=$QUICK \
 	sh tests/runtime/test_numerics.sh "$ROOT/build/heteroopt" "$HETEROOPT_MODELS" pytorch
 run "runtime/numerics_cpu_vs_ort" env HO_TEST_QUICK=$QUICK \
@@ -216,8 +218,8 @@ asan_suite() {
 	rc=0
 	sh tests/runtime/test_numerics.sh "$ROOT/build-asan/heteroopt" "$M" ort || rc=$?
 	[ $rc = 0 ] || [ $rc = 77 ] || return 1
-	# int8 and bf16: calibration, plans, sensitivity and auto (27 s)
-	for t in int8 precision; do
+	# int8 and bf16: calibration, plans, sensitivity and auto, and scheduled (27 s + 60 s)
+	for t in int8 precision sched_precision; do
 		rc=0
 		sh tests/runtime/test_$t.sh "$ROOT/build-asan/heteroopt" "$M" || rc=$?
 		[ $rc = 0 ] || [ $rc = 77 ] || return 1

@@ -27,6 +27,12 @@ struct cli_inputs {
 	const struct ho_npy *npy;
 	int n;
 };
+/* --input NAME=FILE.npy (inputs.c): every input of g read into in[i] (named name[i]), of
+ * its type, and bound to g (by value where bind names it); 0, or the exit status with the
+ * error printed, cmd naming the command. */
+struct cli_list;
+int cli_inputs_read(struct ho_graph *g, const struct cli_list *inputs, const struct cli_list *bind,
+		    const char *cmd, char (*name)[256], struct ho_npy *in);
 /* --accuracy-metric (accuracy.c): how far a run's outputs are from float32's. */
 enum cli_acc_metric { CLI_ACC_MAX, CLI_ACC_TOP1, CLI_ACC_CTC, CLI_ACC_IOU };
 struct cli_accuracy {
@@ -41,6 +47,29 @@ double cli_accuracy_error(const struct ho_graph *g, const struct cli_accuracy *m
 			  const struct ho_rt *ref, const struct ho_rt *rt);
 const char *cli_accuracy_name(const struct cli_accuracy *m, char *buf, size_t len);
 
+/* schedule --sensitivity (schedule_precision.c): the files read into p's precisions, priced
+ * by prof's speed-ups; the files' metric into metric.  0, or -errno printed. */
+struct ho_problem;
+struct ho_profile;
+struct ho_front;
+int cli_sched_precisions(const struct ho_graph *g, const struct ho_profile *prof,
+			 const struct cli_list *files, struct ho_problem *p, char *metric,
+			 size_t len);
+/* What measures a schedule's error: the schedule written at path (for box, model), run on
+ * the inputs against float32 on one CPU, judged by acc. */
+struct cli_sched_check {
+	const char *path, *box, *model, *metric;
+	const struct cli_inputs *in;
+	const struct cli_accuracy *acc;
+	double budget;
+};
+/* How many front members are measured before the most accurate is taken. */
+#define CLI_SCHED_TRIES 4
+/* Front member *picked measured, then while over the budget the next slower one, up to
+ * CLI_SCHED_TRIES; none within it: the most accurate.  *picked and *measured say which
+ * and what it measured; 0, or -errno printed. */
+int cli_sched_check(const struct ho_graph *g, const struct ho_front *f,
+		    const struct cli_sched_check *s, int *picked, double *measured);
 /* run --sensitivity (sensitivity.c): each node alone in precision, its outputs' error
  * (metric m) against float32 on these inputs, printed and written as
  * outdir/sensitivity.json. */

@@ -155,36 +155,6 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Every model input given, and nothing else: said in run's own words. */
-static int check_inputs(const struct ho_graph *g, char (*names)[256], int n)
-{
-	for (int i = 0; i < n; i++) {
-		if (ho_graph_find_tensor(g, names[i]) < 0 ||
-		    !(g->tensors[ho_graph_find_tensor(g, names[i])].flags & HO_T_INPUT)) {
-			char list[512] = "";
-
-			for (uint32_t k = 0; k < g->n_inputs; k++)
-				snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
-					 k ? ", " : "", g->tensors[g->inputs[k]].name);
-			cli_error("run: the model has no input named '%s' (its inputs: %s)",
-				  names[i], list);
-			return -ENOENT;
-		}
-	}
-	for (uint32_t k = 0; k < g->n_inputs; k++) {
-		const char *name = g->tensors[g->inputs[k]].name;
-		int i = 0;
-
-		while (i < n && strcmp(names[i], name))
-			i++;
-		if (i == n) {
-			cli_error("run: input '%s' was not given (--input %s=FILE.npy)", name,
-				  name);
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
 /* The q-quantile of n sorted times (nearest rank). */
 static double run_quantile(const double *sorted, int n, double q)
 {
@@ -410,59 +380,9 @@ int cmd_run(int argc, char **argv)
 		cli_error("run: %s", err.msg);
 		return 1;
 	}
-	for (int i = 0; i < n_in; i++) {
-		const char *eq = strchr(a.inputs.v[i], '=');
-
-		if (!eq || eq == a.inputs.v[i] || !eq[1] ||
-		    (size_t)(eq - a.inputs.v[i]) >= sizeof(in_name[i])) {
-			cli_error("run: --input '%s': expected NAME=FILE.npy", a.inputs.v[i]);
-			rc = 2;
-			goto out;
-		}
-		memcpy(in_name[i], a.inputs.v[i], (size_t)(eq - a.inputs.v[i]));
-		in_name[i][eq - a.inputs.v[i]] = '\0';
-	}
-	if (check_inputs(g, in_name, n_in))
+	if ((rc = cli_inputs_read(g, &a.inputs, &a.bind, "run", in_name, in)))
 		goto out;
-	for (int i = 0; i < n_in; i++) {
-		const char *eq = strchr(a.inputs.v[i], '=');
-
-		if (ho_npy_read(eq + 1, &in[i], &err))
-			goto fail;
-		int32_t tid = ho_graph_find_tensor(g, in_name[i]);
-		int want = tid >= 0 ? g->tensors[tid].dtype : HO_DT_FLOAT;
-
-		if (ho_npy_dtype(in[i].descr) != want) {
-			cli_error("run: %s: dtype %s; input '%s' is %s (%s)", eq + 1, in[i].descr,
-				  in_name[i], ho_dtype_name(want),
-				  ho_npy_descr(want) ? ho_npy_descr(want) : "no .npy type");
-			goto out;
-		}
-		if (in[i].ndim > HO_MAX_RANK) {
-			cli_error("run: %s: rank %d is more than %d", eq + 1, in[i].ndim,
-				  HO_MAX_RANK);
-			goto out;
-		}
-		bool by_value = false;
-
-		for (int b = 0; b < a.bind.n; b++)
-			by_value |= !strcmp(a.bind.v[b], in_name[i]);
-		if (by_value ? ho_graph_bind_value(g, in_name[i], want, in[i].shape, in[i].ndim,
-						   in[i].data, in[i].nbytes, &err)
-			     : ho_graph_bind_input(g, in_name[i], in[i].shape, in[i].ndim, &err))
-			goto fail;
-	}
-	for (int b = 0; b < a.bind.n; b++) {
-		bool given = false;
-
-		for (int i = 0; i < n_in; i++)
-			given |= !strcmp(a.bind.v[b], in_name[i]);
-		if (!given) {
-			cli_error("run: --bind %s: give its values with --input %s=FILE.npy",
-				  a.bind.v[b], a.bind.v[b]);
-			goto out;
-		}
-	}
+	rc = 1;
 	if (ho_shape_infer(g, &err))
 		goto fail;
 	if (cli_bounds_parse(&a.bounds, &bounds))
@@ -539,6 +459,8 @@ int cmd_run(int argc, char **argv)
 			       "output\n",
 			       ho_rt_last_report(rt)->gathered);
 	}
+	if (pl && ho_rt_last_report(rt)->reduced) /* the schedule's precisions */
+		print_reduced(g, ho_rt_last_report(rt));
 	if (ho_rt_last_report(rt)->deferred)
 		printf(
 		    "run: %u nodes wait for the run to know their shapes (the values that decide "

@@ -18,12 +18,17 @@
 
 #include "cli.h"
 #include "heteroopt/graph.h"
+#include "heteroopt/npy.h"
 #include "heteroopt/sched.h"
 
 struct sched_args {
 	const char *model, *box, *profile, *out, *stg, *dag, *resume, *trace;
-	struct cli_list shapes, constraints, pins, bounds;
-	const char *objectives, *pick, *weights;
+	struct cli_list shapes, constraints, pins, bounds, sensitivity, inputs;
+	const char *objectives, *pick, *weights, *accuracy;
+	double budget;			 /* --accuracy's */
+	char metric[32];		 /* the --sensitivity files' */
+	char in_name[CLI_LIST_MAX][256]; /* --input's */
+	struct ho_npy in[CLI_LIST_MAX];
 	unsigned long long procs, population, generations, seed, threads, stall;
 	bool quiet, coarsen, share_blocks;
 	struct ho_search_opts so;
@@ -103,6 +108,21 @@ static const struct cli_opt schedule_opts[] = {
      "with -o: the picked schedule's predicted timeline as Chrome\n"
      "trace JSON (chrome://tracing, ui.perfetto.dev)",
      SA(trace), 0, 0},
+    {"--sensitivity", NULL, CLI_LIST, "FILE.json",
+     "each node's precision chosen with its device: a file run\n"
+     "--sensitivity bf16|int8 wrote (one per precision), priced by\n"
+     "the --profile's precision_speedup; needs --accuracy, --input\n"
+     "and -o; repeatable",
+     SA(sensitivity), 0, 0},
+    {"--accuracy", NULL, CLI_TEXT, "BUDGET",
+     "with --sensitivity: the largest error allowed, in the files'\n"
+     "metric (a fraction such as 1e-2); the pick is measured on\n"
+     "--input and refused over it (default pick: constraint)",
+     SA(accuracy), 0, 0},
+    {"--input", NULL, CLI_LIST, "NAME=FILE.npy",
+     "with --sensitivity: the calibration inputs the pick's error is\n"
+     "measured on (their shapes bind the model's); repeatable",
+     SA(inputs), 0, 0},
     {"--quiet", NULL, CLI_FLAG, NULL, "no progress on standard error", SA(quiet), 0, 0},
     {0},
 };
@@ -121,9 +141,12 @@ static const struct cli_command schedule_cmd = {
 
 static int parse_objectives(const char *s, uint32_t *mask)
 {
-	char buf[256], *tok, *save = NULL;
+	char buf[256], *tok, *save = NULL, names[128] = "";
 
 	*mask = 0;
+	for (int m = 0; m < HO_OBJ_COUNT; m++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+			 m ? ", " : "", ho_objective_name(m));
 	snprintf(buf, sizeof(buf), "%s", s);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		int m;
@@ -132,16 +155,13 @@ static int parse_objectives(const char *s, uint32_t *mask)
 			if (!strcmp(tok, ho_objective_name(m)))
 				break;
 		if (m == HO_OBJ_COUNT) {
-			cli_error("--objectives: unknown objective '%s' (latency, memory, energy, "
-				  "throughput, balance)",
-				  tok);
+			cli_error("--objectives: unknown objective '%s' (%s)", tok, names);
 			return -1;
 		}
 		*mask |= 1u << m;
 	}
 	if (!*mask) {
-		cli_error(
-		    "--objectives: none given (latency, memory, energy, throughput, balance)");
+		cli_error("--objectives: none given (%s)", names);
 		return -1;
 	}
 	return 0;
@@ -239,6 +259,8 @@ static int load_problem(struct sched_args *a, struct ho_graph **g, struct ho_box
 		cli_error("%s", err.msg);
 		return -1;
 	}
+	if (a->inputs.n && cli_inputs_read(*g, &a->inputs, NULL, "schedule", a->in_name, a->in))
+		return -1;
 	for (int i = 0; i < a->shapes.n; i++) {
 		char name[256];
 		int64_t dims[HO_MAX_RANK];
@@ -271,6 +293,12 @@ static int load_problem(struct sched_args *a, struct ho_graph **g, struct ho_box
 	if (cli_problem(*g, *box, *prof, p, &err)) {
 		cli_error("%s", err.msg);
 		return -1;
+	}
+	if (a->sensitivity.n) {
+		if (cli_sched_precisions(*g, *prof, &a->sensitivity, *p, a->metric,
+					 sizeof(a->metric)))
+			return -1;
+		a->so.constraints.max_error = a->budget;
 	}
 	return 0;
 }
@@ -330,6 +358,8 @@ static void fmt_bytes(double b, char *buf, size_t n)
 static void print_row(const struct ho_problem *p, const char *label, const struct ho_eval *ev,
 		      bool mark)
 {
+	bool prec = p->n_prec > 1; /* the error estimated from the sensitivities */
+
 	char b[32], e[32] = "n/m"; /* energy: not measured where the box gives no power figures */
 
 	if (!p->box || ho_box_has_energy(p->box))
@@ -339,6 +369,8 @@ static void print_row(const struct ho_problem *p, const char *label, const struc
 	       ev->obj[HO_OBJ_THROUGHPUT] > 0 ? 1 / ev->obj[HO_OBJ_THROUGHPUT] : 0,
 	       ev->obj[HO_OBJ_BALANCE], ev->n_transfers,
 	       ev->violation > 0 ? ev->violation * 100 : 0);
+	if (prec)
+		printf(" %8.2e", ev->obj[HO_OBJ_ERROR]);
 	for (uint32_t j = 0; j < p->d && j < 6; j++) {
 		fmt_bytes(ev->peak_mem[j], b, sizeof(b));
 		printf(" %8s", b);
@@ -350,6 +382,8 @@ static void print_header(const struct ho_problem *p)
 {
 	printf("  %-18s %11s %9s %11s %10s %7s %5s %5s", "schedule", "latency ms", "mem/cap",
 	       "energy mJ", "infer/s", "balance", "xfers", "viol%");
+	if (p->n_prec > 1)
+		printf(" %8s", "error");
 	for (uint32_t j = 0; j < p->d && j < 6; j++)
 		printf(" %8.8s", p->dev_name[j]);
 	printf("\n");
@@ -389,10 +423,86 @@ static void explain_violation(const struct ho_problem *p, const struct ho_eval *
 	cli_error("%s", msg);
 }
 
+/* The precision options that go together, checked before any work: 0, or 2 printed. */
+static int precision_usage(struct sched_args *a)
+{
+	char *end = NULL;
+
+	if (!a->sensitivity.n) {
+		if (a->accuracy || a->inputs.n)
+			cli_error(
+			    "schedule: --%s: it goes with --sensitivity (each node's precision "
+			    "chosen with its device)",
+			    a->accuracy ? "accuracy" : "input");
+		return a->accuracy || a->inputs.n ? 2 : 0;
+	}
+	a->budget = a->accuracy ? strtod(a->accuracy, &end) : 0;
+	if (!a->model)
+		cli_error("schedule: --sensitivity: a model's nodes, not --stg or --dag tasks");
+	else if (!a->accuracy || end == a->accuracy || *end || !(a->budget > 0) ||
+		 !isfinite(a->budget))
+		cli_error("schedule: --sensitivity needs --accuracy BUDGET, a number > 0 in the "
+			  "files' metric such as 1e-2%s%s%s",
+			  a->accuracy ? " ('" : "", a->accuracy ? a->accuracy : "",
+			  a->accuracy ? "' is none)" : "");
+	else if (!a->inputs.n)
+		cli_error(
+		    "schedule: --sensitivity needs --input NAME=FILE.npy: the pick's error is "
+		    "measured on it");
+	else if (!a->out)
+		cli_error("schedule: --sensitivity needs -o S.json: the pick is measured as the "
+			  "runtime loads it");
+	else if (a->shapes.n)
+		cli_error("schedule: --shape: with --input, the inputs' shapes bind the model");
+	else
+		return 0;
+	return 2;
+}
+
+/* With precisions: the pick measured on the inputs (another member where it is over the
+ * budget), and the schedule written again with what was measured.  0, or 1 printed. */
+static int precision_check(struct sched_args *a, const struct ho_graph *g, const struct ho_front *f,
+			   struct ho_schedule_doc *doc, int *picked)
+{
+	const struct ho_problem *p = doc->p;
+	struct cli_inputs in = {(const char(*)[256])a->in_name, a->in, a->inputs.n};
+	struct cli_accuracy acc;
+	struct cli_sched_check chk = {a->out, a->box, a->model, a->metric, &in, &acc, a->budget};
+	struct ho_error err = {0};
+	double measured = NAN;
+	uint32_t count[8] = {0};
+
+	if (cli_accuracy_parse(a->metric, &acc) || cli_sched_check(g, f, &chk, picked, &measured))
+		return 1;
+	doc->picked = *picked;
+	doc->metric = a->metric;
+	doc->budget = a->budget;
+	doc->measured = measured;
+	if (ho_schedule_write(a->out, doc, &err)) {
+		cli_error("%s", err.msg);
+		return 1;
+	}
+	for (uint32_t t = 0; t < p->n; t++)
+		count[ho_task_precision(p, f->sol[*picked].prec, t, f->sol[*picked].assign[t])]++;
+	printf("precision: front[%d]:", *picked);
+	for (uint32_t q = 1; q < p->n_prec && q < 8; q++)
+		printf(" %u nodes in %s,", count[q], p->prec_name[q]);
+	printf(" the rest float32; error %.3g measured (%.3g estimated), budget %.3g (%s)\n",
+	       measured, f->sol[*picked].ev.obj[HO_OBJ_ERROR], a->budget, a->metric);
+	if (measured > a->budget) {
+		cli_error("schedule: no schedule meets --accuracy %g: front[%d], the most accurate "
+			  "found, measured %.3g (%s), is written to %s",
+			  a->budget, *picked, measured, a->metric, a->out);
+		return 1;
+	}
+	return 0;
+}
+
 int cmd_schedule(int argc, char **argv)
 {
-	static const char default_objectives[] = "latency,throughput,energy";
-	struct sched_args a = {.objectives = default_objectives, .pick = "topsis", .procs = 4};
+	static const char default_objectives[] = "latency,throughput,energy",
+			  default_pick[] = "topsis";
+	struct sched_args a = {.objectives = default_objectives, .pick = default_pick, .procs = 4};
 
 	struct ho_graph *g = NULL;
 	struct ho_box *box = NULL;
@@ -436,11 +546,22 @@ int cmd_schedule(int argc, char **argv)
 		cli_error("--trace: the trace is of the schedule written: give -o S.json too");
 		return 2;
 	}
+	if (precision_usage(&a))
+		return 2;
 	if ((a.out && cli_can_write(a.out, "schedule: -o")) ||
 	    (a.trace && cli_can_write(a.trace, "schedule: --trace")))
 		return 1;
 	if (parse_objectives(a.objectives, &a.so.objectives))
 		return 2;
+	if ((a.so.objectives >> HO_OBJ_ERROR & 1) && !a.sensitivity.n) {
+		cli_error("--objectives error: the error of precisions; give --sensitivity");
+		return 2;
+	}
+	if (a.sensitivity.n) { /* the error is on the front; the fastest within the budget picked */
+		a.so.objectives |= 1u << HO_OBJ_ERROR;
+		if (a.pick == default_pick)
+			a.pick = "constraint";
+	}
 	static const struct {
 		const char *name;
 		enum ho_pick how;
@@ -456,7 +577,7 @@ int cmd_schedule(int argc, char **argv)
 		return 2;
 	}
 	enum ho_pick how = picks[pk].how;
-	double weights[HO_OBJ_COUNT] = {1, 1, 1, 1, 1};
+	double weights[HO_OBJ_COUNT] = {1, 1, 1, 1, 1, 1};
 
 	if (a.weights) {
 		char buf[256], *tok, *save = NULL;
@@ -678,6 +799,8 @@ int cmd_schedule(int argc, char **argv)
 			cli_error("%s", err.msg);
 			goto out;
 		}
+		if (p->n_prec > 1 && precision_check(&a, g, front, &doc, &picked))
+			goto out;
 		printf("wrote %s%s\n", a.out,
 		       front->interrupted ? " (interrupted: the best front found so far)" : "");
 		if (a.trace) {
@@ -712,5 +835,7 @@ out:
 	ho_profile_free(prof);
 	ho_box_free(box);
 	ho_graph_free(g);
+	for (int i = 0; i < a.inputs.n; i++)
+		ho_npy_free(&a.in[i]);
 	return ret;
 }

@@ -57,15 +57,23 @@ static int by_error(const void *x, const void *y)
 				     : (a->id > b->id) - (a->id < b->id);
 }
 
+/* range (NULL: none): per node, the input range its int8 kernel was calibrated to, which a
+ * schedule that gives it int8 carries to the runtime. */
 static int sens_write(const struct ho_graph *g, const char *precision, const char *metric,
-		      double all, const struct sens_node *nodes, uint32_t n, const char *path)
+		      double all, const struct sens_node *nodes, uint32_t n, const float *range,
+		      const char *path)
 {
 	json_t *o = json_object(), *a = json_array();
 
-	for (uint32_t k = 0; k < n; k++)
-		json_array_append_new(
-		    a, json_pack("{s:s, s:s, s:f}", "node", g->nodes[nodes[k].id].name, "op",
-				 g->nodes[nodes[k].id].op_type, "error", nodes[k].error));
+	for (uint32_t k = 0; k < n; k++) {
+		const float *r = range ? &range[2 * nodes[k].id] : NULL;
+		json_t *e = json_pack("{s:s, s:s, s:f}", "node", g->nodes[nodes[k].id].name, "op",
+				      g->nodes[nodes[k].id].op_type, "error", nodes[k].error);
+
+		if (r && !isnan(r[0]))
+			json_object_set_new(e, "range", json_pack("[f, f]", r[0], r[1]));
+		json_array_append_new(a, e);
+	}
 	json_object_set_new(o, "precision", json_string(precision));
 	json_object_set_new(o, "metric", json_string(metric));
 	json_object_set_new(o, "all_nodes_error", json_real(all));
@@ -156,7 +164,7 @@ int cli_sensitivity(const struct ho_graph *g, const struct ho_rt_opts *base,
 		printf("  %-44.44s %-16.16s %.2e\n", g->nodes[m.nodes[k].id].name,
 		       g->nodes[m.nodes[k].id].op_type, m.nodes[k].error);
 	snprintf(path, sizeof(path), "%s/sensitivity.json", outdir);
-	if ((ret = sens_write(g, precision, metric, m.all, m.nodes, m.n, path)))
+	if ((ret = sens_write(g, precision, metric, m.all, m.nodes, m.n, base->node_range, path)))
 		cli_error("run: --sensitivity: cannot write %s", path);
 	else
 		printf("sensitivity: %s\n", path);
