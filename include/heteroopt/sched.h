@@ -467,9 +467,11 @@ int ho_pick(const struct ho_front *f, enum ho_pick how, uint32_t objectives, con
 
 /* ---- explanations and output (user/scheduler/{explain,schedule_json}.c) ---- */
 
-/* One sentence on why task t runs on assign[t]; tl is that schedule's timeline. */
-void ho_explain(const struct ho_problem *p, const uint16_t *assign, const struct ho_eval *ev,
-		const struct ho_timeline *tl, uint32_t t, char *buf, size_t n);
+/* One sentence on why task t runs on assign[t] (in the precision prec gives it, NULL:
+ * float32); tl is that schedule's timeline. */
+void ho_explain(const struct ho_problem *p, const uint16_t *assign, const uint8_t *prec,
+		const struct ho_eval *ev, const struct ho_timeline *tl, uint32_t t, char *buf,
+		size_t n);
 
 struct ho_baseline {
 	char name[48];

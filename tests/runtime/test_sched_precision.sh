@@ -73,7 +73,31 @@ print(f"pick: {counts}, error measured {acc['measured']:.2e} (estimated {acc['es
       f"run --schedule's {err:.2e}; top-1 {int(out.argmax())} as float32's {int(ref.argmax())}")
 assert out.argmax() == ref.argmax()
 PYEOF
-grep -q "run: 6[0-9]* nodes computed in\|nodes computed in" "$T/run.out"
+
+# the report: each node's precision and sensitivity, the front's precisions and estimated
+# errors, and the pick's error as measured (drawn by Chromium where it is installed)
+"$HO" report "$T/s.json" -o "$T/report.html" >/dev/null
+if command -v chromium >/dev/null; then
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --no-first-run \
+		--disable-background-networking --user-data-dir="$T/chrome" --dump-dom \
+		"file://$T/report.html" >"$T/dom.html" 2>/dev/null
+	$PY - "$T/dom.html" "$T/s.json" <<'PYEOF'
+import json, re, sys
+dom, s = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+assert 'data-ready="1"' in dom and not re.search(r'data-errors="[^"]', dom), "page error"
+acc = re.search(r'<p id="accuracy"[^>]*>([^<]*)', dom).group(1)
+assert "measured" in acc and "budget 0.020" in acc, acc
+why = dom[dom.index('id="why-table"'):]
+why = why[:why.index("</table>")]
+rows = re.findall(r"<tr>(.*?)</tr>", why)
+cells = [re.findall(r"<t[dh]>(.*?)</t[dh]>", r) for r in rows]
+assert cells[0][-2:] == ["precision", "sensitivity"], cells[0]
+m = s["front"][s["picked"]]
+assert [c[3] for c in cells[1:]] == m["precision"], "the table's precisions are not the pick's"
+assert all((c[3] == "fp32") == (c[4] == "") for c in cells[1:]), cells[:4]
+print("report:", acc)
+PYEOF
+fi
 
 # sensitivities that lie (every error 0): the measurement refuses each pick over the
 # budget and offers the most accurate with the budget it misses

@@ -55,6 +55,10 @@ struct ho_front;
 int cli_sched_precisions(const struct ho_graph *g, const struct ho_profile *prof,
 			 const struct cli_list *files, struct ho_problem *p, char *metric,
 			 size_t len);
+/* p priced in every precision prof has a speed-up for, each task a candidate with no error:
+ * what report simulates a schedule's precisions with.  0, -ENOENT (none), or -errno. */
+int cli_sched_precisions_priced(const struct ho_graph *g, const struct ho_profile *prof,
+				struct ho_problem *p);
 /* What measures a schedule's error: the schedule written at path (for box, model), run on
  * the inputs against float32 on one CPU, judged by acc. */
 struct cli_sched_check {

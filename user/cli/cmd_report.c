@@ -113,6 +113,9 @@ static struct ho_problem *report_problem(const char *spath, const json_t *s, con
 	    (*profp && ho_profile_load(profp, *box, prof, &err)) ||
 	    cli_problem(*g, *box, *prof, &p, &err))
 		goto fail;
+	/* a schedule of precisions: its members' times are simulated in theirs */
+	if (json_object_get(s, "accuracy") && p->n == json_array_size(json_object_get(s, "tasks")))
+		cli_sched_precisions_priced(*g, *prof, p);
 	if (p->n != json_array_size(json_object_get(s, "tasks"))) {
 		snprintf(why, wn, "%.300s now has %u tasks, the schedule %zu: memory not shown",
 			 model, p->n, json_array_size(json_object_get(s, "tasks")));
@@ -132,11 +135,19 @@ static json_t *report_memory(struct ho_sim *sim, struct ho_timeline *tl, const s
 	json_t *out = json_array(), *x;
 	uint16_t *assign = calloc(p->n + 1, sizeof(uint16_t));
 	uint32_t *order = calloc(p->n + 1, sizeof(uint32_t));
+	uint8_t *prec = calloc(p->n + 1, 1);
 	struct ho_eval ev;
 	size_t i;
 
-	if (!assign || !order)
+	if (!assign || !order || !prec)
 		goto out;
+	/* each task's precision by name (a baseline's, or one not priced: float32) */
+	json_array_foreach(
+	    json_object_get(m, "precision"), i,
+	    x) for (uint32_t q = 1; i < p->n && q < p->n_prec;
+		    q++) if (!strcmp(json_string_value(x) ? json_string_value(x) : "",
+				     p->prec_name[q])) prec[i] = (uint8_t)q;
+	ho_sim_precision(sim, p->n_prec > 1 ? prec : NULL);
 	json_array_foreach(json_object_get(m, "device"), i, x) if (i < p->n) assign[i] =
 	    (uint16_t)json_integer_value(x);
 	json_array_foreach(json_object_get(m, "order"), i, x) if (i < p->n) order[i] =
@@ -167,6 +178,7 @@ static json_t *report_memory(struct ho_sim *sim, struct ho_timeline *tl, const s
 out:
 	free(assign);
 	free(order);
+	free(prec);
 	return out;
 }
 
@@ -281,6 +293,9 @@ static json_t *report_data(const char *spath, const json_t *s, json_t *run,
 	json_object_set_new(d, "members", members);
 	json_object_set_new(d, "picked", json_integer(picked));
 	json_object_set_new(d, "explanations", json_deep_copy(json_object_get(s, "explanations")));
+	/* precisions: the metric, budget, and the pick's error estimated and measured */
+	x = json_object_get(s, "accuracy");
+	json_object_set_new(d, "accuracy", x ? json_deep_copy(x) : json_null());
 	json_object_set_new(d, "fingerprint", fp);
 	json_object_set_new(d, "run", run ? json_incref(run) : json_null());
 	json_object_set_new(

@@ -136,11 +136,65 @@ static int sens_file(const char *path, const struct ho_problem *p, uint32_t np, 
 	return ret;
 }
 
+/* speedup filled from prof for every task whose error in q was measured (error >= 0):
+ * how many (task, device, precision) the profile prices. */
+static uint32_t prec_price(const struct ho_graph *g, const struct ho_profile *prof,
+			   const struct ho_problem *p, uint32_t np, const double *error,
+			   double *speedup)
+{
+	uint32_t offered = 0;
+
+	for (uint32_t t = 0; t < p->n; t++) {
+		uint32_t id = 0;
+
+		while (id < g->n_nodes && strcmp(g->nodes[id].name, p->task_name[t]))
+			id++;
+		if (id == g->n_nodes)
+			continue;
+		int kc = ho_kernel_class(g, &g->nodes[id]);
+		double work = ho_node_work(&g->nodes[id]);
+
+		for (uint32_t j = 0; j < p->d; j++)
+			for (uint32_t q = 1; q < np; q++) {
+				double s = error[(size_t)t * np + q] >= 0
+					       ? ho_profile_speedup(prof, (int)j,
+								    ho_rt_precisions[q], kc, work)
+					       : 0;
+
+				speedup[((size_t)t * p->d + j) * np + q] = s;
+				offered += s > 0;
+			}
+	}
+	return offered;
+}
+
+int cli_sched_precisions_priced(const struct ho_graph *g, const struct ho_profile *prof,
+				struct ho_problem *p)
+{
+	uint32_t np = 0;
+	struct ho_error err = {0};
+	int ret = -ENOMEM;
+
+	while (ho_rt_precisions[np])
+		np++;
+	double *error = calloc((size_t)p->n * np + 1, sizeof(double)),
+	       *speedup = calloc((size_t)p->n * p->d * np + 1, sizeof(double));
+
+	if (error && speedup)
+		ret = prec_price(g, prof, p, np, error, speedup)
+			  ? ho_problem_set_precisions(p, np, ho_rt_precisions, speedup, error, NULL,
+						      &err)
+			  : -ENOENT;
+	free(error);
+	free(speedup);
+	return ret;
+}
+
 int cli_sched_precisions(const struct ho_graph *g, const struct ho_profile *prof,
 			 const struct cli_list *files, struct ho_problem *p, char *metric,
 			 size_t len)
 {
-	uint32_t np = 0, offered = 0;
+	uint32_t np = 0;
 	bool seen[8] = {false};
 	struct ho_error err = {0};
 	int ret = -ENOMEM;
@@ -163,28 +217,7 @@ int cli_sched_precisions(const struct ho_graph *g, const struct ho_profile *prof
 	for (int f = 0; f < files->n; f++)
 		if ((ret = sens_file(files->v[f], p, np, seen, metric, len, error, range)))
 			goto out;
-	for (uint32_t t = 0; t < p->n; t++) {
-		uint32_t id = 0;
-
-		while (id < g->n_nodes && strcmp(g->nodes[id].name, p->task_name[t]))
-			id++;
-		if (id == g->n_nodes)
-			continue;
-		int kc = ho_kernel_class(g, &g->nodes[id]);
-		double work = ho_node_work(&g->nodes[id]);
-
-		for (uint32_t j = 0; j < p->d; j++)
-			for (uint32_t q = 1; q < np; q++) {
-				double s = error[(size_t)t * np + q] >= 0
-					       ? ho_profile_speedup(prof, (int)j,
-								    ho_rt_precisions[q], kc, work)
-					       : 0;
-
-				speedup[((size_t)t * p->d + j) * np + q] = s;
-				offered += s > 0;
-			}
-	}
-	if (!offered) {
+	if (!prec_price(g, prof, p, np, error, speedup)) {
 		cli_error(
 		    "schedule: --sensitivity: the profile gives no device a speed-up in %s for "
 		    "these nodes (heteroopt probe measures one where the CPU computes it)",

@@ -46,12 +46,23 @@ static double ho_moved_bytes(const struct ho_problem *p, const uint16_t *assign,
 	return bytes;
 }
 
-void ho_explain(const struct ho_problem *p, const uint16_t *assign, const struct ho_eval *ev,
-		const struct ho_timeline *tl, uint32_t t, char *buf, size_t n)
+void ho_explain(const struct ho_problem *p, const uint16_t *assign, const uint8_t *prec,
+		const struct ho_eval *ev, const struct ho_timeline *tl, uint32_t t, char *buf,
+		size_t n)
 {
-	uint32_t d = p->d;
+	uint32_t d = p->d, q = ho_task_precision(p, prec, t, assign[t]);
 	int here = assign[t], fastest = -1;
 	char a[32], b[32];
+
+	/* times as the task computes, in its precision where its device offers that */
+	if (q && (!tl || tl->how[t] == HO_TASK_RAN)) {
+		int k = snprintf(buf, n, "in %s: ", p->prec_name[q]);
+
+		if (k > 0 && (size_t)k < n) {
+			buf += k;
+			n -= (size_t)k;
+		}
+	}
 
 	if (tl && tl->how[t] == HO_TASK_FUSED) {
 		snprintf(buf, n, "fused into %s's kernel on this device: no time, no bytes between",
@@ -68,28 +79,29 @@ void ho_explain(const struct ho_problem *p, const uint16_t *assign, const struct
 		return;
 	}
 	for (uint32_t j = 0; j < d; j++)
-		if ((p->allowed[t] >> j & 1) && isfinite(p->comp[t * d + j]) &&
-		    (fastest < 0 || p->comp[t * d + j] < p->comp[t * d + fastest]))
+		if ((p->allowed[t] >> j & 1) && isfinite(ho_task_comp(p, prec, t, j)) &&
+		    (fastest < 0 ||
+		     ho_task_comp(p, prec, t, j) < ho_task_comp(p, prec, t, fastest)))
 			fastest = (int)j;
 	if (__builtin_popcountll(p->allowed[t]) == 1) {
 		bool pinned = false;
 
 		for (uint32_t j = 0; j < d; j++)
-			pinned |= (int)j != here && isfinite(p->comp[t * d + j]);
+			pinned |= (int)j != here && isfinite(ho_task_comp(p, prec, t, j));
 		snprintf(buf, n, "%s",
 			 pinned ? "pinned here by --pin"
 				: "the only device that supports this operator");
 		return;
 	}
-	fmt_time(p->comp[t * d + here], a, sizeof(a));
+	fmt_time(ho_task_comp(p, prec, t, here), a, sizeof(a));
 	if (fastest == here) {
 		double second = INFINITY;
 		int sj = -1;
 
 		for (uint32_t j = 0; j < d; j++)
-			if ((int)j != here && isfinite(p->comp[t * d + j]) &&
-			    p->comp[t * d + j] < second) {
-				second = p->comp[t * d + j];
+			if ((int)j != here && isfinite(ho_task_comp(p, prec, t, j)) &&
+			    ho_task_comp(p, prec, t, j) < second) {
+				second = ho_task_comp(p, prec, t, j);
 				sj = (int)j;
 			}
 		if (sj < 0) {
@@ -98,11 +110,13 @@ void ho_explain(const struct ho_problem *p, const uint16_t *assign, const struct
 		}
 		fmt_time(second, b, sizeof(b));
 		snprintf(buf, n, "fastest device: %s, %.2gx faster than on %s (%s)", a,
-			 p->comp[t * d + here] > 0 ? second / p->comp[t * d + here] : 1.0,
+			 ho_task_comp(p, prec, t, here) > 0
+			     ? second / ho_task_comp(p, prec, t, here)
+			     : 1.0,
 			 p->dev_name[sj], b);
 		return;
 	}
-	fmt_time(p->comp[t * d + fastest], b, sizeof(b));
+	fmt_time(ho_task_comp(p, prec, t, fastest), b, sizeof(b));
 	double moved = ho_moved_bytes(p, assign, t, fastest),
 	       kept = ho_moved_bytes(p, assign, t, here);
 	double cap = p->capacity[fastest];

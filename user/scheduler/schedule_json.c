@@ -260,7 +260,7 @@ int ho_schedule_write(const char *path, const struct ho_schedule_doc *doc, struc
 			char buf[256];
 			json_t *o = json_object();
 
-			ho_explain(p, s->assign, &s->ev, ran, t, buf, sizeof(buf));
+			ho_explain(p, s->assign, s->prec, &s->ev, ran, t, buf, sizeof(buf));
 			json_object_set_new(o, "task", json_string(p->task_name[t]));
 			json_object_set_new(o, "device", json_string(p->dev_name[s->assign[t]]));
 			json_object_set_new(o, "why", json_string(buf));
