@@ -1016,12 +1016,19 @@ static int ho_sim_run(struct ho_sim *s, const uint16_t *assign, uint16_t *decode
 		}
 	}
 	ev->violation += ev->n_infeasible;
-	/* devices sharing cores (box alternative_to): a plan keeps to one side; a device is
-	 * used where it was busy, which the loop above already summed */
-	for (uint32_t j = 0; p->exclusive && j < d; j++)
-		for (uint32_t k = j + 1; k < d && s->busy[j] > 0; k++)
-			if ((p->exclusive[j] >> k & 1) && s->busy[k] > 0)
-				ev->violation += 1;
+	/* devices sharing cores (box alternative_to): a plan keeps to one side.  A device is
+	 * used where any task is placed, as the runtime's loader counts it: a view or a
+	 * fused node there takes no time, but the schedule still names the device */
+	if (p->exclusive) {
+		uint64_t used = 0;
+
+		for (uint32_t t = 0; t < p->n; t++)
+			used |= 1ull << assign[t];
+		for (uint32_t j = 0; j < d; j++)
+			for (uint32_t k = j + 1; k < d && (used >> j & 1); k++)
+				if ((p->exclusive[j] >> k & 1) && (used >> k & 1))
+					ev->violation += 1;
+	}
 	if (c) {
 		if (c->max_latency > 0 && makespan > c->max_latency)
 			ev->violation += (makespan - c->max_latency) / c->max_latency;
