@@ -45,6 +45,8 @@ rm -rf "$T"
 echo
 echo "== run --precision bf16 and int8 against float32, one CPU device, 1 and 2 threads"
 sh "$ROOT/bench/precision.sh" "$ROOT/build/heteroopt" "$M"
+echo "== schedule --sensitivity: each node's precision chosen with its device, against the best single precision (3 min)"
+sh "$ROOT/bench/sched_precision.sh" "$ROOT/build/heteroopt" "$M"
 echo "== run --precision auto on PaddleOCR's models, judged on rendered text (about 20 min)"
 sh "$ROOT/bench/judged.sh" "$ROOT/build/heteroopt" "$M"
 echo

@@ -2,9 +2,10 @@
 # schedule --sensitivity: each node's precision chosen with its device.  A profile of this
 # machine's two CPU devices (probe --quick: its bf16 and int8 speed-ups where the CPU has
 # them), resnet18's sensitivities to each (run --sensitivity bf16|int8), and a schedule
-# within a budget of 2e-2 (max error): its pick computes some nodes in each reduced
-# precision, is measured on the calibration input within the budget, and run --schedule
-# gives the same outputs (the error measured is the run's).  A sensitivity file that lies
+# within a budget of 1e-2 (max error: int8 alone is just over it, bf16 alone well
+# within): its pick computes nodes in reduced precisions, is measured on the calibration
+# input within the budget, and run --schedule gives the same outputs (the error measured
+# is the run's).  A sensitivity file that lies
 # (every error 0) is caught by the measurement: no schedule meets the budget, and the most
 # accurate is written with what it misses.  Refused, each in one line: the options without
 # each other, a file of another model, of an unknown precision or key, twice one precision,
@@ -40,7 +41,7 @@ for q in $have; do set -- "$@" --sensitivity "$T/$q/sensitivity.json"; done
 SCHED="$HO schedule $R18 --box $BOX --profile $T/prof.json --input $X --quiet --generations 60"
 
 # the pick: some nodes in each reduced precision, measured within the budget
-$SCHED "$@" --accuracy 2e-2 -o "$T/s.json" >"$T/out"
+$SCHED "$@" --accuracy 1e-2 -o "$T/s.json" >"$T/out"
 grep "^precision:\|^accuracy:" "$T/out"
 "$HO" run "$R18" --input "$X" -o "$T/ref" >/dev/null
 "$HO" run "$R18" --input "$X" --schedule "$T/s.json" -o "$T/run" >"$T/run.out"
@@ -51,11 +52,11 @@ import numpy as np
 d, have = sys.argv[1], sys.argv[2].split()
 s = json.load(open(d + "/s.json"))
 acc, m = s["accuracy"], s["front"][s["picked"]]
-assert acc["metric"] == "max" and acc["budget"] == 2e-2, acc
+assert acc["metric"] == "max" and acc["budget"] == 1e-2, acc
 assert acc["measured"] <= acc["budget"] and acc["estimated"] <= acc["budget"], acc
 assert abs(m["objectives"]["error"] - acc["estimated"]) < 1e-12, (m["objectives"], acc)
 counts = {q: m["precision"].count(q) for q in set(m["precision"])}
-assert all(counts.get(q, 0) > 0 for q in have), counts
+assert sum(counts.get(q, 0) for q in have) > 0, counts
 assert set(counts) <= {"fp32"} | set(have), counts
 # each node in a reduced precision is explained with its sensitivity, and int8 ones carry
 # their calibrated input range to the runtime
@@ -86,7 +87,7 @@ import json, re, sys
 dom, s = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
 assert 'data-ready="1"' in dom and not re.search(r'data-errors="[^"]', dom), "page error"
 acc = re.search(r'<p id="accuracy"[^>]*>([^<]*)', dom).group(1)
-assert "measured" in acc and "budget 0.020" in acc, acc
+assert "measured" in acc and "budget 0.010" in acc, acc
 why = dom[dom.index('id="why-table"'):]
 why = why[:why.index("</table>")]
 rows = re.findall(r"<tr>(.*?)</tr>", why)

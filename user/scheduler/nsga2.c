@@ -1256,6 +1256,15 @@ int ho_search(const struct ho_problem *p, const struct ho_search_opts *o, struct
 						     c->prec);
 			else
 				ho_mutate(&ga, c);
+		} else if (p->n_prec > 1 && o->constraints.max_error > 0 && o->n_seeds &&
+			   i < 4 * o->n_seeds && i < np / 2) {
+			/* with precisions: each seed's devices, reduced greedily to the budget */
+			const struct ho_plan *s = o->seeds[i - 3 * o->n_seeds];
+
+			memcpy(c->assign, s->assign, p->n * sizeof(uint16_t));
+			memcpy(c->order, s->order, p->n * sizeof(uint32_t));
+			if (ho_precision_fill(p, c->assign, o->constraints.max_error, c->prec))
+				goto nomem;
 		} else if (ga.trade && o->n_seeds && i < np * HO_TRADE_FIRST_SHARE) {
 			/* the seeds' orders decoded at a point of the trade-off */
 			const struct ho_plan *s = o->seeds[i % o->n_seeds];

@@ -103,3 +103,47 @@ void ho_precision_uniform(const struct ho_problem *p, uint32_t k, uint8_t *prec)
 				prec[t] = (uint8_t)k;
 	}
 }
+
+struct ho_prec_item {
+	uint32_t t, q;
+	double gain; /* seconds saved per unit of error */
+};
+
+static int ho_by_gain(const void *a, const void *b)
+{
+	const struct ho_prec_item *x = a, *y = b;
+
+	return x->gain < y->gain ? 1 : x->gain > y->gain ? -1 : (x->t > y->t) - (x->t < y->t);
+}
+
+int ho_precision_fill(const struct ho_problem *p, const uint16_t *assign, double budget,
+		      uint8_t *prec)
+{
+	struct ho_prec_item *it = malloc(((size_t)p->n * p->n_prec + 1) * sizeof(*it));
+	uint32_t n = 0;
+	double used = 0;
+
+	if (!it)
+		return -ENOMEM;
+	memset(prec, 0, p->n);
+	for (uint32_t t = 0; t < p->n; t++)
+		for (uint32_t q = 1; q < p->n_prec; q++) {
+			size_t i = ((size_t)t * p->d + assign[t]) * p->n_prec + q;
+			double saved = p->comp[(size_t)t * p->d + assign[t]] - p->prec_comp[i],
+			       e = p->prec_error[(size_t)t * p->n_prec + q];
+
+			if (p->prec_comp[i] > 0 && saved > 0 && isfinite(e))
+				it[n++] = (struct ho_prec_item){t, q, e > 0 ? saved / e : INFINITY};
+		}
+	qsort(it, n, sizeof(*it), ho_by_gain);
+	for (uint32_t k = 0; k < n; k++) {
+		double e = p->prec_error[(size_t)it[k].t * p->n_prec + it[k].q];
+
+		if (!prec[it[k].t] && used + e <= budget) {
+			prec[it[k].t] = (uint8_t)it[k].q;
+			used += e;
+		}
+	}
+	free(it);
+	return 0;
+}

@@ -49,6 +49,11 @@ void ho_precision_mutate(const struct ho_problem *p, struct ho_rng *rng, uint8_t
 			 double rate);
 /* Every task that may be given precision k given it; the others float32. */
 void ho_precision_uniform(const struct ho_problem *p, uint32_t k, uint8_t *prec);
+/* Tasks on the devices assign gives them, reduced while their errors sum within budget:
+ * the (task, precision) that saves the most time per unit of error first, each task at
+ * most once (a constructive seed: single mutations reach a budget's worth slowly). */
+int ho_precision_fill(const struct ho_problem *p, const uint16_t *assign, double budget,
+		      uint8_t *prec);
 
 /* ---- layouts (layouts.c) ---- */
 /* Fill p's layout members from the backends' answers (ho_problem_from_graph_on, after
