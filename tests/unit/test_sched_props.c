@@ -537,6 +537,23 @@ static void random_dags(void)
 	printf("  random DAGs: %u checked, the search beat HEFT on %u\n", graphs, improved);
 }
 
+/* model (the models folder's) with input bind, scheduled on box: 0, or the error in err. */
+static int load_problem(const char *path, const char *bind, const char *box_path,
+			struct ho_graph **g, struct ho_box **box, struct ho_problem **p,
+			struct ho_error *err)
+{
+	char in[64];
+	int64_t dims[HO_MAX_RANK];
+	int rank;
+
+	if (ho_onnx_load(path, NULL, g, err) ||
+	    ho_parse_shape_arg(bind, in, sizeof(in), dims, &rank, err) ||
+	    ho_graph_bind_input(*g, in, dims, rank, err) || ho_shape_infer(*g, err))
+		return -1;
+	ho_features_compute(*g);
+	return ho_box_load(box_path, box, err) || ho_problem_from_graph(*g, *box, NULL, p, err);
+}
+
 static void real_models(void)
 {
 	static const struct {
@@ -556,24 +573,18 @@ static void real_models(void)
 	uint32_t obj = 1u << HO_OBJ_LATENCY | 1u << HO_OBJ_MEMORY | 1u << HO_OBJ_ENERGY;
 
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-		char path[4096], in[64], what[128];
+		char path[4096], what[128];
 		struct ho_graph *g = NULL;
 		struct ho_box *box = NULL;
 		struct ho_problem *p = NULL;
 		struct ho_error err;
-		int64_t dims[HO_MAX_RANK];
-		int rank;
 
 		if (t_model_path(path, sizeof(path), cases[c].model)) {
 			t_model_skipped(cases[c].model);
 			continue;
 		}
 		snprintf(what, sizeof(what), "%s on %s", cases[c].model, cases[c].box);
-		if (ho_onnx_load(path, NULL, &g, &err) ||
-		    ho_parse_shape_arg(cases[c].bind, in, sizeof(in), dims, &rank, &err) ||
-		    ho_graph_bind_input(g, in, dims, rank, &err) || ho_shape_infer(g, &err) ||
-		    (ho_features_compute(g), ho_box_load(cases[c].box, &box, &err)) ||
-		    ho_problem_from_graph(g, box, NULL, &p, &err) ||
+		if (load_problem(path, cases[c].bind, cases[c].box, &g, &box, &p, &err) ||
 		    (cases[c].pin_op &&
 		     ho_problem_pin(p, cases[c].pin_op, cases[c].pin_dev, &err))) {
 			T_CHECK(0, "%s: %s", what, err.msg);
@@ -663,23 +674,18 @@ static double plan_error(const struct ho_problem *p, const struct ho_solution *s
 static void precisions(void)
 {
 	static const char *const names[] = {"fp32", "bf16", "int8"};
-	char path[4096], in[64];
+	char path[4096];
 	struct ho_graph *g = NULL;
 	struct ho_box *box = NULL;
 	struct ho_problem *p = NULL;
 	struct ho_error err;
-	int64_t dims[HO_MAX_RANK];
-	int rank;
 
 	if (t_model_path(path, sizeof(path), "resnet18.onnx")) {
 		t_model_skipped("resnet18.onnx");
 		return;
 	}
-	if (ho_onnx_load(path, NULL, &g, &err) ||
-	    ho_parse_shape_arg("input=1x3x224x224", in, sizeof(in), dims, &rank, &err) ||
-	    ho_graph_bind_input(g, in, dims, rank, &err) || ho_shape_infer(g, &err) ||
-	    (ho_features_compute(g), ho_box_load("boxes/this-machine-cpu-emu.json", &box, &err)) ||
-	    ho_problem_from_graph(g, box, NULL, &p, &err)) {
+	if (load_problem(path, "input=1x3x224x224", "boxes/this-machine-cpu-emu.json", &g, &box, &p,
+			 &err)) {
 		T_CHECK(0, "precisions: %s", err.msg);
 		goto out;
 	}
