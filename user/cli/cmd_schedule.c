@@ -65,7 +65,8 @@ static const struct cli_opt schedule_opts[] = {
      "comma-separated, of latency, memory, energy, throughput,\n"
      "balance (default latency,throughput,energy; energy is left\n"
      "off where the box gives no power figures); device capacity\n"
-     "is always enforced: add memory when it is tight",
+     "is always enforced: add memory when it is tight; error\n"
+     "joins them with --sensitivity",
      SA(objectives), 0, 0},
     {"--constraint", NULL, CLI_LIST, "C",
      "latency<=TIME (units s, ms, us; a bare number is seconds) or\n"
