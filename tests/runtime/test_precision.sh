@@ -152,7 +152,7 @@ line = re.search(r"^run: (\d+) nodes computed in (\w+)(?: and (\d+) in (\w+))?",
 ran = {line.group(2): int(line.group(1))} if line else {}
 if line and line.group(3):
     ran[line.group(4)] = int(line.group(3))
-assert {p: n for p, (n, u) in took.items() if n} == ran, (took, ran)
+assert {p: n for p, (n, u) in took.items() if n} == ran, (took, ran, log)
 assert sum(n for n, u in took.values()) <= 20
 assert err <= budget and abs(err - float(said.group(1))) <= 6e-3 * err + 1e-12, (err, said.group(1), budget)
 if case == "1":

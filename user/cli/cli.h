@@ -69,8 +69,9 @@ struct cli_sched_check {
 };
 /* How many front members are measured before the most accurate is taken. */
 #define CLI_SCHED_TRIES 4
-/* Front member *picked measured, then while over the budget the next slower one, up to
- * CLI_SCHED_TRIES; none within it: the most accurate.  *picked and *measured say which
+/* Front member *picked measured, then while over the budget the fastest other whose
+ * estimate, scaled by how far the estimates fell short, fits, up to CLI_SCHED_TRIES; none
+ * within it: the most accurate.  *picked and *measured say which
  * and what it measured; 0, or -errno printed. */
 int cli_sched_check(const struct ho_graph *g, const struct ho_front *f,
 		    const struct cli_sched_check *s, int *picked, double *measured);

@@ -297,14 +297,18 @@ int cli_sched_check(const struct ho_graph *g, const struct ho_front *f,
 {
 	struct ho_rt *ref = NULL;
 	struct ho_error err = {0};
-	int tried = 0, best = -1, ret = prec_run(g, NULL, s->in, &ref, &err);
-	double e = INFINITY;
+	int tried = 0, best = -1, ret = prec_run(g, NULL, s->in, &ref, &err), seen[CLI_SCHED_TRIES];
+	double e = INFINITY, short_by = 1;
 
 	if (ret) {
 		cli_error("schedule: float32 on the inputs: %s", err.msg);
 		goto out;
 	}
-	/* the pick, then the others fastest first, until one measures within the budget */
+	/*
+	 * The pick, then while it measures over the budget the fastest member not yet run whose
+	 * estimate, scaled by the most the estimates fell short so far, fits: near the budget
+	 * the fastest are those the estimate flatters, and their neighbours would be too.
+	 */
 	for (int m = *picked; !ret && m >= 0 && tried < CLI_SCHED_TRIES; tried++) {
 		if ((ret = prec_member_error(g, s, m, ref, &e)))
 			break;
@@ -315,13 +319,23 @@ int cli_sched_check(const struct ho_graph *g, const struct ho_front *f,
 			*measured = e;
 			goto out;
 		}
+		double est = f->sol[m].ev.obj[HO_OBJ_ERROR];
 		int next = -1;
 
-		for (uint32_t i = 0; i < f->n; i++)
-			if (f->sol[i].ev.obj[HO_OBJ_LATENCY] > f->sol[m].ev.obj[HO_OBJ_LATENCY] &&
+		short_by = fmax(short_by, est > 0 ? e / est : INFINITY);
+		seen[tried] = m;
+		for (uint32_t i = 0; i < f->n; i++) {
+			bool run = false;
+
+			for (int k = 0; k <= tried; k++)
+				run |= seen[k] == (int)i;
+			/* a NaN (0 times infinity: an estimate of 0 that measured over) never fits
+			 */
+			if (!run && f->sol[i].ev.obj[HO_OBJ_ERROR] * short_by <= s->budget &&
 			    (next < 0 || f->sol[i].ev.obj[HO_OBJ_LATENCY] <
 					     f->sol[next].ev.obj[HO_OBJ_LATENCY]))
 				next = (int)i;
+		}
 		m = next;
 	}
 	/* none fits: the most accurate, with the budget it misses */
