@@ -137,6 +137,9 @@ struct ho_graph;
 struct ho_rt_placement;
 struct ho_rt_report;
 typedef struct json_t json_t;
+/* The first key of object o that keys (NULL-terminated) does not list, or NULL: the check
+ * the CLI's own files (plans, sensitivities) make. */
+const char *cli_odd_key(json_t *o, const char *const *keys);
 /* An operator's class ("compute", "memory", ...; "other" when unknown): what colours it. */
 const char *cli_op_class(const char *op);
 /* What `run --save-run` writes: devices, the last run's nodes and copies, the latencies. */

@@ -49,8 +49,8 @@ int cli_plan_write(const char *path, const struct ho_graph *g, const char *const
 	return ret;
 }
 
-/* Only the keys named, each of the type asked: the first other one, or NULL. */
-static const char *plan_odd_key(json_t *o, const char *const *keys)
+/* The first key of o not in keys, or NULL (cli.h). */
+const char *cli_odd_key(json_t *o, const char *const *keys)
 {
 	const char *k;
 	json_t *v;
@@ -74,7 +74,7 @@ static int plan_node(const char *path, const struct ho_graph *g, json_t *e, cons
 	static const char *const keys[] = {"index", "node", "precision", "range", NULL};
 	json_t *ix = json_object_get(e, "index"), *nm = json_object_get(e, "node"),
 	       *pr = json_object_get(e, "precision"), *rg = json_object_get(e, "range");
-	const char *odd = json_is_object(e) ? plan_odd_key(e, keys) : NULL;
+	const char *odd = json_is_object(e) ? cli_odd_key(e, keys) : NULL;
 	json_int_t i = json_is_integer(ix) ? json_integer_value(ix) : -1;
 	const char *p = json_string_value(pr);
 
@@ -140,7 +140,7 @@ int cli_plan_read(const char *path, const struct ho_graph *g, const char ***want
 		goto out;
 	}
 	nodes = json_object_get(o, "nodes");
-	if (!json_is_object(o) || (odd = plan_odd_key(o, keys)) || !json_is_array(nodes)) {
+	if (!json_is_object(o) || (odd = cli_odd_key(o, keys)) || !json_is_array(nodes)) {
 		cli_error("run: %s: %s%s%s", path,
 			  json_is_object(o) && odd ? "unknown key '" : "not a precision plan ",
 			  json_is_object(o) && odd ? odd : "(an object with \"nodes\")",

@@ -24,24 +24,6 @@
 static const char *const sens_keys[] = {"precision", "metric", "all_nodes_error", "nodes", NULL};
 static const char *const sens_node_keys[] = {"node", "op", "error", "range", NULL};
 
-/* The first key of o not in keys, or NULL. */
-static const char *odd_key(json_t *o, const char *const *keys)
-{
-	const char *k;
-	json_t *v;
-
-	json_object_foreach(o, k, v)
-	{
-		uint32_t i = 0;
-
-		while (keys[i] && strcmp(keys[i], k))
-			i++;
-		if (!keys[i])
-			return k;
-	}
-	return NULL;
-}
-
 /* The task named name, or -1. */
 static int32_t task_named(const struct ho_problem *p, const char *name)
 {
@@ -66,7 +48,7 @@ static int sens_nodes(const char *path, const struct ho_problem *p, json_t *node
 		json_t *err = json_object_get(e, "error"), *r = json_object_get(e, "range");
 		int32_t t = name ? task_named(p, name) : -1;
 
-		if (!json_is_object(e) || (k = odd_key(e, sens_node_keys))) {
+		if (!json_is_object(e) || (k = cli_odd_key(e, sens_node_keys))) {
 			cli_error("schedule: --sensitivity %s: nodes[%zu]%s%s%s", path, i,
 				  json_is_object(e) ? ": unknown key '" : " is not an object",
 				  json_is_object(e) ? k : "", json_is_object(e) ? "'" : "");
@@ -131,7 +113,7 @@ static int sens_file(const char *path, const struct ho_problem *p, uint32_t np, 
 	}
 	while (prec && ho_rt_precisions[q] && strcmp(prec, ho_rt_precisions[q]))
 		q++;
-	if ((k = odd_key(root, sens_keys)))
+	if ((k = cli_odd_key(root, sens_keys)))
 		cli_error("schedule: --sensitivity %s: unknown key '%s'", path, k);
 	else if (!prec || !ho_rt_precisions[q] || q >= np)
 		cli_error("schedule: --sensitivity %s: precision '%s' is none of the reduced "
