@@ -117,6 +117,36 @@ echo "sensitivities that lie: $(cat "$T/lie.err")"
 grep "^accuracy:" "$T/lie.out"
 $PY -c "import json,sys; a=json.load(open(sys.argv[1]))['accuracy']; assert a['measured'] > a['budget'] and a['estimated'] == 0, a" "$T/lie.json"
 
+# each node priced by its own speed-up, as run --sensitivity measured it: files whose
+# seconds say every node of one precision is 10 times slower in it give a pick with none in it
+for q in $have; do
+	$PY - "$T/$q/sensitivity.json" <<'PYEOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["nodes"] and all(len(n["seconds"]) == 2 and min(n["seconds"]) > 0 for n in s["nodes"]), s["nodes"][0]
+PYEOF
+done
+for slow in $have; do
+	set --
+	for q in $have; do
+		f=$T/$q/sensitivity.json
+		if [ $q = $slow ]; then
+			$PY -c "import json,sys; s=json.load(open(sys.argv[1])); [n.update(seconds=[n['seconds'][0], 10 * n['seconds'][0]]) for n in s['nodes']]; json.dump(s, open(sys.argv[2], 'w'))" \
+				"$f" "$T/slow_$q.json"
+			f=$T/slow_$q.json
+		fi
+		set -- "$@" --sensitivity "$f"
+	done
+	$SCHED "$@" --accuracy 1e-2 -o "$T/slow.json" >/dev/null
+	$PY - "$T/slow.json" $slow <<'PYEOF'
+import json, sys
+s, slow = json.load(open(sys.argv[1])), sys.argv[2]
+m = s["front"][s["picked"]]
+assert slow not in m["precision"], f"{m['precision'].count(slow)} nodes in {slow}, measured 10x slower"
+print(f"{slow} said 10x slower on every node: the pick has {len(m['precision']) - m['precision'].count('fp32')} reduced nodes, none in {slow}")
+PYEOF
+done
+
 # refusals
 first=$(echo $have | cut -d' ' -f1)
 F=$T/$first/sensitivity.json
@@ -142,6 +172,7 @@ put("fp16", precision="fp16")
 put("key", budget=1)
 put("other", nodes=[dict(s["nodes"][0], node="/features/features.0/features.0.0/Conv")])
 put("neg", nodes=[dict(s["nodes"][0], error=-1)])
+put("secs", nodes=[dict(s["nodes"][0], seconds=[1e-3, 0])])
 PYEOF
 refused "an unknown precision" "precision 'fp16' is none of the reduced precisions" \
 	$SCHED --sensitivity "$T/fp16.json" --accuracy 1e-2 -o "$T/n.json"
@@ -150,6 +181,8 @@ refused "another model's file" "nodes\[0\]: names no node of the model" \
 	$SCHED --sensitivity "$T/other.json" --accuracy 1e-2 -o "$T/n.json"
 refused "a negative error" "nodes\[0\]: its error must be a number >= 0" \
 	$SCHED --sensitivity "$T/neg.json" --accuracy 1e-2 -o "$T/n.json"
+refused "a time of 0" "nodes\[0\]: seconds must be \[float32, $first\], each > 0" \
+	$SCHED --sensitivity "$T/secs.json" --accuracy 1e-2 -o "$T/n.json"
 $PY -c "import json,sys; s=json.load(open(sys.argv[1])); m=s['front'][s['picked']]; m['precision'][0]='fp16'; json.dump(s, open(sys.argv[2], 'w'))" \
 	"$T/s.json" "$T/bad_sched.json"
 refused "a schedule's unknown precision" "schedule: task '.*' has precision 'fp16'" \

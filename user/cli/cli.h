@@ -48,17 +48,19 @@ double cli_accuracy_error(const struct ho_graph *g, const struct cli_accuracy *m
 const char *cli_accuracy_name(const struct cli_accuracy *m, char *buf, size_t len);
 
 /* schedule --sensitivity (schedule_precision.c): the files read into p's precisions, priced
- * by prof's speed-ups; the files' metric into metric.  0, or -errno printed. */
+ * by each node's measured speed-up on box's CPUs, else prof's; the files' metric into
+ * metric.  0, or -errno printed. */
 struct ho_problem;
+struct ho_box;
 struct ho_profile;
 struct ho_front;
-int cli_sched_precisions(const struct ho_graph *g, const struct ho_profile *prof,
-			 const struct cli_list *files, struct ho_problem *p, char *metric,
-			 size_t len);
+int cli_sched_precisions(const struct ho_graph *g, const struct ho_box *box,
+			 const struct ho_profile *prof, const struct cli_list *files,
+			 struct ho_problem *p, char *metric, size_t len);
 /* p priced in every precision prof has a speed-up for, each task a candidate with no error:
  * what report simulates a schedule's precisions with.  0, -ENOENT (none), or -errno. */
-int cli_sched_precisions_priced(const struct ho_graph *g, const struct ho_profile *prof,
-				struct ho_problem *p);
+int cli_sched_precisions_priced(const struct ho_graph *g, const struct ho_box *box,
+				const struct ho_profile *prof, struct ho_problem *p);
 /* What measures a schedule's error: the schedule written at path (for box, model), run on
  * the inputs against float32 on one CPU, judged by acc. */
 struct cli_sched_check {

@@ -115,7 +115,7 @@ static struct ho_problem *report_problem(const char *spath, const json_t *s, con
 		goto fail;
 	/* a schedule of precisions: its members' times are simulated in theirs */
 	if (json_object_get(s, "accuracy") && p->n == json_array_size(json_object_get(s, "tasks")))
-		cli_sched_precisions_priced(*g, *prof, p);
+		cli_sched_precisions_priced(*g, *box, *prof, p);
 	if (p->n != json_array_size(json_object_get(s, "tasks"))) {
 		snprintf(why, wn, "%.300s now has %u tasks, the schedule %zu: memory not shown",
 			 model, p->n, json_array_size(json_object_get(s, "tasks")));

@@ -296,7 +296,7 @@ static int load_problem(struct sched_args *a, struct ho_graph **g, struct ho_box
 		return -1;
 	}
 	if (a->sensitivity.n) {
-		if (cli_sched_precisions(*g, *prof, &a->sensitivity, *p, a->metric,
+		if (cli_sched_precisions(*g, *box, *prof, &a->sensitivity, *p, a->metric,
 					 sizeof(a->metric)))
 			return -1;
 		a->so.constraints.max_error = a->budget;

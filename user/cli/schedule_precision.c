@@ -22,7 +22,14 @@
 #include "heteroopt/sched.h"
 
 static const char *const sens_keys[] = {"precision", "metric", "all_nodes_error", "nodes", NULL};
-static const char *const sens_node_keys[] = {"node", "op", "error", "range", NULL};
+static const char *const sens_node_keys[] = {"node", "op", "error", "range", "seconds", NULL};
+
+/* What the files say of each (task, reduced precision), indexed t * np + q. */
+struct sens_read {
+	double *error;	 /* alone in q, scaled (sens_scale); < 0: not measured, no candidate */
+	double *speedup; /* float32's time over q's, as measured on a CPU; 0: not measured */
+	float *range;	 /* int8's [lo, hi] per task; NaN: none */
+};
 
 /* The task named name, or -1. */
 static int32_t task_named(const struct ho_problem *p, const char *name)
@@ -33,9 +40,20 @@ static int32_t task_named(const struct ho_problem *p, const char *name)
 	return -1;
 }
 
-/* One file's nodes: their errors (and ranges) as precision q's, into error and range. */
+/* A node's "seconds": [float32, q] -> float32's over q's (0: none given); < 0: malformed. */
+static double sens_speedup(json_t *s)
+{
+	double a = json_number_value(json_array_get(s, 0)),
+	       b = json_number_value(json_array_get(s, 1));
+
+	if (!s)
+		return 0;
+	return json_array_size(s) == 2 && a > 0 && b > 0 && isfinite(a) && isfinite(b) ? a / b : -1;
+}
+
+/* One file's nodes: their errors, measured speed-ups and ranges as precision q's, into r. */
 static int sens_nodes(const char *path, const struct ho_problem *p, json_t *nodes, uint32_t q,
-		      uint32_t np, double *error, float *range)
+		      uint32_t np, const struct sens_read *r)
 {
 	size_t i;
 	json_t *e;
@@ -45,8 +63,9 @@ static int sens_nodes(const char *path, const struct ho_problem *p, json_t *node
 	json_array_foreach(nodes, i, e)
 	{
 		const char *name = json_string_value(json_object_get(e, "node")), *k;
-		json_t *err = json_object_get(e, "error"), *r = json_object_get(e, "range");
+		json_t *err = json_object_get(e, "error"), *rg = json_object_get(e, "range");
 		int32_t t = name ? task_named(p, name) : -1;
+		double s = sens_speedup(json_object_get(e, "seconds"));
 
 		if (!json_is_object(e) || (k = cli_odd_key(e, sens_node_keys))) {
 			cli_error("schedule: --sensitivity %s: nodes[%zu]%s%s%s", path, i,
@@ -61,19 +80,27 @@ static int sens_nodes(const char *path, const struct ho_problem *p, json_t *node
 					: "its error must be a number >= 0");
 			return -EINVAL;
 		}
-		error[(size_t)t * np + q] = json_number_value(err);
-		if (!r)
+		if (s < 0) {
+			cli_error(
+			    "schedule: --sensitivity %s: nodes[%zu]: seconds must be [float32, "
+			    "%s], each > 0",
+			    path, i, ho_rt_precisions[q]);
+			return -EINVAL;
+		}
+		r->error[(size_t)t * np + q] = json_number_value(err);
+		r->speedup[(size_t)t * np + q] = s;
+		if (!rg)
 			continue;
-		double lo = json_number_value(json_array_get(r, 0)),
-		       hi = json_number_value(json_array_get(r, 1));
+		double lo = json_number_value(json_array_get(rg, 0)),
+		       hi = json_number_value(json_array_get(rg, 1));
 
-		if (json_array_size(r) != 2 || !isfinite(lo) || !isfinite(hi) || !(lo <= hi)) {
+		if (json_array_size(rg) != 2 || !isfinite(lo) || !isfinite(hi) || !(lo <= hi)) {
 			cli_error("schedule: --sensitivity %s: nodes[%zu]: range must be [lo, hi]",
 				  path, i);
 			return -EINVAL;
 		}
-		range[((size_t)t * np + q) * 2] = (float)lo;
-		range[((size_t)t * np + q) * 2 + 1] = (float)hi;
+		r->range[((size_t)t * np + q) * 2] = (float)lo;
+		r->range[((size_t)t * np + q) * 2 + 1] = (float)hi;
 	}
 	return 0;
 }
@@ -98,7 +125,7 @@ static void sens_scale(const struct ho_problem *p, uint32_t q, uint32_t np, doub
 
 /* One file: its precision (once), its metric (the others'), its nodes. */
 static int sens_file(const char *path, const struct ho_problem *p, uint32_t np, bool *seen,
-		     char *metric, size_t len, double *error, float *range)
+		     char *metric, size_t len, const struct sens_read *r)
 {
 	json_error_t jerr;
 	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
@@ -130,9 +157,9 @@ static int sens_file(const char *path, const struct ho_problem *p, uint32_t np, 
 		 !(json_number_value(json_object_get(root, "all_nodes_error")) >= 0))
 		cli_error("schedule: --sensitivity %s: all_nodes_error must be a number >= 0",
 			  path);
-	else if (!(ret = sens_nodes(path, p, json_object_get(root, "nodes"), q, np, error, range)))
+	else if (!(ret = sens_nodes(path, p, json_object_get(root, "nodes"), q, np, r)))
 		sens_scale(p, q, np, json_number_value(json_object_get(root, "all_nodes_error")),
-			   error);
+			   r->error);
 	if (!ret) {
 		seen[q] = true;
 		snprintf(metric, len, "%s", m);
@@ -141,11 +168,17 @@ static int sens_file(const char *path, const struct ho_problem *p, uint32_t np, 
 	return ret;
 }
 
-/* speedup filled from prof for every task whose error in q was measured (error >= 0):
- * how many (task, device, precision) the profile prices. */
-static uint32_t prec_price(const struct ho_graph *g, const struct ho_profile *prof,
-			   const struct ho_problem *p, uint32_t np, const double *error,
-			   double *speedup)
+/*
+ * speedup filled for every task whose error in q was measured (error >= 0): on a device
+ * the profile gives q, the task's own speed-up where the file measured one and the device
+ * is a CPU (run --sensitivity runs on one), else the profile's for its kernel class and
+ * work.  A class's speed-up misprices its odd members: regnet's grouped convolutions
+ * gained far more in int8 than the dense ones the probe timed, and a schedule that
+ * priced them so lost to int8 alone.  How many (task, device, precision) are priced.
+ */
+static uint32_t prec_price(const struct ho_graph *g, const struct ho_box *box,
+			   const struct ho_profile *prof, const struct ho_problem *p, uint32_t np,
+			   const struct sens_read *r, double *speedup)
 {
 	uint32_t offered = 0;
 
@@ -161,11 +194,14 @@ static uint32_t prec_price(const struct ho_graph *g, const struct ho_profile *pr
 
 		for (uint32_t j = 0; j < p->d; j++)
 			for (uint32_t q = 1; q < np; q++) {
-				double s = error[(size_t)t * np + q] >= 0
+				double s = r->error[(size_t)t * np + q] >= 0
 					       ? ho_profile_speedup(prof, (int)j,
 								    ho_rt_precisions[q], kc, work)
-					       : 0;
+					       : 0,
+				       own = r->speedup ? r->speedup[(size_t)t * np + q] : 0;
 
+				if (s > 0 && own > 0 && !strcmp(box->dev[j].kind, "cpu"))
+					s = own;
 				speedup[((size_t)t * p->d + j) * np + q] = s;
 				offered += s > 0;
 			}
@@ -173,8 +209,8 @@ static uint32_t prec_price(const struct ho_graph *g, const struct ho_profile *pr
 	return offered;
 }
 
-int cli_sched_precisions_priced(const struct ho_graph *g, const struct ho_profile *prof,
-				struct ho_problem *p)
+int cli_sched_precisions_priced(const struct ho_graph *g, const struct ho_box *box,
+				const struct ho_profile *prof, struct ho_problem *p)
 {
 	uint32_t np = 0;
 	struct ho_error err = {0};
@@ -186,7 +222,7 @@ int cli_sched_precisions_priced(const struct ho_graph *g, const struct ho_profil
 	       *speedup = calloc((size_t)p->n * p->d * np + 1, sizeof(double));
 
 	if (error && speedup)
-		ret = prec_price(g, prof, p, np, error, speedup)
+		ret = prec_price(g, box, prof, p, np, &(struct sens_read){.error = error}, speedup)
 			  ? ho_problem_set_precisions(p, np, ho_rt_precisions, speedup, error, NULL,
 						      &err)
 			  : -ENOENT;
@@ -195,9 +231,9 @@ int cli_sched_precisions_priced(const struct ho_graph *g, const struct ho_profil
 	return ret;
 }
 
-int cli_sched_precisions(const struct ho_graph *g, const struct ho_profile *prof,
-			 const struct cli_list *files, struct ho_problem *p, char *metric,
-			 size_t len)
+int cli_sched_precisions(const struct ho_graph *g, const struct ho_box *box,
+			 const struct ho_profile *prof, const struct cli_list *files,
+			 struct ho_problem *p, char *metric, size_t len)
 {
 	uint32_t np = 0;
 	bool seen[8] = {false};
@@ -207,11 +243,13 @@ int cli_sched_precisions(const struct ho_graph *g, const struct ho_profile *prof
 	while (ho_rt_precisions[np])
 		np++;
 	double *error = malloc(((size_t)p->n * np + 1) * sizeof(double)),
+	       *own = calloc((size_t)p->n * np + 1, sizeof(double)),
 	       *speedup = calloc((size_t)p->n * p->d * np + 1, sizeof(double));
 	float *range = malloc((2 * (size_t)p->n * np + 1) * sizeof(float));
+	const struct sens_read r = {error, own, range};
 
 	*metric = '\0';
-	if (!error || !speedup || !range) {
+	if (!error || !own || !speedup || !range) {
 		cli_error("schedule: out of memory");
 		goto out;
 	}
@@ -220,9 +258,9 @@ int cli_sched_precisions(const struct ho_graph *g, const struct ho_profile *prof
 	for (size_t i = 0; i < 2 * (size_t)p->n * np; i++)
 		range[i] = NAN;
 	for (int f = 0; f < files->n; f++)
-		if ((ret = sens_file(files->v[f], p, np, seen, metric, len, error, range)))
+		if ((ret = sens_file(files->v[f], p, np, seen, metric, len, &r)))
 			goto out;
-	if (!prec_price(g, prof, p, np, error, speedup)) {
+	if (!prec_price(g, box, prof, p, np, &r, speedup)) {
 		cli_error(
 		    "schedule: --sensitivity: the profile gives no device a speed-up in %s for "
 		    "these nodes (heteroopt probe measures one where the CPU computes it)",
@@ -234,6 +272,7 @@ int cli_sched_precisions(const struct ho_graph *g, const struct ho_profile *prof
 		cli_error("schedule: %s", err.msg);
 out:
 	free(error);
+	free(own);
 	free(speedup);
 	free(range);
 	return ret;
