@@ -132,7 +132,8 @@ PYEOF
 # --precision auto --accuracy: per node int8, bf16 or float32 (each where the CPU has it:
 # ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI leaves int8 alone), within the budget by a float32
 # run made apart, and the nodes it says it put in each precision those the report marks;
-# a budget of 1 takes every node int8 helps.
+# a budget of 1 takes every node int8 helps, or every node bf16 helps where that alone
+# saves more as measured.
 for b in 5e-4 1e-2 1 vnni; do
 	isa="" budget=$b
 	[ $b = vnni ] && isa=AVX512_CORE_VNNI budget=1e-2
@@ -155,8 +156,8 @@ if line and line.group(3):
 assert {p: n for p, (n, u) in took.items() if n} == ran, (took, ran, log)
 assert sum(n for n, u in took.values()) <= 20
 assert err <= budget and abs(err - float(said.group(1))) <= 6e-3 * err + 1e-12, (err, said.group(1), budget)
-if case == "1":
-    assert took["int8"][0] == took["int8"][1] > 0, took
+if case == "1":  # every node int8 helps; or, where bf16 alone saves more (AMX: close), bf16's
+    assert any(n == u > 0 for n, u in took.values()), took
 if case == "vnni":  # int8 alone: the CPU has no bf16 as oneDNN is held
     assert set(took) == {"int8"} and "precision auto: no bf16 (" in log, log
 print(f"auto within {budget:g}{' (no bf16)' if case == 'vnni' else ''}: "
