@@ -739,6 +739,75 @@ PYEOF
 	$PY "$ROOT/tests/runtime/compare.py" "$T/hs9.ref.npy" "$T/hs9.out/hs9.npy" "folded opset 9 hard-swish vs PyTorch"
 }
 
+# A scale and shift by constants after a Conv folded into its weights and bias at load
+# (user/graph/conv_affine.c): PaddlePaddle's Mul by a scalar (written first) then Add of
+# one before a hard-swish (all three into the Conv's kernel), a per-channel Mul then a
+# Div by a scalar with no bias, a Sub of a per-channel constant; and the near misses that
+# stay: an Add with no bias to take it (its Mul folds), a weight two Convs share, a Conv
+# whose output is a graph output too, a constant along the width, a constant minus the
+# map.  inspect's counts, and every output against PyTorch.
+[ "$PART" = ort ] || {
+	$PY - "$T" <<'PYEOF'
+import sys
+import numpy as np
+import onnx
+import torch
+from onnx import TensorProto, helper, numpy_helper
+
+rng = np.random.default_rng(13)
+C, H, W = 16, 9, 11
+F = lambda a, n: numpy_helper.from_array(np.asarray(a, np.float32), n)
+r = lambda *s: rng.standard_normal(s).astype(np.float32)
+w = {k: r(C, C, 3, 3) * 0.2 for k in ("w1", "w2", "w3", "w4", "ws", "w6", "w7", "w8")}
+b = {k: r(C) for k in ("b1", "b4", "b6")}
+k = {"s1": r(1), "a1": r(1), "s2": r(1, C, 1, 1), "d2": np.array([2.5], np.float32), "s3": r(1), "a3": r(1),
+     "a4": r(C, 1, 1), "s5": r(1), "s6": r(1), "s7": r(1, 1, 1, W), "a8": r(1), "three": np.float32(3),
+     "zero": np.float32(0), "six": np.float32(6)}
+n = lambda *a, **kw: helper.make_node(*a, **kw)
+nodes = [n("Constant", [], [c], value=F(v, c)) for c, v in k.items()]
+pad = dict(pads=[1, 1, 1, 1])
+nodes += [n("Conv", ["x", "w1", "b1"], ["c1"], **pad), n("Mul", ["s1", "c1"], ["m1"]), n("Add", ["m1", "a1"], ["f1"]),
+          n("Add", ["f1", "three"], ["h1a"]), n("Clip", ["h1a", "zero", "six"], ["h1c"]),
+          n("Mul", ["f1", "h1c"], ["h1m"]), n("Div", ["h1m", "six"], ["y1"]),
+          n("Conv", ["x", "w2"], ["c2"], **pad), n("Mul", ["c2", "s2"], ["m2"]), n("Div", ["m2", "d2"], ["y2"]),
+          n("Conv", ["x", "w3"], ["c3"], **pad), n("Mul", ["c3", "s3"], ["m3"]), n("Add", ["m3", "a3"], ["y3"]),
+          n("Conv", ["x", "w4", "b4"], ["c4"], **pad), n("Sub", ["c4", "a4"], ["y4"]),
+          n("Conv", ["x", "ws"], ["c5"], **pad), n("Mul", ["c5", "s5"], ["y5"]), n("Conv", ["x", "ws"], ["y5b"]),
+          n("Conv", ["x", "w6", "b6"], ["c6"], **pad), n("Mul", ["c6", "s6"], ["y6"]),
+          n("Conv", ["x", "w7"], ["c7"], **pad), n("Mul", ["c7", "s7"], ["y7"]),
+          n("Conv", ["x", "w8"], ["c8"], **pad), n("Sub", ["a8", "c8"], ["y8"])]
+outs = ["y1", "y2", "y3", "y4", "y5", "y5b", "c6", "y6", "y7", "y8"]
+gr = helper.make_graph(nodes, "affine", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, C, H, W])],
+                       [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outs],
+                       [F(v, n_) for n_, v in {**w, **b}.items()])
+onnx.save(helper.make_model(gr, opset_imports=[helper.make_opsetid("", 13)]), f"{sys.argv[1]}/affine.onnx")
+x = r(2, C, H, W)
+np.save(f"{sys.argv[1]}/affine.x.npy", x)
+t = torch.from_numpy
+cv = lambda wk, bk=None, p=1: torch.nn.functional.conv2d(t(x), t(w[wk]), t(b[bk]) if bk else None, padding=p)
+K = {c: t(np.asarray(v)) for c, v in k.items()}
+ref = {"y1": torch.nn.functional.hardswish(K["s1"] * cv("w1", "b1") + K["a1"]), "y2": cv("w2") * K["s2"] / K["d2"],
+       "y3": cv("w3") * K["s3"] + K["a3"], "y4": cv("w4", "b4") - K["a4"], "y5": cv("ws") * K["s5"],
+       "y5b": cv("ws", p=0), "c6": cv("w6", "b6"), "y6": cv("w6", "b6") * K["s6"], "y7": cv("w7") * K["s7"],
+       "y8": K["a8"] - cv("w8")}
+for o, v in ref.items():
+    np.save(f"{sys.argv[1]}/affine.{o}.npy", v.numpy())
+PYEOF
+	"$HO" inspect "$T/affine.onnx" >"$T/affine.txt"
+	$PY - "$T/affine.txt" <<'PYEOF'
+import sys
+ops = dict(p.split(":") for l in open(sys.argv[1]) if l.startswith("ops") for p in l.split()[1:])
+want = {"Conv": "9", "HardSwish": "1", "Add": "1", "Mul": "3", "Sub": "1"}
+got = {o: c for o, c in ops.items() if o != "Constant"}
+assert got == want, f"affine folds: ops {got}, expected {want}"
+print("affine folds:", " ".join(f"{o}:{c}" for o, c in got.items()))
+PYEOF
+	"$HO" run "$T/affine.onnx" --input "x=$T/affine.x.npy" -o "$T/affine.out" $ONCE >/dev/null
+	for o in y1 y2 y3 y4 y5 y5b c6 y6 y7 y8; do
+		$PY "$ROOT/tests/runtime/compare.py" "$T/affine.$o.npy" "$T/affine.out/$o.npy" "affine $o vs PyTorch"
+	done
+}
+
 # Residual Adds folded into the Conv before them (oneDNN's sum: the result added into the
 # shortcut's bytes, which become the block's output), as PyTorch exports them: an identity
 # block (its Add and Relu fold), a projection block (its shortcut's Conv runs beside the

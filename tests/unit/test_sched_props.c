@@ -122,6 +122,34 @@ static void check_memory_curve(const struct ho_problem *p, const struct ho_sim *
 	}
 }
 
+/*
+ * Concat t, said gathered (each input written straight into its output), may be: every
+ * input made on its device, through the views in place it is of, by a task the Concat
+ * gathers (the simulator's further rules, channels-last and residual chains, are its own).
+ */
+static bool may_gather(const struct ho_problem *p, const uint16_t *assign,
+		       const struct ho_timeline *tl, uint32_t t)
+{
+	if (!p->gather_out || p->gather_out[t] == HO_NOT_VIEW)
+		return false;
+	for (uint32_t e = p->in_off[t]; e < p->in_off[t + 1]; e++) {
+		uint32_t k = p->in_items[e], prod;
+
+		for (;;) {
+			prod = p->item_prod[k];
+			if (prod == EXT || assign[prod] != assign[t])
+				return false;
+			if (tl->how[prod] != HO_TASK_VIEW || p->view_out[prod] != k)
+				break;
+			if ((k = p->view_src[prod]) == HO_VIEW_OF_WEIGHT)
+				return false;
+		}
+		if (p->gather_by[k] != t)
+			return false;
+	}
+	return true;
+}
+
 static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 			   const struct ho_timeline *tl, const struct ho_eval *ev, const char *what)
 {
@@ -155,6 +183,8 @@ static void check_timeline(const struct ho_problem *p, const uint16_t *assign,
 		int how = fused[t] ? HO_TASK_FUSED
 			  : p->view_src && p->view_src[t] != HO_NOT_VIEW && is_view[p->view_out[t]]
 			      ? HO_TASK_VIEW
+			  : tl->how[t] == HO_TASK_GATHERED && may_gather(p, assign, tl, t)
+			      ? HO_TASK_GATHERED
 			      : HO_TASK_RAN;
 
 		T_CHECK(tl->how[t] == how, "%s: task %s ran as %d, the rules say %d", what,

@@ -36,6 +36,10 @@ void ho_graph_share_header(struct ho_graph *dst, const struct ho_graph *src);
 int ho_graph_widen_half(struct ho_graph *g, struct ho_error *err);
 /* Operators the model spells out in pieces made whole again (patterns.c): Gelu, LayerNorm. */
 int ho_graph_fold_patterns(struct ho_graph *g, struct ho_error *err);
+/* A Conv's scale and shift by constants after it folded into its weights (conv_affine.c):
+ * each link taken marked in gone, each Conv that took some counted in *folded. */
+int ho_graph_fold_conv_affine(struct ho_graph *g, bool *gone, uint32_t *folded,
+			      struct ho_error *err);
 
 /* Decode weight bytes into a small value (NULL when too big or not numeric). */
 struct ho_value *ho_value_from_data(struct ho_arena *a, int dtype, const void *data, uint64_t len,

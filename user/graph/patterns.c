@@ -9,6 +9,7 @@
  * PaddlePaddle's exports spell hard-swish as Add 3 -> Clip [0, 6] -> Mul x -> Div 6
  * (ho_hardswish_chain): four passes where HardSwish is one, and one a Conv before it can
  * take as a post-op.
+ * A scale and shift by constants after a Conv become its weights' (conv_affine.c).
  * A zero Pad before a Conv or an AveragePool becomes their pads (ho_pad_consumer).
  * A Transpose then a scaling by a scalar swap places before a MatMul (ho_scaled_transpose).
  * Only a chain whose every link is read by the next alone, and none is a
@@ -418,6 +419,15 @@ static void ho_swap_scaled(struct ho_graph *g, int32_t tr, int32_t d)
 	g->tensors[t].flags &= ~HO_T_DECLARED;
 }
 
+/* Whether any of chain's k nodes has left already (another fold took it). */
+static bool ho_any_gone(const bool *gone, const int32_t *chain, int k)
+{
+	for (int i = 0; i < k; i++)
+		if (gone[chain[i]])
+			return true;
+	return false;
+}
+
 /* Drop the nodes gone marks, the rest keeping their order; producers follow. */
 static int ho_drop_nodes(struct ho_graph *g, const bool *gone, struct ho_error *err)
 {
@@ -455,11 +465,14 @@ int ho_graph_fold_patterns(struct ho_graph *g, struct ho_error *err)
 		ho_swap_scaled(g, (int32_t)i, ho_only_reader(g, g->nodes[i].outputs[0]));
 		folded++; /* not a fold, but a consumer changed: validated anew below */
 	}
+	/* next, while the Convs' readers are as imported; it keeps those it leaves right */
+	if ((ret = ho_graph_fold_conv_affine(g, gone, &folded, err)))
+		goto out;
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		int32_t chain[5], x = ho_gelu_chain(g, (int32_t)i, chain);
 		struct ho_node *last;
 
-		if (x < 0)
+		if (x < 0 || ho_any_gone(gone, chain, 5))
 			continue;
 		last = &g->nodes[chain[4]];
 		if ((ret = ho_absorb(g, last, chain, 4, err)))
@@ -476,7 +489,7 @@ int ho_graph_fold_patterns(struct ho_graph *g, struct ho_error *err)
 		int32_t chain[4], x = ho_hardswish_chain(g, (int32_t)i, chain);
 		struct ho_node *last;
 
-		if (x < 0 || gone[chain[0]])
+		if (x < 0 || ho_any_gone(gone, chain, 4))
 			continue;
 		last = &g->nodes[chain[3]];
 		if ((ret = ho_absorb(g, last, chain, 3, err)))
@@ -493,7 +506,8 @@ int ho_graph_fold_patterns(struct ho_graph *g, struct ho_error *err)
 		int32_t chain[9], x;
 		float eps;
 
-		if (gone[i] || (x = ho_layer_norm_chain(g, (int32_t)i, chain, &eps)) < 0)
+		if (gone[i] || (x = ho_layer_norm_chain(g, (int32_t)i, chain, &eps)) < 0 ||
+		    ho_any_gone(gone, chain, 9))
 			continue;
 		int32_t y = g->nodes[chain[6]].outputs[0], m = g->nodes[chain[7]].outputs[0];
 
