@@ -745,7 +745,10 @@ PYEOF
 # Div by a scalar with no bias, a Sub of a per-channel constant; and the near misses that
 # stay: an Add with no bias to take it (its Mul folds), a weight two Convs share, a Conv
 # whose output is a graph output too, a constant along the width, a constant minus the
-# map.  inspect's counts, and every output against PyTorch.
+# map.  Before a Conv: a scalar Mul and Add before a 1x1 (both fold), a per-channel Mul
+# and an Add before a grouped 3x3 that pads nothing (both fold), the same before one
+# that pads (stay: a padded zero is no shifted value), a Mul alone before one that pads
+# (folds).  inspect's counts, and every output against PyTorch.
 [ "$PART" = ort ] || {
 	$PY - "$T" <<'PYEOF'
 import sys
@@ -762,7 +765,11 @@ w = {k: r(C, C, 3, 3) * 0.2 for k in ("w1", "w2", "w3", "w4", "ws", "w6", "w7", 
 b = {k: r(C) for k in ("b1", "b4", "b6")}
 k = {"s1": r(1), "a1": r(1), "s2": r(1, C, 1, 1), "d2": np.array([2.5], np.float32), "s3": r(1), "a3": r(1),
      "a4": r(C, 1, 1), "s5": r(1), "s6": r(1), "s7": r(1, 1, 1, W), "a8": r(1), "three": np.float32(3),
-     "zero": np.float32(0), "six": np.float32(6)}
+     "zero": np.float32(0), "six": np.float32(6), "s9": r(1), "a9": r(1), "s10": r(1, C, 1, 1), "a10": r(1),
+     "s11": r(1), "a11": r(1), "s12": r(1)}
+w.update({"w9": r(C, C, 1, 1) * 0.3, "w10": r(C, C // 4, 3, 3) * 0.3, "w11": r(C, C, 3, 3) * 0.2,
+          "w12": r(C, C, 3, 3) * 0.2})
+b.update({"b9": r(C), "b10": r(C), "b11": r(C)})
 n = lambda *a, **kw: helper.make_node(*a, **kw)
 nodes = [n("Constant", [], [c], value=F(v, c)) for c, v in k.items()]
 pad = dict(pads=[1, 1, 1, 1])
@@ -775,8 +782,14 @@ nodes += [n("Conv", ["x", "w1", "b1"], ["c1"], **pad), n("Mul", ["s1", "c1"], ["
           n("Conv", ["x", "ws"], ["c5"], **pad), n("Mul", ["c5", "s5"], ["y5"]), n("Conv", ["x", "ws"], ["y5b"]),
           n("Conv", ["x", "w6", "b6"], ["c6"], **pad), n("Mul", ["c6", "s6"], ["y6"]),
           n("Conv", ["x", "w7"], ["c7"], **pad), n("Mul", ["c7", "s7"], ["y7"]),
-          n("Conv", ["x", "w8"], ["c8"], **pad), n("Sub", ["a8", "c8"], ["y8"])]
-outs = ["y1", "y2", "y3", "y4", "y5", "y5b", "c6", "y6", "y7", "y8"]
+          n("Conv", ["x", "w8"], ["c8"], **pad), n("Sub", ["a8", "c8"], ["y8"]), n("Relu", ["x"], ["xr"]),
+          n("Mul", ["xr", "s9"], ["m9"]), n("Add", ["a9", "m9"], ["p9"]), n("Conv", ["p9", "w9", "b9"], ["y9"]),
+          n("Mul", ["s10", "xr"], ["m10"]), n("Add", ["m10", "a10"], ["p10"]),
+          n("Conv", ["p10", "w10", "b10"], ["y10"], group=4),
+          n("Mul", ["xr", "s11"], ["m11"]), n("Add", ["m11", "a11"], ["p11"]),
+          n("Conv", ["p11", "w11", "b11"], ["y11"], **pad),
+          n("Mul", ["xr", "s12"], ["m12"]), n("Conv", ["m12", "w12"], ["y12"], **pad)]
+outs = ["y1", "y2", "y3", "y4", "y5", "y5b", "c6", "y6", "y7", "y8", "y9", "y10", "y11", "y12"]
 gr = helper.make_graph(nodes, "affine", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, C, H, W])],
                        [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outs],
                        [F(v, n_) for n_, v in {**w, **b}.items()])
@@ -784,12 +797,16 @@ onnx.save(helper.make_model(gr, opset_imports=[helper.make_opsetid("", 13)]), f"
 x = r(2, C, H, W)
 np.save(f"{sys.argv[1]}/affine.x.npy", x)
 t = torch.from_numpy
-cv = lambda wk, bk=None, p=1: torch.nn.functional.conv2d(t(x), t(w[wk]), t(b[bk]) if bk else None, padding=p)
+cv = lambda wk, bk=None, p=1, inp=x, **kw: torch.nn.functional.conv2d(t(np.asarray(inp, np.float32)), t(w[wk]),
+                                                                    t(b[bk]) if bk else None, padding=p, **kw)
+xr = np.maximum(x, 0)
 K = {c: t(np.asarray(v)) for c, v in k.items()}
 ref = {"y1": torch.nn.functional.hardswish(K["s1"] * cv("w1", "b1") + K["a1"]), "y2": cv("w2") * K["s2"] / K["d2"],
        "y3": cv("w3") * K["s3"] + K["a3"], "y4": cv("w4", "b4") - K["a4"], "y5": cv("ws") * K["s5"],
        "y5b": cv("ws", p=0), "c6": cv("w6", "b6"), "y6": cv("w6", "b6") * K["s6"], "y7": cv("w7") * K["s7"],
-       "y8": K["a8"] - cv("w8")}
+       "y8": K["a8"] - cv("w8"), "y9": cv("w9", "b9", 0, xr * k["s9"] + k["a9"]),
+       "y10": cv("w10", "b10", 0, xr * k["s10"] + k["a10"], groups=4), "y11": cv("w11", "b11", 1, xr * k["s11"] + k["a11"]),
+       "y12": cv("w12", None, 1, xr * k["s12"])}
 for o, v in ref.items():
     np.save(f"{sys.argv[1]}/affine.{o}.npy", v.numpy())
 PYEOF
@@ -797,13 +814,13 @@ PYEOF
 	$PY - "$T/affine.txt" <<'PYEOF'
 import sys
 ops = dict(p.split(":") for l in open(sys.argv[1]) if l.startswith("ops") for p in l.split()[1:])
-want = {"Conv": "9", "HardSwish": "1", "Add": "1", "Mul": "3", "Sub": "1"}
+want = {"Conv": "13", "HardSwish": "1", "Add": "2", "Mul": "4", "Sub": "1", "Relu": "1"}
 got = {o: c for o, c in ops.items() if o != "Constant"}
 assert got == want, f"affine folds: ops {got}, expected {want}"
 print("affine folds:", " ".join(f"{o}:{c}" for o, c in got.items()))
 PYEOF
 	"$HO" run "$T/affine.onnx" --input "x=$T/affine.x.npy" -o "$T/affine.out" $ONCE >/dev/null
-	for o in y1 y2 y3 y4 y5 y5b c6 y6 y7 y8; do
+	for o in y1 y2 y3 y4 y5 y5b c6 y6 y7 y8 y9 y10 y11 y12; do
 		$PY "$ROOT/tests/runtime/compare.py" "$T/affine.$o.npy" "$T/affine.out/$o.npy" "affine $o vs PyTorch"
 	done
 }

@@ -7,6 +7,10 @@
  * could not take the hard-swish as its post-op through them.  y = s * conv(x) + a is
  * the Conv with weights s * W and bias s * b + a, per output channel; that holds with any
  * padding, as the scale and shift come after the sums.
+ * Before a Conv too, where the shift is taken without padding: conv(s * x + a) is the
+ * Conv with weights W * s (per input channel) and bias b + sum(W * a) where no zero is
+ * padded in (a padded zero would have been a).  PaddlePaddle writes the same Mul and Add
+ * after each hard-swish; the detector's ten before a 1x1 Conv fold so.
  * Folded: Mul and Div by, Add and Sub of, a constant that is a scalar or one value per
  * output channel (broadcast on the channel axis alone), each link read by the next alone
  * and no graph output; a shift only where the Conv has a bias to take it.  The weights
@@ -60,7 +64,7 @@ static const float *ho_channel_const(const struct ho_graph *g, int32_t t, int ra
 
 /* One link: y = scale * x + shift, per channel (one of them NULL where the op has none). */
 struct ho_affine_link {
-	int32_t node;
+	int32_t node, in; /* in: the map it reads */
 	const float *scale, *shift;
 	int64_t per;
 	bool invert, negate; /* Div: 1 / scale; Sub: -shift */
@@ -82,7 +86,7 @@ static bool ho_affine_link(const struct ho_graph *g, int32_t b, int32_t t, int r
 	k = n->inputs[0] == t ? 1 : 0; /* the constant's place: after x for Div and Sub */
 	if (n->inputs[1 - k] != t || ((div || sub) && k != 1))
 		return false;
-	*l = (struct ho_affine_link){.node = b, .invert = div, .negate = sub};
+	*l = (struct ho_affine_link){.node = b, .in = t, .invert = div, .negate = sub};
 	const float *c = ho_channel_const(g, n->inputs[k], rank, oc, &l->per);
 
 	if (!c)
@@ -94,16 +98,64 @@ static bool ho_affine_link(const struct ho_graph *g, int32_t b, int32_t t, int r
 	return true;
 }
 
+/* Conv n pads nothing: its pads all 0 (VALID, or NOTSET with no pads). */
+static bool ho_pads_nothing(const struct ho_node *n)
+{
+	const struct ho_attr *p = ho_node_attr(n, "pads");
+	const struct ho_attr *ap = ho_node_attr(n, "auto_pad");
+
+	if (ap && ap->s && strcmp(ap->s, "NOTSET") && strcmp(ap->s, "VALID"))
+		return false;
+	for (size_t i = 0; p && i < p->n; i++)
+		if (p->ints[i])
+			return false;
+	return true;
+}
+
+/*
+ * The links before Conv c (read by the next alone, the first reading the map), up to
+ * HO_AFFINE_MAX, into l in the order they compute: how many.  A shift only where the
+ * Conv has a bias and pads nothing; cin its input channels.
+ */
+static int ho_affine_before(const struct ho_graph *g, int32_t c, int rank, int64_t cin,
+			    bool shift_ok, const bool *gone, struct ho_affine_link *l)
+{
+	struct ho_affine_link back[HO_AFFINE_MAX];
+	int32_t t = g->nodes[c].inputs[0], b;
+	int n = 0;
+
+	while (n < HO_AFFINE_MAX && t >= 0 && g->tensors[t].n_consumers == 1 &&
+	       !(g->tensors[t].flags & HO_T_OUTPUT) && (b = g->tensors[t].producer) >= 0 &&
+	       !gone[b] && g->nodes[b].n_inputs == 2) {
+		int32_t x = -1;
+
+		for (int k = 0; k < 2 && x < 0; k++)
+			if (ho_affine_link(g, b, g->nodes[b].inputs[k], rank, cin, &back[n]))
+				x = g->nodes[b].inputs[k];
+		if (x < 0 || (back[n].shift && !shift_ok))
+			break;
+		for (int64_t o = 0; back[n].scale && o < back[n].per; o++)
+			if (!isfinite(back[n].scale[o]) ||
+			    (back[n].invert && back[n].scale[o] == 0))
+				return 0; /* a scale of no number stays as written */
+		t = x;
+		n++;
+	}
+	for (int i = 0; i < n; i++)
+		l[i] = back[n - 1 - i];
+	return n;
+}
+
 /* The links after Conv c, up to HO_AFFINE_MAX, into l: how many (a shift only with bias). */
 static int ho_affine_links(const struct ho_graph *g, int32_t c, int rank, int64_t oc, bool bias,
-			   struct ho_affine_link *l)
+			   const bool *gone, struct ho_affine_link *l)
 {
 	int32_t t = g->nodes[c].outputs[0], b;
 	int n = 0;
 
 	while (n < HO_AFFINE_MAX && t >= 0 && g->tensors[t].n_consumers == 1 &&
 	       !(g->tensors[t].flags & HO_T_OUTPUT) && (b = g->tensors[t].consumers[0]) >= 0 &&
-	       ho_affine_link(g, b, t, rank, oc, &l[n]) && (bias || !l[n].shift)) {
+	       !gone[b] && ho_affine_link(g, b, t, rank, oc, &l[n]) && (bias || !l[n].shift)) {
 		for (int64_t o = 0; l[n].scale && o < l[n].per; o++)
 			if (!isfinite(l[n].scale[o]) || (l[n].invert && l[n].scale[o] == 0))
 				return n; /* a scale of no number stays as written */
@@ -125,54 +177,125 @@ static int ho_set_weight(struct ho_graph *g, int32_t t, float *v, int64_t n, str
 	return 0;
 }
 
-/* Conv c's weights and bias scaled and shifted by links l[0..k), which leave the graph. */
-static int ho_take_affine(struct ho_graph *g, int32_t c, const struct ho_affine_link *l, int k,
-			  bool *gone, struct ho_error *err)
+/* Links l[0..k), in the order they compute, as one y = s * x + a on channel ch. */
+static void ho_affine_compose(const struct ho_affine_link *l, int k, int64_t ch, double *s,
+			      double *a)
+{
+	*s = 1;
+	*a = 0;
+	for (int i = 0; i < k; i++) {
+		const float *v = l[i].scale ? l[i].scale : l[i].shift;
+		double x = v[l[i].per == 1 ? 0 : ch];
+
+		if (l[i].scale) {
+			*s = l[i].invert ? *s / x : *s * x;
+			*a = l[i].invert ? *a / x : *a * x;
+		} else {
+			*a += l[i].negate ? -x : x;
+		}
+	}
+}
+
+/* Node n names the outputs of links l[0..k) too (absorbed), with out (-1: none) first. */
+static int ho_absorb_links(struct ho_graph *g, struct ho_node *n, int32_t out,
+			   const struct ho_affine_link *l, int k, struct ho_error *err)
+{
+	uint32_t m = n->n_absorbed;
+	const char **names = ho_arena_calloc(g->priv->arena, m + (size_t)k + 1, sizeof(*names));
+
+	if (!names)
+		return ho_err(err, -ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < n->n_absorbed; i++)
+		names[i] = n->absorbed[i];
+	if (out >= 0)
+		names[m++] = g->tensors[out].name;
+	for (int i = 0; i < k; i++)
+		if (out < 0 || i + 1 < k) /* after the Conv, the last link's output is its own */
+			names[m++] = g->tensors[g->nodes[l[i].node].outputs[0]].name;
+	n->absorbed = names;
+	n->n_absorbed = m;
+	return 0;
+}
+
+/* A new buffer of n floats in g's arena, or NULL. */
+static float *ho_floats(struct ho_graph *g, int64_t n)
+{
+	return n > 0 ? ho_arena_alloc(g->priv->arena, (size_t)n * sizeof(float)) : NULL;
+}
+
+/* Conv c's weights and bias scaled and shifted by links l[0..k) after it, which leave. */
+static int ho_take_after(struct ho_graph *g, int32_t c, const struct ho_affine_link *l, int k,
+			 bool *gone, struct ho_error *err)
 {
 	struct ho_node *n = &g->nodes[c];
 	int32_t wt = n->inputs[1], bt = n->n_inputs > 2 ? n->inputs[2] : -1;
 	int64_t nw, nb = 0, oc = g->tensors[wt].shape.dim[0];
 	const float *w = ho_own_weight(g, wt, &nw), *b = bt >= 0 ? ho_own_weight(g, bt, &nb) : NULL;
-	float *fw = ho_arena_alloc(g->priv->arena, (size_t)nw * sizeof(float)),
-	      *fb = b ? ho_arena_alloc(g->priv->arena, (size_t)nb * sizeof(float)) : NULL;
-	const char **names = ho_arena_calloc(g->priv->arena, (size_t)k, sizeof(*names));
+	float *fw = ho_floats(g, nw), *fb = b ? ho_floats(g, nb) : NULL;
 	int32_t out = g->nodes[l[k - 1].node].outputs[0];
 	int64_t per = nw / oc;
 	int ret;
 
-	if (!fw || (b && !fb) || !names)
+	if (!fw || (b && !fb))
 		return ho_err(err, -ENOMEM, "out of memory");
 	for (int64_t o = 0; o < oc; o++) {
-		double s = 1, a = 0;
+		double s, a;
 
-		for (int i = 0; i < k; i++) {
-			const float *v = l[i].scale ? l[i].scale : l[i].shift;
-			double x = v[l[i].per == 1 ? 0 : o];
-
-			if (l[i].scale) {
-				s = l[i].invert ? s / x : s * x;
-				a = l[i].invert ? a / x : a * x;
-			} else {
-				a += l[i].negate ? -x : x;
-			}
-		}
+		ho_affine_compose(l, k, o, &s, &a);
 		for (int64_t j = 0; j < per; j++)
 			fw[o * per + j] = (float)(w[o * per + j] * s);
 		if (fb)
 			fb[o] = (float)(b[o] * s + a);
 	}
 	if ((ret = ho_set_weight(g, wt, fw, nw, err)) ||
-	    (fb && (ret = ho_set_weight(g, bt, fb, nb, err))))
+	    (fb && (ret = ho_set_weight(g, bt, fb, nb, err))) ||
+	    (ret = ho_absorb_links(g, n, n->outputs[0], l, k, err)))
 		return ret;
-	/* the Conv writes the last link's output and names the ones before (absorbed) */
-	names[0] = g->tensors[n->outputs[0]].name;
-	for (int i = 0; i + 1 < k; i++)
-		names[i + 1] = g->tensors[g->nodes[l[i].node].outputs[0]].name;
+	/* the Conv writes the last link's output */
 	g->tensors[n->outputs[0]].producer = -1;
 	n->outputs[0] = out;
 	g->tensors[out].producer = c;
-	n->absorbed = names;
-	n->n_absorbed = (uint32_t)k;
+	for (int i = 0; i < k; i++)
+		gone[l[i].node] = true;
+	return 0;
+}
+
+/* Conv c's weights and bias taking links l[0..k) before it (per input channel), which
+ * leave: the Conv reads what the first read. */
+static int ho_take_before(struct ho_graph *g, int32_t c, const struct ho_affine_link *l, int k,
+			  bool *gone, struct ho_error *err)
+{
+	struct ho_node *n = &g->nodes[c];
+	int32_t wt = n->inputs[1], bt = n->n_inputs > 2 ? n->inputs[2] : -1;
+	const struct ho_tensor *wx = &g->tensors[wt];
+	int64_t nw, nb = 0, oc = wx->shape.dim[0], cpg = wx->shape.dim[1];
+	const float *w = ho_own_weight(g, wt, &nw), *b = bt >= 0 ? ho_own_weight(g, bt, &nb) : NULL;
+	float *fw = ho_floats(g, nw), *fb = b ? ho_floats(g, nb) : NULL;
+	int64_t groups = ho_node_attr_i(n, "group", 1), opg = oc / groups, kk = nw / oc / cpg;
+	int ret;
+
+	if (!fw || (b && !fb))
+		return ho_err(err, -ENOMEM, "out of memory");
+	for (int64_t o = 0; o < oc; o++) {
+		double sum = 0, s, a;
+
+		for (int64_t ci = 0; ci < cpg; ci++) {
+			const float *wo = &w[(o * cpg + ci) * kk];
+
+			ho_affine_compose(l, k, o / opg * cpg + ci, &s, &a);
+			for (int64_t j = 0; j < kk; j++) {
+				fw[(o * cpg + ci) * kk + j] = (float)(wo[j] * s);
+				sum += wo[j] * a;
+			}
+		}
+		if (fb)
+			fb[o] = (float)(b[o] + sum);
+	}
+	if ((ret = ho_set_weight(g, wt, fw, nw, err)) ||
+	    (fb && (ret = ho_set_weight(g, bt, fb, nb, err))) ||
+	    (ret = ho_absorb_links(g, n, -1, l, k, err)))
+		return ret;
+	n->inputs[0] = l[0].in;
 	for (int i = 0; i < k; i++)
 		gone[l[i].node] = true;
 	return 0;
@@ -184,27 +307,29 @@ int ho_graph_fold_conv_affine(struct ho_graph *g, bool *gone, uint32_t *folded,
 	for (uint32_t c = 0; c < g->n_nodes; c++) {
 		const struct ho_node *n = &g->nodes[c];
 		struct ho_affine_link l[HO_AFFINE_MAX];
-		int64_t nw, nb = 0;
+		int64_t nw, nb = 0, groups;
 		int k, ret;
 
 		if (gone[c] || strcmp(n->op_type, "Conv") || *n->domain || n->n_inputs < 2 ||
-		    n->n_outputs != 1 || n->outputs[0] < 0 || n->n_absorbed ||
-		    !ho_own_weight(g, n->inputs[1], &nw) ||
-		    g->tensors[n->inputs[1]].shape.rank < 3 ||
-		    g->tensors[n->inputs[1]].shape.dim[0] < 1)
+		    n->inputs[0] < 0 || n->n_outputs != 1 || n->outputs[0] < 0 || n->n_absorbed ||
+		    !ho_own_weight(g, n->inputs[1], &nw) || g->tensors[n->inputs[1]].shape.rank < 3)
 			continue;
+		const struct ho_shape *ws = &g->tensors[n->inputs[1]].shape;
 		bool bias = n->n_inputs > 2 && n->inputs[2] >= 0;
 
-		if (bias && (!ho_own_weight(g, n->inputs[2], &nb) ||
-			     nb != g->tensors[n->inputs[1]].shape.dim[0]))
+		groups = ho_node_attr_i(n, "group", 1);
+		if (ws->dim[0] < 1 || ws->dim[1] < 1 || groups < 1 || ws->dim[0] % groups ||
+		    (bias && (!ho_own_weight(g, n->inputs[2], &nb) || nb != ws->dim[0])))
 			continue;
-		k = ho_affine_links(g, (int32_t)c, g->tensors[n->inputs[1]].shape.rank,
-				    g->tensors[n->inputs[1]].shape.dim[0], bias, l);
-		if (!k)
-			continue;
-		if ((ret = ho_take_affine(g, (int32_t)c, l, k, gone, err)))
+		k = ho_affine_before(g, (int32_t)c, ws->rank, ws->dim[1] * groups,
+				     bias && ho_pads_nothing(n), gone, l);
+		if (k && (ret = ho_take_before(g, (int32_t)c, l, k, gone, err)))
 			return ret;
-		(*folded)++;
+		*folded += k > 0;
+		k = ho_affine_links(g, (int32_t)c, ws->rank, ws->dim[0], bias, gone, l);
+		if (k && (ret = ho_take_after(g, (int32_t)c, l, k, gone, err)))
+			return ret;
+		*folded += k > 0;
 	}
 	return 0;
 }

@@ -465,9 +465,6 @@ int ho_graph_fold_patterns(struct ho_graph *g, struct ho_error *err)
 		ho_swap_scaled(g, (int32_t)i, ho_only_reader(g, g->nodes[i].outputs[0]));
 		folded++; /* not a fold, but a consumer changed: validated anew below */
 	}
-	/* next, while the Convs' readers are as imported; it keeps those it leaves right */
-	if ((ret = ho_graph_fold_conv_affine(g, gone, &folded, err)))
-		goto out;
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		int32_t chain[5], x = ho_gelu_chain(g, (int32_t)i, chain);
 		struct ho_node *last;
@@ -520,6 +517,10 @@ int ho_graph_fold_patterns(struct ho_graph *g, struct ho_error *err)
 			gone[chain[k]] = true;
 		folded++;
 	}
+	/* after the hard-swishes, whose Div by 6 is no scale of a Conv's input; a reader list
+	 * the folds above left stale names a node gone or more than one, where it stops */
+	if ((ret = ho_graph_fold_conv_affine(g, gone, &folded, err)))
+		goto out;
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		int64_t pads[2 * HO_MAX_RANK];
 		int32_t c;
