@@ -95,10 +95,11 @@ static int sens_write(const struct ho_graph *g, const char *precision, const cha
 	return ret;
 }
 
-/* What one measurement found: float32's run (ref), the candidates worst first, and the
- * error with all of them in the precision. */
+/* What one measurement found: float32's run (ref) and each node's time in it (t32), the
+ * candidates worst first, and the error with all of them in the precision. */
 struct sens {
 	struct ho_rt *ref;
+	double *t32;
 	struct sens_node *nodes;
 	uint32_t n;
 	double all;
@@ -107,33 +108,45 @@ struct sens {
 static void sens_free(struct sens *m)
 {
 	ho_rt_free(m->ref);
+	free(m->t32);
 	free(m->nodes);
 }
 
-/* The model in float32, with every node asked precision, then each candidate alone. */
+/*
+ * The model in float32, with every node asked precision, then each candidate alone.
+ * prior (NULL: none): an earlier measurement whose float32 run and times this one
+ * judges and prices against too, so that what two precisions save is told apart from
+ * one float32 run's times, not two (and float32 is not run again).
+ */
 static int sens_measure(const struct ho_graph *g, const struct ho_rt_opts *base,
 			const struct cli_inputs *in, const char *precision,
-			const struct cli_accuracy *acc, struct sens *m, struct ho_error *err)
+			const struct cli_accuracy *acc, const struct sens *prior, struct sens *m,
+			struct ho_error *err)
 {
 	struct ho_rt_opts o = *base;
 	struct ho_rt *rt = NULL;
+	const struct ho_rt *ref = prior ? prior->ref : NULL;
 	const char **want = calloc(g->n_nodes + 1, sizeof(*want));
-	double *t32 = calloc(g->n_nodes + 1, sizeof(*t32)),
-	       *tq = calloc(g->n_nodes + 1, sizeof(*tq));
+	double *tq = calloc(g->n_nodes + 1, sizeof(*tq)), *t32 = prior ? prior->t32 : NULL;
 	int ret = -ENOMEM;
 
 	*m = (struct sens){0};
-	if (!want || !t32 || !tq || !(m->nodes = calloc(g->n_nodes + 1, sizeof(*m->nodes))))
+	if (!want || !tq || !(m->nodes = calloc(g->n_nodes + 1, sizeof(*m->nodes))))
 		goto out;
 	o.precision = NULL;
 	o.node_precision = NULL;
 	/* each node's time in each: what the precision saves, and what a schedule prices */
-	if ((ret = sens_run(g, &o, in, SENS_WARM, t32, &m->ref, err)))
-		goto out;
+	if (!ref) {
+		if (!(t32 = m->t32 = calloc(g->n_nodes + 1, sizeof(*t32))))
+			goto out;
+		if ((ret = sens_run(g, &o, in, SENS_WARM, t32, &m->ref, err)))
+			goto out;
+		ref = m->ref;
+	}
 	o.precision = precision;
 	if ((ret = sens_run(g, &o, in, SENS_WARM, tq, &rt, err)))
 		goto out;
-	m->all = cli_accuracy_error(g, acc, m->ref, rt);
+	m->all = cli_accuracy_error(g, acc, ref, rt);
 	for (uint32_t i = 0; i < g->n_nodes; i++)
 		if (ho_rt_last_report(rt)->node_precision[i])
 			m->nodes[m->n++] = (struct sens_node){
@@ -147,13 +160,12 @@ static int sens_measure(const struct ho_graph *g, const struct ho_rt_opts *base,
 		ret = sens_run(g, &o, in, 0, NULL, &rt, err);
 		want[m->nodes[k].id] = NULL;
 		if (!ret)
-			m->nodes[k].error = cli_accuracy_error(g, acc, m->ref, rt);
+			m->nodes[k].error = cli_accuracy_error(g, acc, ref, rt);
 	}
 	qsort(m->nodes, m->n, sizeof(*m->nodes), by_error);
 out:
 	ho_rt_free(rt);
 	free(want);
-	free(t32);
 	free(tq);
 	return ret;
 }
@@ -165,7 +177,7 @@ int cli_sensitivity(const struct ho_graph *g, const struct ho_rt_opts *base,
 	struct ho_error err = {0};
 	struct sens m;
 	char path[4096], metric[32];
-	int ret = sens_measure(g, base, in, precision, acc, &m, &err);
+	int ret = sens_measure(g, base, in, precision, acc, NULL, &m, &err);
 
 	cli_accuracy_name(acc, metric, sizeof(metric));
 	if (ret) {
@@ -366,6 +378,7 @@ int cli_precision_auto(const struct ho_graph *g, const struct ho_rt_opts *base,
 	struct auto_state s = {
 	    .g = g, .o = *base, .in = in, .acc = acc, .want = want, .budget = budget};
 	struct ho_error err = {0};
+	const struct sens *first = NULL; /* the first measured: its float32 run is the others' */
 	int ret = 0;
 
 	s.o.precision = NULL;
@@ -376,14 +389,15 @@ int cli_precision_auto(const struct ho_graph *g, const struct ho_rt_opts *base,
 				 no_int8 ? no_int8 : "not calibrated");
 			continue;
 		}
-		ret = sens_measure(g, base, in, auto_precisions[p], acc, &s.m[p], &err);
+		ret = sens_measure(g, base, in, auto_precisions[p], acc, first, &s.m[p], &err);
 		if (ret == -EOPNOTSUPP) { /* not on this CPU */
 			snprintf(s.why[p], sizeof(s.why[p]), "%s", err.msg);
 			ret = 0;
 			continue;
 		}
 		s.have[p] = !ret;
-		s.ref = s.ref ? s.ref : s.m[p].ref;
+		first = first ? first : s.have[p] ? &s.m[p] : NULL;
+		s.ref = first ? first->ref : NULL;
 	}
 	if (!ret && !s.ref) {
 		printf("precision auto: float32 (%s; %s)\n", s.why[0], s.why[1]);
