@@ -745,10 +745,11 @@ PYEOF
 # Div by a scalar with no bias, a Sub of a per-channel constant; and the near misses that
 # stay: an Add with no bias to take it (its Mul folds), a weight two Convs share, a Conv
 # whose output is a graph output too, a constant along the width, a constant minus the
-# map.  Before a Conv: a scalar Mul and Add before a 1x1 (both fold), a per-channel Mul
-# and an Add before a grouped 3x3 that pads nothing (both fold), the same before one
-# that pads (stay: a padded zero is no shifted value), a Mul alone before one that pads
-# (folds).  inspect's counts, and every output against PyTorch.
+# map.  Before a Conv: a scalar Mul and Add before a 1x1 (both fold), a Mul and an Add
+# before a grouped 3x3 that pads nothing (both fold), the same before one that pads (stay:
+# a padded zero is no shifted value), a Mul alone before one that pads (folds), and a Mul
+# per channel (stays: before shapes are inferred it could be what widens a map of one
+# channel).  inspect's counts, and every output against PyTorch.
 [ "$PART" = ort ] || {
 	$PY - "$T" <<'PYEOF'
 import sys
@@ -765,10 +766,10 @@ w = {k: r(C, C, 3, 3) * 0.2 for k in ("w1", "w2", "w3", "w4", "ws", "w6", "w7", 
 b = {k: r(C) for k in ("b1", "b4", "b6")}
 k = {"s1": r(1), "a1": r(1), "s2": r(1, C, 1, 1), "d2": np.array([2.5], np.float32), "s3": r(1), "a3": r(1),
      "a4": r(C, 1, 1), "s5": r(1), "s6": r(1), "s7": r(1, 1, 1, W), "a8": r(1), "three": np.float32(3),
-     "zero": np.float32(0), "six": np.float32(6), "s9": r(1), "a9": r(1), "s10": r(1, C, 1, 1), "a10": r(1),
-     "s11": r(1), "a11": r(1), "s12": r(1)}
+     "zero": np.float32(0), "six": np.float32(6), "s9": r(1), "a9": r(1), "s10": r(1), "a10": r(1),
+     "s11": r(1), "a11": r(1), "s12": r(1), "s13": r(1, C, 1, 1)}
 w.update({"w9": r(C, C, 1, 1) * 0.3, "w10": r(C, C // 4, 3, 3) * 0.3, "w11": r(C, C, 3, 3) * 0.2,
-          "w12": r(C, C, 3, 3) * 0.2})
+          "w12": r(C, C, 3, 3) * 0.2, "w13": r(C, C, 1, 1) * 0.3})
 b.update({"b9": r(C), "b10": r(C), "b11": r(C)})
 n = lambda *a, **kw: helper.make_node(*a, **kw)
 nodes = [n("Constant", [], [c], value=F(v, c)) for c, v in k.items()]
@@ -788,8 +789,9 @@ nodes += [n("Conv", ["x", "w1", "b1"], ["c1"], **pad), n("Mul", ["s1", "c1"], ["
           n("Conv", ["p10", "w10", "b10"], ["y10"], group=4),
           n("Mul", ["xr", "s11"], ["m11"]), n("Add", ["m11", "a11"], ["p11"]),
           n("Conv", ["p11", "w11", "b11"], ["y11"], **pad),
-          n("Mul", ["xr", "s12"], ["m12"]), n("Conv", ["m12", "w12"], ["y12"], **pad)]
-outs = ["y1", "y2", "y3", "y4", "y5", "y5b", "c6", "y6", "y7", "y8", "y9", "y10", "y11", "y12"]
+          n("Mul", ["xr", "s12"], ["m12"]), n("Conv", ["m12", "w12"], ["y12"], **pad),
+          n("Mul", ["xr", "s13"], ["m13"]), n("Conv", ["m13", "w13"], ["y13"])]
+outs = ["y1", "y2", "y3", "y4", "y5", "y5b", "c6", "y6", "y7", "y8", "y9", "y10", "y11", "y12", "y13"]
 gr = helper.make_graph(nodes, "affine", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, C, H, W])],
                        [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outs],
                        [F(v, n_) for n_, v in {**w, **b}.items()])
@@ -806,7 +808,7 @@ ref = {"y1": torch.nn.functional.hardswish(K["s1"] * cv("w1", "b1") + K["a1"]), 
        "y5b": cv("ws", p=0), "c6": cv("w6", "b6"), "y6": cv("w6", "b6") * K["s6"], "y7": cv("w7") * K["s7"],
        "y8": K["a8"] - cv("w8"), "y9": cv("w9", "b9", 0, xr * k["s9"] + k["a9"]),
        "y10": cv("w10", "b10", 0, xr * k["s10"] + k["a10"], groups=4), "y11": cv("w11", "b11", 1, xr * k["s11"] + k["a11"]),
-       "y12": cv("w12", None, 1, xr * k["s12"])}
+       "y12": cv("w12", None, 1, xr * k["s12"]), "y13": cv("w13", None, 0, xr * k["s13"])}
 for o, v in ref.items():
     np.save(f"{sys.argv[1]}/affine.{o}.npy", v.numpy())
 PYEOF
@@ -814,13 +816,13 @@ PYEOF
 	$PY - "$T/affine.txt" <<'PYEOF'
 import sys
 ops = dict(p.split(":") for l in open(sys.argv[1]) if l.startswith("ops") for p in l.split()[1:])
-want = {"Conv": "13", "HardSwish": "1", "Add": "2", "Mul": "4", "Sub": "1", "Relu": "1"}
+want = {"Conv": "14", "HardSwish": "1", "Add": "2", "Mul": "5", "Sub": "1", "Relu": "1"}
 got = {o: c for o, c in ops.items() if o != "Constant"}
 assert got == want, f"affine folds: ops {got}, expected {want}"
 print("affine folds:", " ".join(f"{o}:{c}" for o, c in got.items()))
 PYEOF
 	"$HO" run "$T/affine.onnx" --input "x=$T/affine.x.npy" -o "$T/affine.out" $ONCE >/dev/null
-	for o in y1 y2 y3 y4 y5 y5b c6 y6 y7 y8 y9 y10 y11 y12; do
+	for o in y1 y2 y3 y4 y5 y5b c6 y6 y7 y8 y9 y10 y11 y12 y13; do
 		$PY "$ROOT/tests/runtime/compare.py" "$T/affine.$o.npy" "$T/affine.out/$o.npy" "affine $o vs PyTorch"
 	done
 }

@@ -7,10 +7,11 @@
  * could not take the hard-swish as its post-op through them.  y = s * conv(x) + a is
  * the Conv with weights s * W and bias s * b + a, per output channel; that holds with any
  * padding, as the scale and shift come after the sums.
- * Before a Conv too, where the shift is taken without padding: conv(s * x + a) is the
- * Conv with weights W * s (per input channel) and bias b + sum(W * a) where no zero is
- * padded in (a padded zero would have been a).  PaddlePaddle writes the same Mul and Add
- * after each hard-swish; the detector's ten before a 1x1 Conv fold so.
+ * Before a Conv too, by scalars (of rank 0 or 1: the map's shape is not known at load,
+ * and a wider constant could broadcast it to what the Conv reads), the shift only where
+ * the Conv pads nothing: conv(s * x + a) is the Conv with weights W * s and bias
+ * b + a * sum(W) (a padded zero would have been a).  PaddlePaddle writes the same Mul
+ * and Add after each hard-swish; the detector's ten before a 1x1 Conv fold so.
  * Folded: Mul and Div by, Add and Sub of, a constant that is a scalar or one value per
  * output channel (broadcast on the channel axis alone), each link read by the next alone
  * and no graph output; a shift only where the Conv has a bias to take it.  The weights
@@ -58,7 +59,7 @@ static const float *ho_channel_const(const struct ho_graph *g, int32_t t, int ra
 		if (n != oc || ch < 0 || x->shape.dim[ch] != oc)
 			return NULL;
 	}
-	*per = n;
+	*per = x->shape.rank > 1 ? -n : n; /* < 0: of a rank that may broadcast the map's */
 	return x->data;
 }
 
@@ -66,7 +67,8 @@ static const float *ho_channel_const(const struct ho_graph *g, int32_t t, int ra
 struct ho_affine_link {
 	int32_t node, in; /* in: the map it reads */
 	const float *scale, *shift;
-	int64_t per;
+	int64_t per;	     /* values: 1 or the channels */
+	bool wide;	     /* the constant's rank is past 1: it may widen the map it reads */
 	bool invert, negate; /* Div: 1 / scale; Sub: -shift */
 };
 
@@ -91,6 +93,8 @@ static bool ho_affine_link(const struct ho_graph *g, int32_t b, int32_t t, int r
 
 	if (!c)
 		return false;
+	l->wide = l->per < 0;
+	l->per = l->wide ? -l->per : l->per;
 	if (mul || div)
 		l->scale = c;
 	else
@@ -132,7 +136,10 @@ static int ho_affine_before(const struct ho_graph *g, int32_t c, int rank, int64
 		for (int k = 0; k < 2 && x < 0; k++)
 			if (ho_affine_link(g, b, g->nodes[b].inputs[k], rank, cin, &back[n]))
 				x = g->nodes[b].inputs[k];
-		if (x < 0 || (back[n].shift && !shift_ok))
+		/* before a Conv the map's shape is not known yet: a scalar of rank 0 or 1 keeps
+		 * it, where one per channel, or of rank 4, could broadcast a map of one channel
+		 * or of lower rank to what the Conv reads */
+		if (x < 0 || (back[n].shift && !shift_ok) || back[n].per != 1 || back[n].wide)
 			break;
 		for (int64_t o = 0; back[n].scale && o < back[n].per; o++)
 			if (!isfinite(back[n].scale[o]) ||
