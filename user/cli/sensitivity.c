@@ -24,8 +24,13 @@ struct sens_node {
 	uint32_t id;
 	double error;
 	double t32, tq; /* s its kernel took in float32 and in the precision (least of warm runs) */
-	double saved;	/* t32 - tq */
 };
+
+/* s node n's kernel saves in the precision, as measured. */
+static double sens_saved(const struct sens_node *n)
+{
+	return n->t32 - n->tq;
+}
 
 /* The warm runs whose least time is a node's: on 2 noisy cores one run's is not (a small
  * node's time in one run moved by half). */
@@ -149,8 +154,7 @@ static int sens_measure(const struct ho_graph *g, const struct ho_rt_opts *base,
 	m->all = cli_accuracy_error(g, acc, ref, rt);
 	for (uint32_t i = 0; i < g->n_nodes; i++)
 		if (ho_rt_last_report(rt)->node_precision[i])
-			m->nodes[m->n++] = (struct sens_node){
-			    .id = i, .t32 = t32[i], .tq = tq[i], .saved = t32[i] - tq[i]};
+			m->nodes[m->n++] = (struct sens_node){.id = i, .t32 = t32[i], .tq = tq[i]};
 	o.precision = NULL;
 	o.node_precision = want;
 	for (uint32_t k = 0; k < m->n && !ret; k++) {
@@ -204,8 +208,9 @@ out:
 static int by_gain(const void *x, const void *y)
 {
 	const struct sens_node *a = x, *b = y;
-	double ga = a->saved > 0 ? a->saved / fmax(a->error, 1e-12) : -1,
-	       gb = b->saved > 0 ? b->saved / fmax(b->error, 1e-12) : -1;
+	double sa = sens_saved(a), sb = sens_saved(b),
+	       ga = sa > 0 ? sa / fmax(a->error, 1e-12) : -1,
+	       gb = sb > 0 ? sb / fmax(b->error, 1e-12) : -1;
 
 	return ga < gb ? 1 : ga > gb ? -1 : (a->id > b->id) - (a->id < b->id);
 }
@@ -261,8 +266,9 @@ static int auto_take(struct auto_state *s, uint32_t p, struct ho_error *err)
 	qsort(m->nodes, m->n, sizeof(*m->nodes), by_gain);
 	s->useful[p] = 0;
 	for (uint32_t k = 0; k < m->n; k++) {
-		s->useful[p] += m->nodes[k].saved > 0; /* of all, an earlier precision's too */
-		if (m->nodes[k].saved > 0 && !s->want[m->nodes[k].id])
+		s->useful[p] +=
+		    sens_saved(&m->nodes[k]) > 0; /* of all, an earlier precision's too */
+		if (sens_saved(&m->nodes[k]) > 0 && !s->want[m->nodes[k].id])
 			ids[n++] = m->nodes[k].id;
 	}
 	/* the most that fit: lo does (none: the error so far), hi + 1 does not */
@@ -293,7 +299,7 @@ static double auto_saved(const struct auto_state *s)
 	for (uint32_t p = 0; p < AUTO_N; p++)
 		for (uint32_t k = 0; s->have[p] && k < s->m[p].n; k++)
 			if (s->want[s->m[p].nodes[k].id] == auto_precisions[p])
-				saved += s->m[p].nodes[k].saved;
+				saved += sens_saved(&s->m[p].nodes[k]);
 	return saved;
 }
 
@@ -322,7 +328,7 @@ static int auto_pick(struct auto_state *s, struct ho_error *err)
 		for (uint32_t i = 0; i < s->g->n_nodes; i++)
 			s->want[i] = NULL;
 		for (uint32_t k = 0; s->have[p] && k < s->m[p].n; k++)
-			if (s->m[p].nodes[k].saved > 0) {
+			if (sens_saved(&s->m[p].nodes[k]) > 0) {
 				s->want[s->m[p].nodes[k].id] = auto_precisions[p];
 				n_alone++;
 			}

@@ -95,10 +95,14 @@ static bool ho_affine_link(const struct ho_graph *g, int32_t b, int32_t t, int r
 		return false;
 	l->wide = l->per < 0;
 	l->per = l->wide ? -l->per : l->per;
-	if (mul || div)
-		l->scale = c;
-	else
+	if (add || sub) {
 		l->shift = c;
+		return true;
+	}
+	for (int64_t o = 0; o < l->per; o++)
+		if (!isfinite(c[o]) || (div && c[o] == 0))
+			return false; /* a scale of no number stays as written */
+	l->scale = c;
 	return true;
 }
 
@@ -141,10 +145,6 @@ static int ho_affine_before(const struct ho_graph *g, int32_t c, int rank, int64
 		 * or of lower rank to what the Conv reads */
 		if (x < 0 || (back[n].shift && !shift_ok) || back[n].per != 1 || back[n].wide)
 			break;
-		for (int64_t o = 0; back[n].scale && o < back[n].per; o++)
-			if (!isfinite(back[n].scale[o]) ||
-			    (back[n].invert && back[n].scale[o] == 0))
-				return 0; /* a scale of no number stays as written */
 		t = x;
 		n++;
 	}
@@ -163,9 +163,6 @@ static int ho_affine_links(const struct ho_graph *g, int32_t c, int rank, int64_
 	while (n < HO_AFFINE_MAX && t >= 0 && g->tensors[t].n_consumers == 1 &&
 	       !(g->tensors[t].flags & HO_T_OUTPUT) && (b = g->tensors[t].consumers[0]) >= 0 &&
 	       !gone[b] && ho_affine_link(g, b, t, rank, oc, &l[n]) && (bias || !l[n].shift)) {
-		for (int64_t o = 0; l[n].scale && o < l[n].per; o++)
-			if (!isfinite(l[n].scale[o]) || (l[n].invert && l[n].scale[o] == 0))
-				return n; /* a scale of no number stays as written */
 		t = g->nodes[b].outputs[0];
 		n++;
 	}
